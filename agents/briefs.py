@@ -1,0 +1,129 @@
+"""The material each turn puts in front of an agent.
+
+The unit's diff comes first as a stable block, identical on every turn so a client can cache
+it. Each turn then adds only what that agent needs now: the open findings and the last
+exchange about each, never the whole history. Untrusted material — the diff, and anything the
+models wrote — travels inside `<untrusted-…>` blocks whose tag carries a hash of the content,
+so the content cannot forge its own closing tag; model text is JSON with `<` and `>` escaped.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from agents.diff import Diff
+from agents.llm import PromptBlock
+from agents.outcome import Message
+from agents.patches import current_lines
+from agents.protocol import Answer, Finding, Patch, ToolName
+from agents.threads import Thread
+from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
+
+
+def data_block(kind: str, content: str) -> str:
+    tag = f"untrusted-{kind}-{hashlib.sha256(content.encode()).hexdigest()[:16]}"
+    return f"<{tag}>\n{content}\n</{tag}>"
+
+
+def data_json(kind: str, payload: Any) -> str:
+    text = json.dumps(payload, ensure_ascii=False, indent=1)
+    return data_block(kind, text.replace("<", "\\u003c").replace(">", "\\u003e"))
+
+
+def diff_brief(diff: Diff) -> PromptBlock:
+    return PromptBlock(text="The diff under review:\n" + data_block("diff", diff.text), stable=True)
+
+
+def seed_brief(allowance: int) -> PromptBlock:
+    return PromptBlock(
+        text=(
+            f"Review the diff and call {ToolName.REPORT_FINDINGS} with your findings, at most "
+            f"{allowance}, most severe first. Report none if the change is sound."
+        )
+    )
+
+
+def answer_brief(pending: Sequence[Thread], settled: Iterable[Message]) -> PromptBlock:
+    findings = []
+    for thread in pending:
+        entry: dict[str, Any] = {"finding": _finding(thread.finding)}
+        if thread.answer is not None:
+            entry["your_last_answer"] = _answer(thread.answer)
+        if thread.reply is not None:
+            entry["tester_rejected_it_because"] = thread.reply.reason
+        findings.append(entry)
+    payload: dict[str, Any] = {"open_findings": findings}
+    overrides = [m.text for m in settled]
+    if overrides:
+        payload["final_rulings"] = overrides
+    return PromptBlock(
+        text=(
+            f"Call {ToolName.ANSWER_FINDINGS} with one answer per open finding below: concede "
+            "with a patch, or dispute with an argument.\n" + data_json("findings", payload)
+        )
+    )
+
+
+def evaluation_brief(pending: Sequence[Thread], diff: Diff, allowance: int) -> PromptBlock:
+    answers = []
+    for thread in pending:
+        assert thread.answer is not None
+        entry: dict[str, Any] = {
+            "finding": _finding(thread.finding),
+            "coder_answer": _answer(thread.answer),
+        }
+        if thread.answer.patch is not None:
+            entry["lines_the_patch_replaces"] = current_lines(diff, thread.answer.patch)
+        answers.append(entry)
+    return PromptBlock(
+        text=(
+            f"Call {ToolName.EVALUATE_ANSWERS}: accept or reject each answer below. You may "
+            f"raise at most {allowance} new findings.\n" + data_json("answers", answers)
+        )
+    )
+
+
+def arbitration_brief(batch: Sequence[tuple[Thread, ArbitrationTrigger]]) -> PromptBlock:
+    disputes = [
+        {
+            "finding": _finding(thread.finding),
+            "why_it_reached_you": str(trigger),
+            "latest_messages": [_message(m) for m in thread.messages[-CONTEXT_MESSAGES:]],
+        }
+        for thread, trigger in batch
+    ]
+    return PromptBlock(
+        text=(
+            f"Call {ToolName.ARBITRATE} with one binding ruling per dispute below.\n"
+            + data_json("disputes", disputes)
+        )
+    )
+
+
+def retry_brief(tool: ToolName, problems: Sequence[str]) -> PromptBlock:
+    return PromptBlock(
+        text=(
+            f"Your previous call of {tool} was refused for the reasons below. Call {tool} "
+            "again with corrected input.\n" + data_json("problems", list(problems))
+        )
+    )
+
+
+def _finding(finding: Finding) -> dict[str, Any]:
+    return finding.model_dump(mode="json")
+
+
+def _answer(answer: Answer) -> dict[str, Any]:
+    return answer.model_dump(mode="json", exclude={"finding_id"}, exclude_none=True)
+
+
+def _message(message: Message) -> dict[str, Any]:
+    entry: dict[str, Any] = {"from": message.speaker, "kind": message.kind, "text": message.text}
+    if message.patch is not None:
+        entry["patch"] = _patch(message.patch)
+    return entry
+
+
+def _patch(patch: Patch) -> dict[str, Any]:
+    return patch.model_dump(mode="json")

@@ -1,0 +1,168 @@
+"""A pull request's unified diff, parsed with unidiff, and its review units.
+
+The engine needs three things from a diff: the text to show the agents, which new-file
+(RIGHT side) lines each path exposes — a patch or an inline comment may only land there —
+and the current text of those lines. A diff too large for one debate is split into review
+units: whole files grouped under a token limit, and a file larger than the limit split at
+hunk boundaries.
+"""
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchedFile, PatchSet
+
+from agents.errors import DiffError
+from agents.tokens import typical_tokens
+
+DEFAULT_UNIT_TOKENS = 12_000
+"""Diff tokens per review unit: enough context for a debate, small enough to stay cheap."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One hunk of one file; `lines` maps each RIGHT-side line number to its text."""
+
+    path: str
+    target_start: int
+    target_length: int
+    lines: dict[int, str]
+    text: str
+
+    def covers(self, start: int, end: int) -> bool:
+        """Whether every line of start..end is a RIGHT-side line of this hunk."""
+        return all(n in self.lines for n in range(start, end + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class DiffFile:
+    """One file's changes. A deleted or binary file has no RIGHT-side lines."""
+
+    path: str
+    header: str
+    hunks: tuple[Hunk, ...]
+    deleted: bool = False
+    binary: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.header + "".join(h.text for h in self.hunks)
+
+    def right_lines(self) -> frozenset[int]:
+        return frozenset(n for h in self.hunks for n in h.lines)
+
+    def with_hunks(self, hunks: Iterable[Hunk]) -> "DiffFile":
+        return DiffFile(self.path, self.header, tuple(hunks), self.deleted, self.binary)
+
+
+@dataclass(frozen=True)
+class Diff:
+    """A set of file changes: the whole pull request, or one review unit of it."""
+
+    files: tuple[DiffFile, ...]
+    _by_path: dict[str, DiffFile] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_path", {f.path: f for f in self.files})
+
+    @classmethod
+    def parse(cls, text: str) -> "Diff":
+        """Parse a unified diff (git's format). Raise :class:`DiffError` if it is not one."""
+        try:
+            patch_set = PatchSet(text)
+        except UnidiffParseError as exc:
+            raise DiffError(f"malformed diff: {exc}") from exc
+        if not len(patch_set):
+            raise DiffError("no file changes found: the input is empty or not a unified diff")
+        return cls(tuple(_file(f) for f in patch_set))
+
+    @cached_property
+    def text(self) -> str:
+        return "".join(f.text for f in self.files)
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(self._by_path)
+
+    def file(self, path: str) -> DiffFile | None:
+        return self._by_path.get(path)
+
+    def hunk_covering(self, path: str, start: int, end: int) -> Hunk | None:
+        """The hunk whose RIGHT side holds all of start..end of `path`, if any."""
+        diff_file = self._by_path.get(path)
+        if diff_file is None:
+            return None
+        return next((h for h in diff_file.hunks if h.covers(start, end)), None)
+
+    def units(self, max_tokens: int = DEFAULT_UNIT_TOKENS) -> list["ReviewUnit"]:
+        """Split into review units of at most about `max_tokens` diff tokens each.
+
+        Files stay whole where they fit and keep their order; a file larger than the limit is
+        cut at hunk boundaries (a single hunk larger than the limit stays one unit).
+        Files with nothing to review on the RIGHT side (deleted, binary) are left out.
+        """
+        batches: list[list[DiffFile]] = []
+        size = 0
+        for piece in _pieces(self.files, max_tokens):
+            tokens = typical_tokens(piece.text)
+            if not batches or size + tokens > max_tokens:
+                batches.append([])
+                size = 0
+            batches[-1].append(piece)
+            size += tokens
+        return [ReviewUnit(f"u{i}", Diff(tuple(b))) for i, b in enumerate(batches, 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewUnit:
+    """The part of a diff one debate reviews."""
+
+    id: str
+    diff: Diff
+
+
+def _file(patched: PatchedFile) -> DiffFile:
+    hunks = tuple(
+        Hunk(
+            path=patched.path,
+            target_start=h.target_start,
+            target_length=h.target_length,
+            lines={
+                line.target_line_no: line.value.rstrip("\r\n")
+                for line in h
+                if line.target_line_no is not None
+            },
+            text=str(h),
+        )
+        for h in patched
+    )
+    whole = str(patched)
+    header = whole.removesuffix("".join(h.text for h in hunks))
+    return DiffFile(
+        path=patched.path,
+        header=header,
+        hunks=hunks,
+        deleted=patched.is_removed_file,
+        binary=patched.is_binary_file,
+    )
+
+
+def _pieces(files: Iterable[DiffFile], max_tokens: int) -> Iterator[DiffFile]:
+    for diff_file in files:
+        if diff_file.deleted or diff_file.binary or not diff_file.hunks:
+            continue
+        if typical_tokens(diff_file.text) <= max_tokens:
+            yield diff_file
+            continue
+        chunk: list[Hunk] = []
+        size = typical_tokens(diff_file.header)
+        for hunk in diff_file.hunks:
+            tokens = typical_tokens(hunk.text)
+            if chunk and size + tokens > max_tokens:
+                yield diff_file.with_hunks(chunk)
+                chunk, size = [], typical_tokens(diff_file.header)
+            chunk.append(hunk)
+            size += tokens
+        yield diff_file.with_hunks(chunk)

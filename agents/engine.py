@@ -1,0 +1,489 @@
+"""The debate engine: one review unit, from the tester's seed to every finding's end.
+
+Sans-I/O: the engine talks only to the injected :class:`LLMClient`. Who speaks next, when
+a dispute goes to the arbiter and when the debate ends are decided here and in `policies`,
+never by a model. Whatever the models answer, a debate ends within
+`DebatePolicy.max_calls()` calls and under the review's token ceiling, and every finding
+ends with exactly one consensus type.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from agents import briefs
+from agents.diff import ReviewUnit
+from agents.errors import TurnRejected
+from agents.llm import LLMClient, PromptBlock, Role
+from agents.outcome import (
+    SYSTEM_SPEAKER,
+    Consensus,
+    Message,
+    MessageKind,
+    Outcome,
+    Resolution,
+    StopReason,
+    Transcript,
+)
+from agents.patches import changed_lines, finding_problem, patch_problem
+from agents.protocol import (
+    Answer,
+    AnswerFindings,
+    Arbitrate,
+    Decision,
+    EvaluateAnswers,
+    Evaluation,
+    Finding,
+    ReportFindings,
+    Ruling,
+    RulingKind,
+    Stance,
+    ToolName,
+)
+from agents.threads import Closure, Phase, Thread
+from agents.turns import TurnRunner
+from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_trigger
+from policies.budget import PairwiseBudget, TokenCeiling, edge_name
+from policies.debate import DebatePolicy
+from policies.errors import BudgetExhausted, CeilingReached
+from policies.loops import LoopMonitor, message_digest
+from policies.proposals import ProposalBudget
+from policies.routing import Router
+from policies.safety import ProtectedPaths
+
+CODER, TESTER, ARBITER = "coder", "tester", "arbiter"
+
+T = TypeVar("T")
+
+
+class Debate:
+    """Runs the coder/tester/arbiter debate over review units with one LLM client."""
+
+    def __init__(
+        self,
+        llm: LLMClient,
+        policy: DebatePolicy | None = None,
+        *,
+        ceiling: TokenCeiling | None = None,
+    ) -> None:
+        self.llm = llm
+        self.policy = policy or DebatePolicy()
+        self.ceiling = ceiling or TokenCeiling(self.policy.token_ceiling)
+        """Shared by every unit this instance debates: the review's hard ceiling."""
+
+    async def run(self, unit: ReviewUnit) -> Outcome:
+        return await _Run(self.llm, self.policy, self.ceiling, unit).run()
+
+
+class _Run:
+    """The state of one debate over one unit."""
+
+    def __init__(
+        self, llm: LLMClient, policy: DebatePolicy, ceiling: TokenCeiling, unit: ReviewUnit
+    ) -> None:
+        self.policy = policy
+        self.unit = unit
+        self.diff = unit.diff
+        self.protected = ProtectedPaths(policy.protected_paths)
+        self.turns = TurnRunner(llm, policy, ceiling)
+        self.router = Router([CODER, TESTER])
+        self.loops = LoopMonitor(policy.max_retries)
+        self.proposals = ProposalBudget(
+            per_turn=policy.max_findings_per_turn, total=policy.max_findings_total
+        )
+        self.edge = edge_name(CODER, TESTER)
+        self.budgets = {
+            self.edge: PairwiseBudget(
+                self.edge,
+                limit=policy.initial_budget,
+                cap=policy.budget_cap,
+                growth=policy.budget_growth,
+            )
+        }
+        for party in (CODER, TESTER):
+            name = edge_name(ARBITER, party)
+            self.budgets[name] = PairwiseBudget(
+                name, limit=policy.arbiter_budget, cap=policy.arbiter_budget, growth=1.0
+            )
+        self.threads: dict[str, Thread] = {}
+        self.messages: list[Message] = []
+        self.settled_unseen: list[Message] = []
+        self.round = 0
+        self.quiet_rounds = 0
+        self.open_diff = 0
+        self.dropped = 0
+        self.round_progress = False
+        self.stop = StopReason.SETTLED
+        self.error: str | None = None
+
+    # -- the debate ---------------------------------------------------------------------
+
+    async def run(self) -> Outcome:
+        try:
+            if await self._seed():
+                await self._debate()
+        except CeilingReached as exc:
+            self.stop = StopReason.CEILING
+            self._leave_unresolved(self._open(), ArbitrationTrigger.CEILING, str(exc))
+        return self._outcome()
+
+    async def _seed(self) -> bool:
+        blocks = [briefs.diff_brief(self.diff), briefs.seed_brief(self.proposals.allowance())]
+        try:
+            report = await self._turn(
+                TESTER,
+                Role.TESTER,
+                ToolName.REPORT_FINDINGS,
+                blocks,
+                self._parse_report,
+                (),
+                [self.budgets[self.edge]],
+            )
+        except BudgetExhausted as exc:
+            report, self.error = None, str(exc)
+        if report is None:
+            self.stop = StopReason.SEED_FAILED
+            self.error = self.error or "the tester could not report findings"
+            return False
+        self._raise(report.findings)
+        if not self.threads:
+            self.stop = StopReason.NO_FINDINGS
+            return False
+        self.open_diff = self._open_diff()
+        return True
+
+    async def _debate(self) -> None:
+        previous: str | None = TESTER
+        while self._open():
+            speaker = self.router.next_speaker(previous)
+            previous = speaker
+            if speaker == CODER:
+                if self.round:
+                    await self._end_round()
+                    if not self._open():
+                        break
+                self.round += 1
+                self.round_progress = False
+                await self._coder_turn()
+            else:
+                await self._tester_turn()
+
+    async def _coder_turn(self) -> None:
+        pending = [t for t in self._open() if t.phase is Phase.AWAITING_ANSWER]
+        if not pending:
+            return
+        ids = tuple(t.id for t in pending)
+        blocks = [briefs.diff_brief(self.diff), briefs.answer_brief(pending, self.settled_unseen)]
+        budget = self.budgets[self.edge]
+        try:
+            result = await self._turn(
+                CODER,
+                Role.CODER,
+                ToolName.ANSWER_FINDINGS,
+                blocks,
+                lambda raw: self._parse_answers(raw, ids),
+                ids,
+                [budget],
+            )
+        except BudgetExhausted:
+            await self._arbitrate([(t, ArbitrationTrigger.BUDGET) for t in self._open()])
+            return
+        self.settled_unseen.clear()
+        if result is None:
+            return
+        fingerprints: dict[str, str] = {}
+        for answer in result.answers:
+            thread = self.threads[answer.finding_id]
+            kind = MessageKind.CONCEDE if answer.stance is Stance.CONCEDE else MessageKind.DISPUTE
+            code = answer.patch.replacement if answer.patch else None
+            digest = message_digest(CODER, kind, answer.argument, code)
+            fingerprints[thread.id] = digest
+            thread.answer, thread.reply, thread.phase = answer, None, Phase.AWAITING_EVALUATION
+            self._say(thread, CODER, kind, answer.argument, answer.patch)
+            thread.loop = thread.loop or self.loops.observe(self.edge, thread.id, CODER, digest)
+        if budget.observe_answers(fingerprints, round=self.round):
+            self._note("the coder repeated its previous answers: the budget drops to zero")
+
+    async def _tester_turn(self) -> None:
+        pending = [t for t in self._open() if t.phase is Phase.AWAITING_EVALUATION]
+        if not pending:
+            return
+        ids = tuple(t.id for t in pending)
+        allowance = self.proposals.allowance()
+        blocks = [
+            briefs.diff_brief(self.diff),
+            briefs.evaluation_brief(pending, self.diff, allowance),
+        ]
+        try:
+            result = await self._turn(
+                TESTER,
+                Role.TESTER,
+                ToolName.EVALUATE_ANSWERS,
+                blocks,
+                lambda raw: self._parse_evaluations(raw, ids),
+                ids,
+                [self.budgets[self.edge]],
+            )
+        except BudgetExhausted:
+            await self._arbitrate([(t, ArbitrationTrigger.BUDGET) for t in self._open()])
+            return
+        if result is None:
+            return
+        for evaluation in result.evaluations:
+            self._evaluate(self.threads[evaluation.finding_id], evaluation)
+        if self._raise(result.new_findings):
+            self.round_progress = True
+
+    def _evaluate(self, thread: Thread, evaluation: Evaluation) -> None:
+        answer = thread.answer
+        assert answer is not None
+        if evaluation.decision is Decision.ACCEPT:
+            self._say(thread, TESTER, MessageKind.ACCEPT, evaluation.reason)
+            fixed = answer.patch is not None
+            thread.close(
+                Closure(
+                    Consensus.UNANIMOUS,
+                    Resolution.FIXED if fixed else Resolution.WITHDRAWN,
+                    self.round,
+                    patch=answer.patch,
+                )
+            )
+            self.round_progress = True
+            return
+        self._say(thread, TESTER, MessageKind.REJECT, evaluation.reason)
+        thread.reply, thread.phase = evaluation, Phase.AWAITING_ANSWER
+        thread.exchanges += 1
+        digest = message_digest(TESTER, MessageKind.REJECT, evaluation.reason)
+        thread.loop = thread.loop or self.loops.observe(self.edge, thread.id, TESTER, digest)
+
+    async def _end_round(self) -> None:
+        current = self._open_diff()
+        self.budgets[self.edge].observe_open_diff(self.open_diff, current, round=self.round)
+        if current < self.open_diff:
+            self.round_progress = True
+        self.open_diff = current
+        self.quiet_rounds = 0 if self.round_progress else self.quiet_rounds + 1
+        overall = debate_trigger(
+            self.policy, rounds_done=self.round, quiet_rounds=self.quiet_rounds
+        )
+        batch = []
+        for thread in self._open():
+            own = finding_trigger(
+                self.policy, exchanges=thread.exchanges, looped=thread.loop is not None
+            )
+            if trigger := own or overall:
+                batch.append((thread, trigger))
+        await self._arbitrate(batch)
+
+    # -- arbitration --------------------------------------------------------------------
+
+    async def _arbitrate(self, batch: Sequence[tuple[Thread, ArbitrationTrigger]]) -> None:
+        if not batch:
+            return
+        for thread, trigger in batch:
+            thread.trigger = trigger
+            if thread.loop is not None:
+                self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, thread.loop.describe())
+        threads = [t for t, _ in batch]
+        if not self.policy.arbitration:
+            self._leave_unresolved(threads, None, "arbitration is turned off")
+            return
+        ids = tuple(t.id for t in threads)
+        edges = [self.budgets[edge_name(ARBITER, CODER)], self.budgets[edge_name(ARBITER, TESTER)]]
+        blocks = [briefs.diff_brief(self.diff), briefs.arbitration_brief(batch)]
+        try:
+            result = await self._turn(
+                ARBITER,
+                Role.ARBITER,
+                ToolName.ARBITRATE,
+                blocks,
+                lambda raw: self._parse_rulings(raw, ids),
+                ids,
+                edges,
+            )
+        except BudgetExhausted as exc:
+            self._leave_unresolved(threads, None, f"the arbiter could not rule: {exc}")
+            return
+        if result is None:
+            self._leave_unresolved(threads, None, "the arbiter's call failed")
+            return
+        rulings = {r.finding_id: r for r in result.rulings}
+        for thread in threads:
+            ruling = rulings.get(thread.id)
+            if ruling is None:
+                self._leave_unresolved([thread], None, "the arbiter gave no ruling on it")
+            else:
+                self._apply(thread, ruling)
+
+    def _apply(self, thread: Thread, ruling: Ruling) -> None:
+        self._say(thread, ARBITER, MessageKind.RULING, ruling.reasoning, ruling.patch)
+        if ruling.ruling is RulingKind.FORCE_FIX:
+            closure = Closure(Consensus.ARBITER, Resolution.FIXED, self.round, patch=ruling.patch)
+            verdict = "the coder must adopt the arbiter's patch"
+        else:
+            closure = Closure(
+                Consensus.ARBITER, Resolution.WARNING, self.round, warning=ruling.warning
+            )
+            verdict = f"the code stands with a documented warning: {ruling.warning}"
+        thread.close(closure)
+        override = self._say(
+            thread,
+            SYSTEM_SPEAKER,
+            MessageKind.OVERRIDE,
+            f"Final ruling on {thread.id}: {verdict}. This ruling cannot be reopened.",
+        )
+        self.settled_unseen.append(override)
+
+    def _leave_unresolved(
+        self, threads: Iterable[Thread], trigger: ArbitrationTrigger | None, note: str
+    ) -> None:
+        for thread in threads:
+            thread.trigger = thread.trigger or trigger
+            self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, f"Unresolved: {note}.")
+            thread.close(Closure(Consensus.UNRESOLVED, Resolution.OPEN, self.round, note=note))
+
+    # -- parsing the agents' tool input ----------------------------------------------------
+
+    def _parse_report(self, raw: dict[str, Any]) -> ReportFindings:
+        report = ReportFindings.model_validate(raw)
+        self._check_findings(report.findings)
+        return report
+
+    def _parse_answers(self, raw: dict[str, Any], ids: tuple[str, ...]) -> AnswerFindings:
+        result = AnswerFindings.model_validate(raw)
+        problems = _id_problems([a.finding_id for a in result.answers], ids)
+        problems += [p for a in result.answers if (p := self._answer_problem(a))]
+        if problems:
+            raise TurnRejected(problems)
+        return result
+
+    def _parse_evaluations(self, raw: dict[str, Any], ids: tuple[str, ...]) -> EvaluateAnswers:
+        result = EvaluateAnswers.model_validate(raw)
+        problems = _id_problems([e.finding_id for e in result.evaluations], ids)
+        if problems:
+            raise TurnRejected(problems)
+        self._check_findings(result.new_findings)
+        return result
+
+    def _parse_rulings(self, raw: dict[str, Any], ids: tuple[str, ...]) -> Arbitrate:
+        result = Arbitrate.model_validate(raw)
+        problems = _id_problems([r.finding_id for r in result.rulings], ids)
+        problems += [
+            p
+            for r in result.rulings
+            if r.patch is not None and (p := patch_problem(r.patch, self.diff, self.protected))
+        ]
+        if problems:
+            raise TurnRejected(problems)
+        return result
+
+    def _answer_problem(self, answer: Answer) -> str | None:
+        if answer.patch is None:
+            return None
+        return patch_problem(answer.patch, self.diff, self.protected)
+
+    def _check_findings(self, findings: Sequence[Finding]) -> None:
+        problems = [p for f in findings if (p := finding_problem(f, self.diff))]
+        if problems:
+            raise TurnRejected(problems)
+
+    # -- bookkeeping ------------------------------------------------------------------------
+
+    async def _turn(
+        self,
+        agent: str,
+        role: Role,
+        tool: ToolName,
+        blocks: Sequence[PromptBlock],
+        parse: Callable[[dict[str, Any]], T],
+        subject: tuple[str, ...],
+        edges: Sequence[PairwiseBudget],
+    ) -> T | None:
+        return await self.turns.run(
+            agent=agent,
+            role=role,
+            tool=tool,
+            blocks=blocks,
+            edges=edges,
+            round=self.round,
+            parse=parse,
+            subject=subject,
+        )
+
+    def _raise(self, findings: Sequence[Finding]) -> int:
+        """Open threads for new findings within the proposal budget, most severe first."""
+        ranked = sorted(findings, key=lambda f: f.severity.rank)
+        admitted = self.proposals.admit(len(ranked))
+        if admitted < len(ranked):
+            self.dropped += len(ranked) - admitted
+            self._note(f"{len(ranked) - admitted} findings over the proposal budget were dropped")
+        for finding in ranked[:admitted]:
+            numbered = finding.model_copy(update={"id": f"F{len(self.threads) + 1}"})
+            thread = Thread(numbered, raised_by=TESTER, edge=self.edge)
+            self.threads[numbered.id] = thread
+            self._say(thread, TESTER, MessageKind.FINDING, numbered.claim)
+        return admitted
+
+    def _open(self) -> list[Thread]:
+        return [t for t in self.threads.values() if t.is_open]
+
+    def _open_diff(self) -> int:
+        """The changed lines still disputed: the latest patch of each open finding, or one."""
+        return sum(
+            changed_lines(t.answer.patch, self.diff) if t.answer and t.answer.patch else 1
+            for t in self._open()
+        )
+
+    def _say(
+        self,
+        thread: Thread | None,
+        speaker: str,
+        kind: MessageKind,
+        text: str,
+        patch: Any = None,
+    ) -> Message:
+        message = Message(
+            round=self.round,
+            speaker=speaker,
+            kind=kind,
+            text=text,
+            finding_id=thread.id if thread else None,
+            patch=patch,
+        )
+        self.messages.append(message)
+        if thread is not None:
+            thread.messages.append(message)
+        return message
+
+    def _note(self, text: str) -> None:
+        self._say(None, SYSTEM_SPEAKER, MessageKind.NOTICE, text)
+
+    def _outcome(self) -> Outcome:
+        tokens: dict[str, float] = {}
+        for turn in self.turns.turns:
+            for finding_id in turn.subject:
+                share = turn.usage.total / len(turn.subject)
+                tokens[finding_id] = tokens.get(finding_id, 0.0) + share
+        return Outcome(
+            unit_id=self.unit.id,
+            stop=self.stop,
+            error=self.error,
+            findings=[t.outcome(round(tokens.get(t.id, 0.0))) for t in self.threads.values()],
+            rounds=self.round,
+            calls=len(self.turns.turns),
+            failed_turns=self.turns.failed_turns,
+            dropped_findings=self.dropped,
+            usage_by_role=self.turns.usage_by_role,
+            budget_history={name: b.history for name, b in self.budgets.items()},
+            transcript=Transcript(messages=self.messages, turns=self.turns.turns),
+        )
+
+
+def _id_problems(given: Sequence[str], expected: Sequence[str]) -> list[str]:
+    problems = [
+        f"{i} is not one of the findings asked about ({', '.join(expected)})"
+        for i in given
+        if i not in expected
+    ]
+    duplicates = sorted({i for i in given if given.count(i) > 1})
+    problems += [f"{i} is answered more than once" for i in duplicates]
+    return problems

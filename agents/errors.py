@@ -1,0 +1,40 @@
+"""Errors of the debate, rooted in :class:`policies.errors.TiebreakError`.
+
+DebateError
+├── DiffError        the diff cannot be parsed: the review cannot start
+├── LLMError         a model call failed
+│   ├── LLMUnavailable   transient (overloaded, rate limited, timed out) after the client's
+│   │                    own retries: one failed turn, never a crash
+│   └── LLMFatal         no call can succeed (bad key, no permission): the review stops
+└── TurnRejected     an agent's tool input is malformed or breaks a rule: one failed turn
+"""
+
+from policies.errors import TiebreakError
+
+
+class DebateError(TiebreakError):
+    """An error of the debate."""
+
+
+class DiffError(DebateError):
+    """The diff is empty or malformed."""
+
+
+class LLMError(DebateError):
+    """A model call failed."""
+
+
+class LLMUnavailable(LLMError):
+    """The model could not answer this time; a later call may succeed."""
+
+
+class LLMFatal(LLMError):
+    """The model cannot be called at all; the review must stop with this message."""
+
+
+class TurnRejected(DebateError):
+    """An agent's tool input was refused; `problems` says why, for the agent's next attempt."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems

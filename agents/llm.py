@@ -1,0 +1,110 @@
+"""The boundary to a language model: one request, one forced tool call, real usage.
+
+An :class:`LLMClient` has one method. The engine builds every request; the client only turns
+it into an API call. The request keeps the stable material (role prompt, tool, the unit's
+diff) apart from each turn's new material so a client can cache the stable prefix.
+"""
+
+import math
+from enum import StrEnum
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, NonNegativeInt
+
+from agents.protocol import ToolSpec
+
+CHARS_PER_TOKEN_FLOOR = 3
+"""Code tokenizes at roughly 3-4 characters a token; dividing by 3 over-estimates, as a
+ceiling reservation must."""
+
+
+class Role(StrEnum):
+    TESTER = "tester"
+    CODER = "coder"
+    ARBITER = "arbiter"
+
+
+class Usage(BaseModel):
+    """Tokens one or more calls really used, as the API reports them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: NonNegativeInt = 0
+    output_tokens: NonNegativeInt = 0
+    cache_creation_input_tokens: NonNegativeInt = 0
+    cache_read_input_tokens: NonNegativeInt = 0
+
+    @property
+    def total(self) -> int:
+        """Every token the calls processed, cached or not."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+        )
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+
+class PromptBlock(BaseModel):
+    """A block of the user turn. `stable` blocks repeat across turns and may be cached."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    stable: bool = False
+
+
+class LLMRequest(BaseModel):
+    """One forced tool call of one agent."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    agent: str
+    tool: ToolSpec
+    system: str
+    blocks: tuple[PromptBlock, ...]
+    max_output_tokens: int
+    subject: tuple[str, ...] = ()
+    """The finding ids this turn is about (for logs and metrics)."""
+
+    def estimated_tokens(self) -> int:
+        """A generous upper estimate of the tokens this call can use."""
+        chars = len(self.system) + sum(len(b.text) for b in self.blocks)
+        chars += len(self.tool.description) + _schema_chars(self.tool)
+        return math.ceil(chars / CHARS_PER_TOKEN_FLOOR) + self.max_output_tokens
+
+
+class LLMResponse(BaseModel):
+    """What the model answered: the forced tool's input (None if it did not call it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tool_input: dict[str, Any] | None
+    usage: Usage
+    truncated: bool = False
+    """The answer hit the output limit, so the tool input may be cut short."""
+
+
+class LLMClient(Protocol):
+    """Anything that can answer a request. Raises :class:`agents.errors.LLMError` on failure."""
+
+    async def complete(self, request: LLMRequest) -> LLMResponse: ...
+
+
+_SCHEMA_CHARS: dict[str, int] = {}
+
+
+def _schema_chars(tool: ToolSpec) -> int:
+    if tool.name not in _SCHEMA_CHARS:
+        _SCHEMA_CHARS[tool.name] = len(str(tool.input_schema()))
+    return _SCHEMA_CHARS[tool.name]

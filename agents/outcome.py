@@ -1,0 +1,152 @@
+"""What a debate produced: every finding's fate, the transcript, and the totals.
+
+Every finding ends with exactly one consensus type and one resolution, and the pair is
+consistent (validated here): `unanimous` findings were fixed or withdrawn by agreement,
+`arbiter` findings were fixed or accepted with a warning by a ruling, `unresolved` findings
+stay open.
+"""
+
+from enum import StrEnum
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from agents.llm import Role, Usage
+from agents.protocol import Finding, Patch, ToolName
+from policies.arbitration import ArbitrationTrigger
+from policies.budget import BudgetEvent
+
+SYSTEM_SPEAKER = "system"
+
+
+class Consensus(StrEnum):
+    UNANIMOUS = "unanimous"
+    MAJORITY = "majority"
+    ARBITER = "arbiter"
+    UNRESOLVED = "unresolved"
+
+
+class Resolution(StrEnum):
+    FIXED = "fixed"
+    WITHDRAWN = "withdrawn"
+    WARNING = "warning"
+    OPEN = "open"
+
+
+_ALLOWED: dict[Consensus, frozenset[Resolution]] = {
+    Consensus.UNANIMOUS: frozenset({Resolution.FIXED, Resolution.WITHDRAWN}),
+    Consensus.MAJORITY: frozenset({Resolution.FIXED, Resolution.WITHDRAWN, Resolution.OPEN}),
+    Consensus.ARBITER: frozenset({Resolution.FIXED, Resolution.WARNING}),
+    Consensus.UNRESOLVED: frozenset({Resolution.OPEN}),
+}
+
+
+class MessageKind(StrEnum):
+    FINDING = "finding"
+    CONCEDE = "concede"
+    DISPUTE = "dispute"
+    ACCEPT = "accept"
+    REJECT = "reject"
+    RULING = "ruling"
+    OVERRIDE = "override"
+    NOTICE = "notice"
+
+
+class Message(BaseModel):
+    """One message of the debate, about one finding (or the whole unit if `finding_id` is None)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    speaker: str
+    kind: MessageKind
+    text: str
+    finding_id: str | None = None
+    patch: Patch | None = None
+
+
+class Turn(BaseModel):
+    """One model call: who, which tool, what it cost, and why it failed if it did."""
+
+    model_config = ConfigDict(frozen=True)
+
+    round: int
+    agent: str
+    role: Role
+    tool: ToolName
+    attempt: int
+    usage: Usage
+    subject: tuple[str, ...] = ()
+    error: str | None = None
+
+
+class Transcript(BaseModel):
+    messages: list[Message] = []
+    turns: list[Turn] = []
+
+    def thread(self, finding_id: str) -> list[Message]:
+        return [m for m in self.messages if m.finding_id == finding_id]
+
+
+class FindingOutcome(BaseModel):
+    """How one finding ended."""
+
+    model_config = ConfigDict(frozen=True)
+
+    finding: Finding
+    raised_by: str
+    consensus: Consensus
+    resolution: Resolution
+    patch: Patch | None = None
+    """The agreed or forced fix, when the finding ended fixed."""
+    warning: str | None = None
+    """The arbiter's documented warning, when the code stands with one."""
+    trigger: ArbitrationTrigger | None = None
+    """Why the finding went to the arbiter (or would have), if it did."""
+    note: str | None = None
+    """Why a finding is unresolved."""
+    exchanges: int = 0
+    closed_in_round: int = 0
+    tokens: int = 0
+    """The finding's share of the tokens of the turns that were about it."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.resolution not in _ALLOWED[self.consensus]:
+            raise ValueError(f"a {self.consensus} finding cannot end {self.resolution}")
+        if (self.patch is not None) != (self.resolution is Resolution.FIXED):
+            raise ValueError("exactly the fixed findings carry a patch")
+        if (self.warning is not None) != (self.resolution is Resolution.WARNING):
+            raise ValueError("exactly the findings accepted with a warning carry one")
+        return self
+
+
+class StopReason(StrEnum):
+    NO_FINDINGS = "no_findings"
+    SETTLED = "settled"
+    SEED_FAILED = "seed_failed"
+    CEILING = "ceiling"
+
+
+class Outcome(BaseModel):
+    """The result of one debate over one review unit."""
+
+    unit_id: str
+    stop: StopReason
+    findings: list[FindingOutcome]
+    rounds: int
+    calls: int
+    failed_turns: int
+    dropped_findings: int
+    usage_by_role: dict[Role, Usage]
+    budget_history: dict[str, list[BudgetEvent]]
+    transcript: Transcript
+    error: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return sum(self.usage_by_role.values(), Usage())
+
+    @property
+    def unresolved(self) -> list[FindingOutcome]:
+        return [f for f in self.findings if f.consensus is Consensus.UNRESOLVED]

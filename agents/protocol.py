@@ -1,0 +1,179 @@
+"""The debate protocol: the four tools the agents call, as pydantic models.
+
+This is a contract shared by the engine, the LLM clients, recorded transcripts and the
+benchmarks: fields may be added (optional), never renamed or removed. The JSON Schemas the
+models are given are derived from these classes (:data:`TOOLS`), never written by hand.
+
+Line numbers are new-file (RIGHT side) line numbers of the pull request head.
+"""
+
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+Text = Annotated[str, StringConstraints(max_length=8_000)]
+Line = Annotated[int, Field(ge=1)]
+
+
+class Severity(StrEnum):
+    BLOCKER = "blocker"
+    MAJOR = "major"
+    MINOR = "minor"
+    NIT = "nit"
+
+    @property
+    def rank(self) -> int:
+        """0 for the most severe."""
+        return list(Severity).index(self)
+
+
+class Stance(StrEnum):
+    CONCEDE = "concede"
+    DISPUTE = "dispute"
+
+
+class Decision(StrEnum):
+    ACCEPT = "accept"
+    REJECT = "reject"
+
+
+class RulingKind(StrEnum):
+    ACCEPT_WITH_WARNING = "accept_with_warning"
+    FORCE_FIX = "force_fix"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class _Span(_Model):
+    path: Annotated[str, StringConstraints(min_length=1, max_length=1_000)]
+    start_line: Line
+    end_line: Line
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Self:
+        if self.start_line > self.end_line:
+            raise ValueError("start_line must not be after end_line")
+        return self
+
+
+class Patch(_Span):
+    """The full new text of lines start_line..end_line of `path`."""
+
+    replacement: Annotated[str, StringConstraints(max_length=40_000)]
+
+
+class Finding(_Span):
+    """A problem the tester sees in the diff."""
+
+    id: Annotated[str, StringConstraints(max_length=64)] = ""
+    severity: Severity
+    claim: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
+    evidence: Text = ""
+
+
+class Answer(_Model):
+    """The coder's answer to one finding: a concession with a patch, or a dispute."""
+
+    finding_id: str
+    stance: Stance
+    argument: Text = ""
+    patch: Patch | None = None
+
+    @model_validator(mode="after")
+    def _concession_has_patch(self) -> Self:
+        if self.stance is Stance.CONCEDE and self.patch is None:
+            raise ValueError(f"conceding {self.finding_id} needs a patch")
+        return self
+
+
+class Evaluation(_Model):
+    """The tester's verdict on the coder's answer to one finding."""
+
+    finding_id: str
+    decision: Decision
+    reason: Text = ""
+
+
+class Ruling(_Model):
+    """The arbiter's binding ruling on one disputed finding."""
+
+    finding_id: str
+    ruling: RulingKind
+    reasoning: Text = ""
+    warning: Text | None = None
+    patch: Patch | None = None
+
+    @model_validator(mode="after")
+    def _ruling_is_complete(self) -> Self:
+        if self.ruling is RulingKind.FORCE_FIX and self.patch is None:
+            raise ValueError(f"force_fix on {self.finding_id} needs a patch")
+        if self.ruling is RulingKind.ACCEPT_WITH_WARNING and not self.warning:
+            raise ValueError(f"accept_with_warning on {self.finding_id} needs a warning")
+        return self
+
+
+class ReportFindings(_Model):
+    findings: list[Finding]
+
+
+class AnswerFindings(_Model):
+    answers: list[Answer]
+
+
+class EvaluateAnswers(_Model):
+    evaluations: list[Evaluation]
+    new_findings: list[Finding] = []
+
+
+class Arbitrate(_Model):
+    rulings: list[Ruling]
+
+
+class ToolName(StrEnum):
+    REPORT_FINDINGS = "report_findings"
+    ANSWER_FINDINGS = "answer_findings"
+    EVALUATE_ANSWERS = "evaluate_answers"
+    ARBITRATE = "arbitrate"
+
+
+class ToolSpec(BaseModel):
+    """A tool as the model sees it: name, description and JSON Schema of its input."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: ToolName
+    description: str
+    input_model: type[_Model]
+
+    def input_schema(self) -> dict[str, Any]:
+        return self.input_model.model_json_schema()
+
+
+TOOLS: dict[ToolName, ToolSpec] = {
+    spec.name: spec
+    for spec in (
+        ToolSpec(
+            name=ToolName.REPORT_FINDINGS,
+            description="Report the findings you raise on the diff.",
+            input_model=ReportFindings,
+        ),
+        ToolSpec(
+            name=ToolName.ANSWER_FINDINGS,
+            description="Answer each open finding: concede it with a patch, or dispute it.",
+            input_model=AnswerFindings,
+        ),
+        ToolSpec(
+            name=ToolName.EVALUATE_ANSWERS,
+            description="Accept or reject each answer; optionally raise new findings.",
+            input_model=EvaluateAnswers,
+        ),
+        ToolSpec(
+            name=ToolName.ARBITRATE,
+            description="Rule bindingly on each disputed finding.",
+            input_model=Arbitrate,
+        ),
+    )
+}

@@ -1,0 +1,137 @@
+"""One agent turn: the call, its accounting, and its validation, with bounded retries.
+
+A turn is one forced tool call, repeated up to `max_turn_attempts` times while the model's
+answer is unusable: the model is unavailable, the answer was cut at the output limit, the tool
+was not called, or the tool input breaks the schema or a rule. Each attempt is charged to the
+edges it used and to the review's ceiling, and each refusal is fed back to the next attempt.
+A turn whose attempts all fail returns None: one failed turn, never a crash.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from agents.briefs import retry_brief
+from agents.errors import LLMUnavailable, TurnRejected
+from agents.llm import LLMClient, LLMRequest, PromptBlock, Role, Usage
+from agents.outcome import Turn
+from agents.prompts import ROLE_PROMPTS
+from agents.protocol import TOOLS, ToolName
+from policies.budget import PairwiseBudget, TokenCeiling
+from policies.debate import DebatePolicy
+
+T = TypeVar("T")
+
+Parse = Callable[[dict[str, Any]], T]
+
+
+class TurnRunner:
+    """Runs turns for one debate and keeps its accounts."""
+
+    def __init__(self, llm: LLMClient, policy: DebatePolicy, ceiling: TokenCeiling) -> None:
+        self.llm = llm
+        self.policy = policy
+        self.ceiling = ceiling
+        self.turns: list[Turn] = []
+        self.usage_by_role: dict[Role, Usage] = {}
+        self.failed_turns = 0
+
+    async def run(
+        self,
+        *,
+        agent: str,
+        role: Role,
+        tool: ToolName,
+        blocks: Sequence[PromptBlock],
+        edges: Sequence[PairwiseBudget],
+        round: int,
+        parse: Parse[T],
+        subject: tuple[str, ...] = (),
+    ) -> T | None:
+        """Run one turn; return the parsed tool input, or None if every attempt failed.
+
+        Raises :class:`policies.errors.BudgetExhausted` when an edge is spent before an
+        attempt, and :class:`policies.errors.CeilingReached` when the next attempt could
+        cross the review's ceiling.
+        """
+        problems: list[str] = []
+        for attempt in range(1, self.policy.max_turn_attempts + 1):
+            for budget in edges:
+                budget.check()
+            request = LLMRequest(
+                role=role,
+                agent=agent,
+                tool=TOOLS[tool],
+                system=ROLE_PROMPTS[role],
+                blocks=(*blocks, retry_brief(tool, problems)) if problems else tuple(blocks),
+                max_output_tokens=self.policy.max_output_tokens,
+                subject=subject,
+            )
+            usage, problems, value = await self._attempt(request, parse, edges, round)
+            self._record(request, round, attempt, usage, "; ".join(problems) or None)
+            if not problems:
+                return value
+        self.failed_turns += 1
+        return None
+
+    async def _attempt(
+        self,
+        request: LLMRequest,
+        parse: Parse[T],
+        edges: Sequence[PairwiseBudget],
+        round: int,
+    ) -> tuple[Usage, list[str], T | None]:
+        """One call: its usage, the problems that make it unusable, and the parsed input."""
+        reserved = request.estimated_tokens()
+        self.ceiling.reserve(reserved)
+        usage = Usage()
+        try:
+            response = await self.llm.complete(request)
+            usage = response.usage
+        except LLMUnavailable as exc:
+            return usage, [f"the model was unavailable: {exc}"], None
+        finally:
+            self.ceiling.settle(reserved, usage.total)
+            self._charge(request, usage, edges, round)
+        if response.truncated:
+            return usage, ["the answer was cut off at the output limit; be briefer"], None
+        if response.tool_input is None:
+            return usage, [f"you did not call {request.tool.name}"], None
+        try:
+            return usage, [], parse(response.tool_input)
+        except ValidationError as exc:
+            return usage, _schema_problems(exc), None
+        except TurnRejected as exc:
+            return usage, exc.problems, None
+
+    def _charge(
+        self, request: LLMRequest, usage: Usage, edges: Sequence[PairwiseBudget], round: int
+    ) -> None:
+        self.usage_by_role[request.role] = self.usage_by_role.get(request.role, Usage()) + usage
+        share, rest = divmod(usage.total, len(edges)) if edges else (0, 0)
+        for i, budget in enumerate(edges):
+            budget.spend(share + (1 if i < rest else 0), round=round, note=request.agent)
+
+    def _record(
+        self, request: LLMRequest, round: int, attempt: int, usage: Usage, error: str | None
+    ) -> None:
+        self.turns.append(
+            Turn(
+                round=round,
+                agent=request.agent,
+                role=request.role,
+                tool=request.tool.name,
+                attempt=attempt,
+                usage=usage,
+                subject=request.subject,
+                error=error,
+            )
+        )
+
+
+def _schema_problems(exc: ValidationError) -> list[str]:
+    return [
+        f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
+        for err in exc.errors(include_url=False, include_input=False)[:10]
+    ]

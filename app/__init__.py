@@ -1,0 +1,1 @@
+"""The GitHub side of Tiebreak: settings, webhooks, the queue, publishing, the CLI."""

@@ -1,0 +1,145 @@
+"""Pairwise token budgets and the hard per-review ceiling.
+
+Each edge of the debate (coder↔tester, and each edge to the arbiter) has a budget B that the
+exchanges on it spend with the tokens they really used. Progress earns time: when the edge's
+open diff shrinks, B grows in proportion to the shrink, up to a cap. Repetition ends the edge:
+when the coder's answers for the open findings are identical to its previous turn, B drops to
+zero at once. A spent edge raises :class:`BudgetExhausted`, which the engine turns into
+arbitration.
+
+The :class:`TokenCeiling` is the review's hard limit, shared by all its debates: a call must
+reserve its worst-case size before it starts, so concurrent debates cannot overshoot together.
+"""
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from policies.errors import BudgetExhausted, CeilingReached
+
+
+def edge_name(a: str, b: str) -> str:
+    """The name of the undirected edge between two agents, the same in either order."""
+    first, second = sorted((a, b))
+    return f"{first}↔{second}"
+
+
+class BudgetEventKind(StrEnum):
+    OPEN = "open"
+    SPEND = "spend"
+    GROW = "grow"
+    DROP = "drop"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetEvent:
+    """One change of an edge's budget, for the transcript's budget history."""
+
+    round: int
+    kind: BudgetEventKind
+    limit: int
+    spent: int
+    note: str = ""
+
+
+class PairwiseBudget:
+    """The token budget of one edge."""
+
+    def __init__(self, edge: str, *, limit: int, cap: int, growth: float) -> None:
+        self.edge = edge
+        self._limit = limit
+        self._cap = max(cap, limit)
+        self._growth = growth
+        self._spent = 0
+        self._dropped = False
+        self._last_answers: dict[str, str] = {}
+        self.history: list[BudgetEvent] = [BudgetEvent(0, BudgetEventKind.OPEN, limit, 0)]
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    @property
+    def spent(self) -> int:
+        return self._spent
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self._limit - self._spent)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining == 0
+
+    def check(self) -> None:
+        """Raise :class:`BudgetExhausted` if nothing is left on this edge."""
+        if self.exhausted:
+            raise BudgetExhausted(self.edge, self._spent, self._limit)
+
+    def spend(self, tokens: int, *, round: int, note: str = "") -> None:
+        self._spent += tokens
+        self._record(round, BudgetEventKind.SPEND, note)
+
+    def observe_open_diff(self, previous: int, current: int, *, round: int) -> None:
+        """Grow the budget in proportion to how much the open diff shrank."""
+        if self._dropped or previous <= 0 or current >= previous:
+            return
+        shrink = (previous - current) / previous
+        factor = 1 + (self._growth - 1) * shrink
+        grown = min(self._cap, math.ceil(self._limit * factor))
+        if grown > self._limit:
+            self._limit = grown
+            self._record(round, BudgetEventKind.GROW, f"open diff {previous} → {current} lines")
+
+    def observe_answers(self, answers: Mapping[str, str], *, round: int) -> bool:
+        """Drop the budget to zero if the coder repeated its previous answers exactly.
+
+        `answers` maps each finding answered this turn to its message digest; the turn
+        repeats when every one of them equals the previous answer to the same finding.
+        Returns whether the budget was dropped.
+        """
+        repeated = bool(answers) and all(
+            self._last_answers.get(finding) == digest for finding, digest in answers.items()
+        )
+        self._last_answers.update(answers)
+        if repeated and not self._dropped:
+            self._dropped = True
+            self._limit = self._spent
+            self._record(round, BudgetEventKind.DROP, "coder repeated its previous answers")
+        return repeated
+
+    def _record(self, round: int, kind: BudgetEventKind, note: str) -> None:
+        self.history.append(BudgetEvent(round, kind, self._limit, self._spent, note))
+
+
+class TokenCeiling:
+    """The hard token ceiling of one review, shared by all of its debates.
+
+    A call reserves its worst case before it starts and settles with what it used; reserved
+    tokens count as spent meanwhile, so concurrent debates cannot pass the ceiling together.
+    """
+
+    def __init__(self, ceiling: int) -> None:
+        self.ceiling = ceiling
+        self._spent = 0
+        self._reserved = 0
+
+    @property
+    def spent(self) -> int:
+        return self._spent
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.ceiling - self._spent - self._reserved)
+
+    def reserve(self, needed: int) -> None:
+        """Reserve `needed` tokens for a call, or raise :class:`CeilingReached`."""
+        if needed > self.remaining:
+            raise CeilingReached(self._spent + self._reserved, needed, self.ceiling)
+        self._reserved += needed
+
+    def settle(self, reserved: int, used: int) -> None:
+        """Release a reservation and charge what the call really used."""
+        self._reserved -= reserved
+        self._spent += used

@@ -1,0 +1,81 @@
+"""`DebatePolicy`: every limit the debate engine obeys, in one frozen, validated model.
+
+The per-repository config file embeds this model, so each limit here is also a documented
+option there. Termination is guaranteed by these limits whatever the models say: the call
+bound is :meth:`DebatePolicy.max_calls`, and tokens never pass :attr:`token_ceiling`.
+"""
+
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class DebatePolicy(BaseModel):
+    """Limits of one review's debates. Defaults suit a typical pull request."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    max_rounds: int = Field(default=6, ge=1, le=50)
+    """Rounds of coder answers and tester evaluations before open findings go to the arbiter."""
+
+    convergence_threshold: int = Field(default=2, ge=1, le=50)
+    """Consecutive quiet rounds (no new finding, none closed, open diff not shrinking) after
+    which the debate has converged and its remaining disputes go to the arbiter."""
+
+    max_findings_per_turn: int = Field(default=8, ge=1, le=100)
+    """Proposal budget per tester turn: findings beyond it are dropped, highest severity kept."""
+
+    max_findings_total: int = Field(default=20, ge=1, le=500)
+    """Proposal budget per tester over the whole debate."""
+
+    max_exchanges_per_finding: int = Field(default=3, ge=1, le=50)
+    """Rejected answers on one finding before it goes to the arbiter."""
+
+    max_retries: int = Field(default=3, ge=2, le=20)
+    """Times one normalised message may be seen on an edge and finding before it is a loop."""
+
+    max_turn_attempts: int = Field(default=2, ge=1, le=5)
+    """Attempts an agent gets for one turn when its tool input is malformed or invalid."""
+
+    max_output_tokens: int = Field(default=4096, ge=256, le=16_000)
+    """Output tokens one call may produce."""
+
+    initial_budget: int = Field(default=60_000, ge=1_000)
+    """Starting token budget of each coder-tester edge."""
+
+    budget_growth: float = Field(default=1.5, ge=1.0, le=4.0)
+    """Factor by which an edge's budget grows when its open diff shrinks to nothing; a partial
+    shrink earns a proportional part of that growth."""
+
+    budget_cap: int = Field(default=240_000, ge=1_000)
+    """Largest budget an edge can grow to."""
+
+    arbiter_budget: int = Field(default=60_000, ge=1_000)
+    """Token budget of each edge to the arbiter."""
+
+    token_ceiling: int = Field(default=400_000, ge=10_000)
+    """Hard ceiling on the tokens one review may spend, across all its units."""
+
+    protected_paths: tuple[str, ...] = (".github/workflows/**", ".github/tiebreak.yml")
+    """Gitignore-style globs of paths no patch may touch."""
+
+    arbitration: bool = True
+    """Whether deadlocks go to the arbiter; when off they end unresolved."""
+
+    @model_validator(mode="after")
+    def _budgets_are_ordered(self) -> Self:
+        if self.budget_cap < self.initial_budget:
+            raise ValueError("budget_cap must be at least initial_budget")
+        if self.max_findings_total < self.max_findings_per_turn:
+            raise ValueError("max_findings_total must be at least max_findings_per_turn")
+        return self
+
+    def max_calls(self) -> int:
+        """Upper bound on model calls in one debate, derived from the limits.
+
+        A seed turn, then per round at most one coder turn, one tester turn and one
+        arbitration (the last round's arbitration settles everything still open); each turn
+        may take `max_turn_attempts` calls.
+        """
+        turns = 1 + 3 * self.max_rounds
+        return turns * self.max_turn_attempts

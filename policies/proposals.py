@@ -1,0 +1,24 @@
+"""Per-agent proposal budgets: how many findings one tester may raise, per turn and in total."""
+
+
+class ProposalBudget:
+    """Admits a tester's findings up to its per-turn and total allowance."""
+
+    def __init__(self, *, per_turn: int, total: int) -> None:
+        self.per_turn = per_turn
+        self.total = total
+        self._used = 0
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self._used
+
+    def allowance(self) -> int:
+        """How many findings the next turn may raise."""
+        return min(self.per_turn, self.remaining)
+
+    def admit(self, proposed: int) -> int:
+        """Consume the allowance for `proposed` findings; return how many are admitted."""
+        admitted = min(proposed, self.allowance())
+        self._used += admitted
+        return admitted

@@ -1,0 +1,34 @@
+"""Which paths a patch may touch.
+
+Protected paths are gitignore-style globs (`.github/workflows/**`). A path that is absolute,
+climbs out of the repository (`..`) or is empty is never patchable, whatever the globs say:
+the diff comes from an untrusted change and its paths are untrusted too.
+"""
+
+import posixpath
+from collections.abc import Iterable
+
+from pathspec import GitIgnoreSpec
+
+
+class ProtectedPaths:
+    """A set of globs naming paths that no patch may change."""
+
+    def __init__(self, globs: Iterable[str]) -> None:
+        self.globs = tuple(globs)
+        self._spec = GitIgnoreSpec.from_lines(self.globs)
+
+    def forbids(self, path: str) -> str | None:
+        """The reason `path` may not be patched, or None if it may."""
+        if not is_safe_relative(path):
+            return f"{path!r} is not a plain path inside the repository"
+        if self._spec.match_file(posixpath.normpath(path)):
+            return f"{path} is a protected path"
+        return None
+
+
+def is_safe_relative(path: str) -> bool:
+    """Whether `path` is a non-empty relative path that stays inside the repository."""
+    if not path or path.startswith("/") or "\\" in path or "\x00" in path:
+        return False
+    return ".." not in path.split("/")
