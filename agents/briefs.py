@@ -44,7 +44,9 @@ def seed_brief(allowance: int) -> PromptBlock:
     )
 
 
-def answer_brief(pending: Sequence[Thread], settled: Iterable[Message]) -> PromptBlock:
+def answer_brief(
+    pending: Sequence[Thread], settled: Iterable[Message], protected: Sequence[str]
+) -> PromptBlock:
     findings = []
     for thread in pending:
         entry: dict[str, Any] = {"finding": _finding(thread.finding)}
@@ -53,14 +55,15 @@ def answer_brief(pending: Sequence[Thread], settled: Iterable[Message]) -> Promp
         if thread.reply is not None:
             entry["tester_rejected_it_because"] = thread.reply.reason
         findings.append(entry)
-    payload: dict[str, Any] = {"open_findings": findings}
+    payload: dict[str, Any] = {"open_findings": findings, "protected_paths": list(protected)}
     overrides = [m.text for m in settled]
     if overrides:
         payload["final_rulings"] = overrides
     return PromptBlock(
         text=(
             f"Call {ToolName.ANSWER_FINDINGS} with one answer per open finding below: concede "
-            "with a patch, or dispute with an argument.\n" + data_json("findings", payload)
+            "with a patch, or dispute with an argument. No patch may touch a protected path.\n"
+            + data_json("findings", payload)
         )
     )
 
@@ -84,7 +87,9 @@ def evaluation_brief(pending: Sequence[Thread], diff: Diff, allowance: int) -> P
     )
 
 
-def arbitration_brief(batch: Sequence[tuple[Thread, ArbitrationTrigger]]) -> PromptBlock:
+def arbitration_brief(
+    batch: Sequence[tuple[Thread, ArbitrationTrigger]], protected: Sequence[str]
+) -> PromptBlock:
     disputes = [
         {
             "finding": _finding(thread.finding),
@@ -95,8 +100,9 @@ def arbitration_brief(batch: Sequence[tuple[Thread, ArbitrationTrigger]]) -> Pro
     ]
     return PromptBlock(
         text=(
-            f"Call {ToolName.ARBITRATE} with one binding ruling per dispute below.\n"
-            + data_json("disputes", disputes)
+            f"Call {ToolName.ARBITRATE} with one binding ruling per dispute below. A forced fix "
+            "may not touch a protected path.\n"
+            + data_json("disputes", {"disputes": disputes, "protected_paths": list(protected)})
         )
     )
 

@@ -128,15 +128,10 @@ class _Run:
 
     async def _seed(self) -> bool:
         blocks = [briefs.diff_brief(self.diff), briefs.seed_brief(self.proposals.allowance())]
+        edge = self.budgets[self.edge]
         try:
             report = await self._turn(
-                TESTER,
-                Role.TESTER,
-                ToolName.REPORT_FINDINGS,
-                blocks,
-                self._parse_report,
-                (),
-                [self.budgets[self.edge]],
+                Role.TESTER, ToolName.REPORT_FINDINGS, blocks, self._parse_report, edges=[edge]
             )
         except BudgetExhausted as exc:
             report, self.error = None, str(exc)
@@ -172,17 +167,19 @@ class _Run:
         if not pending:
             return
         ids = tuple(t.id for t in pending)
-        blocks = [briefs.diff_brief(self.diff), briefs.answer_brief(pending, self.settled_unseen)]
+        blocks = [
+            briefs.diff_brief(self.diff),
+            briefs.answer_brief(pending, self.settled_unseen, self.policy.protected_paths),
+        ]
         budget = self.budgets[self.edge]
         try:
             result = await self._turn(
-                CODER,
                 Role.CODER,
                 ToolName.ANSWER_FINDINGS,
                 blocks,
                 lambda raw: self._parse_answers(raw, ids),
-                ids,
-                [budget],
+                edges=[budget],
+                subject=ids,
             )
         except BudgetExhausted:
             await self._arbitrate([(t, ArbitrationTrigger.BUDGET) for t in self._open()])
@@ -215,13 +212,12 @@ class _Run:
         ]
         try:
             result = await self._turn(
-                TESTER,
                 Role.TESTER,
                 ToolName.EVALUATE_ANSWERS,
                 blocks,
                 lambda raw: self._parse_evaluations(raw, ids),
-                ids,
-                [self.budgets[self.edge]],
+                edges=[self.budgets[self.edge]],
+                subject=ids,
             )
         except BudgetExhausted:
             await self._arbitrate([(t, ArbitrationTrigger.BUDGET) for t in self._open()])
@@ -289,16 +285,18 @@ class _Run:
             return
         ids = tuple(t.id for t in threads)
         edges = [self.budgets[edge_name(ARBITER, CODER)], self.budgets[edge_name(ARBITER, TESTER)]]
-        blocks = [briefs.diff_brief(self.diff), briefs.arbitration_brief(batch)]
+        blocks = [
+            briefs.diff_brief(self.diff),
+            briefs.arbitration_brief(batch, self.policy.protected_paths),
+        ]
         try:
             result = await self._turn(
-                ARBITER,
                 Role.ARBITER,
                 ToolName.ARBITRATE,
                 blocks,
                 lambda raw: self._parse_rulings(raw, ids),
-                ids,
-                edges,
+                edges=edges,
+                subject=ids,
             )
         except BudgetExhausted as exc:
             self._leave_unresolved(threads, None, f"the arbiter could not rule: {exc}")
@@ -390,16 +388,16 @@ class _Run:
 
     async def _turn(
         self,
-        agent: str,
         role: Role,
         tool: ToolName,
         blocks: Sequence[PromptBlock],
         parse: Callable[[dict[str, Any]], T],
-        subject: tuple[str, ...],
+        *,
         edges: Sequence[PairwiseBudget],
+        subject: tuple[str, ...] = (),
     ) -> T | None:
         return await self.turns.run(
-            agent=agent,
+            agent=str(role),
             role=role,
             tool=tool,
             blocks=blocks,

@@ -103,11 +103,12 @@ class PairwiseBudget:
             self._last_answers.get(finding) == digest for finding, digest in answers.items()
         )
         self._last_answers.update(answers)
-        if repeated and not self._dropped:
-            self._dropped = True
-            self._limit = self._spent
-            self._record(round, BudgetEventKind.DROP, "coder repeated its previous answers")
-        return repeated
+        if not repeated or self._dropped:
+            return False
+        self._dropped = True
+        self._limit = self._spent
+        self._record(round, BudgetEventKind.DROP, "coder repeated its previous answers")
+        return True
 
     def _record(self, round: int, kind: BudgetEventKind, note: str) -> None:
         self.history.append(BudgetEvent(round, kind, self._limit, self._spent, note))

@@ -18,7 +18,7 @@ class DebatePolicy(BaseModel):
     max_rounds: int = Field(default=6, ge=1, le=50)
     """Rounds of coder answers and tester evaluations before open findings go to the arbiter."""
 
-    convergence_threshold: int = Field(default=2, ge=1, le=50)
+    convergence_threshold: int = Field(default=3, ge=1, le=50)
     """Consecutive quiet rounds (no new finding, none closed, open diff not shrinking) after
     which the debate has converged and its remaining disputes go to the arbiter."""
 

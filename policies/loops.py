@@ -1,8 +1,9 @@
 """Loop detection by hashing normalised messages.
 
-A message is normalised — case folded, whitespace collapsed, the digits of line numbers
-blanked — and hashed with sha256, per edge and finding. The same hash seen `max_retries`
-times is a loop; so is an A-B-A-B oscillation, an agent alternating between two answers.
+A message is normalised — case folded, whitespace collapsed, digits blanked (line numbers
+shift between turns while the argument stays the same) — and hashed with sha256, per edge
+and finding. The same hash seen `max_retries` times is a loop; so is an A-B-A-B
+oscillation, an agent alternating between two answers.
 Code is compared with whitespace collapsed only: changing `10` to `20` in a patch is a
 different patch, while "line 10" and "line 12" in an argument are the same argument.
 """

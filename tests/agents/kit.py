@@ -1,0 +1,145 @@
+"""A small pull request and shorthand for scripting debates over it."""
+
+import difflib
+from typing import Any
+
+from agents.diff import Diff, ReviewUnit
+
+PAYMENTS_BEFORE = """\
+import decimal
+
+
+def split(total, parts):
+    share = total / parts
+    return [share] * parts
+
+
+def refund(payment, amount):
+    payment.balance -= amount
+    return payment
+"""
+
+PAYMENTS_AFTER = """\
+import decimal
+
+
+def split(total, parts):
+    if parts == 0:
+        return []
+    share = decimal.Decimal(total) / parts
+    shares = [share.quantize(decimal.Decimal("0.01"))] * parts
+    return shares
+
+
+def refund(payment, amount):
+    if amount > payment.balance:
+        raise ValueError("refund exceeds balance")
+    payment.balance = payment.balance - amount
+    log(payment.id, amount)
+    return payment
+"""
+
+WORKFLOW_BEFORE = "on: push\njobs:\n  build: {}\n"
+WORKFLOW_AFTER = "on: push\njobs:\n  test: {}\n  build: {}\n"
+
+PAYMENTS = "app/payments.py"
+WORKFLOW = ".github/workflows/ci.yml"
+
+
+def git_diff(files: dict[str, tuple[str, str]]) -> str:
+    """A git-style unified diff of `{path: (before, after)}`."""
+    out = []
+    for path, (before, after) in files.items():
+        out.append(f"diff --git a/{path} b/{path}\n")
+        out.extend(
+            difflib.unified_diff(
+                before.splitlines(keepends=True),
+                after.splitlines(keepends=True),
+                f"a/{path}",
+                f"b/{path}",
+                n=3,
+            )
+        )
+    return "".join(out)
+
+
+def payments_unit() -> ReviewUnit:
+    diff = Diff.parse(
+        git_diff(
+            {
+                PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER),
+                WORKFLOW: (WORKFLOW_BEFORE, WORKFLOW_AFTER),
+            }
+        )
+    )
+    (unit,) = diff.units()
+    return unit
+
+
+def finding(
+    line: int, claim: str, severity: str = "major", path: str = PAYMENTS, end: int | None = None
+) -> dict[str, Any]:
+    return {
+        "path": path,
+        "start_line": line,
+        "end_line": end or line,
+        "severity": severity,
+        "claim": claim,
+        "evidence": f"see line {line}",
+    }
+
+
+def report(*findings: dict[str, Any]) -> dict[str, Any]:
+    return {"findings": list(findings)}
+
+
+def patch(
+    line: int, replacement: str, end: int | None = None, path: str = PAYMENTS
+) -> dict[str, Any]:
+    return {"path": path, "start_line": line, "end_line": end or line, "replacement": replacement}
+
+
+def concede(finding_id: str, fix: dict[str, Any], argument: str = "Agreed.") -> dict[str, Any]:
+    return {"finding_id": finding_id, "stance": "concede", "argument": argument, "patch": fix}
+
+
+def dispute(finding_id: str, argument: str) -> dict[str, Any]:
+    return {"finding_id": finding_id, "stance": "dispute", "argument": argument}
+
+
+def answers(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"answers": list(items)}
+
+
+def accept(finding_id: str, reason: str = "Right.") -> dict[str, Any]:
+    return {"finding_id": finding_id, "decision": "accept", "reason": reason}
+
+
+def reject(finding_id: str, reason: str) -> dict[str, Any]:
+    return {"finding_id": finding_id, "decision": "reject", "reason": reason}
+
+
+def evaluations(*items: dict[str, Any], new: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
+    return {"evaluations": list(items), "new_findings": list(new)}
+
+
+def force_fix(finding_id: str, fix: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "finding_id": finding_id,
+        "ruling": "force_fix",
+        "reasoning": "The tester is right.",
+        "patch": fix,
+    }
+
+
+def warn(finding_id: str, warning: str) -> dict[str, Any]:
+    return {
+        "finding_id": finding_id,
+        "ruling": "accept_with_warning",
+        "reasoning": "Acceptable.",
+        "warning": warning,
+    }
+
+
+def rulings(*items: dict[str, Any]) -> dict[str, Any]:
+    return {"rulings": list(items)}

@@ -1,0 +1,208 @@
+"""Properties of the engine over random scripts, malformed and hostile output included.
+
+Whatever the models say, a debate ends within the policy's call bound and under its token
+ceiling, every finding ends with exactly one consensus type, and no adopted patch lies
+outside the diff or on a protected path.
+"""
+
+import asyncio
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents.engine import Debate
+from agents.errors import LLMUnavailable
+from agents.llm import LLMRequest, LLMResponse, Usage
+from agents.outcome import Consensus, Resolution
+from agents.patches import patch_problem
+from agents.protocol import ToolName
+from agents.scripted import Reply, ScriptedLLM, usage_for
+from policies.debate import DebatePolicy
+from policies.safety import ProtectedPaths
+from tests.agents.kit import PAYMENTS, WORKFLOW, payments_unit
+
+UNIT = payments_unit()
+WORDS = ["It is fine.", "It is wrong.", "See line 3.", "see LINE 4.", "", "Agreed."]
+CODE = ["    return payment", "", "x = 1\ny = 2", "    if parts == 0:", "\tpass"]
+SEVERITIES = ["blocker", "major", "minor", "nit"] * 5 + ["critical"]
+
+
+@st.composite
+def policies(draw: st.DrawFn) -> DebatePolicy:
+    per_turn = draw(st.integers(1, 4))
+    initial = draw(st.integers(1_000, 60_000))
+    return DebatePolicy(
+        max_rounds=draw(st.integers(1, 5)),
+        convergence_threshold=draw(st.integers(1, 4)),
+        max_findings_per_turn=per_turn,
+        max_findings_total=per_turn + draw(st.integers(0, 4)),
+        max_exchanges_per_finding=draw(st.integers(1, 4)),
+        max_retries=draw(st.integers(2, 4)),
+        max_turn_attempts=draw(st.integers(1, 3)),
+        initial_budget=initial,
+        budget_cap=initial + draw(st.integers(0, 60_000)),
+        budget_growth=draw(st.floats(1.0, 3.0)),
+        arbiter_budget=draw(st.integers(1_000, 60_000)),
+        token_ceiling=draw(st.integers(10_000, 150_000)),
+        arbitration=draw(st.booleans()),
+    )
+
+
+class Chaos:
+    """A model that answers at random: often sensibly, sometimes malformed or hostile."""
+
+    def __init__(self, data: st.DataObject) -> None:
+        self.draw = data.draw
+
+    def __call__(self, request: LLMRequest) -> Reply:
+        mode = self.draw(
+            st.sampled_from(["valid"] * 8 + ["schema", "truncated", "no_tool", "down", "ids"])
+        )
+        if mode == "down":
+            return LLMUnavailable("overloaded")
+        tool_input = self.tool_input(request)
+        if mode == "schema":
+            tool_input = dict.fromkeys(tool_input, "garbage") or {"x": 1}
+        elif mode == "ids":
+            tool_input = self.with_unknown_ids(tool_input)
+        usage = self.usage(request, tool_input)
+        if mode == "no_tool":
+            return LLMResponse(tool_input=None, usage=usage)
+        return LLMResponse(tool_input=tool_input, usage=usage, truncated=mode == "truncated")
+
+    def usage(self, request: LLMRequest, tool_input: dict[str, Any]) -> Usage:
+        if self.draw(st.booleans()):
+            return usage_for(request, tool_input)
+        # Any usage a real API could report for this request: at most its prompt and output.
+        prompt_bound = request.estimated_tokens() - request.max_output_tokens
+        return Usage(
+            input_tokens=self.draw(st.integers(0, prompt_bound // 2)),
+            cache_read_input_tokens=self.draw(st.integers(0, prompt_bound // 2)),
+            output_tokens=self.draw(st.integers(0, request.max_output_tokens)),
+        )
+
+    def tool_input(self, request: LLMRequest) -> dict[str, Any]:
+        ids = list(request.subject)
+        match request.tool.name:
+            case ToolName.REPORT_FINDINGS:
+                return {"findings": self.findings(6)}
+            case ToolName.ANSWER_FINDINGS:
+                return {"answers": [self.answer(i) for i in self.some(ids)]}
+            case ToolName.EVALUATE_ANSWERS:
+                evaluations = [
+                    {
+                        "finding_id": i,
+                        "decision": self.draw(st.sampled_from(["accept", "reject"])),
+                        "reason": self.draw(st.sampled_from(WORDS)),
+                    }
+                    for i in self.some(ids)
+                ]
+                return {"evaluations": evaluations, "new_findings": self.findings(2)}
+            case ToolName.ARBITRATE:
+                return {"rulings": [self.ruling(i) for i in self.some(ids)]}
+
+    def with_unknown_ids(self, tool_input: dict[str, Any]) -> dict[str, Any]:
+        for items in tool_input.values():
+            for item in items:
+                if "finding_id" in item:
+                    item["finding_id"] = "F99"
+        return tool_input
+
+    def some(self, ids: list[str]) -> list[str]:
+        chosen = [i for i in ids if self.draw(st.integers(0, 5))]
+        return chosen + ([chosen[0]] if chosen and not self.draw(st.integers(0, 9)) else [])
+
+    def location(self) -> tuple[str, int, int]:
+        if not self.draw(st.integers(0, 15)):
+            return self.draw(
+                st.sampled_from(
+                    [
+                        (PAYMENTS, 1, 1),
+                        ("elsewhere.py", 3, 3),
+                        (PAYMENTS, 9, 12),
+                        (PAYMENTS, 17, 19),
+                    ]
+                )
+            )
+        path = self.draw(st.sampled_from([PAYMENTS] * 4 + [WORKFLOW]))
+        diff_file = UNIT.diff.file(path)
+        assert diff_file is not None
+        lines = sorted(diff_file.right_lines())
+        start = self.draw(st.sampled_from(lines))
+        return path, start, min(start + self.draw(st.integers(0, 1)), lines[-1])
+
+    def findings(self, at_most: int) -> list[dict[str, Any]]:
+        found = []
+        for _ in range(self.draw(st.integers(0, at_most))):
+            path, start, end = self.location()
+            found.append(
+                {
+                    "path": path,
+                    "start_line": start,
+                    "end_line": end,
+                    "severity": self.draw(st.sampled_from(SEVERITIES)),
+                    "claim": self.draw(st.sampled_from(WORDS[:4])),
+                    "evidence": "",
+                }
+            )
+        return found
+
+    def patch(self) -> dict[str, Any]:
+        path, start, end = self.location()
+        return {
+            "path": path,
+            "start_line": start,
+            "end_line": end,
+            "replacement": self.draw(st.sampled_from(CODE)),
+        }
+
+    def answer(self, finding_id: str) -> dict[str, Any]:
+        stance = self.draw(st.sampled_from(["concede", "dispute"]))
+        answer: dict[str, Any] = {
+            "finding_id": finding_id,
+            "stance": stance,
+            "argument": self.draw(st.sampled_from(WORDS)),
+        }
+        if stance == "concede" or self.draw(st.booleans()):
+            answer["patch"] = self.patch()
+        return answer
+
+    def ruling(self, finding_id: str) -> dict[str, Any]:
+        if self.draw(st.booleans()):
+            return {
+                "finding_id": finding_id,
+                "ruling": "force_fix",
+                "reasoning": "Fix it.",
+                "patch": self.patch(),
+            }
+        return {
+            "finding_id": finding_id,
+            "ruling": "accept_with_warning",
+            "reasoning": "Let it stand.",
+            "warning": self.draw(st.sampled_from(WORDS)),
+        }
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=policies(), data=st.data())
+def test_any_script_ends_bounded_with_one_verdict_per_finding(
+    policy: DebatePolicy, data: st.DataObject
+) -> None:
+    llm = ScriptedLLM(Chaos(data))
+    outcome = asyncio.run(Debate(llm, policy).run(UNIT))
+
+    assert len(llm.requests) == outcome.calls <= policy.max_calls()
+    assert outcome.usage.total <= policy.token_ceiling
+    assert outcome.rounds <= policy.max_rounds
+    ids = [f.finding.id for f in outcome.findings]
+    assert len(ids) == len(set(ids)) <= policy.max_findings_total
+    protected = ProtectedPaths(policy.protected_paths)
+    for result in outcome.findings:
+        assert result.consensus in {Consensus.UNANIMOUS, Consensus.ARBITER, Consensus.UNRESOLVED}
+        assert (result.consensus is Consensus.UNRESOLVED) == (result.resolution is Resolution.OPEN)
+        if result.patch is not None:
+            assert patch_problem(result.patch, UNIT.diff, protected) is None
+            assert not protected.forbids(result.patch.path)
+        if result.consensus is Consensus.ARBITER:
+            assert policy.arbitration
