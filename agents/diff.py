@@ -70,6 +70,10 @@ class Diff:
     @classmethod
     def parse(cls, text: str) -> "Diff":
         """Parse a unified diff (git's format). Raise :class:`DiffError` if it is not one."""
+        if text.split("\n", 1)[0].endswith("\r"):
+            # A whole diff saved with CRLF line endings (a browser form, a Windows editor);
+            # git writes its own lines with LF even when the content has CRLF.
+            text = text.replace("\r\n", "\n")
         try:
             patch_set = PatchSet(text)
         except UnidiffParseError as exc:
@@ -107,7 +111,9 @@ class Diff:
         size = 0
         for piece in _pieces(self.files, max_tokens):
             tokens = typical_tokens(piece.text)
-            if not batches or size + tokens > max_tokens:
+            # Two pieces of one split file never share a unit: a unit knows a path once.
+            same_file = bool(batches) and any(f.path == piece.path for f in batches[-1])
+            if not batches or same_file or size + tokens > max_tokens:
                 batches.append([])
                 size = 0
             batches[-1].append(piece)

@@ -1,21 +1,20 @@
 """The boundary to a language model: one request, one forced tool call, real usage.
 
 An :class:`LLMClient` has one method. The engine builds every request; the client only turns
-it into an API call. The request keeps the stable material (role prompt, tool, the unit's
-diff) apart from each turn's new material so a client can cache the stable prefix.
+it into an API call. Every request offers the whole toolset (`agents.protocol.TOOLS`) and
+forces one tool; it keeps the stable material (the system prompt, the unit's diff) apart from
+each turn's new material, so a client can cache the stable prefix across turns and roles.
 """
 
-import math
+import functools
+import json
 from enum import StrEnum
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
-from agents.protocol import ToolSpec
-
-CHARS_PER_TOKEN_FLOOR = 3
-"""Code tokenizes at roughly 3-4 characters a token; dividing by 3 over-estimates, as a
-ceiling reservation must."""
+from agents.protocol import TOOLS, ToolSpec
+from agents.tokens import generous_tokens
 
 
 class Role(StrEnum):
@@ -74,14 +73,14 @@ class LLMRequest(BaseModel):
     system: str
     blocks: tuple[PromptBlock, ...]
     max_output_tokens: int
+    round: int = 0
     subject: tuple[str, ...] = ()
-    """The finding ids this turn is about (for logs and metrics)."""
+    """The finding ids this turn is about (for logs, metrics and progress)."""
 
     def estimated_tokens(self) -> int:
         """A generous upper estimate of the tokens this call can use."""
-        chars = len(self.system) + sum(len(b.text) for b in self.blocks)
-        chars += len(self.tool.description) + _schema_chars(self.tool)
-        return math.ceil(chars / CHARS_PER_TOKEN_FLOOR) + self.max_output_tokens
+        chars = len(self.system) + sum(len(b.text) for b in self.blocks) + _toolset_chars()
+        return generous_tokens(chars) + self.max_output_tokens
 
 
 class LLMResponse(BaseModel):
@@ -101,10 +100,6 @@ class LLMClient(Protocol):
     async def complete(self, request: LLMRequest) -> LLMResponse: ...
 
 
-_SCHEMA_CHARS: dict[str, int] = {}
-
-
-def _schema_chars(tool: ToolSpec) -> int:
-    if tool.name not in _SCHEMA_CHARS:
-        _SCHEMA_CHARS[tool.name] = len(str(tool.input_schema()))
-    return _SCHEMA_CHARS[tool.name]
+@functools.cache
+def _toolset_chars() -> int:
+    return sum(len(t.description) + len(json.dumps(t.input_schema())) for t in TOOLS.values())

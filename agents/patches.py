@@ -51,7 +51,11 @@ def changed_lines(patch: Patch, diff: Diff) -> int:
 
 
 def _replacement_lines(patch: Patch) -> list[str]:
-    return patch.replacement.splitlines()
+    """The replacement's lines, split the way git splits them: at newlines only."""
+    if not patch.replacement:
+        return []
+    lines = patch.replacement.removesuffix("\n").split("\n")
+    return [line.removesuffix("\r") for line in lines]
 
 
 def _span_problem(diff: Diff, path: str, start: int, end: int) -> str | None:

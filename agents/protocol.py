@@ -7,6 +7,8 @@ models are given are derived from these classes (:data:`TOOLS`), never written b
 Line numbers are new-file (RIGHT side) line numbers of the pull request head.
 """
 
+import functools
+import json
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
@@ -149,7 +151,8 @@ class ToolSpec(BaseModel):
     input_model: type[_Model]
 
     def input_schema(self) -> dict[str, Any]:
-        return self.input_model.model_json_schema()
+        """The JSON Schema of the tool's input, self-contained and without titles."""
+        return _compact_schema(self.input_model)
 
 
 TOOLS: dict[ToolName, ToolSpec] = {
@@ -177,3 +180,31 @@ TOOLS: dict[ToolName, ToolSpec] = {
         ),
     )
 }
+
+
+@functools.cache
+def _schema(model: type[_Model]) -> dict[str, Any]:
+    raw = model.model_json_schema()
+    definitions = raw.pop("$defs", {})
+
+    def inline(node: Any, naming_properties: bool = False) -> Any:
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return inline(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        return {
+            key: inline(value, naming_properties=key == "properties" and not naming_properties)
+            for key, value in node.items()
+            if naming_properties or key != "title"
+        }
+
+    result: dict[str, Any] = inline(raw)
+    return result
+
+
+def _compact_schema(model: type[_Model]) -> dict[str, Any]:
+    # A deep copy per call: callers may change it; the cache keeps the derivation to once.
+    copy: dict[str, Any] = json.loads(json.dumps(_schema(model)))
+    return copy

@@ -16,7 +16,7 @@ from agents.briefs import retry_brief
 from agents.errors import LLMUnavailable, TurnRejected
 from agents.llm import LLMClient, LLMRequest, PromptBlock, Role, Usage
 from agents.outcome import Turn
-from agents.prompts import ROLE_PROMPTS
+from agents.prompts import SYSTEM, role_brief
 from agents.protocol import TOOLS, ToolName
 from policies.budget import PairwiseBudget, TokenCeiling
 from policies.debate import DebatePolicy
@@ -63,9 +63,10 @@ class TurnRunner:
                 role=role,
                 agent=agent,
                 tool=TOOLS[tool],
-                system=ROLE_PROMPTS[role],
-                blocks=(*blocks, retry_brief(tool, problems)) if problems else tuple(blocks),
+                system=SYSTEM,
+                blocks=_layout(role, blocks, retry_brief(tool, problems) if problems else None),
                 max_output_tokens=self.policy.max_output_tokens,
+                round=round,
                 subject=subject,
             )
             usage, problems, value = await self._attempt(request, parse, edges, round)
@@ -135,3 +136,12 @@ def _schema_problems(exc: ValidationError) -> list[str]:
         f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
         for err in exc.errors(include_url=False, include_input=False)[:10]
     ]
+
+
+def _layout(
+    role: Role, blocks: Sequence[PromptBlock], retry: PromptBlock | None
+) -> tuple[PromptBlock, ...]:
+    """Stable blocks first (they extend the cached prefix), then the role and the turn."""
+    stable = tuple(b for b in blocks if b.stable)
+    turn = tuple(b for b in blocks if not b.stable)
+    return (*stable, role_brief(role), *turn, *((retry,) if retry else ()))

@@ -1,25 +1,31 @@
 """Test-wide guards.
 
-No test may reach the network: every socket connection outside loopback fails the test, so a
-test that would call a real model or GitHub fails loudly instead of leaking a request.
+No test may reach the network. Every attempt to resolve a name or open a connection beyond
+loopback is refused and recorded, and a test that made one fails at teardown even if the code
+under test swallowed the refusal (an SDK's retry loop would), so a test that would call a real
+model or GitHub fails loudly instead of leaking a request.
 """
 
 import ipaddress
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from app.settings import get_settings
+
+LOCAL_NAMES = {"localhost", "localhost.localdomain"}
+
 
 class NetworkBlocked(AssertionError):
-    """A test tried to open a connection beyond this machine."""
+    """A test tried to reach beyond this machine."""
 
 
-def _is_local(address: Any) -> bool:
-    if isinstance(address, str | bytes):  # a Unix socket path
-        return True
-    host = address[0]
-    if host == "localhost":
+def _is_local(host: Any) -> bool:
+    if isinstance(host, bytes):
+        host = host.decode()
+    if host in LOCAL_NAMES:
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -27,18 +33,52 @@ def _is_local(address: Any) -> bool:
         return False
 
 
+class NetworkGuard:
+    """Refuses and records name lookups and connections beyond loopback."""
+
+    def __init__(self) -> None:
+        self.attempts: list[str] = []
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+        getaddrinfo = socket.getaddrinfo
+
+        def guarded(method: Any) -> Any:
+            def call(sock: socket.socket, address: Any) -> Any:
+                if not isinstance(address, str | bytes) and not _is_local(address[0]):
+                    raise self._refuse(repr(address))
+                return method(sock, address)
+
+            return call
+
+        def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
+            if host is not None and not _is_local(host):
+                raise self._refuse(str(host))
+            return getaddrinfo(host, *args, **kwargs)
+
+        monkeypatch.setattr(socket.socket, "connect", guarded(connect))
+        monkeypatch.setattr(socket.socket, "connect_ex", guarded(connect_ex))
+        monkeypatch.setattr(socket, "getaddrinfo", resolve)
+
+    def _refuse(self, target: str) -> NetworkBlocked:
+        self.attempts.append(target)
+        return NetworkBlocked(f"test tried to reach {target}")
+
+
 @pytest.fixture(autouse=True)
-def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    guard = NetworkGuard()
+    guard.install(monkeypatch)
+    yield
+    if guard.attempts:
+        pytest.fail(f"the test tried to reach the network: {', '.join(guard.attempts)}")
 
-    def guarded(method: Any) -> Any:
-        def call(self: socket.socket, address: Any) -> Any:
-            if not _is_local(address):
-                raise NetworkBlocked(f"test tried to connect to {address!r}")
-            return method(self, address)
 
-        return call
-
-    monkeypatch.setattr(socket.socket, "connect", guarded(connect))
-    monkeypatch.setattr(socket.socket, "connect_ex", guarded(connect_ex))
-    return
+@pytest.fixture(autouse=True)
+def _clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts from an environment without Tiebreak's variables."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()

@@ -499,9 +499,10 @@ async def test_untrusted_material_reaches_the_model_only_inside_data_blocks() ->
 
     coder_call = llm.calls(Role.CODER)[0]
     assert "untrusted" in coder_call.system
-    diff_block, turn_block = coder_call.blocks
+    diff_block, role_block, turn_block = coder_call.blocks
     assert diff_block.stable
     assert diff_block.text.count("<untrusted-diff-") == 1
+    assert role_block.text == "You are the coder for this turn."
     assert not turn_block.stable
     assert "</untrusted-findings-0>" not in turn_block.text
     assert outcome.findings[0].finding.claim == hostile["claim"]

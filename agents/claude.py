@@ -1,0 +1,182 @@
+"""An :class:`LLMClient` on Anthropic's official SDK: forced tool use, prompt caching, usage.
+
+Request layout, built for prompt caching. The API caches prefixes in the order tools →
+system → messages, and a change of `tool_choice` invalidates the cached messages but not the
+system prompt. So every request of a review carries the same four tools in the same order,
+a system prompt shared by all three roles, and the unit's diff appended to the system prompt
+with the cache breakpoint after it; the role and the turn's new material follow in the user
+message. The first call writes the prefix once; every later call of any role reads it.
+
+Faults: the SDK retries 408/409/429/5xx and connection errors itself; a `retry-after` longer
+than `max_retry_after` is shortened by a middleware (the SDK honours it uncapped). What still
+fails becomes :class:`LLMUnavailable` (one failed turn) or, when no call can succeed (bad key,
+no permission, no credit, unknown model), :class:`LLMFatal`.
+"""
+
+import email.utils
+import time
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+from pydantic import BaseModel, ConfigDict
+
+from agents.errors import LLMFatal, LLMUnavailable
+from agents.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.protocol import TOOLS
+
+CACHE = {"type": "ephemeral"}
+TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
+_FATAL = (
+    anthropic.AuthenticationError,
+    anthropic.PermissionDeniedError,
+    anthropic.PaymentRequiredError,
+    anthropic.NotFoundError,
+)
+
+
+class RoleModels(BaseModel):
+    """The model each role runs on. The arbiter's rulings are binding: give it the strongest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tester: str = "claude-sonnet-5-5"
+    coder: str = "claude-sonnet-5-5"
+    arbiter: str = "claude-opus-5-5"
+
+    def for_role(self, role: Role) -> str:
+        return str(getattr(self, role.value))
+
+
+class CapRetryAfter(anthropic.Middleware):
+    """Shortens a server's `retry-after` to at most `seconds` before the SDK sleeps on it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    async def handle_async(
+        self, request: anthropic.APIRequest, call_next: anthropic.AsyncCallNext
+    ) -> Any:
+        response = await call_next(request)
+        headers = response.http_response.headers
+        wait = _retry_after(headers.get("retry-after-ms"), headers.get("retry-after"))
+        if wait is not None and wait > self.seconds:
+            headers["retry-after-ms"] = str(int(self.seconds * 1000))
+            headers.pop("retry-after", None)
+        return response
+
+
+class ClaudeLLM:
+    """Answers the engine's requests with Claude models through the Messages API."""
+
+    def __init__(
+        self,
+        client: anthropic.AsyncAnthropic,
+        models: RoleModels | None = None,
+        *,
+        cache: bool = True,
+    ) -> None:
+        self.client = client
+        self.models = models or RoleModels()
+        self.cache = cache
+
+    @classmethod
+    def connect(
+        cls,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        models: RoleModels | None = None,
+        cache: bool = True,
+        max_retries: int = 4,
+        max_retry_after: float = 30.0,
+        timeout: float = 120.0,
+    ) -> "ClaudeLLM":
+        """A client with Tiebreak's retry policy. Key and URL default to the SDK's own
+        `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`."""
+        client = anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+            middleware=[CapRetryAfter(max_retry_after)],
+        )
+        return cls(client, models, cache=cache)
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        try:
+            message = await self.client.messages.create(**self.params(request))
+        except _FATAL as exc:
+            raise LLMFatal(f"the Anthropic API refused the call: {_reason(exc)}") from exc
+        except anthropic.APIStatusError as exc:
+            raise LLMUnavailable(_reason(exc)) from exc
+        except anthropic.APIConnectionError as exc:
+            raise LLMUnavailable(f"no answer from the Anthropic API: {exc}") from exc
+        return _response(message, request)
+
+    def params(self, request: LLMRequest) -> dict[str, Any]:
+        """The Messages API parameters for a request."""
+        stable = [b.text for b in request.blocks if b.stable]
+        system: list[dict[str, Any]] = [
+            {"type": "text", "text": text} for text in (request.system, *stable)
+        ]
+        if self.cache:
+            system[-1]["cache_control"] = CACHE
+        turn = [{"type": "text", "text": b.text} for b in request.blocks if not b.stable]
+        return {
+            "model": self.models.for_role(request.role),
+            "max_tokens": request.max_output_tokens,
+            "system": system,
+            "tools": [
+                {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "input_schema": spec.input_schema(),
+                }
+                for spec in TOOLS.values()
+            ],
+            "tool_choice": {"type": "tool", "name": request.tool.name},
+            "messages": [{"role": "user", "content": turn}],
+        }
+
+
+def _response(message: Message, request: LLMRequest) -> LLMResponse:
+    usage = Usage(
+        input_tokens=message.usage.input_tokens,
+        output_tokens=message.usage.output_tokens,
+        cache_creation_input_tokens=message.usage.cache_creation_input_tokens or 0,
+        cache_read_input_tokens=message.usage.cache_read_input_tokens or 0,
+    )
+    tool_input = next(
+        (
+            block.input
+            for block in message.content
+            if block.type == "tool_use" and block.name == request.tool.name
+        ),
+        None,
+    )
+    return LLMResponse(
+        tool_input=tool_input if isinstance(tool_input, dict) else None,
+        usage=usage,
+        truncated=message.stop_reason in TRUNCATED,
+    )
+
+
+def _reason(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            return f"{error['message']} ({exc.status_code})"
+    return f"HTTP {exc.status_code}"
+
+
+def _retry_after(milliseconds: str | None, seconds: str | None) -> float | None:
+    """The wait a response asks for, read the way the SDK reads it."""
+    for value, scale in ((milliseconds, 1000.0), (seconds, 1.0)):
+        try:
+            return float(value) / scale  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            continue
+    date = email.utils.parsedate_tz(seconds) if seconds else None
+    return None if date is None else email.utils.mktime_tz(date) - time.time()

@@ -1,0 +1,99 @@
+"""A whole review: the debates over every unit of a diff, run concurrently, and their totals.
+
+The units share one :class:`TokenCeiling`, so the review as a whole never passes the
+policy's ceiling however many units it has.
+"""
+
+import asyncio
+
+from pydantic import BaseModel
+
+from agents.diff import DEFAULT_UNIT_TOKENS, Diff
+from agents.engine import Debate
+from agents.errors import LLMFatal
+from agents.llm import LLMClient, Role, Usage
+from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
+from policies.debate import DebatePolicy
+
+
+class Review(BaseModel):
+    """The outcome of reviewing one diff: one :class:`Outcome` per review unit."""
+
+    units: list[Outcome]
+
+    @property
+    def findings(self) -> list[FindingOutcome]:
+        return [f for unit in self.units for f in unit.findings]
+
+    @property
+    def unresolved(self) -> list[FindingOutcome]:
+        return [f for unit in self.units for f in unit.unresolved]
+
+    @property
+    def failed_units(self) -> list[Outcome]:
+        """Units the debate could not review at all (the tester never reported)."""
+        return [u for u in self.units if u.stop is StopReason.SEED_FAILED]
+
+    @property
+    def settled(self) -> bool:
+        """Whether every unit was reviewed and no finding is left open."""
+        return not self.unresolved and not self.failed_units
+
+    @property
+    def suggested_fixes(self) -> list[FindingOutcome]:
+        return [f for f in self.findings if f.resolution is Resolution.FIXED]
+
+    @property
+    def rounds(self) -> int:
+        return max((u.rounds for u in self.units), default=0)
+
+    @property
+    def calls(self) -> int:
+        return sum(u.calls for u in self.units)
+
+    @property
+    def failed_turns(self) -> int:
+        return sum(u.failed_turns for u in self.units)
+
+    @property
+    def usage(self) -> Usage:
+        return sum((u.usage for u in self.units), Usage())
+
+    def usage_by_role(self) -> dict[Role, Usage]:
+        totals: dict[Role, Usage] = {}
+        for unit in self.units:
+            for role, usage in unit.usage_by_role.items():
+                totals[role] = totals.get(role, Usage()) + usage
+        return totals
+
+
+async def review_diff(
+    diff: Diff,
+    llm: LLMClient,
+    policy: DebatePolicy | None = None,
+    *,
+    concurrency: int = 4,
+    unit_tokens: int = DEFAULT_UNIT_TOKENS,
+) -> Review:
+    """Debate every review unit of `diff`, at most `concurrency` at a time.
+
+    An :class:`agents.errors.LLMFatal` from any unit cancels the others and propagates.
+    """
+    debate = Debate(llm, policy)
+    slots = asyncio.Semaphore(concurrency)
+
+    async def run(unit_index: int) -> Outcome:
+        async with slots:
+            return await debate.run(units[unit_index])
+
+    units = diff.units(unit_tokens)
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(run(i)) for i in range(len(units))]
+    except ExceptionGroup as errors:
+        # A fatal model error (bad key, no credit) is the review's answer, not a bug.
+        fatal = next((e for e in errors.exceptions if isinstance(e, LLMFatal)), None)
+        if fatal is not None:
+            raise fatal from None
+        raise
+    return Review(units=[t.result() for t in tasks])

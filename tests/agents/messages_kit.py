@@ -1,0 +1,62 @@
+"""Answers in the shape of Anthropic's Messages API, for respx routes in tests."""
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+BASE_URL = "http://messages.test"
+MESSAGES_URL = f"{BASE_URL}/v1/messages"
+
+
+def message(
+    tool: str,
+    tool_input: dict[str, Any],
+    *,
+    stop_reason: str = "tool_use",
+    input_tokens: int = 1200,
+    output_tokens: int = 80,
+    cache_creation: int = 0,
+    cache_read: int = 0,
+    model: str = "claude-sonnet-5-5",
+) -> httpx.Response:
+    return httpx.Response(
+        200,
+        json={
+            "id": "msg_01",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "tool_use", "id": "toolu_01", "name": tool, "input": tool_input}],
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "cache_creation_input_tokens": cache_creation,
+                "cache_read_input_tokens": cache_read,
+            },
+        },
+    )
+
+
+def error(status: int, kind: str, text: str, **headers: str) -> httpx.Response:
+    return httpx.Response(
+        status, json={"type": "error", "error": {"type": kind, "message": text}}, headers=headers
+    )
+
+
+def forced_tool(request: httpx.Request) -> str:
+    body = json.loads(request.content)
+    return str(body["tool_choice"]["name"])
+
+
+def by_tool(**queues: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
+    """A respx side effect answering each forced tool from its own queue of tool inputs."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        tool = forced_tool(request)
+        return message(tool, queues[tool].pop(0))
+
+    return answer

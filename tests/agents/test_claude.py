@@ -1,0 +1,288 @@
+"""The Anthropic client over the real SDK, faked only at the HTTP boundary (respx)."""
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+from agents.claude import ClaudeLLM, RoleModels
+from agents.engine import Debate
+from agents.errors import LLMFatal, LLMUnavailable
+from agents.llm import LLMRequest, PromptBlock, Role
+from agents.outcome import Resolution
+from agents.prompts import SYSTEM
+from agents.protocol import TOOLS, ToolName
+from policies.budget import BudgetEventKind
+from policies.debate import DebatePolicy
+from tests.agents.kit import finding, payments_unit
+from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool, error, message
+
+UNDEFINED = finding(16, "`log` is not defined anywhere.", "blocker")
+DIFF_BLOCK = PromptBlock(text="<untrusted-diff-1>…</untrusted-diff-1>", stable=True)
+
+
+def request(role: Role = Role.CODER, tool: ToolName = ToolName.ANSWER_FINDINGS) -> LLMRequest:
+    return LLMRequest(
+        role=role,
+        agent=str(role),
+        tool=TOOLS[tool],
+        system=SYSTEM,
+        blocks=(
+            DIFF_BLOCK,
+            PromptBlock(text=f"You are the {role} for this turn."),
+            PromptBlock(text="the open findings"),
+        ),
+        max_output_tokens=2048,
+    )
+
+
+def client(**options: Any) -> ClaudeLLM:
+    options.setdefault("max_retries", 0)
+    return ClaudeLLM.connect(api_key="sk-test", base_url=BASE_URL, **options)
+
+
+def sent(route: respx.Route, index: int = -1) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(route.calls[index].request.content)
+    return body
+
+
+@respx.mock
+async def test_a_request_forces_the_tool_and_lays_out_a_cacheable_prefix() -> None:
+    route = respx.post(MESSAGES_URL).mock(return_value=message("answer_findings", {"answers": []}))
+    models = RoleModels(tester="claude-haiku-5-5", coder="claude-sonnet-5-5", arbiter="m-a")
+
+    await client(models=models).complete(request())
+
+    body = sent(route)
+    assert body["model"] == "claude-sonnet-5-5"
+    assert body["max_tokens"] == 2048
+    assert body["tool_choice"] == {"type": "tool", "name": "answer_findings"}
+    assert [t["name"] for t in body["tools"]] == [str(name) for name in TOOLS]
+    assert body["tools"][1]["input_schema"] == TOOLS[ToolName.ANSWER_FINDINGS].input_schema()
+    # The shared system prompt, then the diff carrying the one cache breakpoint.
+    assert [b["text"] for b in body["system"]] == [SYSTEM, DIFF_BLOCK.text]
+    assert "cache_control" not in body["system"][0]
+    assert body["system"][1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "You are the coder for this turn."},
+                {"type": "text", "text": "the open findings"},
+            ],
+        }
+    ]
+    assert "temperature" not in body
+    headers = route.calls.last.request.headers
+    assert headers["authorization"] == "Bearer sk-test"
+
+
+@respx.mock
+async def test_every_role_shares_the_same_cacheable_prefix() -> None:
+    route = respx.post(MESSAGES_URL).mock(return_value=message("report_findings", {"findings": []}))
+    llm = client()
+
+    for role, tool in [
+        (Role.TESTER, ToolName.REPORT_FINDINGS),
+        (Role.CODER, ToolName.ANSWER_FINDINGS),
+        (Role.TESTER, ToolName.EVALUATE_ANSWERS),
+        (Role.ARBITER, ToolName.ARBITRATE),
+    ]:
+        await llm.complete(request(role, tool))
+
+    prefixes = {json.dumps([sent(route, i)["tools"], sent(route, i)["system"]]) for i in range(4)}
+    assert len(prefixes) == 1
+
+
+@respx.mock
+async def test_caching_can_be_turned_off() -> None:
+    route = respx.post(MESSAGES_URL).mock(return_value=message("answer_findings", {"answers": []}))
+
+    await client(cache=False).complete(request())
+
+    assert "cache_control" not in json.dumps(sent(route))
+
+
+@respx.mock
+async def test_usage_and_the_tool_input_come_back() -> None:
+    respx.post(MESSAGES_URL).mock(
+        return_value=message(
+            "answer_findings",
+            {"answers": []},
+            input_tokens=40,
+            output_tokens=90,
+            cache_creation=3000,
+            cache_read=500,
+        )
+    )
+
+    response = await client().complete(request())
+
+    assert response.tool_input == {"answers": []}
+    assert (response.usage.input_tokens, response.usage.output_tokens) == (40, 90)
+    assert response.usage.cache_creation_input_tokens == 3000
+    assert response.usage.cache_read_input_tokens == 500
+    assert response.usage.total == 3630
+    assert not response.truncated
+
+
+@respx.mock
+async def test_an_answer_cut_at_the_output_limit_is_marked_truncated() -> None:
+    respx.post(MESSAGES_URL).mock(
+        return_value=message("answer_findings", {"answers": []}, stop_reason="max_tokens")
+    )
+
+    response = await client().complete(request())
+
+    assert response.truncated
+
+
+@respx.mock
+async def test_a_text_answer_without_the_tool_has_no_tool_input() -> None:
+    body = message("answer_findings", {}).json()
+    body["content"] = [{"type": "text", "text": "I would rather chat."}]
+    body["stop_reason"] = "end_turn"
+    respx.post(MESSAGES_URL).mock(return_value=httpx.Response(200, json=body))
+
+    response = await client().complete(request())
+
+    assert response.tool_input is None
+
+
+@pytest.mark.parametrize(
+    ("status", "kind", "text"),
+    [
+        (401, "authentication_error", "invalid x-api-key"),
+        (403, "permission_error", "no access to this model"),
+        (402, "billing_error", "your credit balance is too low"),
+        (404, "not_found_error", "model: claude-nope"),
+    ],
+)
+@respx.mock
+async def test_errors_no_call_can_survive_stop_the_review(
+    status: int, kind: str, text: str
+) -> None:
+    respx.post(MESSAGES_URL).mock(return_value=error(status, kind, text))
+
+    with pytest.raises(LLMFatal, match=text):
+        await client().complete(request())
+
+
+@pytest.mark.parametrize(
+    ("response", "reason"),
+    [
+        (error(529, "overloaded_error", "Overloaded"), "Overloaded"),
+        (error(429, "rate_limit_error", "slow down"), "slow down"),
+        (error(500, "api_error", "internal"), "internal"),
+        (error(400, "invalid_request_error", "prompt is too long"), "prompt is too long"),
+    ],
+)
+@respx.mock
+async def test_other_failures_are_one_unavailable_call(
+    response: httpx.Response, reason: str
+) -> None:
+    respx.post(MESSAGES_URL).mock(return_value=response)
+
+    with pytest.raises(LLMUnavailable, match=reason):
+        await client().complete(request())
+
+
+@respx.mock
+async def test_a_connection_failure_is_one_unavailable_call() -> None:
+    respx.post(MESSAGES_URL).mock(side_effect=httpx.ConnectError("refused"))
+
+    with pytest.raises(LLMUnavailable, match="no answer"):
+        await client().complete(request())
+
+
+@respx.mock
+async def test_overload_and_rate_limits_are_retried_by_the_sdk() -> None:
+    route = respx.post(MESSAGES_URL).mock(
+        side_effect=[
+            error(529, "overloaded_error", "Overloaded", **{"retry-after-ms": "1"}),
+            error(429, "rate_limit_error", "slow down", **{"retry-after-ms": "1"}),
+            message("answer_findings", {"answers": []}),
+        ]
+    )
+
+    response = await client(max_retries=2).complete(request())
+
+    assert response.tool_input == {"answers": []}
+    assert route.call_count == 3
+
+
+@pytest.mark.timeout(20)
+@respx.mock
+async def test_a_long_retry_after_is_capped() -> None:
+    # Uncapped, the SDK would sleep an hour here and the test would time out.
+    route = respx.post(MESSAGES_URL).mock(
+        side_effect=[
+            error(429, "rate_limit_error", "slow down", **{"retry-after": "3600"}),
+            error(429, "rate_limit_error", "slow down", **{"retry-after-ms": "3600000"}),
+            message("answer_findings", {"answers": []}),
+        ]
+    )
+
+    response = await client(max_retries=2, max_retry_after=0.01).complete(request())
+
+    assert response.tool_input == {"answers": []}
+    assert route.call_count == 3
+
+
+LOG_FIX = {
+    "path": "app/payments.py",
+    "start_line": 16,
+    "end_line": 16,
+    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
+}
+
+
+@respx.mock
+async def test_real_usage_flows_into_the_debate_budgets() -> None:
+    route = respx.post(MESSAGES_URL).mock(
+        side_effect=by_tool(
+            report_findings=[{"findings": [UNDEFINED]}],
+            answer_findings=[
+                {
+                    "answers": [
+                        {
+                            "finding_id": "F1",
+                            "stance": "concede",
+                            "argument": "Yes.",
+                            "patch": LOG_FIX,
+                        }
+                    ]
+                }
+            ],
+            evaluate_answers=[
+                {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]}
+            ],
+        )
+    )
+
+    outcome = await Debate(client()).run(payments_unit())
+
+    assert [f.resolution for f in outcome.findings] == [Resolution.FIXED]
+    spends = [e for e in outcome.budget_history["coder↔tester"] if e.kind is BudgetEventKind.SPEND]
+    # Each call reported 1200 input and 80 output tokens.
+    assert [e.spent for e in spends] == [1280, 2560, 3840]
+    assert route.call_count == 3
+
+
+@respx.mock
+async def test_schema_violating_tool_input_is_a_failed_turn_not_a_crash() -> None:
+    respx.post(MESSAGES_URL).mock(
+        side_effect=by_tool(
+            report_findings=[{"findings": [{"path": 7}]}, {"findings": []}],
+        )
+    )
+
+    outcome = await Debate(client(), DebatePolicy()).run(payments_unit())
+
+    first, second = outcome.transcript.turns
+    assert first.error is not None
+    assert "findings.0" in first.error
+    assert second.error is None
+    assert outcome.findings == []
