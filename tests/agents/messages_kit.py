@@ -53,10 +53,16 @@ def forced_tool(request: httpx.Request) -> str:
 
 
 def by_tool(**queues: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
-    """A respx side effect answering each forced tool from its own queue of tool inputs."""
+    """A respx side effect answering each forced tool from its own queue of tool inputs.
+
+    The queues are copied, so one script can serve several tests.
+    """
+    remaining = {tool: list(queue) for tool, queue in queues.items()}
 
     def answer(request: httpx.Request) -> httpx.Response:
         tool = forced_tool(request)
-        return message(tool, queues[tool].pop(0))
+        if not remaining.get(tool):
+            raise AssertionError(f"unexpected call of {tool}")
+        return message(tool, remaining[tool].pop(0))
 
     return answer

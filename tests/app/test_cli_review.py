@@ -1,0 +1,201 @@
+"""`tiebreak review`: the trio on a local diff, from the terminal, over the real SDK (respx)."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import respx
+from click.testing import CliRunner, Result
+
+from app.cli import main
+from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
+from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool, error
+
+UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
+DIVIDE = finding(8, "Quantizing each share loses the remainder.")
+LOG_FIX = {
+    "path": PAYMENTS,
+    "start_line": 16,
+    "end_line": 16,
+    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
+}
+
+AGREED: dict[str, list[dict[str, Any]]] = {
+    "report_findings": [{"findings": [UNDEFINED]}],
+    "answer_findings": [
+        {
+            "answers": [
+                {"finding_id": "F1", "stance": "concede", "argument": "Right.", "patch": LOG_FIX}
+            ]
+        }
+    ],
+    "evaluate_answers": [
+        {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]}
+    ],
+}
+
+DEADLOCK: dict[str, list[dict[str, Any]]] = {
+    "report_findings": [{"findings": [DIVIDE]}],
+    "answer_findings": [
+        {"answers": [{"finding_id": "F1", "stance": "dispute", "argument": "Display only."}]}
+    ]
+    * 2,
+    "evaluate_answers": [
+        {"evaluations": [{"finding_id": "F1", "decision": "reject", "reason": "It is booked."}]}
+    ],
+    "arbitrate": [
+        {
+            "rulings": [
+                {
+                    "finding_id": "F1",
+                    "ruling": "accept_with_warning",
+                    "reasoning": "Display only, per the coder.",
+                    "warning": "Shares are rounded; never book them.",
+                }
+            ]
+        }
+    ],
+}
+
+
+@pytest.fixture
+def patch_file(tmp_path: Path) -> Path:
+    path = tmp_path / "change.diff"
+    path.write_text(git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)}))
+    return path
+
+
+def run(args: list[str], *, key: bool = True, stdin: str | None = None) -> Result:
+    env = {"ANTHROPIC_BASE_URL": BASE_URL} | ({"ANTHROPIC_API_KEY": "sk-test"} if key else {})
+    return CliRunner().invoke(main, ["review", *args], env=env, input=stdin)
+
+
+@respx.mock
+def test_an_agreed_fix_is_printed_and_exits_zero(patch_file: Path) -> None:
+    respx.post(MESSAGES_URL).mock(side_effect=by_tool(**AGREED))
+
+    result = run([str(patch_file)])
+
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert f"{PAYMENTS}:16  blocker  fixed · unanimous · round 1" in out
+    assert UNDEFINED["claim"] in out
+    assert f"Suggested replacement for {PAYMENTS}:16-16:" in out
+    assert "        logger.info('refund %s %s', payment.id, amount)" in out
+    assert "1 findings (1 fixed) in 1 units; 1 rounds, 3 calls (0 failed turns)" in out
+    # Progress goes to standard error while the debate runs.
+    assert "round 1 · coder · answer_findings on F1 · 2 calls" in result.stderr
+
+
+@respx.mock
+def test_an_arbiter_warning_is_printed(patch_file: Path) -> None:
+    respx.post(MESSAGES_URL).mock(side_effect=by_tool(**DEADLOCK))
+
+    result = run([str(patch_file)])
+
+    assert result.exit_code == 0, result.output
+    assert f"{PAYMENTS}:8  major  warning · arbiter (budget)" in result.stdout
+    assert "Warning: Shares are rounded; never book them." in result.stdout
+
+
+@respx.mock
+def test_unresolved_findings_exit_one(patch_file: Path) -> None:
+    respx.post(MESSAGES_URL).mock(side_effect=by_tool(**DEADLOCK))
+
+    result = run([str(patch_file), "--no-arbitration"])
+
+    assert result.exit_code == 1
+    assert "open · unresolved (budget)" in result.stdout
+    assert "Unresolved: arbitration is turned off" in result.stdout
+
+
+@respx.mock
+def test_json_prints_the_review_model(patch_file: Path) -> None:
+    respx.post(MESSAGES_URL).mock(side_effect=by_tool(**AGREED))
+
+    result = run([str(patch_file), "--json"])
+
+    review = json.loads(result.stdout)
+    (unit,) = review["units"]
+    (only,) = unit["findings"]
+    assert (only["consensus"], only["resolution"]) == ("unanimous", "fixed")
+    assert only["patch"] == LOG_FIX
+    assert unit["usage_by_role"]["tester"]["input_tokens"] == 2400
+
+
+@respx.mock
+def test_policy_options_change_the_debate(patch_file: Path) -> None:
+    respx.post(MESSAGES_URL).mock(
+        side_effect=by_tool(
+            report_findings=[{"findings": [DIVIDE]}],
+            answer_findings=[
+                {
+                    "answers": [
+                        {"finding_id": "F1", "stance": "dispute", "argument": "Display only."}
+                    ]
+                }
+            ],
+            evaluate_answers=[
+                {
+                    "evaluations": [
+                        {"finding_id": "F1", "decision": "reject", "reason": "It is booked."}
+                    ]
+                }
+            ],
+            arbitrate=DEADLOCK["arbitrate"],
+        )
+    )
+
+    result = run([str(patch_file), "--max-rounds", "1", "--json"])
+
+    (only,) = json.loads(result.stdout)["units"][0]["findings"]
+    assert only["trigger"] == "round_limit"
+
+
+def test_the_diff_can_come_from_standard_input(patch_file: Path) -> None:
+    with respx.mock:
+        respx.post(MESSAGES_URL).mock(side_effect=by_tool(report_findings=[{"findings": []}]))
+        result = run(["-"], stdin=patch_file.read_text())
+
+    assert result.exit_code == 0
+    assert "No findings: the change looks sound." in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "key", "reason"),
+    [
+        (["-"], "", True, "tiebreak: no file changes found"),
+        (
+            ["-"],
+            "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n x\n",
+            True,
+            "tiebreak: malformed diff",
+        ),
+        (["-"], None, False, "tiebreak: ANTHROPIC_API_KEY is not set"),
+        (["-", "--max-rounds", "0"], None, True, "tiebreak: invalid option: max_rounds"),
+        (["/no/such/file.diff"], None, True, "No such file or directory"),
+    ],
+)
+def test_usage_and_input_errors_exit_two_with_one_line(
+    patch_file: Path, args: list[str], stdin: str | None, key: bool, reason: str
+) -> None:
+    result = run(args, key=key, stdin=patch_file.read_text() if stdin is None else stdin)
+
+    assert result.exit_code == 2
+    assert reason in result.stderr
+    assert "Traceback" not in result.output
+
+
+@respx.mock
+def test_a_rejected_key_exits_two_with_the_reason(patch_file: Path) -> None:
+    respx.post(MESSAGES_URL).mock(
+        return_value=error(401, "authentication_error", "invalid x-api-key")
+    )
+
+    result = run([str(patch_file)])
+
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "tiebreak: the Anthropic API refused the call: invalid x-api-key (401)"
+    )
