@@ -7,13 +7,13 @@ never by a model. Whatever the models answer, a debate ends within
 ends with exactly one consensus type.
 """
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from agents import briefs
+from agents.checks import InputChecks
 from agents.diff import ReviewUnit
-from agents.errors import TurnRejected
-from agents.llm import LLMClient, PromptBlock, Role
+from agents.llm import LLMClient, Role
 from agents.outcome import (
     SYSTEM_SPEAKER,
     Consensus,
@@ -24,16 +24,12 @@ from agents.outcome import (
     StopReason,
     Transcript,
 )
-from agents.patches import changed_lines, finding_problem, patch_problem
+from agents.patches import changed_lines
 from agents.protocol import (
-    Answer,
-    AnswerFindings,
-    Arbitrate,
     Decision,
-    EvaluateAnswers,
     Evaluation,
     Finding,
-    ReportFindings,
+    Patch,
     Ruling,
     RulingKind,
     Stance,
@@ -42,7 +38,7 @@ from agents.protocol import (
 from agents.threads import Closure, Phase, Thread
 from agents.turns import TurnRunner
 from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_trigger
-from policies.budget import PairwiseBudget, TokenCeiling, edge_name
+from policies.budget import TokenCeiling, debate_budgets, edge_name
 from policies.debate import DebatePolicy
 from policies.errors import BudgetExhausted, CeilingReached
 from policies.loops import LoopMonitor, message_digest
@@ -83,7 +79,7 @@ class _Run:
         self.policy = policy
         self.unit = unit
         self.diff = unit.diff
-        self.protected = ProtectedPaths(policy.protected_paths)
+        self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths))
         self.turns = TurnRunner(llm, policy, ceiling)
         self.router = Router([CODER, TESTER])
         self.loops = LoopMonitor(policy.max_retries)
@@ -91,19 +87,7 @@ class _Run:
             per_turn=policy.max_findings_per_turn, total=policy.max_findings_total
         )
         self.edge = edge_name(CODER, TESTER)
-        self.budgets = {
-            self.edge: PairwiseBudget(
-                self.edge,
-                limit=policy.initial_budget,
-                cap=policy.budget_cap,
-                growth=policy.budget_growth,
-            )
-        }
-        for party in (CODER, TESTER):
-            name = edge_name(ARBITER, party)
-            self.budgets[name] = PairwiseBudget(
-                name, limit=policy.arbiter_budget, cap=policy.arbiter_budget, growth=1.0
-            )
+        self.budgets = debate_budgets(policy, coder=CODER, tester=TESTER, arbiter=ARBITER)
         self.threads: dict[str, Thread] = {}
         self.messages: list[Message] = []
         self.settled_unseen: list[Message] = []
@@ -130,8 +114,13 @@ class _Run:
         blocks = [briefs.diff_brief(self.diff), briefs.seed_brief(self.proposals.allowance())]
         edge = self.budgets[self.edge]
         try:
-            report = await self._turn(
-                Role.TESTER, ToolName.REPORT_FINDINGS, blocks, self._parse_report, edges=[edge]
+            report = await self.turns.run(
+                Role.TESTER,
+                ToolName.REPORT_FINDINGS,
+                blocks,
+                self.checks.report,
+                edges=[edge],
+                round=0,
             )
         except BudgetExhausted as exc:
             report, self.error = None, str(exc)
@@ -173,12 +162,13 @@ class _Run:
         ]
         budget = self.budgets[self.edge]
         try:
-            result = await self._turn(
+            result = await self.turns.run(
                 Role.CODER,
                 ToolName.ANSWER_FINDINGS,
                 blocks,
-                lambda raw: self._parse_answers(raw, ids),
+                lambda raw: self.checks.answers(raw, ids),
                 edges=[budget],
+                round=self.round,
                 subject=ids,
             )
         except BudgetExhausted:
@@ -211,12 +201,13 @@ class _Run:
             briefs.evaluation_brief(pending, self.diff, allowance),
         ]
         try:
-            result = await self._turn(
+            result = await self.turns.run(
                 Role.TESTER,
                 ToolName.EVALUATE_ANSWERS,
                 blocks,
-                lambda raw: self._parse_evaluations(raw, ids),
+                lambda raw: self.checks.evaluations(raw, ids),
                 edges=[self.budgets[self.edge]],
+                round=self.round,
                 subject=ids,
             )
         except BudgetExhausted:
@@ -290,12 +281,13 @@ class _Run:
             briefs.arbitration_brief(batch, self.policy.protected_paths),
         ]
         try:
-            result = await self._turn(
+            result = await self.turns.run(
                 Role.ARBITER,
                 ToolName.ARBITRATE,
                 blocks,
-                lambda raw: self._parse_rulings(raw, ids),
+                lambda raw: self.checks.rulings(raw, ids),
                 edges=edges,
+                round=self.round,
                 subject=ids,
             )
         except BudgetExhausted as exc:
@@ -339,73 +331,7 @@ class _Run:
             self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, f"Unresolved: {note}.")
             thread.close(Closure(Consensus.UNRESOLVED, Resolution.OPEN, self.round, note=note))
 
-    # -- parsing the agents' tool input ----------------------------------------------------
-
-    def _parse_report(self, raw: dict[str, Any]) -> ReportFindings:
-        report = ReportFindings.model_validate(raw)
-        self._check_findings(report.findings)
-        return report
-
-    def _parse_answers(self, raw: dict[str, Any], ids: tuple[str, ...]) -> AnswerFindings:
-        result = AnswerFindings.model_validate(raw)
-        problems = _id_problems([a.finding_id for a in result.answers], ids)
-        problems += [p for a in result.answers if (p := self._answer_problem(a))]
-        if problems:
-            raise TurnRejected(problems)
-        return result
-
-    def _parse_evaluations(self, raw: dict[str, Any], ids: tuple[str, ...]) -> EvaluateAnswers:
-        result = EvaluateAnswers.model_validate(raw)
-        problems = _id_problems([e.finding_id for e in result.evaluations], ids)
-        if problems:
-            raise TurnRejected(problems)
-        self._check_findings(result.new_findings)
-        return result
-
-    def _parse_rulings(self, raw: dict[str, Any], ids: tuple[str, ...]) -> Arbitrate:
-        result = Arbitrate.model_validate(raw)
-        problems = _id_problems([r.finding_id for r in result.rulings], ids)
-        problems += [
-            p
-            for r in result.rulings
-            if r.patch is not None and (p := patch_problem(r.patch, self.diff, self.protected))
-        ]
-        if problems:
-            raise TurnRejected(problems)
-        return result
-
-    def _answer_problem(self, answer: Answer) -> str | None:
-        if answer.patch is None:
-            return None
-        return patch_problem(answer.patch, self.diff, self.protected)
-
-    def _check_findings(self, findings: Sequence[Finding]) -> None:
-        problems = [p for f in findings if (p := finding_problem(f, self.diff))]
-        if problems:
-            raise TurnRejected(problems)
-
     # -- bookkeeping ------------------------------------------------------------------------
-
-    async def _turn(
-        self,
-        role: Role,
-        tool: ToolName,
-        blocks: Sequence[PromptBlock],
-        parse: Callable[[dict[str, Any]], T],
-        *,
-        edges: Sequence[PairwiseBudget],
-        subject: tuple[str, ...] = (),
-    ) -> T | None:
-        return await self.turns.run(
-            agent=str(role),
-            role=role,
-            tool=tool,
-            blocks=blocks,
-            edges=edges,
-            round=self.round,
-            parse=parse,
-            subject=subject,
-        )
 
     def _raise(self, findings: Sequence[Finding]) -> int:
         """Open threads for new findings within the proposal budget, most severe first."""
@@ -416,7 +342,7 @@ class _Run:
             self._note(f"{len(ranked) - admitted} findings over the proposal budget were dropped")
         for finding in ranked[:admitted]:
             numbered = finding.model_copy(update={"id": f"F{len(self.threads) + 1}"})
-            thread = Thread(numbered, raised_by=TESTER, edge=self.edge)
+            thread = Thread(numbered, raised_by=TESTER)
             self.threads[numbered.id] = thread
             self._say(thread, TESTER, MessageKind.FINDING, numbered.claim)
         return admitted
@@ -437,7 +363,7 @@ class _Run:
         speaker: str,
         kind: MessageKind,
         text: str,
-        patch: Any = None,
+        patch: Patch | None = None,
     ) -> Message:
         message = Message(
             round=self.round,
@@ -456,16 +382,12 @@ class _Run:
         self._say(None, SYSTEM_SPEAKER, MessageKind.NOTICE, text)
 
     def _outcome(self) -> Outcome:
-        tokens: dict[str, float] = {}
-        for turn in self.turns.turns:
-            for finding_id in turn.subject:
-                share = turn.usage.total / len(turn.subject)
-                tokens[finding_id] = tokens.get(finding_id, 0.0) + share
+        tokens = self.turns.tokens_by_finding()
         return Outcome(
             unit_id=self.unit.id,
             stop=self.stop,
             error=self.error,
-            findings=[t.outcome(round(tokens.get(t.id, 0.0))) for t in self.threads.values()],
+            findings=[t.outcome(tokens.get(t.id, 0)) for t in self.threads.values()],
             rounds=self.round,
             calls=len(self.turns.turns),
             failed_turns=self.turns.failed_turns,
@@ -474,14 +396,3 @@ class _Run:
             budget_history={name: b.history for name, b in self.budgets.items()},
             transcript=Transcript(messages=self.messages, turns=self.turns.turns),
         )
-
-
-def _id_problems(given: Sequence[str], expected: Sequence[str]) -> list[str]:
-    problems = [
-        f"{i} is not one of the findings asked about ({', '.join(expected)})"
-        for i in given
-        if i not in expected
-    ]
-    duplicates = sorted({i for i in given if given.count(i) > 1})
-    problems += [f"{i} is answered more than once" for i in duplicates]
-    return problems

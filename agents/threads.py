@@ -33,7 +33,6 @@ class Closure:
 class Thread:
     finding: Finding
     raised_by: str
-    edge: str
     phase: Phase = Phase.AWAITING_ANSWER
     answer: Answer | None = None
     """The coder's latest answer."""

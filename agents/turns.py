@@ -39,15 +39,15 @@ class TurnRunner:
 
     async def run(
         self,
-        *,
-        agent: str,
         role: Role,
         tool: ToolName,
         blocks: Sequence[PromptBlock],
+        parse: Parse[T],
+        *,
         edges: Sequence[PairwiseBudget],
         round: int,
-        parse: Parse[T],
         subject: tuple[str, ...] = (),
+        agent: str | None = None,
     ) -> T | None:
         """Run one turn; return the parsed tool input, or None if every attempt failed.
 
@@ -61,7 +61,7 @@ class TurnRunner:
                 budget.check()
             request = LLMRequest(
                 role=role,
-                agent=agent,
+                agent=agent or str(role),
                 tool=TOOLS[tool],
                 system=SYSTEM,
                 blocks=_layout(role, blocks, retry_brief(tool, problems) if problems else None),
@@ -105,6 +105,16 @@ class TurnRunner:
             return usage, _schema_problems(exc), None
         except TurnRejected as exc:
             return usage, exc.problems, None
+
+    def tokens_by_finding(self) -> dict[str, int]:
+        """Each finding's share of the tokens of the turns that were about it."""
+        shares: dict[str, float] = {}
+        for turn in self.turns:
+            for finding_id in turn.subject:
+                shares[finding_id] = shares.get(finding_id, 0.0) + turn.usage.total / len(
+                    turn.subject
+                )
+        return {finding_id: round(share) for finding_id, share in shares.items()}
 
     def _charge(
         self, request: LLMRequest, usage: Usage, edges: Sequence[PairwiseBudget], round: int

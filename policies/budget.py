@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from policies.debate import DebatePolicy
 from policies.errors import BudgetExhausted, CeilingReached
 
 
@@ -112,6 +113,28 @@ class PairwiseBudget:
 
     def _record(self, round: int, kind: BudgetEventKind, note: str) -> None:
         self.history.append(BudgetEvent(round, kind, self._limit, self._spent, note))
+
+
+def debate_budgets(
+    policy: DebatePolicy, *, coder: str, tester: str, arbiter: str
+) -> dict[str, PairwiseBudget]:
+    """The budgets of one debate's edges, by edge name.
+
+    The coder-tester edge starts at `initial_budget` and may grow with progress; each edge to
+    the arbiter has a fixed `arbiter_budget`.
+    """
+    debate = edge_name(coder, tester)
+    budgets = {
+        debate: PairwiseBudget(
+            debate, limit=policy.initial_budget, cap=policy.budget_cap, growth=policy.budget_growth
+        )
+    }
+    for party in (coder, tester):
+        name = edge_name(arbiter, party)
+        budgets[name] = PairwiseBudget(
+            name, limit=policy.arbiter_budget, cap=policy.arbiter_budget, growth=1.0
+        )
+    return budgets
 
 
 class TokenCeiling:
