@@ -27,7 +27,8 @@ def data_block(kind: str, content: str) -> str:
 
 
 def data_json(kind: str, payload: Any) -> str:
-    text = json.dumps(payload, ensure_ascii=False, indent=1)
+    # Compact: every character of a turn is paid for, uncached.
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
     return data_block(kind, text.replace("<", "\\u003c").replace(">", "\\u003e"))
 
 

@@ -3,9 +3,11 @@
 Request layout, built for prompt caching. The API caches prefixes in the order tools →
 system → messages, and a change of `tool_choice` invalidates the cached messages but not the
 system prompt. So every request of a review carries the same four tools in the same order,
-a system prompt shared by all three roles, and the unit's diff appended to the system prompt
-with the cache breakpoint after it; the role and the turn's new material follow in the user
-message. The first call writes the prefix once; every later call of any role reads it.
+a system prompt shared by all three roles (a first cache breakpoint: this prefix is the same
+for every review, so it stays warm on a busy server), then the unit's diff appended to the
+system prompt (a second breakpoint); the role and the turn's new material follow in the user
+message. The first call of a unit writes the diff once; every later call of a role on the
+same model reads it.
 
 Faults: the SDK retries 408/409/429/5xx and connection errors itself; a `retry-after` longer
 than `max_retry_after` is shortened by a middleware (the SDK honours it uncapped). What still
@@ -36,13 +38,17 @@ _FATAL = (
 
 
 class RoleModels(BaseModel):
-    """The model each role runs on. The arbiter's rulings are binding: give it the strongest."""
+    """The model each role runs on.
+
+    The prompt cache is kept per model: roles on one model share the cached diff, and a role
+    on another model pays to write it again. So all three default to one model.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tester: str = "claude-sonnet-5-5"
     coder: str = "claude-sonnet-5-5"
-    arbiter: str = "claude-opus-5-5"
+    arbiter: str = "claude-sonnet-5-5"
 
     def for_role(self, role: Role) -> str:
         return str(getattr(self, role.value))
@@ -103,6 +109,10 @@ class ClaudeLLM:
         )
         return cls(client, models, cache=cache)
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections."""
+        await self.client.close()
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         try:
             message = await self.client.messages.create(**self.params(request))
@@ -121,6 +131,8 @@ class ClaudeLLM:
             {"type": "text", "text": text} for text in (request.system, *stable)
         ]
         if self.cache:
+            # One breakpoint after the prompt every review shares, one after the unit's diff.
+            system[0]["cache_control"] = CACHE
             system[-1]["cache_control"] = CACHE
         turn = [{"type": "text", "text": b.text} for b in request.blocks if not b.stable]
         return {

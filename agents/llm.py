@@ -8,6 +8,7 @@ each turn's new material, so a client can cache the stable prefix across turns a
 
 import functools
 import json
+import math
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -15,6 +16,12 @@ from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
 from agents.protocol import TOOLS, ToolSpec
 from agents.tokens import generous_tokens
+
+CACHE_WRITE_PRICE = 1.25
+"""A (five-minute) cache write, in input tokens."""
+
+CACHE_READ_PRICE = 0.1
+"""A cache read, in input tokens."""
 
 
 class Role(StrEnum):
@@ -32,6 +39,17 @@ class Usage(BaseModel):
     output_tokens: NonNegativeInt = 0
     cache_creation_input_tokens: NonNegativeInt = 0
     cache_read_input_tokens: NonNegativeInt = 0
+
+    @property
+    def billed(self) -> int:
+        """The usage in input-token equivalents, as the API prices it: a cache write costs
+        1.25 input tokens, a cache read a tenth of one. Budgets and ceilings count this."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + math.ceil(self.cache_creation_input_tokens * CACHE_WRITE_PRICE)
+            + math.ceil(self.cache_read_input_tokens * CACHE_READ_PRICE)
+        )
 
     @property
     def total(self) -> int:
@@ -78,9 +96,11 @@ class LLMRequest(BaseModel):
     """The finding ids this turn is about (for logs, metrics and progress)."""
 
     def estimated_tokens(self) -> int:
-        """A generous upper estimate of the tokens this call can use."""
+        """A generous upper estimate of the billed tokens this call can use: every prompt
+        token written to the cache, and the longest answer allowed."""
         chars = len(self.system) + sum(len(b.text) for b in self.blocks) + _toolset_chars()
-        return generous_tokens(chars) + self.max_output_tokens
+        prompt = generous_tokens(chars)
+        return math.ceil(prompt * CACHE_WRITE_PRICE) + self.max_output_tokens
 
 
 class LLMResponse(BaseModel):

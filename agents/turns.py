@@ -93,7 +93,7 @@ class TurnRunner:
         except LLMUnavailable as exc:
             return usage, [f"the model was unavailable: {exc}"], None
         finally:
-            self.ceiling.settle(reserved, usage.total)
+            self.ceiling.settle(reserved, usage.billed)
             self._charge(request, usage, edges, round)
         if response.truncated:
             return usage, ["the answer was cut off at the output limit; be briefer"], None
@@ -107,20 +107,19 @@ class TurnRunner:
             return usage, exc.problems, None
 
     def tokens_by_finding(self) -> dict[str, int]:
-        """Each finding's share of the tokens of the turns that were about it."""
+        """Each finding's share of the billed tokens of the turns that were about it."""
         shares: dict[str, float] = {}
         for turn in self.turns:
             for finding_id in turn.subject:
-                shares[finding_id] = shares.get(finding_id, 0.0) + turn.usage.total / len(
-                    turn.subject
-                )
+                share = turn.usage.billed / len(turn.subject)
+                shares[finding_id] = shares.get(finding_id, 0.0) + share
         return {finding_id: round(share) for finding_id, share in shares.items()}
 
     def _charge(
         self, request: LLMRequest, usage: Usage, edges: Sequence[PairwiseBudget], round: int
     ) -> None:
         self.usage_by_role[request.role] = self.usage_by_role.get(request.role, Usage()) + usage
-        share, rest = divmod(usage.total, len(edges)) if edges else (0, 0)
+        share, rest = divmod(usage.billed, len(edges)) if edges else (0, 0)
         for i, budget in enumerate(edges):
             budget.spend(share + (1 if i < rest else 0), round=round, note=request.agent)
 

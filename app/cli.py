@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
-from agents.review import review_diff
+from agents.review import Review, review_diff
 from app.settings import get_settings
 from app.terminal import Progress, render
 from policies.debate import DebatePolicy
@@ -73,13 +73,20 @@ def review(
         base_url=settings.anthropic_base_url,
         models=role_models,
     )
-    progress = Progress(llm, lambda line: click.echo(line, err=True))
     try:
-        result = asyncio.run(review_diff(diff, progress, policy))
+        result = asyncio.run(_review(diff, llm, policy))
     except LLMFatal as exc:
         _fail(str(exc))
     click.echo(result.model_dump_json(indent=2) if as_json else render(result))
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
+
+
+async def _review(diff: Diff, llm: ClaudeLLM, policy: DebatePolicy) -> Review:
+    progress = Progress(llm, lambda line: click.echo(line, err=True))
+    try:
+        return await review_diff(diff, progress, policy)
+    finally:
+        await llm.aclose()
 
 
 def _fail(reason: str) -> NoReturn:

@@ -30,11 +30,11 @@ class Progress:
             response = await self.llm.complete(request)
         finally:
             self.calls += 1
-        self.tokens += response.usage.total
+        self.tokens += response.usage.billed
         about = f" on {', '.join(request.subject)}" if request.subject else ""
         self.report(
             f"round {request.round} · {request.role} · {request.tool.name}{about} · "
-            f"{self.calls} calls · {self.tokens:,} tokens"
+            f"{self.calls} calls · {self.tokens:,} billed tokens"
         )
         return response
 
@@ -65,7 +65,7 @@ def _finding(result: FindingOutcome) -> list[str]:
     verdict = click.style(str(result.resolution), fg=_RESOLUTION_COLOUR[result.resolution])
     out = [
         f"{click.style(where, bold=True)}  {finding.severity}  {verdict} · {how} · "
-        f"round {result.closed_in_round} · {result.tokens:,} tokens",
+        f"round {result.closed_in_round} · {result.tokens:,} billed tokens",
         f"  {finding.claim}",
     ]
     if result.patch is not None:
@@ -80,7 +80,7 @@ def _finding(result: FindingOutcome) -> list[str]:
 
 
 def _totals(review: Review) -> str:
-    by_role = " · ".join(f"{role} {u.total:,}" for role, u in review.usage_by_role().items())
+    by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
     counts = dict.fromkeys(Resolution, 0)
     for result in review.findings:
         counts[result.resolution] += 1
@@ -88,5 +88,5 @@ def _totals(review: Review) -> str:
     return (
         f"{len(review.findings)} findings ({summary}) in {len(review.units)} units; "
         f"{review.rounds} rounds, {review.calls} calls ({review.failed_turns} failed turns), "
-        f"{review.usage.total:,} tokens ({by_role or 'none'})."
+        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})."
     )

@@ -11,7 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class DebatePolicy(BaseModel):
-    """Limits of one review's debates. Defaults suit a typical pull request."""
+    """Limits of one review's debates. Defaults suit a typical pull request.
+
+    Token figures are billed tokens: input-token equivalents as the API prices them (a cache
+    read costs a tenth of an input token, a cache write 1.25), so caching stretches budgets
+    exactly as far as it stretches the bill.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 

@@ -17,7 +17,14 @@ from agents.protocol import TOOLS, ToolName
 from policies.budget import BudgetEventKind
 from policies.debate import DebatePolicy
 from tests.agents.kit import finding, payments_unit
-from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool, error, message
+from tests.agents.messages_kit import (
+    BASE_URL,
+    MESSAGES_URL,
+    by_tool,
+    error,
+    forced_tool,
+    message,
+)
 
 UNDEFINED = finding(16, "`log` is not defined anywhere.", "blocker")
 DIFF_BLOCK = PromptBlock(text="<untrusted-diff-1>…</untrusted-diff-1>", stable=True)
@@ -61,9 +68,9 @@ async def test_a_request_forces_the_tool_and_lays_out_a_cacheable_prefix() -> No
     assert body["tool_choice"] == {"type": "tool", "name": "answer_findings"}
     assert [t["name"] for t in body["tools"]] == [str(name) for name in TOOLS]
     assert body["tools"][1]["input_schema"] == TOOLS[ToolName.ANSWER_FINDINGS].input_schema()
-    # The shared system prompt, then the diff carrying the one cache breakpoint.
+    # The prompt every review shares, then the unit's diff: a cache breakpoint after each.
     assert [b["text"] for b in body["system"]] == [SYSTEM, DIFF_BLOCK.text]
-    assert "cache_control" not in body["system"][0]
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert body["system"][1]["cache_control"] == {"type": "ephemeral"}
     assert body["messages"] == [
         {
@@ -125,6 +132,8 @@ async def test_usage_and_the_tool_input_come_back() -> None:
     assert response.usage.cache_creation_input_tokens == 3000
     assert response.usage.cache_read_input_tokens == 500
     assert response.usage.total == 3630
+    # Billed in input-token equivalents: a write costs 1.25, a read a tenth.
+    assert response.usage.billed == 40 + 90 + 3750 + 50
     assert not response.truncated
 
 
@@ -269,6 +278,39 @@ async def test_real_usage_flows_into_the_debate_budgets() -> None:
     # Each call reported 1200 input and 80 output tokens.
     assert [e.spent for e in spends] == [1280, 2560, 3840]
     assert route.call_count == 3
+
+
+@respx.mock
+async def test_cached_reads_spend_a_tenth_of_the_budget() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        tool_input = (
+            {"findings": [UNDEFINED]}
+            if forced_tool(request) == "report_findings"
+            else (
+                {
+                    "answers": [
+                        {
+                            "finding_id": "F1",
+                            "stance": "concede",
+                            "argument": "Yes.",
+                            "patch": LOG_FIX,
+                        }
+                    ]
+                }
+                if forced_tool(request) == "answer_findings"
+                else {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Ok."}]}
+            )
+        )
+        return message(
+            forced_tool(request), tool_input, input_tokens=100, output_tokens=50, cache_read=10_000
+        )
+
+    respx.post(MESSAGES_URL).mock(side_effect=answer)
+
+    outcome = await Debate(client()).run(payments_unit())
+
+    spends = [e for e in outcome.budget_history["coder↔tester"] if e.kind is BudgetEventKind.SPEND]
+    assert [e.spent for e in spends] == [1150, 2300, 3450]
 
 
 @respx.mock

@@ -475,7 +475,7 @@ async def test_the_token_ceiling_stops_the_debate_and_leaves_findings_unresolved
     result = only(outcome)
     assert (result.consensus, result.trigger) == (Consensus.UNRESOLVED, ArbitrationTrigger.CEILING)
     assert "token ceiling reached" in (result.note or "")
-    assert outcome.usage.total <= policy.token_ceiling
+    assert outcome.usage.billed <= policy.token_ceiling
     # It stopped because the next call might not fit, not because the script ran out.
     assert len(llm.requests) < 1 + 2 * len(words)
 
@@ -487,7 +487,7 @@ async def test_one_ceiling_is_shared_by_every_unit_of_a_review() -> None:
     debate_ = Debate(llm, DebatePolicy(token_ceiling=50_000), ceiling=ceiling)
     outcomes = [await debate_.run(payments_unit()) for _ in range(3)]
 
-    assert ceiling.spent == sum(o.usage.total for o in outcomes) > 0
+    assert ceiling.spent == sum(o.usage.billed for o in outcomes) > 0
 
 
 async def test_untrusted_material_reaches_the_model_only_inside_data_blocks() -> None:
@@ -527,8 +527,8 @@ async def test_each_finding_reports_its_share_of_tokens() -> None:
     )
 
     by_finding = sum(f.tokens for f in outcome.findings)
-    seed = outcome.transcript.turns[0].usage.total
-    assert abs(by_finding - (outcome.usage.total - seed)) <= 1
+    seed = outcome.transcript.turns[0].usage.billed
+    assert abs(by_finding - (outcome.usage.billed - seed)) <= 1
     assert outcome.calls == len(llm.requests) == 3
 
 

@@ -193,7 +193,7 @@ def test_any_script_ends_bounded_with_one_verdict_per_finding(
     outcome = asyncio.run(Debate(llm, policy).run(UNIT))
 
     assert len(llm.requests) == outcome.calls <= policy.max_calls()
-    assert outcome.usage.total <= policy.token_ceiling
+    assert outcome.usage.billed <= policy.token_ceiling
     assert outcome.rounds <= policy.max_rounds
     ids = [f.finding.id for f in outcome.findings]
     assert len(ids) == len(set(ids)) <= policy.max_findings_total
