@@ -84,9 +84,14 @@ def _totals(review: Review) -> str:
     counts = dict.fromkeys(Resolution, 0)
     for result in review.findings:
         counts[result.resolution] += 1
-    summary = ", ".join(f"{n} {r}" for r, n in counts.items() if n) or "no findings"
+    summary = ", ".join(f"{n} {r}" for r, n in counts.items() if n)
+    findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
     return (
-        f"{len(review.findings)} findings ({summary}) in {len(review.units)} units; "
-        f"{review.rounds} rounds, {review.calls} calls ({review.failed_turns} failed turns), "
-        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})."
+        f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
+        f"{_count(review.calls, 'call')}, {review.failed_turns} failed · "
+        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -83,7 +83,7 @@ def test_an_agreed_fix_is_printed_and_exits_zero(patch_file: Path) -> None:
     assert UNDEFINED["claim"] in out
     assert f"Suggested replacement for {PAYMENTS}:16-16:" in out
     assert "        logger.info('refund %s %s', payment.id, amount)" in out
-    assert "1 findings (1 fixed) in 1 units; 1 rounds, 3 calls (0 failed turns)" in out
+    assert "1 finding (1 fixed) · 1 unit · 1 round · 3 calls, 0 failed · " in out
     # Progress goes to standard error while the debate runs.
     assert "round 1 · coder · answer_findings on F1 · 2 calls" in result.stderr
 

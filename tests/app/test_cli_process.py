@@ -1,0 +1,84 @@
+"""`tiebreak review` as a real process, against a local fake of the Messages API."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
+from tests.fakes.messages_api import Error, FakeMessagesAPI
+
+TIEBREAK = Path(sys.executable).with_name("tiebreak")
+DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
+UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
+LOG_FIX = {
+    "path": PAYMENTS,
+    "start_line": 16,
+    "end_line": 16,
+    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
+}
+
+
+def tiebreak(
+    api: FakeMessagesAPI, *args: str, key: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {"ANTHROPIC_API_KEY": key or api.api_key, "ANTHROPIC_BASE_URL": api.base_url}
+    return subprocess.run(
+        [str(TIEBREAK), "review", "-", *args],
+        input=DIFF,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_command_reviews_a_diff_from_standard_input() -> None:
+    with FakeMessagesAPI.queued(
+        report_findings=[{"findings": [UNDEFINED]}],
+        answer_findings=[
+            {
+                "answers": [
+                    {
+                        "finding_id": "F1",
+                        "stance": "concede",
+                        "argument": "Right.",
+                        "patch": LOG_FIX,
+                    }
+                ]
+            }
+        ],
+        evaluate_answers=[
+            {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]}
+        ],
+    ) as api:
+        done = tiebreak(api)
+
+    assert done.returncode == 0, done.stderr
+    assert f"{PAYMENTS}:16  blocker  fixed · unanimous · round 1" in done.stdout
+    assert "logger.info('refund %s %s', payment.id, amount)" in done.stdout
+    assert "round 1 · tester · evaluate_answers on F1 · 3 calls" in done.stderr
+    # The second and third calls read the prefix the first one wrote.
+    first, *later = [r.usage for r in api.requests]
+    assert first is not None
+    assert first.cache_creation_input_tokens > 0
+    assert all(u is not None and u.cache_read_input_tokens > 0 for u in later)
+
+
+def test_an_overloaded_api_is_retried_and_the_review_still_lands() -> None:
+    overloaded = Error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "10"})
+    with FakeMessagesAPI.queued(report_findings=[overloaded, {"findings": []}]) as api:
+        done = tiebreak(api)
+
+    assert done.returncode == 0, done.stderr
+    assert "No findings: the change looks sound." in done.stdout
+    assert [r.status for r in api.requests] == [529, 200]
+
+
+def test_a_refused_key_ends_with_one_line_and_status_two() -> None:
+    with FakeMessagesAPI.queued(report_findings=[{"findings": []}], strict=False) as api:
+        done = tiebreak(api, key="sk-revoked")
+
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith("tiebreak: the Anthropic API refused the call")
+    assert "Traceback" not in done.stderr
