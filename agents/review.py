@@ -8,7 +8,7 @@ import asyncio
 
 from pydantic import BaseModel
 
-from agents.diff import DEFAULT_UNIT_TOKENS, Diff
+from agents.diff import DEFAULT_UNIT_TOKENS, Diff, ReviewUnit
 from agents.engine import Debate
 from agents.errors import LLMFatal
 from agents.llm import LLMClient, Role, Usage
@@ -82,14 +82,13 @@ async def review_diff(
     debate = Debate(llm, policy)
     slots = asyncio.Semaphore(concurrency)
 
-    async def run(unit_index: int) -> Outcome:
+    async def run(unit: ReviewUnit) -> Outcome:
         async with slots:
-            return await debate.run(units[unit_index])
+            return await debate.run(unit)
 
-    units = diff.units(unit_tokens)
     try:
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(run(i)) for i in range(len(units))]
+            tasks = [group.create_task(run(unit)) for unit in diff.units(unit_tokens)]
     except ExceptionGroup as errors:
         # A fatal model error (bad key, no credit) is the review's answer, not a bug.
         fatal = next((e for e in errors.exceptions if isinstance(e, LLMFatal)), None)
