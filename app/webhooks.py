@@ -1,0 +1,127 @@
+"""`POST /api/github/webhooks`: verify, parse, deduplicate, route, enqueue, answer.
+
+Nothing slow happens here: a handler enqueues at most one job, and the answer goes back in
+milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over GitHub's
+25 MB cap is 413, anything that is not a JSON object or lacks what its handler needs is 400,
+and an event or action Tiebreak does not act on is acknowledged and ignored.
+"""
+
+import json
+import logging
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from githubkit import webhooks
+from pydantic import ValidationError
+from redis.exceptions import RedisError
+
+from app.handlers import ROUTER
+from app.queue import ReviewQueue
+from app.routing import Delivery, Outcome
+
+MAX_BODY_BYTES = 25 * 1024 * 1024
+"""GitHub does not deliver payloads above 25 MB; anything larger is not from GitHub."""
+
+DELIVERY_TTL = 7 * 24 * 3600
+"""How long a delivery id is remembered (seconds). GitHub keeps the id on redelivery."""
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+
+class WebhookContext:
+    """What the endpoint needs, built once per process."""
+
+    def __init__(self, secret: str, queue: ReviewQueue) -> None:
+        self.secret = secret
+        self.queue = queue
+
+
+def get_webhook_context(request: Request) -> WebhookContext:
+    context: WebhookContext = request.app.state.webhooks
+    return context
+
+
+WebhookContextDep = Annotated[WebhookContext, Depends(get_webhook_context)]
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        self.status = status
+        self.reason = reason
+
+
+@router.post("/api/github/webhooks")
+async def receive_webhook(request: Request, context: WebhookContextDep) -> JSONResponse:
+    try:
+        delivery = await _verified_delivery(request, context.secret)
+    except _Refused as refused:
+        return _answer(refused.status, error=refused.reason)
+    if delivery.event == "ping":
+        return _answer(200, outcome=Outcome.PONG, delivery=delivery.id)
+    handler = ROUTER.handler(delivery)
+    if handler is None:
+        return _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
+    seen = f"tiebreak:delivery:{delivery.id}"
+    try:
+        if not await context.queue.redis.set(seen, "1", nx=True, ex=DELIVERY_TTL):
+            return _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
+        outcome = await handler(delivery, context)
+    except ValidationError as exc:
+        await _forget(context, seen)
+        return _answer(400, error=f"unexpected {delivery.event} payload: {_first(exc)}")
+    except (RedisError, OSError) as exc:
+        log.warning("webhook %s not queued: %s", delivery.id, exc)
+        await _forget(context, seen)
+        return _answer(503, error="the queue is unavailable; redeliver later")
+    except Exception:
+        # The endpoint's catch-all: a bug must not lose the delivery's id for good.
+        log.exception("webhook %s (%s) failed", delivery.id, delivery.event)
+        await _forget(context, seen)
+        return _answer(500, error="internal error")
+    status = 202 if outcome is Outcome.ENQUEUED else 200
+    return _answer(status, outcome=outcome, delivery=delivery.id)
+
+
+async def _verified_delivery(request: Request, secret: str) -> Delivery:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _Refused(413, "payload too large")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise _Refused(413, "payload too large")
+    signature = request.headers.get("x-hub-signature-256", "")
+    # githubkit falls back to sha1 without the prefix: insist on sha256.
+    if not signature.startswith("sha256=") or not webhooks.verify(secret, bytes(body), signature):
+        raise _Refused(401, "invalid or missing X-Hub-Signature-256")
+    event = request.headers.get("x-github-event")
+    delivery_id = request.headers.get("x-github-delivery")
+    if not event or not delivery_id:
+        raise _Refused(400, "missing X-GitHub-Event or X-GitHub-Delivery")
+    try:
+        payload = json.loads(body)
+    except ValueError as exc:
+        raise _Refused(400, f"malformed JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise _Refused(400, "the payload is not a JSON object")
+    return Delivery(id=delivery_id, event=event, payload=payload)
+
+
+async def _forget(context: WebhookContext, key: str) -> None:
+    """Let a redelivery of a delivery that was not handled be handled."""
+    try:
+        await context.queue.redis.delete(key)
+    except (RedisError, OSError) as exc:
+        log.warning("could not forget %s: %s", key, exc)
+
+
+def _answer(status: int, **content: str) -> JSONResponse:
+    return JSONResponse(status_code=status, content=content)
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"

@@ -1,0 +1,247 @@
+"""`POST /api/github/webhooks` on a real Redis: verify, deduplicate, route, enqueue."""
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from app.events import PullRequestRef
+from app.queue import REVIEW_JOB, review_job_id
+from app.server import create_app
+from app.settings import Settings, SettingsError
+from app.webhooks import MAX_BODY_BYTES
+from tests.app.webhook_kit import SECRET, Store, payload, signed
+
+OPENED = payload("pull_request/opened")
+HEAD = OPENED["pull_request"]["head"]["sha"]
+REF = PullRequestRef(
+    installation_id=1, owner="Codertocat", repo="Hello-World", number=2, head_sha=HEAD
+)
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[TestClient]:
+    settings = Settings(github_webhook_secret=SECRET)
+    with TestClient(create_app(settings, redis_url)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def store(redis_url: str) -> Iterator[Store]:
+    view = Store(redis_url)
+    yield view
+    view.close()
+
+
+def post(client: TestClient, event: str, body: dict[str, Any] | bytes, **kw: Any) -> Any:
+    raw, headers = signed(event, body, **kw)
+    return client.post("/api/github/webhooks", content=raw, headers=headers)
+
+
+def queued_jobs(store: Store) -> list[str]:
+    return store.queued_jobs()
+
+
+def test_an_opened_pull_request_is_queued_for_review(client: TestClient, store: Store) -> None:
+    response = post(client, "pull_request", OPENED, delivery="d-1")
+
+    assert response.status_code == 202
+    assert response.json() == {"outcome": "enqueued", "delivery": "d-1"}
+    assert queued_jobs(store) == [review_job_id(REF)]
+    assert review_job_id(REF) == f"review:Codertocat/Hello-World#2@{HEAD}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pull_request/reopened",
+        "pull_request/synchronize",
+        "pull_request/ready_for_review.with-installation",
+    ],
+)
+def test_other_changes_are_queued_too(client: TestClient, store: Store, name: str) -> None:
+    response = post(client, "pull_request", payload(name))
+
+    assert response.status_code == 202
+    assert len(queued_jobs(store)) == 1
+
+
+def test_a_redelivery_is_acknowledged_once(client: TestClient, store: Store) -> None:
+    first = post(client, "pull_request", OPENED, delivery="d-1")
+    again = post(client, "pull_request", OPENED, delivery="d-1")
+
+    assert (first.status_code, again.status_code) == (202, 200)
+    assert again.json()["outcome"] == "duplicate"
+    assert len(queued_jobs(store)) == 1
+
+
+def test_another_event_for_the_same_head_does_not_start_a_second_review(
+    client: TestClient, store: Store
+) -> None:
+    post(client, "pull_request", OPENED, delivery="d-1")
+    reopened = post(client, "pull_request", {**OPENED, "action": "reopened"}, delivery="d-2")
+
+    assert reopened.status_code == 200
+    assert reopened.json()["outcome"] == "duplicate"
+    assert len(queued_jobs(store)) == 1
+
+
+def test_a_newer_push_supersedes_the_older_review(client: TestClient, store: Store) -> None:
+    post(client, "pull_request", OPENED)
+    newer = json.loads(json.dumps(OPENED))
+    newer["action"] = "synchronize"
+    newer["pull_request"]["head"]["sha"] = "f" * 40
+
+    assert post(client, "pull_request", newer).status_code == 202
+
+    old_job = review_job_id(REF)
+    assert store.zscore("arq:abort", old_job) is not None
+    assert store.get("tiebreak:head:Codertocat/Hello-World#2") == "f" * 40
+    assert f"review:Codertocat/Hello-World#2@{'f' * 40}" in queued_jobs(store)
+
+
+def test_a_draft_waits_until_it_is_ready(client: TestClient, store: Store) -> None:
+    draft = json.loads(json.dumps(OPENED))
+    draft["pull_request"]["draft"] = True
+
+    response = post(client, "pull_request", draft)
+
+    assert response.status_code == 200
+    assert response.json()["outcome"] == "skipped"
+    assert queued_jobs(store) == []
+
+
+@pytest.mark.parametrize(
+    ("event", "name"),
+    [
+        ("pull_request", "pull_request/closed"),
+        ("issue_comment", "issue_comment/created.with-installation"),
+        ("star", "pull_request/opened"),
+    ],
+)
+def test_events_tiebreak_does_not_act_on_are_ignored(
+    client: TestClient, store: Store, event: str, name: str
+) -> None:
+    response = post(client, event, payload(name))
+
+    assert response.status_code == 200
+    assert response.json()["outcome"] == "ignored"
+    assert queued_jobs(store) == []
+
+
+def test_ping_is_answered(client: TestClient) -> None:
+    response = post(client, "ping", payload("ping/payload"))
+
+    assert response.status_code == 200
+    assert response.json()["outcome"] == "pong"
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"X-Hub-Signature-256": "sha256=" + "0" * 64},
+        {"X-Hub-Signature-256": "deadbeef"},
+        {"X-Hub-Signature": "sha1=0000000000000000000000000000000000000000"},
+    ],
+    ids=["missing", "wrong", "no-prefix", "sha1-only"],
+)
+def test_a_delivery_without_a_valid_signature_is_refused(
+    client: TestClient, store: Store, headers: dict[str, str]
+) -> None:
+    raw, good = signed("pull_request", OPENED)
+    del good["X-Hub-Signature-256"]
+
+    response = client.post("/api/github/webhooks", content=raw, headers=good | headers)
+
+    assert response.status_code == 401
+    assert queued_jobs(store) == []
+    assert store.keys("tiebreak:*") == []
+
+
+def test_a_body_signed_with_another_secret_is_refused(client: TestClient, store: Store) -> None:
+    response = post(client, "pull_request", OPENED, secret="someone-else")
+
+    assert response.status_code == 401
+    assert queued_jobs(store) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [(b"{not json", "malformed JSON"), (b"[1, 2]", "not a JSON object")],
+)
+def test_a_body_that_is_no_json_object_is_a_bad_request(
+    client: TestClient, body: bytes, reason: str
+) -> None:
+    response = post(client, "pull_request", body)
+
+    assert response.status_code == 400
+    assert reason in response.json()["error"]
+
+
+def test_a_payload_missing_what_its_handler_needs_is_a_bad_request(
+    client: TestClient, store: Store
+) -> None:
+    broken = {k: v for k, v in OPENED.items() if k != "pull_request"}
+
+    response = post(client, "pull_request", broken, delivery="d-9")
+
+    assert response.status_code == 400
+    assert "unexpected pull_request payload: pull_request" in response.json()["error"]
+    # The delivery id is forgotten, so a corrected redelivery would be handled.
+    assert store.get("tiebreak:delivery:d-9") is None
+
+
+def test_missing_delivery_headers_are_a_bad_request(client: TestClient) -> None:
+    raw, headers = signed("pull_request", OPENED)
+    del headers["X-GitHub-Delivery"]
+
+    response = client.post("/api/github/webhooks", content=raw, headers=headers)
+
+    assert response.status_code == 400
+
+
+def test_a_body_over_githubs_cap_is_refused(client: TestClient, store: Store) -> None:
+    response = post(client, "pull_request", b" " * (MAX_BODY_BYTES + 1))
+
+    assert response.status_code == 413
+    assert queued_jobs(store) == []
+
+
+def test_installations_are_recorded(client: TestClient, store: Store) -> None:
+    post(client, "installation", payload("installation/created"))
+    post(client, "installation_repositories", payload("installation_repositories/added"))
+
+    assert store.hget("tiebreak:installation:957387", "account") == "Codertocat"
+    assert store.smembers("tiebreak:installation:957387:repos") == {
+        "Codertocat/Hello-World",
+        "Codertocat/Space",
+    }
+
+    deleted = payload("installation/deleted")
+    deleted["installation"]["id"] = 957387
+    post(client, "installation", deleted)
+
+    assert not store.exists("tiebreak:installation:957387")
+
+
+def test_health_and_readiness(client: TestClient) -> None:
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"status": "ready"}
+
+
+def test_the_server_refuses_to_start_without_a_webhook_secret(redis_url: str) -> None:
+    with pytest.raises(SettingsError, match="GITHUB_WEBHOOK_SECRET"):
+        create_app(Settings(), redis_url)
+
+
+def test_the_job_carries_only_the_narrow_reference(client: TestClient, store: Store) -> None:
+    import pickle
+
+    post(client, "pull_request", OPENED)
+
+    job = pickle.loads(store.raw(f"arq:job:{review_job_id(REF)}") or b"")
+    assert job["f"] == REVIEW_JOB
+    assert job["a"] == (REF.model_dump(mode="json"),)
