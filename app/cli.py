@@ -1,18 +1,23 @@
 """The `tiebreak` command line."""
 
 import asyncio
+import contextlib
 import sys
 from typing import NoReturn, TextIO
 
 import click
+import uvicorn
 from pydantic import ValidationError
 
 from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.review import Review, review_diff
-from app.settings import get_settings
+from app.embedded_redis import EmbeddedRedis
+from app.server import create_app
+from app.settings import Settings, SettingsError, get_settings
 from app.terminal import Progress, render
+from app.worker import WorkerDeps, build_worker
 from policies.debate import DebatePolicy
 
 EXIT_SETTLED, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
@@ -87,6 +92,79 @@ async def _review(diff: Diff, llm: ClaudeLLM, policy: DebatePolicy) -> Review:
         return await review_diff(diff, progress, policy)
     finally:
         await llm.aclose()
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, help="Port to listen on.")
+def serve(host: str, port: int) -> None:
+    """Run the web server and a worker in one process.
+
+    With REDIS_URL unset, starts an embedded Redis under TIEBREAK_DATA_DIR.
+    """
+    settings = _settings(web=True, worker=True)
+    deps = WorkerDeps.from_settings(settings)
+    with contextlib.ExitStack() as stack:
+        redis_url = (
+            settings.redis_url
+            or stack.enter_context(EmbeddedRedis(settings.tiebreak_data_dir / "redis")).url
+        )
+        asyncio.run(_serve(settings, redis_url, host, port, deps))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, help="Port to listen on.")
+def web(host: str, port: int) -> None:
+    """Run the web server alone, on the Redis at REDIS_URL."""
+    settings = _settings(web=True)
+    redis_url = _redis_url(settings)
+    asyncio.run(_serve(settings, redis_url, host, port, None))
+
+
+@main.command()
+def worker() -> None:
+    """Run a worker alone, on the Redis at REDIS_URL (run as many as you like)."""
+    settings = _settings(worker=True)
+    build_worker(WorkerDeps.from_settings(settings), _redis_url(settings)).run()
+
+
+async def _serve(
+    settings: Settings, redis_url: str, host: str, port: int, deps: WorkerDeps | None
+) -> None:
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings, redis_url), host=host, port=port, log_level="info")
+    )
+    if deps is None:
+        await server.serve()
+        return
+    # uvicorn owns the signals; when it stops, the worker stops, and arq requeues what it ran.
+    background = build_worker(deps, redis_url, handle_signals=False)
+    jobs = asyncio.create_task(background.async_run())
+    try:
+        await server.serve()
+    finally:
+        await background.close()
+        jobs.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await jobs
+
+
+def _settings(*, web: bool = False, worker: bool = False) -> Settings:
+    try:
+        settings = get_settings()
+        settings.require(web=web, worker=worker)
+        if worker:
+            settings.private_key()
+    except (ValidationError, SettingsError) as exc:
+        _fail(str(exc).splitlines()[0])
+    return settings
+
+
+def _redis_url(settings: Settings) -> str:
+    if settings.redis_url is None:
+        _fail("REDIS_URL is not set (only `tiebreak serve` starts its own Redis)")
+    return settings.redis_url
 
 
 def _fail(reason: str) -> NoReturn:

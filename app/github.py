@@ -1,0 +1,208 @@
+"""The GitHub side of a review, through githubkit: one App client per process.
+
+The App authenticates with its JWT; each job asks for an installation client by the
+installation id it carries (never a token). Every client has an explicit timeout, and retries
+rate limits and server errors with githubkit's own policy, except a wait longer than
+`MAX_RETRY_WAIT`: a review never sleeps for an hour on a rate-limit reset.
+"""
+
+import base64
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+from urllib.parse import quote
+
+from githubkit import AppAuthStrategy, GitHub
+from githubkit.exception import GitHubException, RequestFailed
+from githubkit.retry import RetryChainDecision, RetryOption, RetryRateLimit, RetryServerError
+from pydantic import BaseModel, ConfigDict
+
+from app.events import PullRequestRef
+from policies.errors import TiebreakError
+
+CHECK_RUN_NAME = "Tiebreak"
+TIMEOUT_SECONDS = 30.0
+MAX_RETRY_WAIT = timedelta(seconds=60)
+MAX_FILE_PAGES = 30
+"""The files API lists at most 3,000 files: 30 pages of 100."""
+
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+
+
+class GitHubError(TiebreakError):
+    """GitHub refused or failed a call the review needed."""
+
+
+class PullRequest(BaseModel):
+    """The pull request as the review needs it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    state: str
+    draft: bool
+    title: str
+    body: str
+    head_sha: str
+    base_sha: str
+    base_ref: str
+    html_url: str
+
+
+class CappedRetry:
+    """githubkit's retries for rate limits and 5xx, minus waits longer than a cap."""
+
+    def __init__(self, max_wait: timedelta = MAX_RETRY_WAIT) -> None:
+        self.max_wait = max_wait
+        self._chain = RetryChainDecision(RetryRateLimit(max_retry=2), RetryServerError(3))
+
+    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        option = self._chain(exc, retry_count)
+        if option.do_retry and option.retry_after and option.retry_after > self.max_wait:
+            return RetryOption(False)
+        return option
+
+
+class GitHubApp:
+    """The App's client, built once per process."""
+
+    def __init__(
+        self,
+        app_id: int,
+        private_key: str,
+        base_url: str,
+        *,
+        timeout: float = TIMEOUT_SECONDS,
+        retry: bool = True,
+    ) -> None:
+        self._auth = AppAuthStrategy(app_id, private_key)
+        self._github = GitHub(
+            self._auth,
+            base_url=base_url.rstrip("/") + "/",
+            timeout=timeout,
+            auto_retry=CappedRetry() if retry else False,
+            http_cache=False,
+        )
+
+    def installation(self, installation_id: int) -> "Installation":
+        return Installation(self._github.with_auth(self._auth.as_installation(installation_id)))
+
+
+class Installation:
+    """Calls on behalf of one installation."""
+
+    def __init__(self, github: GitHub[Any]) -> None:
+        self._github = github
+        self._rest = github.rest
+
+    async def pull_request(self, ref: PullRequestRef) -> PullRequest:
+        response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
+        raw = response.json()
+        return PullRequest(
+            number=raw["number"],
+            state=raw["state"],
+            draft=bool(raw.get("draft")),
+            title=raw.get("title") or "",
+            body=raw.get("body") or "",
+            head_sha=raw["head"]["sha"],
+            base_sha=raw["base"]["sha"],
+            base_ref=raw["base"]["ref"],
+            html_url=raw.get("html_url") or "",
+        )
+
+    async def diff(self, ref: PullRequestRef) -> str:
+        """The pull request's unified diff; above GitHub's diff limits (406), rebuilt from
+        the paginated files API."""
+        try:
+            response = await self._rest.pulls.async_get(
+                ref.owner, ref.repo, ref.number, headers={"Accept": DIFF_MEDIA_TYPE}
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code != 406:
+                raise
+            return await self._diff_from_files(ref)
+        return response.text
+
+    async def _diff_from_files(self, ref: PullRequestRef) -> str:
+        parts = []
+        for page in range(1, MAX_FILE_PAGES + 1):
+            response = await self._rest.pulls.async_list_files(
+                ref.owner, ref.repo, ref.number, per_page=100, page=page
+            )
+            files: Any = response.json()
+            parts += [_file_diff(f) for f in files if f.get("patch")]
+            if len(files) < 100:
+                break
+        return "".join(parts)
+
+    async def file(self, ref: PullRequestRef, path: str, commit: str) -> str | None:
+        """A file's text at a commit, or None if it does not exist there."""
+        try:
+            response = await self._rest.repos.async_get_content(
+                ref.owner, ref.repo, path, ref=commit
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return None
+            raise
+        raw: Any = response.json()
+        if not isinstance(raw, dict) or raw.get("type") != "file":
+            return None
+        content = str(raw.get("content") or "")
+        return base64.b64decode(content).decode("utf-8", errors="replace")
+
+    async def create_check_run(self, ref: PullRequestRef, fields: Mapping[str, Any]) -> int:
+        body: Any = {"name": CHECK_RUN_NAME, "head_sha": ref.head_sha, **fields}
+        response = await self._rest.checks.async_create(ref.owner, ref.repo, data=body)
+        check_id: int = response.json()["id"]
+        return check_id
+
+    async def update_check_run(
+        self, ref: PullRequestRef, check_id: int, fields: Mapping[str, Any]
+    ) -> None:
+        body: Any = dict(fields)
+        await self._rest.checks.async_update(ref.owner, ref.repo, check_id, data=body)
+
+    async def create_review(self, ref: PullRequestRef, review: Mapping[str, Any]) -> int:
+        body: Any = dict(review)
+        response = await self._rest.pulls.async_create_review(
+            ref.owner, ref.repo, ref.number, data=body
+        )
+        review_id: int = response.json()["id"]
+        return review_id
+
+    async def ensure_label(self, ref: PullRequestRef, name: str, color: str, about: str) -> None:
+        """Create the label in the repository unless it exists (422 `already_exists`)."""
+        body: Any = {"name": name, "color": color, "description": about}
+        try:
+            await self._rest.issues.async_create_label(ref.owner, ref.repo, data=body)
+        except RequestFailed as exc:
+            if exc.response.status_code != 422:
+                raise
+
+    async def add_label(self, ref: PullRequestRef, name: str) -> None:
+        body: Any = {"labels": [name]}
+        await self._rest.issues.async_add_labels(ref.owner, ref.repo, ref.number, data=body)
+
+    async def remove_label(self, ref: PullRequestRef, name: str) -> None:
+        """Take the label off; a label that is not there (404) is fine."""
+        try:
+            await self._rest.issues.async_remove_label(
+                ref.owner, ref.repo, ref.number, quote(name, safe="")
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code != 404:
+                raise
+
+
+def _file_diff(entry: Mapping[str, Any]) -> str:
+    """One file of the files API as a git diff section."""
+    name = entry["filename"]
+    old = entry.get("previous_filename") or name
+    status = entry.get("status")
+    source = "/dev/null" if status == "added" else f"a/{old}"
+    target = "/dev/null" if status == "removed" else f"b/{name}"
+    patch = entry["patch"]
+    return f"diff --git a/{old} b/{name}\n--- {source}\n+++ {target}\n{patch}" + (
+        "" if patch.endswith("\n") else "\n"
+    )

@@ -1,0 +1,156 @@
+"""The review job: one pull request head, from check run to published review.
+
+    check run queued → in progress → pull request, config (base branch only), diff →
+    the debates → review, label → check run completed
+
+A newer push supersedes the job: it stops before publishing and completes its check run as
+superseded. Whatever goes wrong, the check run is completed with a clear message: this job is
+one of the two places allowed to catch everything.
+"""
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from agents.diff import Diff
+from agents.errors import DiffError, LLMFatal
+from agents.review import review_diff
+from app import markdown, publish
+from app.events import PullRequestRef
+from app.github import Installation
+from app.worker import WorkerDeps, deps_of
+from policies.config import CONFIG_PATH, RepoConfig, load_config
+
+LABEL_COLOR = "d93f0b"
+LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
+
+log = logging.getLogger(__name__)
+
+
+async def review_pull_request(ctx: dict[str, Any], ref_data: dict[str, Any]) -> str:
+    """arq's entry point: review one pull request head."""
+    ref = PullRequestRef.model_validate(ref_data)
+    return await ReviewRun(deps_of(ctx), ref, run_id=str(ctx["job_id"])).run()
+
+
+class ReviewRun:
+    def __init__(self, deps: WorkerDeps, ref: PullRequestRef, run_id: str) -> None:
+        self.deps = deps
+        self.ref = ref
+        self.run_info = publish.RunInfo(run_id=run_id, head_sha=ref.head_sha)
+        self.github = deps.github.installation(ref.installation_id)
+
+    async def run(self) -> str:
+        if await self._superseded():
+            return "superseded before it started"
+        check_id = await self.github.create_check_run(
+            self.ref, {"status": "queued", "external_id": self.run_info.run_id}
+        )
+        try:
+            return await self._review(check_id)
+        except asyncio.CancelledError:
+            if await self._superseded():
+                await asyncio.shield(self._complete_superseded(check_id))
+            raise
+        except Exception as exc:
+            # The job's catch-all: whatever failed, the pull request gets a clear answer.
+            log.exception("review of %s failed", self.ref.key)
+            await self._complete(check_id, publish.failed(_reason(exc), run=self.run_info))
+            return f"failed: {_reason(exc)}"
+
+    async def _review(self, check_id: int) -> str:
+        github, ref = self.github, self.ref
+        await github.update_check_run(
+            ref, check_id, {"status": "in_progress", "started_at": _now()}
+        )
+        pull = await github.pull_request(ref)
+        if pull.head_sha != ref.head_sha:
+            await self._complete(check_id, publish.superseded(pull.head_sha, run=self.run_info))
+            return "superseded: the pull request has a newer head"
+        config, problems = await self._config(github, pull.base_sha)
+        if not config.enabled:
+            await self._complete(check_id, publish.disabled(run=self.run_info))
+            return "disabled by the repository's config"
+        diff_text = await github.diff(ref)
+        diff = Diff.parse(diff_text) if diff_text.strip() else Diff(())
+        review = await review_diff(
+            diff, self.deps.llm, config.debate, concurrency=self.deps.unit_concurrency
+        )
+        if await self._superseded():
+            await self._complete_superseded(check_id)
+            return "superseded before publishing"
+        publication = publish.plan(review, diff, run=self.run_info)
+        if publication.review is not None:
+            await github.create_review(ref, publication.review.payload())
+        await self._label(publication.label)
+        await self._complete(check_id, publication.check, config_problems=problems)
+        return str(publication.check.conclusion)
+
+    async def _config(self, github: Installation, base_sha: str) -> tuple[RepoConfig, list[str]]:
+        """The repository's config from the base commit: the change under review cannot
+        rewrite its own rules."""
+        text = await github.file(self.ref, CONFIG_PATH, base_sha)
+        if text is None:
+            return RepoConfig(), []
+        try:
+            document = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            return RepoConfig(), [f"{CONFIG_PATH} is not valid YAML: {exc}"]
+        return load_config(document)
+
+    async def _label(self, action: publish.LabelAction) -> None:
+        label = self.run_info.label
+        if action is publish.LabelAction.ADD:
+            await self.github.ensure_label(self.ref, label, LABEL_COLOR, LABEL_ABOUT)
+            await self.github.add_label(self.ref, label)
+        else:
+            await self.github.remove_label(self.ref, label)
+
+    async def _complete(
+        self,
+        check_id: int,
+        result: publish.CheckRunResult,
+        *,
+        config_problems: Sequence[str] = (),
+    ) -> None:
+        if config_problems:
+            notes = "\n".join(f"- {p}" for p in config_problems)
+            summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
+            result = result.model_copy(update={"summary": summary[: markdown.LIMIT]})
+        first, *more = result.outputs()
+        await self.github.update_check_run(
+            self.ref,
+            check_id,
+            {
+                "status": "completed",
+                "conclusion": str(result.conclusion),
+                "completed_at": _now(),
+                "output": first,
+            },
+        )
+        # GitHub appends the annotations of each further update to those already there.
+        for output in more:
+            await self.github.update_check_run(self.ref, check_id, {"output": output})
+
+    async def _complete_superseded(self, check_id: int) -> None:
+        queue = self.deps.queue
+        newer = await queue.latest_head(self.ref) if queue else None
+        await self._complete(check_id, publish.superseded(newer or "", run=self.run_info))
+
+    async def _superseded(self) -> bool:
+        queue = self.deps.queue
+        return queue is not None and await queue.is_superseded(self.ref)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, LLMFatal | DiffError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,86 @@
+"""The arq worker: its dependencies, built once per process, and its settings.
+
+Jobs get a typed :class:`WorkerDeps` rather than reaching into arq's context dict for
+clients. Tests inject their own (a scripted model, a client on a fake GitHub).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from arq import Worker, func
+from arq.connections import RedisSettings
+
+from agents.claude import ClaudeLLM
+from agents.llm import LLMClient
+from app.github import GitHubApp
+from app.queue import REVIEW_JOB, ReviewQueue
+from app.settings import Settings, SettingsError
+
+JOB_TIMEOUT = 30 * 60
+"""Seconds one review may take before arq cancels it."""
+
+KEEP_RESULT = 3600
+"""Seconds a finished review's job id keeps blocking a second review of the same head."""
+
+
+@dataclass
+class WorkerDeps:
+    """Everything a review job uses."""
+
+    settings: Settings
+    github: GitHubApp
+    llm: LLMClient
+    queue: ReviewQueue | None = None
+    """Set when the worker starts, on the worker's own Redis pool."""
+    unit_concurrency: int = 4
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "WorkerDeps":
+        settings.require(worker=True)
+        key, app_id = settings.anthropic_api_key, settings.github_app_id
+        if key is None or app_id is None:  # `require` made sure; this informs the type checker
+            raise SettingsError("ANTHROPIC_API_KEY and GITHUB_APP_ID are required")
+        return cls(
+            settings=settings,
+            github=GitHubApp(app_id, settings.private_key(), str(settings.github_api_url)),
+            llm=ClaudeLLM.connect(
+                api_key=key.get_secret_value(), base_url=settings.anthropic_base_url
+            ),
+        )
+
+
+def deps_of(ctx: dict[str, Any]) -> WorkerDeps:
+    deps: WorkerDeps = ctx["deps"]
+    return deps
+
+
+async def _startup(ctx: dict[str, Any]) -> None:
+    deps_of(ctx).queue = ReviewQueue(ctx["redis"])
+
+
+async def _shutdown(ctx: dict[str, Any]) -> None:
+    llm = deps_of(ctx).llm
+    if isinstance(llm, ClaudeLLM):
+        await llm.aclose()
+
+
+def build_worker(
+    deps: WorkerDeps, redis_url: str, *, burst: bool = False, handle_signals: bool = True
+) -> Worker:
+    """A worker that runs review jobs with `deps` on the Redis at `redis_url`."""
+    from app.review_job import review_pull_request
+
+    return Worker(
+        functions=[
+            func(review_pull_request, name=REVIEW_JOB, timeout=JOB_TIMEOUT, keep_result=KEEP_RESULT)
+        ],
+        redis_settings=RedisSettings.from_dsn(redis_url),
+        on_startup=_startup,
+        on_shutdown=_shutdown,
+        ctx={"deps": deps},
+        allow_abort_jobs=True,
+        burst=burst,
+        handle_signals=handle_signals,
+        poll_delay=0.2,
+        max_jobs=8,
+    )
