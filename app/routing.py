@@ -9,7 +9,9 @@ happens in it.
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from app.queue import ReviewQueue
 
@@ -25,18 +27,21 @@ class Outcome(StrEnum):
     PONG = "pong"
 
 
+Payload = TypeVar("Payload", bound=BaseModel)
+
+
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """One webhook delivery, verified and parsed."""
+    """One verified webhook delivery: its raw JSON body, parsed only as far as needed."""
 
     id: str
     event: str
-    payload: dict[str, Any]
+    action: str | None
+    body: bytes
 
-    @property
-    def action(self) -> str | None:
-        action = self.payload.get("action")
-        return action if isinstance(action, str) else None
+    def parse(self, model: type[Payload]) -> Payload:
+        """The body as a narrow model; raises `pydantic.ValidationError` if it does not fit."""
+        return model.model_validate_json(self.body)
 
 
 class HandlerDeps(Protocol):

@@ -6,14 +6,13 @@ milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over
 and an event or action Tiebreak does not act on is acknowledged and ignored.
 """
 
-import json
 import logging
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from githubkit import webhooks
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 from redis.exceptions import RedisError
 
 from app.handlers import ROUTER
@@ -38,12 +37,18 @@ class WebhookContext:
         self.queue = queue
 
 
-def get_webhook_context(request: Request) -> WebhookContext:
+async def get_webhook_context(request: Request) -> WebhookContext:
     context: WebhookContext = request.app.state.webhooks
     return context
 
 
 WebhookContextDep = Annotated[WebhookContext, Depends(get_webhook_context)]
+
+
+class _Envelope(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    action: object = None
 
 
 class _Refused(Exception):
@@ -102,12 +107,15 @@ async def _verified_delivery(request: Request, secret: str) -> Delivery:
     if not event or not delivery_id:
         raise _Refused(400, "missing X-GitHub-Event or X-GitHub-Delivery")
     try:
-        payload = json.loads(body)
-    except ValueError as exc:
-        raise _Refused(400, f"malformed JSON: {exc}") from exc
-    if not isinstance(payload, dict):
-        raise _Refused(400, "the payload is not a JSON object")
-    return Delivery(id=delivery_id, event=event, payload=payload)
+        # pydantic's parser reads only `action` and skips the rest without building objects.
+        envelope = _Envelope.model_validate_json(body)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        if error["type"] == "json_invalid":
+            raise _Refused(400, f"malformed JSON: {error['msg']}") from exc
+        raise _Refused(400, "the payload is not a JSON object") from exc
+    action = envelope.action if isinstance(envelope.action, str) else None
+    return Delivery(id=delivery_id, event=event, action=action, body=bytes(body))
 
 
 async def _forget(context: WebhookContext, key: str) -> None:

@@ -16,7 +16,7 @@ def installation_key(installation_id: int) -> str:
 
 @router.on("installation", "created", "new_permissions_accepted", "unsuspend")
 async def on_installation_created(delivery: Delivery, deps: HandlerDeps) -> Outcome:
-    payload = InstallationPayload.model_validate(delivery.payload)
+    payload = delivery.parse(InstallationPayload)
     key = installation_key(payload.installation.id)
     async with deps.queue.redis.pipeline(transaction=True) as pipe:
         pipe.hset(key, mapping={"account": payload.installation.account.login, "active": "1"})
@@ -28,7 +28,7 @@ async def on_installation_created(delivery: Delivery, deps: HandlerDeps) -> Outc
 
 @router.on("installation", "deleted", "suspend")
 async def on_installation_removed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
-    payload = InstallationPayload.model_validate(delivery.payload)
+    payload = delivery.parse(InstallationPayload)
     key = installation_key(payload.installation.id)
     async with deps.queue.redis.pipeline(transaction=True) as pipe:
         if delivery.action == "deleted":
@@ -41,7 +41,7 @@ async def on_installation_removed(delivery: Delivery, deps: HandlerDeps) -> Outc
 
 @router.on("installation_repositories", "added", "removed")
 async def on_repositories_changed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
-    payload = InstallationPayload.model_validate(delivery.payload)
+    payload = delivery.parse(InstallationPayload)
     repos = f"{installation_key(payload.installation.id)}:repos"
     async with deps.queue.redis.pipeline(transaction=True) as pipe:
         if payload.repositories_added:

@@ -12,7 +12,7 @@ router = WebhookRouter()
 
 @router.on("pull_request", "opened", "reopened", "synchronize", "ready_for_review")
 async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
-    payload = PullRequestPayload.model_validate(delivery.payload)
+    payload = delivery.parse(PullRequestPayload)
     if payload.pull_request.draft:
         return Outcome.SKIPPED
     enqueued = await deps.queue.enqueue_review(PullRequestRef.of(payload))
