@@ -610,6 +610,8 @@ class _Server(ThreadingHTTPServer):
     # Handler threads are joined on close (no daemon threads left behind after a test).
     daemon_threads = False
     block_on_close = True
+    # The default backlog of 5 refuses connections when concurrent reviews burst in.
+    request_queue_size = 128
 
     def __init__(self, api: FakeMessagesAPI) -> None:
         self.api = api

@@ -1,0 +1,1802 @@
+"""A local fake of the slice of GitHub's REST API that Tiebreak uses, for tests over real HTTP.
+
+`FakeGitHub` is a real HTTP server on 127.0.0.1 (an ephemeral port, a background thread), so
+a test drives the production client — githubkit with GitHub App authentication — over
+loopback with no mocking library, and a `tiebreak serve` subprocess can use the same fake
+through `GITHUB_API_URL`:
+
+    key = new_app_key()
+    with FakeGitHub(app_id=42, public_key_pem=key.public_pem) as fake:
+        fake.add_installation(7, repos=["octo/app"])
+        fake.add_pull("octo/app", 1, head_sha="h1", base_sha="b1", diff=DIFF)
+        client = GitHub(AppAuthStrategy(42, key.private_pem), base_url=fake.base_url + "/", ...)
+        ...
+    fake.reviews("octo/app", 1)
+
+State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
+`add_pull`, `add_label`) and inspect it (`requests`, `check_runs`, `reviews`, `labels`,
+`issue_labels`). Every change happens under one lock, since requests arrive on the server's
+threads.
+
+Requests are checked the way GitHub checks them, so a test fails exactly where GitHub would
+answer an error:
+
+* `POST /app/installations/{id}/access_tokens` wants an RS256 JWT signed with the App's key,
+  `iss` equal to the App id and `exp` at most ten minutes ahead; every other endpoint wants an
+  installation token (`Authorization: token …`) that covers the repository. A missing or
+  unknown token is 401; a valid token for another repository is 404, as GitHub hides
+  repositories a token cannot see.
+* Review comments are placed on the pull request's diff: a path not in it, a line that is not
+  a line of the diff on its side (RIGHT: added and context lines of the new file; LEFT:
+  removed and context lines of the old one), a range across hunks or not ascending fails the
+  whole review with 422 and GitHub's own error strings. A COMMENT or REQUEST_CHANGES review
+  needs a body or at least one comment; `commit_id` must be one of the pull request's heads;
+  a pending review (no `event`) blocks any other review on the pull request.
+* Check runs: `head_sha` must be a commit the fake knows (a pull request's head or base, a
+  ref given to `set_file`); the status and conclusion vocabularies an App may use,
+  `completed_at` only with a conclusion, at most 50 annotations and 3 actions a request,
+  annotations of successive updates appended.
+* Labels: names are case-insensitive; creating an existing one is 422 `already_exists`;
+  adding a missing one to an issue creates it with color `ededed`; removing one the issue
+  lacks is 404.
+* The diff media type answers 406 `too_large` above 300 files or 20,000 lines (or when the
+  pull request was added with `too_large=True`).
+
+Error bodies follow GitHub's shape (`message`, `documentation_url`, `status`, and `errors`
+where GitHub gives them). The review error strings are GitHub's, as observed in public bug
+reports; the wording of the schema-style messages (`Invalid request. …`) is approximate, so
+assert on the status and the key phrase, not on a whole message.
+
+A handler that raises answers 500 and notes the failure in `problems`; with `strict` (the
+default) leaving the `with` block with problems noted raises :class:`FakeGitHubError`.
+`fail_next` makes matching requests answer an error instead (a 502, a secondary rate limit
+with `retry-after`), optionally after the request took effect.
+"""
+
+import base64
+import contextlib
+import copy
+import hashlib
+import itertools
+import json
+import math
+import re
+import secrets
+import socket
+import socketserver
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from unidiff.patch import PatchedFile, PatchSet
+
+DOCS = "https://docs.github.com/rest"
+
+TOKEN_EXPIRES_AT = "2099-01-01T00:00:00Z"
+"""githubkit parses `expires_at` with `strptime("%Y-%m-%dT%H:%M:%SZ")`: exactly this format."""
+
+JWT_MAX_LIFETIME = 600
+"""GitHub refuses an App JWT whose `exp` is more than ten minutes ahead."""
+
+CLOCK_SKEW = 60
+"""Leeway for `iat`/`exp`, as GitHub allows for clock drift (and githubkit backdates `iat`)."""
+
+DIFF_MEDIA_TYPES = ("application/vnd.github.diff", "application/vnd.github.v3.diff")
+RAW_MEDIA_TYPE = re.compile(r"application/vnd\.github(?:\.v3)?\.raw")
+
+MAX_DIFF_FILES = 300
+MAX_DIFF_LINES = 20_000
+MAX_LISTED_FILES = 3000
+"""`GET /pulls/{n}/files` lists at most this many files."""
+
+DEFAULT_PER_PAGE = 30
+MAX_PER_PAGE = 100
+
+MAX_INLINE_CONTENT = 1024 * 1024
+"""Above this size the contents API answers `encoding: "none"` and empty `content`."""
+
+CHECK_STATUSES = ("queued", "in_progress", "completed")
+"""The statuses an App may set (`waiting`, `requested`, `pending` are for GitHub Actions)."""
+
+CHECK_CONCLUSIONS = (
+    "action_required",
+    "cancelled",
+    "failure",
+    "neutral",
+    "success",
+    "skipped",
+    "timed_out",
+)
+"""The conclusions an App may set (only GitHub sets `stale`)."""
+
+ANNOTATION_LEVELS = ("notice", "warning", "failure")
+MAX_ANNOTATIONS = 50
+MAX_ACTIONS = 3
+MAX_OUTPUT_TEXT = 65535
+ACTION_LIMITS = {"label": 20, "description": 40, "identifier": 20}
+
+REVIEW_STATES = {
+    "APPROVE": "APPROVED",
+    "REQUEST_CHANGES": "CHANGES_REQUESTED",
+    "COMMENT": "COMMENTED",
+}
+
+AUTO_LABEL_COLOR = "ededed"
+"""The color GitHub gives a label it creates because an issue was labelled with it."""
+
+MAX_LABEL_DESCRIPTION = 100
+
+# GitHub's review errors, word for word as public reports quote them.
+PATH_INVALID = "Pull request review thread path is invalid"
+LINE_NOT_IN_DIFF = "Pull request review thread line must be part of the diff"
+HUNK_BLANK = "Pull request review thread diff hunk can't be blank"
+START_NOT_IN_HUNK = (
+    "Pull request review thread start line must be part of the same hunk as the line."
+)
+START_NOT_BEFORE_LINE = "Pull request review thread start line must precede the end line."
+LINE_UNRESOLVED = "Line could not be resolved"
+NEEDS_COMMENT = "You need to leave a comment indicating the requested changes."
+ONE_PENDING_REVIEW = "User can only have one pending review per pull request"
+COMMIT_NOT_IN_PULL = "The commitOID is not part of the pull request"
+POSITION_INVALID = "Pull request review thread position is invalid"
+"""Not seen in a report: the fake's wording for a `position` outside the file's diff."""
+
+_REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AppKey:
+    """A GitHub App's RSA key pair (PEM): the App signs with one, the fake checks with the other."""
+
+    private_pem: str
+    public_pem: str
+
+
+def new_app_key() -> AppKey:
+    """A fresh 2048-bit RSA key pair (about 50 ms: make one per test session)."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return AppKey(private.decode(), public.decode())
+
+
+# -- what tests inspect ----------------------------------------------------------------------
+
+
+class FakeGitHubError(AssertionError):
+    """A handler of the fake raised: the fake or the request has a bug no test may ignore."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One request the fake received and what it answered."""
+
+    method: str
+    path: str
+    """The path without the query, as sent (percent-encoding kept)."""
+    query: dict[str, str]
+    """The query parameters (the last value of a repeated one)."""
+    headers: dict[str, str]
+    """Header names lower-cased."""
+    body: Any
+    """The parsed JSON body, or None if there was none or it was not JSON."""
+    status: int
+    response: Any
+    """The JSON answered, or the text for a diff or raw file."""
+
+
+@dataclass(slots=True)
+class Label:
+    id: int
+    name: str
+    color: str
+    description: str | None
+
+
+@dataclass(slots=True)
+class CheckRun:
+    """A check run as the fake holds it; `history` has its JSON after every create or update."""
+
+    id: int
+    repo: str
+    name: str
+    head_sha: str
+    status: str
+    conclusion: str | None
+    external_id: str | None
+    details_url: str | None
+    started_at: str | None
+    completed_at: str | None
+    output: dict[str, Any]
+    """`title`, `summary`, `text` as last set."""
+    annotations: list[dict[str, Any]]
+    """Every annotation sent, in order (updates append, as on GitHub)."""
+    actions: list[dict[str, Any]]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    """The run's JSON after each request that created or changed it, oldest first."""
+
+    @property
+    def states(self) -> list[tuple[str, str | None]]:
+        """(status, conclusion) after each create or update."""
+        return [(h["status"], h["conclusion"]) for h in self.history]
+
+
+@dataclass(slots=True)
+class ReviewComment:
+    id: int
+    path: str
+    body: str
+    line: int | None
+    side: str | None
+    start_line: int | None
+    start_side: str | None
+    position: int | None
+
+
+@dataclass(slots=True)
+class Review:
+    id: int
+    number: int
+    body: str
+    event: str | None
+    """The event asked for; None for a pending review."""
+    state: str
+    commit_id: str
+    comments: list[ReviewComment]
+    submitted_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    """One line of a file's patch below its first hunk header."""
+
+    position: int
+    """GitHub's diff position: 1 is the line just below the first `@@` header."""
+    hunk: int
+    left: int | None
+    """Its line in the old file (removed and context lines)."""
+    right: int | None
+    """Its line in the new file (added and context lines)."""
+
+
+# -- internal state --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Repo:
+    full_name: str
+    id: int
+    default_branch: str
+    branches: dict[str, str] = field(default_factory=dict)
+    """Branch name → head SHA, learnt from pull requests."""
+    commits: set[str] = field(default_factory=set)
+    files: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    """Ref (branch or SHA) → path → content."""
+    labels: dict[str, Label] = field(default_factory=dict)
+    """Lower-cased name → label (GitHub matches label names case-insensitively)."""
+    check_runs: dict[int, CheckRun] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Pull:
+    number: int
+    id: int
+    head_sha: str
+    head_ref: str
+    head_repo: str
+    base_sha: str
+    base_ref: str
+    draft: bool
+    title: str
+    body: str | None
+    author: str
+    author_type: str
+    state: str
+    maintainer_can_modify: bool
+    diff: str
+    files: list[dict[str, Any]]
+    too_large: bool
+    heads: list[str]
+    """Every head SHA the pull request had, oldest first (reviews may name an older one)."""
+    labels: list[str] = field(default_factory=list)
+    """Lower-cased names of the repository labels on it, in the order added."""
+    reviews: list[Review] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Token:
+    installation_id: int
+    repos: frozenset[str] | None
+    """Lower-cased full names the token was narrowed to; None for all of the installation's."""
+
+
+@dataclass(slots=True)
+class _Fault:
+    method: str
+    pattern: re.Pattern[str]
+    status: int
+    body: Any
+    headers: dict[str, str]
+    remaining: int
+    processed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    status: int
+    body: Any = None
+    """Sent as JSON unless `data` is set."""
+    data: bytes | None = None
+    """Sent as is (a diff, a raw file)."""
+    content_type: str = "application/json; charset=utf-8"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def payload(self) -> bytes:
+        return self.data if self.data is not None else json.dumps(self.body).encode()
+
+    def recorded(self) -> Any:
+        return self.body if self.data is None else self.data.decode(errors="replace")
+
+
+class _HTTPError(Exception):
+    """Ends a request with this answer (a validation failure, a missing resource)."""
+
+    def __init__(self, answer: _Answer) -> None:
+        super().__init__(answer.status)
+        self.answer = answer
+
+
+def _error(
+    status: int, message: str, docs: str = DOCS, errors: list[Any] | None = None
+) -> _HTTPError:
+    body: dict[str, Any] = {"message": message}
+    if errors is not None:
+        body["errors"] = errors
+    body["documentation_url"] = docs
+    body["status"] = str(status)
+    return _HTTPError(_Answer(status, body))
+
+
+def _not_found(docs: str = DOCS) -> _HTTPError:
+    return _error(404, "Not Found", docs)
+
+
+def _invalid(message: str, docs: str) -> _HTTPError:
+    """A body GitHub's schema validation refuses."""
+    return _error(422, f"Invalid request.\n\n{message}", docs)
+
+
+def _unprocessable(messages: Sequence[str], docs: str) -> _HTTPError:
+    """GitHub's model-validation 422: one error string, the messages joined as a sentence."""
+    return _error(422, "Unprocessable Entity", docs, [_sentence(messages)])
+
+
+def _sentence(parts: Sequence[str]) -> str:
+    # Rails' Array#to_sentence, which GitHub uses to join validation messages.
+    if len(parts) <= 1:
+        return "".join(parts)
+    if len(parts) == 2:
+        return f"{parts[0]} and {parts[1]}"
+    return f"{', '.join(parts[:-1])}, and {parts[-1]}"
+
+
+_CHECKS_DOCS = f"{DOCS}/checks/runs"
+_REVIEWS_DOCS = f"{DOCS}/pulls/reviews#create-a-review-for-a-pull-request"
+_LABELS_DOCS = f"{DOCS}/issues/labels"
+
+
+# -- the fake --------------------------------------------------------------------------------
+
+
+class FakeGitHub:
+    """A fake of GitHub's REST API on 127.0.0.1, for one GitHub App.
+
+    Use it as a context manager; `base_url` (no trailing slash) is valid inside. Every
+    request is recorded in `requests`.
+    """
+
+    def __init__(
+        self,
+        *,
+        app_id: int | str,
+        public_key_pem: str | bytes,
+        app_slug: str = "tiebreak",
+        strict: bool = True,
+    ) -> None:
+        self.app_id = str(app_id)
+        pem = public_key_pem.encode() if isinstance(public_key_pem, str) else public_key_pem
+        # Loaded now so that a wrong key fails the test's setup, not its first request.
+        key = serialization.load_pem_public_key(pem)
+        if not isinstance(key, rsa.RSAPublicKey):
+            raise TypeError("a GitHub App's key is an RSA key")
+        self._public_key = key
+        self.app_slug = app_slug
+        self.strict = strict
+        self.requests: list[Recorded] = []
+        self.problems: list[str] = []
+        self._lock = threading.RLock()
+        self._ids = itertools.count(1001)
+        self._installations: dict[int, set[str]] = {}
+        self._repos: dict[str, _Repo] = {}
+        self._pulls: dict[tuple[str, int], _Pull] = {}
+        self._tokens: dict[str, _Token] = {}
+        self._faults: list[_Fault] = []
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._repo_routes: list[tuple[str, re.Pattern[str], str]] = [
+            ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)"), "_get_pull"),
+            ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/files"), "_list_files"),
+            ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/reviews"), "_list_reviews"),
+            ("POST", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/reviews"), "_create_review"),
+            ("GET", re.compile(rf"{_REPO}/contents(?:/(?P<path>.*))?"), "_get_contents"),
+            ("POST", re.compile(rf"{_REPO}/check-runs"), "_create_check_run"),
+            ("GET", re.compile(rf"{_REPO}/check-runs/(?P<id>\d+)"), "_get_check_run"),
+            ("PATCH", re.compile(rf"{_REPO}/check-runs/(?P<id>\d+)"), "_update_check_run"),
+            ("GET", re.compile(rf"{_REPO}/labels"), "_list_labels"),
+            ("POST", re.compile(rf"{_REPO}/labels"), "_create_label"),
+            ("GET", re.compile(rf"{_REPO}/labels/(?P<name>[^/]+)"), "_get_label"),
+            ("GET", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/labels"), "_list_issue_labels"),
+            ("POST", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/labels"), "_add_issue_labels"),
+            (
+                "DELETE",
+                re.compile(rf"{_REPO}/issues/(?P<number>\d+)/labels/(?P<name>[^/]+)"),
+                "_remove_issue_label",
+            ),
+        ]
+        self._token_route = re.compile(r"/app/installations/(?P<installation>\d+)/access_tokens")
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:<port>`, without a trailing slash (githubkit wants one added)."""
+        if self._server is None:
+            raise RuntimeError("the fake GitHub API is not running")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> Self:
+        if self._server is not None:
+            raise RuntimeError("the fake GitHub API is already running")
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-github-api",
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, thread = self._server, self._thread
+        if server is None or thread is None:
+            return
+        server.shutdown()
+        thread.join()
+        # Clients keep connections alive; end them so the handler threads can be joined.
+        server.drop_connections()
+        server.server_close()
+        self._server = self._thread = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+        if self.strict and self.problems and exc_type is None:
+            raise FakeGitHubError("\n\n".join(self.problems))
+
+    # -- setting up ---------------------------------------------------------------------------
+
+    def add_repo(self, full_name: str, *, default_branch: str = "main") -> None:
+        """Add a repository (or change its default branch). Other setup methods add a
+        repository they name on first use, with default branch `main`."""
+        with self._lock:
+            self._repo_for_setup(full_name).default_branch = default_branch
+
+    def add_installation(self, installation_id: int, *, repos: Iterable[str]) -> None:
+        """Install the App on these repositories (replacing an installation with this id)."""
+        with self._lock:
+            names = {self._repo_for_setup(name).full_name.lower() for name in repos}
+            self._installations[installation_id] = names
+
+    def set_file(self, full_name: str, ref: str, path: str, text: str | bytes) -> None:
+        """Put a file at `path` on `ref`: a branch name or a commit SHA.
+
+        A branch a pull request names (head or base) and its SHA are the same ref, so a file
+        set on either is seen through both.
+        """
+        with self._lock:
+            repo = self._repo_for_setup(full_name)
+            if ref != repo.default_branch and ref not in repo.branches:
+                repo.commits.add(ref)
+            content = text.encode() if isinstance(text, str) else text
+            repo.files.setdefault(ref, {})[path.strip("/")] = content
+
+    def add_pull(
+        self,
+        full_name: str,
+        number: int,
+        *,
+        head_sha: str,
+        base_sha: str,
+        diff: str = "",
+        files: Sequence[Mapping[str, Any]] | None = None,
+        base_ref: str = "main",
+        head_ref: str | None = None,
+        head_repo: str | None = None,
+        draft: bool = False,
+        title: str = "A pull request",
+        body: str | None = None,
+        author: str = "octocat",
+        author_type: str = "User",
+        state: str = "open",
+        maintainer_can_modify: bool = True,
+        too_large: bool = False,
+    ) -> None:
+        """Open a pull request, or move an existing one to a new head (a push).
+
+        Its files come from `diff` (a unified diff, as `git diff` prints it) unless `files`
+        lists them explicitly (dicts as `GET /pulls/{n}/files` answers them; `filename`
+        required, `patch` optional); with `files` and no `diff`, the diff is built from the
+        files' patches. `too_large` makes the diff media type answer 406, as GitHub does for
+        a diff above 300 files or 20,000 lines (which also answers 406 by itself).
+        Re-adding a number keeps its reviews and labels and remembers the earlier heads.
+        """
+        with self._lock:
+            repo = self._repo_for_setup(full_name)
+            head_ref = head_ref or f"pull-{number}"
+            repo.branches[head_ref] = head_sha
+            repo.branches.setdefault(base_ref, base_sha)
+            repo.commits.update((head_sha, base_sha))
+            if files is None:
+                entries = [self._entry(repo, head_sha, e) for e in _entries_from_diff(diff)]
+            else:
+                entries = [self._entry(repo, head_sha, dict(f)) for f in files]
+                diff = diff or _diff_from_entries(entries)
+            key = (repo.full_name.lower(), number)
+            old = self._pulls.get(key)
+            self._pulls[key] = _Pull(
+                number=number,
+                id=old.id if old else next(self._ids),
+                head_sha=head_sha,
+                head_ref=head_ref,
+                head_repo=head_repo or repo.full_name,
+                base_sha=base_sha,
+                base_ref=base_ref,
+                draft=draft,
+                title=title,
+                body=body,
+                author=author,
+                author_type=author_type,
+                state=state,
+                maintainer_can_modify=maintainer_can_modify,
+                diff=diff,
+                files=entries,
+                too_large=too_large,
+                heads=[*(old.heads if old else []), head_sha],
+                labels=old.labels if old else [],
+                reviews=old.reviews if old else [],
+            )
+
+    def add_label(
+        self,
+        full_name: str,
+        name: str,
+        *,
+        color: str = AUTO_LABEL_COLOR,
+        description: str | None = None,
+    ) -> None:
+        """A label the repository already has."""
+        with self._lock:
+            repo = self._repo_for_setup(full_name)
+            repo.labels[name.lower()] = Label(next(self._ids), name, color, description)
+
+    def issue_token(self, installation_id: int, *, repos: Iterable[str] | None = None) -> str:
+        """An installation token without the JWT exchange (for a raw client or a subprocess)."""
+        with self._lock:
+            if installation_id not in self._installations:
+                raise KeyError(f"installation {installation_id} is not set up")
+            narrowed = None if repos is None else frozenset(r.lower() for r in repos)
+            return self._new_token(installation_id, narrowed)
+
+    def revoke_tokens(self) -> None:
+        """Make every token issued so far invalid (401), as when tokens expire early."""
+        with self._lock:
+            self._tokens.clear()
+
+    def fail_next(
+        self,
+        method: str,
+        path_regex: str,
+        status: int,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        times: int = 1,
+        *,
+        processed: bool = False,
+    ) -> None:
+        """Answer the next `times` requests whose method and path (without the query, as
+        sent) match with this error instead, before authentication or validation.
+
+        `body` defaults to GitHub's shape for the status. With `processed`, the request
+        first takes effect as usual and only the answer is replaced: a write that succeeded
+        although the client saw it fail. For a secondary rate limit give 403 (or 429) with
+        `{"retry-after": "<seconds>"}`.
+        """
+        with self._lock:
+            if body is None:
+                phrase = HTTPStatus(status).phrase
+                body = {"message": phrase, "documentation_url": DOCS, "status": str(status)}
+            self._faults.append(
+                _Fault(
+                    method.upper(),
+                    re.compile(path_regex),
+                    status,
+                    body,
+                    dict(headers or {}),
+                    times,
+                    processed,
+                )
+            )
+
+    # -- inspecting ---------------------------------------------------------------------------
+
+    def requests_to(self, method: str, path_regex: str) -> list[Recorded]:
+        """The recorded requests whose method and path (fully) match, in order."""
+        pattern = re.compile(path_regex)
+        with self._lock:
+            return [
+                r for r in self.requests if r.method == method.upper() and pattern.fullmatch(r.path)
+            ]
+
+    def check_runs(self, full_name: str) -> list[CheckRun]:
+        """Copies of the repository's check runs, oldest first."""
+        with self._lock:
+            return copy.deepcopy(list(self._existing_repo(full_name).check_runs.values()))
+
+    def reviews(self, full_name: str, number: int) -> list[Review]:
+        """Copies of the reviews the pull request received, oldest first."""
+        with self._lock:
+            return copy.deepcopy(self._existing_pull(full_name, number).reviews)
+
+    def labels(self, full_name: str) -> list[Label]:
+        """Copies of the repository's labels."""
+        with self._lock:
+            return copy.deepcopy(list(self._existing_repo(full_name).labels.values()))
+
+    def issue_labels(self, full_name: str, number: int) -> list[str]:
+        """The names of the labels on the issue or pull request, in the order added."""
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            pull = self._existing_pull(full_name, number)
+            return [repo.labels[key].name for key in pull.labels]
+
+    def diff_lines(self, full_name: str, number: int, path: str) -> list[DiffLine]:
+        """The lines of one file's patch as the fake places review comments on them."""
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            entry = next((f for f in pull.files if f["filename"] == path), None)
+            if entry is None:
+                raise KeyError(f"{path} is not in the diff of {full_name}#{number}")
+            return _diff_lines(entry.get("patch", ""))
+
+    # -- answering ----------------------------------------------------------------------------
+
+    def handle(self, method: str, target: str, headers: Mapping[str, str], raw: bytes) -> _Answer:
+        """Answer one HTTP request (the server's threads call this)."""
+        split = urlsplit(target)
+        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        body: Any = None
+        malformed = False
+        if raw:
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                malformed = True
+        request = _Request(method, split.path, query, dict(headers), body)
+        with self._lock:
+            fault = self._take_fault(method, split.path)
+            if fault is None:
+                answer = self._answer(request, malformed)
+            else:
+                if fault.processed:
+                    self._answer(request, malformed)
+                answer = _Answer(fault.status, fault.body, headers=fault.headers)
+            self.requests.append(
+                Recorded(
+                    method=method,
+                    path=split.path,
+                    query=query,
+                    headers=dict(headers),
+                    body=body,
+                    status=answer.status,
+                    response=answer.recorded(),
+                )
+            )
+            return answer
+
+    def _take_fault(self, method: str, path: str) -> _Fault | None:
+        for fault in self._faults:
+            if fault.method == method and fault.pattern.fullmatch(path):
+                fault.remaining -= 1
+                if fault.remaining <= 0:
+                    self._faults.remove(fault)
+                return fault
+        return None
+
+    def _answer(self, request: _Request, malformed: bool) -> _Answer:
+        try:
+            if malformed:
+                raise _error(400, "Problems parsing JSON")
+            return self._route(request)
+        except _HTTPError as exc:
+            return exc.answer
+        except Exception as exc:
+            self.problems.append(
+                f"{request.method} {request.path} raised "
+                + "".join(traceback.format_exception(exc)).rstrip()
+            )
+            return _Answer(500, {"message": f"fake GitHub: {exc!r}", "status": "500"})
+
+    def _route(self, request: _Request) -> _Answer:
+        if request.method == "POST" and (match := self._token_route.fullmatch(request.path)):
+            return self._create_token(request, int(match["installation"]))
+        for method, pattern, name in self._repo_routes:
+            match = pattern.fullmatch(request.path)
+            if match is None or method != request.method:
+                continue
+            params = {k: unquote(v) for k, v in match.groupdict().items() if v is not None}
+            repo = self._authorised_repo(request, f"{params['owner']}/{params['repo']}")
+            handler: Callable[[_Request, _Repo, dict[str, str]], _Answer] = getattr(self, name)
+            return handler(request, repo, params)
+        raise _not_found()
+
+    # -- authentication -----------------------------------------------------------------------
+
+    def _create_token(self, request: _Request, installation_id: int) -> _Answer:
+        self._verify_jwt(request.headers.get("authorization", ""))
+        installed = self._installations.get(installation_id)
+        if installed is None:
+            raise _not_found(f"{DOCS}/apps/apps#create-an-installation-access-token-for-an-app")
+        body = request.body if isinstance(request.body, dict) else {}
+        narrowed: set[str] | None = None
+        if body.get("repositories") or body.get("repository_ids"):
+            narrowed = set()
+            for name in body.get("repositories") or []:
+                matches = {r for r in installed if r.split("/", 1)[1] == str(name).lower()}
+                if not matches:
+                    raise _inaccessible()
+                narrowed |= matches
+            ids = {self._repos[r].id: r for r in installed}
+            for repo_id in body.get("repository_ids") or []:
+                if repo_id not in ids:
+                    raise _inaccessible()
+                narrowed.add(ids[repo_id])
+        token = self._new_token(installation_id, None if narrowed is None else frozenset(narrowed))
+        return _Answer(
+            201,
+            {
+                "token": token,
+                "expires_at": TOKEN_EXPIRES_AT,
+                "permissions": body.get("permissions")
+                or {"checks": "write", "contents": "read", "issues": "write", "metadata": "read"},
+                "repository_selection": "selected",
+            },
+        )
+
+    def _verify_jwt(self, authorization: str) -> None:
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise _error(401, "A JSON web token could not be decoded")
+        try:
+            claims = jwt.decode(
+                token,
+                self._public_key,
+                algorithms=["RS256"],
+                options={"require": ["iat", "exp", "iss"]},
+                leeway=CLOCK_SKEW,
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise _error(
+                401,
+                "'Expiration time' claim ('exp') must be a numeric value representing the "
+                "future time at which the assertion expires",
+            ) from exc
+        except jwt.InvalidTokenError as exc:
+            raise _error(401, "A JSON web token could not be decoded") from exc
+        if claims["exp"] > time.time() + JWT_MAX_LIFETIME + CLOCK_SKEW:
+            raise _error(401, "'Expiration time' claim ('exp') is too far in the future")
+        if str(claims["iss"]) != self.app_id:
+            raise _error(401, "A JSON web token could not be decoded: unknown issuer")
+
+    def _new_token(self, installation_id: int, repos: frozenset[str] | None) -> str:
+        token = f"ghs_{secrets.token_urlsafe(27)}"
+        self._tokens[token] = _Token(installation_id, repos)
+        return token
+
+    def _authorised_repo(self, request: _Request, full_name: str) -> _Repo:
+        authorization = request.headers.get("authorization", "")
+        if not authorization:
+            raise _error(401, "Requires authentication")
+        scheme, _, credential = authorization.partition(" ")
+        token = self._tokens.get(credential) if scheme.lower() in ("token", "bearer") else None
+        if token is None:
+            raise _error(401, "Bad credentials")
+        key = full_name.lower()
+        covered = token.repos
+        if covered is None:
+            covered = frozenset(self._installations.get(token.installation_id, ()))
+        repo = self._repos.get(key)
+        if repo is None or key not in covered:
+            # GitHub answers 404, not 403, for a repository the token cannot see.
+            raise _not_found()
+        return repo
+
+    # -- pull requests ------------------------------------------------------------------------
+
+    def _pull(self, repo: _Repo, number: str) -> _Pull:
+        pull = self._pulls.get((repo.full_name.lower(), int(number)))
+        if pull is None:
+            raise _not_found()
+        return pull
+
+    def _get_pull(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        accept = request.headers.get("accept", "")
+        if any(media in accept for media in DIFF_MEDIA_TYPES):
+            return self._diff_answer(pull)
+        return _Answer(200, self._pull_json(repo, pull))
+
+    def _diff_answer(self, pull: _Pull) -> _Answer:
+        docs = f"{DOCS}/pulls/pulls#list-pull-requests-files"
+        lines = pull.diff.count("\n")
+        if pull.too_large or len(pull.files) > MAX_DIFF_FILES:
+            reason = f"the maximum number of files ({MAX_DIFF_FILES})"
+        elif lines > MAX_DIFF_LINES:
+            reason = f"the maximum number of lines ({MAX_DIFF_LINES})"
+        else:
+            return _Answer(200, data=pull.diff.encode(), content_type="text/plain; charset=utf-8")
+        raise _error(
+            406,
+            f"Sorry, the diff exceeded {reason}. Consider using 'List pull requests files' "
+            "API or locally cloning the repository instead.",
+            docs,
+            [{"resource": "PullRequest", "field": "diff", "code": "too_large"}],
+        )
+
+    def _pull_json(self, repo: _Repo, pull: _Pull) -> dict[str, Any]:
+        base = self.base_url
+        url = f"{base}/repos/{repo.full_name}/pulls/{pull.number}"
+        html = f"https://github.com/{repo.full_name}/pull/{pull.number}"
+        author = _user(pull.author, pull.author_type, self._user_id(pull.author))
+        head_owner = pull.head_repo.split("/", 1)[0]
+        return {
+            "url": url,
+            "id": pull.id,
+            "node_id": f"PR_{pull.id}",
+            "html_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "issue_url": f"{base}/repos/{repo.full_name}/issues/{pull.number}",
+            "number": pull.number,
+            "state": pull.state,
+            "locked": False,
+            "title": pull.title,
+            "user": author,
+            "body": pull.body,
+            "labels": [self._label_json(repo, repo.labels[key]) for key in pull.labels],
+            "draft": pull.draft,
+            "head": {
+                "label": f"{head_owner}:{pull.head_ref}",
+                "ref": pull.head_ref,
+                "sha": pull.head_sha,
+                "user": _user(head_owner, "User", self._user_id(head_owner)),
+                "repo": self._repo_json(pull.head_repo, fork=pull.head_repo != repo.full_name),
+            },
+            "base": {
+                "label": f"{repo.full_name.split('/', 1)[0]}:{pull.base_ref}",
+                "ref": pull.base_ref,
+                "sha": pull.base_sha,
+                "user": self._repo_json(repo.full_name)["owner"],
+                "repo": self._repo_json(repo.full_name),
+            },
+            "author_association": "CONTRIBUTOR",
+            "merged": False,
+            "mergeable": None,
+            "maintainer_can_modify": pull.maintainer_can_modify,
+            "commits": len(pull.heads),
+            "additions": sum(f["additions"] for f in pull.files),
+            "deletions": sum(f["deletions"] for f in pull.files),
+            "changed_files": len(pull.files),
+            "comments": 0,
+            "review_comments": sum(len(r.comments) for r in pull.reviews),
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "closed_at": None,
+            "merged_at": None,
+        }
+
+    def _list_files(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        # contents_url is built here: the port is unknown when a test adds the pull request.
+        contents = f"{self.base_url}/repos/{repo.full_name}/contents"
+        files = [
+            {**f, "contents_url": f"{contents}/{quote(f['filename'])}?ref={pull.head_sha}"}
+            for f in pull.files[:MAX_LISTED_FILES]
+        ]
+        return self._page(request, files)
+
+    def _entry(self, repo: _Repo, head_sha: str, raw: dict[str, Any]) -> dict[str, Any]:
+        """A `GET /pulls/{n}/files` item with the fields GitHub always sends filled in."""
+        filename = raw.get("filename")
+        if not isinstance(filename, str) or not filename:
+            raise ValueError(f"a pull request file needs a filename: {raw!r}")
+        status = raw.get("status", "modified")
+        allowed = ("added", "removed", "modified", "renamed", "copied", "changed", "unchanged")
+        if status not in allowed:
+            raise ValueError(f"{filename}: status {status!r} is not one of {allowed}")
+        patch = raw.get("patch")
+        counted = _diff_lines(patch) if isinstance(patch, str) else []
+        additions = raw.get("additions")
+        if additions is None:
+            additions = sum(1 for d in counted if d.left is None and d.right is not None)
+        deletions = raw.get("deletions")
+        if deletions is None:
+            deletions = sum(1 for d in counted if d.right is None and d.left is not None)
+        quoted = quote(filename)
+        entry: dict[str, Any] = {
+            "sha": raw.get("sha") or hashlib.sha1(f"{head_sha}:{filename}".encode()).hexdigest(),
+            "filename": filename,
+            "status": status,
+            "additions": additions,
+            "deletions": deletions,
+            "changes": raw.get("changes", additions + deletions),
+            "blob_url": f"https://github.com/{repo.full_name}/blob/{head_sha}/{quoted}",
+            "raw_url": f"https://github.com/{repo.full_name}/raw/{head_sha}/{quoted}",
+        }
+        if isinstance(patch, str):
+            entry["patch"] = patch
+        if raw.get("previous_filename"):
+            entry["previous_filename"] = raw["previous_filename"]
+        return entry
+
+    # -- reviews ------------------------------------------------------------------------------
+
+    def _list_reviews(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        return self._page(request, [self._review_json(repo, pull, r) for r in pull.reviews])
+
+    def _create_review(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        body = _object_body(request, _REVIEWS_DOCS)
+        if any(r.state == "PENDING" for r in pull.reviews):
+            raise _unprocessable([ONE_PENDING_REVIEW], _REVIEWS_DOCS)
+        event = body.get("event")
+        if event is not None and event not in REVIEW_STATES:
+            raise _invalid(
+                f"For 'properties/event', {json.dumps(event)} is not one of "
+                f"{json.dumps(list(REVIEW_STATES))}.",
+                _REVIEWS_DOCS,
+            )
+        text = body.get("body", "")
+        if not isinstance(text, str):
+            raise _invalid(
+                f"For 'properties/body', {json.dumps(text)} is not a string.", _REVIEWS_DOCS
+            )
+        commit_id = body.get("commit_id") or pull.head_sha
+        if commit_id not in pull.heads:
+            raise _unprocessable([COMMIT_NOT_IN_PULL], _REVIEWS_DOCS)
+        raw_comments = body.get("comments") or []
+        if not isinstance(raw_comments, list):
+            raise _invalid("For 'properties/comments', it is not an array.", _REVIEWS_DOCS)
+        # A verdict needs something said: a body, or at least one inline comment.
+        if event in ("COMMENT", "REQUEST_CHANGES") and not text.strip() and not raw_comments:
+            raise _unprocessable([NEEDS_COMMENT], _REVIEWS_DOCS)
+        files = {f["filename"]: f for f in pull.files}
+        # GitHub refuses the whole review when any one comment cannot be placed.
+        comments = [self._review_comment(files, c) for c in raw_comments]
+        review = Review(
+            id=next(self._ids),
+            number=pull.number,
+            body=text,
+            event=event,
+            state=REVIEW_STATES[event] if event else "PENDING",
+            commit_id=commit_id,
+            comments=comments,
+            submitted_at=_now() if event else None,
+        )
+        pull.reviews.append(review)
+        return _Answer(200, self._review_json(repo, pull, review))
+
+    def _review_comment(self, files: dict[str, dict[str, Any]], raw: Any) -> ReviewComment:
+        if not isinstance(raw, dict):
+            raise _invalid("For 'items', it is not an object.", _REVIEWS_DOCS)
+        for key in ("path", "body"):
+            if not isinstance(raw.get(key), str):
+                raise _invalid(f'"{key}" wasn\'t supplied.', _REVIEWS_DOCS)
+        path: str = raw["path"]
+        entry = files.get(path)
+        if entry is None:
+            raise _unprocessable([PATH_INVALID, HUNK_BLANK], _REVIEWS_DOCS)
+        lines = _diff_lines(entry.get("patch", ""))
+        comment = ReviewComment(
+            id=next(self._ids),
+            path=path,
+            body=raw["body"],
+            line=None,
+            side=None,
+            start_line=None,
+            start_side=None,
+            position=None,
+        )
+        if raw.get("line") is None:
+            position = raw.get("position")
+            if position is None:
+                raise _unprocessable([LINE_UNRESOLVED], _REVIEWS_DOCS)
+            placed = next((d for d in lines if d.position == position), None)
+            if placed is None:
+                raise _unprocessable([POSITION_INVALID, HUNK_BLANK], _REVIEWS_DOCS)
+            comment.position = position
+            comment.side = "RIGHT" if placed.right is not None else "LEFT"
+            comment.line = placed.right if placed.right is not None else placed.left
+            return comment
+        side = raw.get("side") or "RIGHT"
+        start_side = raw.get("start_side") or side
+        for key, value in (("side", side), ("start_side", start_side)):
+            if value not in ("LEFT", "RIGHT"):
+                raise _invalid(
+                    f"For 'properties/{key}', {json.dumps(value)} is not one of "
+                    '["LEFT", "RIGHT"].',
+                    _REVIEWS_DOCS,
+                )
+        end = _find_line(lines, side, raw["line"])
+        if end is None:
+            raise _unprocessable([LINE_NOT_IN_DIFF, HUNK_BLANK], _REVIEWS_DOCS)
+        comment.line, comment.side = raw["line"], side
+        if raw.get("start_line") is not None:
+            start = _find_line(lines, start_side, raw["start_line"])
+            if start is None or start.hunk != end.hunk:
+                raise _unprocessable([START_NOT_IN_HUNK], _REVIEWS_DOCS)
+            if start.position >= end.position:
+                raise _unprocessable([START_NOT_BEFORE_LINE], _REVIEWS_DOCS)
+            comment.start_line, comment.start_side = raw["start_line"], start_side
+        return comment
+
+    def _review_json(self, repo: _Repo, pull: _Pull, review: Review) -> dict[str, Any]:
+        pull_url = f"{self.base_url}/repos/{repo.full_name}/pulls/{pull.number}"
+        html = (
+            f"https://github.com/{repo.full_name}/pull/{pull.number}#pullrequestreview-{review.id}"
+        )
+        bot = f"{self.app_slug}[bot]"
+        answer: dict[str, Any] = {
+            "id": review.id,
+            "node_id": f"PRR_{review.id}",
+            "user": _user(bot, "Bot", self._user_id(bot)),
+            "body": review.body,
+            "state": review.state,
+            "html_url": html,
+            "pull_request_url": pull_url,
+            "_links": {"html": {"href": html}, "pull_request": {"href": pull_url}},
+            "commit_id": review.commit_id,
+            "author_association": "NONE",
+        }
+        if review.submitted_at is not None:
+            answer["submitted_at"] = review.submitted_at
+        return answer
+
+    # -- contents -----------------------------------------------------------------------------
+
+    def _get_contents(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{DOCS}/repos/contents#get-repository-content"
+        ref = request.query.get("ref") or repo.default_branch
+        path = params.get("path", "").strip("/")
+        keys = self._ref_keys(repo, ref)
+        if not keys & (set(repo.files) | set(repo.branches) | repo.commits | {repo.default_branch}):
+            raise _error(404, f"No commit found for the ref {ref}", docs)
+        tree: dict[str, bytes] = {}
+        for key in sorted(keys):
+            tree.update(repo.files.get(key, {}))
+        if path in tree:
+            content = tree[path]
+            if RAW_MEDIA_TYPE.search(request.headers.get("accept", "")):
+                return _Answer(200, data=content, content_type="text/plain; charset=utf-8")
+            return _Answer(200, self._content_json(repo, ref, path, content))
+        prefix = f"{path}/" if path else ""
+        children: dict[str, bytes | None] = {}
+        for name, content in tree.items():
+            if name.startswith(prefix):
+                child, _, rest = name[len(prefix) :].partition("/")
+                children[child] = None if rest else content
+        if not children:
+            raise _not_found(docs)
+        return _Answer(
+            200,
+            [
+                self._dir_entry_json(repo, ref, f"{prefix}{name}", content)
+                for name, content in sorted(children.items())
+            ],
+        )
+
+    def _ref_keys(self, repo: _Repo, ref: str) -> set[str]:
+        """The names under which files of `ref` may be stored: it, its SHA, its branches."""
+        keys = {ref}
+        if ref in repo.branches:
+            keys.add(repo.branches[ref])
+        keys |= {branch for branch, sha in repo.branches.items() if sha == ref}
+        return keys
+
+    def _content_json(self, repo: _Repo, ref: str, path: str, content: bytes) -> dict[str, Any]:
+        answer = self._dir_entry_json(repo, ref, path, content)
+        if len(content) > MAX_INLINE_CONTENT:
+            answer.update(encoding="none", content="")
+        else:
+            encoded = base64.b64encode(content).decode()
+            # GitHub wraps base64 at 60 characters, each line ending in a newline.
+            wrapped = "".join(f"{encoded[i : i + 60]}\n" for i in range(0, len(encoded), 60))
+            answer.update(encoding="base64", content=wrapped)
+        return answer
+
+    def _dir_entry_json(
+        self, repo: _Repo, ref: str, path: str, content: bytes | None
+    ) -> dict[str, Any]:
+        directory = content is None
+        sha = _blob_sha(f"tree:{path}".encode() if content is None else content)
+        api = f"{self.base_url}/repos/{repo.full_name}"
+        url = f"{api}/contents/{quote(path)}?ref={quote(ref)}"
+        git_url = f"{api}/git/{'trees' if directory else 'blobs'}/{sha}"
+        html = f"https://github.com/{repo.full_name}/{'tree' if directory else 'blob'}/{ref}/{path}"
+        raw = f"https://raw.githubusercontent.com/{repo.full_name}/{ref}/{path}"
+        return {
+            "type": "dir" if directory else "file",
+            "size": 0 if content is None else len(content),
+            "name": path.rsplit("/", 1)[-1],
+            "path": path,
+            "sha": sha,
+            "url": url,
+            "git_url": git_url,
+            "html_url": html,
+            "download_url": None if directory else raw,
+            "_links": {"self": url, "git": git_url, "html": html},
+        }
+
+    # -- check runs ---------------------------------------------------------------------------
+
+    def _check_run(self, repo: _Repo, run_id: str) -> CheckRun:
+        run = repo.check_runs.get(int(run_id))
+        if run is None:
+            raise _not_found(f"{_CHECKS_DOCS}#get-a-check-run")
+        return run
+
+    def _get_check_run(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        return _Answer(200, self._check_run_json(repo, self._check_run(repo, params["id"])))
+
+    def _create_check_run(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_CHECKS_DOCS}#create-a-check-run"
+        body = _object_body(request, docs)
+        for key in ("name", "head_sha"):
+            if not isinstance(body.get(key), str) or not body[key]:
+                raise _invalid(f'"{key}" wasn\'t supplied.', docs)
+        if body["head_sha"] not in repo.commits:
+            raise _error(422, f"No commit found for SHA: {body['head_sha']}", docs)
+        run = CheckRun(
+            id=next(self._ids),
+            repo=repo.full_name,
+            name=body["name"],
+            head_sha=body["head_sha"],
+            status="queued",
+            conclusion=None,
+            external_id=None,
+            details_url=None,
+            started_at=_now(),
+            completed_at=None,
+            output={"title": None, "summary": None, "text": None},
+            annotations=[],
+            actions=[],
+        )
+        self._apply_check_run(run, body, docs)
+        repo.check_runs[run.id] = run
+        return _Answer(201, self._record_check_run(repo, run))
+
+    def _update_check_run(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_CHECKS_DOCS}#update-a-check-run"
+        run = self._check_run(repo, params["id"])
+        body = _object_body(request, docs)
+        if "name" in body and (not isinstance(body["name"], str) or not body["name"]):
+            raise _invalid("For 'properties/name', it must be a non-empty string.", docs)
+        # Validated on a copy: a refused update changes nothing.
+        updated = copy.deepcopy(run)
+        if "name" in body:
+            updated.name = body["name"]
+        self._apply_check_run(updated, body, docs)
+        repo.check_runs[run.id] = updated
+        return _Answer(200, self._record_check_run(repo, updated))
+
+    def _apply_check_run(self, run: CheckRun, body: dict[str, Any], docs: str) -> None:
+        status, conclusion = body.get("status"), body.get("conclusion")
+        if status is not None and status not in CHECK_STATUSES:
+            raise _invalid(
+                f"For 'properties/status', {json.dumps(status)} is not one of "
+                f"{json.dumps(list(CHECK_STATUSES))}.",
+                docs,
+            )
+        if conclusion is not None and conclusion not in CHECK_CONCLUSIONS:
+            raise _invalid(
+                f"For 'properties/conclusion', {json.dumps(conclusion)} is not one of "
+                f"{json.dumps(list(CHECK_CONCLUSIONS))}.",
+                docs,
+            )
+        if body.get("completed_at") is not None and conclusion is None:
+            raise _invalid('"conclusion" wasn\'t supplied.', docs)
+        if status == "completed" and conclusion is None and run.conclusion is None:
+            raise _invalid('"conclusion" wasn\'t supplied.', docs)
+        for key in ("details_url", "external_id", "started_at"):
+            if key in body:
+                setattr(run, key, body[key])
+        if conclusion is not None:
+            # A conclusion completes the run whatever status was sent.
+            run.status, run.conclusion = "completed", conclusion
+            run.completed_at = body.get("completed_at") or _now()
+        elif status is not None:
+            run.status = status
+            if status != "completed":
+                # Unverified on GitHub: a run sent back to queued/in_progress is taken as
+                # reopened, so a stale conclusion cannot linger beside the new status.
+                run.conclusion = run.completed_at = None
+        if "output" in body:
+            self._apply_output(run, body["output"], docs)
+        if "actions" in body:
+            run.actions = _actions(body["actions"], docs)
+
+    def _apply_output(self, run: CheckRun, output: Any, docs: str) -> None:
+        if not isinstance(output, dict):
+            raise _invalid("For 'properties/output', it is not an object.", docs)
+        for key in ("title", "summary"):
+            if not isinstance(output.get(key), str):
+                raise _invalid(f'"{key}" wasn\'t supplied.', docs)
+        for key in ("summary", "text"):
+            value = output.get(key)
+            if isinstance(value, str) and len(value) > MAX_OUTPUT_TEXT:
+                raise _invalid(
+                    f"For 'properties/{key}', it is longer than {MAX_OUTPUT_TEXT} characters.",
+                    docs,
+                )
+        annotations = output.get("annotations") or []
+        if not isinstance(annotations, list):
+            raise _invalid("For 'properties/annotations', it is not an array.", docs)
+        if len(annotations) > MAX_ANNOTATIONS:
+            raise _invalid(
+                f"For 'properties/annotations', {len(annotations)} items is more than the "
+                f"maximum of {MAX_ANNOTATIONS}.",
+                docs,
+            )
+        checked = [_annotation(a, docs) for a in annotations]
+        run.output = {"title": output["title"], "summary": output["summary"]}
+        run.output["text"] = output.get("text")
+        run.annotations.extend(checked)
+
+    def _record_check_run(self, repo: _Repo, run: CheckRun) -> dict[str, Any]:
+        answer = self._check_run_json(repo, run)
+        run.history.append({**copy.deepcopy(answer), "annotations": copy.deepcopy(run.annotations)})
+        return answer
+
+    def _check_run_json(self, repo: _Repo, run: CheckRun) -> dict[str, Any]:
+        url = f"{self.base_url}/repos/{repo.full_name}/check-runs/{run.id}"
+        return {
+            "id": run.id,
+            "node_id": f"CR_{run.id}",
+            "name": run.name,
+            "head_sha": run.head_sha,
+            "external_id": run.external_id,
+            "url": url,
+            "html_url": f"https://github.com/{repo.full_name}/runs/{run.id}",
+            "details_url": run.details_url,
+            "status": run.status,
+            "conclusion": run.conclusion,
+            "started_at": run.started_at,
+            "completed_at": run.completed_at,
+            "output": {
+                **run.output,
+                "annotations_count": len(run.annotations),
+                "annotations_url": f"{url}/annotations",
+            },
+            "check_suite": None,
+            "app": None,
+            "pull_requests": [],
+            "actions": copy.deepcopy(run.actions),
+        }
+
+    # -- labels -------------------------------------------------------------------------------
+
+    def _label_json(self, repo: _Repo, label: Label) -> dict[str, Any]:
+        return {
+            "id": label.id,
+            "node_id": f"LA_{label.id}",
+            "url": f"{self.base_url}/repos/{repo.full_name}/labels/{quote(label.name, safe='')}",
+            "name": label.name,
+            "color": label.color,
+            "default": False,
+            "description": label.description,
+            # Required (if null) by the 2026-03-10 schema githubkit validates against.
+            "archived_at": None,
+            "archived_by": None,
+        }
+
+    def _list_labels(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        return self._page(request, [self._label_json(repo, x) for x in repo.labels.values()])
+
+    def _get_label(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        label = repo.labels.get(params["name"].lower())
+        if label is None:
+            raise _not_found(f"{_LABELS_DOCS}#get-a-label")
+        return _Answer(200, self._label_json(repo, label))
+
+    def _create_label(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_LABELS_DOCS}#create-a-label"
+        body = _object_body(request, docs)
+        name, color = body.get("name"), body.get("color", AUTO_LABEL_COLOR)
+        description = body.get("description")
+        if not isinstance(name, str) or not name.strip():
+            raise _invalid('"name" wasn\'t supplied.', docs)
+        errors: list[dict[str, Any]] = []
+        if not isinstance(color, str) or not re.fullmatch(r"[0-9a-fA-F]{6}", color):
+            errors.append({"resource": "Label", "code": "invalid", "field": "color"})
+        if description is not None and (
+            not isinstance(description, str) or len(description) > MAX_LABEL_DESCRIPTION
+        ):
+            errors.append(
+                {
+                    "resource": "Label",
+                    "code": "custom",
+                    "field": "description",
+                    "message": "description is too long (maximum is 100 characters)",
+                }
+            )
+        if name.lower() in repo.labels:
+            errors.append({"resource": "Label", "code": "already_exists", "field": "name"})
+        if errors:
+            raise _error(422, "Validation Failed", docs, errors)
+        label = Label(next(self._ids), name, str(color).lower(), description)
+        repo.labels[name.lower()] = label
+        return _Answer(201, self._label_json(repo, label))
+
+    def _list_issue_labels(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        return self._page(request, [self._label_json(repo, repo.labels[k]) for k in pull.labels])
+
+    def _add_issue_labels(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_LABELS_DOCS}#add-labels-to-an-issue"
+        pull = self._pull(repo, params["number"])
+        body = request.body
+        # GitHub takes {"labels": [...]}, a bare list, and names or {"name": ...} objects.
+        raw = body.get("labels") if isinstance(body, dict) else body
+        if not isinstance(raw, list):
+            raise _invalid("For 'properties/labels', it is not an array.", docs)
+        names: list[str] = []
+        for item in raw:
+            name = item.get("name") if isinstance(item, dict) else item
+            if not isinstance(name, str) or not name.strip():
+                raise _invalid(f"For 'items', {json.dumps(item)} is not a label name.", docs)
+            names.append(name)
+        for name in names:
+            key = name.lower()
+            if key not in repo.labels:
+                # Undocumented but observed: a missing label is created, grey, undescribed.
+                repo.labels[key] = Label(next(self._ids), name, AUTO_LABEL_COLOR, None)
+            if key not in pull.labels:
+                pull.labels.append(key)
+        return _Answer(200, [self._label_json(repo, repo.labels[k]) for k in pull.labels])
+
+    def _remove_issue_label(
+        self, request: _Request, repo: _Repo, params: dict[str, str]
+    ) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        key = params["name"].lower()
+        if key not in pull.labels:
+            raise _error(
+                404, "Label does not exist", f"{_LABELS_DOCS}#remove-a-label-from-an-issue"
+            )
+        pull.labels.remove(key)
+        return _Answer(200, [self._label_json(repo, repo.labels[k]) for k in pull.labels])
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _page(self, request: _Request, items: list[Any]) -> _Answer:
+        """One page of `items`, with GitHub's `Link` header (absolute URLs)."""
+        per_page = _positive(request.query.get("per_page"), DEFAULT_PER_PAGE)
+        per_page = min(per_page, MAX_PER_PAGE)
+        page = _positive(request.query.get("page"), 1)
+        last = max(1, math.ceil(len(items) / per_page))
+        chunk = items[(page - 1) * per_page : page * per_page]
+
+        def url(n: int) -> str:
+            query = {**request.query, "page": str(n)}
+            return f"{self.base_url}{request.path}?{urlencode(query)}"
+
+        links: list[str] = []
+        if page > 1:
+            links.append(f'<{url(min(page - 1, last))}>; rel="prev"')
+        if page < last:
+            links += [f'<{url(page + 1)}>; rel="next"', f'<{url(last)}>; rel="last"']
+        if page > 1:
+            links.append(f'<{url(1)}>; rel="first"')
+        headers = {"link": ", ".join(links)} if links else {}
+        return _Answer(200, chunk, headers=headers)
+
+    def _repo_for_setup(self, full_name: str) -> _Repo:
+        if full_name.count("/") != 1 or not all(full_name.split("/")):
+            raise ValueError(f"a repository is named owner/name, not {full_name!r}")
+        repo = self._repos.get(full_name.lower())
+        if repo is None:
+            repo = _Repo(full_name=full_name, id=next(self._ids), default_branch="main")
+            self._repos[full_name.lower()] = repo
+        return repo
+
+    def _existing_repo(self, full_name: str) -> _Repo:
+        repo = self._repos.get(full_name.lower())
+        if repo is None:
+            raise KeyError(f"no repository {full_name} is set up")
+        return repo
+
+    def _existing_pull(self, full_name: str, number: int) -> _Pull:
+        pull = self._pulls.get((full_name.lower(), number))
+        if pull is None:
+            raise KeyError(f"no pull request {full_name}#{number} is set up")
+        return pull
+
+    def _repo_json(self, full_name: str, *, fork: bool = False) -> dict[str, Any]:
+        owner, name = full_name.split("/", 1)
+        repo = self._repos.get(full_name.lower())
+        repo_id = repo.id if repo else self._user_id(full_name)
+        return {
+            "id": repo_id,
+            "node_id": f"R_{repo_id}",
+            "name": name,
+            "full_name": repo.full_name if repo else full_name,
+            "owner": _user(owner, "Organization", self._user_id(owner)),
+            "private": True,
+            "fork": fork,
+            "html_url": f"https://github.com/{full_name}",
+            "url": f"{self.base_url}/repos/{full_name}",
+            "default_branch": repo.default_branch if repo else "main",
+        }
+
+    @staticmethod
+    def _user_id(login: str) -> int:
+        # Stable per login, so the same user has the same id in every answer.
+        return int(hashlib.sha1(login.encode()).hexdigest()[:8], 16)
+
+
+# -- pure helpers ----------------------------------------------------------------------------
+
+
+def _inaccessible() -> _HTTPError:
+    return _error(
+        422,
+        "There is at least one repository that does not exist or is not accessible to the "
+        "parent installation.",
+        f"{DOCS}/apps/apps#create-an-installation-access-token-for-an-app",
+    )
+
+
+def _object_body(request: _Request, docs: str) -> dict[str, Any]:
+    if not isinstance(request.body, dict):
+        raise _invalid("The request body is not a JSON object.", docs)
+    return request.body
+
+
+def _positive(value: str | None, default: int) -> int:
+    # GitHub ignores a page or per_page that is not a positive number.
+    try:
+        number = int(value) if value is not None else default
+    except ValueError:
+        return default
+    return number if number > 0 else default
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def _blob_sha(content: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+
+
+def _user(login: str, kind: str, user_id: int) -> dict[str, Any]:
+    """A user as GitHub's `simple-user` schema has it (githubkit validates every field)."""
+    api = f"https://api.github.com/users/{quote(login)}"
+    return {
+        "login": login,
+        "id": user_id,
+        "node_id": f"U_{user_id}",
+        "avatar_url": f"https://avatars.githubusercontent.com/u/{user_id}",
+        "gravatar_id": "",
+        "url": api,
+        "html_url": f"https://github.com/{quote(login)}",
+        "followers_url": f"{api}/followers",
+        "following_url": f"{api}/following{{/other_user}}",
+        "gists_url": f"{api}/gists{{/gist_id}}",
+        "starred_url": f"{api}/starred{{/owner}}{{/repo}}",
+        "subscriptions_url": f"{api}/subscriptions",
+        "organizations_url": f"{api}/orgs",
+        "repos_url": f"{api}/repos",
+        "events_url": f"{api}/events{{/privacy}}",
+        "received_events_url": f"{api}/received_events",
+        "type": kind,
+        "site_admin": False,
+    }
+
+
+def _annotation(raw: Any, docs: str) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise _invalid("For 'items', it is not an object.", docs)
+    for key in ("path", "start_line", "end_line", "annotation_level", "message"):
+        if raw.get(key) is None:
+            raise _invalid(f'"{key}" wasn\'t supplied.', docs)
+    if raw["annotation_level"] not in ANNOTATION_LEVELS:
+        raise _invalid(
+            f"For 'properties/annotation_level', {json.dumps(raw['annotation_level'])} is not "
+            f"one of {json.dumps(list(ANNOTATION_LEVELS))}.",
+            docs,
+        )
+    if raw["start_line"] > raw["end_line"]:
+        raise _invalid("For 'properties/end_line', it is before start_line.", docs)
+    has_columns = raw.get("start_column") is not None or raw.get("end_column") is not None
+    if has_columns and raw["start_line"] != raw["end_line"]:
+        raise _invalid("start_column and end_column are only allowed on a single line.", docs)
+    if len(str(raw.get("title") or "")) > 255:
+        raise _invalid("For 'properties/title', it is longer than 255 characters.", docs)
+    return dict(raw)
+
+
+def _actions(raw: Any, docs: str) -> list[dict[str, Any]]:
+    if not isinstance(raw, list):
+        raise _invalid("For 'properties/actions', it is not an array.", docs)
+    if len(raw) > MAX_ACTIONS:
+        raise _invalid(
+            f"For 'properties/actions', {len(raw)} items is more than the maximum of "
+            f"{MAX_ACTIONS}.",
+            docs,
+        )
+    for action in raw:
+        if not isinstance(action, dict):
+            raise _invalid("For 'items', it is not an object.", docs)
+        for key, limit in ACTION_LIMITS.items():
+            value = action.get(key)
+            if not isinstance(value, str):
+                raise _invalid(f'"{key}" wasn\'t supplied.', docs)
+            if len(value) > limit:
+                raise _invalid(
+                    f"For 'properties/{key}', it is longer than {limit} characters.", docs
+                )
+    return [dict(a) for a in raw]
+
+
+_HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def _diff_lines(patch: str) -> list[DiffLine]:
+    """The lines of a file's patch (hunks only, no file headers) with their positions."""
+    lines: list[DiffLine] = []
+    position, hunk = 0, -1
+    left = right = 0
+    for text in patch.split("\n"):
+        header = _HUNK_HEADER.match(text)
+        if header:
+            if hunk >= 0:
+                position += 1  # later hunk headers count as diff positions
+            hunk += 1
+            left, right = int(header[1]), int(header[2])
+            continue
+        if hunk < 0:
+            continue
+        position += 1
+        kind = text[:1]
+        if kind == "+":
+            lines.append(DiffLine(position, hunk, None, right))
+            right += 1
+        elif kind == "-":
+            lines.append(DiffLine(position, hunk, left, None))
+            left += 1
+        elif kind == "\\":
+            continue  # "\ No newline at end of file": a position, not a line of either file
+        else:
+            lines.append(DiffLine(position, hunk, left, right))
+            left += 1
+            right += 1
+    return lines
+
+
+def _find_line(lines: list[DiffLine], side: str, number: Any) -> DiffLine | None:
+    if isinstance(number, bool) or not isinstance(number, int):
+        return None
+    for line in lines:
+        if (line.right if side == "RIGHT" else line.left) == number:
+            return line
+    return None
+
+
+def _entries_from_diff(diff: str) -> list[dict[str, Any]]:
+    """The `GET /pulls/{n}/files` items of a unified diff (without the URL fields)."""
+    if not diff.strip():
+        return []
+    raw_lines = diff.splitlines(keepends=True)
+    entries: list[dict[str, Any]] = []
+    for patched in PatchSet(diff):
+        entry: dict[str, Any] = {
+            "filename": patched.path,
+            "status": _status(patched),
+            "additions": patched.added,
+            "deletions": patched.removed,
+        }
+        if patched.is_rename:
+            entry["previous_filename"] = _strip_prefix(patched.source_file)
+        if len(patched) and not patched.is_binary_file:
+            entry["patch"] = _patch_text(patched, raw_lines)
+        entries.append(entry)
+    return entries
+
+
+def _status(patched: PatchedFile) -> str:
+    if patched.is_added_file:
+        return "added"
+    if patched.is_removed_file:
+        return "removed"
+    if patched.is_rename:
+        return "renamed"
+    return "modified"
+
+
+def _strip_prefix(name: str) -> str:
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def _patch_text(patched: PatchedFile, raw_lines: list[str]) -> str:
+    """The file's hunks exactly as the diff has them: GitHub's `patch`, with no final newline."""
+    pieces: list[str] = []
+    for hunk in patched:
+        numbers = [line.diff_line_no for line in hunk if line.diff_line_no is not None]
+        first, last = min(numbers), max(numbers)
+        end = last
+        # unidiff keeps "\ No newline at end of file" without its line number.
+        while end < len(raw_lines) and raw_lines[end].startswith("\\"):
+            end += 1
+        # The header sits just above the hunk's first line (diff_line_no counts from 1).
+        pieces.append("".join(raw_lines[first - 2 : end]))
+    text = "".join(pieces)
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _diff_from_entries(entries: list[dict[str, Any]]) -> str:
+    parts: list[str] = []
+    for entry in entries:
+        new = entry["filename"]
+        old = entry.get("previous_filename", new)
+        parts.append(f"diff --git a/{old} b/{new}\n")
+        if entry["status"] == "added":
+            parts.append("new file mode 100644\n")
+        elif entry["status"] == "removed":
+            parts.append("deleted file mode 100644\n")
+        if "patch" in entry:
+            source = "/dev/null" if entry["status"] == "added" else f"a/{old}"
+            target = "/dev/null" if entry["status"] == "removed" else f"b/{new}"
+            parts.append(f"--- {source}\n+++ {target}\n{entry['patch']}\n")
+    return "".join(parts)
+
+
+# -- the server ------------------------------------------------------------------------------
+
+
+class _Server(ThreadingHTTPServer):
+    """A threading HTTP server that can end its keep-alive connections when it stops."""
+
+    # Handler threads are joined on close (no daemon threads left behind after a test).
+    daemon_threads = False
+    block_on_close = True
+    # socketserver listens with a backlog of 5: a burst of concurrent clients (githubkit
+    # allows 100) would overflow it and see connections reset.
+    request_queue_size = 128
+
+    def __init__(self, api: FakeGitHub) -> None:
+        self.api = api
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind looks the host name up (socket.getfqdn), which can stall on a
+        # machine without DNS; the fake needs no name.
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):  # the client closed it already
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as githubkit's connection pool expects
+    # Headers and body go out in separate writes; with Nagle's algorithm the body would wait
+    # for the client's delayed ACK (~40 ms a call).
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_PATCH(self) -> None:
+        self._serve("PATCH")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        answer = self.server.api.handle(method, self.path, headers, raw)
+        payload = answer.payload()
+        self.send_response(answer.status)
+        self.send_header("content-type", answer.content_type)
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("x-github-media-type", "github.v3; format=json")
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silent: a test's output is its own."""

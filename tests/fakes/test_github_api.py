@@ -1,0 +1,1277 @@
+"""The fake GitHub API behaves like GitHub where Tiebreak depends on it.
+
+Every test drives the fake through the real githubkit client configured as production will
+configure it (a GitHub App, then an installation), over loopback. A few use a client with
+githubkit's client-side body validation off, or plain HTTP, to reach the checks GitHub itself
+makes behind the ones githubkit makes first.
+"""
+
+import asyncio
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from typing import Any, cast
+
+import httpx
+import jwt
+import pydantic
+import pytest
+from githubkit import AppAuthStrategy, GitHub, Response
+from githubkit.auth import AppInstallationAuthStrategy
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import RequestError, RequestFailed, SecondaryRateLimitExceeded
+from githubkit.rest import Paginator
+from githubkit_schemas.latest.models import DiffEntry, PullRequestReview
+
+from tests.fakes.github_api import (
+    AUTO_LABEL_COLOR,
+    COMMIT_NOT_IN_PULL,
+    HUNK_BLANK,
+    LINE_NOT_IN_DIFF,
+    LINE_UNRESOLVED,
+    NEEDS_COMMENT,
+    ONE_PENDING_REVIEW,
+    PATH_INVALID,
+    START_NOT_BEFORE_LINE,
+    START_NOT_IN_HUNK,
+    AppKey,
+    FakeGitHub,
+    FakeGitHubError,
+    new_app_key,
+)
+
+APP_ID = 4242
+INSTALLATION = 77
+OTHER_INSTALLATION = 78
+OWNER, NAME = "octo", "widgets"
+REPO = f"{OWNER}/{NAME}"
+OTHER_REPO = "acme/elsewhere"
+NUMBER = 7
+HEAD, BASE = "a" * 40, "b" * 40
+DIFF_MEDIA = "application/vnd.github.diff"
+
+# app.py: hunk 0 covers old 1-4 / new 1-5, hunk 1 old 20-22 / new 21-23.
+DIFF = """\
+diff --git a/app.py b/app.py
+index 1111111..2222222 100644
+--- a/app.py
++++ b/app.py
+@@ -1,4 +1,5 @@
+ import os
+-import sys
++import sys, json
++import re
+ # the entry point
+ def main():
+@@ -20,3 +21,3 @@ def main():
+     x = 1
+-    y = 2
++    y = 3
+     return x
+diff --git a/new.txt b/new.txt
+new file mode 100644
+index 0000000..3333333
+--- /dev/null
++++ b/new.txt
+@@ -0,0 +1,2 @@
++hello
++world
+diff --git a/gone.txt b/gone.txt
+deleted file mode 100644
+index 4444444..0000000
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+diff --git a/old_name.py b/new_name.py
+similarity index 90%
+rename from old_name.py
+rename to new_name.py
+index 5555555..6666666 100644
+--- a/old_name.py
++++ b/new_name.py
+@@ -1,2 +1,2 @@
+-a = 1
++a = 2
+ b = 2
+diff --git a/img.png b/img.png
+index 7777777..8888888 100644
+Binary files a/img.png and b/img.png differ
+"""
+
+APP_PATCH = """\
+@@ -1,4 +1,5 @@
+ import os
+-import sys
++import sys, json
++import re
+ # the entry point
+ def main():
+@@ -20,3 +21,3 @@ def main():
+     x = 1
+-    y = 2
++    y = 3
+     return x"""
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def app_key() -> AppKey:
+    return new_app_key()
+
+
+@pytest.fixture(scope="session")
+def stranger_key() -> AppKey:
+    return new_app_key()
+
+
+@pytest.fixture
+def fake(app_key: AppKey) -> Iterator[FakeGitHub]:
+    with FakeGitHub(app_id=APP_ID, public_key_pem=app_key.public_pem) as fake:
+        fake.add_repo(REPO)
+        fake.add_installation(INSTALLATION, repos=[REPO])
+        fake.add_installation(OTHER_INSTALLATION, repos=[OTHER_REPO])
+        fake.add_pull(
+            REPO,
+            NUMBER,
+            head_sha=HEAD,
+            base_sha=BASE,
+            head_ref="feature",
+            title="Add widgets",
+            body="Adds the widgets.",
+            diff=DIFF,
+        )
+        yield fake
+
+
+def installation_client(
+    fake: FakeGitHub,
+    key: AppKey,
+    *,
+    app_id: int = APP_ID,
+    installation: int = INSTALLATION,
+    validate: bool = True,
+    repositories: list[str] | None = None,
+) -> GitHub[AppInstallationAuthStrategy]:
+    """The client production builds: a GitHub App client narrowed to one installation."""
+    app_auth = AppAuthStrategy(app_id, key.private_pem)
+    app = GitHub(
+        app_auth,
+        base_url=fake.base_url + "/",
+        auto_retry=False,
+        http_cache=False,
+        cache_strategy=MemCacheStrategy(),
+        timeout=5,
+        rest_api_validate_body=validate,
+    )
+    if repositories is None:
+        return app.with_auth(app_auth.as_installation(installation))
+    return app.with_auth(app_auth.as_installation(installation, repositories=repositories))
+
+
+@pytest.fixture
+async def github(
+    fake: FakeGitHub, app_key: AppKey
+) -> AsyncIterator[GitHub[AppInstallationAuthStrategy]]:
+    async with installation_client(fake, app_key) as client:
+        yield client
+
+
+@pytest.fixture
+async def unchecked(
+    fake: FakeGitHub, app_key: AppKey
+) -> AsyncIterator[GitHub[AppInstallationAuthStrategy]]:
+    """A client that sends bodies githubkit would refuse, so that GitHub's own checks run."""
+    async with installation_client(fake, app_key, validate=False) as client:
+        yield client
+
+
+@pytest.fixture
+async def plain(fake: FakeGitHub) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=fake.base_url, timeout=5) as client:
+        yield client
+
+
+def payload(response: Response[Any, Any]) -> Any:
+    """The JSON of a githubkit response, untyped (githubkit types `.json()` by the schema)."""
+    return response.json()
+
+
+def failure(exc: pytest.ExceptionInfo[RequestFailed]) -> tuple[int, Any]:
+    response = exc.value.response
+    return response.status_code, response.json()
+
+
+def exchange_failure(exc: pytest.ExceptionInfo[RequestError[Any]]) -> tuple[int, Any]:
+    """The answer to a refused token exchange.
+
+    githubkit exchanges the JWT inside its httpx auth flow, so a refusal there does not reach
+    the caller as RequestFailed: it arrives as the RequestError a transport failure raises,
+    with the RequestFailed as its cause.
+    """
+    assert not isinstance(exc.value, RequestFailed)
+    cause = exc.value.__cause__
+    assert isinstance(cause, RequestFailed)
+    assert cause.response.raw_request.url.path.endswith("/access_tokens")
+    return cause.response.status_code, cause.response.json()
+
+
+# -- authentication ---------------------------------------------------------------------------
+
+
+async def test_the_app_jwt_is_exchanged_for_an_installation_token_once(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
+    await github.rest.issues.async_list_labels_on_issue(OWNER, NAME, NUMBER)
+
+    (exchange,) = fake.requests_to("POST", rf"/app/installations/{INSTALLATION}/access_tokens")
+    assert exchange.status == 201
+    assert exchange.headers["authorization"].startswith("Bearer ey")
+    assert exchange.response["expires_at"] == "2099-01-01T00:00:00Z"
+    token = exchange.response["token"]
+    assert token.startswith("ghs_")
+    calls = [r for r in fake.requests if r.path.startswith("/repos/")]
+    assert [r.headers["authorization"] for r in calls] == [f"token {token}"] * 2
+    assert fake.problems == []
+
+
+async def test_a_jwt_signed_with_another_key_is_refused(
+    fake: FakeGitHub, stranger_key: AppKey
+) -> None:
+    async with installation_client(fake, stranger_key) as client:
+        with pytest.raises(RequestError) as exc:
+            await client.rest.pulls.async_get(OWNER, NAME, NUMBER)
+
+    status, body = exchange_failure(exc)
+    assert status == 401
+    assert "JSON web token" in body["message"]
+    assert fake.requests_to("GET", r"/repos/.*") == []
+
+
+async def test_a_jwt_for_another_app_is_refused(fake: FakeGitHub, app_key: AppKey) -> None:
+    async with installation_client(fake, app_key, app_id=APP_ID + 1) as client:
+        with pytest.raises(RequestError) as exc:
+            await client.rest.pulls.async_get(OWNER, NAME, NUMBER)
+
+    assert exchange_failure(exc)[0] == 401
+
+
+async def test_an_unknown_installation_is_not_found(fake: FakeGitHub, app_key: AppKey) -> None:
+    async with installation_client(fake, app_key, installation=999) as client:
+        with pytest.raises(RequestError) as exc:
+            await client.rest.pulls.async_get(OWNER, NAME, NUMBER)
+
+    assert exchange_failure(exc)[0] == 404
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "token ghs_not_issued", "Bearer ghs_not_issued", "Basic b2N0bzpwdw=="],
+)
+async def test_repository_endpoints_want_an_issued_installation_token(
+    fake: FakeGitHub, plain: httpx.AsyncClient, authorization: str | None
+) -> None:
+    headers = {"Authorization": authorization} if authorization else {}
+
+    response = await plain.get(f"/repos/{REPO}/pulls/{NUMBER}", headers=headers)
+
+    assert response.status_code == 401
+    assert response.json()["message"] in ("Requires authentication", "Bad credentials")
+
+
+def app_jwt(key: AppKey, iss: int | str = str(APP_ID), lifetime: int = 540) -> str:
+    now = int(time.time())
+    claims = json.dumps({"iss": iss, "iat": now - 60, "exp": now + lifetime}).encode()
+    # PyJWS signs the claims as given; jwt.encode refuses a numeric iss, which GitHub takes.
+    return jwt.PyJWS().encode(claims, key.private_pem, algorithm="RS256")
+
+
+async def test_the_app_jwt_itself_does_not_open_repository_endpoints(
+    app_key: AppKey, plain: httpx.AsyncClient
+) -> None:
+    headers = {"Authorization": f"Bearer {app_jwt(app_key)}"}
+
+    response = await plain.get(f"/repos/{REPO}/pulls/{NUMBER}", headers=headers)
+
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("iss", "lifetime", "status"),
+    [(APP_ID, 540, 201), (str(APP_ID), 540, 201), (APP_ID, 3600, 401), (APP_ID, -120, 401)],
+    ids=["int-iss", "str-iss", "too-long", "expired"],
+)
+async def test_the_jwt_names_the_app_and_lives_at_most_ten_minutes(
+    app_key: AppKey, plain: httpx.AsyncClient, iss: int | str, lifetime: int, status: int
+) -> None:
+    headers = {"Authorization": f"Bearer {app_jwt(app_key, iss, lifetime)}"}
+
+    response = await plain.post(f"/app/installations/{INSTALLATION}/access_tokens", headers=headers)
+
+    assert response.status_code == status
+
+
+async def test_a_token_cannot_see_another_installations_repository(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(OTHER_REPO, 1, head_sha="c" * 40, base_sha="d" * 40, diff=DIFF)
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_get("acme", "elsewhere", 1)
+
+    # GitHub hides what a token cannot see: 404, not 403.
+    assert exc.value.response.status_code == 404
+
+
+async def test_a_token_narrowed_to_some_repositories_sees_only_those(
+    fake: FakeGitHub, app_key: AppKey
+) -> None:
+    fake.add_installation(INSTALLATION, repos=[REPO, "octo/gadgets"])
+    fake.add_pull("octo/gadgets", 1, head_sha="c" * 40, base_sha="d" * 40, diff=DIFF)
+
+    async with installation_client(fake, app_key, repositories=["gadgets"]) as client:
+        gadget = await client.rest.pulls.async_get("octo", "gadgets", 1)
+        with pytest.raises(RequestFailed) as exc:
+            await client.rest.pulls.async_get(OWNER, NAME, NUMBER)
+
+    assert gadget.status_code == 200
+    assert exc.value.response.status_code == 404
+    (exchange,) = fake.requests_to("POST", r"/app/installations/\d+/access_tokens")
+    assert exchange.body == {"repositories": ["gadgets"]}
+
+
+async def test_narrowing_a_token_to_a_repository_outside_the_installation_is_422(
+    fake: FakeGitHub, app_key: AppKey
+) -> None:
+    async with installation_client(fake, app_key, repositories=["elsewhere"]) as client:
+        with pytest.raises(RequestError) as exc:
+            await client.rest.pulls.async_get(OWNER, NAME, NUMBER)
+
+    assert exchange_failure(exc)[0] == 422
+
+
+async def test_revoked_tokens_are_refused_although_githubkit_still_caches_them(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
+    fake.revoke_tokens()
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
+
+    assert failure(exc)[0] == 401
+    assert failure(exc)[1]["message"] == "Bad credentials"
+    assert len(fake.requests_to("POST", r"/app/installations/\d+/access_tokens")) == 1
+
+
+# -- pull requests ----------------------------------------------------------------------------
+
+
+async def test_a_pull_request_as_json(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    pull = payload(await github.rest.pulls.async_get(OWNER, NAME, NUMBER))
+
+    assert pull["number"] == NUMBER
+    assert (pull["state"], pull["draft"]) == ("open", False)
+    assert (pull["title"], pull["body"]) == ("Add widgets", "Adds the widgets.")
+    assert (pull["user"]["login"], pull["user"]["type"]) == ("octocat", "User")
+    assert (pull["head"]["sha"], pull["head"]["ref"]) == (HEAD, "feature")
+    assert (pull["base"]["sha"], pull["base"]["ref"]) == (BASE, "main")
+    assert pull["head"]["repo"]["full_name"] == pull["base"]["repo"]["full_name"] == REPO
+    assert pull["head"]["repo"]["fork"] is False
+    assert pull["html_url"] == f"https://github.com/{REPO}/pull/{NUMBER}"
+    assert pull["maintainer_can_modify"] is True
+    assert pull["changed_files"] == 5
+
+
+async def test_a_pull_request_from_a_fork_names_the_fork_as_head_repository(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(REPO, 8, head_sha="e" * 40, base_sha=BASE, head_repo="mallory/widgets", diff=DIFF)
+
+    pull = payload(await github.rest.pulls.async_get(OWNER, NAME, 8))
+
+    assert pull["head"]["repo"]["full_name"] == "mallory/widgets"
+    assert pull["head"]["repo"]["fork"] is True
+    assert pull["head"]["label"].startswith("mallory:")
+
+
+@pytest.mark.parametrize("media", [DIFF_MEDIA, "application/vnd.github.v3.diff"])
+async def test_the_diff_media_type_answers_the_diff_text(
+    github: GitHub[AppInstallationAuthStrategy], media: str
+) -> None:
+    response = await github.rest.pulls.async_get(OWNER, NAME, NUMBER, headers={"Accept": media})
+
+    assert response.status_code == 200
+    assert response.text == DIFF
+
+
+async def test_a_too_large_diff_is_406_with_githubs_error(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(REPO, 9, head_sha="f" * 40, base_sha=BASE, diff=DIFF, too_large=True)
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_get(OWNER, NAME, 9, headers={"Accept": DIFF_MEDIA})
+    json_pull = await github.rest.pulls.async_get(OWNER, NAME, 9)
+
+    status, body = failure(exc)
+    assert status == 406
+    assert body["message"].startswith(
+        "Sorry, the diff exceeded the maximum number of files (300). "
+        "Consider using 'List pull requests files' API"
+    )
+    assert body["errors"] == [{"resource": "PullRequest", "field": "diff", "code": "too_large"}]
+    assert json_pull.status_code == 200  # only the diff media type is refused
+
+
+async def test_a_diff_of_more_than_300_files_is_406_by_itself(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    patch = "@@ -0,0 +1 @@\n+x"
+    files = [{"filename": f"f{i}.txt", "status": "added", "patch": patch} for i in range(301)]
+    fake.add_pull(REPO, 10, head_sha="f" * 40, base_sha=BASE, files=files)
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_get(OWNER, NAME, 10, headers={"Accept": DIFF_MEDIA})
+
+    assert exc.value.response.status_code == 406
+
+
+async def test_an_unknown_pull_request_is_404(
+    github: GitHub[AppInstallationAuthStrategy],
+) -> None:
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_get(OWNER, NAME, 404)
+
+    assert failure(exc)[0] == 404
+    assert failure(exc)[1]["message"] == "Not Found"
+
+
+# -- pull request files -----------------------------------------------------------------------
+
+
+async def test_files_paginate_through_githubkit_as_diff_entries(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    # mypy cannot infer the item type of paginate(); production code must annotate it.
+    pages: Paginator[DiffEntry] = github.rest.paginate(
+        github.rest.pulls.async_list_files,
+        owner=OWNER,
+        repo=NAME,
+        pull_number=NUMBER,
+        per_page=2,
+    )
+    entries = [entry async for entry in pages]
+
+    assert [(e.filename, e.status) for e in entries] == [
+        ("app.py", "modified"),
+        ("new.txt", "added"),
+        ("gone.txt", "removed"),
+        ("new_name.py", "renamed"),
+        ("img.png", "modified"),
+    ]
+    assert entries[0].patch == APP_PATCH
+    assert (entries[0].additions, entries[0].deletions, entries[0].changes) == (3, 2, 5)
+    assert entries[3].previous_filename == "old_name.py"
+    assert not entries[4].patch  # binary: no patch, as on GitHub
+    calls = fake.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}/files")
+    assert [r.query.get("page", "1") for r in calls] == ["1", "2", "3"]
+
+
+async def test_files_pages_carry_githubs_link_header(
+    fake: FakeGitHub, plain: httpx.AsyncClient
+) -> None:
+    token = fake.issue_token(INSTALLATION)
+    headers = {"Authorization": f"token {token}"}
+    path = f"/repos/{REPO}/pulls/{NUMBER}/files"
+    url = f"{fake.base_url}{path}"
+
+    first = await plain.get(path, params={"per_page": 2}, headers=headers)
+    middle = await plain.get(path, params={"per_page": 2, "page": 2}, headers=headers)
+    last = await plain.get(path, params={"per_page": 2, "page": 3}, headers=headers)
+    beyond = await plain.get(path, params={"per_page": 2, "page": 4}, headers=headers)
+    default = await plain.get(path, headers=headers)
+
+    assert first.headers["link"] == (
+        f'<{url}?per_page=2&page=2>; rel="next", <{url}?per_page=2&page=3>; rel="last"'
+    )
+    assert middle.headers["link"] == (
+        f'<{url}?per_page=2&page=1>; rel="prev", <{url}?per_page=2&page=3>; rel="next", '
+        f'<{url}?per_page=2&page=3>; rel="last", <{url}?per_page=2&page=1>; rel="first"'
+    )
+    assert last.headers["link"] == (
+        f'<{url}?per_page=2&page=2>; rel="prev", <{url}?per_page=2&page=1>; rel="first"'
+    )
+    assert [len(r.json()) for r in (first, middle, last, beyond, default)] == [2, 2, 1, 0, 5]
+    assert "link" not in default.headers
+    assert first.json()[0]["contents_url"] == (
+        f"{fake.base_url}/repos/{REPO}/contents/app.py?ref={HEAD}"
+    )
+
+
+async def test_files_can_be_given_explicitly(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(
+        REPO,
+        11,
+        head_sha="f" * 40,
+        base_sha=BASE,
+        files=[
+            {"filename": "a.py", "status": "modified", "patch": "@@ -1 +1,2 @@\n x\n+y"},
+            {"filename": "huge.json", "status": "modified", "additions": 9000, "deletions": 1},
+        ],
+    )
+
+    files = payload(await github.rest.pulls.async_list_files(OWNER, NAME, 11))
+    diff = await github.rest.pulls.async_get(OWNER, NAME, 11, headers={"Accept": DIFF_MEDIA})
+
+    assert [(f["filename"], f["additions"], f["deletions"]) for f in files] == [
+        ("a.py", 1, 0),
+        ("huge.json", 9000, 1),
+    ]
+    assert "patch" not in files[1]
+    assert "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1,2 @@\n x\n+y\n" in diff.text
+
+
+# -- contents ---------------------------------------------------------------------------------
+
+
+async def test_a_missing_file_or_ref_is_404(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.set_file(REPO, HEAD, "policy.yml", "rounds: 2\n")
+
+    with pytest.raises(RequestFailed) as missing:
+        await github.rest.repos.async_get_content(OWNER, NAME, "other.yml", ref=HEAD)
+    with pytest.raises(RequestFailed) as unknown_ref:
+        await github.rest.repos.async_get_content(OWNER, NAME, "policy.yml", ref="c" * 40)
+
+    assert failure(missing)[0] == 404
+    assert failure(missing)[1]["message"] == "Not Found"
+    assert failure(unknown_ref)[0] == 404
+
+
+async def test_a_file_comes_base64_encoded_in_lines_of_60(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    text = "rounds: 2\n" + "x" * 200 + "\nünïcode\n"
+    fake.set_file(REPO, HEAD, ".tiebreak/policy.yml", text)
+
+    response = await github.rest.repos.async_get_content(
+        OWNER, NAME, ".tiebreak/policy.yml", ref=HEAD
+    )
+
+    body = payload(response)
+    assert (body["type"], body["encoding"]) == ("file", "base64")
+    assert (body["path"], body["name"]) == (".tiebreak/policy.yml", "policy.yml")
+    assert body["size"] == len(text.encode())
+    lines = body["content"].split("\n")
+    assert lines[-1] == ""  # every line ends with a newline
+    assert all(len(line) == 60 for line in lines[:-2])
+    assert base64.b64decode(body["content"]).decode() == text
+    git_blob = b"blob %d\0" % len(text.encode()) + text.encode()
+    assert body["sha"] == hashlib.sha1(git_blob).hexdigest()
+    parsed = response.parsed_data  # the strict model accepts the fake's answer
+    assert getattr(parsed, "content", None) == body["content"]
+
+
+async def test_a_file_comes_raw_with_the_raw_media_type(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.set_file(REPO, "main", "README.md", "# Widgets\n")
+
+    response = await github.rest.repos.async_get_content(
+        OWNER, NAME, "README.md", headers={"Accept": "application/vnd.github.raw+json"}
+    )
+
+    assert response.text == "# Widgets\n"
+
+
+async def test_a_branch_and_its_head_sha_are_the_same_ref(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.set_file(REPO, "feature", "a.py", "on the branch\n")
+    fake.set_file(REPO, BASE, "b.py", "on the base\n")
+
+    by_sha = await github.rest.repos.async_get_content(OWNER, NAME, "a.py", ref=HEAD)
+    by_branch = await github.rest.repos.async_get_content(OWNER, NAME, "b.py", ref="main")
+    default = await github.rest.repos.async_get_content(OWNER, NAME, "b.py")
+
+    assert base64.b64decode(payload(by_sha)["content"]) == b"on the branch\n"
+    assert base64.b64decode(payload(by_branch)["content"]) == b"on the base\n"
+    assert payload(default)["sha"] == payload(by_branch)["sha"]
+
+
+async def test_a_directory_lists_its_entries(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.set_file(REPO, HEAD, "src/a.py", "a\n")
+    fake.set_file(REPO, HEAD, "src/pkg/b.py", "b\n")
+
+    listing = payload(await github.rest.repos.async_get_content(OWNER, NAME, "src", ref=HEAD))
+
+    assert [(e["name"], e["type"], e["path"]) for e in listing] == [
+        ("a.py", "file", "src/a.py"),
+        ("pkg", "dir", "src/pkg"),
+    ]
+
+
+# -- check runs -------------------------------------------------------------------------------
+
+
+async def test_a_check_run_is_created_then_completed_and_its_history_kept(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    created = await github.rest.checks.async_create(
+        OWNER,
+        NAME,
+        name="Tiebreak",
+        head_sha=HEAD,
+        status="in_progress",
+        external_id="review-1",
+        details_url="https://tiebreak.example/reviews/1",
+        output={"title": "Reviewing", "summary": "The agents are debating."},
+    )
+    run_id = payload(created)["id"]
+    updated = await github.rest.checks.async_update(
+        OWNER,
+        NAME,
+        run_id,
+        status="completed",
+        conclusion="neutral",
+        output={"title": "2 findings", "summary": "See below.", "text": "Details."},
+        actions=[{"label": "Re-review", "description": "Run again", "identifier": "rerun"}],
+    )
+
+    assert created.status_code == 201
+    body = payload(created)
+    assert (body["name"], body["head_sha"], body["status"]) == ("Tiebreak", HEAD, "in_progress")
+    assert body["conclusion"] is None
+    assert body["html_url"] == f"https://github.com/{REPO}/runs/{run_id}"
+    assert body["details_url"] == "https://tiebreak.example/reviews/1"
+    assert body["output"]["title"] == "Reviewing"
+    assert created.parsed_data.id == run_id  # the strict model accepts the fake's answer
+    assert updated.status_code == 200
+    assert (payload(updated)["status"], payload(updated)["conclusion"]) == ("completed", "neutral")
+    assert payload(updated)["completed_at"]
+    (run,) = fake.check_runs(REPO)
+    assert run.states == [("in_progress", None), ("completed", "neutral")]
+    assert [h["output"]["title"] for h in run.history] == ["Reviewing", "2 findings"]
+    assert run.output["text"] == "Details."
+    assert run.actions[0]["identifier"] == "rerun"
+    assert run.external_id == "review-1"
+
+
+def annotations(n: int, start: int = 1) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": "app.py",
+            "start_line": line,
+            "end_line": line,
+            "annotation_level": "warning",
+            "message": f"finding {line}",
+        }
+        for line in range(start, start + n)
+    ]
+
+
+async def test_annotations_of_successive_updates_append(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    run_id = payload(
+        await github.rest.checks.async_create(OWNER, NAME, name="Tiebreak", head_sha=HEAD)
+    )["id"]
+    for start in (1, 51):
+        output: Any = {"title": "Findings", "summary": "…", "annotations": annotations(50, start)}
+        await github.rest.checks.async_update(OWNER, NAME, run_id, output=output)
+    final = await github.rest.checks.async_get(OWNER, NAME, run_id)
+
+    assert payload(final)["output"]["annotations_count"] == 100
+    (run,) = fake.check_runs(REPO)
+    assert [a["start_line"] for a in run.annotations] == list(range(1, 101))
+    assert [h["output"]["annotations_count"] for h in run.history] == [0, 50, 100]
+    assert run.states == [("queued", None)] * 3
+
+
+async def test_more_than_50_annotations_in_one_request_is_422(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    unchecked: GitHub[AppInstallationAuthStrategy],
+) -> None:
+    output: Any = {"title": "Findings", "summary": "…", "annotations": annotations(51)}
+    # githubkit refuses it before sending...
+    with pytest.raises(pydantic.ValidationError):
+        await github.rest.checks.async_create(
+            OWNER, NAME, name="Tiebreak", head_sha=HEAD, output=output
+        )
+    assert fake.requests_to("POST", r".*/check-runs") == []
+
+    # ...and GitHub refuses it too.
+    with pytest.raises(RequestFailed) as exc:
+        await unchecked.rest.checks.async_create(
+            OWNER, NAME, name="Tiebreak", head_sha=HEAD, output=output
+        )
+
+    assert failure(exc)[0] == 422
+    assert fake.check_runs(REPO) == []
+
+
+async def test_a_conclusion_completes_the_run(
+    fake: FakeGitHub, unchecked: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    created = await unchecked.rest.checks.async_create(
+        OWNER, NAME, name="Tiebreak", head_sha=HEAD, status="in_progress", conclusion="success"
+    )
+
+    assert (payload(created)["status"], payload(created)["conclusion"]) == ("completed", "success")
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"status": "waiting"},  # GitHub Actions only
+        {"status": "bogus"},
+        {"conclusion": "stale"},  # GitHub only
+        {"conclusion": "bogus"},
+        {"status": "completed"},  # without a conclusion
+        {"completed_at": "2026-01-01T00:00:00Z"},  # without a conclusion
+        {"output": {"title": "no summary"}},
+        {"actions": [{"label": "x", "description": "y", "identifier": "z"}] * 4},
+        {"actions": [{"label": "a label of more than 20", "description": "y", "identifier": "z"}]},
+        {"output": {"title": "t", "summary": "s", "annotations": [{"path": "app.py"}]}},
+    ],
+)
+async def test_github_refuses_a_check_run_it_cannot_take(
+    fake: FakeGitHub, unchecked: GitHub[AppInstallationAuthStrategy], fields: dict[str, Any]
+) -> None:
+    with pytest.raises(RequestFailed) as exc:
+        await unchecked.rest.checks.async_create(
+            OWNER, NAME, name="Tiebreak", head_sha=HEAD, **fields
+        )
+
+    assert failure(exc)[0] == 422
+    assert fake.check_runs(REPO) == []
+
+
+async def test_a_check_run_on_an_unknown_commit_is_422(
+    github: GitHub[AppInstallationAuthStrategy],
+) -> None:
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.checks.async_create(OWNER, NAME, name="Tiebreak", head_sha="c" * 40)
+
+    assert failure(exc) == (
+        422,
+        {**failure(exc)[1], "message": f"No commit found for SHA: {'c' * 40}"},
+    )
+
+
+async def test_a_refused_update_changes_nothing(
+    fake: FakeGitHub, unchecked: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    run_id = payload(
+        await unchecked.rest.checks.async_create(
+            OWNER, NAME, name="Tiebreak", head_sha=HEAD, status="in_progress"
+        )
+    )["id"]
+
+    with pytest.raises(RequestFailed) as exc:
+        await unchecked.rest.checks.async_update(
+            OWNER, NAME, run_id, data=cast(Any, {"completed_at": "2026-01-01T00:00:00Z"})
+        )
+    with pytest.raises(RequestFailed) as missing:
+        await unchecked.rest.checks.async_update(OWNER, NAME, run_id + 1000, status="queued")
+
+    assert failure(exc)[0] == 422
+    assert failure(missing)[0] == 404
+    (run,) = fake.check_runs(REPO)
+    assert run.states == [("in_progress", None)]
+
+
+# -- reviews ----------------------------------------------------------------------------------
+
+
+async def test_a_review_with_inline_comments_is_stored(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    response = await github.rest.pulls.async_create_review(
+        OWNER,
+        NAME,
+        NUMBER,
+        commit_id=HEAD,
+        body="Two findings.",
+        event="COMMENT",
+        comments=[
+            {"path": "app.py", "line": 3, "side": "RIGHT", "body": "An added line."},
+            {"path": "app.py", "line": 2, "side": "LEFT", "body": "A removed line."},
+            {"path": "app.py", "line": 5, "body": "A context line (side defaults to RIGHT)."},
+            {
+                "path": "app.py",
+                "start_line": 2,
+                "start_side": "RIGHT",
+                "line": 4,
+                "side": "RIGHT",
+                "body": "A range within one hunk.",
+            },
+            {"path": "new.txt", "line": 2, "side": "RIGHT", "body": "In an added file."},
+            {"path": "gone.txt", "line": 1, "side": "LEFT", "body": "In a removed file."},
+        ],
+    )
+
+    assert response.status_code == 200
+    body = payload(response)
+    assert (body["state"], body["body"]) == ("COMMENTED", "Two findings.")
+    assert body["html_url"].startswith(f"https://github.com/{REPO}/pull/{NUMBER}#")
+    assert body["user"]["login"] == "tiebreak[bot]"
+    (review,) = fake.reviews(REPO, NUMBER)
+    assert (review.id, review.event, review.commit_id) == (body["id"], "COMMENT", HEAD)
+    assert [(c.path, c.line, c.side) for c in review.comments] == [
+        ("app.py", 3, "RIGHT"),
+        ("app.py", 2, "LEFT"),
+        ("app.py", 5, "RIGHT"),
+        ("app.py", 4, "RIGHT"),
+        ("new.txt", 2, "RIGHT"),
+        ("gone.txt", 1, "LEFT"),
+    ]
+    assert (review.comments[3].start_line, review.comments[3].start_side) == (2, "RIGHT")
+    assert len({c.id for c in review.comments}) == 6
+
+
+async def test_reviews_are_listed_and_parse_with_githubkits_models(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    await github.rest.pulls.async_create_review(OWNER, NAME, NUMBER, body="One.", event="COMMENT")
+    await github.rest.pulls.async_create_review(OWNER, NAME, NUMBER, event="APPROVE")
+
+    pages: Paginator[PullRequestReview] = github.rest.paginate(
+        github.rest.pulls.async_list_reviews, owner=OWNER, repo=NAME, pull_number=NUMBER
+    )
+    reviews = [review async for review in pages]
+
+    assert [(r.state, r.body, r.commit_id) for r in reviews] == [
+        ("COMMENTED", "One.", HEAD),
+        ("APPROVED", "", HEAD),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("comment", "error"),
+    [
+        ({"path": "nope.py", "line": 1}, f"{PATH_INVALID} and {HUNK_BLANK}"),
+        ({"path": "img.png", "line": 1}, f"{LINE_NOT_IN_DIFF} and {HUNK_BLANK}"),
+        ({"path": "app.py", "line": 12}, f"{LINE_NOT_IN_DIFF} and {HUNK_BLANK}"),  # between hunks
+        ({"path": "app.py", "line": 6, "side": "LEFT"}, f"{LINE_NOT_IN_DIFF} and {HUNK_BLANK}"),
+        ({"path": "new.txt", "line": 1, "side": "LEFT"}, f"{LINE_NOT_IN_DIFF} and {HUNK_BLANK}"),
+        ({"path": "gone.txt", "line": 1}, f"{LINE_NOT_IN_DIFF} and {HUNK_BLANK}"),  # RIGHT
+        ({"path": "app.py", "start_line": 2, "line": 22}, START_NOT_IN_HUNK),
+        ({"path": "app.py", "start_line": 12, "line": 22}, START_NOT_IN_HUNK),
+        ({"path": "app.py", "start_line": 4, "line": 2}, START_NOT_BEFORE_LINE),
+        ({"path": "app.py", "start_line": 3, "line": 3}, START_NOT_BEFORE_LINE),
+        ({"path": "app.py"}, LINE_UNRESOLVED),
+    ],
+    ids=[
+        "path-not-in-diff",
+        "binary-file",
+        "line-between-hunks",
+        "left-beyond-old-hunk",
+        "left-in-added-file",
+        "right-on-removed-file",
+        "range-across-hunks",
+        "start-outside-hunks",
+        "start-after-line",
+        "start-equals-line",
+        "no-line",
+    ],
+)
+async def test_one_misplaced_comment_fails_the_whole_review(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    comment: dict[str, Any],
+    error: str,
+) -> None:
+    good = {"path": "app.py", "line": 3, "side": "RIGHT", "body": "Fine."}
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_create_review(
+            OWNER,
+            NAME,
+            NUMBER,
+            body="Findings.",
+            event="COMMENT",
+            comments=[good, {**comment, "body": "Misplaced."}],
+        )
+
+    status, body = failure(exc)
+    assert status == 422
+    assert body["message"] == "Unprocessable Entity"
+    assert body["errors"] == [error]
+    assert body["documentation_url"].endswith("#create-a-review-for-a-pull-request")
+    assert fake.reviews(REPO, NUMBER) == []
+
+
+@pytest.mark.parametrize(
+    ("event", "body", "comments", "accepted"),
+    [
+        ("COMMENT", "", [], False),
+        ("REQUEST_CHANGES", "", [], False),
+        ("COMMENT", "", [{"path": "app.py", "line": 3, "body": "Inline only."}], True),
+        ("APPROVE", "", [], True),
+        ("REQUEST_CHANGES", "Please fix.", [], True),
+    ],
+)
+async def test_a_verdict_needs_a_body_or_an_inline_comment(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    event: Any,
+    body: str,
+    comments: Any,
+    accepted: bool,
+) -> None:
+    async def review() -> None:
+        await github.rest.pulls.async_create_review(
+            OWNER, NAME, NUMBER, event=event, body=body, comments=comments
+        )
+
+    if accepted:
+        await review()
+    else:
+        with pytest.raises(RequestFailed) as exc:
+            await review()
+        assert failure(exc)[0] == 422
+        assert failure(exc)[1]["errors"] == [NEEDS_COMMENT]
+    assert len(fake.reviews(REPO, NUMBER)) == int(accepted)
+
+
+async def test_a_pending_review_blocks_another_review(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    pending = await github.rest.pulls.async_create_review(OWNER, NAME, NUMBER)
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_create_review(
+            OWNER, NAME, NUMBER, body="Done.", event="COMMENT"
+        )
+
+    assert payload(pending)["state"] == "PENDING"
+    assert "submitted_at" not in payload(pending)
+    assert failure(exc)[1]["errors"] == [ONE_PENDING_REVIEW]
+
+
+async def test_a_review_may_name_an_earlier_head_but_no_other_commit(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(REPO, NUMBER, head_sha="9" * 40, base_sha=BASE, head_ref="feature", diff=DIFF)
+
+    earlier = await github.rest.pulls.async_create_review(
+        OWNER, NAME, NUMBER, commit_id=HEAD, body="On the old head.", event="COMMENT"
+    )
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_create_review(
+            OWNER, NAME, NUMBER, commit_id="c" * 40, body="Elsewhere.", event="COMMENT"
+        )
+    default = await github.rest.pulls.async_create_review(
+        OWNER, NAME, NUMBER, body="No commit named.", event="COMMENT"
+    )
+
+    assert payload(earlier)["commit_id"] == HEAD
+    assert failure(exc)[1]["errors"] == [COMMIT_NOT_IN_PULL]
+    assert payload(default)["commit_id"] == "9" * 40
+
+
+async def test_a_comment_may_use_a_diff_position(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    # Position 8 is the first line below app.py's second hunk header (which is position 7).
+    await github.rest.pulls.async_create_review(
+        OWNER,
+        NAME,
+        NUMBER,
+        event="COMMENT",
+        comments=[{"path": "app.py", "position": 8, "body": "x = 1"}],
+    )
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_create_review(
+            OWNER,
+            NAME,
+            NUMBER,
+            event="COMMENT",
+            comments=[{"path": "app.py", "position": 7, "body": "The header."}],
+        )
+
+    (review,) = fake.reviews(REPO, NUMBER)
+    assert (review.comments[0].line, review.comments[0].side) == (21, "RIGHT")
+    assert failure(exc)[0] == 422
+    assert [d.position for d in fake.diff_lines(REPO, NUMBER, "app.py")][5:7] == [6, 8]
+
+
+# -- labels -----------------------------------------------------------------------------------
+
+
+async def test_creating_an_existing_label_is_422_already_exists(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    created = await github.rest.issues.async_create_label(
+        OWNER, NAME, name="Tiebreak: unresolved", color="d73a4a", description="Agents disagree."
+    )
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.issues.async_create_label(
+            OWNER, NAME, name="tiebreak: UNRESOLVED", color="000000"
+        )
+
+    assert created.status_code == 201
+    assert (payload(created)["name"], payload(created)["color"]) == (
+        "Tiebreak: unresolved",
+        "d73a4a",
+    )
+    assert created.parsed_data.description == "Agents disagree."
+    status, body = failure(exc)
+    assert status == 422
+    assert body["message"] == "Validation Failed"
+    assert body["errors"] == [{"resource": "Label", "code": "already_exists", "field": "name"}]
+    assert [label.color for label in fake.labels(REPO)] == ["d73a4a"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [({"color": "red"}, "color"), ({"description": "x" * 101}, "description")],
+)
+async def test_a_label_needs_a_hex_color_and_a_short_description(
+    fake: FakeGitHub,
+    unchecked: GitHub[AppInstallationAuthStrategy],
+    fields: dict[str, Any],
+    field: str,
+) -> None:
+    with pytest.raises(RequestFailed) as exc:
+        await unchecked.rest.issues.async_create_label(OWNER, NAME, name="x", **fields)
+
+    status, body = failure(exc)
+    assert status == 422
+    assert [e["field"] for e in body["errors"]] == [field]
+    assert fake.labels(REPO) == []
+
+
+async def test_adding_a_missing_label_to_an_issue_creates_it_grey(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_label(REPO, "bug", color="d73a4a")
+
+    response = await github.rest.issues.async_add_labels(
+        OWNER, NAME, NUMBER, labels=["BUG", "tiebreak"]
+    )
+
+    assert response.status_code == 200
+    assert [(x["name"], x["color"]) for x in payload(response)] == [
+        ("bug", "d73a4a"),
+        ("tiebreak", AUTO_LABEL_COLOR),
+    ]
+    assert fake.issue_labels(REPO, NUMBER) == ["bug", "tiebreak"]
+    created = next(label for label in fake.labels(REPO) if label.name == "tiebreak")
+    assert created.description is None
+
+
+async def test_removing_a_label_answers_the_rest_and_404_when_absent(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    await github.rest.issues.async_add_labels(
+        OWNER, NAME, NUMBER, labels=["needs work", "tiebreak"]
+    )
+
+    removed = await github.rest.issues.async_remove_label(OWNER, NAME, NUMBER, "needs work")
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.issues.async_remove_label(OWNER, NAME, NUMBER, "needs work")
+    listed = await github.rest.issues.async_list_labels_on_issue(OWNER, NAME, NUMBER)
+
+    assert [x["name"] for x in payload(removed)] == ["tiebreak"]
+    assert failure(exc)[0] == 404
+    assert failure(exc)[1]["message"] == "Label does not exist"
+    labels: list[Any] = listed.parsed_data
+    assert [x.name for x in labels] == ["tiebreak"]
+    (delete, _) = fake.requests_to("DELETE", r".*/labels/.*")
+    assert delete.path.endswith("/labels/needs%20work")  # sent URL-encoded, read decoded
+
+
+# -- fault injection --------------------------------------------------------------------------
+
+
+async def test_a_failure_can_be_injected_for_the_next_matching_requests(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.fail_next("GET", rf"/repos/{REPO}/pulls/\d+", 502, times=2)
+
+    for _ in range(2):
+        with pytest.raises(RequestFailed) as exc:
+            await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
+        assert failure(exc) == (502, {**failure(exc)[1], "message": "Bad Gateway"})
+    third = await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
+
+    assert third.status_code == 200
+
+
+async def test_a_secondary_rate_limit_reaches_githubkit_with_its_retry_after(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.fail_next(
+        "POST",
+        r".*/pulls/\d+/reviews",
+        403,
+        {"message": "You have exceeded a secondary rate limit."},
+        {"retry-after": "7"},
+    )
+
+    with pytest.raises(SecondaryRateLimitExceeded) as exc:
+        await github.rest.pulls.async_create_review(OWNER, NAME, NUMBER, body="x", event="COMMENT")
+
+    assert exc.value.retry_after == timedelta(seconds=7)
+    assert fake.reviews(REPO, NUMBER) == []
+
+
+async def test_a_processed_failure_takes_effect_although_the_client_sees_an_error(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.fail_next("POST", r".*/pulls/\d+/reviews", 504, processed=True)
+
+    with pytest.raises(RequestFailed):
+        await github.rest.pulls.async_create_review(OWNER, NAME, NUMBER, body="x", event="COMMENT")
+
+    assert len(fake.reviews(REPO, NUMBER)) == 1
+
+
+# -- the server itself ------------------------------------------------------------------------
+
+
+async def test_a_crashing_handler_answers_500_and_is_a_problem(app_key: AppKey) -> None:
+    def boom(*args: Any) -> Any:
+        raise RuntimeError("the fake is broken")
+
+    fake = FakeGitHub(app_id=APP_ID, public_key_pem=app_key.public_pem).start()
+    try:
+        fake.add_installation(INSTALLATION, repos=[REPO])
+        fake.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+        fake._get_pull = boom  # type: ignore[method-assign,assignment]
+        async with installation_client(fake, app_key) as github:
+            with pytest.raises(RequestFailed) as exc:
+                await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
+    finally:
+        fake.stop()
+
+    assert exc.value.response.status_code == 500
+    (problem,) = fake.problems
+    assert "RuntimeError: the fake is broken" in problem
+    # Strict: leaving the `with` block with a problem noted fails the test.
+    with pytest.raises(FakeGitHubError, match="the fake is broken"):
+        fake.__exit__(None, None, None)
+
+
+async def test_an_unknown_route_is_404_json(fake: FakeGitHub, plain: httpx.AsyncClient) -> None:
+    token = fake.issue_token(INSTALLATION)
+
+    response = await plain.put(
+        f"/repos/{REPO}/issues/{NUMBER}/lock", headers={"Authorization": f"token {token}"}
+    )
+
+    assert response.status_code == 404
+    assert response.json()["message"] == "Not Found"
+
+
+async def test_a_body_that_is_not_json_is_400(fake: FakeGitHub, plain: httpx.AsyncClient) -> None:
+    token = fake.issue_token(INSTALLATION)
+
+    response = await plain.post(
+        f"/repos/{REPO}/labels", content=b"{nope", headers={"Authorization": f"token {token}"}
+    )
+
+    assert (response.status_code, response.json()["message"]) == (400, "Problems parsing JSON")
+
+
+async def test_every_request_is_recorded(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    await github.rest.issues.async_add_labels(OWNER, NAME, NUMBER, labels=["tiebreak"])
+
+    exchange, call = fake.requests
+    assert (exchange.method, exchange.status) == ("POST", 201)
+    assert (call.method, call.path, call.status) == ("POST", f"/repos/{REPO}/issues/7/labels", 200)
+    assert call.body == {"labels": ["tiebreak"]}
+    assert call.headers["x-github-api-version"] == "2026-03-10"
+    assert call.response[0]["name"] == "tiebreak"
+
+
+async def test_concurrent_requests_change_state_consistently(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    async def create(i: int) -> int:
+        response = await github.rest.checks.async_create(
+            OWNER, NAME, name=f"check {i}", head_sha=HEAD
+        )
+        await github.rest.issues.async_add_labels(OWNER, NAME, NUMBER, labels=[f"label {i}"])
+        return int(payload(response)["id"])
+
+    ids = await asyncio.gather(*(create(i) for i in range(20)))
+
+    assert len(set(ids)) == 20
+    assert sorted(run.id for run in fake.check_runs(REPO)) == sorted(ids)
+    assert sorted(fake.issue_labels(REPO, NUMBER)) == sorted(f"label {i}" for i in range(20))
+
+
+CHILD = """
+import json, sys, urllib.request
+base, token = sys.argv[1], sys.argv[2]
+opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+request = urllib.request.Request(
+    base + "/repos/octo/widgets/issues/7/labels",
+    data=json.dumps({"labels": ["from another process"]}).encode(),
+    headers={"Authorization": "token " + token, "Content-Type": "application/json"},
+    method="POST",
+)
+with opener.open(request, timeout=5) as response:
+    print(response.status, json.load(response)[0]["name"])
+"""
+
+
+def test_another_process_can_use_the_fake(fake: FakeGitHub) -> None:
+    token = fake.issue_token(INSTALLATION)
+
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, fake.base_url, token],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+
+    assert child.stdout.strip() == "200 from another process"
+    assert fake.issue_labels(REPO, NUMBER) == ["from another process"]
+
+
+def test_the_base_url_exists_only_while_running(app_key: AppKey) -> None:
+    fake = FakeGitHub(app_id=APP_ID, public_key_pem=app_key.public_pem)
+
+    with pytest.raises(RuntimeError):
+        _ = fake.base_url
+    with fake:
+        assert fake.base_url.startswith("http://127.0.0.1:")
+    with pytest.raises(RuntimeError):
+        _ = fake.base_url
+
+
+def test_the_diff_lines_follow_githubs_positions(fake: FakeGitHub) -> None:
+    lines = fake.diff_lines(REPO, NUMBER, "app.py")
+
+    assert [(d.left, d.right) for d in lines if d.hunk == 1] == [
+        (20, 21),
+        (21, None),
+        (None, 22),
+        (22, 23),
+    ]
+    assert [d.position for d in lines] == [1, 2, 3, 4, 5, 6, 8, 9, 10, 11]
