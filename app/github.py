@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RequestFailed
 from githubkit.retry import RetryChainDecision, RetryOption, RetryRateLimit, RetryServerError
 from pydantic import BaseModel, ConfigDict
@@ -82,6 +83,8 @@ class GitHubApp:
             timeout=timeout,
             auto_retry=CappedRetry() if retry else False,
             http_cache=False,
+            # Tokens are cached per App client, not in githubkit's module-wide default.
+            cache_strategy=MemCacheStrategy(),
         )
 
     def installation(self, installation_id: int) -> "Installation":

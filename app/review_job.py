@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
+from githubkit.exception import GitHubException
 
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
@@ -47,9 +48,14 @@ class ReviewRun:
     async def run(self) -> str:
         if await self._superseded():
             return "superseded before it started"
-        check_id = await self.github.create_check_run(
-            self.ref, {"status": "queued", "external_id": self.run_info.run_id}
-        )
+        try:
+            check_id = await self.github.create_check_run(
+                self.ref, {"status": "queued", "external_id": self.run_info.run_id}
+            )
+        except GitHubException as exc:
+            # Without a check run there is nowhere to report; the log is the only trace.
+            log.error("no check run for %s: %s", self.ref.key, exc)
+            return f"failed: could not create the check run: {_reason(exc)}"
         try:
             return await self._review(check_id)
         except asyncio.CancelledError:
@@ -59,7 +65,10 @@ class ReviewRun:
         except Exception as exc:
             # The job's catch-all: whatever failed, the pull request gets a clear answer.
             log.exception("review of %s failed", self.ref.key)
-            await self._complete(check_id, publish.failed(_reason(exc), run=self.run_info))
+            try:
+                await self._complete(check_id, publish.failed(_reason(exc), run=self.run_info))
+            except GitHubException as report:
+                log.error("could not report the failure on %s: %s", self.ref.key, report)
             return f"failed: {_reason(exc)}"
 
     async def _review(self, check_id: int) -> str:

@@ -1,0 +1,247 @@
+"""The review job on a real arq worker and a real Redis, against the fake GitHub.
+
+What a user sees on the pull request — the review, its suggestions, the label, the check
+run's states — after a worker ran the job, with the model scripted.
+"""
+
+from collections.abc import Iterator
+
+import pytest
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from agents.errors import LLMFatal
+from agents.llm import LLMClient
+from agents.scripted import Reply, ScriptedLLM, by_role
+from app.events import PullRequestRef
+from app.github import GitHubApp
+from app.queue import ReviewQueue
+from app.settings import Settings
+from app.worker import WorkerDeps, build_worker
+from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
+from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+
+REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
+HEAD, BASE = "a" * 40, "b" * 40
+DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
+REF = PullRequestRef(
+    installation_id=INSTALLATION,
+    owner="Codertocat",
+    repo="Hello-World",
+    number=NUMBER,
+    head_sha=HEAD,
+)
+UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
+LOG_FIX = {
+    "path": PAYMENTS,
+    "start_line": 16,
+    "end_line": 16,
+    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
+}
+AGREED: dict[str, list[Reply]] = {
+    "tester": [
+        {"findings": [UNDEFINED]},
+        {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]},
+    ],
+    "coder": [
+        {
+            "answers": [
+                {"finding_id": "F1", "stance": "concede", "argument": "Right.", "patch": LOG_FIX}
+            ]
+        }
+    ],
+}
+STUBBORN: dict[str, list[Reply]] = {
+    "tester": [
+        {"findings": [UNDEFINED]},
+        {
+            "evaluations": [
+                {"finding_id": "F1", "decision": "reject", "reason": "Nothing defines log."}
+            ]
+        },
+    ],
+    "coder": [
+        {"answers": [{"finding_id": "F1", "stance": "dispute", "argument": "log is a builtin."}]}
+    ]
+    * 2,
+}
+
+
+@pytest.fixture(scope="module")
+def key() -> AppKey:
+    return new_app_key()
+
+
+@pytest.fixture
+def github(key: AppKey) -> Iterator[FakeGitHub]:
+    with FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as fake:
+        fake.add_installation(INSTALLATION, repos=[REPO])
+        fake.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+        yield fake
+
+
+async def run_review(
+    github: FakeGitHub, key: AppKey, redis_url: str, llm: LLMClient, ref: PullRequestRef = REF
+) -> tuple[str | None, ReviewQueue]:
+    """Queue a review of `ref` and let a real worker run everything queued."""
+    deps = WorkerDeps(
+        settings=Settings(),
+        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
+        llm=llm,
+    )
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    queue = ReviewQueue(redis)
+    try:
+        await queue.enqueue_review(ref)
+        worker = build_worker(deps, redis_url, burst=True, handle_signals=False)
+        try:
+            await worker.main()
+        finally:
+            await worker.close()
+        results = await redis.all_job_results()
+    finally:
+        await redis.aclose()
+    outcome = next((r.result for r in results if (r.job_id or "").endswith(ref.head_sha)), None)
+    return (None if outcome is None else str(outcome)), queue
+
+
+def states(github: FakeGitHub) -> list[tuple[str, str | None]]:
+    (check,) = github.check_runs(REPO)
+    return check.states
+
+
+async def test_an_agreed_fix_lands_as_a_committable_suggestion(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+
+    assert result == "neutral"
+    (review,) = github.reviews(REPO, NUMBER)
+    assert (review.event, review.commit_id) == ("COMMENT", HEAD)
+    (comment,) = review.comments
+    assert (comment.path, comment.line, comment.side) == (PAYMENTS, 16, "RIGHT")
+    assert f"```suggestion\n{LOG_FIX['replacement']}\n```" in comment.body
+    assert states(github) == [("queued", None), ("in_progress", None), ("completed", "neutral")]
+    (check,) = github.check_runs(REPO)
+    assert check.output["title"]
+    assert "unanimous" in check.output["summary"]
+    assert github.issue_labels(REPO, NUMBER) == []
+
+
+async def test_an_unresolved_finding_labels_the_pull_request_and_asks_for_action(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", "debate:\n  arbitration: false\n")
+
+    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)))
+
+    assert result == "action_required"
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    (label,) = [item for item in github.labels(REPO) if item.name == "Unresolved"]
+    assert label.color == "d93f0b"
+    (review,) = github.reviews(REPO, NUMBER)
+    assert "log is a builtin." in review.comments[0].body
+    assert states(github)[-1] == ("completed", "action_required")
+
+
+async def test_the_config_is_read_from_the_base_branch_only(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    # The change under review tries to turn Tiebreak off for itself.
+    github.set_file(REPO, HEAD, ".github/tiebreak.yml", "enabled: false\n")
+
+    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+
+    assert result == "neutral"
+    assert len(github.reviews(REPO, NUMBER)) == 1
+
+
+async def test_a_base_config_can_turn_tiebreak_off(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", "enabled: false\n")
+    llm = ScriptedLLM(by_role())
+
+    result, _ = await run_review(github, key, redis_url, llm)
+
+    assert result == "disabled by the repository's config"
+    assert states(github)[-1] == ("completed", "skipped")
+    assert llm.requests == []
+    assert github.reviews(REPO, NUMBER) == []
+
+
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [("debate: [unclosed\n", "is not valid YAML"), ("rounds: 3\n", "rounds: Extra inputs")],
+)
+async def test_a_broken_config_falls_back_to_the_defaults_and_says_so(
+    github: FakeGitHub, key: AppKey, redis_url: str, config: str, problem: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
+
+    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+
+    assert result == "neutral"
+    (check,) = github.check_runs(REPO)
+    assert "was ignored** (defaults used)" in check.output["summary"]
+    assert problem in check.output["summary"]
+
+
+async def test_a_diff_too_large_for_the_diff_media_type_is_read_from_the_files_api(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF, too_large=True)
+
+    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+
+    assert result == "neutral"
+    assert github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}/files")
+    (review,) = github.reviews(REPO, NUMBER)
+    assert review.comments[0].line == 16
+
+
+async def test_a_model_that_refuses_every_call_fails_the_check_run_clearly(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    llm = ScriptedLLM(lambda request: LLMFatal("the Anthropic API refused the call: bad key"))
+
+    result, _ = await run_review(github, key, redis_url, llm)
+
+    assert result == "failed: the Anthropic API refused the call: bad key"
+    assert states(github)[-1] == ("completed", "failure")
+    (check,) = github.check_runs(REPO)
+    assert "bad key" in check.output["summary"]
+    assert github.reviews(REPO, NUMBER) == []
+
+
+async def test_a_head_that_moved_on_github_is_not_reviewed(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.add_pull(REPO, NUMBER, head_sha="c" * 40, base_sha=BASE, diff=DIFF)
+    llm = ScriptedLLM(by_role())
+
+    result, _ = await run_review(github, key, redis_url, llm)
+
+    assert result == "superseded: the pull request has a newer head"
+    assert states(github)[-1] == ("completed", "cancelled")
+    assert llm.requests == []
+    assert github.reviews(REPO, NUMBER) == []
+
+
+async def test_a_review_superseded_in_the_queue_never_starts(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        newer = REF.model_copy(update={"head_sha": "c" * 40})
+        await ReviewQueue(redis).enqueue_review(REF)
+        await ReviewQueue(redis).enqueue_review(newer)
+    finally:
+        await redis.aclose()
+    github.add_pull(REPO, NUMBER, head_sha="c" * 40, base_sha=BASE, diff=DIFF)
+
+    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)), newer)
+
+    assert result == "neutral"
+    # Only the newer head got a check run: the older job was aborted before it started.
+    assert [c.head_sha for c in github.check_runs(REPO)] == ["c" * 40]
+    assert len(github.reviews(REPO, NUMBER)) == 1
