@@ -1,0 +1,213 @@
+"""Tiebreak end to end, across real processes.
+
+`tiebreak serve` runs as a subprocess with its embedded redis-server, talking to a local fake
+GitHub and a local fake Messages API; the test delivers signed webhooks over HTTP and reads
+what landed on the pull request from the fake GitHub.
+"""
+
+import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.embedded_redis import free_port
+from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
+from tests.app.webhook_kit import SECRET, payload, signed
+from tests.fakes.github_api import FakeGitHub, new_app_key
+from tests.fakes.messages_api import FakeMessagesAPI
+
+TIEBREAK = Path(sys.executable).with_name("tiebreak")
+APP_ID, INSTALLATION, REPO = 42, 9, "octo/shop"
+DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
+UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
+LOG_LINE = "    logger.info('refund %s %s', payment.id, amount)"
+LOG_FIX: dict[str, Any] = {
+    "path": PAYMENTS,
+    "start_line": 16,
+    "end_line": 16,
+    "replacement": LOG_LINE,
+}
+DEADLINE = 60.0
+
+
+def model(body: dict[str, Any]) -> dict[str, Any]:
+    """The models agree on one fix, whatever pull request they review."""
+    match body["tool_choice"]["name"]:
+        case "report_findings":
+            return {"findings": [UNDEFINED]}
+        case "answer_findings":
+            return {
+                "answers": [
+                    {
+                        "finding_id": "F1",
+                        "stance": "concede",
+                        "argument": "Right.",
+                        "patch": LOG_FIX,
+                    }
+                ]
+            }
+        case _:
+            return {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]}
+
+
+class Tiebreak:
+    """A `tiebreak serve` process and the fakes it talks to."""
+
+    def __init__(self, github: FakeGitHub, port: int) -> None:
+        self.github = github
+        self.url = f"http://127.0.0.1:{port}"
+
+    def deliver(self, event: str, body: dict[str, Any], **options: Any) -> int:
+        raw, headers = signed(event, body, **options)
+        request = urllib.request.Request(
+            f"{self.url}/api/github/webhooks", data=raw, headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as error:
+            return int(error.code)
+
+    def open_pull(self, number: int, head: str) -> dict[str, Any]:
+        """Open a pull request on the fake GitHub; return its `opened` delivery."""
+        self.github.add_pull(REPO, number, head_sha=head, base_sha="b" * 40, diff=DIFF)
+        body = payload("pull_request/opened")
+        body["installation"] = {"id": INSTALLATION}
+        body["repository"]["name"], body["repository"]["owner"]["login"] = "shop", "octo"
+        body["pull_request"]["number"] = number
+        body["pull_request"]["head"]["sha"] = head
+        return body
+
+    def wait_until_completed(self, head: str) -> None:
+        deadline = time.monotonic() + DEADLINE
+        while time.monotonic() < deadline:
+            runs = [c for c in self.github.check_runs(REPO) if c.head_sha == head]
+            if runs and all(c.status == "completed" for c in runs):
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"no completed check run for {head} within {DEADLINE} s")
+
+
+@pytest.fixture(scope="module")
+def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
+    key = new_app_key()
+    port = free_port()
+    with (
+        FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as github,
+        FakeMessagesAPI(model, api_key="sk-e2e") as messages,
+    ):
+        github.add_installation(INSTALLATION, repos=[REPO])
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "GITHUB_APP_ID": str(APP_ID),
+            "GITHUB_PRIVATE_KEY": key.private_pem,
+            "GITHUB_WEBHOOK_SECRET": SECRET,
+            "GITHUB_API_URL": github.base_url,
+            "ANTHROPIC_API_KEY": "sk-e2e",
+            "ANTHROPIC_BASE_URL": messages.base_url,
+            "TIEBREAK_DATA_DIR": str(tmp_path_factory.mktemp("data")),
+        }
+        process = subprocess.Popen(
+            [str(TIEBREAK), "serve", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            _wait_for_health(f"http://127.0.0.1:{port}/healthz", process)
+            yield Tiebreak(github, port)
+        finally:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            if process.stderr is not None:
+                process.stderr.close()
+
+
+def _wait_for_health(url: str, process: "subprocess.Popen[bytes]") -> None:
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            errors = process.stderr.read().decode() if process.stderr else ""
+            raise AssertionError(f"tiebreak serve exited with {process.returncode}:\n{errors}")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("tiebreak serve did not become healthy")
+
+
+def test_an_opened_pull_request_gets_a_review_and_a_check_run(tiebreak: Tiebreak) -> None:
+    head = "1" * 40
+
+    assert tiebreak.deliver("pull_request", tiebreak.open_pull(1, head)) == 202
+    tiebreak.wait_until_completed(head)
+
+    (review,) = tiebreak.github.reviews(REPO, 1)
+    (comment,) = review.comments
+    assert (comment.path, comment.line) == (PAYMENTS, 16)
+    assert f"```suggestion\n{LOG_LINE}\n```" in comment.body
+    (check,) = [c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head]
+    assert check.states == [("queued", None), ("in_progress", None), ("completed", "neutral")]
+    assert tiebreak.github.issue_labels(REPO, 1) == []
+    assert tiebreak.github.problems == []
+
+
+def test_one_delivery_sent_twenty_times_at_once_makes_one_review(tiebreak: Tiebreak) -> None:
+    head = "2" * 40
+    body = tiebreak.open_pull(2, head)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=20) as pool:
+        answers = list(
+            pool.map(
+                lambda _: tiebreak.deliver("pull_request", body, delivery="same-delivery"),
+                range(20),
+            )
+        )
+    tiebreak.wait_until_completed(head)
+
+    assert sorted(answers) == [200] * 19 + [202]
+    assert len(tiebreak.github.reviews(REPO, 2)) == 1
+    assert len([c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head]) == 1
+
+
+def test_a_bad_signature_produces_nothing(tiebreak: Tiebreak) -> None:
+    head = "3" * 40
+    body = tiebreak.open_pull(3, head)
+
+    assert tiebreak.deliver("pull_request", body, secret="not-the-secret") == 401
+    # A good delivery for another pull request goes all the way through meanwhile.
+    assert tiebreak.deliver("pull_request", tiebreak.open_pull(4, "4" * 40)) == 202
+    tiebreak.wait_until_completed("4" * 40)
+
+    assert [c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head] == []
+    assert tiebreak.github.reviews(REPO, 3) == []
+
+
+def test_the_server_refuses_to_start_without_a_webhook_secret(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(TIEBREAK), "serve"],
+        env={"PATH": os.environ.get("PATH", ""), "TIEBREAK_DATA_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert "GITHUB_WEBHOOK_SECRET" in done.stderr
+    assert "Traceback" not in done.stderr
