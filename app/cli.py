@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import logging
 import sys
 from typing import NoReturn, TextIO
 
@@ -151,6 +152,9 @@ async def _serve(
 
 
 def _settings(*, web: bool = False, worker: bool = False) -> Settings:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     try:
         settings = get_settings()
         settings.require(web=web, worker=worker)

@@ -4,13 +4,15 @@ What a user sees on the pull request — the review, its suggestions, the label,
 run's states — after a worker ran the job, with the model scripted.
 """
 
-from collections.abc import Iterator
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.errors import LLMFatal
-from agents.llm import LLMClient
+from agents.llm import LLMClient, LLMRequest, LLMResponse
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import PullRequestRef
 from app.github import GitHubApp
@@ -245,3 +247,66 @@ async def test_a_review_superseded_in_the_queue_never_starts(
     # Only the newer head got a check run: the older job was aborted before it started.
     assert [c.head_sha for c in github.check_runs(REPO)] == ["c" * 40]
     assert len(github.reviews(REPO, NUMBER)) == 1
+
+
+class HeldModel:
+    """A scripted model whose first call waits until the review is cancelled."""
+
+    def __init__(self, llm: ScriptedLLM) -> None:
+        self.llm = llm
+        self.first_call = asyncio.Event()
+        self._held = False
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        if not self._held:
+            self._held = True
+            self.first_call.set()
+            await asyncio.Event().wait()  # until the job is cancelled
+        return await self.llm.complete(request)
+
+
+async def _until(condition: Callable[[], bool], seconds: float = 20) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("the condition never held")
+        await asyncio.sleep(0.05)
+
+
+async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    newer = REF.model_copy(update={"head_sha": "c" * 40})
+    model = HeldModel(ScriptedLLM(by_role(**AGREED)))
+    deps = WorkerDeps(
+        settings=Settings(),
+        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
+        llm=model,
+    )
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    worker = build_worker(deps, redis_url, handle_signals=False)
+    running = asyncio.create_task(worker.async_run())
+    try:
+        await ReviewQueue(redis).enqueue_review(REF)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+        github.add_pull(REPO, NUMBER, head_sha=newer.head_sha, base_sha=BASE, diff=DIFF)
+        await ReviewQueue(redis).enqueue_review(newer)
+
+        def completed(head: str) -> bool:
+            runs = [c for c in github.check_runs(REPO) if c.head_sha == head]
+            return bool(runs) and runs[0].status == "completed"
+
+        await _until(lambda: completed(HEAD) and completed(newer.head_sha))
+    finally:
+        await worker.close()
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        await redis.aclose()
+
+    old, new = github.check_runs(REPO)
+    assert old.states[-1] == ("completed", "cancelled")
+    assert old.output["title"] == "Superseded by a newer push (ccccccc)"
+    assert new.states[-1] == ("completed", "neutral")
+    (review,) = github.reviews(REPO, NUMBER)
+    assert review.commit_id == newer.head_sha
