@@ -39,9 +39,39 @@ LOG_FIX: dict[str, Any] = {
 DEADLINE = 60.0
 
 
+LEDGER = "app/ledger.py"
+LEDGER_DIFF = git_diff({LEDGER: ("TOTAL = 0\n", "TOTAL = 0\nRATE = 1 / 0\n")})
+DIVISION = finding(2, "Dividing by zero raises at import time.", "blocker", path=LEDGER)
+
+
 def model(body: dict[str, Any]) -> dict[str, Any]:
-    """The models agree on one fix, whatever pull request they review."""
-    match body["tool_choice"]["name"]:
+    """The models agree on one fix in the payments change; on the ledger change they deadlock
+    and the arbiter answers nonsense, so the finding stays unresolved."""
+    ledger = any(LEDGER in block["text"] for block in body["system"])
+    tool = body["tool_choice"]["name"]
+    if ledger:
+        match tool:
+            case "report_findings":
+                return {"findings": [DIVISION]}
+            case "answer_findings":
+                return {
+                    "answers": [
+                        {
+                            "finding_id": "F1",
+                            "stance": "dispute",
+                            "argument": "It is a placeholder.",
+                        }
+                    ]
+                }
+            case "evaluate_answers":
+                return {
+                    "evaluations": [
+                        {"finding_id": "F1", "decision": "reject", "reason": "It still raises."}
+                    ]
+                }
+            case _:
+                return {"rulings": "I decline to rule."}
+    match tool:
         case "report_findings":
             return {"findings": [UNDEFINED]}
         case "answer_findings":
@@ -77,9 +107,9 @@ class Tiebreak:
         except urllib.error.HTTPError as error:
             return int(error.code)
 
-    def open_pull(self, number: int, head: str) -> dict[str, Any]:
+    def open_pull(self, number: int, head: str, diff: str = DIFF) -> dict[str, Any]:
         """Open a pull request on the fake GitHub; return its `opened` delivery."""
-        self.github.add_pull(REPO, number, head_sha=head, base_sha="b" * 40, diff=DIFF)
+        self.github.add_pull(REPO, number, head_sha=head, base_sha="b" * 40, diff=diff)
         body = payload("pull_request/opened")
         body["installation"] = {"id": INSTALLATION}
         body["repository"]["name"], body["repository"]["owner"]["login"] = "shop", "octo"
@@ -165,6 +195,21 @@ def test_an_opened_pull_request_gets_a_review_and_a_check_run(tiebreak: Tiebreak
     assert check.states == [("queued", None), ("in_progress", None), ("completed", "neutral")]
     assert tiebreak.github.issue_labels(REPO, 1) == []
     assert tiebreak.github.problems == []
+
+
+def test_a_deadlock_the_arbiter_cannot_settle_labels_the_pull_request(tiebreak: Tiebreak) -> None:
+    head = "5" * 40
+
+    assert tiebreak.deliver("pull_request", tiebreak.open_pull(5, head, LEDGER_DIFF)) == 202
+    tiebreak.wait_until_completed(head)
+
+    assert tiebreak.github.issue_labels(REPO, 5) == ["Unresolved"]
+    (check,) = [c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head]
+    assert check.states[-1] == ("completed", "action_required")
+    (review,) = tiebreak.github.reviews(REPO, 5)
+    (comment,) = review.comments
+    assert (comment.path, comment.line) == (LEDGER, 2)
+    assert "It is a placeholder." in comment.body
 
 
 def test_one_delivery_sent_twenty_times_at_once_makes_one_review(tiebreak: Tiebreak) -> None:
