@@ -20,7 +20,16 @@ from typing import Any
 import pytest
 
 from app.embedded_redis import free_port
-from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
+from tests.agents.kit import (
+    LOG_FIX,
+    LOG_LINE,
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    UNDEFINED,
+    finding,
+    git_diff,
+)
 from tests.app.webhook_kit import SECRET, payload, signed
 from tests.fakes.github_api import FakeGitHub, new_app_key
 from tests.fakes.messages_api import FakeMessagesAPI
@@ -28,14 +37,6 @@ from tests.fakes.messages_api import FakeMessagesAPI
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
 APP_ID, INSTALLATION, REPO = 42, 9, "octo/shop"
 DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
-UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
-LOG_LINE = "    logger.info('refund %s %s', payment.id, amount)"
-LOG_FIX: dict[str, Any] = {
-    "path": PAYMENTS,
-    "start_line": 16,
-    "end_line": 16,
-    "replacement": LOG_LINE,
-}
 DEADLINE = 60.0
 
 

@@ -143,3 +143,26 @@ def warn(finding_id: str, warning: str) -> dict[str, Any]:
 
 def rulings(*items: dict[str, Any]) -> dict[str, Any]:
     return {"rulings": list(items)}
+
+
+# -- one finding, and the conversation in which the coder fixes it ------------------------------
+
+UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
+LOG_LINE = "    logger.info('refund %s %s', payment.id, amount)"
+LOG_FIX = patch(16, LOG_LINE)
+
+AGREED: dict[str, list[dict[str, Any]]] = {
+    "report_findings": [report(UNDEFINED)],
+    "answer_findings": [answers(concede("F1", LOG_FIX, "Right."))],
+    "evaluate_answers": [evaluations(accept("F1", "Fixed."))],
+}
+"""The tester reports UNDEFINED, the coder concedes it with LOG_FIX, the tester accepts:
+one tool input per call, by tool."""
+
+
+def agreed_by_role() -> dict[str, list[dict[str, Any]]]:
+    """AGREED as `agents.scripted.by_role` takes it."""
+    return {
+        "tester": [*AGREED["report_findings"], *AGREED["evaluate_answers"]],
+        "coder": list(AGREED["answer_findings"]),
+    }

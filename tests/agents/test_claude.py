@@ -16,7 +16,7 @@ from agents.prompts import SYSTEM
 from agents.protocol import TOOLS, ToolName
 from policies.budget import BudgetEventKind
 from policies.debate import DebatePolicy
-from tests.agents.kit import finding, payments_unit
+from tests.agents.kit import LOG_FIX, UNDEFINED, payments_unit
 from tests.agents.messages_kit import (
     BASE_URL,
     MESSAGES_URL,
@@ -26,7 +26,6 @@ from tests.agents.messages_kit import (
     message,
 )
 
-UNDEFINED = finding(16, "`log` is not defined anywhere.", "blocker")
 DIFF_BLOCK = PromptBlock(text="<untrusted-diff-1>…</untrusted-diff-1>", stable=True)
 
 
@@ -238,14 +237,6 @@ async def test_a_long_retry_after_is_capped() -> None:
 
     assert response.tool_input == {"answers": []}
     assert route.call_count == 3
-
-
-LOG_FIX = {
-    "path": "app/payments.py",
-    "start_line": 16,
-    "end_line": 16,
-    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
-}
 
 
 @respx.mock

@@ -14,7 +14,9 @@ from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEventKind, TokenCeiling
 from policies.debate import DebatePolicy
 from tests.agents.kit import (
+    LOG_FIX,
     PAYMENTS,
+    UNDEFINED,
     WORKFLOW,
     accept,
     answers,
@@ -32,10 +34,8 @@ from tests.agents.kit import (
 )
 
 DIVIDE = finding(8, "Quantizing each share loses the remainder: 10 split 3 ways gives 9.99.")
-UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
 NEGATIVE = finding(13, "A negative amount passes the check and increases the balance.", "minor")
 
-LOG_FIX = patch(16, "    logger.info('refund %s %s', payment.id, amount)")
 NEGATIVE_FIX = patch(13, "    if amount <= 0 or amount > payment.balance:")
 
 

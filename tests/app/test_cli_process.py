@@ -4,18 +4,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
-from tests.fakes.messages_api import Error, FakeMessagesAPI
+from tests.agents.kit import (
+    AGREED,
+    LOG_LINE,
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    git_diff,
+)
+from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
 DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
-UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
-LOG_FIX = {
-    "path": PAYMENTS,
-    "start_line": 16,
-    "end_line": 16,
-    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
-}
 
 
 def tiebreak(
@@ -34,29 +34,12 @@ def tiebreak(
 
 
 def test_the_command_reviews_a_diff_from_standard_input() -> None:
-    with FakeMessagesAPI.queued(
-        report_findings=[{"findings": [UNDEFINED]}],
-        answer_findings=[
-            {
-                "answers": [
-                    {
-                        "finding_id": "F1",
-                        "stance": "concede",
-                        "argument": "Right.",
-                        "patch": LOG_FIX,
-                    }
-                ]
-            }
-        ],
-        evaluate_answers=[
-            {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]}
-        ],
-    ) as api:
+    with FakeMessagesAPI(QueuedResponder(**AGREED)) as api:
         done = tiebreak(api)
 
     assert done.returncode == 0, done.stderr
     assert f"{PAYMENTS}:16  blocker  fixed · unanimous · round 1" in done.stdout
-    assert "logger.info('refund %s %s', payment.id, amount)" in done.stdout
+    assert LOG_LINE in done.stdout
     assert "round 1 · tester · evaluate_answers on F1 · 3 calls" in done.stderr
     # The second and third calls read the prefix the first one wrote.
     first, *later = [r.usage for r in api.requests]

@@ -9,31 +9,20 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli import main
-from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
+from tests.agents.kit import (
+    AGREED,
+    LOG_FIX,
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    UNDEFINED,
+    finding,
+    git_diff,
+)
 from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool, error
 
-UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
 DIVIDE = finding(8, "Quantizing each share loses the remainder.")
-LOG_FIX = {
-    "path": PAYMENTS,
-    "start_line": 16,
-    "end_line": 16,
-    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
-}
 
-AGREED: dict[str, list[dict[str, Any]]] = {
-    "report_findings": [{"findings": [UNDEFINED]}],
-    "answer_findings": [
-        {
-            "answers": [
-                {"finding_id": "F1", "stance": "concede", "argument": "Right.", "patch": LOG_FIX}
-            ]
-        }
-    ],
-    "evaluate_answers": [
-        {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]}
-    ],
-}
 
 DEADLOCK: dict[str, list[dict[str, Any]]] = {
     "report_findings": [{"findings": [DIVIDE]}],

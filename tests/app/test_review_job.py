@@ -19,7 +19,15 @@ from app.github import GitHubApp
 from app.queue import ReviewQueue
 from app.settings import Settings
 from app.worker import WorkerDeps, build_worker
-from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, finding, git_diff
+from tests.agents.kit import (
+    LOG_LINE,
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    UNDEFINED,
+    agreed_by_role,
+    git_diff,
+)
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
 
 REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
@@ -32,26 +40,6 @@ REF = PullRequestRef(
     number=NUMBER,
     head_sha=HEAD,
 )
-UNDEFINED = finding(16, "`log` is not defined anywhere: every refund raises NameError.", "blocker")
-LOG_FIX = {
-    "path": PAYMENTS,
-    "start_line": 16,
-    "end_line": 16,
-    "replacement": "    logger.info('refund %s %s', payment.id, amount)",
-}
-AGREED: dict[str, list[Reply]] = {
-    "tester": [
-        {"findings": [UNDEFINED]},
-        {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]},
-    ],
-    "coder": [
-        {
-            "answers": [
-                {"finding_id": "F1", "stance": "concede", "argument": "Right.", "patch": LOG_FIX}
-            ]
-        }
-    ],
-}
 STUBBORN: dict[str, list[Reply]] = {
     "tester": [
         {"findings": [UNDEFINED]},
@@ -66,6 +54,11 @@ STUBBORN: dict[str, list[Reply]] = {
     ]
     * 2,
 }
+
+
+def agreed() -> ScriptedLLM:
+    """A model that raises one finding and fixes it by agreement."""
+    return ScriptedLLM(by_role(**agreed_by_role()))
 
 
 @pytest.fixture(scope="module")
@@ -114,14 +107,14 @@ def states(github: FakeGitHub) -> list[tuple[str, str | None]]:
 async def test_an_agreed_fix_lands_as_a_committable_suggestion(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+    result, _ = await run_review(github, key, redis_url, agreed())
 
     assert result == "neutral"
     (review,) = github.reviews(REPO, NUMBER)
     assert (review.event, review.commit_id) == ("COMMENT", HEAD)
     (comment,) = review.comments
     assert (comment.path, comment.line, comment.side) == (PAYMENTS, 16, "RIGHT")
-    assert f"```suggestion\n{LOG_FIX['replacement']}\n```" in comment.body
+    assert f"```suggestion\n{LOG_LINE}\n```" in comment.body
     assert states(github) == [("queued", None), ("in_progress", None), ("completed", "neutral")]
     (check,) = github.check_runs(REPO)
     assert check.output["title"]
@@ -151,7 +144,7 @@ async def test_the_config_is_read_from_the_base_branch_only(
     # The change under review tries to turn Tiebreak off for itself.
     github.set_file(REPO, HEAD, ".github/tiebreak.yml", "enabled: false\n")
 
-    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+    result, _ = await run_review(github, key, redis_url, agreed())
 
     assert result == "neutral"
     assert len(github.reviews(REPO, NUMBER)) == 1
@@ -180,7 +173,7 @@ async def test_a_broken_config_falls_back_to_the_defaults_and_says_so(
 ) -> None:
     github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
 
-    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+    result, _ = await run_review(github, key, redis_url, agreed())
 
     assert result == "neutral"
     (check,) = github.check_runs(REPO)
@@ -193,7 +186,7 @@ async def test_a_diff_too_large_for_the_diff_media_type_is_read_from_the_files_a
 ) -> None:
     github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF, too_large=True)
 
-    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)))
+    result, _ = await run_review(github, key, redis_url, agreed())
 
     assert result == "neutral"
     assert github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}/files")
@@ -241,7 +234,7 @@ async def test_a_review_superseded_in_the_queue_never_starts(
         await redis.aclose()
     github.add_pull(REPO, NUMBER, head_sha="c" * 40, base_sha=BASE, diff=DIFF)
 
-    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**AGREED)), newer)
+    result, _ = await run_review(github, key, redis_url, agreed(), newer)
 
     assert result == "neutral"
     # Only the newer head got a check run: the older job was aborted before it started.
@@ -277,7 +270,7 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     newer = REF.model_copy(update={"head_sha": "c" * 40})
-    model = HeldModel(ScriptedLLM(by_role(**AGREED)))
+    model = HeldModel(agreed())
     deps = WorkerDeps(
         settings=Settings(),
         github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
