@@ -54,7 +54,6 @@ with `retry-after`), optionally after the request took effect.
 """
 
 import base64
-import contextlib
 import copy
 import hashlib
 import itertools
@@ -62,23 +61,21 @@ import json
 import math
 import re
 import secrets
-import socket
-import socketserver
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from unidiff.patch import PatchedFile, PatchSet
+
+from tests.fakes.loopback import LoopbackFake, Response
 
 DOCS = "https://docs.github.com/rest"
 
@@ -416,7 +413,7 @@ _LABELS_DOCS = f"{DOCS}/issues/labels"
 # -- the fake --------------------------------------------------------------------------------
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackFake):
     """A fake of GitHub's REST API on 127.0.0.1, for one GitHub App.
 
     Use it as a context manager; `base_url` (no trailing slash) is valid inside. Every
@@ -431,6 +428,7 @@ class FakeGitHub:
         app_slug: str = "tiebreak",
         strict: bool = True,
     ) -> None:
+        super().__init__(strict=strict)
         self.app_id = str(app_id)
         pem = public_key_pem.encode() if isinstance(public_key_pem, str) else public_key_pem
         # Loaded now so that a wrong key fails the test's setup, not its first request.
@@ -439,9 +437,7 @@ class FakeGitHub:
             raise TypeError("a GitHub App's key is an RSA key")
         self._public_key = key
         self.app_slug = app_slug
-        self.strict = strict
         self.requests: list[Recorded] = []
-        self.problems: list[str] = []
         self._lock = threading.RLock()
         self._ids = itertools.count(1001)
         self._installations: dict[int, set[str]] = {}
@@ -449,8 +445,6 @@ class FakeGitHub:
         self._pulls: dict[tuple[str, int], _Pull] = {}
         self._tokens: dict[str, _Token] = {}
         self._faults: list[_Fault] = []
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
         self._repo_routes: list[tuple[str, re.Pattern[str], str]] = [
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)"), "_get_pull"),
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/files"), "_list_files"),
@@ -473,51 +467,14 @@ class FakeGitHub:
         ]
         self._token_route = re.compile(r"/app/installations/(?P<installation>\d+)/access_tokens")
 
-    # -- lifecycle ----------------------------------------------------------------------------
+    # -- lifecycle (the rest is LoopbackFake's) -----------------------------------------------
 
-    @property
-    def base_url(self) -> str:
-        """`http://127.0.0.1:<port>`, without a trailing slash (githubkit wants one added)."""
-        if self._server is None:
-            raise RuntimeError("the fake GitHub API is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+    description = "the fake GitHub API"
+    thread_name = "fake-github-api"
+    methods = ("GET", "POST", "PATCH", "PUT", "DELETE")
 
-    def start(self) -> Self:
-        if self._server is not None:
-            raise RuntimeError("the fake GitHub API is already running")
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-github-api",
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        server.shutdown()
-        thread.join()
-        # Clients keep connections alive; end them so the handler threads can be joined.
-        server.drop_connections()
-        server.server_close()
-        self._server = self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-        if self.strict and self.problems and exc_type is None:
-            raise FakeGitHubError("\n\n".join(self.problems))
+    def _problems_error(self) -> Exception:
+        return FakeGitHubError("\n\n".join(self.problems))
 
     # -- setting up ---------------------------------------------------------------------------
 
@@ -748,6 +705,13 @@ class FakeGitHub:
                 )
             )
             return answer
+
+    def _respond(
+        self, method: str, target: str, headers: Mapping[str, str], raw: bytes
+    ) -> Response:
+        answer = self.handle(method, target, headers, raw)
+        headers_out = [("x-github-media-type", "github.v3; format=json"), *answer.headers.items()]
+        return Response(answer.status, answer.content_type, answer.payload(), headers_out)
 
     def _take_fault(self, method: str, path: str) -> _Fault | None:
         for fault in self._faults:
@@ -1715,88 +1679,3 @@ def _diff_from_entries(entries: list[dict[str, Any]]) -> str:
             target = "/dev/null" if entry["status"] == "removed" else f"b/{new}"
             parts.append(f"--- {source}\n+++ {target}\n{entry['patch']}\n")
     return "".join(parts)
-
-
-# -- the server ------------------------------------------------------------------------------
-
-
-class _Server(ThreadingHTTPServer):
-    """A threading HTTP server that can end its keep-alive connections when it stops."""
-
-    # Handler threads are joined on close (no daemon threads left behind after a test).
-    daemon_threads = False
-    block_on_close = True
-    # socketserver listens with a backlog of 5: a burst of concurrent clients (githubkit
-    # allows 100) would overflow it and see connections reset.
-    request_queue_size = 128
-
-    def __init__(self, api: FakeGitHub) -> None:
-        self.api = api
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind looks the host name up (socket.getfqdn), which can stall on a
-        # machine without DNS; the fake needs no name.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._connections_lock:
-            self._connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._connections_lock:
-            self._connections.discard(request)
-        super().shutdown_request(request)
-
-    def drop_connections(self) -> None:
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):  # the client closed it already
-                connection.shutdown(socket.SHUT_RDWR)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as githubkit's connection pool expects
-    # Headers and body go out in separate writes; with Nagle's algorithm the body would wait
-    # for the client's delayed ACK (~40 ms a call).
-    disable_nagle_algorithm = True
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_PATCH(self) -> None:
-        self._serve("PATCH")
-
-    def do_PUT(self) -> None:
-        self._serve("PUT")
-
-    def do_DELETE(self) -> None:
-        self._serve("DELETE")
-
-    def _serve(self, method: str) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        answer = self.server.api.handle(method, self.path, headers, raw)
-        payload = answer.payload()
-        self.send_response(answer.status)
-        self.send_header("content-type", answer.content_type)
-        self.send_header("content-length", str(len(payload)))
-        self.send_header("x-github-media-type", "github.v3; format=json")
-        for name, value in answer.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: a test's output is its own."""

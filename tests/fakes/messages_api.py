@@ -25,21 +25,18 @@ reads the longest live prefix among its breakpoints, writes the rest up to its l
 pays plain input for everything after it. See :class:`PromptCache` for the details.
 """
 
-import contextlib
 import hashlib
 import json
 import math
-import socket
-import socketserver
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlsplit
+
+from tests.fakes.loopback import LoopbackFake, Response
 
 CHARS_PER_TOKEN = 4
 """The fake tokenizer: every four characters (or part of them) are one token."""
@@ -375,7 +372,7 @@ class ManualClock:
         self.now += seconds
 
 
-class FakeMessagesAPI:
+class FakeMessagesAPI(LoopbackFake):
     """A fake `POST /v1/messages` on 127.0.0.1, answering forced tool calls from a responder.
 
     Use it as a context manager; `base_url` is valid inside. Every request is recorded in
@@ -394,15 +391,12 @@ class FakeMessagesAPI:
         min_cacheable_tokens: int = DEFAULT_MIN_CACHEABLE_TOKENS,
         strict: bool = True,
     ) -> None:
+        super().__init__(strict=strict)
         self.responder = responder
         self.api_key = api_key
         self.cache = PromptCache(clock, min_cacheable_tokens)
-        self.strict = strict
         self.requests: list[Recorded] = []
-        self.problems: list[str] = []
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     @classmethod
     def queued(
@@ -423,50 +417,14 @@ class FakeMessagesAPI:
             strict=strict,
         )
 
-    # -- lifecycle ----------------------------------------------------------------------------
+    # -- lifecycle (the rest is LoopbackFake's) -----------------------------------------------
 
-    @property
-    def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("the fake Messages API is not running")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+    description = "the fake Messages API"
+    thread_name = "fake-messages-api"
+    methods = ("POST", "GET")
 
-    def start(self) -> Self:
-        if self._server is not None:
-            raise RuntimeError("the fake Messages API is already running")
-        self._server = _Server(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-messages-api",
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        server.shutdown()
-        thread.join()
-        # Clients keep connections alive; end them so the handler threads can be joined.
-        server.drop_connections()
-        server.server_close()
-        self._server = self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-        if self.strict and self.problems and exc_type is None:
-            raise Unscripted("; ".join(self.problems))
+    def _problems_error(self) -> Exception:
+        return Unscripted("; ".join(self.problems))
 
     # -- what was asked ------------------------------------------------------------------------
 
@@ -499,6 +457,13 @@ class FakeMessagesAPI:
             )
             request_id = f"req_fake_{len(self.requests):06d}"
             return _Answer(answer.status, answer.body, {**answer.headers, "request-id": request_id})
+
+    def _respond(
+        self, method: str, target: str, headers: Mapping[str, str], raw: bytes
+    ) -> Response:
+        answer = self.handle(method, target, headers, raw)
+        payload = json.dumps(answer.body).encode()
+        return Response(answer.status, "application/json", payload, list(answer.headers.items()))
 
     def _answer(self, method: str, path: str, headers: Mapping[str, str], body: Any) -> _Answer:
         if method != "POST" or path != "/v1/messages":
@@ -602,74 +567,3 @@ def _usage(raw: dict[str, Any]) -> Usage:
         ephemeral_5m_input_tokens=creation["ephemeral_5m_input_tokens"],
         ephemeral_1h_input_tokens=creation["ephemeral_1h_input_tokens"],
     )
-
-
-class _Server(ThreadingHTTPServer):
-    """A threading HTTP server that can end its keep-alive connections when it stops."""
-
-    # Handler threads are joined on close (no daemon threads left behind after a test).
-    daemon_threads = False
-    block_on_close = True
-    # The default backlog of 5 refuses connections when concurrent reviews burst in.
-    request_queue_size = 128
-
-    def __init__(self, api: FakeMessagesAPI) -> None:
-        self.api = api
-        self._connections: set[socket.socket] = set()
-        self._connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind looks the host name up (socket.getfqdn), which can stall on a
-        # machine without DNS; the fake needs no name.
-        socketserver.TCPServer.server_bind(self)
-        host, port = self.server_address[:2]
-        self.server_name, self.server_port = str(host), int(port)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self._connections_lock:
-            self._connections.add(request)
-        super().process_request(request, client_address)
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._connections_lock:
-            self._connections.discard(request)
-        super().shutdown_request(request)
-
-    def drop_connections(self) -> None:
-        with self._connections_lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):  # the client closed it already
-                connection.shutdown(socket.SHUT_RDWR)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's connection pool expects
-    # Headers and body go out in separate writes; with Nagle's algorithm the body would wait
-    # for the client's delayed ACK (~40 ms a call).
-    disable_nagle_algorithm = True
-    server: _Server
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def _serve(self, method: str) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        answer = self.server.api.handle(method, self.path, headers, raw)
-        payload = json.dumps(answer.body).encode()
-        self.send_response(answer.status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        for name, value in answer.headers.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silent: a test's output is its own."""
