@@ -403,6 +403,22 @@ def superseded(*, run_id: str, sha: str, newer: str | None) -> str:
     )
 
 
+def stopped(login: str, *, run_id: str, sha: str) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        f"{prose('@' + login)} stopped Tiebreak's review of {code(sha[:7])} with "
+        "`/tiebreak stop`. Comment `/tiebreak review` to review it again."
+    )
+
+
+def resolved(login: str, summary: str) -> str:
+    """A finished run's summary with a person's acceptance recorded on top of it."""
+    return (
+        f"**Resolved by {prose('@' + login)}**: the open findings below were accepted as they "
+        f"are.\n\n{summary}"
+    )
+
+
 def disabled(*, run_id: str) -> str:
     return (
         f"{marker(run_id)}\n"

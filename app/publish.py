@@ -211,6 +211,25 @@ def superseded(newer_sha: str, *, run: RunInfo) -> CheckRunResult:
     )
 
 
+def stopped(login: str, *, run: RunInfo) -> CheckRunResult:
+    """The check run of a review someone stopped with `/tiebreak stop`."""
+    return CheckRunResult(
+        conclusion=Conclusion.CANCELLED,
+        title=f"Stopped by @{login}"[:255],
+        summary=md.stopped(login, run_id=run.run_id, sha=run.head_sha),
+    )
+
+
+def resolved(login: str, summary: str) -> CheckRunResult:
+    """A finished run whose open findings a person accepted with `/tiebreak resolve`."""
+    text = md.resolved(login, summary)
+    return CheckRunResult(
+        conclusion=Conclusion.SUCCESS,
+        title=f"Resolved by @{login}"[:255],
+        summary=text[: md.LIMIT],
+    )
+
+
 def disabled(*, run: RunInfo) -> CheckRunResult:
     """The check run of a pull request in a repository whose config turns Tiebreak off."""
     return CheckRunResult(

@@ -23,8 +23,13 @@ from agents.review import review_diff
 from app import markdown, publish
 from app.events import PullRequestRef
 from app.github import Installation
+from app.runs import RunRecord
 from app.worker import WorkerDeps, deps_of
 from policies.config import CONFIG_PATH, RepoConfig, load_config
+from policies.debate import DebatePolicy
+
+MIN_CEILING = 10_000
+"""The smallest token ceiling a review runs with."""
 
 LABEL_COLOR = "d93f0b"
 LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
@@ -59,7 +64,11 @@ class ReviewRun:
         try:
             return await self._review(check_id)
         except asyncio.CancelledError:
-            if await self._superseded():
+            stopped_by = await self._stopped_by()
+            if stopped_by is not None:
+                result = publish.stopped(stopped_by, run=self.run_info)
+                await asyncio.shield(self._complete(check_id, result))
+            elif await self._superseded():
                 await asyncio.shield(self._complete_superseded(check_id))
             raise
         except Exception as exc:
@@ -87,7 +96,7 @@ class ReviewRun:
         diff_text = await github.diff(ref)
         diff = Diff.parse(diff_text) if diff_text.strip() else Diff(())
         review = await review_diff(
-            diff, self.deps.llm, config.debate, concurrency=self.deps.unit_concurrency
+            diff, self.deps.llm, await self._policy(config), concurrency=self.deps.unit_concurrency
         )
         if await self._superseded():
             await self._complete_superseded(check_id)
@@ -97,7 +106,27 @@ class ReviewRun:
             await github.create_review(ref, publication.review.payload())
         await self._label(publication.label)
         await self._complete(check_id, publication.check, config_problems=problems)
+        if self.deps.runs is not None:
+            await self.deps.runs.save(
+                RunRecord(
+                    run_id=self.run_info.run_id,
+                    ref=ref,
+                    check_run_id=check_id,
+                    conclusion=str(publication.check.conclusion),
+                    review=review,
+                    diff=diff_text,
+                )
+            )
         return str(publication.check.conclusion)
+
+    async def _policy(self, config: RepoConfig) -> DebatePolicy:
+        """The repository's debate policy, with a budget set by `/tiebreak budget` for this
+        run (never above the repository's own ceiling)."""
+        budget = await self.deps.runs.take_budget(self.ref) if self.deps.runs else None
+        if budget is None:
+            return config.debate
+        ceiling = max(MIN_CEILING, min(budget, config.debate.token_ceiling))
+        return DebatePolicy.model_validate({**config.debate.model_dump(), "token_ceiling": ceiling})
 
     async def _config(self, github: Installation, base_sha: str) -> tuple[RepoConfig, list[str]]:
         """The repository's config from the base commit: the change under review cannot
@@ -149,6 +178,10 @@ class ReviewRun:
         queue = self.deps.queue
         newer = await queue.latest_head(self.ref) if queue else None
         await self._complete(check_id, publish.superseded(newer or "", run=self.run_info))
+
+    async def _stopped_by(self) -> str | None:
+        runs = self.deps.runs
+        return await runs.stopped_by(self.run_info.run_id) if runs else None
 
     async def _superseded(self) -> bool:
         queue = self.deps.queue

@@ -14,6 +14,7 @@ from agents.claude import ClaudeLLM
 from agents.llm import LLMClient
 from app.github import GitHubApp
 from app.queue import REVIEW_JOB, ReviewQueue
+from app.runs import RunStore
 from app.settings import Settings, SettingsError
 
 JOB_TIMEOUT = 30 * 60
@@ -32,6 +33,8 @@ class WorkerDeps:
     llm: LLMClient
     queue: ReviewQueue | None = None
     """Set when the worker starts, on the worker's own Redis pool."""
+    runs: RunStore | None = None
+    """Likewise."""
     unit_concurrency: int = 4
 
     @classmethod
@@ -55,7 +58,8 @@ def deps_of(ctx: dict[str, Any]) -> WorkerDeps:
 
 
 async def _startup(ctx: dict[str, Any]) -> None:
-    deps_of(ctx).queue = ReviewQueue(ctx["redis"])
+    deps = deps_of(ctx)
+    deps.queue, deps.runs = ReviewQueue(ctx["redis"]), RunStore(ctx["redis"])
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:

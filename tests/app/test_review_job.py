@@ -10,13 +10,16 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.constants import abort_jobs_ss
+from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
 from agents.llm import LLMClient, LLMRequest, LLMResponse
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import PullRequestRef
 from app.github import GitHubApp
-from app.queue import ReviewQueue
+from app.queue import ReviewQueue, review_job_id
+from app.runs import RunStore
 from app.settings import Settings
 from app.worker import WorkerDeps, build_worker
 from tests.agents.kit import (
@@ -303,3 +306,76 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
     assert new.states[-1] == ("completed", "neutral")
     (review,) = github.reviews(REPO, NUMBER)
     assert review.commit_id == newer.head_sha
+
+
+async def _store(redis_url: str) -> tuple[ArqRedis, RunStore]:
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    return redis, RunStore(redis)
+
+
+async def test_the_latest_run_is_remembered_for_later_commands(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_review(github, key, redis_url, agreed())
+
+    redis, runs = await _store(redis_url)
+    try:
+        record = await runs.latest(REF)
+    finally:
+        await redis.aclose()
+    assert record is not None
+    assert (record.conclusion, record.ref, record.diff) == ("neutral", REF, DIFF)
+    assert [f.finding.claim for f in record.review.findings] == [UNDEFINED["claim"]]
+    (check,) = github.check_runs(REPO)
+    assert record.check_run_id == check.id
+
+
+async def test_a_budget_set_for_the_next_run_caps_it_once(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    redis, runs = await _store(redis_url)
+    try:
+        await runs.set_budget(REF, 10_000)
+        llm = ScriptedLLM(by_role(**STUBBORN))
+        result, _ = await run_review(github, key, redis_url, llm)
+        left = await runs.take_budget(REF)
+    finally:
+        await redis.aclose()
+
+    # Ten thousand billed tokens end the deadlock before it reaches the arbiter (whom the
+    # script does not expect): the finding stays unresolved, and the budget is used up.
+    assert result == "action_required"
+    assert len(llm.requests) < 4
+    assert left is None
+
+
+async def test_a_stopped_review_completes_its_check_run_as_stopped(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    model = HeldModel(agreed())
+    deps = WorkerDeps(
+        settings=Settings(),
+        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
+        llm=model,
+    )
+    redis, runs = await _store(redis_url)
+    worker = build_worker(deps, redis_url, handle_signals=False)
+    running = asyncio.create_task(worker.async_run())
+    try:
+        await ReviewQueue(redis).enqueue_review(REF)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+        job_id = review_job_id(REF)
+        await runs.request_stop(job_id, "octocat")
+        await redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
+        await _until(lambda: github.check_runs(REPO)[0].status == "completed")
+    finally:
+        await worker.close()
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        await redis.aclose()
+
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "cancelled")
+    assert check.output["title"] == "Stopped by @octocat"
+    assert github.reviews(REPO, NUMBER) == []

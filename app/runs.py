@@ -1,0 +1,69 @@
+"""What Tiebreak remembers about each pull request between events, in Redis.
+
+The latest review run (its check run, its outcome and the diff it reviewed) is what
+`/tiebreak resolve`, `arbitrate` and `apply` act on; a budget set with `/tiebreak budget`
+waits for the next run; a stop request marks the job it stops.
+"""
+
+from arq.connections import ArqRedis
+from pydantic import BaseModel, ConfigDict
+
+from agents.review import Review
+from app.events import PullRequestRef
+
+RUN_TTL = 14 * 24 * 3600
+"""How long the latest run of a pull request is remembered (seconds)."""
+
+STOP_TTL = 3600
+
+
+class RunRecord(BaseModel):
+    """One finished review run of a pull request head."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ref: PullRequestRef
+    check_run_id: int
+    conclusion: str
+    review: Review
+    diff: str
+
+
+class RunStore:
+    def __init__(self, redis: ArqRedis) -> None:
+        self.redis = redis
+
+    async def save(self, record: RunRecord) -> None:
+        await self.redis.set(_latest(record.ref), record.model_dump_json(), ex=RUN_TTL)
+
+    async def latest(self, ref: PullRequestRef) -> RunRecord | None:
+        raw = await self.redis.get(_latest(ref))
+        return None if raw is None else RunRecord.model_validate_json(raw)
+
+    async def set_budget(self, ref: PullRequestRef, tokens: int) -> None:
+        await self.redis.set(_budget(ref), str(tokens), ex=RUN_TTL)
+
+    async def take_budget(self, ref: PullRequestRef) -> int | None:
+        """The budget set for the next run, which this run now uses up."""
+        raw = await self.redis.getdel(_budget(ref))
+        return None if raw is None else int(raw)
+
+    async def request_stop(self, job_id: str, login: str) -> None:
+        await self.redis.set(_stop(job_id), login, ex=STOP_TTL)
+
+    async def stopped_by(self, job_id: str) -> str | None:
+        raw = await self.redis.get(_stop(job_id))
+        return None if raw is None else str(raw.decode())
+
+
+def _latest(ref: PullRequestRef) -> str:
+    return f"tiebreak:run:{ref.key}"
+
+
+def _budget(ref: PullRequestRef) -> str:
+    return f"tiebreak:budget:{ref.key}"
+
+
+def _stop(job_id: str) -> str:
+    return f"tiebreak:stop:{job_id}"
