@@ -4,7 +4,13 @@ A handler turns a payload into one of these, and only these enter the queue: the
 never sees a raw payload, and a payload that lacks what we need is refused at the door.
 """
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+# Names and shas end up in API paths: anything else is refused at the door.
+Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,100}$")]
+Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")]
 
 
 class _Payload(BaseModel):
@@ -16,21 +22,21 @@ class _Id(_Payload):
 
 
 class _Owner(_Payload):
-    login: str
+    login: Name
 
 
 class _Repository(_Payload):
-    name: str
+    name: Name
     owner: _Owner
 
 
 class _Head(_Payload):
-    sha: str
+    sha: Sha
 
 
 class _Base(_Payload):
     ref: str
-    sha: str
+    sha: Sha
 
 
 class _PullRequest(_Payload):
@@ -55,10 +61,10 @@ class PullRequestRef(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     installation_id: int
-    owner: str
-    repo: str
+    owner: Name
+    repo: Name
     number: int
-    head_sha: str
+    head_sha: Sha
 
     @property
     def full_name(self) -> str:

@@ -245,3 +245,22 @@ def test_the_job_carries_only_the_narrow_reference(client: TestClient, store: St
     job = pickle.loads(store.raw(f"arq:job:{review_job_id(REF)}") or b"")
     assert job["f"] == REVIEW_JOB
     assert job["a"] == (REF.model_dump(mode="json"),)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("sha", "not-a-sha"), ("sha", "../../../etc"), ("name", "repo/../../admin")],
+)
+def test_names_and_shas_that_could_bend_an_api_path_are_refused(
+    client: TestClient, store: Store, field: str, value: str
+) -> None:
+    hostile = json.loads(json.dumps(OPENED))
+    if field == "sha":
+        hostile["pull_request"]["head"]["sha"] = value
+    else:
+        hostile["repository"]["name"] = value
+
+    response = post(client, "pull_request", hostile)
+
+    assert response.status_code == 400
+    assert store.queued_jobs() == []
