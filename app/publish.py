@@ -28,6 +28,7 @@ from agents.outcome import FindingOutcome, Resolution
 from agents.protocol import Severity
 from agents.review import Review
 from app import markdown as md
+from app import review_text as text
 
 ANNOTATIONS_PER_REQUEST = 50
 """GitHub's limit on annotations per check run request; further requests append."""
@@ -158,15 +159,15 @@ def plan(review: Review, diff: Diff, *, run: RunInfo) -> Publication:
     unresolved = any(e.result.resolution is Resolution.OPEN for e in entries)
     title = _title(review, entries)
     details = str(run.details_url) if run.details_url else None
-    note = md.truncation_note(details)
-    overview = md.overview(review, entries, title=title, run_id=run.run_id, details_url=details)
+    note = text.truncation_note(details)
+    overview = text.overview(review, entries, title=title, run_id=run.run_id, details_url=details)
     inline = [e for e in entries if e.inline]
     annotations = [_annotation(e) for e in inline]
     check = CheckRunResult(
         conclusion=_conclusion(review, entries),
         title=title,
         summary=md.fit(overview, md.LIMIT, note),
-        text=md.fit(md.every_finding(entries), md.LIMIT, note),
+        text=md.fit(text.every_finding(entries), md.LIMIT, note),
         annotation_batches=[
             annotations[i : i + ANNOTATIONS_PER_REQUEST]
             for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
@@ -176,7 +177,7 @@ def plan(review: Review, diff: Diff, *, run: RunInfo) -> Publication:
     if entries:
         draft = ReviewDraft(
             commit_id=run.head_sha,
-            body=md.fit([*overview, *md.not_inline(entries)], md.LIMIT, note),
+            body=md.fit([*overview, *text.not_inline(entries)], md.LIMIT, note),
             event=run.event_on_unresolved if unresolved else ReviewEvent.COMMENT,
             comments=[_comment(e) for e in sorted(inline, key=_by_anchor)],
         )
@@ -194,7 +195,7 @@ def failed(reason: str, *, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.FAILURE,
         title="Tiebreak could not finish this review",
-        summary=md.failure(reason, run_id=run.run_id, sha=run.head_sha, details_url=details),
+        summary=text.failure(reason, run_id=run.run_id, sha=run.head_sha, details_url=details),
     )
 
 
@@ -207,7 +208,7 @@ def superseded(newer_sha: str, *, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.CANCELLED,
         title=f"Superseded by a newer push ({newer})" if newer else "Superseded by a newer push",
-        summary=md.superseded(run_id=run.run_id, sha=run.head_sha, newer=newer),
+        summary=text.superseded(run_id=run.run_id, sha=run.head_sha, newer=newer),
     )
 
 
@@ -216,17 +217,16 @@ def stopped(login: str, *, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.CANCELLED,
         title=f"Stopped by @{login}"[:255],
-        summary=md.stopped(login, run_id=run.run_id, sha=run.head_sha),
+        summary=text.stopped(login, run_id=run.run_id, sha=run.head_sha),
     )
 
 
 def resolved(login: str, summary: str) -> CheckRunResult:
     """A finished run whose open findings a person accepted with `/tiebreak resolve`."""
-    text = md.resolved(login, summary)
     return CheckRunResult(
         conclusion=Conclusion.SUCCESS,
         title=f"Resolved by @{login}"[:255],
-        summary=text[: md.LIMIT],
+        summary=text.resolved(login, summary)[: md.LIMIT],
     )
 
 
@@ -235,7 +235,7 @@ def disabled(*, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.SKIPPED,
         title="Tiebreak is turned off for this repository",
-        summary=md.disabled(run_id=run.run_id),
+        summary=text.disabled(run_id=run.run_id),
     )
 
 
@@ -248,7 +248,7 @@ def run_id_of(body: str) -> str | None:
     return match[1] if match else None
 
 
-def _entries(review: Review, diff: Diff) -> list[md.Entry]:
+def _entries(review: Review, diff: Diff) -> list[text.Entry]:
     several = len(review.units) > 1
     entries = []
     for unit in review.units:
@@ -261,7 +261,7 @@ def _entries(review: Review, diff: Diff) -> list[md.Entry]:
             if result.resolution is not Resolution.WITHDRAWN:
                 outside = _outside(diff, *anchor)
             entries.append(
-                md.Entry(
+                text.Entry(
                     # Ids are the engine's own, but a review can be loaded from a transcript.
                     label=md.inline(f"{unit.unit_id}/{fid}" if several else fid, 100),
                     result=result,
@@ -275,7 +275,7 @@ def _entries(review: Review, diff: Diff) -> list[md.Entry]:
     return sorted(entries, key=lambda e: (e.result.finding.severity.rank, *_where(e.result)))
 
 
-def _by_anchor(entry: md.Entry) -> tuple[int, str, int, int]:
+def _by_anchor(entry: text.Entry) -> tuple[int, str, int, int]:
     return (entry.result.finding.severity.rank, *entry.anchor)
 
 
@@ -300,7 +300,7 @@ def _outside(diff: Diff, path: str, start: int, end: int) -> str | None:
     return None
 
 
-def _comment(entry: md.Entry) -> ReviewComment:
+def _comment(entry: text.Entry) -> ReviewComment:
     path, start, end = entry.anchor
     multiline = start < end
     return ReviewComment(
@@ -308,11 +308,11 @@ def _comment(entry: md.Entry) -> ReviewComment:
         line=end,
         start_line=start if multiline else None,
         start_side="RIGHT" if multiline else None,
-        body=md.comment_body(entry),
+        body=text.comment_body(entry),
     )
 
 
-def _annotation(entry: md.Entry) -> Annotation:
+def _annotation(entry: text.Entry) -> Annotation:
     result, finding = entry.result, entry.result.finding
     path, start, end = entry.anchor
     serious = finding.severity in (Severity.BLOCKER, Severity.MAJOR)
@@ -333,7 +333,7 @@ def _annotation(entry: md.Entry) -> Annotation:
         end_line=end,
         annotation_level=level,
         title=md.one_line(
-            f"{entry.label} · {finding.severity} · {md.RESOLUTION[result.resolution]}: "
+            f"{entry.label} · {finding.severity} · {text.RESOLUTION[result.resolution]}: "
             f"{finding.claim}",
             255,
         ),
@@ -342,7 +342,7 @@ def _annotation(entry: md.Entry) -> Annotation:
     )
 
 
-def _conclusion(review: Review, entries: list[md.Entry]) -> Conclusion:
+def _conclusion(review: Review, entries: list[text.Entry]) -> Conclusion:
     resolutions = {e.result.resolution for e in entries}
     if Resolution.OPEN in resolutions or review.failed_units:
         return Conclusion.ACTION_REQUIRED
@@ -351,7 +351,7 @@ def _conclusion(review: Review, entries: list[md.Entry]) -> Conclusion:
     return Conclusion.SUCCESS
 
 
-def _title(review: Review, entries: list[md.Entry]) -> str:
+def _title(review: Review, entries: list[text.Entry]) -> str:
     def count(resolution: Resolution) -> int:
         return sum(e.result.resolution is resolution for e in entries)
 

@@ -1,0 +1,348 @@
+"""A review in Markdown: comment bodies, the findings table, totals and the check run's text.
+
+Every piece of model- or author-written text goes through :mod:`app.markdown` first.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agents.outcome import Consensus, FindingOutcome, Message, MessageKind, Resolution
+from agents.protocol import Severity
+from agents.review import Review
+from app.markdown import (
+    LIMIT,
+    PROSE_LIMIT,
+    cell,
+    clip,
+    code,
+    code_block,
+    inline,
+    prose,
+    replacement_lines,
+    suggestion,
+)
+from policies.arbitration import ArbitrationTrigger
+
+SEVERITY = {
+    Severity.BLOCKER: "🔴 Blocker",
+    Severity.MAJOR: "🟠 Major",
+    Severity.MINOR: "🟡 Minor",
+    Severity.NIT: "⚪ Nit",
+}
+RESOLUTION = {
+    Resolution.FIXED: "fix suggested",
+    Resolution.WARNING: "accepted with a warning",
+    Resolution.WITHDRAWN: "withdrawn",
+    Resolution.OPEN: "unresolved",
+}
+TRIGGER = {
+    ArbitrationTrigger.LOOP: "the debate went in circles",
+    ArbitrationTrigger.BUDGET: "the debate's token budget ran out",
+    ArbitrationTrigger.EXCHANGE_LIMIT: "too many exchanges on this finding",
+    ArbitrationTrigger.CONVERGED: "the debate stopped making progress",
+    ArbitrationTrigger.ROUND_LIMIT: "the round limit was reached",
+    ArbitrationTrigger.CEILING: "the review's token ceiling was reached",
+}
+_TALLY = {
+    Resolution.FIXED: "with a suggested fix",
+    Resolution.WITHDRAWN: "withdrawn",
+    Resolution.WARNING: "accepted with a warning",
+    Resolution.OPEN: "unresolved",
+}
+_AGREEMENT = {
+    Consensus.UNANIMOUS: "tester and coder agreed",
+    Consensus.MAJORITY: "a majority of the testers agreed",
+    Consensus.ARBITER: "the arbiter ruled",
+    Consensus.UNRESOLVED: "no agreement",
+}
+_CODER = (MessageKind.CONCEDE, MessageKind.DISPUTE)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One finding as it is published."""
+
+    label: str
+    """The finding's id, qualified by its unit when the review has several."""
+    result: FindingOutcome
+    thread: tuple[Message, ...]
+    anchor: tuple[str, int, int]
+    """Where its inline comment sits (path, start, end): on its fix's lines, if it has one."""
+    inline: bool
+    """Whether it is posted as an inline comment."""
+    outside: str | None = None
+    """Why the anchor cannot take an inline comment, when it cannot: `<anchor> {outside}`."""
+
+
+def location(path: str, start: int, end: int) -> str:
+    return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
+
+
+def marker(run_id: str) -> str:
+    return f"<!-- tiebreak:run:{run_id} -->"
+
+
+def agreement(result: FindingOutcome) -> str:
+    """Who settled the finding, and why the arbiter was called if it was."""
+    text = _AGREEMENT[result.consensus]
+    if result.trigger is not None and result.consensus is not Consensus.UNANIMOUS:
+        text += f" ({TRIGGER[result.trigger]})"
+    return text
+
+
+def comment_body(entry: Entry) -> str:
+    """The inline review comment for a finding: its debate and, if fixed, a suggestion."""
+    result = entry.result
+    header = f"**{SEVERITY[result.finding.severity]}** · {RESOLUTION[result.resolution]} · "
+    blocks = [header + agreement(result), *_debate(entry, committable=True), _footer(entry)]
+    return "\n\n".join(blocks)
+
+
+def section(entry: Entry) -> str:
+    """A finding in full, for a review body or a check run's text: no suggestion block."""
+    result, finding = entry.result, entry.result.finding
+    where = code(location(finding.path, finding.start_line, finding.end_line))
+    blocks = [
+        f"#### {entry.label} · {SEVERITY[finding.severity]} · "
+        f"{RESOLUTION[result.resolution]} · {where}",
+        f"_{agreement(result)} · {_rounds(result)} · {result.tokens:,} billed tokens_",
+    ]
+    if entry.outside:
+        blocks.append(f"Not posted inline: {code(location(*entry.anchor))} {entry.outside}.")
+    blocks += _debate(entry, committable=False)
+    return "\n\n".join(blocks) + "\n\n"
+
+
+def withdrawn_line(entry: Entry) -> str:
+    finding = entry.result.finding
+    where = code(location(finding.path, finding.start_line, finding.end_line))
+    argument = _last(entry.thread, _CODER)
+    why = f" — the coder: {inline(argument.text, 300)}" if argument and argument.text else ""
+    return f"- **{entry.label}** {where} ({finding.severity}): {inline(finding.claim, 300)}{why}\n"
+
+
+def table(entries: Sequence[Entry]) -> list[str]:
+    """Every finding, one row each; each row is a piece that may be cut after."""
+    rows = [
+        "| Finding | Severity | Location | Resolution | Consensus | Rounds | Billed tokens "
+        "| Where |\n|---|---|---|---|---|--:|--:|---|\n"
+    ]
+    for entry in entries:
+        result, finding = entry.result, entry.result.finding
+        how = str(result.consensus)
+        if result.trigger is not None and result.consensus is not Consensus.UNANIMOUS:
+            how += f" · {result.trigger.replace('_', ' ')}"
+        where = "inline" if entry.inline else "below"
+        rows.append(
+            f"| {cell(entry.label)} | {SEVERITY[finding.severity]} "
+            f"| {code(location(finding.path, finding.start_line, finding.end_line))} "
+            f"| {RESOLUTION[result.resolution]} | {cell(how)} | {result.closed_in_round} "
+            f"| {result.tokens:,} | {where} |\n"
+        )
+    return [*rows, "\n"]
+
+
+def totals(review: Review) -> str:
+    counts = dict.fromkeys(Resolution, 0)
+    for result in review.findings:
+        counts[result.resolution] += 1
+    split = ", ".join(f"{n} {_TALLY[r]}" for r, n in counts.items() if n)
+    by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
+    text = (
+        f"**{_count(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
+        f"{_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
+        f"{_count(review.calls, 'call')} ({review.failed_turns} failed) · "
+        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
+    )
+    dropped = sum(u.dropped_findings for u in review.units)
+    if dropped:
+        text += f" · {_count(dropped, 'finding')} over the proposal budget dropped"
+    return text + "\n\n"
+
+
+def failed_units(review: Review) -> list[str]:
+    if not review.failed_units:
+        return []
+    lines = [
+        f"- Unit {code(u.unit_id)}: {inline(u.error or 'no reason given', 500)}\n"
+        for u in review.failed_units
+    ]
+    return [
+        "#### Not reviewed\n\nThe tester could not review these parts of the diff, so they "
+        "have no findings. Comment `/tiebreak review` to try again.\n\n",
+        *lines,
+        "\n",
+    ]
+
+
+def overview(
+    review: Review, entries: Sequence[Entry], *, title: str, run_id: str, details_url: str | None
+) -> list[str]:
+    """The review at a glance: the marker, the verdict, every finding's row, the totals."""
+    return [
+        marker(run_id) + "\n",
+        f"### Tiebreak: {title}\n\n",
+        *([f"[The debate, message by message]({details_url})\n\n"] if details_url else []),
+        *(table(entries) if entries else []),
+        totals(review),
+        *failed_units(review),
+    ]
+
+
+def not_inline(entries: Sequence[Entry]) -> list[str]:
+    """What the review body adds to the overview: findings that have no inline comment."""
+    withdrawn = [withdrawn_line(e) for e in entries if e.result.resolution is Resolution.WITHDRAWN]
+    outside = [section(e) for e in entries if e.outside]
+    pieces = ["#### Withdrawn\n\n", *withdrawn, "\n"] if withdrawn else []
+    if outside:
+        pieces += ["### Findings on lines outside the diff\n\n", *outside]
+    return pieces
+
+
+def every_finding(entries: Sequence[Entry]) -> list[str]:
+    """A check run's text: every finding in full."""
+    return ["## Every finding\n\n", *map(section, entries)] if entries else []
+
+
+def failure(reason: str, *, run_id: str, sha: str, details_url: str | None) -> str:
+    link = f"\n\n[What the run did]({details_url})" if details_url else ""
+    return (
+        f"{marker(run_id)}\n"
+        f"Tiebreak could not finish its review of {code(sha[:7])}.\n\n"
+        f"**What went wrong**\n{prose(reason or 'no reason was recorded')}\n\n"
+        f"To try again, comment `/tiebreak review` on this pull request.{link}"
+    )
+
+
+def superseded(*, run_id: str, sha: str, newer: str | None) -> str:
+    commit = f"A newer commit, {code(newer)}," if newer else "A newer commit"
+    return (
+        f"{marker(run_id)}\n"
+        f"{commit} was pushed while Tiebreak was reviewing {code(sha[:7])}, so this review "
+        "stopped. The newer commit gets a review of its own."
+    )
+
+
+def stopped(login: str, *, run_id: str, sha: str) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        f"{prose('@' + login)} stopped Tiebreak's review of {code(sha[:7])} with "
+        "`/tiebreak stop`. Comment `/tiebreak review` to review it again."
+    )
+
+
+def resolved(login: str, summary: str) -> str:
+    """A finished run's summary with a person's acceptance recorded on top of it."""
+    return (
+        f"**Resolved by {prose('@' + login)}**: the open findings below were accepted as they "
+        f"are.\n\n{summary}"
+    )
+
+
+def disabled(*, run_id: str) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        "This repository's `.github/tiebreak.yml` (as of the pull request's base commit) sets "
+        "`enabled: false`, so Tiebreak did not review this pull request."
+    )
+
+
+def truncation_note(details_url: str | None) -> Callable[[int], str]:
+    rest = f" The whole debate: [the transcript]({details_url})." if details_url else ""
+
+    def note(cut: int) -> str:
+        return (
+            f"\n\n---\n_Truncated: {cut:,} characters were cut to fit GitHub's limit of "
+            f"{LIMIT:,} characters.{rest}_\n"
+        )
+
+    return note
+
+
+def _debate(entry: Entry, *, committable: bool) -> list[str]:
+    result, finding = entry.result, entry.result.finding
+    blocks = [prose(finding.claim)]
+    if finding.evidence.strip():
+        blocks.append("**Evidence**\n" + prose(finding.evidence))
+    ruling = _last(entry.thread, (MessageKind.RULING,))
+    reasoning = ruling.text if ruling else ""
+    tester = _last(entry.thread, (MessageKind.REJECT,))
+    coder = _last(entry.thread, _CODER)
+    match result.resolution:
+        case Resolution.FIXED:
+            blocks += _labelled("The arbiter's reasoning", reasoning)
+            blocks += _fix(result, committable=committable)
+        case Resolution.WARNING:
+            blocks += _labelled("The arbiter's warning", result.warning or "")
+            blocks += _labelled("The arbiter's reasoning", reasoning)
+            blocks += _tester(tester, overruled=True)
+            blocks += _labelled("The coder's argument", coder.text if coder else "")
+        case Resolution.OPEN:
+            blocks += _tester(tester, overruled=False)
+            blocks += _coder(coder)
+            blocks += _labelled("Why it is unresolved", result.note or "no agreement was reached")
+        case Resolution.WITHDRAWN:
+            blocks += _labelled("Withdrawn after the coder's argument", coder.text if coder else "")
+    return blocks
+
+
+def _fix(result: FindingOutcome, *, committable: bool) -> list[str]:
+    patch, finding = result.patch, result.finding
+    assert patch is not None
+    where = code(location(patch.path, patch.start_line, patch.end_line))
+    if committable:
+        moved = (patch.path, patch.start_line, patch.end_line) != (
+            finding.path,
+            finding.start_line,
+            finding.end_line,
+        )
+        raised = code(location(finding.path, finding.start_line, finding.end_line))
+        note = [f"Raised on {raised}; the suggestion replaces {where}."] if moved else []
+        return [*note, suggestion(patch.replacement)]
+    lines = replacement_lines(patch.replacement)
+    if not lines:
+        return [f"The fix deletes {where}."]
+    return [f"The fix replaces {where} with:", code_block(lines)]
+
+
+def _tester(rejection: Message | None, *, overruled: bool) -> list[str]:
+    label = "Overruled: the tester's position" if overruled else "The tester's position"
+    if rejection is None or not rejection.text.strip():
+        return [f"**{label}**\nThe claim above."]
+    return _labelled(label, rejection.text)
+
+
+def _coder(answer: Message | None) -> list[str]:
+    if answer is None:
+        return ["**The coder's position**\nThe coder did not answer."]
+    blocks = _labelled("The coder's position", answer.text or "(no argument given)")
+    if answer.patch is not None:
+        patch = answer.patch
+        lines = replacement_lines(clip(patch.replacement, PROSE_LIMIT))
+        where = code(location(patch.path, patch.start_line, patch.end_line))
+        blocks += [f"Its last patch for {where}, not agreed:", code_block(lines)]
+    return blocks
+
+
+def _labelled(label: str, text: str) -> list[str]:
+    return [f"**{label}**\n{prose(text)}"] if text.strip() else []
+
+
+def _footer(entry: Entry) -> str:
+    result = entry.result
+    return (
+        f"<sub>Tiebreak · {entry.label} · {_rounds(result)} · {result.tokens:,} billed tokens</sub>"
+    )
+
+
+def _rounds(result: FindingOutcome) -> str:
+    verb = "left open" if result.resolution is Resolution.OPEN else "closed"
+    return f"{verb} in round {result.closed_in_round}"
+
+
+def _last(thread: Sequence[Message], kinds: tuple[MessageKind, ...]) -> Message | None:
+    return next((m for m in reversed(thread) if m.kind in kinds), None)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
