@@ -14,9 +14,18 @@ through `GITHUB_API_URL`:
     fake.reviews("octo/app", 1)
 
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
-`add_pull`, `add_label`) and inspect it (`requests`, `check_runs`, `reviews`, `labels`,
-`issue_labels`). Every change happens under one lock, since requests arrive on the server's
-threads.
+`add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `set_permission`) and
+inspect it (`requests`, `check_runs`, `reviews`, `review_comments`, `issue_comments`,
+`reactions`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`).
+Every change happens under one lock, since requests arrive on the server's threads.
+
+Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
+(a blob's SHA is `git hash-object`'s), a commit has a tree and parents, and a branch names a
+commit. A pull request's base and head are commits (with the SHAs the test chose), its head
+branch points at its head (in the head repository: a fork's branches are the fork's), and a
+push (`add_pull` again with a new head) adds a commit on top of the previous head. `set_file`
+edits a commit's snapshot in place: setup is not history. The contents API and the Git Data
+API (refs, commits, trees, blobs) read and write this store.
 
 Requests are checked the way GitHub checks them, so a test fails exactly where GitHub would
 answer an error:
@@ -39,13 +48,34 @@ answer an error:
 * Labels: names are case-insensitive; creating an existing one is 422 `already_exists`;
   adding a missing one to an issue creates it with color `ededed`; removing one the issue
   lacks is 404.
+* Comments: an issue comment's body is at most 65,536 characters (GitHub's 422 `Body is too
+  long`). A reply goes to a review comment of that pull request (404 otherwise) and to the
+  top of its thread: GitHub's docs say replies to replies are not supported, and the fake
+  refuses one with 422. A reaction is one of GitHub's eight contents; the same reaction by
+  the same user again answers 200 with the existing one instead of 201.
+* Collaborator permission: `permission` is the role folded to admin/write/read/none
+  (maintain → write, triage → read). A login never given to `set_permission` is 404, as
+  GitHub answers for a user it does not know (for a known user without access it answers
+  200 with `none`; give the fake that role to get that answer).
+* Git Data: a ref update that is not a fast-forward (the new commit does not descend from
+  the branch's commit) is 422 `Update is not a fast forward` unless `force` is true; every
+  update of an existing branch a token may write is kept in `ref_updates` with its `force`
+  flag, refused or not. A branch that moves
+  moves the open pull requests whose head it is. A fork (a pull request's `head_repo` other
+  than its repository) is readable through the base repository's token while the pull
+  request is open, writable only if the pull request has `maintainer_can_modify` (and only
+  its head branch), and otherwise 403 `Resource not accessible by integration`.
 * The diff media type answers 406 `too_large` above 300 files or 20,000 lines (or when the
   pull request was added with `too_large=True`).
 
 Error bodies follow GitHub's shape (`message`, `documentation_url`, `status`, and `errors`
 where GitHub gives them). The review error strings are GitHub's, as observed in public bug
 reports; the wording of the schema-style messages (`Invalid request. …`) is approximate, so
-assert on the status and the key phrase, not on a whole message.
+assert on the status and the key phrase, not on a whole message. Not modelled: GitHub's
+implicit review around a lone reply (a reply gets a `pull_request_review_id`, but `reviews`
+and the reviews API list only the reviews created through `POST .../reviews`), a diff
+recomputed when a branch moves (the pull request keeps the diff the test gave), and token
+permissions (every installation token may write).
 
 A handler that raises answers 500 and notes the failure in `problems`; with `strict` (the
 default) leaving the `with` block with problems noted raises :class:`FakeGitHubError`.
@@ -54,6 +84,7 @@ with `retry-after`), optionally after the request took effect.
 """
 
 import base64
+import binascii
 import copy
 import hashlib
 import itertools
@@ -66,6 +97,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
@@ -133,6 +165,31 @@ AUTO_LABEL_COLOR = "ededed"
 
 MAX_LABEL_DESCRIPTION = 100
 
+MAX_COMMENT_BODY = 65536
+"""The longest issue or review comment body GitHub takes, in characters."""
+
+REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
+
+ROLE_PERMISSIONS = {
+    "admin": "admin",
+    "maintain": "write",
+    "write": "write",
+    "triage": "read",
+    "read": "read",
+    "none": "none",
+}
+"""A repository role → the `permission` GitHub reports for it (the older, coarser scale)."""
+
+SETUP_DATE = "2026-01-01T00:00:00Z"
+"""The author and committer date of the commits tests set up."""
+
+FILE_MODE = "100644"
+BLOB_MODES = ("100644", "100755", "120000")
+TREE_MODE = "040000"
+GITLINK_MODE = "160000"
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""Git's SHA of the empty tree."""
+
 # GitHub's review errors, word for word as public reports quote them.
 PATH_INVALID = "Pull request review thread path is invalid"
 LINE_NOT_IN_DIFF = "Pull request review thread line must be part of the diff"
@@ -147,6 +204,18 @@ ONE_PENDING_REVIEW = "User can only have one pending review per pull request"
 COMMIT_NOT_IN_PULL = "The commitOID is not part of the pull request"
 POSITION_INVALID = "Pull request review thread position is invalid"
 """Not seen in a report: the fake's wording for a `position` outside the file's diff."""
+
+# Other errors GitHub answers, word for word as public reports quote them.
+BODY_TOO_LONG = "Body is too long (maximum is 65536 characters)"
+NOT_FAST_FORWARD = "Update is not a fast forward"
+NOT_ACCESSIBLE = "Resource not accessible by integration"
+REF_MISSING = "Reference does not exist"
+OBJECT_MISSING = "Object does not exist"
+"""The fake's wording for a ref update to a commit the repository lacks; GitHub was reported
+to answer that with a bare 500 (github/rest-api-description#714), which would only make
+clients retry."""
+REPLY_TO_REPLY = "Replies to replies are not supported."
+"""The docs' sentence; not seen as an error in a report: the fake's wording."""
 
 _REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
 
@@ -239,6 +308,8 @@ class CheckRun:
 
 @dataclass(slots=True)
 class ReviewComment:
+    """A review comment: one of a review's, or one a person wrote, or a reply."""
+
     id: int
     path: str
     body: str
@@ -247,6 +318,16 @@ class ReviewComment:
     start_line: int | None
     start_side: str | None
     position: int | None
+    """The diff position it was placed by, if it was placed by one (not by `line`)."""
+    author: str = ""
+    author_type: str = "Bot"
+    in_reply_to: int | None = None
+    """The first comment of its thread, for a reply."""
+    review_id: int | None = None
+    commit_id: str = ""
+    diff_hunk: str = ""
+    """Its hunk of the file's patch, from the `@@` header down to its line."""
+    created_at: str = ""
 
 
 @dataclass(slots=True)
@@ -260,6 +341,49 @@ class Review:
     commit_id: str
     comments: list[ReviewComment]
     submitted_at: str | None
+
+
+@dataclass(slots=True)
+class IssueComment:
+    """A comment in a pull request's conversation."""
+
+    id: int
+    number: int
+    body: str
+    author: str
+    author_type: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A commit of the fake's git store, with the files of its tree."""
+
+    sha: str
+    tree: str
+    parents: tuple[str, ...]
+    message: str
+    author: dict[str, str]
+    """`name`, `email`, `date`."""
+    committer: dict[str, str]
+    files: dict[str, str]
+    """Path → text (bytes that are not UTF-8 decoded with replacement characters)."""
+
+
+@dataclass(slots=True)
+class RefUpdate:
+    """One update of an existing branch the fake was asked for (`PATCH .../git/refs/heads/…`
+    by a token that may write it), refused or not."""
+
+    ref: str
+    """`refs/heads/<branch>`."""
+    before: str
+    """The branch's commit when asked."""
+    after: str
+    force: bool
+    """Whether the request asked to force the update (whatever came of it)."""
+    accepted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,18 +403,46 @@ class DiffLine:
 
 
 @dataclass(slots=True)
+class _Commit:
+    sha: str
+    tree: str
+    parents: list[str]
+    message: str
+    author: dict[str, str]
+    committer: dict[str, str]
+    placeholder: bool = False
+    """Made by `set_file` for a branch no pull request has named yet; the first pull request
+    that names the branch takes its files."""
+
+
+@dataclass(slots=True)
+class _Reaction:
+    id: int
+    content: str
+    user: str
+    user_type: str
+    created_at: str
+
+
+@dataclass(slots=True)
 class _Repo:
     full_name: str
     id: int
     default_branch: str
     branches: dict[str, str] = field(default_factory=dict)
-    """Branch name → head SHA, learnt from pull requests."""
-    commits: set[str] = field(default_factory=set)
-    files: dict[str, dict[str, bytes]] = field(default_factory=dict)
-    """Ref (branch or SHA) → path → content."""
+    """Branch name → commit SHA."""
+    commits: dict[str, _Commit] = field(default_factory=dict)
+    """The commits the repository has, by SHA. A fork and its parent share commit objects,
+    so a snapshot edited through one is seen through the other."""
     labels: dict[str, Label] = field(default_factory=dict)
     """Lower-cased name → label (GitHub matches label names case-insensitively)."""
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
+    issue_comments: dict[int, IssueComment] = field(default_factory=dict)
+    reactions: dict[int, list[_Reaction]] = field(default_factory=dict)
+    """Comment id (issue or review comment: the fake's ids are unique) → its reactions."""
+    permissions: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Lower-cased login → (login, role name)."""
+    ref_updates: list[RefUpdate] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -317,6 +469,8 @@ class _Pull:
     labels: list[str] = field(default_factory=list)
     """Lower-cased names of the repository labels on it, in the order added."""
     reviews: list[Review] = field(default_factory=list)
+    comments: list[ReviewComment] = field(default_factory=list)
+    """Every review comment on it (of reviews, of people, replies), oldest first."""
 
 
 @dataclass(slots=True)
@@ -408,6 +562,12 @@ def _sentence(parts: Sequence[str]) -> str:
 _CHECKS_DOCS = f"{DOCS}/checks/runs"
 _REVIEWS_DOCS = f"{DOCS}/pulls/reviews#create-a-review-for-a-pull-request"
 _LABELS_DOCS = f"{DOCS}/issues/labels"
+_ISSUE_COMMENTS_DOCS = f"{DOCS}/issues/comments"
+_REVIEW_COMMENTS_DOCS = f"{DOCS}/pulls/comments"
+_REACTIONS_DOCS = f"{DOCS}/reactions/reactions"
+_GIT_DOCS = f"{DOCS}/git"
+
+_SHA_LIKE = re.compile(r"[0-9a-f]{7,40}")
 
 
 # -- the fake --------------------------------------------------------------------------------
@@ -445,6 +605,10 @@ class FakeGitHub(LoopbackFake):
         self._pulls: dict[tuple[str, int], _Pull] = {}
         self._tokens: dict[str, _Token] = {}
         self._faults: list[_Fault] = []
+        # Content-addressed, so shared by every repository (as a fork network shares them).
+        self._blobs: dict[str, bytes] = {}
+        self._trees: dict[str, dict[str, tuple[str, str, str]]] = {EMPTY_TREE: {}}
+        """Tree SHA → name → (mode, type, SHA), in git's order."""
         self._repo_routes: list[tuple[str, re.Pattern[str], str]] = [
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)"), "_get_pull"),
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/files"), "_list_files"),
@@ -464,7 +628,59 @@ class FakeGitHub(LoopbackFake):
                 re.compile(rf"{_REPO}/issues/(?P<number>\d+)/labels/(?P<name>[^/]+)"),
                 "_remove_issue_label",
             ),
+            ("GET", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/comments"), "_list_comments"),
+            ("POST", re.compile(rf"{_REPO}/issues/(?P<number>\d+)/comments"), "_create_comment"),
+            ("GET", re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)"), "_get_comment"),
+            ("PATCH", re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)"), "_update_comment"),
+            (
+                "POST",
+                re.compile(rf"{_REPO}/issues/comments/(?P<id>\d+)/reactions"),
+                "_react_to_issue_comment",
+            ),
+            (
+                "POST",
+                re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)/reactions"),
+                "_react_to_review_comment",
+            ),
+            ("GET", re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)"), "_get_review_comment"),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/comments"),
+                "_list_review_comments",
+            ),
+            (
+                "POST",
+                re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/comments/(?P<id>\d+)/replies"),
+                "_create_reply",
+            ),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/collaborators/(?P<username>[^/]+)/permission"),
+                "_get_permission",
+            ),
+            ("GET", re.compile(rf"{_REPO}/git/ref/(?P<ref>.+)"), "_get_ref"),
+            ("GET", re.compile(rf"{_REPO}/git/refs/(?P<ref>.+)"), "_get_refs"),
+            ("PATCH", re.compile(rf"{_REPO}/git/refs/(?P<ref>.+)"), "_update_ref"),
+            ("GET", re.compile(rf"{_REPO}/git/commits/(?P<sha>[^/]+)"), "_get_commit"),
+            ("POST", re.compile(rf"{_REPO}/git/commits"), "_create_commit"),
+            ("GET", re.compile(rf"{_REPO}/git/trees/(?P<sha>.+)"), "_get_tree"),
+            ("POST", re.compile(rf"{_REPO}/git/trees"), "_create_tree"),
+            ("GET", re.compile(rf"{_REPO}/git/blobs/(?P<sha>[^/]+)"), "_get_blob"),
+            ("POST", re.compile(rf"{_REPO}/git/blobs"), "_create_blob"),
         ]
+        # What a token may reach in a fork through an open pull request from it.
+        self._fork_routes = {
+            "_get_contents",
+            "_get_ref",
+            "_get_refs",
+            "_update_ref",
+            "_get_commit",
+            "_create_commit",
+            "_get_tree",
+            "_create_tree",
+            "_get_blob",
+            "_create_blob",
+        }
         self._token_route = re.compile(r"/app/installations/(?P<installation>\d+)/access_tokens")
 
     # -- lifecycle (the rest is LoopbackFake's) -----------------------------------------------
@@ -491,17 +707,20 @@ class FakeGitHub(LoopbackFake):
             self._installations[installation_id] = names
 
     def set_file(self, full_name: str, ref: str, path: str, text: str | bytes) -> None:
-        """Put a file at `path` on `ref`: a branch name or a commit SHA.
+        """Put a file at `path` in the commit `ref` names: a branch or a commit SHA.
 
-        A branch a pull request names (head or base) and its SHA are the same ref, so a file
-        set on either is seen through both.
+        The commit's snapshot is edited in place (its SHA stays), so a file set on a pull
+        request's head branch is seen through its head SHA and the other way round. A ref the
+        repository lacks is a new commit if it looks like a SHA (7 to 40 hex digits), else a
+        new branch, whose files the first pull request naming that branch takes over.
         """
         with self._lock:
             repo = self._repo_for_setup(full_name)
-            if ref != repo.default_branch and ref not in repo.branches:
-                repo.commits.add(ref)
+            commit = self._setup_ref(repo, ref)
             content = text.encode() if isinstance(text, str) else text
-            repo.files.setdefault(ref, {})[path.strip("/")] = content
+            files = self._flatten(commit.tree)
+            files[path.strip("/")] = (FILE_MODE, "blob", self._store_blob(content))
+            commit.tree = self._write_tree(files)
 
     def add_pull(
         self,
@@ -523,6 +742,8 @@ class FakeGitHub(LoopbackFake):
         state: str = "open",
         maintainer_can_modify: bool = True,
         too_large: bool = False,
+        base_files: Mapping[str, str | bytes] | None = None,
+        head_files: Mapping[str, str | bytes] | None = None,
     ) -> None:
         """Open a pull request, or move an existing one to a new head (a push).
 
@@ -531,27 +752,36 @@ class FakeGitHub(LoopbackFake):
         required, `patch` optional); with `files` and no `diff`, the diff is built from the
         files' patches. `too_large` makes the diff media type answer 406, as GitHub does for
         a diff above 300 files or 20,000 lines (which also answers 406 by itself).
-        Re-adding a number keeps its reviews and labels and remembers the earlier heads.
+        Re-adding a number keeps its reviews, comments and labels and remembers the earlier
+        heads.
+
+        `base_files` and `head_files` are the whole snapshots (path → content) of the base and
+        head commits; the fake does not check them against the diff, keep them consistent.
+        Without them a new head has its parent's files (the base's, or on a push the previous
+        head's). The head branch `head_ref` points at `head_sha` in `head_repo`: for a fork,
+        the fork (added as a repository of the fake) holds the branch, and the base
+        repository only knows the head commit (as GitHub keeps it under `refs/pull/N/head`).
         """
         with self._lock:
             repo = self._repo_for_setup(full_name)
+            fork = self._repo_for_setup(head_repo) if head_repo else repo
             head_ref = head_ref or f"pull-{number}"
-            repo.branches[head_ref] = head_sha
-            repo.branches.setdefault(base_ref, base_sha)
-            repo.commits.update((head_sha, base_sha))
+            key = (repo.full_name.lower(), number)
+            old = self._pulls.get(key)
+            self._place_base(repo, base_ref, base_sha, base_files, author)
+            parent = old.head_sha if old else base_sha
+            self._place_head(repo, fork, head_ref, head_sha, parent, head_files, author)
             if files is None:
                 entries = [self._entry(repo, head_sha, e) for e in _entries_from_diff(diff)]
             else:
                 entries = [self._entry(repo, head_sha, dict(f)) for f in files]
                 diff = diff or _diff_from_entries(entries)
-            key = (repo.full_name.lower(), number)
-            old = self._pulls.get(key)
             self._pulls[key] = _Pull(
                 number=number,
                 id=old.id if old else next(self._ids),
                 head_sha=head_sha,
                 head_ref=head_ref,
-                head_repo=head_repo or repo.full_name,
+                head_repo=fork.full_name,
                 base_sha=base_sha,
                 base_ref=base_ref,
                 draft=draft,
@@ -567,7 +797,90 @@ class FakeGitHub(LoopbackFake):
                 heads=[*(old.heads if old else []), head_sha],
                 labels=old.labels if old else [],
                 reviews=old.reviews if old else [],
+                comments=old.comments if old else [],
             )
+
+    def add_issue_comment(
+        self,
+        full_name: str,
+        number: int,
+        body: str,
+        *,
+        author: str = "octocat",
+        author_type: str = "User",
+    ) -> int:
+        """A comment someone wrote in the pull request's conversation; answers its id."""
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            pull = self._existing_pull(full_name, number)
+            now = _now()
+            comment = IssueComment(
+                next(self._ids), pull.number, body, author, author_type, now, now
+            )
+            repo.issue_comments[comment.id] = comment
+            return comment.id
+
+    def add_review_comment(
+        self,
+        full_name: str,
+        number: int,
+        path: str,
+        line: int,
+        body: str,
+        *,
+        author: str = "octocat",
+        author_type: str = "User",
+        side: str = "RIGHT",
+        in_reply_to: int | None = None,
+    ) -> int:
+        """A review comment someone wrote on a line of the diff; answers its id.
+
+        With `in_reply_to` it is a reply in that comment's thread (given a reply, in the
+        thread the reply is in), and `path` and `line` must be the thread's. A place that is
+        not a line of the diff raises ValueError: GitHub would not have taken it either.
+        """
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            if in_reply_to is not None:
+                root = self._thread_root(pull, in_reply_to)
+                if root is None:
+                    raise KeyError(f"no review comment {in_reply_to} on {full_name}#{number}")
+                if (root.path, root.line) != (path, line):
+                    raise ValueError(
+                        f"comment {root.id} is on {root.path}:{root.line}, not {path}:{line}"
+                    )
+                reply = self._reply(pull, root, body, author, author_type)
+                return reply.id
+            entry = next((f for f in pull.files if f["filename"] == path), None)
+            placed = _find_line(_diff_lines(entry.get("patch", "")), side, line) if entry else None
+            if entry is None or placed is None:
+                raise ValueError(f"{path}:{line} ({side}) is not a line of {full_name}#{number}")
+            comment = ReviewComment(
+                id=next(self._ids),
+                path=path,
+                body=body,
+                line=line,
+                side=side,
+                start_line=None,
+                start_side=None,
+                position=None,
+                author=author,
+                author_type=author_type,
+                review_id=next(self._ids),
+                commit_id=pull.head_sha,
+                diff_hunk=_diff_hunk(entry.get("patch", ""), placed.position),
+                created_at=_now(),
+            )
+            pull.comments.append(comment)
+            return comment.id
+
+    def set_permission(self, full_name: str, login: str, role_name: str) -> None:
+        """Give `login` a role on the repository: admin, maintain, write, triage, read, none."""
+        if role_name not in ROLE_PERMISSIONS:
+            raise ValueError(f"{role_name!r} is not one of {list(ROLE_PERMISSIONS)}")
+        with self._lock:
+            repo = self._repo_for_setup(full_name)
+            repo.permissions[login.lower()] = (login, role_name)
 
     def add_label(
         self,
@@ -671,6 +984,66 @@ class FakeGitHub(LoopbackFake):
                 raise KeyError(f"{path} is not in the diff of {full_name}#{number}")
             return _diff_lines(entry.get("patch", ""))
 
+    def review_comments(self, full_name: str, number: int) -> list[ReviewComment]:
+        """Copies of every review comment on the pull request (of reviews, of people,
+        replies), oldest first."""
+        with self._lock:
+            return copy.deepcopy(self._existing_pull(full_name, number).comments)
+
+    def issue_comments(self, full_name: str, number: int) -> list[IssueComment]:
+        """Copies of the comments in the pull request's conversation, oldest first."""
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            pull = self._existing_pull(full_name, number)
+            comments = [c for c in repo.issue_comments.values() if c.number == pull.number]
+            return copy.deepcopy(comments)
+
+    def reactions(self, full_name: str, comment_id: int) -> list[str]:
+        """The contents of the reactions to an issue or review comment, in the order made."""
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            return [r.content for r in repo.reactions.get(comment_id, [])]
+
+    def branch_sha(self, full_name: str, branch: str) -> str:
+        """The commit the branch points at."""
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            if branch not in repo.branches:
+                raise KeyError(f"{full_name} has no branch {branch}")
+            return repo.branches[branch]
+
+    def branch_files(self, full_name: str, branch: str) -> dict[str, str]:
+        """The files of the branch's commit: path → text."""
+        with self._lock:
+            return self.commit(full_name, self.branch_sha(full_name, branch)).files
+
+    def commit(self, full_name: str, sha: str) -> Commit:
+        """A commit of the repository, with its files."""
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            found = repo.commits.get(sha)
+            if found is None:
+                raise KeyError(f"{full_name} has no commit {sha}")
+            files = {
+                path: self._blobs[blob].decode(errors="replace")
+                for path, (_, kind, blob) in self._flatten(found.tree).items()
+                if kind == "blob"
+            }
+            return Commit(
+                sha=found.sha,
+                tree=found.tree,
+                parents=tuple(found.parents),
+                message=found.message,
+                author=dict(found.author),
+                committer=dict(found.committer),
+                files=files,
+            )
+
+    def ref_updates(self, full_name: str) -> list[RefUpdate]:
+        """Copies of the ref updates the repository was asked for, refused ones included."""
+        with self._lock:
+            return copy.deepcopy(self._existing_repo(full_name).ref_updates)
+
     # -- answering ----------------------------------------------------------------------------
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], raw: bytes) -> _Answer:
@@ -744,7 +1117,11 @@ class FakeGitHub(LoopbackFake):
             if match is None or method != request.method:
                 continue
             params = {k: unquote(v) for k, v in match.groupdict().items() if v is not None}
-            repo = self._authorised_repo(request, f"{params['owner']}/{params['repo']}")
+            repo = self._authorised_repo(
+                request,
+                f"{params['owner']}/{params['repo']}",
+                via_pull=name in self._fork_routes,
+            )
             handler: Callable[[_Request, _Repo, dict[str, str]], _Answer] = getattr(self, name)
             return handler(request, repo, params)
         raise _not_found()
@@ -812,7 +1189,19 @@ class FakeGitHub(LoopbackFake):
         self._tokens[token] = _Token(installation_id, repos)
         return token
 
-    def _authorised_repo(self, request: _Request, full_name: str) -> _Repo:
+    def _authorised_repo(self, request: _Request, full_name: str, *, via_pull: bool) -> _Repo:
+        """The repository, if the request's token may see it: a repository it covers or, with
+        `via_pull`, a fork an open pull request into one of those comes from."""
+        covered = self._covered(request)
+        key = full_name.lower()
+        repo = self._repos.get(key)
+        if repo is not None and (key in covered or (via_pull and self._pulls_from(covered, key))):
+            return repo
+        # GitHub answers 404, not 403, for a repository the token cannot see.
+        raise _not_found()
+
+    def _covered(self, request: _Request) -> frozenset[str]:
+        """The lower-cased names of the repositories the request's token covers."""
         authorization = request.headers.get("authorization", "")
         if not authorization:
             raise _error(401, "Requires authentication")
@@ -820,15 +1209,34 @@ class FakeGitHub(LoopbackFake):
         token = self._tokens.get(credential) if scheme.lower() in ("token", "bearer") else None
         if token is None:
             raise _error(401, "Bad credentials")
-        key = full_name.lower()
-        covered = token.repos
-        if covered is None:
-            covered = frozenset(self._installations.get(token.installation_id, ()))
-        repo = self._repos.get(key)
-        if repo is None or key not in covered:
-            # GitHub answers 404, not 403, for a repository the token cannot see.
-            raise _not_found()
-        return repo
+        if token.repos is not None:
+            return token.repos
+        return frozenset(self._installations.get(token.installation_id, ()))
+
+    def _pulls_from(self, covered: frozenset[str], key: str) -> list[_Pull]:
+        """The open pull requests into covered repositories whose head lives in fork `key`."""
+        return [
+            pull
+            for (base, _), pull in self._pulls.items()
+            if base in covered
+            and base != key
+            and pull.head_repo.lower() == key
+            and pull.state == "open"
+        ]
+
+    def _check_writable(
+        self, request: _Request, repo: _Repo, docs: str, branch: str | None = None
+    ) -> None:
+        """Refuse a write to a fork unless a pull request from it lets maintainers modify it
+        (and, for a ref, unless the branch is that pull request's head)."""
+        covered = self._covered(request)
+        key = repo.full_name.lower()
+        if key in covered:
+            return
+        for pull in self._pulls_from(covered, key):
+            if pull.maintainer_can_modify and branch in (None, pull.head_ref):
+                return
+        raise _error(403, NOT_ACCESSIBLE, docs)
 
     # -- pull requests ------------------------------------------------------------------------
 
@@ -906,8 +1314,8 @@ class FakeGitHub(LoopbackFake):
             "additions": sum(f["additions"] for f in pull.files),
             "deletions": sum(f["deletions"] for f in pull.files),
             "changed_files": len(pull.files),
-            "comments": 0,
-            "review_comments": sum(len(r.comments) for r in pull.reviews),
+            "comments": sum(1 for c in repo.issue_comments.values() if c.number == pull.number),
+            "review_comments": len(pull.comments),
             "created_at": "2026-01-01T00:00:00Z",
             "updated_at": "2026-01-01T00:00:00Z",
             "closed_at": None,
@@ -1003,7 +1411,14 @@ class FakeGitHub(LoopbackFake):
             comments=comments,
             submitted_at=_now() if event else None,
         )
+        for comment in comments:
+            comment.author = f"{self.app_slug}[bot]"
+            comment.review_id = review.id
+            comment.commit_id = commit_id
+            comment.created_at = _now()
         pull.reviews.append(review)
+        # The same objects: a review's comments are among the pull request's.
+        pull.comments.extend(comments)
         return _Answer(200, self._review_json(repo, pull, review))
 
     def _review_comment(self, files: dict[str, dict[str, Any]], raw: Any) -> ReviewComment:
@@ -1037,6 +1452,7 @@ class FakeGitHub(LoopbackFake):
             comment.position = position
             comment.side = "RIGHT" if placed.right is not None else "LEFT"
             comment.line = placed.right if placed.right is not None else placed.left
+            comment.diff_hunk = _diff_hunk(entry.get("patch", ""), placed.position)
             return comment
         side = raw.get("side") or "RIGHT"
         start_side = raw.get("start_side") or side
@@ -1051,6 +1467,7 @@ class FakeGitHub(LoopbackFake):
         if end is None:
             raise _unprocessable([LINE_NOT_IN_DIFF, HUNK_BLANK], _REVIEWS_DOCS)
         comment.line, comment.side = raw["line"], side
+        comment.diff_hunk = _diff_hunk(entry.get("patch", ""), end.position)
         if raw.get("start_line") is not None:
             start = _find_line(lines, start_side, raw["start_line"])
             if start is None or start.hunk != end.hunk:
@@ -1088,12 +1505,16 @@ class FakeGitHub(LoopbackFake):
         docs = f"{DOCS}/repos/contents#get-repository-content"
         ref = request.query.get("ref") or repo.default_branch
         path = params.get("path", "").strip("/")
-        keys = self._ref_keys(repo, ref)
-        if not keys & (set(repo.files) | set(repo.branches) | repo.commits | {repo.default_branch}):
+        commit = self._resolve(repo, ref)
+        if commit is None:
+            if ref == repo.default_branch:
+                raise _not_found(docs)  # an empty repository
             raise _error(404, f"No commit found for the ref {ref}", docs)
-        tree: dict[str, bytes] = {}
-        for key in sorted(keys):
-            tree.update(repo.files.get(key, {}))
+        tree = {
+            name: self._blobs[sha]
+            for name, (_, kind, sha) in self._flatten(commit.tree).items()
+            if kind == "blob"
+        }
         if path in tree:
             content = tree[path]
             if RAW_MEDIA_TYPE.search(request.headers.get("accept", "")):
@@ -1115,23 +1536,12 @@ class FakeGitHub(LoopbackFake):
             ],
         )
 
-    def _ref_keys(self, repo: _Repo, ref: str) -> set[str]:
-        """The names under which files of `ref` may be stored: it, its SHA, its branches."""
-        keys = {ref}
-        if ref in repo.branches:
-            keys.add(repo.branches[ref])
-        keys |= {branch for branch, sha in repo.branches.items() if sha == ref}
-        return keys
-
     def _content_json(self, repo: _Repo, ref: str, path: str, content: bytes) -> dict[str, Any]:
         answer = self._dir_entry_json(repo, ref, path, content)
         if len(content) > MAX_INLINE_CONTENT:
             answer.update(encoding="none", content="")
         else:
-            encoded = base64.b64encode(content).decode()
-            # GitHub wraps base64 at 60 characters, each line ending in a newline.
-            wrapped = "".join(f"{encoded[i : i + 60]}\n" for i in range(0, len(encoded), 60))
-            answer.update(encoding="base64", content=wrapped)
+            answer.update(encoding="base64", content=_wrapped_base64(content))
         return answer
 
     def _dir_entry_json(
@@ -1396,6 +1806,676 @@ class FakeGitHub(LoopbackFake):
         pull.labels.remove(key)
         return _Answer(200, [self._label_json(repo, repo.labels[k]) for k in pull.labels])
 
+    # -- issue comments -----------------------------------------------------------------------
+
+    def _issue_comment(self, repo: _Repo, comment_id: str, docs: str) -> IssueComment:
+        comment = repo.issue_comments.get(int(comment_id))
+        if comment is None:
+            raise _not_found(docs)
+        return comment
+
+    def _list_comments(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        comments = [c for c in repo.issue_comments.values() if c.number == pull.number]
+        return self._page(request, [self._issue_comment_json(repo, c) for c in comments])
+
+    def _create_comment(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_ISSUE_COMMENTS_DOCS}#create-an-issue-comment"
+        pull = self._pull(repo, params["number"])
+        text = _comment_body(request, "IssueComment", docs)
+        now = _now()
+        bot = f"{self.app_slug}[bot]"
+        comment = IssueComment(next(self._ids), pull.number, text, bot, "Bot", now, now)
+        repo.issue_comments[comment.id] = comment
+        return _Answer(201, self._issue_comment_json(repo, comment))
+
+    def _get_comment(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_ISSUE_COMMENTS_DOCS}#get-an-issue-comment"
+        return _Answer(
+            200, self._issue_comment_json(repo, self._issue_comment(repo, params["id"], docs))
+        )
+
+    def _update_comment(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_ISSUE_COMMENTS_DOCS}#update-an-issue-comment"
+        comment = self._issue_comment(repo, params["id"], docs)
+        comment.body = _comment_body(request, "IssueComment", docs)
+        comment.updated_at = _now()
+        return _Answer(200, self._issue_comment_json(repo, comment))
+
+    def _issue_comment_json(self, repo: _Repo, comment: IssueComment) -> dict[str, Any]:
+        api = f"{self.base_url}/repos/{repo.full_name}"
+        url = f"{api}/issues/comments/{comment.id}"
+        return {
+            "id": comment.id,
+            "node_id": f"IC_{comment.id}",
+            "url": url,
+            "html_url": (
+                f"https://github.com/{repo.full_name}/pull/{comment.number}"
+                f"#issuecomment-{comment.id}"
+            ),
+            "body": comment.body,
+            "user": _user(comment.author, comment.author_type, self._user_id(comment.author)),
+            "created_at": comment.created_at,
+            "updated_at": comment.updated_at,
+            "issue_url": f"{api}/issues/{comment.number}",
+            "author_association": self._association(repo, comment.author),
+            "reactions": self._rollup(repo, comment.id, f"{url}/reactions"),
+        }
+
+    def _association(self, repo: _Repo, login: str) -> str:
+        role = repo.permissions.get(login.lower(), (login, "none"))[1]
+        return "NONE" if role == "none" else "COLLABORATOR"
+
+    # -- reactions ----------------------------------------------------------------------------
+
+    def _react_to_issue_comment(
+        self, request: _Request, repo: _Repo, params: dict[str, str]
+    ) -> _Answer:
+        docs = f"{_REACTIONS_DOCS}#create-reaction-for-an-issue-comment"
+        comment = self._issue_comment(repo, params["id"], docs)
+        return self._react(request, repo, comment.id, docs)
+
+    def _react_to_review_comment(
+        self, request: _Request, repo: _Repo, params: dict[str, str]
+    ) -> _Answer:
+        docs = f"{_REACTIONS_DOCS}#create-reaction-for-a-pull-request-review-comment"
+        _, comment = self._review_comment_by_id(repo, params["id"], docs)
+        return self._react(request, repo, comment.id, docs)
+
+    def _react(self, request: _Request, repo: _Repo, comment_id: int, docs: str) -> _Answer:
+        body = _object_body(request, docs)
+        content = body.get("content")
+        if content is None:
+            raise _invalid('"content" wasn\'t supplied.', docs)
+        if content not in REACTIONS:
+            raise _invalid(
+                f"For 'properties/content', {json.dumps(content)} is not one of "
+                f"{json.dumps(list(REACTIONS))}.",
+                docs,
+            )
+        bot = f"{self.app_slug}[bot]"
+        reactions = repo.reactions.setdefault(comment_id, [])
+        existing = next((r for r in reactions if (r.user, r.content) == (bot, content)), None)
+        if existing is not None:
+            # Documented: "A response with an HTTP 200 status means that you already added
+            # the reaction type to this issue comment."
+            return _Answer(200, self._reaction_json(existing))
+        reaction = _Reaction(next(self._ids), content, bot, "Bot", _now())
+        reactions.append(reaction)
+        return _Answer(201, self._reaction_json(reaction))
+
+    def _reaction_json(self, reaction: _Reaction) -> dict[str, Any]:
+        return {
+            "id": reaction.id,
+            "node_id": f"REA_{reaction.id}",
+            "user": _user(reaction.user, reaction.user_type, self._user_id(reaction.user)),
+            "content": reaction.content,
+            "created_at": reaction.created_at,
+        }
+
+    def _rollup(self, repo: _Repo, comment_id: int, url: str) -> dict[str, Any]:
+        contents = [r.content for r in repo.reactions.get(comment_id, [])]
+        return {
+            "url": url,
+            "total_count": len(contents),
+            **{content: contents.count(content) for content in REACTIONS},
+        }
+
+    # -- review comments ----------------------------------------------------------------------
+
+    def _review_comment_by_id(
+        self, repo: _Repo, comment_id: str, docs: str
+    ) -> tuple[_Pull, ReviewComment]:
+        wanted = int(comment_id)
+        for (base, _), pull in self._pulls.items():
+            if base != repo.full_name.lower():
+                continue
+            for comment in pull.comments:
+                if comment.id == wanted:
+                    return pull, comment
+        raise _not_found(docs)
+
+    def _thread_root(self, pull: _Pull, comment_id: int) -> ReviewComment | None:
+        comment = next((c for c in pull.comments if c.id == comment_id), None)
+        if comment is None or comment.in_reply_to is None:
+            return comment
+        return next(c for c in pull.comments if c.id == comment.in_reply_to)
+
+    def _reply(
+        self, pull: _Pull, root: ReviewComment, body: str, author: str, author_type: str
+    ) -> ReviewComment:
+        # A reply takes its thread's place in the diff, as on GitHub.
+        reply = ReviewComment(
+            id=next(self._ids),
+            path=root.path,
+            body=body,
+            line=root.line,
+            side=root.side,
+            start_line=root.start_line,
+            start_side=root.start_side,
+            position=root.position,
+            author=author,
+            author_type=author_type,
+            in_reply_to=root.id,
+            review_id=next(self._ids),
+            commit_id=root.commit_id,
+            diff_hunk=root.diff_hunk,
+            created_at=_now(),
+        )
+        pull.comments.append(reply)
+        return reply
+
+    def _get_review_comment(
+        self, request: _Request, repo: _Repo, params: dict[str, str]
+    ) -> _Answer:
+        docs = f"{_REVIEW_COMMENTS_DOCS}#get-a-review-comment-for-a-pull-request"
+        pull, comment = self._review_comment_by_id(repo, params["id"], docs)
+        return _Answer(200, self._review_comment_json(repo, pull, comment))
+
+    def _list_review_comments(
+        self, request: _Request, repo: _Repo, params: dict[str, str]
+    ) -> _Answer:
+        pull = self._pull(repo, params["number"])
+        return self._page(
+            request, [self._review_comment_json(repo, pull, c) for c in pull.comments]
+        )
+
+    def _create_reply(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_REVIEW_COMMENTS_DOCS}#create-a-reply-for-a-review-comment"
+        pull = self._pull(repo, params["number"])
+        comment = next((c for c in pull.comments if c.id == int(params["id"])), None)
+        if comment is None:
+            raise _not_found(docs)
+        text = _comment_body(request, "PullRequestReviewComment", docs)
+        if comment.in_reply_to is not None:
+            raise _unprocessable([REPLY_TO_REPLY], docs)
+        reply = self._reply(pull, comment, text, f"{self.app_slug}[bot]", "Bot")
+        return _Answer(201, self._review_comment_json(repo, pull, reply))
+
+    def _review_comment_json(
+        self, repo: _Repo, pull: _Pull, comment: ReviewComment
+    ) -> dict[str, Any]:
+        api = f"{self.base_url}/repos/{repo.full_name}"
+        url = f"{api}/pulls/comments/{comment.id}"
+        html = f"https://github.com/{repo.full_name}/pull/{pull.number}#discussion_r{comment.id}"
+        pull_url = f"{api}/pulls/{pull.number}"
+        entry = next((f for f in pull.files if f["filename"] == comment.path), None)
+        lines = _diff_lines(entry.get("patch", "")) if entry else []
+        placed = _find_line(lines, comment.side or "RIGHT", comment.line)
+        position = placed.position if placed else comment.position
+        answer: dict[str, Any] = {
+            "url": url,
+            "pull_request_review_id": comment.review_id,
+            "id": comment.id,
+            "node_id": f"PRRC_{comment.id}",
+            "diff_hunk": comment.diff_hunk,
+            "path": comment.path,
+            "position": position,
+            "original_position": position,
+            "commit_id": comment.commit_id,
+            "original_commit_id": comment.commit_id,
+            "user": _user(comment.author, comment.author_type, self._user_id(comment.author)),
+            "body": comment.body,
+            "created_at": comment.created_at,
+            "updated_at": comment.created_at,
+            "html_url": html,
+            "pull_request_url": pull_url,
+            "author_association": self._association(repo, comment.author),
+            "_links": {
+                "self": {"href": url},
+                "html": {"href": html},
+                "pull_request": {"href": pull_url},
+            },
+            "start_line": comment.start_line,
+            "original_start_line": comment.start_line,
+            "start_side": comment.start_side,
+            "line": comment.line,
+            "original_line": comment.line,
+            "side": comment.side,
+            "subject_type": "line",
+            "reactions": self._rollup(repo, comment.id, f"{url}/reactions"),
+        }
+        if comment.in_reply_to is not None:
+            answer["in_reply_to_id"] = comment.in_reply_to
+        return answer
+
+    # -- collaborators ------------------------------------------------------------------------
+
+    def _get_permission(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{DOCS}/collaborators/collaborators#get-repository-permissions-for-a-user"
+        entry = repo.permissions.get(params["username"].lower())
+        if entry is None:
+            raise _not_found(docs)
+        login, role = entry
+        rank = list(ROLE_PERMISSIONS).index(role)  # admin first, none last
+        grants = ("admin", "maintain", "push", "triage", "pull")
+        user = {
+            **_user(login, "User", self._user_id(login)),
+            "permissions": {grant: rank <= i for i, grant in enumerate(grants)},
+            "role_name": role,
+        }
+        return _Answer(200, {"permission": ROLE_PERMISSIONS[role], "role_name": role, "user": user})
+
+    # -- git data -----------------------------------------------------------------------------
+
+    def _get_ref(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        branch = _branch_of(params["ref"])
+        if branch is None or branch not in repo.branches:
+            raise _not_found(f"{_GIT_DOCS}/refs#get-a-reference")
+        return _Answer(200, self._ref_json(repo, branch))
+
+    def _get_refs(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        # The older form: one ref when it matches exactly, else the refs it is a prefix of.
+        branch = _branch_of(params["ref"])
+        if branch is not None and branch in repo.branches:
+            return _Answer(200, self._ref_json(repo, branch))
+        prefix = params["ref"].removeprefix("heads/")
+        if params["ref"].startswith("heads/"):
+            matching = [b for b in sorted(repo.branches) if b.startswith(prefix)]
+            if matching:
+                return _Answer(200, [self._ref_json(repo, b) for b in matching])
+        raise _not_found(f"{_GIT_DOCS}/refs#get-a-reference")
+
+    def _update_ref(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_GIT_DOCS}/refs#update-a-reference"
+        body = _object_body(request, docs)
+        sha, force = body.get("sha"), body.get("force", False)
+        if not isinstance(sha, str) or not sha:
+            raise _invalid('"sha" wasn\'t supplied.', docs)
+        if not isinstance(force, bool):
+            raise _invalid(f"For 'properties/force', {json.dumps(force)} is not a boolean.", docs)
+        branch = _branch_of(params["ref"])
+        self._check_writable(request, repo, docs, branch or "")
+        if branch is None or branch not in repo.branches:
+            raise _error(422, REF_MISSING, docs)
+        update = RefUpdate(f"refs/heads/{branch}", repo.branches[branch], sha, force)
+        repo.ref_updates.append(update)
+        if sha not in repo.commits:
+            raise _error(422, OBJECT_MISSING, docs)
+        if not force and not self._descends(repo, sha, repo.branches[branch]):
+            raise _error(422, NOT_FAST_FORWARD, docs)
+        update.accepted = True
+        repo.branches[branch] = sha
+        self._branch_moved(repo, branch)
+        return _Answer(200, self._ref_json(repo, branch))
+
+    def _ref_json(self, repo: _Repo, branch: str) -> dict[str, Any]:
+        api = f"{self.base_url}/repos/{repo.full_name}/git"
+        sha = repo.branches[branch]
+        return {
+            "ref": f"refs/heads/{branch}",
+            "node_id": f"REF_{hashlib.sha1(f'{repo.full_name}:{branch}'.encode()).hexdigest()}",
+            "url": f"{api}/refs/heads/{quote(branch)}",
+            "object": {"type": "commit", "sha": sha, "url": f"{api}/commits/{sha}"},
+        }
+
+    def _get_commit(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        commit = repo.commits.get(params["sha"])
+        if commit is None:
+            raise _not_found(f"{_GIT_DOCS}/commits#get-a-commit-object")
+        return _Answer(200, self._commit_json(repo, commit))
+
+    def _create_commit(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_GIT_DOCS}/commits#create-a-commit"
+        body = _object_body(request, docs)
+        self._check_writable(request, repo, docs)
+        message, tree, parents = body.get("message"), body.get("tree"), body.get("parents", [])
+        if not isinstance(message, str):
+            raise _invalid('"message" wasn\'t supplied.', docs)
+        if not isinstance(tree, str):
+            raise _invalid('"tree" wasn\'t supplied.', docs)
+        if not isinstance(parents, list) or not all(isinstance(p, str) for p in parents):
+            raise _invalid("For 'properties/parents', it is not an array of strings.", docs)
+        if tree not in self._trees:
+            raise _error(422, "Tree SHA does not exist", docs)
+        if any(parent not in repo.commits for parent in parents):
+            raise _error(422, "Parent SHA does not exist or is not a commit object", docs)
+        bot = f"{self.app_slug}[bot]"
+        default = {
+            "name": bot,
+            "email": f"{self._user_id(bot)}+{bot}@users.noreply.github.com",
+            "date": _now(),
+        }
+        author = _person(body.get("author"), default, "author", docs)
+        committer = _person(body.get("committer"), author, "committer", docs)
+        sha = _commit_sha(tree, parents, author, committer, message)
+        commit = repo.commits.setdefault(
+            sha, _Commit(sha, tree, list(parents), message, author, committer)
+        )
+        return _Answer(201, self._commit_json(repo, commit))
+
+    def _commit_json(self, repo: _Repo, commit: _Commit) -> dict[str, Any]:
+        api = f"{self.base_url}/repos/{repo.full_name}/git"
+        html = f"https://github.com/{repo.full_name}/commit"
+        return {
+            "sha": commit.sha,
+            "node_id": f"C_{commit.sha}",
+            "url": f"{api}/commits/{commit.sha}",
+            "html_url": f"{html}/{commit.sha}",
+            "author": dict(commit.author),
+            "committer": dict(commit.committer),
+            "message": commit.message,
+            "tree": {"sha": commit.tree, "url": f"{api}/trees/{commit.tree}"},
+            "parents": [
+                {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{html}/{p}"}
+                for p in commit.parents
+            ],
+            "verification": {
+                "verified": False,
+                "reason": "unsigned",
+                "signature": None,
+                "payload": None,
+                "verified_at": None,
+            },
+        }
+
+    def _get_tree(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        # A tree SHA, or (as GitHub takes) a commit SHA or a branch for the commit's tree.
+        sha = params["sha"]
+        if sha not in self._trees:
+            commit = self._resolve(repo, sha)
+            if commit is None:
+                raise _not_found(f"{_GIT_DOCS}/trees#get-a-tree")
+            sha = commit.tree
+        # GitHub recurses for any value of `recursive`, "0" and "false" included.
+        recursive = "recursive" in request.query
+        return _Answer(200, self._tree_json(repo, sha, recursive=recursive))
+
+    def _create_tree(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_GIT_DOCS}/trees#create-a-tree"
+        body = _object_body(request, docs)
+        self._check_writable(request, repo, docs)
+        items, base = body.get("tree"), body.get("base_tree")
+        if not isinstance(items, list):
+            raise _invalid('"tree" wasn\'t supplied.', docs)
+        if base is not None and (not isinstance(base, str) or base not in self._trees):
+            raise _error(422, f"base_tree {base} is not a valid tree", docs)
+        files = self._flatten(base) if base else {}
+        for item in items:
+            self._apply_tree_item(files, item, docs)
+        return _Answer(201, self._tree_json(repo, self._write_tree(files), recursive=False))
+
+    def _apply_tree_item(
+        self, files: dict[str, tuple[str, str, str]], item: Any, docs: str
+    ) -> None:
+        if not isinstance(item, dict):
+            raise _invalid("For 'items', it is not an object.", docs)
+        path, mode, kind = item.get("path"), item.get("mode"), item.get("type")
+        if not isinstance(path, str) or not _valid_path(path):
+            raise _error(422, f"tree.path {json.dumps(path)} is not a valid path", docs)
+        modes = {"blob": BLOB_MODES, "tree": (TREE_MODE,), "commit": (GITLINK_MODE,)}
+        if kind not in modes:
+            raise _invalid(
+                f"For 'properties/type', {json.dumps(kind)} is not one of "
+                '["blob", "tree", "commit"].',
+                docs,
+            )
+        if mode not in modes[kind]:
+            raise _error(422, f"tree.mode {json.dumps(mode)} is not valid for a {kind}", docs)
+        has_sha, content = "sha" in item, item.get("content")
+        if has_sha == (content is not None):
+            raise _error(422, "Must supply exactly one of tree.sha or tree.content", docs)
+        under = f"{path}/"
+        present = [p for p in files if p == path or p.startswith(under)]
+        if content is not None:
+            if kind != "blob" or not isinstance(content, str):
+                raise _error(422, "tree.content is only for a blob, as a string", docs)
+            added = {path: (mode, "blob", self._store_blob(content.encode()))}
+        elif item["sha"] is None:
+            if not present:
+                raise _error(422, f"tree.path {path} does not exist in base_tree", docs)
+            added = {}
+        elif kind == "tree":
+            if item["sha"] not in self._trees:
+                raise _error(422, f"tree.sha {item['sha']} is not a valid tree", docs)
+            added = {f"{under}{p}": e for p, e in self._flatten(item["sha"]).items()}
+        else:
+            if kind == "blob" and item["sha"] not in self._blobs:
+                raise _error(422, f"tree.sha {item['sha']} is not a valid blob", docs)
+            added = {path: (mode, kind, str(item["sha"]))}
+        for old in present:
+            del files[old]
+        # A file where a directory of the new path was (or the other way round) goes.
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            files.pop("/".join(parts[:depth]), None)
+        files.update(added)
+
+    def _tree_json(self, repo: _Repo, sha: str, *, recursive: bool) -> dict[str, Any]:
+        return {
+            "sha": sha,
+            "url": f"{self.base_url}/repos/{repo.full_name}/git/trees/{sha}",
+            "tree": self._tree_items(repo, sha, recursive, ""),
+            "truncated": False,
+        }
+
+    def _tree_items(
+        self, repo: _Repo, sha: str, recursive: bool, prefix: str
+    ) -> list[dict[str, Any]]:
+        api = f"{self.base_url}/repos/{repo.full_name}/git"
+        items: list[dict[str, Any]] = []
+        for name, (mode, kind, child) in self._trees[sha].items():
+            item: dict[str, Any] = {"path": f"{prefix}{name}", "mode": mode, "type": kind}
+            item["sha"] = child
+            if kind == "blob":
+                item["size"] = len(self._blobs[child])
+            if kind != "commit":
+                item["url"] = f"{api}/{kind}s/{child}"
+            items.append(item)
+            if kind == "tree" and recursive:
+                items += self._tree_items(repo, child, recursive, f"{prefix}{name}/")
+        return items
+
+    def _get_blob(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        content = self._blobs.get(params["sha"])
+        if content is None:
+            raise _not_found(f"{_GIT_DOCS}/blobs#get-a-blob")
+        if RAW_MEDIA_TYPE.search(request.headers.get("accept", "")):
+            return _Answer(200, data=content, content_type="application/octet-stream")
+        sha = params["sha"]
+        return _Answer(
+            200,
+            {
+                "sha": sha,
+                "node_id": f"B_{sha}",
+                "size": len(content),
+                "url": f"{self.base_url}/repos/{repo.full_name}/git/blobs/{sha}",
+                "content": _wrapped_base64(content),
+                "encoding": "base64",
+            },
+        )
+
+    def _create_blob(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_GIT_DOCS}/blobs#create-a-blob"
+        body = _object_body(request, docs)
+        self._check_writable(request, repo, docs)
+        content, encoding = body.get("content"), body.get("encoding", "utf-8")
+        if not isinstance(content, str):
+            raise _invalid('"content" wasn\'t supplied.', docs)
+        if encoding in ("utf-8", "utf8"):
+            data = content.encode()
+        elif encoding == "base64":
+            try:
+                data = base64.b64decode(content)
+            except (binascii.Error, ValueError) as exc:
+                raise _error(422, "content is not valid Base64", docs) from exc
+        else:
+            raise _error(
+                422,
+                f"encoding must be either 'utf-8' or 'base64', not {json.dumps(encoding)}",
+                docs,
+            )
+        sha = self._store_blob(data)
+        url = f"{self.base_url}/repos/{repo.full_name}/git/blobs/{sha}"
+        return _Answer(201, {"sha": sha, "url": url})
+
+    # -- the git store ------------------------------------------------------------------------
+
+    def _store_blob(self, content: bytes) -> str:
+        sha = _blob_sha(content)
+        self._blobs.setdefault(sha, content)
+        return sha
+
+    def _write_tree(self, files: Mapping[str, tuple[str, str, str]]) -> str:
+        """Store the trees of a path → (mode, type, SHA) mapping; answer the root's SHA."""
+        entries: dict[str, tuple[str, str, str]] = {}
+        directories: dict[str, dict[str, tuple[str, str, str]]] = {}
+        for path, entry in files.items():
+            name, slash, rest = path.partition("/")
+            if slash:
+                directories.setdefault(name, {})[rest] = entry
+            else:
+                entries[name] = entry
+        for name, inside in directories.items():
+            entries[name] = (TREE_MODE, "tree", self._write_tree(inside))
+        # Git sorts a tree's entries by name, a directory's as if it ended in "/".
+        ordered = dict(sorted(entries.items(), key=lambda e: _tree_key(e[0], e[1][1])))
+        sha = _tree_sha(ordered)
+        self._trees.setdefault(sha, ordered)
+        return sha
+
+    def _flatten(self, tree: str, prefix: str = "") -> dict[str, tuple[str, str, str]]:
+        """Path → (mode, type, SHA) of every file (blob or submodule) under the tree."""
+        files: dict[str, tuple[str, str, str]] = {}
+        for name, (mode, kind, sha) in self._trees[tree].items():
+            if kind == "tree":
+                files.update(self._flatten(sha, f"{prefix}{name}/"))
+            else:
+                files[f"{prefix}{name}"] = (mode, kind, sha)
+        return files
+
+    def _tree_of(self, texts: Mapping[str, str | bytes]) -> str:
+        return self._write_tree(
+            {
+                path.strip("/"): (
+                    FILE_MODE,
+                    "blob",
+                    self._store_blob(text.encode() if isinstance(text, str) else text),
+                )
+                for path, text in texts.items()
+            }
+        )
+
+    def _overlay(self, tree: str, on_top: str) -> str:
+        files = self._flatten(tree)
+        files.update(self._flatten(on_top))
+        return self._write_tree(files)
+
+    def _resolve(self, repo: _Repo, ref: str) -> _Commit | None:
+        """The commit a ref names: a branch (`main`, `heads/main`, `refs/heads/main`) or a SHA."""
+        branch = ref.removeprefix("refs/").removeprefix("heads/")
+        if branch in repo.branches:
+            return repo.commits[repo.branches[branch]]
+        return repo.commits.get(ref)
+
+    def _setup_commit(
+        self, repo: _Repo, sha: str, parents: list[str], tree: str, author: str
+    ) -> _Commit:
+        """The repository's commit `sha`, made with this tree and parents if it lacks it."""
+        commit = repo.commits.get(sha)
+        if commit is None:
+            person = {"name": author, "email": f"{author}@users.noreply.github.com"}
+            person["date"] = SETUP_DATE
+            commit = _Commit(sha, tree, parents, "Set up by a test", person, dict(person))
+            repo.commits[sha] = commit
+        return commit
+
+    def _setup_ref(self, repo: _Repo, ref: str) -> _Commit:
+        commit = self._resolve(repo, ref)
+        if commit is not None:
+            return commit
+        branch = ref.removeprefix("refs/").removeprefix("heads/")
+        if branch != repo.default_branch and _SHA_LIKE.fullmatch(ref):
+            return self._setup_commit(repo, ref, [], EMPTY_TREE, "octocat")
+        # A branch no pull request named yet: a stand-in commit holds its files until one does.
+        sha = hashlib.sha1(f"{repo.full_name}\0{branch}".encode()).hexdigest()
+        commit = self._setup_commit(repo, sha, [], EMPTY_TREE, "octocat")
+        commit.placeholder = True
+        repo.branches[branch] = sha
+        return commit
+
+    def _place_base(
+        self,
+        repo: _Repo,
+        branch: str,
+        sha: str,
+        files: Mapping[str, str | bytes] | None,
+        author: str,
+    ) -> None:
+        commit = self._setup_commit(repo, sha, [], EMPTY_TREE, author)
+        current = repo.commits.get(repo.branches.get(branch, ""))
+        # A base branch stays where it is (the base moves only by the repository's pushes),
+        # unless only a stand-in commit of set_file held it.
+        if current is None or (current.placeholder and current is not commit):
+            if current is not None:
+                commit.tree = self._overlay(commit.tree, current.tree)
+            repo.branches[branch] = sha
+        if files is not None:
+            commit.tree = self._tree_of(files)
+
+    def _place_head(
+        self,
+        repo: _Repo,
+        fork: _Repo,
+        branch: str,
+        sha: str,
+        parent: str,
+        files: Mapping[str, str | bytes] | None,
+        author: str,
+    ) -> None:
+        commit = repo.commits.get(sha) or fork.commits.get(sha)
+        if commit is None:
+            before = repo.commits[parent]
+            commit = self._setup_commit(repo, sha, [parent], before.tree, author)
+        current = fork.commits.get(fork.branches.get(branch, ""))
+        if current is not None and current.placeholder and current is not commit:
+            commit.tree = self._overlay(commit.tree, current.tree)
+        if files is not None:
+            commit.tree = self._tree_of(files)
+        # The base repository keeps a pull request's head (GitHub's refs/pull/N/head); the
+        # branch is the head repository's.
+        repo.commits[sha] = commit
+        self._share(repo, fork, sha)
+        fork.branches[branch] = sha
+
+    def _share(self, source: _Repo, target: _Repo, sha: str) -> None:
+        """Give `target` the commit and its ancestors `source` has (the same objects)."""
+        pending = [sha]
+        while pending:
+            current = pending.pop()
+            commit = source.commits.get(current)
+            if commit is None or target.commits.get(current) is commit:
+                continue
+            target.commits.setdefault(current, commit)
+            pending += commit.parents
+
+    def _descends(self, repo: _Repo, sha: str, ancestor: str) -> bool:
+        """Whether `ancestor` is `sha` or one of its ancestors."""
+        seen: set[str] = set()
+        pending = [sha]
+        while pending:
+            current = pending.pop()
+            if current == ancestor:
+                return True
+            commit = repo.commits.get(current)
+            if commit is None or current in seen:
+                continue
+            seen.add(current)
+            pending += commit.parents
+        return False
+
+    def _branch_moved(self, repo: _Repo, branch: str) -> None:
+        """Move the open pull requests whose head is this branch, as a push does."""
+        sha = repo.branches[branch]
+        for (base, _), pull in self._pulls.items():
+            if pull.head_repo.lower() != repo.full_name.lower() or pull.head_ref != branch:
+                continue
+            if pull.state != "open" or pull.head_sha == sha:
+                continue
+            self._share(repo, self._repos[base], sha)
+            pull.head_sha = sha
+            pull.heads.append(sha)
+
     # -- helpers ------------------------------------------------------------------------------
 
     def _page(self, request: _Request, items: list[Any]) -> _Answer:
@@ -1497,6 +2577,106 @@ def _now() -> str:
 
 def _blob_sha(content: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(content) + content).hexdigest()
+
+
+def _wrapped_base64(content: bytes) -> str:
+    # GitHub wraps base64 at 60 characters, each line ending in a newline.
+    encoded = base64.b64encode(content).decode()
+    return "".join(f"{encoded[i : i + 60]}\n" for i in range(0, len(encoded), 60))
+
+
+def _raw_sha(sha: str) -> bytes:
+    # A SHA a test made up ("h1") still needs 20 bytes in a tree object.
+    try:
+        raw = bytes.fromhex(sha)
+    except ValueError:
+        raw = b""
+    return raw if len(raw) == 20 else hashlib.sha1(sha.encode()).digest()
+
+
+def _tree_key(name: str, kind: str) -> bytes:
+    return f"{name}/".encode() if kind == "tree" else name.encode()
+
+
+def _tree_sha(entries: Mapping[str, tuple[str, str, str]]) -> str:
+    """Git's SHA of a tree object with these (already ordered) entries."""
+    data = b"".join(
+        f"{mode.lstrip('0')} {name}".encode() + b"\0" + _raw_sha(sha)
+        for name, (mode, _, sha) in entries.items()
+    )
+    return hashlib.sha1(b"tree %d\0" % len(data) + data).hexdigest()
+
+
+def _commit_sha(
+    tree: str,
+    parents: Sequence[str],
+    author: Mapping[str, str],
+    committer: Mapping[str, str],
+    message: str,
+) -> str:
+    """Git's SHA of a commit object (unsigned)."""
+
+    def signature(person: Mapping[str, str]) -> str:
+        seconds = int(datetime.fromisoformat(person["date"]).timestamp())
+        return f"{person['name']} <{person['email']}> {seconds} +0000"
+
+    lines = [f"tree {tree}", *(f"parent {p}" for p in parents)]
+    lines += [f"author {signature(author)}", f"committer {signature(committer)}"]
+    data = ("\n".join(lines) + "\n\n" + message).encode()
+    return hashlib.sha1(b"commit %d\0" % len(data) + data).hexdigest()
+
+
+def _person(raw: Any, default: Mapping[str, str], key: str, docs: str) -> dict[str, str]:
+    """A commit's author or committer from a request: name, email, an optional date."""
+    if raw is None:
+        return dict(default)
+    if not isinstance(raw, dict):
+        raise _invalid(f"For 'properties/{key}', it is not an object.", docs)
+    person = {**default, **{k: raw[k] for k in ("name", "email", "date") if k in raw}}
+    if not all(isinstance(person[k], str) for k in ("name", "email", "date")):
+        raise _invalid(f"For 'properties/{key}', name, email and date must be strings.", docs)
+    try:
+        when = datetime.fromisoformat(person["date"])
+    except ValueError as exc:
+        raise _invalid(f"For 'properties/{key}/date', it is not an ISO 8601 time.", docs) from exc
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    person["date"] = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return person
+
+
+def _valid_path(path: str) -> bool:
+    parts = path.split("/")
+    return all(part not in ("", ".", "..", ".git") for part in parts)
+
+
+def _branch_of(ref: str) -> str | None:
+    """The branch of a `heads/<branch>` ref (the form the refs endpoints take)."""
+    branch = ref.removeprefix("heads/")
+    return branch if branch != ref and branch else None
+
+
+def _comment_body(request: _Request, resource: str, docs: str) -> str:
+    body = _object_body(request, docs)
+    text = body.get("body")
+    if not isinstance(text, str):
+        raise _invalid('"body" wasn\'t supplied.', docs)
+    if len(text) > MAX_COMMENT_BODY:
+        # As GitHub answers it today (an older answer had field "body", code "custom").
+        raise _error(
+            422,
+            "Validation Failed",
+            docs,
+            [
+                {
+                    "resource": resource,
+                    "code": "unprocessable",
+                    "field": "data",
+                    "message": BODY_TOO_LONG,
+                }
+            ],
+        )
+    return text
 
 
 def _user(login: str, kind: str, user_id: int) -> dict[str, Any]:
@@ -1611,6 +2791,24 @@ def _find_line(lines: list[DiffLine], side: str, number: Any) -> DiffLine | None
         if (line.right if side == "RIGHT" else line.left) == number:
             return line
     return None
+
+
+def _diff_hunk(patch: str, position: int) -> str:
+    """The patch's text from the header of the hunk holding `position` down to that line."""
+    rows = patch.split("\n")
+    start, current = -1, 0
+    for index, text in enumerate(rows):
+        if _HUNK_HEADER.match(text):
+            if start >= 0:
+                current += 1  # later hunk headers count as diff positions
+            start = index
+            continue
+        if start < 0:
+            continue
+        current += 1
+        if current == position:
+            return "\n".join(rows[start : index + 1])
+    return ""
 
 
 def _entries_from_diff(diff: str) -> list[dict[str, Any]]:

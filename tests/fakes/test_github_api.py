@@ -10,11 +10,13 @@ import asyncio
 import base64
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -30,13 +32,19 @@ from githubkit_schemas.latest.models import DiffEntry, PullRequestReview
 
 from tests.fakes.github_api import (
     AUTO_LABEL_COLOR,
+    BODY_TOO_LONG,
     COMMIT_NOT_IN_PULL,
     HUNK_BLANK,
     LINE_NOT_IN_DIFF,
     LINE_UNRESOLVED,
     NEEDS_COMMENT,
+    NOT_ACCESSIBLE,
+    NOT_FAST_FORWARD,
+    OBJECT_MISSING,
     ONE_PENDING_REVIEW,
     PATH_INVALID,
+    REF_MISSING,
+    REPLY_TO_REPLY,
     START_NOT_BEFORE_LINE,
     START_NOT_IN_HUNK,
     AppKey,
@@ -1099,6 +1107,664 @@ async def test_removing_a_label_answers_the_rest_and_404_when_absent(
     assert [x.name for x in labels] == ["tiebreak"]
     (delete, _) = fake.requests_to("DELETE", r".*/labels/.*")
     assert delete.path.endswith("/labels/needs%20work")  # sent URL-encoded, read decoded
+
+
+# -- issue comments ---------------------------------------------------------------------------
+
+
+async def test_an_issue_comment_is_posted_by_the_app_listed_and_edited(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    asked = fake.add_issue_comment(REPO, NUMBER, "/tiebreak review", author="alice")
+
+    created = await github.rest.issues.async_create_comment(
+        OWNER, NAME, NUMBER, body="Reviewing again."
+    )
+    comment_id = created.parsed_data.id
+    edited = await github.rest.issues.async_update_comment(
+        OWNER, NAME, comment_id, body="Reviewed: 2 findings."
+    )
+    listed: list[Any] = (
+        await github.rest.issues.async_list_comments(OWNER, NAME, NUMBER)
+    ).parsed_data
+    read = await github.rest.issues.async_get_comment(OWNER, NAME, asked)
+
+    assert created.status_code == 201
+    user = created.parsed_data.user
+    assert user is not None
+    assert (user.login, user.type) == ("tiebreak[bot]", "Bot")
+    assert created.parsed_data.html_url == (
+        f"https://github.com/{REPO}/pull/{NUMBER}#issuecomment-{comment_id}"
+    )
+    assert (edited.status_code, edited.parsed_data.body) == (200, "Reviewed: 2 findings.")
+    assert [(c.id, c.body) for c in listed] == [
+        (asked, "/tiebreak review"),
+        (comment_id, "Reviewed: 2 findings."),
+    ]
+    assert read.parsed_data.user is not None
+    assert read.parsed_data.user.login == "alice"
+    assert [(c.author, c.author_type, c.body) for c in fake.issue_comments(REPO, NUMBER)] == [
+        ("alice", "User", "/tiebreak review"),
+        ("tiebreak[bot]", "Bot", "Reviewed: 2 findings."),
+    ]
+    assert payload(await github.rest.pulls.async_get(OWNER, NAME, NUMBER))["comments"] == 2
+
+
+async def test_an_issue_comment_longer_than_65536_characters_is_422(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.issues.async_create_comment(OWNER, NAME, NUMBER, body="x" * 65537)
+    fitting = await github.rest.issues.async_create_comment(OWNER, NAME, NUMBER, body="x" * 65536)
+
+    status, body = failure(exc)
+    assert (status, body["message"]) == (422, "Validation Failed")
+    assert body["errors"] == [
+        {
+            "resource": "IssueComment",
+            "code": "unprocessable",
+            "field": "data",
+            "message": BODY_TOO_LONG,
+        }
+    ]
+    assert fitting.status_code == 201
+    assert len(fake.issue_comments(REPO, NUMBER)) == 1
+
+
+async def test_comments_of_an_unknown_pull_request_or_comment_are_404(
+    github: GitHub[AppInstallationAuthStrategy],
+) -> None:
+    with pytest.raises(RequestFailed) as pull:
+        await github.rest.issues.async_create_comment(OWNER, NAME, 404, body="Hello.")
+    with pytest.raises(RequestFailed) as comment:
+        await github.rest.issues.async_update_comment(OWNER, NAME, 404, body="Hello.")
+
+    assert failure(pull)[0] == failure(comment)[0] == 404
+
+
+# -- reactions --------------------------------------------------------------------------------
+
+
+async def test_a_reaction_is_201_then_200_when_the_app_already_made_it(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    command = fake.add_issue_comment(REPO, NUMBER, "/tiebreak apply", author="alice")
+
+    first = await github.rest.reactions.async_create_for_issue_comment(
+        OWNER, NAME, command, content="eyes"
+    )
+    again = await github.rest.reactions.async_create_for_issue_comment(
+        OWNER, NAME, command, content="eyes"
+    )
+    other = await github.rest.reactions.async_create_for_issue_comment(
+        OWNER, NAME, command, content="+1"
+    )
+    read = await github.rest.issues.async_get_comment(OWNER, NAME, command)
+
+    assert (first.status_code, again.status_code, other.status_code) == (201, 200, 201)
+    assert first.parsed_data.content == "eyes"
+    assert again.parsed_data.id == first.parsed_data.id
+    assert first.parsed_data.user is not None
+    assert first.parsed_data.user.login == "tiebreak[bot]"
+    assert fake.reactions(REPO, command) == ["eyes", "+1"]
+    rollup = payload(read)["reactions"]
+    assert (rollup["total_count"], rollup["eyes"], rollup["+1"], rollup["heart"]) == (2, 1, 1, 0)
+
+
+async def test_a_reaction_to_a_review_comment_goes_to_the_pulls_endpoint(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    finding = fake.add_review_comment(REPO, NUMBER, "app.py", 3, "Is this right?", author="bob")
+    issue_comment = fake.add_issue_comment(REPO, NUMBER, "Thanks.")
+
+    reacted = await github.rest.reactions.async_create_for_pull_request_review_comment(
+        OWNER, NAME, finding, content="rocket"
+    )
+    with pytest.raises(RequestFailed) as wrong_kind:
+        await github.rest.reactions.async_create_for_issue_comment(
+            OWNER, NAME, finding, content="rocket"
+        )
+    with pytest.raises(RequestFailed) as other_kind:
+        await github.rest.reactions.async_create_for_pull_request_review_comment(
+            OWNER, NAME, issue_comment, content="rocket"
+        )
+
+    assert reacted.status_code == 201
+    assert failure(wrong_kind)[0] == failure(other_kind)[0] == 404
+    assert fake.reactions(REPO, finding) == ["rocket"]
+    assert fake.reactions(REPO, issue_comment) == []
+
+
+async def test_an_unknown_reaction_is_refused(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    unchecked: GitHub[AppInstallationAuthStrategy],
+) -> None:
+    command = fake.add_issue_comment(REPO, NUMBER, "/tiebreak help")
+
+    # githubkit refuses it before sending...
+    with pytest.raises(pydantic.ValidationError):
+        await github.rest.reactions.async_create_for_issue_comment(
+            OWNER, NAME, command, content=cast(Any, "thumbsup")
+        )
+    # ...and GitHub refuses it too.
+    with pytest.raises(RequestFailed) as exc:
+        await unchecked.rest.reactions.async_create_for_issue_comment(
+            OWNER, NAME, command, content=cast(Any, "thumbsup")
+        )
+
+    assert failure(exc)[0] == 422
+    assert fake.reactions(REPO, command) == []
+
+
+# -- review comments and replies --------------------------------------------------------------
+
+
+async def test_a_reply_joins_the_thread_of_a_reviews_comment(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    await github.rest.pulls.async_create_review(
+        OWNER,
+        NAME,
+        NUMBER,
+        body="One finding.",
+        event="COMMENT",
+        comments=[{"path": "app.py", "line": 22, "side": "RIGHT", "body": "y changed."}],
+    )
+    ((finding,),) = [review.comments for review in fake.reviews(REPO, NUMBER)]
+
+    reply = await github.rest.pulls.async_create_reply_for_review_comment(
+        OWNER, NAME, NUMBER, finding.id, body="The arbiter agrees."
+    )
+    root = await github.rest.pulls.async_get_review_comment(OWNER, NAME, finding.id)
+
+    assert reply.status_code == 201
+    data = reply.parsed_data
+    assert (data.in_reply_to_id, data.path, data.line, data.side) == (
+        finding.id,
+        "app.py",
+        22,
+        "RIGHT",
+    )
+    assert data.user is not None
+    assert data.user.login == "tiebreak[bot]"
+    assert data.html_url == f"https://github.com/{REPO}/pull/{NUMBER}#discussion_r{data.id}"
+    assert root.parsed_data.body == "y changed."
+    assert root.parsed_data.pull_request_review_id == fake.reviews(REPO, NUMBER)[0].id
+    assert (
+        root.parsed_data.diff_hunk
+        == "@@ -20,3 +21,3 @@ def main():\n     x = 1\n-    y = 2\n+    y = 3"
+    )
+    assert not root.parsed_data.in_reply_to_id
+    thread = fake.review_comments(REPO, NUMBER)
+    assert [(c.body, c.in_reply_to, c.author) for c in thread] == [
+        ("y changed.", None, "tiebreak[bot]"),
+        ("The arbiter agrees.", finding.id, "tiebreak[bot]"),
+    ]
+    # A reply is no review of its own in the fake (see the module docstring).
+    assert len(fake.reviews(REPO, NUMBER)) == 1
+
+
+async def test_a_persons_review_comment_and_reply_are_read_as_github_has_them(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.set_permission(REPO, "alice", "write")
+    finding = fake.add_review_comment(REPO, NUMBER, "app.py", 2, "Why sys?", author="alice")
+    answer = fake.add_review_comment(
+        REPO, NUMBER, "app.py", 2, "/tiebreak arbitrate", author="bob", in_reply_to=finding
+    )
+    nested = fake.add_review_comment(
+        REPO, NUMBER, "app.py", 2, "Also this.", author="carol", in_reply_to=answer
+    )
+
+    read = await github.rest.pulls.async_get_review_comment(OWNER, NAME, answer)
+    listed: list[Any] = (
+        await github.rest.pulls.async_list_review_comments(OWNER, NAME, NUMBER)
+    ).parsed_data
+
+    data = read.parsed_data
+    assert (data.in_reply_to_id, data.body, data.path, data.line) == (
+        finding,
+        "/tiebreak arbitrate",
+        "app.py",
+        2,
+    )
+    assert data.user is not None
+    assert (data.user.login, data.author_association) == ("bob", "NONE")
+    assert [(c.id, c.in_reply_to_id or None) for c in listed] == [
+        (finding, None),
+        (answer, finding),
+        (nested, finding),  # a reply to a reply joins the thread's first comment
+    ]
+    assert listed[0].author_association == "COLLABORATOR"
+    with pytest.raises(ValueError, match="not a line of"):
+        fake.add_review_comment(REPO, NUMBER, "app.py", 12, "Between hunks.")
+
+
+async def test_a_reply_must_answer_a_thread_of_that_pull_request(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(REPO, 8, head_sha="e" * 40, base_sha=BASE, diff=DIFF)
+    finding = fake.add_review_comment(REPO, NUMBER, "new.txt", 1, "Greeting?")
+    reply = fake.add_review_comment(REPO, NUMBER, "new.txt", 1, "Yes.", in_reply_to=finding)
+
+    with pytest.raises(RequestFailed) as to_reply:
+        await github.rest.pulls.async_create_reply_for_review_comment(
+            OWNER, NAME, NUMBER, reply, body="Noted."
+        )
+    with pytest.raises(RequestFailed) as other_pull:
+        await github.rest.pulls.async_create_reply_for_review_comment(
+            OWNER, NAME, 8, finding, body="Noted."
+        )
+    with pytest.raises(RequestFailed) as unknown:
+        await github.rest.pulls.async_get_review_comment(OWNER, NAME, 999_999)
+
+    assert failure(to_reply)[0] == 422
+    assert failure(to_reply)[1]["errors"] == [REPLY_TO_REPLY]
+    assert failure(other_pull)[0] == failure(unknown)[0] == 404
+    assert len(fake.review_comments(REPO, NUMBER)) == 2
+
+
+# -- collaborator permission ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("role", "permission"),
+    [
+        ("admin", "admin"),
+        ("maintain", "write"),
+        ("write", "write"),
+        ("triage", "read"),
+        ("read", "read"),
+        ("none", "none"),
+    ],
+)
+async def test_a_collaborators_role_folds_into_githubs_permission(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy], role: str, permission: str
+) -> None:
+    fake.set_permission(REPO, "Alice", role)
+
+    response = await github.rest.repos.async_get_collaborator_permission_level(OWNER, NAME, "alice")
+
+    data = response.parsed_data
+    assert (data.permission, data.role_name) == (permission, role)
+    assert data.user is not None
+    assert data.user.login == "Alice"  # logins match case-insensitively
+
+
+async def test_the_permission_of_a_user_the_fake_does_not_know_is_404(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.repos.async_get_collaborator_permission_level(OWNER, NAME, "mallory")
+
+    assert failure(exc)[0] == 404
+    with pytest.raises(ValueError, match="not one of"):
+        fake.set_permission(REPO, "mallory", "owner")
+
+
+# -- git data ---------------------------------------------------------------------------------
+
+CALC_NUMBER = 20
+CALC_HEAD = "c0ffee" + "0" * 34
+CALC_BASE_FILES = {"calc.py": "def add(a, b):\n    return a - b\n", "docs/README.md": "# Calc\n"}
+CALC_HEAD_FILES = {"calc.py": "def add(a, b):\n    return a + b\n", "docs/README.md": "# Calc\n"}
+CALC_DIFF = """\
+diff --git a/calc.py b/calc.py
+index 1111111..2222222 100644
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,2 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+"""
+
+
+def add_calc_pull(fake: FakeGitHub, **overrides: Any) -> None:
+    fields: dict[str, Any] = {
+        "head_sha": CALC_HEAD,
+        "base_sha": BASE,
+        "head_ref": "fix-calc",
+        "diff": CALC_DIFF,
+        "base_files": CALC_BASE_FILES,
+        "head_files": CALC_HEAD_FILES,
+    }
+    fake.add_pull(REPO, CALC_NUMBER, **(fields | overrides))
+
+
+async def test_a_pull_requests_branches_and_commits_hold_its_files(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake)
+
+    ref = await github.rest.git.async_get_ref(OWNER, NAME, "heads/fix-calc")
+    commit = await github.rest.git.async_get_commit(OWNER, NAME, CALC_HEAD)
+    tree = await github.rest.git.async_get_tree(
+        OWNER, NAME, commit.parsed_data.tree.sha, recursive="1"
+    )
+    calc = next(item for item in tree.parsed_data.tree if item.path == "calc.py")
+    blob = await github.rest.git.async_get_blob(OWNER, NAME, calc.sha)
+    at_base = await github.rest.repos.async_get_content(OWNER, NAME, "calc.py", ref="main")
+    at_head = await github.rest.repos.async_get_content(OWNER, NAME, "calc.py", ref="fix-calc")
+
+    assert ref.parsed_data.ref == "refs/heads/fix-calc"
+    assert (ref.parsed_data.object_.type, ref.parsed_data.object_.sha) == ("commit", CALC_HEAD)
+    assert [p.sha for p in commit.parsed_data.parents] == [BASE]
+    assert [(i.path, i.type, i.mode) for i in tree.parsed_data.tree] == [
+        ("calc.py", "blob", "100644"),
+        ("docs", "tree", "040000"),
+        ("docs/README.md", "blob", "100644"),
+    ]
+    assert tree.parsed_data.truncated is False
+    assert base64.b64decode(blob.parsed_data.content).decode() == CALC_HEAD_FILES["calc.py"]
+    assert blob.parsed_data.size == len(CALC_HEAD_FILES["calc.py"])
+    assert base64.b64decode(payload(at_base)["content"]).decode() == CALC_BASE_FILES["calc.py"]
+    assert payload(at_head)["sha"] == calc.sha
+    assert fake.branch_files(REPO, "fix-calc") == CALC_HEAD_FILES
+    assert fake.branch_files(REPO, "main") == CALC_BASE_FILES
+    assert fake.commit(REPO, CALC_HEAD).parents == (BASE,)
+
+
+async def test_a_tree_lists_one_level_unless_asked_to_recurse(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake)
+
+    by_branch = await github.rest.git.async_get_tree(OWNER, NAME, "fix-calc")
+    docs = next(item for item in by_branch.parsed_data.tree if item.path == "docs")
+    inside = await github.rest.git.async_get_tree(OWNER, NAME, docs.sha)
+
+    assert [(i.path, i.type) for i in by_branch.parsed_data.tree] == [
+        ("calc.py", "blob"),
+        ("docs", "tree"),
+    ]
+    assert [i.path for i in inside.parsed_data.tree] == ["README.md"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+async def test_blob_tree_and_commit_shas_are_gits_own(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy], tmp_path: Path
+) -> None:
+    add_calc_pull(fake)
+    # githubkit takes the date as a datetime and sends it as ISO 8601.
+    when = datetime(2026, 2, 3, 4, 5, 6, tzinfo=UTC)
+
+    tree = await github.rest.git.async_get_tree(OWNER, NAME, "fix-calc")
+    commit = await github.rest.git.async_create_commit(
+        OWNER,
+        NAME,
+        message="Fix add\n",
+        tree=tree.parsed_data.sha,
+        parents=[CALC_HEAD],
+        author={"name": "Ada", "email": "ada@example.com", "date": when},
+        committer={"name": "Ada", "email": "ada@example.com", "date": when},
+    )
+
+    def git(*args: str, stdin: str = "") -> str:
+        return subprocess.run(
+            ["git", *args], cwd=tmp_path, input=stdin, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    git("init", "-q")
+    blobs = {p: git("hash-object", "-w", "--stdin", stdin=t) for p, t in CALC_HEAD_FILES.items()}
+    docs = git("mktree", stdin=f"100644 blob {blobs['docs/README.md']}\tREADME.md\n")
+    root = git(
+        "mktree", stdin=f"100644 blob {blobs['calc.py']}\tcalc.py\n040000 tree {docs}\tdocs\n"
+    )
+    # Hashed rather than made with commit-tree, which would want the parent object itself.
+    expected = git(
+        "hash-object",
+        "-t",
+        "commit",
+        "--stdin",
+        stdin=(
+            f"tree {root}\nparent {CALC_HEAD}\n"
+            "author Ada <ada@example.com> 1770091506 +0000\n"
+            "committer Ada <ada@example.com> 1770091506 +0000\n\nFix add\n"
+        ),
+    )
+
+    assert tree.parsed_data.sha == root
+    assert {i.path: i.sha for i in tree.parsed_data.tree if i.type == "blob"} == {
+        "calc.py": blobs["calc.py"]
+    }
+    assert commit.parsed_data.sha == expected
+    assert commit.parsed_data.author.date.isoformat() == "2026-02-03T04:05:06+00:00"
+
+
+async def test_a_fix_is_committed_on_the_head_branch_and_moves_the_pull_request(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake)
+    fixed = "def add(a, b):\n    return b + a\n"
+
+    head = await github.rest.git.async_get_commit(OWNER, NAME, CALC_HEAD)
+    blob = await github.rest.git.async_create_blob(
+        OWNER, NAME, content=base64.b64encode(fixed.encode()).decode(), encoding="base64"
+    )
+    tree = await github.rest.git.async_create_tree(
+        OWNER,
+        NAME,
+        base_tree=head.parsed_data.tree.sha,
+        tree=[
+            {"path": "calc.py", "mode": "100644", "type": "blob", "sha": blob.parsed_data.sha},
+            {"path": "docs/README.md", "mode": "100644", "type": "blob", "sha": None},
+            {"path": "NOTES.md", "mode": "100644", "type": "blob", "content": "Applied.\n"},
+        ],
+    )
+    commit = await github.rest.git.async_create_commit(
+        OWNER,
+        NAME,
+        message="Apply Tiebreak's fixes",
+        tree=tree.parsed_data.sha,
+        parents=[CALC_HEAD],
+    )
+    updated = await github.rest.git.async_update_ref(
+        OWNER, NAME, "heads/fix-calc", sha=commit.parsed_data.sha
+    )
+    pull = await github.rest.pulls.async_get(OWNER, NAME, CALC_NUMBER)
+
+    assert (blob.status_code, tree.status_code, commit.status_code) == (201, 201, 201)
+    assert [(i.path, i.type) for i in tree.parsed_data.tree] == [
+        ("NOTES.md", "blob"),
+        ("calc.py", "blob"),
+    ]
+    assert commit.parsed_data.author.name == "tiebreak[bot]"
+    assert [p.sha for p in commit.parsed_data.parents] == [CALC_HEAD]
+    assert updated.status_code == 200
+    assert updated.parsed_data.object_.sha == commit.parsed_data.sha
+    assert fake.branch_files(REPO, "fix-calc") == {"calc.py": fixed, "NOTES.md": "Applied.\n"}
+    assert fake.commit(REPO, commit.parsed_data.sha).message == "Apply Tiebreak's fixes"
+    assert fake.branch_files(REPO, "main") == CALC_BASE_FILES
+    (update,) = fake.ref_updates(REPO)
+    assert (update.ref, update.before, update.after) == (
+        "refs/heads/fix-calc",
+        CALC_HEAD,
+        commit.parsed_data.sha,
+    )
+    assert (update.force, update.accepted) == (False, True)
+    # A branch that moves moves the pull request, as a push does.
+    assert payload(pull)["head"]["sha"] == commit.parsed_data.sha
+    check = await github.rest.checks.async_create(
+        OWNER, NAME, name="Tiebreak", head_sha=commit.parsed_data.sha
+    )
+    assert check.status_code == 201
+
+
+async def test_a_ref_update_that_is_not_a_fast_forward_is_422_unless_forced(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake)
+    base = await github.rest.git.async_get_commit(OWNER, NAME, BASE)
+    # A commit on the base, beside the head rather than on top of it.
+    beside = await github.rest.git.async_create_commit(
+        OWNER, NAME, message="Elsewhere", tree=base.parsed_data.tree.sha, parents=[BASE]
+    )
+    sha = beside.parsed_data.sha
+
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.git.async_update_ref(OWNER, NAME, "heads/fix-calc", sha=sha, force=False)
+    unchanged = fake.branch_sha(REPO, "fix-calc")
+    forced = await github.rest.git.async_update_ref(
+        OWNER, NAME, "heads/fix-calc", sha=sha, force=True
+    )
+
+    assert failure(exc)[0] == 422
+    assert failure(exc)[1]["message"] == NOT_FAST_FORWARD
+    assert unchanged == CALC_HEAD
+    assert forced.status_code == 200
+    assert [(u.force, u.accepted) for u in fake.ref_updates(REPO)] == [(False, False), (True, True)]
+
+
+async def test_git_objects_the_repository_lacks_are_refused(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    unchecked: GitHub[AppInstallationAuthStrategy],
+) -> None:
+    add_calc_pull(fake)
+    missing = "f" * 40
+    head_tree = (await github.rest.git.async_get_commit(OWNER, NAME, CALC_HEAD)).parsed_data.tree
+
+    async def status(call: Any) -> tuple[int, str]:
+        with pytest.raises(RequestFailed) as exc:
+            await call
+        return failure(exc)[0], failure(exc)[1]["message"]
+
+    git = github.rest.git
+    assert await status(git.async_get_commit(OWNER, NAME, missing)) == (404, "Not Found")
+    assert await status(git.async_get_blob(OWNER, NAME, missing)) == (404, "Not Found")
+    assert await status(git.async_get_tree(OWNER, NAME, missing)) == (404, "Not Found")
+    assert await status(git.async_get_ref(OWNER, NAME, "heads/nope")) == (404, "Not Found")
+    assert await status(git.async_update_ref(OWNER, NAME, "heads/nope", sha=CALC_HEAD)) == (
+        422,
+        REF_MISSING,
+    )
+    assert await status(git.async_update_ref(OWNER, NAME, "heads/fix-calc", sha=missing)) == (
+        422,
+        OBJECT_MISSING,
+    )
+    no_tree = git.async_create_commit(OWNER, NAME, message="m", tree=missing, parents=[])
+    assert (await status(no_tree))[0] == 422
+    no_parent = git.async_create_commit(
+        OWNER, NAME, message="m", tree=head_tree.sha, parents=[missing]
+    )
+    assert (await status(no_parent))[0] == 422
+    gone = [{"path": "nope.py", "mode": "100644", "type": "blob", "sha": None}]
+    no_path = git.async_create_tree(OWNER, NAME, base_tree=head_tree.sha, tree=cast(Any, gone))
+    assert (await status(no_path))[0] == 422
+    both = [{"path": "a.py", "mode": "100644", "type": "blob", "sha": missing, "content": "x"}]
+    no_choice = unchecked.rest.git.async_create_tree(OWNER, NAME, tree=cast(Any, both))
+    assert (await status(no_choice))[0] == 422
+    assert [u.accepted for u in fake.ref_updates(REPO)] == [False]
+
+
+async def test_a_push_puts_a_new_head_on_top_of_the_previous_one(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake)
+    newer = "c0ffee" + "1" * 34
+    add_calc_pull(fake, head_sha=newer, base_files=None, head_files=None)
+
+    ref = await github.rest.git.async_get_ref(OWNER, NAME, "heads/fix-calc")
+
+    assert ref.parsed_data.object_.sha == newer
+    assert fake.commit(REPO, newer).parents == (CALC_HEAD,)
+    assert fake.branch_files(REPO, "fix-calc") == CALC_HEAD_FILES  # no files given: the parent's
+
+
+def test_files_set_on_a_branch_before_its_pull_request_go_with_the_branch(
+    fake: FakeGitHub,
+) -> None:
+    fake.set_file("octo/gadgets", "main", "README.md", "# Gadgets\n")
+    fake.set_file("octo/gadgets", "topic", "new.py", "x = 1\n")
+
+    fake.add_pull("octo/gadgets", 1, head_sha="c" * 40, base_sha="d" * 40, head_ref="topic")
+
+    assert fake.commit("octo/gadgets", "d" * 40).files == {"README.md": "# Gadgets\n"}
+    assert fake.branch_sha("octo/gadgets", "topic") == "c" * 40
+    assert fake.branch_files("octo/gadgets", "topic") == {
+        "README.md": "# Gadgets\n",
+        "new.py": "x = 1\n",
+    }
+
+
+# -- forks ------------------------------------------------------------------------------------
+
+FORK = "mallory/widgets"
+
+
+async def commit_on_fork(github: GitHub[AppInstallationAuthStrategy]) -> str:
+    """A commit on top of the fork's head, made through the base repository's token."""
+    head = await github.rest.git.async_get_commit("mallory", "widgets", CALC_HEAD)
+    tree = await github.rest.git.async_create_tree(
+        "mallory",
+        "widgets",
+        base_tree=head.parsed_data.tree.sha,
+        tree=[{"path": "calc.py", "mode": "100644", "type": "blob", "content": "fixed\n"}],
+    )
+    commit = await github.rest.git.async_create_commit(
+        "mallory", "widgets", message="Fix", tree=tree.parsed_data.sha, parents=[CALC_HEAD]
+    )
+    return commit.parsed_data.sha
+
+
+async def test_a_forks_head_branch_lives_in_the_fork_and_maintainers_may_push_to_it(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    # The fork's branch is called main too: the base repository's main must not move.
+    add_calc_pull(fake, head_repo=FORK, head_ref="main")
+
+    sha = await commit_on_fork(github)
+    updated = await github.rest.git.async_update_ref("mallory", "widgets", "heads/main", sha=sha)
+    pull = await github.rest.pulls.async_get(OWNER, NAME, CALC_NUMBER)
+    with pytest.raises(RequestFailed) as in_base:
+        await github.rest.git.async_get_ref(OWNER, NAME, "heads/fix-calc")
+
+    assert updated.status_code == 200
+    assert fake.branch_sha(FORK, "main") == sha
+    assert fake.branch_files(FORK, "main")["calc.py"] == "fixed\n"
+    assert fake.branch_sha(REPO, "main") == BASE
+    assert payload(pull)["head"]["sha"] == sha
+    assert failure(in_base)[0] == 404
+    assert fake.ref_updates(REPO) == []
+    assert [u.after for u in fake.ref_updates(FORK)] == [sha]
+
+
+async def test_a_fork_that_does_not_let_maintainers_modify_it_is_403(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake, head_repo=FORK, maintainer_can_modify=False)
+
+    read = await github.rest.git.async_get_ref("mallory", "widgets", "heads/fix-calc")
+    with pytest.raises(RequestFailed) as blob:
+        await github.rest.git.async_create_blob("mallory", "widgets", content="x")
+    with pytest.raises(RequestFailed) as ref:
+        await github.rest.git.async_update_ref(
+            "mallory", "widgets", "heads/fix-calc", sha=CALC_HEAD
+        )
+
+    assert read.status_code == 200  # reading the fork is fine
+    assert failure(blob) == (403, {**failure(blob)[1], "message": NOT_ACCESSIBLE})
+    assert failure(ref)[0] == 403
+    assert fake.ref_updates(FORK) == []
+
+
+async def test_only_the_pull_requests_head_branch_of_a_fork_is_writable(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake, head_repo=FORK)
+    fake.set_file(FORK, "other", "x.py", "x\n")
+    fake.add_pull("acme/elsewhere", 1, head_sha="9" * 40, base_sha="8" * 40, head_repo="eve/fork")
+
+    sha = await commit_on_fork(github)
+    with pytest.raises(RequestFailed) as other_branch:
+        await github.rest.git.async_update_ref("mallory", "widgets", "heads/other", sha=sha)
+    with pytest.raises(RequestFailed) as unrelated_fork:
+        await github.rest.git.async_get_ref("eve", "fork", "heads/pull-1")
+
+    assert failure(other_branch)[0] == 403
+    assert failure(unrelated_fork)[0] == 404  # its pull request is into another installation
 
 
 # -- fault injection --------------------------------------------------------------------------
