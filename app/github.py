@@ -9,7 +9,7 @@ rate limits and server errors with githubkit's own policy, except a wait longer 
 import base64
 from collections.abc import Mapping
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub
@@ -30,6 +30,9 @@ MAX_FILE_PAGES = 30
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
 
+Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+
+
 class GitHubError(TiebreakError):
     """GitHub refused or failed a call the review needed."""
 
@@ -45,9 +48,30 @@ class PullRequest(BaseModel):
     title: str
     body: str
     head_sha: str
+    head_ref: str
+    head_repo: str
+    """`owner/name` of the repository holding the head branch: another one for a fork."""
     base_sha: str
     base_ref: str
+    base_repo: str
+    maintainer_can_modify: bool
     html_url: str
+
+    @property
+    def from_fork(self) -> bool:
+        return self.head_repo.lower() != self.base_repo.lower()
+
+
+class CommentRef(BaseModel):
+    """A comment that carried commands: on the conversation (`issue`) or in a review thread."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    kind: str
+    """`issue` or `review`."""
+    thread_id: int
+    """The review thread's first comment (replies go there); the comment itself otherwise."""
 
 
 class CappedRetry:
@@ -100,7 +124,9 @@ class Installation:
 
     async def pull_request(self, ref: PullRequestRef) -> PullRequest:
         response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
-        raw = response.json()
+        raw: Any = response.json()
+        base_repo = (raw["base"].get("repo") or {}).get("full_name") or ref.full_name
+        head_repo = (raw["head"].get("repo") or {}).get("full_name") or base_repo
         return PullRequest(
             number=raw["number"],
             state=raw["state"],
@@ -108,8 +134,12 @@ class Installation:
             title=raw.get("title") or "",
             body=raw.get("body") or "",
             head_sha=raw["head"]["sha"],
+            head_ref=raw["head"]["ref"],
+            head_repo=head_repo,
             base_sha=raw["base"]["sha"],
             base_ref=raw["base"]["ref"],
+            base_repo=base_repo,
+            maintainer_can_modify=bool(raw.get("maintainer_can_modify")),
             html_url=raw.get("html_url") or "",
         )
 
@@ -196,6 +226,38 @@ class Installation:
         except RequestFailed as exc:
             if exc.response.status_code != 404:
                 raise
+
+    async def permission(self, ref: PullRequestRef, login: str) -> str:
+        """`admin`, `write`, `read` or `none` (maintain counts as write, triage as read)."""
+        try:
+            response = await self._rest.repos.async_get_collaborator_permission_level(
+                ref.owner, ref.repo, login
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return "none"
+            raise
+        raw: Any = response.json()
+        return str(raw.get("permission") or "none")
+
+    async def react(self, ref: PullRequestRef, comment: CommentRef, content: Reaction) -> None:
+        if comment.kind == "review":
+            await self._rest.reactions.async_create_for_pull_request_review_comment(
+                ref.owner, ref.repo, comment.id, content=content
+            )
+        else:
+            await self._rest.reactions.async_create_for_issue_comment(
+                ref.owner, ref.repo, comment.id, content=content
+            )
+
+    async def reply(self, ref: PullRequestRef, comment: CommentRef, body: str) -> None:
+        """Answer a comment where it was made: in its review thread, or on the conversation."""
+        if comment.kind == "review":
+            await self._rest.pulls.async_create_reply_for_review_comment(
+                ref.owner, ref.repo, ref.number, comment.thread_id, body=body
+            )
+        else:
+            await self._rest.issues.async_create_comment(ref.owner, ref.repo, ref.number, body=body)
 
 
 def _file_diff(entry: Mapping[str, Any]) -> str:
