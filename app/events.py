@@ -55,8 +55,8 @@ class PullRequestPayload(_Payload):
     pull_request: _PullRequest
 
 
-class PullRequestRef(BaseModel):
-    """One pull request at one head commit, as it travels through the queue."""
+class PullKey(BaseModel):
+    """One pull request, whatever its head, and the installation that may act on it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -64,7 +64,6 @@ class PullRequestRef(BaseModel):
     owner: Name
     repo: Name
     number: int
-    head_sha: Sha
 
     @property
     def full_name(self) -> str:
@@ -72,8 +71,17 @@ class PullRequestRef(BaseModel):
 
     @property
     def key(self) -> str:
-        """The pull request, whatever its head: `owner/repo#7`."""
+        """`owner/repo#7`."""
         return f"{self.full_name}#{self.number}"
+
+    def at(self, head_sha: str) -> "PullRequestRef":
+        return PullRequestRef(**self.model_dump(), head_sha=head_sha)
+
+
+class PullRequestRef(PullKey):
+    """One pull request at one head commit, as it travels through the queue."""
+
+    head_sha: Sha
 
     @classmethod
     def of(cls, payload: PullRequestPayload) -> "PullRequestRef":
@@ -107,3 +115,123 @@ class InstallationPayload(_Payload):
     repositories: list[_RepoName] = []
     repositories_added: list[_RepoName] = []
     repositories_removed: list[_RepoName] = []
+
+
+class User(_Payload):
+    login: str
+    type: str = "User"
+
+
+class Comment(_Payload):
+    id: int
+    body: str | None = ""
+    user: User
+    author_association: str = "NONE"
+    in_reply_to_id: int | None = None
+
+
+class _IssueRef(_Payload):
+    number: int
+    pull_request: dict[str, object] | None = None
+
+
+class _PullNumber(_Payload):
+    number: int
+
+
+class IssueCommentPayload(_Payload):
+    """An `issue_comment` delivery: a comment on a pull request's conversation (or an issue)."""
+
+    action: str
+    installation: _Id
+    repository: _Repository
+    issue: _IssueRef
+    comment: Comment
+    sender: User
+
+
+class ReviewCommentPayload(_Payload):
+    """A `pull_request_review_comment` delivery: a comment in a review thread."""
+
+    action: str
+    installation: _Id
+    repository: _Repository
+    pull_request: _PullNumber
+    comment: Comment
+    sender: User
+
+
+class _CheckPull(_Payload):
+    number: int
+
+
+class _CheckRun(_Payload):
+    id: int
+    head_sha: Sha
+    pull_requests: list[_CheckPull] = []
+
+
+class _RequestedAction(_Payload):
+    identifier: str
+
+
+class CheckRunPayload(_Payload):
+    """A `check_run` delivery: a button on Tiebreak's check run, or "Re-run"."""
+
+    action: str
+    installation: _Id
+    repository: _Repository
+    check_run: _CheckRun
+    requested_action: _RequestedAction | None = None
+    sender: User
+
+
+class _CheckSuite(_Payload):
+    head_sha: Sha
+    pull_requests: list[_CheckPull] = []
+
+
+class CheckSuitePayload(_Payload):
+    action: str
+    installation: _Id
+    repository: _Repository
+    check_suite: _CheckSuite
+
+
+class CommentRef(BaseModel):
+    """A comment that carried commands: on the conversation (`issue`) or in a review thread."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    kind: str
+    """`issue` or `review`."""
+    thread_id: int
+    """The review thread's first comment (replies go there); the comment itself otherwise."""
+
+
+class CommandCall(BaseModel):
+    """One parsed command; `name` None for a line Tiebreak did not understand."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str | None
+    argument: int | None = None
+    text: str = ""
+
+
+class CommandRequest(BaseModel):
+    """Commands from one comment (or one check-run button), as they travel to the worker."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pull: PullKey
+    login: str
+    association: str = "NONE"
+    comment: CommentRef | None = None
+    """None for a check-run button, which GitHub only shows to people with write access."""
+    calls: list[CommandCall]
+
+
+def is_bot(user: User) -> bool:
+    return user.type == "Bot" or user.login.lower().endswith("[bot]")

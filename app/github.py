@@ -7,7 +7,7 @@ rate limits and server errors with githubkit's own policy, except a wait longer 
 """
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Literal
 from urllib.parse import quote
@@ -16,9 +16,9 @@ from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RequestFailed
 from githubkit.retry import RetryChainDecision, RetryOption, RetryRateLimit, RetryServerError
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from app.events import PullRequestRef
+from app.events import CommentRef, Name, PullKey, PullRequestRef
 from policies.errors import TiebreakError
 
 CHECK_RUN_NAME = "Tiebreak"
@@ -29,12 +29,37 @@ MAX_FILE_PAGES = 30
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
+REGULAR_FILE_MODES = ("100644", "100755")
+"""Git's modes of a regular file and of an executable one (not a symlink, not a submodule)."""
+
 
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
 
 class GitHubError(TiebreakError):
     """GitHub refused or failed a call the review needed."""
+
+
+class BranchMoved(GitHubError):
+    """A branch was not moved because it no longer points at the commit the new one is
+    based on: someone pushed meanwhile (GitHub's 422 `Update is not a fast forward`)."""
+
+
+class NotWritable(GitHubError):
+    """GitHub refused the App a write to a repository (403 `Resource not accessible by
+    integration`): a fork that does not allow maintainer edits, or an App without the
+    Contents write permission."""
+
+
+class GitFile(BaseModel):
+    """A regular file of a commit: its path, its mode and its exact bytes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    mode: str
+    """One of `REGULAR_FILE_MODES`: a commit keeps an executable file executable."""
+    content: bytes
 
 
 class PullRequest(BaseModel):
@@ -60,18 +85,6 @@ class PullRequest(BaseModel):
     @property
     def from_fork(self) -> bool:
         return self.head_repo.lower() != self.base_repo.lower()
-
-
-class CommentRef(BaseModel):
-    """A comment that carried commands: on the conversation (`issue`) or in a review thread."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: int
-    kind: str
-    """`issue` or `review`."""
-    thread_id: int
-    """The review thread's first comment (replies go there); the comment itself otherwise."""
 
 
 class CappedRetry:
@@ -122,7 +135,7 @@ class Installation:
         self._github = github
         self._rest = github.rest
 
-    async def pull_request(self, ref: PullRequestRef) -> PullRequest:
+    async def pull_request(self, ref: PullKey) -> PullRequest:
         response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
         raw: Any = response.json()
         base_repo = (raw["base"].get("repo") or {}).get("full_name") or ref.full_name
@@ -143,7 +156,7 @@ class Installation:
             html_url=raw.get("html_url") or "",
         )
 
-    async def diff(self, ref: PullRequestRef) -> str:
+    async def diff(self, ref: PullKey) -> str:
         """The pull request's unified diff; above GitHub's diff limits (406), rebuilt from
         the paginated files API."""
         try:
@@ -156,7 +169,7 @@ class Installation:
             return await self._diff_from_files(ref)
         return response.text
 
-    async def _diff_from_files(self, ref: PullRequestRef) -> str:
+    async def _diff_from_files(self, ref: PullKey) -> str:
         parts = []
         for page in range(1, MAX_FILE_PAGES + 1):
             response = await self._rest.pulls.async_list_files(
@@ -168,7 +181,7 @@ class Installation:
                 break
         return "".join(parts)
 
-    async def file(self, ref: PullRequestRef, path: str, commit: str) -> str | None:
+    async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
         """A file's text at a commit, or None if it does not exist there."""
         try:
             response = await self._rest.repos.async_get_content(
@@ -196,7 +209,7 @@ class Installation:
         body: Any = dict(fields)
         await self._rest.checks.async_update(ref.owner, ref.repo, check_id, data=body)
 
-    async def create_review(self, ref: PullRequestRef, review: Mapping[str, Any]) -> int:
+    async def create_review(self, ref: PullKey, review: Mapping[str, Any]) -> int:
         body: Any = dict(review)
         response = await self._rest.pulls.async_create_review(
             ref.owner, ref.repo, ref.number, data=body
@@ -204,7 +217,7 @@ class Installation:
         review_id: int = response.json()["id"]
         return review_id
 
-    async def ensure_label(self, ref: PullRequestRef, name: str, color: str, about: str) -> None:
+    async def ensure_label(self, ref: PullKey, name: str, color: str, about: str) -> None:
         """Create the label in the repository unless it exists (422 `already_exists`)."""
         body: Any = {"name": name, "color": color, "description": about}
         try:
@@ -213,11 +226,11 @@ class Installation:
             if exc.response.status_code != 422:
                 raise
 
-    async def add_label(self, ref: PullRequestRef, name: str) -> None:
+    async def add_label(self, ref: PullKey, name: str) -> None:
         body: Any = {"labels": [name]}
         await self._rest.issues.async_add_labels(ref.owner, ref.repo, ref.number, data=body)
 
-    async def remove_label(self, ref: PullRequestRef, name: str) -> None:
+    async def remove_label(self, ref: PullKey, name: str) -> None:
         """Take the label off; a label that is not there (404) is fine."""
         try:
             await self._rest.issues.async_remove_label(
@@ -227,7 +240,7 @@ class Installation:
             if exc.response.status_code != 404:
                 raise
 
-    async def permission(self, ref: PullRequestRef, login: str) -> str:
+    async def permission(self, ref: PullKey, login: str) -> str:
         """`admin`, `write`, `read` or `none` (maintain counts as write, triage as read)."""
         try:
             response = await self._rest.repos.async_get_collaborator_permission_level(
@@ -240,7 +253,7 @@ class Installation:
         raw: Any = response.json()
         return str(raw.get("permission") or "none")
 
-    async def react(self, ref: PullRequestRef, comment: CommentRef, content: Reaction) -> None:
+    async def react(self, ref: PullKey, comment: CommentRef, content: Reaction) -> None:
         if comment.kind == "review":
             await self._rest.reactions.async_create_for_pull_request_review_comment(
                 ref.owner, ref.repo, comment.id, content=content
@@ -250,14 +263,120 @@ class Installation:
                 ref.owner, ref.repo, comment.id, content=content
             )
 
-    async def reply(self, ref: PullRequestRef, comment: CommentRef, body: str) -> None:
+    async def reply(self, ref: PullKey, comment: CommentRef, body: str) -> None:
         """Answer a comment where it was made: in its review thread, or on the conversation."""
         if comment.kind == "review":
             await self._rest.pulls.async_create_reply_for_review_comment(
                 ref.owner, ref.repo, ref.number, comment.thread_id, body=body
             )
         else:
-            await self._rest.issues.async_create_comment(ref.owner, ref.repo, ref.number, body=body)
+            await self.comment(ref, body)
+
+    async def comment(self, ref: PullKey, body: str) -> None:
+        """A comment on the pull request's conversation."""
+        await self._rest.issues.async_create_comment(ref.owner, ref.repo, ref.number, body=body)
+
+    async def head_file(self, repo_full_name: str, path: str, sha: str) -> GitFile | None:
+        """The regular file at `path` in commit `sha` of `repo_full_name` (for a pull request
+        from a fork, the fork), or None if the commit has no regular file there.
+
+        Read through the Git Data API, one tree a directory, because the contents API tells
+        neither the file's mode nor, for text it cannot decode, its exact bytes.
+        """
+        owner, repo = _owner_and_name(repo_full_name)
+        *folders, name = path.split("/")
+        # GitHub takes a commit SHA where a tree SHA is asked for: the commit's root tree.
+        tree = sha
+        for folder in folders:
+            entry = await self._tree_entry(owner, repo, tree, folder)
+            if entry is None or entry.get("type") != "tree":
+                return None
+            tree = str(entry["sha"])
+        entry = await self._tree_entry(owner, repo, tree, name)
+        if (
+            entry is None
+            or entry.get("type") != "blob"
+            or entry.get("mode") not in REGULAR_FILE_MODES
+        ):
+            return None
+        response = await self._rest.git.async_get_blob(owner, repo, str(entry["sha"]))
+        raw: Any = response.json()
+        return GitFile(path=path, mode=entry["mode"], content=base64.b64decode(raw["content"]))
+
+    async def _tree_entry(self, owner: str, repo: str, tree: str, name: str) -> Any:
+        response = await self._rest.git.async_get_tree(owner, repo, tree)
+        raw: Any = response.json()
+        return next((item for item in raw["tree"] if item.get("path") == name), None)
+
+    async def commit_files(
+        self,
+        repo_full_name: str,
+        branch: str,
+        parent_sha: str,
+        files: Sequence[GitFile],
+        message: str,
+    ) -> str:
+        """Commit `files` (new contents of some paths) on top of `parent_sha` and move
+        `branch` of `repo_full_name` to the commit; answer the commit's SHA.
+
+        The commit names no author, so GitHub makes the App its author and committer. The
+        branch only moves forward: if it is no longer at `parent_sha`'s line (someone pushed
+        meanwhile) nothing changes and :class:`BranchMoved` is raised; a repository the App
+        may not write raises :class:`NotWritable`.
+        """
+        owner, repo = _owner_and_name(repo_full_name)
+        if not pushable(branch):
+            raise GitHubError(f"cannot update a branch named {branch!r}")
+        git = self._rest.git
+        try:
+            parent: Any = (await git.async_get_commit(owner, repo, parent_sha)).json()
+            items: list[Any] = []
+            for file in files:
+                blob = await git.async_create_blob(
+                    owner, repo, content=base64.b64encode(file.content).decode(), encoding="base64"
+                )
+                blob_sha = blob.json()["sha"]
+                items.append(
+                    {"path": file.path, "mode": file.mode, "type": "blob", "sha": blob_sha}
+                )
+            tree = await git.async_create_tree(
+                owner, repo, base_tree=parent["tree"]["sha"], tree=items
+            )
+            commit = await git.async_create_commit(
+                owner, repo, message=message, tree=tree.json()["sha"], parents=[parent_sha]
+            )
+            sha = str(commit.json()["sha"])
+            # `/` separates a branch's own path segments; anything else (`#`, `%`) is quoted.
+            await git.async_update_ref(
+                owner, repo, f"heads/{quote(branch, safe='/')}", sha=sha, force=False
+            )
+        except RequestFailed as exc:
+            status, text = exc.response.status_code, exc.response.text
+            if status == 422 and "fast forward" in text:
+                raise BranchMoved(f"{repo_full_name}:{branch} moved from {parent_sha}") from exc
+            if status == 403 and "not accessible by integration" in text:
+                raise NotWritable(f"the App may not write to {repo_full_name}") from exc
+            raise
+        return sha
+
+
+def pushable(branch: str) -> bool:
+    """Whether :meth:`Installation.commit_files` can move `branch`. githubkit 0.16 rebuilds
+    each request's path from its decoded form (`AppAuth._get_api_route`), where a `#` — legal
+    in a branch name — makes httpx refuse the URL before anything is sent."""
+    return "#" not in branch
+
+
+_NAME: TypeAdapter[str] = TypeAdapter(Name)
+
+
+def _owner_and_name(full_name: str) -> tuple[str, str]:
+    """`owner/name` split, each part checked as the webhook's names are: they go into paths."""
+    owner, _, name = full_name.partition("/")
+    try:
+        return _NAME.validate_python(owner), _NAME.validate_python(name)
+    except ValidationError as exc:
+        raise GitHubError(f"not a repository name: {full_name!r}") from exc
 
 
 def _file_diff(entry: Mapping[str, Any]) -> str:

@@ -10,15 +10,17 @@ from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss
 from arq.utils import timestamp_ms
 
-from app.events import PullRequestRef
+from app.events import CommandRequest, PullKey, PullRequestRef
 
 REVIEW_JOB = "review_pull_request"
+COMMAND_JOB = "run_commands"
 HEAD_TTL = 30 * 24 * 3600
 """How long Redis remembers a pull request's latest head (seconds)."""
 
 
-def review_job_id(ref: PullRequestRef) -> str:
-    return f"review:{ref.key}@{ref.head_sha}"
+def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
+    """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again."""
+    return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
 
 
 class ReviewQueue:
@@ -27,9 +29,13 @@ class ReviewQueue:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
 
-    async def enqueue_review(self, ref: PullRequestRef) -> bool:
-        """Queue a review of `ref`; False if that head is already queued, running or done."""
-        job_id = review_job_id(ref)
+    async def enqueue_review(self, ref: PullRequestRef, *, rerun: str | None = None) -> bool:
+        """Queue a review of `ref`; False if that head is already queued, running or done.
+
+        `rerun` names a review asked for again (`/tiebreak review`, "Re-run"): a new job even
+        for a head that was reviewed already.
+        """
+        job_id = review_job_id(ref, rerun)
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(_head_key(ref), ref.head_sha, ex=HEAD_TTL)
             pipe.getset(_job_key(ref), job_id)
@@ -42,18 +48,35 @@ class ReviewQueue:
         job = await self.redis.enqueue_job(REVIEW_JOB, ref.model_dump(mode="json"), _job_id=job_id)
         return job is not None
 
-    async def latest_head(self, ref: PullRequestRef) -> str | None:
+    async def enqueue_commands(self, request: CommandRequest, source: str) -> bool:
+        """Queue the commands of one comment or button press, once per `source`."""
+        job = await self.redis.enqueue_job(
+            COMMAND_JOB,
+            request.model_dump(mode="json"),
+            _job_id=f"commands:{request.pull.key}:{source}",
+        )
+        return job is not None
+
+    async def current_job(self, pull: PullKey) -> str | None:
+        """The id of the latest review job queued for the pull request."""
+        job_id = await self.redis.get(_job_key(pull))
+        return None if job_id is None else str(job_id.decode())
+
+    async def latest_head(self, ref: PullKey) -> str | None:
         head = await self.redis.get(_head_key(ref))
         return None if head is None else str(head.decode())
+
+    async def abort(self, job_id: str) -> None:
+        await self.redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
 
     async def is_superseded(self, ref: PullRequestRef) -> bool:
         latest = await self.latest_head(ref)
         return latest is not None and latest != ref.head_sha
 
 
-def _head_key(ref: PullRequestRef) -> str:
+def _head_key(ref: PullKey) -> str:
     return f"tiebreak:head:{ref.key}"
 
 
-def _job_key(ref: PullRequestRef) -> str:
+def _job_key(ref: PullKey) -> str:
     return f"tiebreak:job:{ref.key}"

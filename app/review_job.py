@@ -31,6 +31,7 @@ from policies.debate import DebatePolicy
 MIN_CEILING = 10_000
 """The smallest token ceiling a review runs with."""
 
+LABEL_NAME = "Unresolved"
 LABEL_COLOR = "d93f0b"
 LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
 
@@ -47,7 +48,7 @@ class ReviewRun:
     def __init__(self, deps: WorkerDeps, ref: PullRequestRef, run_id: str) -> None:
         self.deps = deps
         self.ref = ref
-        self.run_info = publish.RunInfo(run_id=run_id, head_sha=ref.head_sha)
+        self.run_info = publish.RunInfo(run_id=run_id, head_sha=ref.head_sha, label=LABEL_NAME)
         self.github = deps.github.installation(ref.installation_id)
 
     async def run(self) -> str:

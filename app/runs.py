@@ -9,7 +9,7 @@ from arq.connections import ArqRedis
 from pydantic import BaseModel, ConfigDict
 
 from agents.review import Review
-from app.events import PullRequestRef
+from app.events import PullKey, PullRequestRef
 
 RUN_TTL = 14 * 24 * 3600
 """How long the latest run of a pull request is remembered (seconds)."""
@@ -37,14 +37,14 @@ class RunStore:
     async def save(self, record: RunRecord) -> None:
         await self.redis.set(_latest(record.ref), record.model_dump_json(), ex=RUN_TTL)
 
-    async def latest(self, ref: PullRequestRef) -> RunRecord | None:
+    async def latest(self, ref: PullKey) -> RunRecord | None:
         raw = await self.redis.get(_latest(ref))
         return None if raw is None else RunRecord.model_validate_json(raw)
 
-    async def set_budget(self, ref: PullRequestRef, tokens: int) -> None:
+    async def set_budget(self, ref: PullKey, tokens: int) -> None:
         await self.redis.set(_budget(ref), str(tokens), ex=RUN_TTL)
 
-    async def take_budget(self, ref: PullRequestRef) -> int | None:
+    async def take_budget(self, ref: PullKey) -> int | None:
         """The budget set for the next run, which this run now uses up."""
         raw = await self.redis.getdel(_budget(ref))
         return None if raw is None else int(raw)
@@ -57,11 +57,11 @@ class RunStore:
         return None if raw is None else str(raw.decode())
 
 
-def _latest(ref: PullRequestRef) -> str:
+def _latest(ref: PullKey) -> str:
     return f"tiebreak:run:{ref.key}"
 
 
-def _budget(ref: PullRequestRef) -> str:
+def _budget(ref: PullKey) -> str:
     return f"tiebreak:budget:{ref.key}"
 
 

@@ -13,14 +13,17 @@ from arq.connections import RedisSettings
 from agents.claude import ClaudeLLM
 from agents.llm import LLMClient
 from app.github import GitHubApp
-from app.queue import REVIEW_JOB, ReviewQueue
+from app.queue import COMMAND_JOB, REVIEW_JOB, ReviewQueue
 from app.runs import RunStore
 from app.settings import Settings, SettingsError
 
-JOB_TIMEOUT = 30 * 60
+REVIEW_TIMEOUT = 30 * 60
 """Seconds one review may take before arq cancels it."""
 
-KEEP_RESULT = 3600
+COMMAND_TIMEOUT = 5 * 60
+"""Seconds one comment's commands may take (an apply commits several files)."""
+
+KEEP = 3600
 """Seconds a finished review's job id keeps blocking a second review of the same head."""
 
 
@@ -71,12 +74,15 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 def build_worker(
     deps: WorkerDeps, redis_url: str, *, burst: bool = False, handle_signals: bool = True
 ) -> Worker:
-    """A worker that runs review jobs with `deps` on the Redis at `redis_url`."""
+    """A worker that runs review and command jobs with `deps` on the Redis at `redis_url`."""
+    # Imported here: the jobs import this module for WorkerDeps.
+    from app.command_job import run_commands
     from app.review_job import review_pull_request
 
     return Worker(
         functions=[
-            func(review_pull_request, name=REVIEW_JOB, timeout=JOB_TIMEOUT, keep_result=KEEP_RESULT)
+            func(review_pull_request, name=REVIEW_JOB, timeout=REVIEW_TIMEOUT, keep_result=KEEP),
+            func(run_commands, name=COMMAND_JOB, timeout=COMMAND_TIMEOUT, keep_result=KEEP),
         ],
         redis_settings=RedisSettings.from_dsn(redis_url),
         on_startup=_startup,

@@ -6,7 +6,7 @@ run's states — after a worker ran the job, with the model scripted.
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -14,9 +14,8 @@ from arq.constants import abort_jobs_ss
 from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
-from agents.llm import LLMClient, LLMRequest, LLMResponse
-from agents.scripted import Reply, ScriptedLLM, by_role
-from app.events import PullRequestRef
+from agents.llm import LLMRequest, LLMResponse
+from agents.scripted import ScriptedLLM, by_role
 from app.github import GitHubApp
 from app.queue import ReviewQueue, review_job_id
 from app.runs import RunStore
@@ -25,81 +24,21 @@ from app.worker import WorkerDeps, build_worker
 from tests.agents.kit import (
     LOG_LINE,
     PAYMENTS,
-    PAYMENTS_AFTER,
-    PAYMENTS_BEFORE,
     UNDEFINED,
-    agreed_by_role,
-    git_diff,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
-
-REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
-HEAD, BASE = "a" * 40, "b" * 40
-DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
-REF = PullRequestRef(
-    installation_id=INSTALLATION,
-    owner="Codertocat",
-    repo="Hello-World",
-    number=NUMBER,
-    head_sha=HEAD,
+from tests.app.review_kit import (
+    APP_ID,
+    BASE,
+    DIFF,
+    HEAD,
+    NUMBER,
+    REF,
+    REPO,
+    STUBBORN,
+    agreed,
+    run_review,
 )
-STUBBORN: dict[str, list[Reply]] = {
-    "tester": [
-        {"findings": [UNDEFINED]},
-        {
-            "evaluations": [
-                {"finding_id": "F1", "decision": "reject", "reason": "Nothing defines log."}
-            ]
-        },
-    ],
-    "coder": [
-        {"answers": [{"finding_id": "F1", "stance": "dispute", "argument": "log is a builtin."}]}
-    ]
-    * 2,
-}
-
-
-def agreed() -> ScriptedLLM:
-    """A model that raises one finding and fixes it by agreement."""
-    return ScriptedLLM(by_role(**agreed_by_role()))
-
-
-@pytest.fixture(scope="module")
-def key() -> AppKey:
-    return new_app_key()
-
-
-@pytest.fixture
-def github(key: AppKey) -> Iterator[FakeGitHub]:
-    with FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as fake:
-        fake.add_installation(INSTALLATION, repos=[REPO])
-        fake.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF)
-        yield fake
-
-
-async def run_review(
-    github: FakeGitHub, key: AppKey, redis_url: str, llm: LLMClient, ref: PullRequestRef = REF
-) -> tuple[str | None, ReviewQueue]:
-    """Queue a review of `ref` and let a real worker run everything queued."""
-    deps = WorkerDeps(
-        settings=Settings(),
-        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
-        llm=llm,
-    )
-    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    queue = ReviewQueue(redis)
-    try:
-        await queue.enqueue_review(ref)
-        worker = build_worker(deps, redis_url, burst=True, handle_signals=False)
-        try:
-            await worker.main()
-        finally:
-            await worker.close()
-        results = await redis.all_job_results()
-    finally:
-        await redis.aclose()
-    outcome = next((r.result for r in results if (r.job_id or "").endswith(ref.head_sha)), None)
-    return (None if outcome is None else str(outcome)), queue
+from tests.fakes.github_api import AppKey, FakeGitHub
 
 
 def states(github: FakeGitHub) -> list[tuple[str, str | None]]:

@@ -1,0 +1,184 @@
+"""The command job: what people asked for in a comment, or with a check-run button.
+
+Every accepted command gets an 👀 at once and a 🚀 or 😕 when done; a person without write
+access gets a short reply saying so, and nothing runs. A check-run button needs no check:
+GitHub shows buttons only to people with write access.
+"""
+
+import logging
+from typing import Any
+
+from arq.jobs import Job, JobStatus
+
+from agents.diff import Diff
+from app import markdown, publish
+from app.apply import ApplyRefused, apply_fixes
+from app.commands import HELP, CommandName
+from app.events import CommandCall, CommandRequest
+from app.github import PullRequest, Reaction
+from app.queue import ReviewQueue
+from app.review_job import LABEL_NAME, MIN_CEILING
+from app.runs import RunRecord, RunStore
+from app.worker import WorkerDeps, deps_of
+
+WRITERS = frozenset({"admin", "write"})
+"""Collaborator permissions that may run commands (maintain counts as write)."""
+
+log = logging.getLogger(__name__)
+
+
+async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
+    """arq's entry point: run the commands of one comment or button."""
+    request = CommandRequest.model_validate(request_data)
+    return await CommandRun(deps_of(ctx), request).run()
+
+
+class CommandRun:
+    def __init__(self, deps: WorkerDeps, request: CommandRequest) -> None:
+        self.deps = deps
+        self.request = request
+        self.pull_key = request.pull
+        self.github = deps.github.installation(request.pull.installation_id)
+
+    async def run(self) -> str:
+        await self._react("eyes")
+        if not await self._may_run():
+            await self._reply(
+                f"Sorry @{self.request.login}, only people with write access to this "
+                "repository can run Tiebreak's commands."
+            )
+            await self._react("confused")
+            return "refused"
+        pull = await self.github.pull_request(self.pull_key)
+        results = [await self._run(call, pull) for call in self.request.calls]
+        await self._react("rocket" if all(results) else "confused")
+        return "done" if all(results) else "not all done"
+
+    async def _may_run(self) -> bool:
+        if self.request.comment is None or self.request.association == "OWNER":
+            return True
+        permission = await self.github.permission(self.pull_key, self.request.login)
+        return permission in WRITERS
+
+    async def _run(self, call: CommandCall, pull: PullRequest) -> bool:
+        if call.name is None:
+            await self._reply(f"I don't know `{_quoted(call.text)}`.\n\n{HELP}")
+            return False
+        match CommandName(call.name):
+            case CommandName.HELP:
+                await self._reply(HELP)
+                return True
+            case CommandName.REVIEW:
+                return await self._review(pull)
+            case CommandName.STOP:
+                return await self._stop()
+            case CommandName.BUDGET:
+                return await self._budget(call.argument or 0)
+            case CommandName.RESOLVE:
+                return await self._resolve(pull)
+            case CommandName.APPLY:
+                return await self._apply(pull)
+            case CommandName.ARBITRATE:
+                await self._reply("`/tiebreak arbitrate` is not available on this server yet.")
+                return False
+
+    async def _review(self, pull: PullRequest) -> bool:
+        queue = self._queue()
+        source = self.request.comment.id if self.request.comment else "button"
+        await queue.enqueue_review(self.pull_key.at(pull.head_sha), rerun=f"asked-{source}")
+        return True
+
+    async def _stop(self) -> bool:
+        queue, runs = self._queue(), self._runs()
+        job_id = await queue.current_job(self.pull_key)
+        status = await Job(job_id, queue.redis).status() if job_id else JobStatus.not_found
+        if job_id is None or status not in (
+            JobStatus.queued,
+            JobStatus.in_progress,
+            JobStatus.deferred,
+        ):
+            await self._reply("No review of this pull request is running.")
+            return False
+        await runs.request_stop(job_id, self.request.login)
+        await queue.abort(job_id)
+        return True
+
+    async def _budget(self, tokens: int) -> bool:
+        if tokens < MIN_CEILING:
+            await self._reply(f"A review needs a budget of at least {MIN_CEILING:,} tokens.")
+            return False
+        await self._runs().set_budget(self.pull_key, tokens)
+        await self._reply(
+            f"The next review of this pull request may spend up to {tokens:,} billed tokens "
+            "(never more than the repository's own ceiling)."
+        )
+        return True
+
+    async def _resolve(self, pull: PullRequest) -> bool:
+        record = await self._latest(pull)
+        if record is None:
+            return False
+        run = publish.RunInfo(run_id=record.run_id, head_sha=record.ref.head_sha)
+        summary = publish.plan(record.review, Diff.parse(record.diff), run=run).check.summary
+        result = publish.resolved(self.request.login, summary)
+        (output,) = result.outputs()
+        await self.github.update_check_run(
+            record.ref,
+            record.check_run_id,
+            {"status": "completed", "conclusion": str(result.conclusion), "output": output},
+        )
+        await self.github.remove_label(self.pull_key, LABEL_NAME)
+        return True
+
+    async def _apply(self, pull: PullRequest) -> bool:
+        record = await self._latest(pull)
+        if record is None:
+            return False
+        try:
+            applied = await apply_fixes(self.github, record, pull)
+        except ApplyRefused as refused:
+            await self._reply(refused.reason)
+            return False
+        fixed = ", ".join(applied.finding_ids)
+        await self._reply(
+            f"Committed {applied.sha[:7]} to {markdown.code(pull.head_ref)}, fixing {fixed}."
+        )
+        return True
+
+    async def _latest(self, pull: PullRequest) -> RunRecord | None:
+        """The latest review, if it reviewed the current head; a reply says why not."""
+        record = await self._runs().latest(self.pull_key)
+        if record is None:
+            await self._reply("Tiebreak has not reviewed this pull request yet.")
+            return None
+        if record.ref.head_sha != pull.head_sha:
+            await self._reply(
+                f"The latest review is of {record.ref.head_sha[:7]}, but the head is now "
+                f"{pull.head_sha[:7]}: comment `/tiebreak review` first."
+            )
+            return None
+        return record
+
+    async def _react(self, content: Reaction) -> None:
+        if self.request.comment is not None:
+            await self.github.react(self.pull_key, self.request.comment, content)
+
+    async def _reply(self, body: str) -> None:
+        if self.request.comment is not None:
+            await self.github.reply(self.pull_key, self.request.comment, body)
+        else:
+            await self.github.comment(self.pull_key, body)
+
+    def _queue(self) -> ReviewQueue:
+        if self.deps.queue is None:
+            raise RuntimeError("the worker has not started")
+        return self.deps.queue
+
+    def _runs(self) -> RunStore:
+        if self.deps.runs is None:
+            raise RuntimeError("the worker has not started")
+        return self.deps.runs
+
+
+def _quoted(text: str) -> str:
+    return ("/tiebreak " + text).strip().replace("`", "'")[:100]

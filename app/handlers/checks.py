@@ -1,0 +1,73 @@
+"""`check_run` and `check_suite`: the buttons on Tiebreak's check run, and "Re-run".
+
+GitHub shows a check run's buttons only to people with write access, so a button press needs
+no further permission check. "Arbitrate" sends the open findings to the arbiter, "Accept"
+resolves them; re-running a check run or suite reviews its head again.
+"""
+
+from app.commands import CommandName
+from app.events import CheckRunPayload, CheckSuitePayload, CommandCall, CommandRequest, PullKey
+from app.routing import Delivery, HandlerDeps, Outcome, WebhookRouter
+
+router = WebhookRouter()
+
+BUTTONS = {"arbitrate": CommandName.ARBITRATE, "accept": CommandName.RESOLVE}
+"""Action identifier → the command it runs."""
+
+
+@router.on("check_run", "requested_action")
+async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(CheckRunPayload)
+    action = payload.requested_action
+    command = BUTTONS.get(action.identifier) if action else None
+    if command is None or not payload.check_run.pull_requests:
+        return Outcome.IGNORED
+    queued = False
+    for pr in payload.check_run.pull_requests:
+        request = CommandRequest(
+            pull=_pull(payload, pr.number),
+            login=payload.sender.login,
+            calls=[CommandCall(name=str(command))],
+        )
+        queued |= await deps.queue.enqueue_commands(request, f"button-{delivery.id}")
+    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
+
+
+@router.on("check_run", "rerequested")
+async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(CheckRunPayload)
+    return await _review_again(
+        deps,
+        [_pull(payload, pr.number) for pr in payload.check_run.pull_requests],
+        payload.check_run.head_sha,
+        delivery.id,
+    )
+
+
+@router.on("check_suite", "rerequested")
+async def on_check_suite_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(CheckSuitePayload)
+    return await _review_again(
+        deps,
+        [_pull(payload, pr.number) for pr in payload.check_suite.pull_requests],
+        payload.check_suite.head_sha,
+        delivery.id,
+    )
+
+
+async def _review_again(
+    deps: HandlerDeps, pulls: list[PullKey], head_sha: str, delivery_id: str
+) -> Outcome:
+    queued = False
+    for pull in pulls:
+        queued |= await deps.queue.enqueue_review(pull.at(head_sha), rerun=delivery_id)
+    return Outcome.ENQUEUED if queued else Outcome.IGNORED
+
+
+def _pull(payload: CheckRunPayload | CheckSuitePayload, number: int) -> PullKey:
+    return PullKey(
+        installation_id=payload.installation.id,
+        owner=payload.repository.owner.login,
+        repo=payload.repository.name,
+        number=number,
+    )

@@ -1,0 +1,90 @@
+"""A pull request on the fake GitHub, and a real worker to run Tiebreak's jobs on it."""
+
+from collections.abc import Awaitable, Callable
+
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from agents.llm import LLMClient
+from agents.scripted import Reply, ScriptedLLM, by_role
+from app.events import PullRequestRef
+from app.github import GitHubApp
+from app.queue import ReviewQueue
+from app.settings import Settings
+from app.worker import WorkerDeps, build_worker
+from tests.agents.kit import (
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    UNDEFINED,
+    agreed_by_role,
+    git_diff,
+)
+from tests.fakes.github_api import AppKey, FakeGitHub
+
+REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
+HEAD, BASE = "a" * 40, "b" * 40
+DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
+REF = PullRequestRef(
+    installation_id=INSTALLATION,
+    owner="Codertocat",
+    repo="Hello-World",
+    number=NUMBER,
+    head_sha=HEAD,
+)
+STUBBORN: dict[str, list[Reply]] = {
+    "tester": [
+        {"findings": [UNDEFINED]},
+        {
+            "evaluations": [
+                {"finding_id": "F1", "decision": "reject", "reason": "Nothing defines log."}
+            ]
+        },
+    ],
+    "coder": [
+        {"answers": [{"finding_id": "F1", "stance": "dispute", "argument": "log is a builtin."}]}
+    ]
+    * 2,
+}
+
+
+def agreed() -> ScriptedLLM:
+    """A model that raises one finding and fixes it by agreement."""
+    return ScriptedLLM(by_role(**agreed_by_role()))
+
+
+async def run_worker(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    llm: LLMClient,
+    enqueue: Callable[[ReviewQueue], Awaitable[object]],
+) -> dict[str, object]:
+    """Queue work with `enqueue`, let a real worker run everything queued (and whatever that
+    queues in turn), and return each job's result by job id."""
+    deps = WorkerDeps(
+        settings=Settings(),
+        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
+        llm=llm,
+    )
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    queue = ReviewQueue(redis)
+    try:
+        await enqueue(queue)
+        worker = build_worker(deps, redis_url, burst=True, handle_signals=False)
+        try:
+            await worker.main()
+        finally:
+            await worker.close()
+        results = await redis.all_job_results()
+    finally:
+        await redis.aclose()
+    return {r.job_id or "": r.result for r in results}
+
+
+async def run_review(
+    github: FakeGitHub, key: AppKey, redis_url: str, llm: LLMClient, ref: PullRequestRef = REF
+) -> tuple[str | None, None]:
+    """Queue a review of `ref`, run the worker, and return what the review job returned."""
+    results = await run_worker(github, key, redis_url, llm, lambda queue: queue.enqueue_review(ref))
+    outcome = next((r for job, r in results.items() if job.endswith(ref.head_sha)), None)
+    return (None if outcome is None else str(outcome)), None

@@ -1,0 +1,222 @@
+"""Slash commands on a real worker against the fake GitHub: what the commenter sees."""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from arq.connections import RedisSettings, create_pool
+
+from agents.scripted import ScriptedLLM, by_role
+from app.events import CommandCall, CommandRequest, CommentRef
+from app.queue import ReviewQueue
+from app.runs import RunStore
+from tests.agents.kit import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
+from tests.app.review_kit import (
+    DIFF,
+    NUMBER,
+    REF,
+    REPO,
+    STUBBORN,
+    agreed,
+    run_review,
+    run_worker,
+)
+from tests.fakes.github_api import AppKey, FakeGitHub
+
+PULL = REF.model_copy()
+
+
+@dataclass(frozen=True)
+class Asked:
+    comment_id: int
+    enqueue: Callable[[ReviewQueue], Awaitable[object]]
+
+
+def asked(
+    github: FakeGitHub,
+    *commands: tuple[str | None, int | None],
+    login: str = "octocat",
+    association: str = "CONTRIBUTOR",
+    text: str = "",
+) -> "Asked":
+    """A comment by `login` on the pull request, carrying `commands`."""
+    comment_id = github.add_issue_comment(REPO, NUMBER, "/tiebreak …", author=login)
+    request = CommandRequest(
+        pull=REF,
+        login=login,
+        association=association,
+        comment=CommentRef(id=comment_id, kind="issue", thread_id=comment_id),
+        calls=[CommandCall(name=name, argument=argument, text=text) for name, argument in commands],
+    )
+
+    async def enqueue(queue: ReviewQueue) -> object:
+        return await queue.enqueue_commands(request, f"comment-{comment_id}")
+
+    return Asked(comment_id, enqueue)
+
+
+def replies(github: FakeGitHub) -> list[str]:
+    return [c.body for c in github.issue_comments(REPO, NUMBER) if c.author_type == "Bot"]
+
+
+async def test_help_answers_with_the_commands_and_reacts(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_permission(REPO, "octocat", "write")
+    comment = asked(github, ("help", None))
+
+    await run_worker(github, key, redis_url, ScriptedLLM(by_role()), comment.enqueue)
+
+    (reply,) = replies(github)
+    assert "`/tiebreak apply`" in reply
+    assert github.reactions(REPO, comment.comment_id) == ["eyes", "rocket"]
+
+
+async def test_someone_without_write_access_is_refused_and_nothing_runs(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_permission(REPO, "octocat", "read")
+    comment = asked(github, ("review", None))
+    llm = ScriptedLLM(by_role())
+
+    await run_worker(github, key, redis_url, llm, comment.enqueue)
+
+    (reply,) = replies(github)
+    assert "only people with write access" in reply
+    assert github.reactions(REPO, comment.comment_id) == ["eyes", "confused"]
+    assert github.check_runs(REPO) == []
+    assert llm.requests == []
+
+
+async def test_an_unknown_command_gets_the_help(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_permission(REPO, "octocat", "maintain")
+    comment = asked(github, (None, None), text="deploy")
+
+    await run_worker(github, key, redis_url, ScriptedLLM(by_role()), comment.enqueue)
+
+    (reply,) = replies(github)
+    assert reply.startswith("I don't know `/tiebreak deploy`.")
+    assert github.reactions(REPO, comment.comment_id)[-1] == "confused"
+
+
+async def test_review_reviews_the_head_again(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_review(github, key, redis_url, agreed())
+    comment = asked(github, ("review", None), association="OWNER")
+
+    await run_worker(github, key, redis_url, agreed(), comment.enqueue)
+
+    assert [c.head_sha for c in github.check_runs(REPO)] == [REF.head_sha] * 2
+    assert len(github.reviews(REPO, NUMBER)) == 2
+
+
+async def test_resolve_accepts_the_open_findings(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, "b" * 40, ".github/tiebreak.yml", "debate:\n  arbitration: false\n")
+    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)))
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    github.set_permission(REPO, "octocat", "admin")
+
+    await run_worker(
+        github, key, redis_url, ScriptedLLM(by_role()), asked(github, ("resolve", None)).enqueue
+    )
+
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "success")
+    assert check.output["title"] == "Resolved by @octocat"
+    assert github.issue_labels(REPO, NUMBER) == []
+
+
+async def test_resolve_without_a_review_says_so(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        asked(github, ("resolve", None), association="OWNER").enqueue,
+    )
+
+    assert replies(github) == ["Tiebreak has not reviewed this pull request yet."]
+
+
+async def test_budget_is_kept_for_the_next_review(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        asked(github, ("budget", 50_000), association="OWNER").enqueue,
+    )
+
+    assert "up to 50,000 billed tokens" in replies(github)[0]
+    redis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        assert await RunStore(redis).take_budget(PULL) == 50_000
+    finally:
+        await redis.aclose()
+
+
+async def test_stop_with_nothing_running_says_so(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        asked(github, ("stop", None), association="OWNER").enqueue,
+    )
+
+    assert replies(github) == ["No review of this pull request is running."]
+
+
+async def test_apply_commits_the_agreed_fix_to_the_head_branch(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_review(github, key, redis_url, agreed())
+
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        asked(github, ("apply", None), association="OWNER").enqueue,
+    )
+
+    files = github.branch_files(REPO, "feature")
+    assert files[PAYMENTS] == PAYMENTS_AFTER.replace("    log(payment.id, amount)", LOG_LINE)
+    (update,) = github.ref_updates(REPO)
+    assert not update.force
+    commit = github.commit(REPO, update.after)
+    assert list(commit.parents) == [REF.head_sha]
+    assert "F1 (blocker) app/payments.py:16" in commit.message
+    (reply,) = replies(github)
+    assert reply.startswith(f"Committed {update.after[:7]} to ")
+
+
+async def test_apply_after_a_push_refuses_and_writes_nothing(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_review(github, key, redis_url, agreed())
+    github.add_pull(
+        REPO, NUMBER, head_sha="c" * 40, base_sha="b" * 40, diff=DIFF, head_ref="feature"
+    )
+
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        asked(github, ("apply", None), association="OWNER").enqueue,
+    )
+
+    assert github.ref_updates(REPO) == []
+    (reply,) = replies(github)
+    assert "comment `/tiebreak review` first" in reply
