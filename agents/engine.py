@@ -7,7 +7,7 @@ never by a model. Whatever the models answer, a debate ends within
 ends with exactly one consensus type.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TypeVar
 
 from agents import briefs
@@ -69,6 +69,21 @@ class Debate:
     async def run(self, unit: ReviewUnit) -> Outcome:
         return await _Run(self.llm, self.policy, self.ceiling, unit).run()
 
+    async def arbitrate(
+        self, unit: ReviewUnit, outcome: Outcome, finding_ids: Collection[str]
+    ) -> Outcome:
+        """Send unresolved findings of a finished debate to the arbiter now, because a person
+        asked; every other finding keeps its end. Returns the debate's new outcome."""
+        run = _Run(self.llm, self.policy, self.ceiling, unit)
+        run.restore(outcome)
+        try:
+            await run._arbitrate(
+                [(t, ArbitrationTrigger.REQUESTED) for t in run.reopen(finding_ids)]
+            )
+        except CeilingReached as exc:
+            run._leave_unresolved(run._open(), ArbitrationTrigger.CEILING, str(exc))
+        return run._outcome()
+
 
 class _Run:
     """The state of one debate over one unit."""
@@ -98,6 +113,46 @@ class _Run:
         self.round_progress = False
         self.stop = StopReason.SETTLED
         self.error: str | None = None
+
+    def restore(self, outcome: Outcome) -> None:
+        """Pick up a finished debate: its findings as they ended, its transcript and totals."""
+        self.round, self.stop, self.dropped = outcome.rounds, outcome.stop, outcome.dropped_findings
+        self.messages = list(outcome.transcript.messages)
+        self.turns.restore(outcome)
+        for result in outcome.findings:
+            thread = Thread(
+                result.finding,
+                raised_by=result.raised_by,
+                exchanges=result.exchanges,
+                trigger=result.trigger,
+                messages=outcome.transcript.thread(result.finding.id),
+            )
+            thread.close(
+                Closure(
+                    result.consensus,
+                    result.resolution,
+                    result.closed_in_round,
+                    patch=result.patch,
+                    warning=result.warning,
+                    note=result.note,
+                )
+            )
+            self.threads[thread.id] = thread
+        for name, history in outcome.budget_history.items():
+            self.budgets[name].history[:0] = history  # earlier events first
+
+    def reopen(self, finding_ids: Collection[str]) -> list[Thread]:
+        """Reopen the unresolved findings among `finding_ids` (all of them if empty)."""
+        chosen = [
+            t
+            for t in self.threads.values()
+            if t.closure is not None
+            and t.closure.consensus is Consensus.UNRESOLVED
+            and (not finding_ids or t.id in finding_ids)
+        ]
+        for thread in chosen:
+            thread.closure, thread.phase = None, Phase.AWAITING_ANSWER
+        return chosen
 
     # -- the debate ---------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from agents.briefs import retry_brief
 from agents.errors import LLMUnavailable, TurnRejected
 from agents.llm import LLMClient, LLMRequest, PromptBlock, Role, Usage
-from agents.outcome import Turn
+from agents.outcome import Outcome, Turn
 from agents.prompts import SYSTEM, role_brief
 from agents.protocol import TOOLS, ToolName
 from policies.budget import PairwiseBudget, TokenCeiling
@@ -105,6 +105,12 @@ class TurnRunner:
             return usage, _schema_problems(exc), None
         except TurnRejected as exc:
             return usage, exc.problems, None
+
+    def restore(self, outcome: Outcome) -> None:
+        """Continue the accounts of a finished debate."""
+        self.turns = list(outcome.transcript.turns)
+        self.usage_by_role = dict(outcome.usage_by_role)
+        self.failed_turns = outcome.failed_turns
 
     def tokens_by_finding(self) -> dict[str, int]:
         """Each finding's share of the billed tokens of the turns that were about it."""

@@ -11,13 +11,17 @@ from typing import Any
 from arq.jobs import Job, JobStatus
 
 from agents.diff import Diff
+from agents.engine import Debate
+from agents.errors import LLMFatal
+from agents.review import Review
 from app import markdown, publish
 from app.apply import ApplyRefused, apply_fixes
 from app.commands import HELP, CommandName
 from app.events import CommandCall, CommandRequest
 from app.github import PullRequest, Reaction
+from app.landing import complete_check_run, set_label
 from app.queue import ReviewQueue
-from app.review_job import LABEL_NAME, MIN_CEILING
+from app.review_job import MIN_CEILING
 from app.runs import RunRecord, RunStore
 from app.worker import WorkerDeps, deps_of
 
@@ -79,8 +83,7 @@ class CommandRun:
             case CommandName.APPLY:
                 return await self._apply(pull)
             case CommandName.ARBITRATE:
-                await self._reply("`/tiebreak arbitrate` is not available on this server yet.")
-                return False
+                return await self._arbitrate(pull)
 
     async def _review(self, pull: PullRequest) -> bool:
         queue = self._queue()
@@ -121,13 +124,8 @@ class CommandRun:
         run = publish.RunInfo(run_id=record.run_id, head_sha=record.ref.head_sha)
         summary = publish.plan(record.review, Diff.parse(record.diff), run=run).check.summary
         result = publish.resolved(self.request.login, summary)
-        (output,) = result.outputs()
-        await self.github.update_check_run(
-            record.ref,
-            record.check_run_id,
-            {"status": "completed", "conclusion": str(result.conclusion), "output": output},
-        )
-        await self.github.remove_label(self.pull_key, LABEL_NAME)
+        await complete_check_run(self.github, record.ref, record.check_run_id, result)
+        await set_label(self.github, self.pull_key, publish.LabelAction.REMOVE)
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:
@@ -144,6 +142,74 @@ class CommandRun:
             f"Committed {applied.sha[:7]} to {markdown.code(pull.head_ref)}, fixing {fixed}."
         )
         return True
+
+    async def _arbitrate(self, pull: PullRequest) -> bool:
+        record = await self._latest(pull)
+        if record is None:
+            return False
+        wanted = await self._thread_finding(record)
+        diff = Diff.parse(record.diff)
+        units = {unit.id: unit for unit in diff.units()}
+        # Asked for by a person: the arbiter rules even where the config turned arbitration off.
+        debate = Debate(self.deps.llm, record.policy.model_copy(update={"arbitration": True}))
+        outcomes, ruled = [], []
+        for outcome in record.review.units:
+            ids = [
+                f.finding.id
+                for f in outcome.unresolved
+                if wanted is None or (outcome.unit_id, f.finding.id) == wanted
+            ]
+            if ids and outcome.unit_id in units:
+                try:
+                    outcome = await debate.arbitrate(units[outcome.unit_id], outcome, ids)
+                except LLMFatal as exc:
+                    await self._reply(f"The arbiter could not be asked: {exc}")
+                    return False
+                ruled += [(outcome.unit_id, i) for i in ids]
+            outcomes.append(outcome)
+        if not ruled:
+            await self._reply("There is no unresolved finding to send to the arbiter.")
+            return False
+        await self._publish_rulings(record, diff, Review(units=outcomes), ruled)
+        return True
+
+    async def _thread_finding(self, record: RunRecord) -> tuple[str, str] | None:
+        """In a review thread, the finding Tiebreak's comment there is about; else None."""
+        comment = self.request.comment
+        if comment is None or comment.kind != "review":
+            return None
+        path, line = await self.github.review_comment_location(self.pull_key, comment.thread_id)
+        for outcome in record.review.units:
+            for result in outcome.unresolved:
+                if (result.finding.path, result.finding.end_line) == (path, line):
+                    return outcome.unit_id, result.finding.id
+        return ("", "")  # a thread about no open finding: nothing to arbitrate
+
+    async def _publish_rulings(
+        self, record: RunRecord, diff: Diff, review: Review, ruled: list[tuple[str, str]]
+    ) -> None:
+        """Comment on the findings just ruled on; bring the check run, label and the
+        remembered run up to date with the whole review."""
+        run = publish.RunInfo(run_id=record.run_id, head_sha=record.ref.head_sha)
+        changed = Review(
+            units=[
+                u.model_copy(
+                    update={
+                        "findings": [f for f in u.findings if (u.unit_id, f.finding.id) in ruled]
+                    }
+                )
+                for u in review.units
+            ]
+        )
+        draft = publish.plan(changed, diff, run=run).review
+        if draft is not None:
+            await self.github.create_review(record.ref, draft.payload())
+        whole = publish.plan(review, diff, run=run)
+        await complete_check_run(self.github, record.ref, record.check_run_id, whole.check)
+        await set_label(self.github, self.pull_key, whole.label)
+        await self._runs().save(
+            record.model_copy(update={"review": review, "conclusion": str(whole.check.conclusion)})
+        )
 
     async def _latest(self, pull: PullRequest) -> RunRecord | None:
         """The latest review, if it reviewed the current head; a reply says why not."""

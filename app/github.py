@@ -272,6 +272,12 @@ class Installation:
         else:
             await self.comment(ref, body)
 
+    async def review_comment_location(self, ref: PullKey, comment_id: int) -> tuple[str, int]:
+        """The path and (new-file) line a review comment sits on."""
+        response = await self._rest.pulls.async_get_review_comment(ref.owner, ref.repo, comment_id)
+        raw: Any = response.json()
+        return str(raw["path"]), int(raw.get("line") or raw.get("original_line") or 0)
+
     async def comment(self, ref: PullKey, body: str) -> None:
         """A comment on the pull request's conversation."""
         await self._rest.issues.async_create_comment(ref.owner, ref.repo, ref.number, body=body)

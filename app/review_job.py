@@ -11,7 +11,6 @@ one of the two places allowed to catch everything.
 import asyncio
 import logging
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 import yaml
@@ -23,6 +22,7 @@ from agents.review import review_diff
 from app import markdown, publish
 from app.events import PullRequestRef
 from app.github import Installation
+from app.landing import LABEL_NAME, complete_check_run, now, set_label
 from app.runs import RunRecord
 from app.worker import WorkerDeps, deps_of
 from policies.config import CONFIG_PATH, RepoConfig, load_config
@@ -31,9 +31,6 @@ from policies.debate import DebatePolicy
 MIN_CEILING = 10_000
 """The smallest token ceiling a review runs with."""
 
-LABEL_NAME = "Unresolved"
-LABEL_COLOR = "d93f0b"
-LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +80,7 @@ class ReviewRun:
 
     async def _review(self, check_id: int) -> str:
         github, ref = self.github, self.ref
-        await github.update_check_run(
-            ref, check_id, {"status": "in_progress", "started_at": _now()}
-        )
+        await github.update_check_run(ref, check_id, {"status": "in_progress", "started_at": now()})
         pull = await github.pull_request(ref)
         if pull.head_sha != ref.head_sha:
             await self._complete(check_id, publish.superseded(pull.head_sha, run=self.run_info))
@@ -96,8 +91,9 @@ class ReviewRun:
             return "disabled by the repository's config"
         diff_text = await github.diff(ref)
         diff = Diff.parse(diff_text) if diff_text.strip() else Diff(())
+        policy = await self._policy(config)
         review = await review_diff(
-            diff, self.deps.llm, await self._policy(config), concurrency=self.deps.unit_concurrency
+            diff, self.deps.llm, policy, concurrency=self.deps.unit_concurrency
         )
         if await self._superseded():
             await self._complete_superseded(check_id)
@@ -116,6 +112,7 @@ class ReviewRun:
                     conclusion=str(publication.check.conclusion),
                     review=review,
                     diff=diff_text,
+                    policy=policy,
                 )
             )
         return str(publication.check.conclusion)
@@ -142,12 +139,7 @@ class ReviewRun:
         return load_config(document)
 
     async def _label(self, action: publish.LabelAction) -> None:
-        label = self.run_info.label
-        if action is publish.LabelAction.ADD:
-            await self.github.ensure_label(self.ref, label, LABEL_COLOR, LABEL_ABOUT)
-            await self.github.add_label(self.ref, label)
-        else:
-            await self.github.remove_label(self.ref, label)
+        await set_label(self.github, self.ref, action)
 
     async def _complete(
         self,
@@ -160,20 +152,7 @@ class ReviewRun:
             notes = "\n".join(f"- {p}" for p in config_problems)
             summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
             result = result.model_copy(update={"summary": summary[: markdown.LIMIT]})
-        first, *more = result.outputs()
-        await self.github.update_check_run(
-            self.ref,
-            check_id,
-            {
-                "status": "completed",
-                "conclusion": str(result.conclusion),
-                "completed_at": _now(),
-                "output": first,
-            },
-        )
-        # GitHub appends the annotations of each further update to those already there.
-        for output in more:
-            await self.github.update_check_run(self.ref, check_id, {"output": output})
+        await complete_check_run(self.github, self.ref, check_id, result)
 
     async def _complete_superseded(self, check_id: int) -> None:
         queue = self.deps.queue
@@ -193,7 +172,3 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, LLMFatal | DiffError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -42,6 +42,7 @@ TRIGGER = {
     ArbitrationTrigger.CONVERGED: "the debate stopped making progress",
     ArbitrationTrigger.ROUND_LIMIT: "the round limit was reached",
     ArbitrationTrigger.CEILING: "the review's token ceiling was reached",
+    ArbitrationTrigger.REQUESTED: "a person asked for a ruling",
 }
 _TALLY = {
     Resolution.FIXED: "with a suggested fix",

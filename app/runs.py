@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.review import Review
 from app.events import PullKey, PullRequestRef
+from policies.debate import DebatePolicy
 
 RUN_TTL = 14 * 24 * 3600
 """How long the latest run of a pull request is remembered (seconds)."""
@@ -28,6 +29,8 @@ class RunRecord(BaseModel):
     conclusion: str
     review: Review
     diff: str
+    policy: DebatePolicy = DebatePolicy()
+    """The policy the run debated under, for a later arbitration."""
 
 
 class RunStore:

@@ -22,6 +22,8 @@ class ArbitrationTrigger(StrEnum):
     CONVERGED = "converged"
     ROUND_LIMIT = "round_limit"
     CEILING = "ceiling"
+    REQUESTED = "requested"
+    """A person asked for a ruling (`/tiebreak arbitrate`)."""
 
 
 def finding_trigger(

@@ -554,3 +554,47 @@ async def test_the_coder_is_asked_only_about_findings_awaiting_its_answer() -> N
     )
 
     assert [f.resolution for f in outcome.findings] == [Resolution.FIXED, Resolution.FIXED]
+
+
+async def test_a_person_can_send_unresolved_findings_to_the_arbiter_later() -> None:
+    stubborn = dispute("F1", "Calling log here is fine.")
+    first, _ = await debate(
+        DebatePolicy(arbitration=False),
+        tester=[
+            report(UNDEFINED, NEGATIVE),
+            evaluations(reject("F1", "Nothing defines log."), accept("F2")),
+        ],
+        coder=[
+            answers(stubborn, dispute("F2", "Negative refunds are credits.")),
+            answers(stubborn),
+        ],
+    )
+    assert [f.consensus for f in first.findings] == [Consensus.UNRESOLVED, Consensus.UNANIMOUS]
+    llm = ScriptedLLM(by_role(arbiter=[rulings(force_fix("F1", LOG_FIX))]))
+
+    second = await Debate(llm).arbitrate(payments_unit(), first, ["F1"])
+
+    fixed, withdrawn = second.findings
+    assert (fixed.consensus, fixed.resolution) == (Consensus.ARBITER, Resolution.FIXED)
+    assert fixed.trigger is ArbitrationTrigger.REQUESTED
+    assert withdrawn == first.findings[1]
+    assert second.calls == first.calls + 1
+    assert second.usage.billed > first.usage.billed
+    assert second.transcript.messages[: len(first.transcript.messages)] == (
+        first.transcript.messages
+    )
+    (call,) = llm.requests
+    assert call.subject == ("F1",)
+
+
+async def test_asking_for_a_ruling_on_settled_findings_calls_no_one() -> None:
+    first, _ = await debate(
+        tester=[report(UNDEFINED), evaluations(accept("F1"))],
+        coder=[answers(concede("F1", LOG_FIX))],
+    )
+    llm = ScriptedLLM(by_role())
+
+    second = await Debate(llm).arbitrate(payments_unit(), first, [])
+
+    assert second.findings == first.findings
+    assert llm.requests == []

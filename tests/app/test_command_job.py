@@ -220,3 +220,94 @@ async def test_apply_after_a_push_refuses_and_writes_nothing(
     assert github.ref_updates(REPO) == []
     (reply,) = replies(github)
     assert "comment `/tiebreak review` first" in reply
+
+
+FORCED = {
+    "rulings": [
+        {
+            "finding_id": "F1",
+            "ruling": "force_fix",
+            "reasoning": "log is undefined.",
+            "patch": {"path": PAYMENTS, "start_line": 16, "end_line": 16, "replacement": LOG_LINE},
+        }
+    ]
+}
+
+
+async def unresolved_review(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+    github.set_file(REPO, "b" * 40, ".github/tiebreak.yml", "debate:\n  arbitration: false\n")
+    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)))
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "action_required")
+
+
+async def test_an_unresolved_run_offers_its_buttons(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await unresolved_review(github, key, redis_url)
+
+    (check,) = github.check_runs(REPO)
+    assert [a["identifier"] for a in check.actions] == ["arbitrate", "accept"]
+
+
+async def test_arbitrate_sends_the_open_findings_to_the_arbiter_and_lands_its_ruling(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await unresolved_review(github, key, redis_url)
+    llm = ScriptedLLM(by_role(arbiter=[FORCED]))
+    comment = asked(github, ("arbitrate", None), association="OWNER")
+
+    await run_worker(github, key, redis_url, llm, comment.enqueue)
+
+    _, ruling = github.reviews(REPO, NUMBER)
+    (suggestion,) = ruling.comments
+    assert f"```suggestion\n{LOG_LINE}\n```" in suggestion.body
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "neutral")
+    assert github.issue_labels(REPO, NUMBER) == []
+    assert github.reactions(REPO, comment.comment_id) == ["eyes", "rocket"]
+
+
+async def test_arbitrate_in_a_review_thread_rules_on_that_finding_only(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await unresolved_review(github, key, redis_url)
+    (tiebreaks,) = github.reviews(REPO, NUMBER)[0].comments
+    reply = github.add_review_comment(
+        REPO, NUMBER, PAYMENTS, 16, "@tiebreak arbitrate", in_reply_to=tiebreaks.id
+    )
+    request = CommandRequest(
+        pull=REF,
+        login="octocat",
+        association="OWNER",
+        comment=CommentRef(id=reply, kind="review", thread_id=tiebreaks.id),
+        calls=[CommandCall(name="arbitrate")],
+    )
+    llm = ScriptedLLM(by_role(arbiter=[FORCED]))
+
+    await run_worker(
+        github, key, redis_url, llm, lambda queue: queue.enqueue_commands(request, "thread")
+    )
+
+    (call,) = llm.requests
+    assert call.subject == ("F1",)
+    assert github.reactions(REPO, reply) == ["eyes", "rocket"]
+
+
+async def test_the_accept_button_resolves_without_a_comment(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await unresolved_review(github, key, redis_url)
+    request = CommandRequest(pull=REF, login="octocat", calls=[CommandCall(name="resolve")])
+
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        lambda queue: queue.enqueue_commands(request, "button"),
+    )
+
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "success")
+    assert github.issue_labels(REPO, NUMBER) == []
