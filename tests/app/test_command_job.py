@@ -54,6 +54,19 @@ def asked(
     return Asked(comment_id, enqueue)
 
 
+async def run_command(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    *commands: tuple[str | None, int | None],
+    llm: ScriptedLLM | None = None,
+) -> Asked:
+    """The pull request's owner comments `commands`; a worker runs them."""
+    comment = asked(github, *commands, association="OWNER")
+    await run_worker(github, key, redis_url, llm or ScriptedLLM(by_role()), comment.enqueue)
+    return comment
+
+
 def replies(github: FakeGitHub) -> list[str]:
     return [c.body for c in github.issue_comments(REPO, NUMBER) if c.author_type == "Bot"]
 
@@ -133,13 +146,7 @@ async def test_resolve_accepts_the_open_findings(
 async def test_resolve_without_a_review_says_so(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    await run_worker(
-        github,
-        key,
-        redis_url,
-        ScriptedLLM(by_role()),
-        asked(github, ("resolve", None), association="OWNER").enqueue,
-    )
+    await run_command(github, key, redis_url, ("resolve", None))
 
     assert replies(github) == ["Tiebreak has not reviewed this pull request yet."]
 
@@ -147,13 +154,7 @@ async def test_resolve_without_a_review_says_so(
 async def test_budget_is_kept_for_the_next_review(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    await run_worker(
-        github,
-        key,
-        redis_url,
-        ScriptedLLM(by_role()),
-        asked(github, ("budget", 50_000), association="OWNER").enqueue,
-    )
+    await run_command(github, key, redis_url, ("budget", 50_000))
 
     assert "up to 50,000 billed tokens" in replies(github)[0]
     redis = await create_pool(RedisSettings.from_dsn(redis_url))
@@ -166,13 +167,7 @@ async def test_budget_is_kept_for_the_next_review(
 async def test_stop_with_nothing_running_says_so(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    await run_worker(
-        github,
-        key,
-        redis_url,
-        ScriptedLLM(by_role()),
-        asked(github, ("stop", None), association="OWNER").enqueue,
-    )
+    await run_command(github, key, redis_url, ("stop", None))
 
     assert replies(github) == ["No review of this pull request is running."]
 
@@ -182,13 +177,7 @@ async def test_apply_commits_the_agreed_fix_to_the_head_branch(
 ) -> None:
     await run_review(github, key, redis_url, agreed())
 
-    await run_worker(
-        github,
-        key,
-        redis_url,
-        ScriptedLLM(by_role()),
-        asked(github, ("apply", None), association="OWNER").enqueue,
-    )
+    await run_command(github, key, redis_url, ("apply", None))
 
     files = github.branch_files(REPO, "feature")
     assert files[PAYMENTS] == PAYMENTS_AFTER.replace("    log(payment.id, amount)", LOG_LINE)
@@ -209,13 +198,7 @@ async def test_apply_after_a_push_refuses_and_writes_nothing(
         REPO, NUMBER, head_sha="c" * 40, base_sha="b" * 40, diff=DIFF, head_ref="feature"
     )
 
-    await run_worker(
-        github,
-        key,
-        redis_url,
-        ScriptedLLM(by_role()),
-        asked(github, ("apply", None), association="OWNER").enqueue,
-    )
+    await run_command(github, key, redis_url, ("apply", None))
 
     assert github.ref_updates(REPO) == []
     (reply,) = replies(github)
