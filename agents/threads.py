@@ -56,6 +56,35 @@ class Thread:
         self.closure = closure
         self.phase = Phase.CLOSED
 
+    @classmethod
+    def restored(cls, result: FindingOutcome, messages: list[Message]) -> "Thread":
+        """The closed thread a finished debate's finding outcome describes (see `outcome`)."""
+        thread = cls(
+            result.finding,
+            raised_by=result.raised_by,
+            exchanges=result.exchanges,
+            trigger=result.trigger,
+            messages=messages,
+        )
+        thread.close(
+            Closure(
+                result.consensus,
+                result.resolution,
+                result.closed_in_round,
+                patch=result.patch,
+                warning=result.warning,
+                note=result.note,
+            )
+        )
+        return thread
+
+    @property
+    def unresolved(self) -> bool:
+        return self.closure is not None and self.closure.consensus is Consensus.UNRESOLVED
+
+    def reopen(self) -> None:
+        self.closure, self.phase = None, Phase.AWAITING_ANSWER
+
     def outcome(self, tokens: int) -> FindingOutcome:
         closure = self.closure
         if closure is None:

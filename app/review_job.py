@@ -101,7 +101,7 @@ class ReviewRun:
         publication = publish.plan(review, diff, run=self.run_info)
         if publication.review is not None:
             await github.create_review(ref, publication.review.payload())
-        await self._label(publication.label)
+        await set_label(github, ref, publication.label)
         await self._complete(check_id, publication.check, config_problems=problems)
         if self.deps.runs is not None:
             await self.deps.runs.save(
@@ -137,9 +137,6 @@ class ReviewRun:
         except yaml.YAMLError as exc:
             return RepoConfig(), [f"{CONFIG_PATH} is not valid YAML: {exc}"]
         return load_config(document)
-
-    async def _label(self, action: publish.LabelAction) -> None:
-        await set_label(self.github, self.ref, action)
 
     async def _complete(
         self,
