@@ -37,6 +37,9 @@ _FATAL = (
 )
 
 
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
 class RoleModels(BaseModel):
     """The model each role runs on.
 
@@ -46,9 +49,9 @@ class RoleModels(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    tester: str = "claude-sonnet-5-5"
-    coder: str = "claude-sonnet-5-5"
-    arbiter: str = "claude-sonnet-5-5"
+    tester: str = DEFAULT_MODEL
+    coder: str = DEFAULT_MODEL
+    arbiter: str = DEFAULT_MODEL
 
     def for_role(self, role: Role) -> str:
         return str(getattr(self, role.value))
@@ -108,6 +111,10 @@ class ClaudeLLM:
             middleware=[CapRetryAfter(max_retry_after)],
         )
         return cls(client, models, cache=cache)
+
+    def with_models(self, models: RoleModels) -> "ClaudeLLM":
+        """The same client (its connections, its retry policy) on other models."""
+        return ClaudeLLM(self.client, models, cache=self.cache)
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""

@@ -35,7 +35,7 @@ from agents.turns import TurnRunner
 from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_trigger
 from policies.budget import TokenCeiling, debate_budgets, edge_name
 from policies.debate import DebatePolicy
-from policies.errors import BudgetExhausted, CeilingReached
+from policies.errors import BudgetExhausted, OutOfTokens
 from policies.loops import LoopMonitor, message_digest
 from policies.proposals import ProposalBudget
 from policies.routing import Router
@@ -79,7 +79,7 @@ class DebateRun:
         try:
             if await self._seed():
                 await self._debate()
-        except CeilingReached as exc:
+        except OutOfTokens as exc:
             self.stop = StopReason.CEILING
             self._leave_unresolved(self._open(), ArbitrationTrigger.CEILING, str(exc))
         return self._outcome()
@@ -96,7 +96,8 @@ class DebateRun:
                 edges=[edge],
                 round=0,
             )
-        except BudgetExhausted as exc:
+        except (BudgetExhausted, OutOfTokens) as exc:
+            # A unit the tester never reported on was not reviewed, whatever stopped it.
             report, self.error = None, str(exc)
         if report is None:
             self.stop = StopReason.SEED_FAILED
@@ -245,7 +246,7 @@ class DebateRun:
             await self._arbitrate(
                 [(t, ArbitrationTrigger.REQUESTED) for t in self._reopen(finding_ids)]
             )
-        except CeilingReached as exc:
+        except OutOfTokens as exc:
             self._leave_unresolved(self._open(), ArbitrationTrigger.CEILING, str(exc))
         return self._outcome()
 

@@ -68,8 +68,14 @@ class Diff:
         object.__setattr__(self, "_by_path", {f.path: f for f in self.files})
 
     @classmethod
-    def parse(cls, text: str) -> "Diff":
-        """Parse a unified diff (git's format). Raise :class:`DiffError` if it is not one."""
+    def parse(cls, text: str, *, allow_empty: bool = False) -> "Diff":
+        """Parse a unified diff (git's format). Raise :class:`DiffError` if it is not one.
+
+        Empty text is an error too, unless `allow_empty`: a pull request can change nothing
+        (or nothing a review covers).
+        """
+        if allow_empty and not text.strip():
+            return cls(())
         if text.split("\n", 1)[0].endswith("\r"):
             # A whole diff saved with CRLF line endings (a browser form, a Windows editor);
             # git writes its own lines with LF even when the content has CRLF.

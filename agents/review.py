@@ -13,6 +13,8 @@ from agents.engine import Debate
 from agents.errors import LLMFatal
 from agents.llm import LLMClient, Role, Usage
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
+from agents.protocol import Severity
+from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 
 
@@ -59,6 +61,21 @@ class Review(BaseModel):
     def usage(self) -> Usage:
         return sum((u.usage for u in self.units), Usage())
 
+    def at_least(self, severity: Severity) -> "Review":
+        """The review without its findings less severe than `severity`."""
+        return Review(
+            units=[
+                unit.model_copy(
+                    update={
+                        "findings": [
+                            f for f in unit.findings if f.finding.severity.rank <= severity.rank
+                        ]
+                    }
+                )
+                for unit in self.units
+            ]
+        )
+
     def usage_by_role(self) -> dict[Role, Usage]:
         totals: dict[Role, Usage] = {}
         for unit in self.units:
@@ -74,12 +91,15 @@ async def review_diff(
     *,
     concurrency: int = 4,
     unit_tokens: int = DEFAULT_UNIT_TOKENS,
+    ceiling: TokenCeiling | None = None,
 ) -> Review:
     """Debate every review unit of `diff`, at most `concurrency` at a time.
 
-    An :class:`agents.errors.LLMFatal` from any unit cancels the others and propagates.
+    `ceiling` defaults to the policy's own; pass one to share an allowance or to read what
+    the review spent even if it is cancelled. An :class:`agents.errors.LLMFatal` from any
+    unit cancels the others and propagates.
     """
-    debate = Debate(llm, policy)
+    debate = Debate(llm, policy, ceiling=ceiling)
     slots = asyncio.Semaphore(concurrency)
 
     async def run(unit: ReviewUnit) -> Outcome:

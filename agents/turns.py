@@ -52,8 +52,8 @@ class TurnRunner:
         """Run one turn; return the parsed tool input, or None if every attempt failed.
 
         Raises :class:`policies.errors.BudgetExhausted` when an edge is spent before an
-        attempt, and :class:`policies.errors.CeilingReached` when the next attempt could
-        cross the review's ceiling.
+        attempt, and :class:`policies.errors.OutOfTokens` when the next attempt could cross
+        the review's ceiling or the allowance it shares.
         """
         problems: list[str] = []
         for attempt in range(1, self.policy.max_turn_attempts + 1):
@@ -85,15 +85,17 @@ class TurnRunner:
     ) -> tuple[Usage, list[str], T | None]:
         """One call: its usage, the problems that make it unusable, and the parsed input."""
         reserved = request.estimated_tokens()
-        self.ceiling.reserve(reserved)
-        usage = Usage()
+        settle = await self.ceiling.take(reserved)
+        usage, answered = Usage(), False
         try:
             response = await self.llm.complete(request)
-            usage = response.usage
+            usage, answered = response.usage, True
         except LLMUnavailable as exc:
+            answered = True  # the API refused the call: nothing was billed
             return usage, [f"the model was unavailable: {exc}"], None
         finally:
-            self.ceiling.settle(reserved, usage.billed)
+            # A call cancelled in flight may have been billed in full: count its reservation.
+            await settle(usage.billed if answered else reserved)
             self._charge(request, usage, edges, round)
         if response.truncated:
             return usage, ["the answer was cut off at the output limit; be briefer"], None

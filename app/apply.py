@@ -86,7 +86,7 @@ def patched_files(record: RunRecord, files: Mapping[str, str]) -> dict[str, str]
     Raise :class:`ApplyRefused` if a patch's lines at the head are not the lines the review
     saw, or if two patches of one file overlap.
     """
-    diff = Diff.parse(record.diff)
+    diff = Diff.parse(record.diff, allow_empty=True)
     by_path: dict[str, list[tuple[str, Patch]]] = {}
     for label, _, patch in _fixed(record):
         by_path.setdefault(patch.path, []).append((label, patch))

@@ -121,11 +121,13 @@ class CommandRun:
         record = await self._latest(pull)
         if record is None:
             return False
-        run = publish.RunInfo(run_id=record.run_id, head_sha=record.ref.head_sha)
-        summary = publish.plan(record.review, Diff.parse(record.diff), run=run).check.summary
+        run = record.run_info()
+        summary = publish.plan(
+            record.review, Diff.parse(record.diff, allow_empty=True), run=run
+        ).check.summary
         result = publish.resolved(self.request.login, summary)
         await complete_check_run(self.github, record.ref, record.check_run_id, result)
-        await set_label(self.github, self.pull_key, publish.LabelAction.REMOVE)
+        await set_label(self.github, self.pull_key, publish.LabelAction.REMOVE, run.label)
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:
@@ -148,7 +150,7 @@ class CommandRun:
         if record is None:
             return False
         wanted = await self._thread_finding(record)
-        diff = Diff.parse(record.diff)
+        diff = Diff.parse(record.diff, allow_empty=True)
         units = {unit.id: unit for unit in diff.units()}
         # Asked for by a person: the arbiter rules even where the config turned arbitration off.
         debate = Debate(self.deps.llm, record.policy.model_copy(update={"arbitration": True}))
@@ -190,7 +192,7 @@ class CommandRun:
     ) -> None:
         """Comment on the findings just ruled on; bring the check run, label and the
         remembered run up to date with the whole review."""
-        run = publish.RunInfo(run_id=record.run_id, head_sha=record.ref.head_sha)
+        run = record.run_info()
         changed = Review(
             units=[
                 u.model_copy(
@@ -206,7 +208,7 @@ class CommandRun:
             await self.github.create_review(record.ref, draft.payload())
         whole = publish.plan(review, diff, run=run)
         await complete_check_run(self.github, record.ref, record.check_run_id, whole.check)
-        await set_label(self.github, self.pull_key, whole.label)
+        await set_label(self.github, self.pull_key, whole.label, whole.label_name)
         await self._runs().save(
             record.model_copy(update={"review": review, "conclusion": str(whole.check.conclusion)})
         )

@@ -72,6 +72,8 @@ class PullRequest(BaseModel):
     draft: bool
     title: str
     body: str
+    author: str
+    """The login of whoever opened it."""
     head_sha: str
     head_ref: str
     head_repo: str
@@ -146,6 +148,7 @@ class Installation:
             draft=bool(raw.get("draft")),
             title=raw.get("title") or "",
             body=raw.get("body") or "",
+            author=(raw.get("user") or {}).get("login") or "",
             head_sha=raw["head"]["sha"],
             head_ref=raw["head"]["ref"],
             head_repo=head_repo,

@@ -11,7 +11,6 @@ from app import publish
 from app.events import PullKey, PullRequestRef
 from app.github import Installation
 
-LABEL_NAME = "Unresolved"
 LABEL_COLOR = "d93f0b"
 LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
 
@@ -48,12 +47,15 @@ async def complete_check_run(
         await github.update_check_run(ref, check_id, {"output": output})
 
 
-async def set_label(github: Installation, pull: PullKey, action: publish.LabelAction) -> None:
+async def set_label(
+    github: Installation, pull: PullKey, action: publish.LabelAction, name: str
+) -> None:
+    """Add or remove the label `name` (the config's choice) that marks unresolved findings."""
     if action is publish.LabelAction.ADD:
-        await github.ensure_label(pull, LABEL_NAME, LABEL_COLOR, LABEL_ABOUT)
-        await github.add_label(pull, LABEL_NAME)
+        await github.ensure_label(pull, name, LABEL_COLOR, LABEL_ABOUT)
+        await github.add_label(pull, name)
     else:
-        await github.remove_label(pull, LABEL_NAME)
+        await github.remove_label(pull, name)
 
 
 def now() -> str:

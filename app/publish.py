@@ -10,6 +10,8 @@ did not run to the end.
 """
 
 import re
+from dataclasses import replace
+from datetime import datetime
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
@@ -29,6 +31,7 @@ from agents.protocol import Severity
 from agents.review import Review
 from app import markdown as md
 from app import review_text as text
+from policies.config import RepoConfig
 
 ANNOTATIONS_PER_REQUEST = 50
 """GitHub's limit on annotations per check run request; further requests append."""
@@ -74,6 +77,16 @@ class _Frozen(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+class Spend(_Frozen):
+    """What a run spent, and what its installation has left today."""
+
+    spent: int
+    """Billed tokens this run spent."""
+    ceiling: int
+    daily_remaining: int
+    daily_cap: int
+
+
 class RunInfo(_Frozen):
     """The run being published, and the repository's choices for it."""
 
@@ -83,6 +96,23 @@ class RunInfo(_Frozen):
     """Where the debate's transcript is (`/runs/{id}`); linked from the summary."""
     label: Annotated[str, StringConstraints(min_length=1, max_length=50)] = "Unresolved"
     event_on_unresolved: ReviewEvent = ReviewEvent.COMMENT
+    max_inline_comments: Annotated[int, Field(ge=0)] = 25
+    """Inline comments beyond this many (least severe first) are listed in the summary."""
+    spend: Spend | None = None
+    notes: tuple[str, ...] = ()
+    """Lines of Tiebreak's own Markdown for the summary: what the config left out."""
+
+    @classmethod
+    def of(cls, config: RepoConfig, *, run_id: str, head_sha: str, **more: Any) -> Self:
+        """A run under a repository's config."""
+        return cls(
+            run_id=run_id,
+            head_sha=head_sha,
+            label=config.label,
+            event_on_unresolved=ReviewEvent(config.review_event_on_unresolved),
+            max_inline_comments=config.max_inline_comments,
+            **more,
+        )
 
 
 class ReviewComment(_Frozen):
@@ -155,12 +185,15 @@ class Publication(_Frozen):
 
 def plan(review: Review, diff: Diff, *, run: RunInfo) -> Publication:
     """What to send to GitHub for `review` of the pull request whose full diff is `diff`."""
-    entries = _entries(review, diff)
+    entries = _cap_inline(_entries(review, diff), run.max_inline_comments)
     unresolved = any(e.result.resolution is Resolution.OPEN for e in entries)
     title = _title(review, entries)
     details = str(run.details_url) if run.details_url else None
     note = text.truncation_note(details)
     overview = text.overview(review, entries, title=title, run_id=run.run_id, details_url=details)
+    if run.spend is not None:
+        overview.append(text.spend(**run.spend.model_dump()))
+    overview += [f"{note}\n\n" for note in run.notes]
     inline = [e for e in entries if e.inline]
     annotations = [_annotation(e) for e in inline]
     check = CheckRunResult(
@@ -177,7 +210,9 @@ def plan(review: Review, diff: Diff, *, run: RunInfo) -> Publication:
     if entries:
         draft = ReviewDraft(
             commit_id=run.head_sha,
-            body=md.fit([*overview, *text.not_inline(entries)], md.LIMIT, note),
+            body=md.fit(
+                [*overview, *text.not_inline(entries, run.max_inline_comments)], md.LIMIT, note
+            ),
             event=run.event_on_unresolved if unresolved else ReviewEvent.COMMENT,
             comments=[_comment(e) for e in sorted(inline, key=_by_anchor)],
         )
@@ -239,6 +274,20 @@ def disabled(*, run: RunInfo) -> CheckRunResult:
     )
 
 
+def daily_budget_reached(
+    *, spent: int, cap: int, resets_at: datetime, run: RunInfo
+) -> CheckRunResult:
+    """The check run of a review that did not start: its installation's daily allowance of
+    tokens is spent."""
+    return CheckRunResult(
+        conclusion=Conclusion.NEUTRAL,
+        title="Daily budget reached",
+        summary=text.daily_budget_reached(
+            spent=spent, cap=cap, resets_at=resets_at, run_id=run.run_id, sha=run.head_sha
+        ),
+    )
+
+
 def run_id_of(body: str) -> str | None:
     """The run a review body or check summary was published by, from its first line.
 
@@ -273,6 +322,13 @@ def _entries(review: Review, diff: Diff) -> list[text.Entry]:
             )
     # Stable: findings at one place keep their units' and the debate's order.
     return sorted(entries, key=lambda e: (e.result.finding.severity.rank, *_where(e.result)))
+
+
+def _cap_inline(entries: list[text.Entry], limit: int) -> list[text.Entry]:
+    """At most `limit` inline comments, the most severe first; the rest move to the body."""
+    inline = [e for e in entries if e.inline]
+    over = {id(e) for e in sorted(inline, key=_by_anchor)[limit:]}
+    return [replace(e, inline=False, overflow=True) if id(e) in over else e for e in entries]
 
 
 def _by_anchor(entry: text.Entry) -> tuple[int, str, int, int]:

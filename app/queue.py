@@ -29,11 +29,15 @@ class ReviewQueue:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
 
-    async def enqueue_review(self, ref: PullRequestRef, *, rerun: str | None = None) -> bool:
+    async def enqueue_review(
+        self, ref: PullRequestRef, *, trigger: str | None = None, rerun: str | None = None
+    ) -> bool:
         """Queue a review of `ref`; False if that head is already queued, running or done.
 
-        `rerun` names a review asked for again (`/tiebreak review`, "Re-run"): a new job even
-        for a head that was reviewed already.
+        `trigger` is the pull request event that asks for an automatic review; the
+        repository's config decides whether it gets one. `rerun` names a review a person asked
+        for (`/tiebreak review`, "Re-run"): a new job even for a head that was reviewed
+        already.
         """
         job_id = review_job_id(ref, rerun)
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -45,7 +49,9 @@ class ReviewQueue:
             # Aborting only asks: a queued job is dropped, a running one cancelled; either way
             # the newer push has already become the head that counts.
             await self.redis.zadd(abort_jobs_ss, {previous.decode(): timestamp_ms()})
-        job = await self.redis.enqueue_job(REVIEW_JOB, ref.model_dump(mode="json"), _job_id=job_id)
+        job = await self.redis.enqueue_job(
+            REVIEW_JOB, ref.model_dump(mode="json"), trigger, _job_id=job_id
+        )
         return job is not None
 
     async def enqueue_commands(self, request: CommandRequest, source: str) -> bool:

@@ -1,11 +1,13 @@
 """The review job: one pull request head, from check run to published review.
 
-    check run queued → in progress → pull request, config (base branch only), diff →
+    pull request, config (base branch only) → does this event get a review? →
+    check run queued → in progress → daily allowance → diff, in-scope files →
     the debates → review, label → check run completed
 
-A newer push supersedes the job: it stops before publishing and completes its check run as
-superseded. Whatever goes wrong, the check run is completed with a clear message: this job is
-one of the two places allowed to catch everything.
+An automatic review the config does not want (that event, that author, a draft) ends
+quietly, before any check run. A newer push supersedes the job: it stops before publishing
+and completes its check run as superseded. Whatever goes wrong, the check run is completed
+with a clear message: this job is one of the two places allowed to catch everything.
 """
 
 import asyncio
@@ -13,143 +15,196 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
 from githubkit.exception import GitHubException
 
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
+from agents.protocol import Severity
 from agents.review import review_diff
 from app import markdown, publish
+from app.allowance import DailyAllowance
 from app.events import PullRequestRef
-from app.github import Installation
-from app.landing import LABEL_NAME, complete_check_run, now, set_label
+from app.github import PullRequest
+from app.landing import complete_check_run, now, set_label
 from app.runs import RunRecord
 from app.worker import WorkerDeps, deps_of
-from policies.config import CONFIG_PATH, RepoConfig, load_config
+from policies.budget import TokenCeiling
+from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
 from policies.debate import DebatePolicy
 
 MIN_CEILING = 10_000
-"""The smallest token ceiling a review runs with."""
+"""The smallest token ceiling a review runs with; a daily allowance with less left than this
+starts no review."""
 
 
 log = logging.getLogger(__name__)
 
 
-async def review_pull_request(ctx: dict[str, Any], ref_data: dict[str, Any]) -> str:
-    """arq's entry point: review one pull request head."""
+async def review_pull_request(
+    ctx: dict[str, Any], ref_data: dict[str, Any], trigger: str | None = None
+) -> str:
+    """arq's entry point: review one pull request head.
+
+    `trigger` is the pull request event behind an automatic review; None when a person asked.
+    """
     ref = PullRequestRef.model_validate(ref_data)
-    return await ReviewRun(deps_of(ctx), ref, run_id=str(ctx["job_id"])).run()
+    return await ReviewRun(deps_of(ctx), ref, run_id=str(ctx["job_id"]), trigger=trigger).run()
 
 
 class ReviewRun:
-    def __init__(self, deps: WorkerDeps, ref: PullRequestRef, run_id: str) -> None:
+    def __init__(
+        self, deps: WorkerDeps, ref: PullRequestRef, run_id: str, trigger: str | None = None
+    ) -> None:
         self.deps = deps
         self.ref = ref
-        self.run_info = publish.RunInfo(run_id=run_id, head_sha=ref.head_sha, label=LABEL_NAME)
+        self.run_id = run_id
+        self.trigger = trigger
+        self.config = RepoConfig()
+        self.config_problems: list[ConfigProblem] = []
+        self.check_id: int | None = None
         self.github = deps.github.installation(ref.installation_id)
+
+    @property
+    def run_info(self) -> publish.RunInfo:
+        return publish.RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
 
     async def run(self) -> str:
         if await self._superseded():
             return "superseded before it started"
         try:
-            check_id = await self.github.create_check_run(
-                self.ref, {"status": "queued", "external_id": self.run_info.run_id}
+            pull = await self.github.pull_request(self.ref)
+            self.config, self.config_problems = await self._config(pull.base_sha)
+            quiet = self._why_not(pull)
+            if quiet is not None:
+                return f"not reviewed: {quiet}"
+            self.check_id = await self.github.create_check_run(
+                self.ref, {"status": "queued", "external_id": self.run_id}
             )
-        except GitHubException as exc:
-            # Without a check run there is nowhere to report; the log is the only trace.
-            log.error("no check run for %s: %s", self.ref.key, exc)
-            return f"failed: could not create the check run: {_reason(exc)}"
-        try:
-            return await self._review(check_id)
+            return await self._review(self.check_id, pull)
         except asyncio.CancelledError:
-            stopped_by = await self._stopped_by()
-            if stopped_by is not None:
-                result = publish.stopped(stopped_by, run=self.run_info)
-                await asyncio.shield(self._complete(check_id, result))
-            elif await self._superseded():
-                await asyncio.shield(self._complete_superseded(check_id))
+            if self.check_id is not None:
+                await asyncio.shield(self._cancelled(self.check_id))
             raise
         except Exception as exc:
             # The job's catch-all: whatever failed, the pull request gets a clear answer.
             log.exception("review of %s failed", self.ref.key)
-            try:
-                await self._complete(check_id, publish.failed(_reason(exc), run=self.run_info))
-            except GitHubException as report:
-                log.error("could not report the failure on %s: %s", self.ref.key, report)
+            await self._report_failure(exc)
             return f"failed: {_reason(exc)}"
 
-    async def _review(self, check_id: int) -> str:
-        github, ref = self.github, self.ref
+    def _why_not(self, pull: PullRequest) -> str | None:
+        """Why this automatic review should not happen, if it should not; a review a person
+        asked for always happens (unless the repository turned Tiebreak off)."""
+        config = self.config
+        if self.trigger is None:
+            return None
+        if not config.enabled:
+            return "Tiebreak is turned off for this repository"
+        if self.trigger not in set(config.triggers):
+            return f"the config does not review on {self.trigger!r}"
+        if pull.draft and not config.review_drafts:
+            return "drafts are reviewed once they are ready"
+        if config.ignores_author(pull.author):
+            return f"the config ignores pull requests by {pull.author}"
+        return None
+
+    async def _review(self, check_id: int, pull: PullRequest) -> str:
+        github, ref, config = self.github, self.ref, self.config
         await github.update_check_run(ref, check_id, {"status": "in_progress", "started_at": now()})
-        pull = await github.pull_request(ref)
         if pull.head_sha != ref.head_sha:
             await self._complete(check_id, publish.superseded(pull.head_sha, run=self.run_info))
             return "superseded: the pull request has a newer head"
-        config, problems = await self._config(github, pull.base_sha)
         if not config.enabled:
             await self._complete(check_id, publish.disabled(run=self.run_info))
             return "disabled by the repository's config"
+        allowance = self.deps.allowance(ref.installation_id)
+        if await allowance.remaining() < MIN_CEILING:
+            await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
+            return "daily budget reached"
         diff_text = await github.diff(ref)
-        diff = Diff.parse(diff_text) if diff_text.strip() else Diff(())
-        policy = await self._policy(config)
-        review = await review_diff(
-            diff, self.deps.llm, policy, concurrency=self.deps.unit_concurrency
+        whole = Diff.parse(diff_text, allow_empty=True)
+        paths = config.path_filter()
+        diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
+        policy = await self._policy()
+        ceiling = TokenCeiling(policy.token_ceiling, allowance)
+        llm = self.deps.llm_for(config.models)
+        debated = await review_diff(
+            diff, llm, policy, concurrency=self.deps.unit_concurrency, ceiling=ceiling
         )
         if await self._superseded():
             await self._complete_superseded(check_id)
             return "superseded before publishing"
-        publication = publish.plan(review, diff, run=self.run_info)
+        review = debated.at_least(Severity(config.min_severity))
+        spend = publish.Spend(
+            spent=ceiling.spent,
+            ceiling=policy.token_ceiling,
+            daily_remaining=await allowance.remaining(),
+            daily_cap=allowance.cap,
+        )
+        notes = _scope_notes(
+            excluded=len(whole.files) - len(diff.files),
+            hidden=len(debated.findings) - len(review.findings),
+            min_severity=config.min_severity,
+        )
+        run = self.run_info.model_copy(update={"spend": spend, "notes": notes})
+        publication = publish.plan(review, diff, run=run)
         if publication.review is not None:
             await github.create_review(ref, publication.review.payload())
-        await set_label(github, ref, publication.label)
-        await self._complete(check_id, publication.check, config_problems=problems)
+        await set_label(github, ref, publication.label, publication.label_name)
+        await self._complete(check_id, publication.check)
         if self.deps.runs is not None:
             await self.deps.runs.save(
                 RunRecord(
-                    run_id=self.run_info.run_id,
+                    run_id=self.run_id,
                     ref=ref,
                     check_run_id=check_id,
                     conclusion=str(publication.check.conclusion),
                     review=review,
-                    diff=diff_text,
+                    diff=diff.text,
                     policy=policy,
+                    config=config,
                 )
             )
         return str(publication.check.conclusion)
 
-    async def _policy(self, config: RepoConfig) -> DebatePolicy:
+    async def _policy(self) -> DebatePolicy:
         """The repository's debate policy, with a budget set by `/tiebreak budget` for this
         run (never above the repository's own ceiling)."""
+        own = self.config.debate
         budget = await self.deps.runs.take_budget(self.ref) if self.deps.runs else None
         if budget is None:
-            return config.debate
-        ceiling = max(MIN_CEILING, min(budget, config.debate.token_ceiling))
-        return DebatePolicy.model_validate({**config.debate.model_dump(), "token_ceiling": ceiling})
+            return own
+        ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
+        return DebatePolicy.model_validate({**own.model_dump(), "token_ceiling": ceiling})
 
-    async def _config(self, github: Installation, base_sha: str) -> tuple[RepoConfig, list[str]]:
+    async def _config(self, base_sha: str) -> tuple[RepoConfig, list[ConfigProblem]]:
         """The repository's config from the base commit: the change under review cannot
         rewrite its own rules."""
-        text = await github.file(self.ref, CONFIG_PATH, base_sha)
-        if text is None:
-            return RepoConfig(), []
-        try:
-            document = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            return RepoConfig(), [f"{CONFIG_PATH} is not valid YAML: {exc}"]
-        return load_config(document)
+        text = await self.github.file(self.ref, CONFIG_PATH, base_sha)
+        return (RepoConfig(), []) if text is None else parse_config(text)
 
-    async def _complete(
-        self,
-        check_id: int,
-        result: publish.CheckRunResult,
-        *,
-        config_problems: Sequence[str] = (),
-    ) -> None:
-        if config_problems:
-            notes = "\n".join(f"- {p}" for p in config_problems)
-            summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
-            result = result.model_copy(update={"summary": summary[: markdown.LIMIT]})
-        await complete_check_run(self.github, self.ref, check_id, result)
+    async def _complete(self, check_id: int, result: publish.CheckRunResult) -> None:
+        await complete_check_run(
+            self.github, self.ref, check_id, _with_config_problems(result, self.config_problems)
+        )
+
+    async def _cancelled(self, check_id: int) -> None:
+        """Complete the check run of a job arq cancelled: stopped by a person, or superseded."""
+        stopped_by = await self._stopped_by()
+        if stopped_by is not None:
+            await self._complete(check_id, publish.stopped(stopped_by, run=self.run_info))
+        elif await self._superseded():
+            await self._complete_superseded(check_id)
+
+    async def _report_failure(self, exc: Exception) -> None:
+        try:
+            if self.check_id is None:
+                self.check_id = await self.github.create_check_run(
+                    self.ref, {"status": "in_progress", "external_id": self.run_id}
+                )
+            await self._complete(self.check_id, publish.failed(_reason(exc), run=self.run_info))
+        except GitHubException as report:
+            # Without a check run there is nowhere to report; the log is the only trace.
+            log.error("could not report the failure on %s: %s", self.ref.key, report)
 
     async def _complete_superseded(self, check_id: int) -> None:
         queue = self.deps.queue
@@ -158,11 +213,64 @@ class ReviewRun:
 
     async def _stopped_by(self) -> str | None:
         runs = self.deps.runs
-        return await runs.stopped_by(self.run_info.run_id) if runs else None
+        return await runs.stopped_by(self.run_id) if runs else None
 
     async def _superseded(self) -> bool:
         queue = self.deps.queue
         return queue is not None and await queue.is_superseded(self.ref)
+
+
+async def _daily_budget_reached(
+    allowance: DailyAllowance, run: publish.RunInfo
+) -> publish.CheckRunResult:
+    return publish.daily_budget_reached(
+        spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
+    )
+
+
+def _scope_notes(*, excluded: int, hidden: int, min_severity: str) -> tuple[str, ...]:
+    notes = []
+    if excluded:
+        files = "file is" if excluded == 1 else "files are"
+        notes.append(
+            f"_{excluded:,} changed {files} outside the config's `paths` and were not reviewed._"
+        )
+    if hidden:
+        findings = "finding" if hidden == 1 else "findings"
+        notes.append(
+            f"_{hidden:,} {findings} below the config's `min_severity` ({min_severity}) not shown._"
+        )
+    return tuple(notes)
+
+
+def _with_config_problems(
+    result: publish.CheckRunResult, problems: Sequence[ConfigProblem]
+) -> publish.CheckRunResult:
+    """`result`, saying why the config was ignored, with an annotation on each problem's
+    line of the config file."""
+    if not problems:
+        return result
+    notes = "\n".join(f"- {markdown.inline(str(p), 500)}" for p in problems)
+    summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
+    annotations = [
+        publish.Annotation(
+            path=CONFIG_PATH,
+            start_line=p.line,
+            end_line=p.line,
+            annotation_level=publish.AnnotationLevel.WARNING,
+            title="Tiebreak ignored this config file",
+            message=markdown.clip(p.message, markdown.PROSE_LIMIT),
+        )
+        for p in problems
+        if p.line is not None
+    ][: publish.ANNOTATIONS_PER_REQUEST]
+    batches = [annotations, *result.annotation_batches] if annotations else []
+    return result.model_copy(
+        update={
+            "summary": summary[: markdown.LIMIT],
+            "annotation_batches": batches or result.annotation_batches,
+        }
+    )
 
 
 def _reason(exc: BaseException) -> str:

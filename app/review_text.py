@@ -5,6 +5,7 @@ Every piece of model- or author-written text goes through :mod:`app.markdown` fi
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from agents.outcome import Consensus, FindingOutcome, Message, MessageKind, Resolution
 from agents.protocol import Severity
@@ -73,6 +74,8 @@ class Entry:
     """Whether it is posted as an inline comment."""
     outside: str | None = None
     """Why the anchor cannot take an inline comment, when it cannot: `<anchor> {outside}`."""
+    overflow: bool = False
+    """Whether it could be posted inline but the review already has its most comments."""
 
 
 def location(path: str, start: int, end: int) -> str:
@@ -190,14 +193,30 @@ def overview(
     ]
 
 
-def not_inline(entries: Sequence[Entry]) -> list[str]:
+def not_inline(entries: Sequence[Entry], max_inline: int) -> list[str]:
     """What the review body adds to the overview: findings that have no inline comment."""
     withdrawn = [withdrawn_line(e) for e in entries if e.result.resolution is Resolution.WITHDRAWN]
+    overflow = [section(e) for e in entries if e.overflow]
     outside = [section(e) for e in entries if e.outside]
     pieces = ["#### Withdrawn\n\n", *withdrawn, "\n"] if withdrawn else []
+    if overflow:
+        pieces += [
+            f"### More findings\n\nThis repository posts at most {max_inline} inline "
+            f"{'comment' if max_inline == 1 else 'comments'} per review; these did not fit.\n\n",
+            *overflow,
+        ]
     if outside:
         pieces += ["### Findings on lines outside the diff\n\n", *outside]
     return pieces
+
+
+def spend(*, spent: int, ceiling: int, daily_remaining: int, daily_cap: int) -> str:
+    """What a run spent and what its installation has left today."""
+    return (
+        f"**Spend**: {spent:,} billed tokens of this review's {ceiling:,} ceiling · "
+        f"{daily_remaining:,} of the installation's {daily_cap:,} daily tokens left "
+        "(the allowance resets at 00:00 UTC)\n\n"
+    )
 
 
 def every_finding(entries: Sequence[Entry]) -> list[str]:
@@ -245,6 +264,18 @@ def disabled(*, run_id: str) -> str:
         f"{marker(run_id)}\n"
         "This repository's `.github/tiebreak.yml` (as of the pull request's base commit) sets "
         "`enabled: false`, so Tiebreak did not review this pull request."
+    )
+
+
+def daily_budget_reached(
+    *, spent: int, cap: int, resets_at: datetime, run_id: str, sha: str
+) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        f"This installation's reviews have spent {spent:,} of their {cap:,} billed tokens for "
+        f"today, so Tiebreak did not review {code(sha[:7])} and called no model. The allowance "
+        f"resets at {resets_at:%Y-%m-%d %H:%M} UTC; after that, comment `/tiebreak review` or "
+        "push a commit for a review."
     )
 
 

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.review import Review
 from app.events import PullKey, PullRequestRef
+from app.publish import RunInfo
+from policies.config import RepoConfig
 from policies.debate import DebatePolicy
 
 RUN_TTL = 14 * 24 * 3600
@@ -31,6 +33,11 @@ class RunRecord(BaseModel):
     diff: str
     policy: DebatePolicy = DebatePolicy()
     """The policy the run debated under, for a later arbitration."""
+    config: RepoConfig = RepoConfig()
+    """The repository's config for the run, for publishing what later commands change."""
+
+    def run_info(self) -> RunInfo:
+        return RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
 
 
 class RunStore:

@@ -8,9 +8,10 @@ so a server never starts half-configured.
 import functools
 from pathlib import Path
 
-from pydantic import AnyHttpUrl, SecretStr, field_validator
+from pydantic import AnyHttpUrl, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agents.claude import DEFAULT_MODEL
 from policies.errors import TiebreakError
 
 
@@ -53,6 +54,15 @@ class Settings(BaseSettings):
 
     tiebreak_data_dir: Path = Path(".tiebreak")
     """Where `tiebreak serve` keeps its embedded Redis (`TIEBREAK_DATA_DIR`)."""
+
+    tiebreak_daily_token_cap: int = Field(default=5_000_000, ge=0)
+    """Billed tokens each installation may spend per UTC day, across all its reviews and
+    commands (`TIEBREAK_DAILY_TOKEN_CAP`). When it is reached, no model is called until the
+    next day."""
+
+    tiebreak_model: str = Field(default=DEFAULT_MODEL, pattern=r"^[a-z0-9][a-z0-9.:@-]{0,99}$")
+    """The model every role runs on unless a repository's config chooses another
+    (`TIEBREAK_MODEL`)."""
 
     @field_validator("github_webhook_secret")
     @classmethod

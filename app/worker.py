@@ -10,12 +10,14 @@ from typing import Any
 from arq import Worker, func
 from arq.connections import RedisSettings
 
-from agents.claude import ClaudeLLM
+from agents.claude import ClaudeLLM, RoleModels
 from agents.llm import LLMClient
+from app.allowance import DailyAllowance
 from app.github import GitHubApp
 from app.queue import COMMAND_JOB, REVIEW_JOB, ReviewQueue
 from app.runs import RunStore
 from app.settings import Settings, SettingsError
+from policies.config import Models
 
 REVIEW_TIMEOUT = 30 * 60
 """Seconds one review may take before arq cancels it."""
@@ -40,6 +42,26 @@ class WorkerDeps:
     """Likewise."""
     unit_concurrency: int = 4
 
+    def llm_for(self, models: Models) -> LLMClient:
+        """The model client with a repository's choice of models, where it made one."""
+        if not isinstance(self.llm, ClaudeLLM):
+            return self.llm  # a scripted model in tests: there is nothing to choose
+        default = self.settings.tiebreak_model
+        return self.llm.with_models(
+            RoleModels(
+                tester=models.tester or default,
+                coder=models.coder or default,
+                arbiter=models.arbiter or default,
+            )
+        )
+
+    def allowance(self, installation_id: int) -> DailyAllowance:
+        """The installation's daily token allowance."""
+        if self.queue is None:
+            raise RuntimeError("the worker has not started")
+        cap = self.settings.tiebreak_daily_token_cap
+        return DailyAllowance(self.queue.redis, installation_id, cap)
+
     @classmethod
     def from_settings(cls, settings: Settings) -> "WorkerDeps":
         settings.require(worker=True)
@@ -50,7 +72,13 @@ class WorkerDeps:
             settings=settings,
             github=GitHubApp(app_id, settings.private_key(), str(settings.github_api_url)),
             llm=ClaudeLLM.connect(
-                api_key=key.get_secret_value(), base_url=settings.anthropic_base_url
+                api_key=key.get_secret_value(),
+                base_url=settings.anthropic_base_url,
+                models=RoleModels(
+                    tester=settings.tiebreak_model,
+                    coder=settings.tiebreak_model,
+                    arbiter=settings.tiebreak_model,
+                ),
             ),
         )
 

@@ -9,15 +9,18 @@ arbitration.
 
 The :class:`TokenCeiling` is the review's hard limit, shared by all its debates: a call must
 reserve its worst-case size before it starts, so concurrent debates cannot overshoot together.
+Beyond the review, an :class:`Allowance` (an installation's daily cap) may be shared by many
+reviews at once; the ceiling reserves each call there too.
 """
 
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from policies.debate import DebatePolicy
-from policies.errors import BudgetExhausted, CeilingReached
+from policies.errors import AllowanceExhausted, BudgetExhausted, CeilingReached
 
 
 def edge_name(a: str, b: str) -> str:
@@ -137,15 +140,30 @@ def debate_budgets(
     return budgets
 
 
+Settle = Callable[[int], Awaitable[None]]
+"""Settles one reservation with the tokens the call really used."""
+
+
+class Allowance(Protocol):
+    """Tokens shared by many reviews, such as an installation's daily cap."""
+
+    async def reserve(self, tokens: int) -> Settle | None:
+        """Reserve `tokens` for one call: None if the allowance cannot cover them, else the
+        function that settles the reservation with what the call used."""
+        ...
+
+
 class TokenCeiling:
     """The hard token ceiling of one review, shared by all of its debates.
 
     A call reserves its worst case before it starts and settles with what it used; reserved
     tokens count as spent meanwhile, so concurrent debates cannot pass the ceiling together.
+    With an `allowance`, :meth:`take` reserves each call there as well.
     """
 
-    def __init__(self, ceiling: int) -> None:
+    def __init__(self, ceiling: int, allowance: Allowance | None = None) -> None:
         self.ceiling = ceiling
+        self.allowance = allowance
         self._spent = 0
         self._reserved = 0
 
@@ -167,3 +185,28 @@ class TokenCeiling:
         """Release a reservation and charge what the call really used."""
         self._reserved -= reserved
         self._spent += used
+
+    async def take(self, needed: int) -> Settle:
+        """Reserve `needed` tokens for a call here and in the allowance; return the function
+        that settles both with what the call used.
+
+        Raises :class:`CeilingReached`, or :class:`AllowanceExhausted` when the shared
+        allowance is what cannot cover the call.
+        """
+        self.reserve(needed)
+        settle_shared = None
+        if self.allowance is not None:
+            try:
+                settle_shared = await self.allowance.reserve(needed)
+            finally:
+                if settle_shared is None:
+                    self.settle(needed, 0)
+            if settle_shared is None:
+                raise AllowanceExhausted(needed)
+
+        async def settle(used: int) -> None:
+            self.settle(needed, used)
+            if settle_shared is not None:
+                await settle_shared(used)
+
+        return settle

@@ -1,44 +1,231 @@
 """The per-repository config file, `.github/tiebreak.yml`, read from the base branch.
 
-A frozen model that refuses unknown keys. A file that cannot be read as this model never
-breaks a review: the review runs on the defaults and says what was wrong.
+A frozen model that refuses unknown keys; its JSON Schema is `docs/config.schema.json` and
+the README's reference is generated from it (`tiebreak config-docs`). A file that cannot be
+read as this model never breaks a review: :func:`parse_config` gives the defaults and says
+what is wrong, and on which line.
 """
 
-from typing import Any
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+import yaml
+from pathspec import GitIgnoreSpec
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+)
 
 from policies.debate import DebatePolicy
+from policies.safety import plain_globs
 
 CONFIG_PATH = ".github/tiebreak.yml"
+MAX_CONFIG_BYTES = 64 * 1024
+"""A larger config file is refused unread."""
+MAX_CONFIG_NODES = 10_000
+"""Values a config may hold once its aliases are expanded: a few aliases of aliases could
+otherwise stand for billions."""
 
 
-class RepoConfig(BaseModel):
-    """What a repository may tune."""
+class Trigger(StrEnum):
+    """Pull request events that start a review by themselves."""
 
+    OPENED = "opened"
+    REOPENED = "reopened"
+    SYNCHRONIZE = "synchronize"
+    """A push to the pull request's branch."""
+    READY_FOR_REVIEW = "ready_for_review"
+    """A draft marked ready for review."""
+
+
+Login = Annotated[
+    str, StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+]
+ModelName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.:@-]{0,99}$")]
+Globs = Annotated[tuple[str, ...], AfterValidator(plain_globs)]
+
+
+class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
+
+class Paths(_Section):
+    """Which changed files are reviewed: gitignore-style globs, matched against each path."""
+
+    include: Globs = ("**",)
+    """Files to review; a file must match one of these."""
+
+    exclude: Globs = ()
+    """Files never reviewed, even when included (lock files, generated code, vendored code)."""
+
+
+class Models(_Section):
+    """The model each role runs on; unset roles use the server's default model."""
+
+    tester: ModelName | None = None
+    """The model that raises findings."""
+
+    coder: ModelName | None = None
+    """The model that answers them with patches or arguments."""
+
+    arbiter: ModelName | None = None
+    """The model that rules on deadlocks."""
+
+
+class RepoConfig(_Section):
+    """What a repository may tune."""
+
     enabled: bool = True
-    """Whether Tiebreak reviews this repository's pull requests."""
+    """Whether Tiebreak reviews this repository's pull requests at all."""
+
+    triggers: tuple[Trigger, ...] = tuple(Trigger)
+    """Pull request events that start a review automatically. `/tiebreak review` works
+    whatever this says; an empty list means reviews only on request."""
+
+    review_drafts: bool = False
+    """Whether draft pull requests are reviewed automatically (otherwise, once marked ready)."""
+
+    ignore_authors: tuple[Login, ...] = ("dependabot[bot]", "renovate[bot]")
+    """Logins whose pull requests are not reviewed automatically (case-insensitive)."""
+
+    paths: Paths = Paths()
+    """Which changed files are reviewed."""
+
+    min_severity: Literal["blocker", "major", "minor", "nit"] = "nit"
+    """The least severe finding that is posted; less severe findings are only counted."""
+
+    max_inline_comments: int = Field(default=25, ge=0, le=100)
+    """Inline comments per review, most severe first; the rest are listed in the summary."""
+
+    label: Annotated[str, StringConstraints(pattern=r"^\S(?:[^,\n]{0,48}\S)?$")] = "Unresolved"
+    """The label put on a pull request with unresolved findings."""
+
+    review_event_on_unresolved: Literal["COMMENT", "REQUEST_CHANGES"] = "COMMENT"
+    """How a review with unresolved findings is submitted: as a comment, or requesting
+    changes (which blocks merging where reviews are required)."""
+
+    models: Models = Models()
+    """The model each role runs on."""
 
     debate: DebatePolicy = DebatePolicy()
-    """The debate's limits."""
+    """The debate's limits, budgets and protected paths."""
+
+    def path_filter(self) -> "PathFilter":
+        return PathFilter(self.paths)
+
+    def ignores_author(self, login: str) -> bool:
+        return login.lower() in {a.lower() for a in self.ignore_authors}
 
 
-def load_config(document: Any) -> tuple[RepoConfig, list[str]]:
-    """The config a parsed YAML document describes, and the problems found in it.
+class PathFilter:
+    """Decides which changed files a review covers."""
 
-    An empty document gives the defaults; an invalid one gives the defaults and the problems.
+    def __init__(self, paths: Paths) -> None:
+        self._include = GitIgnoreSpec.from_lines(paths.include)
+        self._exclude = GitIgnoreSpec.from_lines(paths.exclude)
+
+    def reviews(self, path: str) -> bool:
+        return self._include.match_file(path) and not self._exclude.match_file(path)
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """Something wrong with a config file, and the line it is on (1-based) when known."""
+
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line else self.message
+
+
+def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
+    """The config a file's text describes, and what is wrong with it.
+
+    An empty file gives the defaults; a file with any problem gives the defaults and its
+    problems: a half-applied config would be harder to reason about than none.
     """
+    if len(text.encode()) > MAX_CONFIG_BYTES:
+        return RepoConfig(), [ConfigProblem(f"the file is larger than {MAX_CONFIG_BYTES:,} bytes")]
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        return RepoConfig(), [
+            ConfigProblem(f"the file is not valid YAML: {reason}", mark.line + 1 if mark else None)
+        ]
+    if _expanded_size(root) > MAX_CONFIG_NODES:
+        return RepoConfig(), [
+            ConfigProblem(f"the file holds more than {MAX_CONFIG_NODES:,} values")
+        ]
     if document is None:
         return RepoConfig(), []
     if not isinstance(document, dict):
-        return RepoConfig(), [f"{CONFIG_PATH} must be a mapping of options"]
+        return RepoConfig(), [ConfigProblem("the file must be a mapping of options", 1)]
+    problems = [
+        ConfigProblem(f"{_dotted(path)} is set twice", node.start_mark.line + 1)
+        for path, node in _duplicates(root, ())
+    ]
     try:
-        return RepoConfig.model_validate(document), []
+        config = RepoConfig.model_validate(document)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+        problems += [
+            ConfigProblem(f"{_dotted(err['loc'])}: {err['msg']}", _line(root, err["loc"]))
             for err in exc.errors(include_url=False)
         ]
-        return RepoConfig(), problems
+    return (RepoConfig(), problems) if problems else (config, [])
+
+
+def _dotted(loc: Sequence[Any]) -> str:
+    return ".".join(str(p) for p in loc) or "the file"
+
+
+def _line(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
+    """The line of the deepest node along `loc` that the file has."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if k.value == key), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+            node = node.value[key] if key < len(node.value) else None
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def _expanded_size(root: yaml.Node | None) -> int:
+    """How many nodes the document has with its aliases expanded, counting no further than
+    just past :data:`MAX_CONFIG_NODES`."""
+    count, stack = 0, [root] if root is not None else []
+    while stack and count <= MAX_CONFIG_NODES:
+        node = stack.pop()
+        count += 1
+        if isinstance(node, yaml.MappingNode):
+            stack += [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+    return count
+
+
+def _duplicates(node: yaml.Node | None, path: tuple[Any, ...]) -> Iterator[tuple[Any, yaml.Node]]:
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key, value in node.value:
+            if key.value in seen:
+                yield (*path, key.value), key
+            seen.add(key.value)
+            yield from _duplicates(value, (*path, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            yield from _duplicates(item, (*path, i))

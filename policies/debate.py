@@ -5,9 +5,16 @@ option there. Termination is guaranteed by these limits whatever the models say:
 bound is :meth:`DebatePolicy.max_calls`, and tokens never pass :attr:`token_ceiling`.
 """
 
-from typing import Self
+from typing import Annotated, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from policies.safety import ALWAYS_PROTECTED, plain_globs
+
+
+def _with_always_protected(globs: tuple[str, ...]) -> tuple[str, ...]:
+    plain_globs(globs)
+    return (*ALWAYS_PROTECTED, *(g for g in globs if g not in ALWAYS_PROTECTED))
 
 
 class DebatePolicy(BaseModel):
@@ -61,8 +68,11 @@ class DebatePolicy(BaseModel):
     token_ceiling: int = Field(default=400_000, ge=10_000)
     """Hard ceiling on the tokens one review may spend, across all its units."""
 
-    protected_paths: tuple[str, ...] = (".github/workflows/**", ".github/tiebreak.yml")
-    """Gitignore-style globs of paths no patch may touch."""
+    protected_paths: Annotated[tuple[str, ...], AfterValidator(_with_always_protected)] = (
+        ALWAYS_PROTECTED
+    )
+    """Gitignore-style globs of paths no patch may touch. `.github/workflows/**` and
+    `.github/tiebreak.yml` are always among them."""
 
     arbitration: bool = True
     """Whether deadlocks go to the arbiter; when off they end unresolved."""

@@ -6,7 +6,9 @@ allowed to catch broadly (the webhook endpoint and the job wrapper) can tell our
     TiebreakError
     ├── PolicyError            a policy refuses something
     │   ├── BudgetExhausted    a pairwise edge has no tokens left: its disputes go to the arbiter
-    │   └── CeilingReached     the hard per-review token ceiling would be crossed: stop calling
+    │   └── OutOfTokens        the next call could cross a hard token limit: stop calling
+    │       ├── CeilingReached         the review's own ceiling
+    │       └── AllowanceExhausted     the allowance its installation's reviews share (daily cap)
     ├── agents.errors.*        the debate's own errors (malformed diff, model failures)
     └── app errors             the GitHub side
 """
@@ -30,13 +32,30 @@ class BudgetExhausted(PolicyError):
         self.limit = limit
 
 
-class CeilingReached(PolicyError):
+class OutOfTokens(PolicyError):
+    """The next call may not be made: it could cross a hard token limit."""
+
+    def __init__(self, message: str, needed: int) -> None:
+        super().__init__(message)
+        self.needed = needed
+
+
+class CeilingReached(OutOfTokens):
     """The next call could take the review past its hard token ceiling."""
 
     def __init__(self, spent: int, needed: int, ceiling: int) -> None:
         super().__init__(
-            f"token ceiling reached: {spent} spent, next call may need {needed}, ceiling {ceiling}"
+            f"token ceiling reached: {spent} spent, next call may need {needed}, ceiling {ceiling}",
+            needed,
         )
         self.spent = spent
-        self.needed = needed
         self.ceiling = ceiling
+
+
+class AllowanceExhausted(OutOfTokens):
+    """The next call could take the installation past the allowance its reviews share."""
+
+    def __init__(self, needed: int) -> None:
+        super().__init__(
+            f"daily token allowance reached: the next call may need {needed} tokens", needed
+        )

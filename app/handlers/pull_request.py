@@ -1,7 +1,8 @@
 """`pull_request`: a change to review.
 
-Opened, reopened, synchronized (a push) and ready-for-review pull requests are queued for
-review; drafts wait until they are marked ready.
+Opened, reopened, synchronized (a push) and ready-for-review pull requests are queued; the
+review job reads the repository's config (from the base branch) and decides whether that
+event, that author and a draft get an automatic review.
 """
 
 from app.events import PullRequestPayload, PullRequestRef
@@ -13,7 +14,5 @@ router = WebhookRouter()
 @router.on("pull_request", "opened", "reopened", "synchronize", "ready_for_review")
 async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(PullRequestPayload)
-    if payload.pull_request.draft:
-        return Outcome.SKIPPED
-    enqueued = await deps.queue.enqueue_review(PullRequestRef.of(payload))
+    enqueued = await deps.queue.enqueue_review(PullRequestRef.of(payload), trigger=payload.action)
     return Outcome.ENQUEUED if enqueued else Outcome.DUPLICATE

@@ -839,7 +839,7 @@ def test_120_findings_are_annotated_in_batches_of_50() -> None:
         for i in range(1, 121)
     ]
 
-    publication = publish(unit(*findings))
+    publication = publish(unit(*findings), run=RUN.model_copy(update={"max_inline_comments": 120}))
 
     batches = publication.check.annotation_batches
     assert [len(b) for b in batches] == [50, 50, 20]

@@ -102,15 +102,18 @@ def test_a_newer_push_supersedes_the_older_review(client: TestClient, store: Sto
     assert f"review:Codertocat/Hello-World#2@{'f' * 40}" in queued_jobs(store)
 
 
-def test_a_draft_waits_until_it_is_ready(client: TestClient, store: Store) -> None:
+def test_a_draft_is_queued_with_its_event_for_the_config_to_decide(
+    client: TestClient, store: Store
+) -> None:
+    # Whether drafts are reviewed is the repository's choice, read by the job from the base
+    # branch: the webhook cannot know it.
     draft = json.loads(json.dumps(OPENED))
     draft["pull_request"]["draft"] = True
 
     response = post(client, "pull_request", draft)
 
-    assert response.status_code == 200
-    assert response.json()["outcome"] == "skipped"
-    assert queued_jobs(store) == []
+    assert response.status_code == 202
+    assert queued_jobs(store) == [review_job_id(REF)]
 
 
 @pytest.mark.parametrize(
@@ -244,7 +247,7 @@ def test_the_job_carries_only_the_narrow_reference(client: TestClient, store: St
 
     job = pickle.loads(store.raw(f"arq:job:{review_job_id(REF)}") or b"")
     assert job["f"] == REVIEW_JOB
-    assert job["a"] == (REF.model_dump(mode="json"),)
+    assert job["a"] == (REF.model_dump(mode="json"), "opened")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,118 @@
+"""An installation's daily token allowance, kept in Redis and shared by all of its reviews.
+
+Every model call reserves its worst-case size here before it starts and settles with what it
+really used. A reservation counts as spent until it is settled, and the check and the
+reservation are one Lua script, so concurrent reviews of one installation, in one worker or
+many, can never pass the cap together. A worker that dies mid-call never settles: its
+reservation stays counted for that day, which errs on the side of spending less.
+
+The day is the UTC day. Each installation and day has its own counter,
+`tiebreak:allowance:{installation_id}:{YYYY-MM-DD}`, which expires two days after its last
+write, so yesterday's counter is still there for a call that settles after midnight.
+"""
+
+from collections.abc import Callable
+from datetime import UTC, date, datetime, time, timedelta
+
+from redis.asyncio import Redis
+
+from policies.budget import Settle
+
+ALLOWANCE_TTL = 2 * 24 * 3600
+"""How long a day's counter outlives its last write (seconds)."""
+
+# Refuses, leaving the counter untouched, when the reservation would pass the cap; otherwise
+# reserves and returns 1. GET then INCRBY is safe here because a script runs atomically.
+_RESERVE = """
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+if spent + tonumber(ARGV[1]) > tonumber(ARGV[2]) then
+    return 0
+end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class DailyAllowance:
+    """The daily token cap of one installation, an :class:`~policies.budget.Allowance`.
+
+    Reservations count as spent until settled, so concurrent reviews sharing the installation
+    cannot pass `cap` together; one that is never settled (its worker died) stays counted for
+    its day. Days are UTC days read from `clock`, which must return aware datetimes.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        installation_id: int,
+        cap: int,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        if cap < 0:
+            raise ValueError(f"a daily allowance cannot be negative, got {cap}")
+        self.redis = redis
+        self.installation_id = installation_id
+        self.cap = cap
+        self._clock = clock
+        self._reserve = redis.register_script(_RESERVE)
+
+    async def reserve(self, tokens: int) -> Settle | None:
+        """Reserve `tokens` on today's counter; None, changing nothing, if that would pass the
+        cap, else the function that settles the reservation with what the call used.
+
+        The settle function adjusts the day the reservation was made on, even after midnight.
+        Only its first call counts; later calls do nothing. It raises ValueError for a negative
+        usage (before counting as that first call). Usage above the reservation is charged.
+        """
+        if tokens <= 0:
+            raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
+        key = self._key(self._today())
+        reserved = await self._reserve(keys=[key], args=[tokens, self.cap, ALLOWANCE_TTL])
+        if not reserved:
+            return None
+        settled = False
+
+        async def settle(used: int) -> None:
+            nonlocal settled
+            if used < 0:
+                raise ValueError(f"a call cannot use a negative number of tokens, got {used}")
+            if settled:
+                return
+            # Marked before the write, so two concurrent calls cannot both adjust; if the write
+            # fails the reservation stays counted, as for a worker that died.
+            settled = True
+            if used == tokens:
+                return
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.incrby(key, used - tokens)
+                pipe.expire(key, ALLOWANCE_TTL)
+                await pipe.execute()
+
+        return settle
+
+    async def spent(self) -> int:
+        """Today's tokens, settled usage and open reservations alike."""
+        raw = await self.redis.get(self._key(self._today()))
+        return 0 if raw is None else int(raw)
+
+    async def remaining(self) -> int:
+        return max(0, self.cap - await self.spent())
+
+    def resets_at(self) -> datetime:
+        """The next UTC midnight, when a fresh day's allowance starts."""
+        return datetime.combine(self._today() + timedelta(days=1), time(), tzinfo=UTC)
+
+    def _today(self) -> date:
+        now = self._clock()
+        if now.tzinfo is None:
+            raise ValueError("the allowance's clock must return an aware datetime")
+        return now.astimezone(UTC).date()
+
+    def _key(self, day: date) -> str:
+        return f"tiebreak:allowance:{self.installation_id}:{day.isoformat()}"
