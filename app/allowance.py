@@ -34,7 +34,7 @@ return 1
 """
 
 
-def _utc_now() -> datetime:
+def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
@@ -52,7 +52,7 @@ class DailyAllowance:
         installation_id: int,
         cap: int,
         *,
-        clock: Callable[[], datetime] = _utc_now,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         if cap < 0:
             raise ValueError(f"a daily allowance cannot be negative, got {cap}")

@@ -4,6 +4,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+from pathlib import Path
 from typing import NoReturn, TextIO
 
 import click
@@ -14,14 +15,18 @@ from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.review import Review, review_diff
+from app import config_docs
 from app.embedded_redis import EmbeddedRedis
 from app.server import create_app
 from app.settings import Settings, SettingsError, get_settings
 from app.terminal import Progress, render
 from app.worker import WorkerDeps, build_worker
+from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
 from policies.debate import DebatePolicy
 
 EXIT_SETTLED, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
+EXIT_PROBLEMS = 1
+"""`check-config` found a problem, or `config-docs --check` a stale file."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -128,6 +133,59 @@ def worker() -> None:
     """Run a worker alone, on the Redis at REDIS_URL (run as many as you like)."""
     settings = _settings(worker=True)
     build_worker(WorkerDeps.from_settings(settings), _redis_url(settings)).run()
+
+
+@main.command("check-config")
+@click.argument("file", default=CONFIG_PATH)
+def check_config(file: str) -> None:
+    """Check a config file (default .github/tiebreak.yml) as the App reads it.
+
+    Exit status: 0 when the file is valid, 1 when it has problems (each printed as
+    FILE:LINE: message), 2 when it cannot be read.
+    """
+    try:
+        # One byte past the limit is enough for parse_config to refuse a larger file.
+        with Path(file).open("rb") as stream:
+            data = stream.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        _fail(f"cannot read {file}: {exc.strerror or exc}")
+    # Decoded as the App decodes the file it fetches from GitHub.
+    _, problems = parse_config(data.decode("utf-8", errors="replace"))
+    for problem in problems:
+        where = f"{file}:{problem.line}" if problem.line else file
+        click.echo(f"{where}: {problem.message}")
+    if problems:
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(f"{file}: OK")
+
+
+@main.command("config-docs")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file is out of date.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=config_docs.ROOT,
+    hidden=True,
+)
+def config_docs_command(check: bool, root: Path) -> None:
+    """Generate the config's JSON Schema and README reference from the model.
+
+    Writes docs/config.schema.json and the README section between its config-reference
+    markers; with --check, writes nothing and exits 1 if either is out of date.
+    """
+    try:
+        paths = config_docs.stale_files(root) if check else config_docs.write_files(root)
+    except OSError as exc:
+        _fail(f"{exc.filename}: {exc.strerror or exc}")
+    except ValueError as exc:
+        _fail(str(exc))
+    for path in paths:
+        if check:
+            click.echo(f"tiebreak: {path} is out of date; run tiebreak config-docs", err=True)
+        else:
+            click.echo(f"wrote {path}")
+    if check and paths:
+        sys.exit(EXIT_PROBLEMS)
 
 
 async def _serve(

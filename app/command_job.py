@@ -24,6 +24,7 @@ from app.queue import ReviewQueue
 from app.review_job import MIN_CEILING
 from app.runs import RunRecord, RunStore
 from app.worker import WorkerDeps, deps_of
+from policies.budget import TokenCeiling
 
 WRITERS = frozenset({"admin", "write"})
 """Collaborator permissions that may run commands (maintain counts as write)."""
@@ -153,7 +154,16 @@ class CommandRun:
         diff = Diff.parse(record.diff, allow_empty=True)
         units = {unit.id: unit for unit in diff.units()}
         # Asked for by a person: the arbiter rules even where the config turned arbitration off.
-        debate = Debate(self.deps.llm, record.policy.model_copy(update={"arbitration": True}))
+        policy = record.policy.model_copy(update={"arbitration": True})
+        allowance = self.deps.allowance(self.pull_key.installation_id)
+        if await allowance.remaining() < MIN_CEILING:
+            await self._reply(
+                "This installation has spent its daily token allowance; the arbiter can be "
+                f"asked again after {allowance.resets_at():%Y-%m-%d %H:%M} UTC."
+            )
+            return False
+        ceiling = TokenCeiling(policy.token_ceiling, allowance)
+        debate = Debate(self.deps.llm_for(record.config.models), policy, ceiling=ceiling)
         outcomes, ruled = [], []
         for outcome in record.review.units:
             ids = [

@@ -232,8 +232,9 @@ def _scope_notes(*, excluded: int, hidden: int, min_severity: str) -> tuple[str,
     notes = []
     if excluded:
         files = "file is" if excluded == 1 else "files are"
+        was = "was" if excluded == 1 else "were"
         notes.append(
-            f"_{excluded:,} changed {files} outside the config's `paths` and were not reviewed._"
+            f"_{excluded:,} changed {files} outside the config's `paths` and {was} not reviewed._"
         )
     if hidden:
         findings = "finding" if hidden == 1 else "findings"

@@ -4,7 +4,9 @@ Jobs get a typed :class:`WorkerDeps` rather than reaching into arq's context dic
 clients. Tests inject their own (a scripted model, a client on a fake GitHub).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from arq import Worker, func
@@ -12,7 +14,7 @@ from arq.connections import RedisSettings
 
 from agents.claude import ClaudeLLM, RoleModels
 from agents.llm import LLMClient
-from app.allowance import DailyAllowance
+from app.allowance import DailyAllowance, utc_now
 from app.github import GitHubApp
 from app.queue import COMMAND_JOB, REVIEW_JOB, ReviewQueue
 from app.runs import RunStore
@@ -41,6 +43,8 @@ class WorkerDeps:
     runs: RunStore | None = None
     """Likewise."""
     unit_concurrency: int = 4
+    clock: Callable[[], datetime] = utc_now
+    """What time it is: the daily allowance's day is the UTC day."""
 
     def llm_for(self, models: Models) -> LLMClient:
         """The model client with a repository's choice of models, where it made one."""
@@ -60,7 +64,7 @@ class WorkerDeps:
         if self.queue is None:
             raise RuntimeError("the worker has not started")
         cap = self.settings.tiebreak_daily_token_cap
-        return DailyAllowance(self.queue.redis, installation_id, cap)
+        return DailyAllowance(self.queue.redis, installation_id, cap, clock=self.clock)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "WorkerDeps":

@@ -31,6 +31,8 @@ MAX_CONFIG_BYTES = 64 * 1024
 MAX_CONFIG_NODES = 10_000
 """Values a config may hold once its aliases are expanded: a few aliases of aliases could
 otherwise stand for billions."""
+MAX_CONFIG_DEPTH = 32
+"""Levels a config's values may nest; PyYAML recurses once per level while reading."""
 
 
 class Trigger(StrEnum):
@@ -58,7 +60,7 @@ class _Section(BaseModel):
 class Paths(_Section):
     """Which changed files are reviewed: gitignore-style globs, matched against each path."""
 
-    include: Globs = ("**",)
+    include: Annotated[Globs, Field(min_length=1)] = ("**",)
     """Files to review; a file must match one of these."""
 
     exclude: Globs = ()
@@ -103,7 +105,9 @@ class RepoConfig(_Section):
     max_inline_comments: int = Field(default=25, ge=0, le=100)
     """Inline comments per review, most severe first; the rest are listed in the summary."""
 
-    label: Annotated[str, StringConstraints(pattern=r"^\S(?:[^,\n]{0,48}\S)?$")] = "Unresolved"
+    label: Annotated[str, StringConstraints(pattern=r"^[^\s,](?:[^,\n]{0,48}[^\s,])?$")] = (
+        "Unresolved"
+    )
     """The label put on a pull request with unresolved findings."""
 
     review_event_on_unresolved: Literal["COMMENT", "REQUEST_CHANGES"] = "COMMENT"
@@ -154,22 +158,25 @@ def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
     if len(text.encode()) > MAX_CONFIG_BYTES:
         return RepoConfig(), [ConfigProblem(f"the file is larger than {MAX_CONFIG_BYTES:,} bytes")]
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        document = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=_Loader)
+        # Before the document is built: building expands merge keys (`<<: [*a, *a]`), which
+        # a few lines can make exponential.
+        if _expanded_size(root) > MAX_CONFIG_NODES:
+            return RepoConfig(), [
+                ConfigProblem(f"the file holds more than {MAX_CONFIG_NODES:,} values")
+            ]
+        document = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
         return RepoConfig(), [
             ConfigProblem(f"the file is not valid YAML: {reason}", mark.line + 1 if mark else None)
         ]
-    if _expanded_size(root) > MAX_CONFIG_NODES:
-        return RepoConfig(), [
-            ConfigProblem(f"the file holds more than {MAX_CONFIG_NODES:,} values")
-        ]
-    if document is None:
+    if document is None or root is None:
         return RepoConfig(), []
     if not isinstance(document, dict):
-        return RepoConfig(), [ConfigProblem("the file must be a mapping of options", 1)]
+        line = root.start_mark.line + 1
+        return RepoConfig(), [ConfigProblem("the file must be a mapping of options", line)]
     problems = [
         ConfigProblem(f"{_dotted(path)} is set twice", node.start_mark.line + 1)
         for path, node in _duplicates(root, ())
@@ -184,23 +191,52 @@ def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
     return (RepoConfig(), problems) if problems else (config, [])
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing values nested deeper than :data:`MAX_CONFIG_DEPTH`
+    and turning a scalar it cannot build (`2001-13-01`, `!!int x`, an integer of 5,000
+    digits) into a YAML error on its line: both would otherwise escape as a `RecursionError`
+    or a `ValueError`, and a config file must never break a review."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self._depth >= MAX_CONFIG_DEPTH:
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(
+                None, None, f"values nest more than {MAX_CONFIG_DEPTH} levels deep", mark
+            )
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except ValueError as exc:
+            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from exc
+
+
 def _dotted(loc: Sequence[Any]) -> str:
     return ".".join(str(p) for p in loc) or "the file"
 
 
 def _line(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
-    """The line of the deepest node along `loc` that the file has."""
+    """The line of the deepest key or item along `loc` that the file has: a key's own line,
+    not its value's, which may start lines below it."""
     line = node.start_mark.line + 1 if node is not None else None
     for key in loc:
         if isinstance(node, yaml.MappingNode):
-            node = next((v for k, v in node.value if k.value == key), None)
+            pair = next(((k, v) for k, v in node.value if k.value == key), None)
+            at, node = pair or (None, None)
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-            node = node.value[key] if key < len(node.value) else None
+            at = node = node.value[key] if key < len(node.value) else None
         else:
-            node = None
-        if node is None:
+            at = node = None
+        if at is None:
             break
-        line = node.start_mark.line + 1
+        line = at.start_mark.line + 1
     return line
 
 

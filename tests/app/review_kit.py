@@ -1,6 +1,7 @@
 """A pull request on the fake GitHub, and a real worker to run Tiebreak's jobs on it."""
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
@@ -8,7 +9,7 @@ from agents.llm import LLMClient
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import PullRequestRef
 from app.github import GitHubApp
-from app.queue import ReviewQueue
+from app.queue import ReviewQueue, review_job_id
 from app.settings import Settings
 from app.worker import WorkerDeps, build_worker
 from tests.agents.kit import (
@@ -58,13 +59,18 @@ async def run_worker(
     redis_url: str,
     llm: LLMClient,
     enqueue: Callable[[ReviewQueue], Awaitable[object]],
+    **deps_fields: Any,
 ) -> dict[str, object]:
     """Queue work with `enqueue`, let a real worker run everything queued (and whatever that
-    queues in turn), and return each job's result by job id."""
+    queues in turn), and return each job's result by job id. `deps_fields` override the
+    worker's dependencies (its settings, its clock)."""
     deps = WorkerDeps(
-        settings=Settings(),
-        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
-        llm=llm,
+        **{
+            "settings": Settings(),
+            "github": GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
+            "llm": llm,
+            **deps_fields,
+        }
     )
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     queue = ReviewQueue(redis)
@@ -82,9 +88,25 @@ async def run_worker(
 
 
 async def run_review(
-    github: FakeGitHub, key: AppKey, redis_url: str, llm: LLMClient, ref: PullRequestRef = REF
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    llm: LLMClient,
+    ref: PullRequestRef = REF,
+    *,
+    trigger: str | None = None,
+    rerun: str | None = None,
+    **deps_fields: Any,
 ) -> tuple[str | None, None]:
-    """Queue a review of `ref`, run the worker, and return what the review job returned."""
-    results = await run_worker(github, key, redis_url, llm, lambda queue: queue.enqueue_review(ref))
-    outcome = next((r for job, r in results.items() if job.endswith(ref.head_sha)), None)
+    """Queue a review of `ref` (automatic on `trigger`, else asked for; `rerun` to ask
+    again), run the worker, and return what the review job returned."""
+    results = await run_worker(
+        github,
+        key,
+        redis_url,
+        llm,
+        lambda queue: queue.enqueue_review(ref, trigger=trigger, rerun=rerun),
+        **deps_fields,
+    )
+    outcome = results.get(review_job_id(ref, rerun))
     return (None if outcome is None else str(outcome)), None

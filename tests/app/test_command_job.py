@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from arq.connections import RedisSettings, create_pool
 
 from agents.scripted import ScriptedLLM, by_role
+from app.allowance import DailyAllowance
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.queue import ReviewQueue
 from app.runs import RunStore
+from app.settings import Settings
 from tests.agents.kit import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
 from tests.app.review_kit import (
     DIFF,
@@ -294,3 +296,41 @@ async def test_the_accept_button_resolves_without_a_comment(
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "success")
     assert github.issue_labels(REPO, NUMBER) == []
+
+
+async def test_arbitrate_calls_no_model_once_the_daily_allowance_is_spent(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    settings = Settings(tiebreak_daily_token_cap=50_000)
+    github.set_file(REPO, "b" * 40, ".github/tiebreak.yml", "debate:\n  arbitration: false\n")
+    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)), settings=settings)
+    redis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        daily = DailyAllowance(redis, REF.installation_id, 50_000)
+        assert await daily.reserve(await daily.remaining() - 5_000) is not None
+    finally:
+        await redis.aclose()
+    llm = ScriptedLLM(by_role(arbiter=[FORCED]))
+    comment = asked(github, ("arbitrate", None), association="OWNER")
+
+    await run_worker(github, key, redis_url, llm, comment.enqueue, settings=settings)
+
+    assert llm.requests == []
+    (reply,) = replies(github)
+    assert reply.startswith("This installation has spent its daily token allowance")
+    assert github.reactions(REPO, comment.comment_id) == ["eyes", "confused"]
+
+
+async def test_resolve_removes_the_label_the_config_names(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    config = "label: needs a human\ndebate:\n  arbitration: false\n"
+    github.set_file(REPO, "b" * 40, ".github/tiebreak.yml", config)
+    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)))
+    assert github.issue_labels(REPO, NUMBER) == ["needs a human"]
+
+    await run_command(github, key, redis_url, ("resolve", None))
+
+    assert github.issue_labels(REPO, NUMBER) == []
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "success")

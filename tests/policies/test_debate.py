@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from policies.debate import DebatePolicy
+from policies.safety import ALWAYS_PROTECTED
 
 
 def test_defaults_are_a_valid_policy() -> None:
@@ -22,6 +23,42 @@ def test_default_protected_paths_cover_workflows_and_own_config() -> None:
 
     assert ".github/workflows/**" in policy.protected_paths
     assert ".github/tiebreak.yml" in policy.protected_paths
+
+
+@pytest.mark.parametrize(
+    ("given", "protected"),
+    [
+        (["secrets/**"], (*ALWAYS_PROTECTED, "secrets/**")),
+        ([], ALWAYS_PROTECTED),
+        ([".github/tiebreak.yml", "*.pem"], (*ALWAYS_PROTECTED, "*.pem")),
+        ([*ALWAYS_PROTECTED], ALWAYS_PROTECTED),
+    ],
+    ids=["one-more", "none", "repeats-one", "repeats-all"],
+)
+def test_configured_protected_paths_are_added_to_the_always_protected(
+    given: list[str], protected: tuple[str, ...]
+) -> None:
+    policy = DebatePolicy.model_validate({"protected_paths": given})
+
+    assert policy.protected_paths == protected
+
+
+def test_revalidating_a_policy_keeps_its_protected_paths_once() -> None:
+    policy = DebatePolicy(protected_paths=("secrets/**",))
+
+    again = DebatePolicy.model_validate(policy.model_dump())
+
+    assert again.protected_paths == policy.protected_paths == (*ALWAYS_PROTECTED, "secrets/**")
+
+
+@pytest.mark.parametrize(
+    "glob",
+    ["!.github/workflows/release.yml", "  !.github/tiebreak.yml", "", "   "],
+    ids=["negated", "negated-after-spaces", "empty", "blank"],
+)
+def test_negated_and_empty_protected_globs_are_refused(glob: str) -> None:
+    with pytest.raises(ValidationError, match="protected_paths"):
+        DebatePolicy.model_validate({"protected_paths": ["secrets/**", glob]})
 
 
 def test_policy_is_frozen() -> None:

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from policies.debate import DebatePolicy
-from policies.safety import ProtectedPaths, is_safe_relative
+from policies.safety import ALWAYS_PROTECTED, ProtectedPaths, is_safe_relative
 
 DEFAULT = ProtectedPaths(DebatePolicy().protected_paths)
 
@@ -88,6 +88,32 @@ def test_no_globs_still_refuses_unsafe_paths() -> None:
 )
 def test_custom_globs_are_gitignore_style(globs: list[str], path: str, forbidden: bool) -> None:
     assert (ProtectedPaths(globs).forbids(path) is not None) is forbidden
+
+
+@pytest.mark.parametrize(
+    ("globs", "refusal"),
+    [
+        (["!.github/workflows/release.yml"], "negated"),
+        ([".github/workflows/**", "!.github/workflows/release.yml"], "negated"),
+        (["  !secrets/**"], "negated"),
+        ([""], "empty"),
+        (["secrets/**", "\t"], "empty"),
+    ],
+    ids=["negated", "negation-after-workflows", "negated-after-spaces", "empty", "blank"],
+)
+def test_negated_and_empty_globs_are_refused(globs: list[str], refusal: str) -> None:
+    with pytest.raises(ValueError, match=refusal):
+        ProtectedPaths(globs)
+
+
+def test_a_configured_list_cannot_unprotect_the_workflows() -> None:
+    configured = ProtectedPaths(DebatePolicy(protected_paths=("secrets/**",)).protected_paths)
+
+    assert configured.globs[: len(ALWAYS_PROTECTED)] == ALWAYS_PROTECTED
+    assert configured.forbids(".github/workflows/ci.yml") is not None
+    assert configured.forbids(".github/tiebreak.yml") is not None
+    assert configured.forbids("secrets/key.pem") is not None
+    assert configured.forbids("src/app.py") is None
 
 
 safe_segments = st.text(alphabet="abcxyz_-.0123", min_size=1, max_size=6).filter(

@@ -1,0 +1,164 @@
+"""`tiebreak check-config` and `tiebreak config-docs`."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from app.cli import main
+from app.config_docs import README_PATH, ROOT, SCHEMA_PATH, readme_with_reference, schema_text
+from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES
+
+VALID = """\
+triggers: [opened]
+min_severity: major
+debate:
+  max_rounds: 4
+"""
+
+
+def tiebreak(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def config_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "tiebreak.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_valid_file_is_ok(tmp_path: Path) -> None:
+    path = config_file(tmp_path, VALID)
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{path}: OK\n"
+
+
+def test_the_default_file_is_the_repositorys_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path(CONFIG_PATH).parent.mkdir()
+    Path(CONFIG_PATH).write_text(VALID, encoding="utf-8")
+
+    result = tiebreak("check-config")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{CONFIG_PATH}: OK\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "enabled: true\ndebate:\n  max_rounds: 0\n",
+            ["3: debate.max_rounds: Input should be greater than or equal to 1"],
+        ),
+        ("label: Unresolved\nmax_inline_comments: 500\n", ["2: max_inline_comments: "]),
+        ("paths:\n  exclude: [vendor/**]\n  excludes: [x]\n", ["3: paths.excludes: Extra inputs"]),
+        ("triggers:\n  - opened\n  - merged\n", ["3: triggers.1: Input should be"]),
+        ("enabled: true\nenabled: false\n", ["2: enabled is set twice"]),
+        (
+            "min_severity: huge\nmodels:\n  tester: Not A Model\n",
+            ["1: min_severity: Input should be", "3: models.tester: String should match"],
+        ),
+    ],
+)
+def test_each_problem_is_printed_on_its_line(
+    tmp_path: Path, text: str, expected: list[str]
+) -> None:
+    path = config_file(tmp_path, text)
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(expected)
+    for line, start in zip(lines, expected, strict=True):
+        assert line.startswith(f"{path}:{start}")
+    assert "OK" not in result.stdout
+
+
+def test_invalid_yaml_is_reported_on_its_line(tmp_path: Path) -> None:
+    path = config_file(tmp_path, "enabled: true\npaths:\n  include: [src/**\nlabel: x\n")
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"{path}:4: the file is not valid YAML: ")
+
+
+def test_a_problem_without_a_line_names_the_file_alone(tmp_path: Path) -> None:
+    path = config_file(tmp_path, "# padding\n" * (MAX_CONFIG_BYTES // 10 + 1))
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 1
+    assert result.stdout == f"{path}: the file is larger than {MAX_CONFIG_BYTES:,} bytes\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"), [("missing.yml", "No such file or directory"), (".", "Is a directory")]
+)
+def test_an_unreadable_file_is_a_usage_error(tmp_path: Path, name: str, reason: str) -> None:
+    path = tmp_path / name
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 2
+    assert result.stderr == f"tiebreak: cannot read {path}: {reason}\n"
+    assert result.stdout == ""
+
+
+def test_the_repositorys_docs_are_current() -> None:
+    result = tiebreak("config-docs", "--check")
+
+    assert result.exit_code == 0, result.output
+    assert result.output == ""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the files `config-docs` generates, with an old schema."""
+    (tmp_path / SCHEMA_PATH).parent.mkdir(parents=True)
+    (tmp_path / SCHEMA_PATH).write_text('{"title": "an older schema"}\n', encoding="utf-8")
+    shutil.copy(ROOT / README_PATH, tmp_path / README_PATH)
+    return tmp_path
+
+
+def test_check_names_a_stale_schema_and_writes_nothing(project: Path) -> None:
+    result = tiebreak("config-docs", "--check", "--root", str(project))
+
+    assert result.exit_code == 1
+    assert result.stderr == (f"tiebreak: {SCHEMA_PATH} is out of date; run tiebreak config-docs\n")
+    assert (project / SCHEMA_PATH).read_text(encoding="utf-8") == ('{"title": "an older schema"}\n')
+
+
+def test_config_docs_brings_stale_files_up_to_date(project: Path) -> None:
+    readme = project / README_PATH
+    readme.write_text(
+        readme.read_text(encoding="utf-8").replace("| `enabled` |", "| `enabeld` |"),
+        encoding="utf-8",
+    )
+
+    written = tiebreak("config-docs", "--root", str(project))
+    check = tiebreak("config-docs", "--check", "--root", str(project))
+
+    assert written.exit_code == 0, written.output
+    assert written.stdout == f"wrote {SCHEMA_PATH}\nwrote {README_PATH}\n"
+    assert check.exit_code == 0, check.output
+    assert (project / SCHEMA_PATH).read_text(encoding="utf-8") == schema_text()
+    original = (ROOT / README_PATH).read_text(encoding="utf-8")
+    assert readme.read_text(encoding="utf-8") == readme_with_reference(original)
+
+
+def test_a_readme_without_markers_is_a_usage_error(project: Path) -> None:
+    (project / README_PATH).write_text("# Tiebreak\n", encoding="utf-8")
+
+    result = tiebreak("config-docs", "--check", "--root", str(project))
+
+    assert result.exit_code == 2
+    assert "has no <!-- config-reference:start -->" in result.stderr

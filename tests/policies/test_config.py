@@ -1,0 +1,572 @@
+"""parse_config: what a repository's `.github/tiebreak.yml` asks for, and what is wrong with it."""
+
+import pytest
+
+from policies.config import (
+    MAX_CONFIG_BYTES,
+    MAX_CONFIG_NODES,
+    ConfigProblem,
+    Models,
+    Paths,
+    RepoConfig,
+    Trigger,
+    parse_config,
+)
+from policies.debate import DebatePolicy
+from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
+
+DEFAULTS = RepoConfig()
+
+EVERY_OPTION = """\
+enabled: false
+triggers: [opened, ready_for_review]
+review_drafts: true
+ignore_authors:
+  - octo-app[bot]
+  - Octocat
+paths:
+  include: ["src/**", "lib/**"]
+  exclude: ["*.lock", "src/generated/**"]
+min_severity: major
+max_inline_comments: 10
+label: needs a human
+review_event_on_unresolved: REQUEST_CHANGES
+models:
+  tester: claude-opus-4
+  coder: claude-sonnet-4.5
+  arbiter: claude-opus-4@20250514
+debate:
+  max_rounds: 4
+  convergence_threshold: 2
+  max_findings_per_turn: 5
+  max_findings_total: 12
+  max_exchanges_per_finding: 2
+  max_retries: 4
+  max_turn_attempts: 3
+  max_output_tokens: 2048
+  initial_budget: 30000
+  budget_growth: 2.0
+  budget_cap: 120000
+  arbiter_budget: 40000
+  token_ceiling: 200000
+  arbitration: false
+  protected_paths: ["secrets/**", "deploy/*.tf"]
+"""
+
+
+def only_problem(text: str) -> ConfigProblem:
+    """The one problem `text` has, checking that the defaults were used instead."""
+    config, problems = parse_config(text)
+
+    assert config == DEFAULTS
+    assert len(problems) == 1, problems
+    return problems[0]
+
+
+def alias_bomb(levels: int = 9, width: int = 9) -> str:
+    """The "billion laughs": each anchor lists the one before it `width` times."""
+    lines = ["l0: &l0 [" + ", ".join(["lol"] * width) + "]"]
+    lines += [f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def merge_bomb(levels: int = 30) -> str:
+    """Merge keys doubling a mapping at each level: building the document would expand them."""
+    lines = ["m0: &m0 {k: 1}"]
+    lines += [f"m{i}: &m{i} {{<<: [*m{i - 1}, *m{i - 1}]}}" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\n", "# Tiebreak: all defaults for now\n", "---\n", "~\n"],
+    ids=["empty", "blank-line", "only-a-comment", "empty-document", "null"],
+)
+def test_a_file_without_options_gives_the_defaults(text: str) -> None:
+    assert parse_config(text) == (DEFAULTS, [])
+
+
+def test_defaults_review_every_trigger_and_post_everything() -> None:
+    assert DEFAULTS.enabled is True
+    assert DEFAULTS.triggers == tuple(Trigger)
+    assert DEFAULTS.review_drafts is False
+    assert DEFAULTS.paths == Paths(include=("**",), exclude=())
+    assert DEFAULTS.min_severity == "nit"
+    assert DEFAULTS.max_inline_comments == 25
+    assert DEFAULTS.label == "Unresolved"
+    assert DEFAULTS.review_event_on_unresolved == "COMMENT"
+    assert DEFAULTS.models == Models(tester=None, coder=None, arbiter=None)
+    assert DEFAULTS.debate == DebatePolicy()
+
+
+def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
+    config, problems = parse_config(EVERY_OPTION)
+
+    assert problems == []
+    assert config == RepoConfig(
+        enabled=False,
+        triggers=(Trigger.OPENED, Trigger.READY_FOR_REVIEW),
+        review_drafts=True,
+        ignore_authors=("octo-app[bot]", "Octocat"),
+        paths=Paths(include=("src/**", "lib/**"), exclude=("*.lock", "src/generated/**")),
+        min_severity="major",
+        max_inline_comments=10,
+        label="needs a human",
+        review_event_on_unresolved="REQUEST_CHANGES",
+        models=Models(
+            tester="claude-opus-4", coder="claude-sonnet-4.5", arbiter="claude-opus-4@20250514"
+        ),
+        debate=DebatePolicy(
+            max_rounds=4,
+            convergence_threshold=2,
+            max_findings_per_turn=5,
+            max_findings_total=12,
+            max_exchanges_per_finding=2,
+            max_retries=4,
+            max_turn_attempts=3,
+            max_output_tokens=2048,
+            initial_budget=30_000,
+            budget_growth=2.0,
+            budget_cap=120_000,
+            arbiter_budget=40_000,
+            token_ceiling=200_000,
+            arbitration=False,
+            protected_paths=("secrets/**", "deploy/*.tf"),
+        ),
+    )
+    assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
+
+
+def test_the_every_option_file_really_sets_every_option() -> None:
+    # Keeps the test above honest as options are added: each must differ from its default.
+    config, _ = parse_config(EVERY_OPTION)
+
+    for section, default in [
+        (config, DEFAULTS),
+        (config.paths, DEFAULTS.paths),
+        (config.models, DEFAULTS.models),
+        (config.debate, DEFAULTS.debate),
+    ]:
+        for name in type(section).model_fields:
+            assert getattr(section, name) != getattr(default, name), name
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("enabled: true\n  label: x\n", 2),
+        ("\n\nenabled: true\n  label: x\n", 4),
+        ("triggers: [opened\n", 2),
+        ("label: 'unterminated\n", 2),
+        ("enabled:\ttrue\n", 1),
+        ("enabled: true\n---\nenabled: false\n", 2),
+        ("enabled: *nowhere\n", 1),
+        ("label: !!python/name:os.system x\n", 1),
+        ("enabled: true\nlabel: 2001-13-01\n", 2),
+        ("debate:\n  max_rounds: !!int many\n", 2),
+        ("debate:\n  budget_growth: !!float lots\n", 2),
+        ("max_inline_comments: " + "9" * 5_000 + "\n", 1),
+    ],
+    ids=[
+        "bad-indent",
+        "bad-indent-after-blank-lines",
+        "unclosed-flow-list",
+        "unclosed-quote",
+        "tab",
+        "two-documents",
+        "undefined-alias",
+        "python-tag",
+        "impossible-date",
+        "int-tag-on-a-word",
+        "float-tag-on-a-word",
+        "five-thousand-digit-integer",
+    ],
+)
+def test_invalid_yaml_gives_the_defaults_and_its_line(text: str, line: int) -> None:
+    problem = only_problem(text)
+
+    assert problem.message.startswith("the file is not valid YAML")
+    assert problem.line == line
+
+
+def test_a_control_character_is_invalid_yaml() -> None:
+    assert only_problem("label: \x07\n").message.startswith("the file is not valid YAML")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("[enabled, review_drafts]\n", 1),
+        ("just a sentence\n", 1),
+        ("42\n", 1),
+        ("# options\n\n- enabled\n- review_drafts\n", 3),
+    ],
+    ids=["list", "string", "number", "list-after-a-comment"],
+)
+def test_a_document_that_is_not_a_mapping_is_a_problem(text: str, line: int) -> None:
+    problem = only_problem(text)
+
+    assert problem == ConfigProblem("the file must be a mapping of options", line)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "line"),
+    [
+        ("rounds: 3\n", "rounds", 1),
+        ("debate: {rounds: 3}\n", "debate.rounds", 1),
+        ("enabled: true\ndebate:\n  max_rounds: 3\n  rounds: 3\n", "debate.rounds", 4),
+        ("debate:\n  rounds:\n    - 3\n", "debate.rounds", 2),
+        ("paths:\n  includes: ['src/**']\n", "paths.includes", 2),
+        ("models:\n  reviewer: claude-opus-4\n", "models.reviewer", 2),
+    ],
+    ids=["top-level", "nested-flow", "nested-block", "key-above-its-value", "paths", "models"],
+)
+def test_an_unknown_key_is_named_by_its_dotted_path_on_its_line(
+    text: str, path: str, line: int
+) -> None:
+    problem = only_problem(text)
+
+    assert problem.message.startswith(f"{path}: ")
+    assert "not permitted" in problem.message
+    assert problem.line == line
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "line", "says"),
+    [
+        ("max_inline_comments: 101\n", "max_inline_comments", 1, "less than or equal to 100"),
+        ("max_inline_comments: -1\n", "max_inline_comments", 1, "greater than or equal to 0"),
+        (
+            "enabled: true\ndebate:\n  max_rounds: 0\n",
+            "debate.max_rounds",
+            3,
+            "greater than or equal to 1",
+        ),
+        ("debate:\n  budget_growth: x\n", "debate.budget_growth", 2, "number"),
+        ("debate:\n  initial_budget: 50000\n  budget_cap: 40000\n", "debate", 1, "budget_cap"),
+        ("enabled: maybe\n", "enabled", 1, "boolean"),
+        ("min_severity: critical\n", "min_severity", 1, "'nit'"),
+        ("review_event_on_unresolved: APPROVE\n", "review_event_on_unresolved", 1, "'COMMENT'"),
+        ("triggers:\n  - opened\n  - closed\n", "triggers.1", 3, "'synchronize'"),
+        ("ignore_authors:\n  - octocat\n  - not a login\n", "ignore_authors.1", 3, "pattern"),
+        ("ignore_authors: ['-octocat']\n", "ignore_authors.0", 1, "pattern"),
+        ("ignore_authors: [" + "a" * 40 + "]\n", "ignore_authors.0", 1, "pattern"),
+        ("label: urgent,review\n", "label", 1, "pattern"),
+        ("label: " + "x" * 51 + "\n", "label", 1, "pattern"),
+        ("label: ' padded'\n", "label", 1, "pattern"),
+        ("label: ''\n", "label", 1, "pattern"),
+        ("label: ',urgent'\n", "label", 1, "pattern"),
+        ("label: 'urgent,'\n", "label", 1, "pattern"),
+        ("models:\n  coder: claude sonnet\n", "models.coder", 2, "pattern"),
+        ("models:\n  arbiter: Claude-Opus\n", "models.arbiter", 2, "pattern"),
+        ("paths:\n  include: ['!docs/**']\n", "paths.include", 2, "negated"),
+        ("paths:\n  include: []\n", "paths.include", 2, "at least 1"),
+        ("paths:\n  exclude: ['*.lock', '']\n", "paths.exclude", 2, "empty"),
+        ("paths:\n  exclude: ['   ']\n", "paths.exclude", 2, "empty"),
+        (
+            "debate:\n  protected_paths: ['!.github/workflows/release.yml']\n",
+            "debate.protected_paths",
+            2,
+            "negated",
+        ),
+        ("debate:\n  protected_paths:\n    - ''\n", "debate.protected_paths", 2, "empty"),
+    ],
+    ids=[
+        "too-many-inline-comments",
+        "negative-inline-comments",
+        "no-rounds",
+        "growth-not-a-number",
+        "budget-cap-below-initial",
+        "enabled-not-a-boolean",
+        "unknown-severity",
+        "approve-event",
+        "closed-trigger",
+        "login-with-spaces",
+        "login-with-leading-hyphen",
+        "login-too-long",
+        "label-with-comma",
+        "label-too-long",
+        "label-with-leading-space",
+        "label-empty",
+        "label-leading-comma",
+        "label-trailing-comma",
+        "model-with-space",
+        "model-uppercase",
+        "negated-include",
+        "nothing-included",
+        "empty-exclude",
+        "blank-exclude",
+        "negated-protected-path",
+        "empty-protected-path",
+    ],
+)
+def test_a_value_out_of_range_gives_the_defaults_and_a_problem_on_its_line(
+    text: str, path: str, line: int, says: str
+) -> None:
+    problem = only_problem(text)
+
+    assert problem.message.startswith(f"{path}: ")
+    assert says in problem.message
+    assert problem.line == line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "max_inline_comments: 0\n",
+        "max_inline_comments: 100\n",
+        "label: x\n",
+        "label: " + "x" * 50 + "\n",
+        "label: needs human review\n",
+        "ignore_authors: [" + "a" * 39 + "]\n",
+        "ignore_authors:\n  - my-app[bot]\n",
+        "triggers: []\n",
+        "models:\n  tester: anthropic.claude-3-5-sonnet-20240620-v1:0\n",
+        "debate:\n  max_rounds: 50\n",
+    ],
+    ids=[
+        "no-inline-comments",
+        "most-inline-comments",
+        "one-character-label",
+        "fifty-character-label",
+        "label-with-spaces",
+        "longest-login",
+        "app-login",
+        "reviews-only-on-request",
+        "bedrock-model-name",
+        "most-rounds",
+    ],
+)
+def test_values_at_their_limits_are_accepted(text: str) -> None:
+    config, problems = parse_config(text)
+
+    assert problems == []
+    assert config != DEFAULTS
+
+
+@pytest.mark.parametrize(
+    ("word", "enabled"),
+    [("yes", True), ("no", False), ("on", True), ("off", False), ("true", True), ("False", False)],
+)
+def test_yaml_1_1_booleans_turn_reviews_on_and_off(word: str, enabled: bool) -> None:
+    config, problems = parse_config(f"enabled: {word}\n")
+
+    assert problems == []
+    assert config.enabled is enabled
+
+
+def test_several_problems_are_all_reported_each_on_its_line() -> None:
+    text = """\
+enabled: true
+max_inline_comments: 500
+debate:
+  rounds: 3
+models:
+  tester: Claude Opus
+label: first
+label: second
+"""
+    config, problems = parse_config(text)
+
+    assert config == DEFAULTS
+    assert sorted((p.line, p.message.split()[0].rstrip(":")) for p in problems) == [
+        (2, "max_inline_comments"),
+        (4, "debate.rounds"),
+        (6, "models.tester"),
+        (8, "label"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "line"),
+    [
+        ("enabled: true\nlabel: a\nenabled: false\n", "enabled", 3),
+        (
+            "debate:\n  max_rounds: 3\n  arbitration: false\n  max_rounds: 4\n",
+            "debate.max_rounds",
+            4,
+        ),
+        ("'enabled': true\nenabled: false\n", "enabled", 2),
+    ],
+    ids=["top-level", "nested", "quoted-and-plain"],
+)
+def test_a_key_set_twice_is_a_problem_on_the_second(text: str, path: str, line: int) -> None:
+    assert only_problem(text) == ConfigProblem(f"{path} is set twice", line)
+
+
+def test_any_problem_drops_the_whole_config() -> None:
+    text = "enabled: false\nlabel: needs a human\nmax_inline_comments: 101\n"
+
+    config, problems = parse_config(text)
+
+    assert len(problems) == 1
+    assert config == DEFAULTS
+    assert config.enabled is True
+    assert config.label == "Unresolved"
+
+
+def test_a_file_over_64_kib_is_refused_unread() -> None:
+    text = "enabled: false\n# " + "x" * MAX_CONFIG_BYTES + "\n"
+
+    assert only_problem(text) == ConfigProblem(
+        f"the file is larger than {MAX_CONFIG_BYTES:,} bytes"
+    )
+
+
+def test_the_size_limit_counts_bytes_not_characters() -> None:
+    text = "# " + "é" * (MAX_CONFIG_BYTES // 2) + "\n"
+
+    assert len(text) < MAX_CONFIG_BYTES
+    assert only_problem(text).message == f"the file is larger than {MAX_CONFIG_BYTES:,} bytes"
+
+
+def test_a_file_of_exactly_64_kib_is_read() -> None:
+    head = "enabled: false\n# "
+    text = head + "x" * (MAX_CONFIG_BYTES - len(head) - 1) + "\n"
+
+    assert len(text.encode()) == MAX_CONFIG_BYTES
+    assert parse_config(text) == (RepoConfig(enabled=False), [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [alias_bomb(), merge_bomb(), "a: &a [*a]\n"],
+    ids=["billion-laughs", "merge-key-doubling", "self-referencing-alias"],
+)
+def test_aliases_standing_for_too_many_values_are_refused(text: str) -> None:
+    assert len(text.encode()) < 2_000  # small on disk: only the expansion is large
+    assert only_problem(text) == ConfigProblem(
+        f"the file holds more than {MAX_CONFIG_NODES:,} values"
+    )
+
+
+def test_aliases_within_the_limit_are_read() -> None:
+    text = """\
+paths:
+  include: &owned ["src/**"]
+debate:
+  protected_paths: *owned
+"""
+    config, problems = parse_config(text)
+
+    assert problems == []
+    assert config.paths.include == ("src/**",)
+    assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "src/**")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 2_000 + "]" * 2_000,
+        "debate:\n" + "".join(" " * depth + f"k{depth}:\n" for depth in range(1, 200)),
+    ],
+    ids=["flow", "block"],
+)
+def test_deep_nesting_is_a_problem_not_a_crash(text: str) -> None:
+    problem = only_problem(text)
+
+    assert problem.message.startswith("the file is not valid YAML")
+    assert "nest" in problem.message
+    assert problem.line is not None
+
+
+@pytest.mark.parametrize(
+    ("problem", "shown"),
+    [
+        (
+            ConfigProblem("debate.rounds: Extra inputs are not permitted", 4),
+            "line 4: debate.rounds: Extra inputs are not permitted",
+        ),
+        (
+            ConfigProblem("the file is larger than 65,536 bytes"),
+            "the file is larger than 65,536 bytes",
+        ),
+    ],
+    ids=["with-line", "without-line"],
+)
+def test_a_problem_reads_as_its_line_and_message(problem: ConfigProblem, shown: str) -> None:
+    assert str(problem) == shown
+
+
+@pytest.mark.parametrize(
+    "path", ["README.md", "src/app.py", ".github/workflows/ci.yml", "deep/down/poetry.lock"]
+)
+def test_by_default_every_changed_file_is_reviewed(path: str) -> None:
+    assert DEFAULTS.path_filter().reviews(path)
+
+
+@pytest.mark.parametrize(
+    ("include", "exclude", "path", "reviewed"),
+    [
+        (["src/**"], [], "src/app.py", True),
+        (["src/**"], [], "src/deep/down/app.py", True),
+        (["src/**"], [], "docs/a.md", False),
+        (["src/**"], [], "lib/src/app.py", False),  # a glob with a slash is anchored at the root
+        (["*.py"], [], "a/b/c.py", True),  # a slash-free glob matches at any depth
+        (["*.py"], [], "a/b/c.pyi", False),
+        (["**"], ["*.lock"], "poetry.lock", False),
+        (["**"], ["*.lock"], "sub/dir/yarn.lock", False),
+        (["**"], ["*.lock"], "src/app.py", True),
+        (["**"], ["vendor/"], "vendor/lib/x.go", False),
+        (["src/**"], ["src/generated/**"], "src/generated/api.py", False),  # exclude wins
+        (["src/**"], ["src/generated/**"], "src/api.py", True),
+        (["src/**"], ["*.py"], "src/app.py", False),
+    ],
+)
+def test_paths_are_gitignore_globs_and_exclude_wins(
+    include: list[str], exclude: list[str], path: str, reviewed: bool
+) -> None:
+    config = RepoConfig(paths=Paths(include=tuple(include), exclude=tuple(exclude)))
+
+    assert config.path_filter().reviews(path) is reviewed
+
+
+@pytest.mark.parametrize(
+    ("login", "ignored"),
+    [
+        ("dependabot[bot]", True),
+        ("Dependabot[bot]", True),
+        ("RENOVATE[BOT]", True),
+        ("dependabot", False),
+        ("octocat", False),
+    ],
+)
+def test_bots_are_ignored_by_default(login: str, ignored: bool) -> None:
+    assert DEFAULTS.ignores_author(login) is ignored
+
+
+@pytest.mark.parametrize(
+    ("login", "ignored"),
+    [("octocat", True), ("OctoCat", True), ("octocat2", False), ("dependabot[bot]", False)],
+)
+def test_ignored_authors_match_case_insensitively_and_replace_the_defaults(
+    login: str, ignored: bool
+) -> None:
+    config, problems = parse_config("ignore_authors: [Octocat]\n")
+
+    assert problems == []
+    assert config.ignores_author(login) is ignored
+
+
+@pytest.mark.parametrize(
+    ("text", "protected"),
+    [
+        ("debate:\n  protected_paths: ['secrets/**']\n", (*ALWAYS_PROTECTED, "secrets/**")),
+        ("debate:\n  protected_paths: []\n", ALWAYS_PROTECTED),
+        (
+            "debate:\n  protected_paths: ['.github/tiebreak.yml', 'secrets/**']\n",
+            (*ALWAYS_PROTECTED, "secrets/**"),
+        ),
+    ],
+    ids=["one-more", "none", "repeating-one-always-protected"],
+)
+def test_a_config_adds_protected_paths_to_the_always_protected(
+    text: str, protected: tuple[str, ...]
+) -> None:
+    config, problems = parse_config(text)
+    guard = ProtectedPaths(config.debate.protected_paths)
+
+    assert problems == []
+    assert config.debate.protected_paths == protected
+    assert guard.forbids(".github/workflows/ci.yml") is not None
+    assert guard.forbids(".github/tiebreak.yml") is not None
