@@ -170,7 +170,7 @@ def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
         mark = getattr(exc, "problem_mark", None)
         reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
         return RepoConfig(), [
-            ConfigProblem(f"the file is not valid YAML: {reason}", mark.line + 1 if mark else None)
+            ConfigProblem(f"the file is not valid YAML: {reason}", _clamped(mark, text))
         ]
     if document is None or root is None:
         return RepoConfig(), []
@@ -216,6 +216,14 @@ class _Loader(yaml.SafeLoader):
             return super().construct_object(node, deep)
         except ValueError as exc:
             raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from exc
+
+
+def _clamped(mark: yaml.Mark | None, text: str) -> int | None:
+    """The 1-based line of `mark`, which PyYAML may put just past the last line (an unclosed
+    bracket): an annotation must sit on a line the file has."""
+    if mark is None:
+        return None
+    return max(1, min(mark.line + 1, len(text.splitlines())))
 
 
 def _dotted(loc: Sequence[Any]) -> str:

@@ -256,6 +256,73 @@ async def test_progress_between_rounds_earns_budget() -> None:
     assert all(f.resolution is Resolution.FIXED for f in outcome.findings)
 
 
+@pytest.mark.parametrize(
+    ("limits", "grown"),
+    [
+        ({}, 80_000),  # two thirds of the default growth of 1.5
+        ({"budget_growth": 2.5}, 120_000),
+        ({"budget_growth": 2.5, "budget_cap": 100_000}, 100_000),
+        ({"initial_budget": 30_000}, 40_000),
+    ],
+)
+async def test_the_policy_sets_how_far_progress_grows_the_budget(
+    limits: dict[str, Any], grown: int
+) -> None:
+    # The scenario above: the open diff shrinks by two thirds in round 2.
+    wide = patch(
+        13,
+        "    if amount <= 0:\n        raise ValueError('amount must be positive')\n"
+        "    if amount > payment.balance:",
+        end=13,
+    )
+    outcome, _ = await debate(
+        DebatePolicy(**limits),
+        tester=[
+            report(UNDEFINED, NEGATIVE),
+            evaluations(reject("F1", "Not defined."), reject("F2", "Too much.")),
+            evaluations(accept("F1"), reject("F2", "Zero is still allowed.")),
+            evaluations(accept("F2")),
+        ],
+        coder=[
+            answers(concede("F1", patch(16, "    logger.info(payment.id)")), concede("F2", wide)),
+            answers(concede("F1", LOG_FIX), concede("F2", NEGATIVE_FIX)),
+            answers(concede("F2", patch(13, "    if not 0 < amount <= payment.balance:"))),
+        ],
+    )
+
+    (grow,) = [e for e in outcome.budget_history["coder↔tester"] if e.kind is BudgetEventKind.GROW]
+    assert grow.limit == grown
+
+
+async def test_the_arbiter_edges_get_the_policys_arbiter_budget() -> None:
+    policy = DebatePolicy(arbiter_budget=5_000, max_rounds=1)
+    outcome, _ = await debate(
+        policy,
+        tester=[report(UNDEFINED), evaluations(reject("F1", "Still undefined."))],
+        coder=[answers(dispute("F1", "It is a builtin."))],
+        arbiter=[rulings(force_fix("F1", LOG_FIX))],
+    )
+
+    opened = {
+        edge: history[0].limit
+        for edge, history in outcome.budget_history.items()
+        if "arbiter" in edge
+    }
+    assert opened == {"arbiter↔coder": 5_000, "arbiter↔tester": 5_000}
+    assert only(outcome).resolution is Resolution.FIXED
+
+
+@pytest.mark.parametrize("tokens", [512, 8_000])
+async def test_every_call_asks_for_at_most_the_policys_output_tokens(tokens: int) -> None:
+    _, llm = await debate(
+        DebatePolicy(max_output_tokens=tokens),
+        tester=[report(UNDEFINED), evaluations(accept("F1"))],
+        coder=[answers(concede("F1", LOG_FIX))],
+    )
+
+    assert {r.max_output_tokens for r in llm.requests} == {tokens}
+
+
 async def test_a_flood_of_findings_is_capped_by_the_proposal_budget() -> None:
     policy = DebatePolicy(max_findings_per_turn=3, max_findings_total=4)
     flood = [finding(9, f"Nit {i}.", "nit") for i in range(20)] + [UNDEFINED]

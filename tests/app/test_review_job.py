@@ -107,20 +107,30 @@ async def test_a_base_config_can_turn_tiebreak_off(
 
 
 @pytest.mark.parametrize(
-    ("config", "problem"),
-    [("debate: [unclosed\n", "is not valid YAML"), ("rounds: 3\n", "rounds: Extra inputs")],
+    ("config", "problem", "line"),
+    [
+        ("enabled: true\ndebate: [unclosed\n", "is not valid YAML", 2),
+        ("enabled: true\nrounds: 3\n", "rounds: Extra inputs", 2),
+        ("debate:\n  max_rounds: 0\n", "debate.max_rounds: Input should be greater", 2),
+        ("max_inline_comments: many\n", "max_inline_comments: Input should be a valid", 1),
+    ],
 )
-async def test_a_broken_config_falls_back_to_the_defaults_and_says_so(
-    github: FakeGitHub, key: AppKey, redis_url: str, config: str, problem: str
+async def test_a_broken_config_falls_back_to_the_defaults_and_says_so_on_its_line(
+    github: FakeGitHub, key: AppKey, redis_url: str, config: str, problem: str, line: int
 ) -> None:
     github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
 
     result, _ = await run_review(github, key, redis_url, agreed())
 
-    assert result == "neutral"
+    assert result == "neutral"  # reviewed on the defaults
     (check,) = github.check_runs(REPO)
     assert "was ignored** (defaults used)" in check.output["summary"]
     assert problem in check.output["summary"]
+    config_notes = [a for a in check.annotations if a["path"] == ".github/tiebreak.yml"]
+    assert [(a["start_line"], a["annotation_level"]) for a in config_notes] == [(line, "warning")]
+    assert problem in config_notes[0]["message"]
+    # The review's own annotations are there too.
+    assert any(a["path"] == PAYMENTS for a in check.annotations)
 
 
 async def test_a_diff_too_large_for_the_diff_media_type_is_read_from_the_files_api(

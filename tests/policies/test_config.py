@@ -156,8 +156,9 @@ def test_the_every_option_file_really_sets_every_option() -> None:
     [
         ("enabled: true\n  label: x\n", 2),
         ("\n\nenabled: true\n  label: x\n", 4),
-        ("triggers: [opened\n", 2),
-        ("label: 'unterminated\n", 2),
+        # PyYAML notices at the end of the stream; the problem stays on the file's last line.
+        ("triggers: [opened\n", 1),
+        ("label: 'unterminated\n", 1),
         ("enabled:\ttrue\n", 1),
         ("enabled: true\n---\nenabled: false\n", 2),
         ("enabled: *nowhere\n", 1),
