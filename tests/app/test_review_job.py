@@ -328,3 +328,18 @@ async def test_a_stopped_review_completes_its_check_run_as_stopped(
     assert check.states[-1] == ("completed", "cancelled")
     assert check.output["title"] == "Stopped by @octocat"
     assert github.reviews(REPO, NUMBER) == []
+
+
+async def test_a_config_that_cannot_be_fetched_still_gets_a_failed_check_run(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.fail_next("GET", r"/repos/.*/contents/\.github/tiebreak\.yml", 500)
+    llm = ScriptedLLM(by_role())
+
+    result, _ = await run_review(github, key, redis_url, llm, trigger="opened")
+
+    assert result is not None and result.startswith("failed: ")
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "failure")
+    assert "500" in check.output["summary"]
+    assert llm.requests == []
