@@ -338,7 +338,7 @@ async def test_a_config_that_cannot_be_fetched_still_gets_a_failed_check_run(
 
     result, _ = await run_review(github, key, redis_url, llm, trigger="opened")
 
-    assert result is not None and result.startswith("failed: ")
+    assert str(result).startswith("failed: ")
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "failure")
     assert "500" in check.output["summary"]
