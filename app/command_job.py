@@ -5,6 +5,7 @@ access gets a short reply saying so, and nothing runs. A check-run button needs 
 GitHub shows buttons only to people with write access.
 """
 
+import hashlib
 import logging
 from typing import Any
 
@@ -19,7 +20,7 @@ from app.apply import ApplyRefused, apply_fixes
 from app.commands import HELP, CommandName
 from app.events import CommandCall, CommandRequest
 from app.github import PullRequest, Reaction
-from app.landing import complete_check_run, set_label
+from app.landing import complete_check_run, publish_review, set_label
 from app.queue import ReviewQueue
 from app.review_job import MIN_CEILING
 from app.runs import RunRecord, RunStore
@@ -35,13 +36,14 @@ log = logging.getLogger(__name__)
 async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
     """arq's entry point: run the commands of one comment or button."""
     request = CommandRequest.model_validate(request_data)
-    return await CommandRun(deps_of(ctx), request).run()
+    return await CommandRun(deps_of(ctx), request, job_id=str(ctx["job_id"])).run()
 
 
 class CommandRun:
-    def __init__(self, deps: WorkerDeps, request: CommandRequest) -> None:
+    def __init__(self, deps: WorkerDeps, request: CommandRequest, job_id: str) -> None:
         self.deps = deps
         self.request = request
+        self.job_id = job_id
         self.pull_key = request.pull
         self.github = deps.github.installation(request.pull.installation_id)
 
@@ -213,9 +215,10 @@ class CommandRun:
                 for u in review.units
             ]
         )
-        draft = publish.plan(changed, diff, run=run).review
-        if draft is not None:
-            await self.github.create_review(record.ref, draft.payload())
+        # One review per command that lands rulings: its marker names the run and the command.
+        command = hashlib.sha256(self.job_id.encode()).hexdigest()[:12]
+        ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
+        await publish_review(self.github, record.ref, changed, diff, ruling)
         whole = publish.plan(review, diff, run=run)
         await complete_check_run(self.github, record.ref, record.check_run_id, whole.check)
         await set_label(self.github, self.pull_key, whole.label, whole.label_name)

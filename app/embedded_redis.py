@@ -60,7 +60,7 @@ class EmbeddedRedis:
 
     def start(self) -> Self:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = self.port or free_port()  # a restart keeps its address
         persistence = (
             ["--appendonly", "yes"] if self.persist else ["--save", "", "--appendonly", "no"]
         )

@@ -7,6 +7,7 @@ rate limits and server errors with githubkit's own policy, except a wait longer 
 """
 
 import base64
+import re
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Literal
@@ -19,6 +20,7 @@ from githubkit.retry import RetryChainDecision, RetryOption, RetryRateLimit, Ret
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from app.events import CommentRef, Name, PullKey, PullRequestRef
+from app.publish import run_id_of
 from policies.errors import TiebreakError
 
 CHECK_RUN_NAME = "Tiebreak"
@@ -32,6 +34,8 @@ DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 REGULAR_FILE_MODES = ("100644", "100755")
 """Git's modes of a regular file and of an executable one (not a symlink, not a submodule)."""
 
+
+_REVIEWS_PATH = re.compile(r"/pulls/\d+/reviews$")
 
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
@@ -90,17 +94,40 @@ class PullRequest(BaseModel):
 
 
 class CappedRetry:
-    """githubkit's retries for rate limits and 5xx, minus waits longer than a cap."""
+    """githubkit's retries for rate limits and 5xx, minus waits longer than a cap.
 
-    def __init__(self, max_wait: timedelta = MAX_RETRY_WAIT) -> None:
+    A 5xx answer to creating a review is not retried here: GitHub may have posted it anyway,
+    and only the caller can check (by the run's marker) before posting again.
+    `backoff` scales the waits between retries of a server error (tests shorten them).
+    """
+
+    def __init__(self, max_wait: timedelta = MAX_RETRY_WAIT, *, backoff: float = 1.0) -> None:
         self.max_wait = max_wait
+        self.backoff = backoff
         self._chain = RetryChainDecision(RetryRateLimit(max_retry=2), RetryServerError(3))
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        if _creates_a_review(exc) and _status(exc) >= 500:
+            return RetryOption(False)
         option = self._chain(exc, retry_count)
         if option.do_retry and option.retry_after and option.retry_after > self.max_wait:
             return RetryOption(False)
+        if option.do_retry and option.retry_after and _status(exc) >= 500:
+            return RetryOption(True, option.retry_after * self.backoff)
         return option
+
+
+def _creates_a_review(exc: GitHubException) -> bool:
+    request = getattr(exc, "request", None)
+    return (
+        request is not None
+        and request.method == "POST"
+        and _REVIEWS_PATH.search(request.url.path) is not None
+    )
+
+
+def _status(exc: GitHubException) -> int:
+    return exc.response.status_code if isinstance(exc, RequestFailed) else 0
 
 
 class GitHubApp:
@@ -114,28 +141,33 @@ class GitHubApp:
         *,
         timeout: float = TIMEOUT_SECONDS,
         retry: bool = True,
+        retry_backoff: float = 1.0,
     ) -> None:
         self._auth = AppAuthStrategy(app_id, private_key)
+        self.retry_backoff = retry_backoff
         self._github = GitHub(
             self._auth,
             base_url=base_url.rstrip("/") + "/",
             timeout=timeout,
-            auto_retry=CappedRetry() if retry else False,
+            auto_retry=CappedRetry(backoff=retry_backoff) if retry else False,
             http_cache=False,
             # Tokens are cached per App client, not in githubkit's module-wide default.
             cache_strategy=MemCacheStrategy(),
         )
 
     def installation(self, installation_id: int) -> "Installation":
-        return Installation(self._github.with_auth(self._auth.as_installation(installation_id)))
+        client = self._github.with_auth(self._auth.as_installation(installation_id))
+        return Installation(client, retry_backoff=self.retry_backoff)
 
 
 class Installation:
     """Calls on behalf of one installation."""
 
-    def __init__(self, github: GitHub[Any]) -> None:
+    def __init__(self, github: GitHub[Any], *, retry_backoff: float = 1.0) -> None:
         self._github = github
         self._rest = github.rest
+        self.retry_backoff = retry_backoff
+        """Scales the waits of retries the caller makes itself (see `CappedRetry`)."""
 
     async def pull_request(self, ref: PullKey) -> PullRequest:
         response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
@@ -219,6 +251,22 @@ class Installation:
         )
         review_id: int = response.json()["id"]
         return review_id
+
+    async def review_runs(self, ref: PullKey) -> set[str]:
+        """The runs whose reviews the pull request already has, by their hidden markers."""
+        runs: set[str] = set()
+        review: Any
+        async for review in self._rest.paginate(
+            self._rest.pulls.async_list_reviews,
+            owner=ref.owner,
+            repo=ref.repo,
+            pull_number=ref.number,
+            per_page=100,
+        ):
+            run_id = run_id_of(review.body or "")
+            if run_id is not None:
+                runs.add(run_id)
+        return runs
 
     async def ensure_label(self, ref: PullKey, name: str, color: str, about: str) -> None:
         """Create the label in the repository unless it exists (422 `already_exists`)."""

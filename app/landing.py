@@ -4,12 +4,20 @@ Shared by the review job and the commands that change a finished review (resolve
 A check run that asks for action offers the buttons that take it.
 """
 
+import asyncio
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from githubkit.exception import RequestFailed
+
+from agents.diff import Diff
+from agents.review import Review
 from app import publish
 from app.events import PullKey, PullRequestRef
 from app.github import Installation
+
+log = logging.getLogger(__name__)
 
 LABEL_COLOR = "d93f0b"
 LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
@@ -27,6 +35,50 @@ BUTTONS: list[dict[str, Any]] = [
         "identifier": "accept",
     },
 ]
+
+
+PUBLISH_ATTEMPTS = 3
+"""Tries at posting one review when GitHub answers 5xx (each after checking it is not there),
+1 s and then 4 s apart, as githubkit spaces its own retries."""
+
+
+async def publish_review(
+    github: Installation, ref: PullRequestRef, review: Review, diff: Diff, run: publish.RunInfo
+) -> publish.Publication:
+    """Post the review of `run` once, whatever GitHub answers, and return what was planned.
+
+    Idempotent: a run whose review the pull request already has (its hidden marker) is not
+    posted again, and a 5xx answer (which may hide a review that was posted) is followed by
+    that check before the next try. A 422 — a comment GitHub would not take, which planning
+    is meant to rule out — falls back to a review with every finding in its body, so the
+    outcome is never lost.
+    """
+    publication = publish.plan(review, diff, run=run)
+    if publication.review is None:
+        return publication
+    for attempt in range(1, PUBLISH_ATTEMPTS + 1):
+        if run.run_id in await github.review_runs(ref):
+            return publication
+        try:
+            await github.create_review(ref, publication.review.payload())
+            return publication
+        except RequestFailed as exc:
+            status = exc.response.status_code
+            if status == 422 and publication.review.comments:
+                log.error(
+                    "GitHub refused the review of %s (%s); posting it without comments",
+                    ref.key,
+                    exc,
+                )
+                publication = publish.plan(
+                    review, diff, run=run.model_copy(update={"max_inline_comments": 0})
+                )
+                assert publication.review is not None  # the same findings, none inline
+                continue
+            if status < 500 or attempt == PUBLISH_ATTEMPTS:
+                raise
+            await asyncio.sleep(attempt**2 * github.retry_backoff)
+    return publication
 
 
 async def complete_check_run(

@@ -36,7 +36,7 @@ from policies.config import RepoConfig
 ANNOTATIONS_PER_REQUEST = 50
 """GitHub's limit on annotations per check run request; further requests append."""
 
-_RUN_ID = r"[\w.:/#@+-]{1,200}"
+_RUN_ID = r"[A-Za-z0-9_.:/#@+-]{1,400}"
 _MARKER = re.compile(rf"<!-- tiebreak:run:({_RUN_ID}) -->")
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=md.LIMIT)]

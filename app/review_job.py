@@ -25,7 +25,7 @@ from app import markdown, publish
 from app.allowance import DailyAllowance
 from app.events import PullRequestRef
 from app.github import PullRequest
-from app.landing import complete_check_run, now, set_label
+from app.landing import complete_check_run, now, publish_review, set_label
 from app.runs import RunRecord
 from app.worker import WorkerDeps, deps_of
 from policies.budget import TokenCeiling
@@ -146,9 +146,7 @@ class ReviewRun:
             min_severity=config.min_severity,
         )
         run = self.run_info.model_copy(update={"spend": spend, "notes": notes})
-        publication = publish.plan(review, diff, run=run)
-        if publication.review is not None:
-            await github.create_review(ref, publication.review.payload())
+        publication = await publish_review(github, ref, review, diff, run)
         await set_label(github, ref, publication.label, publication.label_name)
         await self._complete(check_id, publication.check)
         if self.deps.runs is not None:

@@ -200,11 +200,13 @@ def not_inline(entries: Sequence[Entry], max_inline: int) -> list[str]:
     outside = [section(e) for e in entries if e.outside]
     pieces = ["#### Withdrawn\n\n", *withdrawn, "\n"] if withdrawn else []
     if overflow:
-        pieces += [
-            f"### More findings\n\nThis repository posts at most {max_inline} inline "
-            f"{'comment' if max_inline == 1 else 'comments'} per review; these did not fit.\n\n",
-            *overflow,
-        ]
+        why = (
+            f"This repository posts at most {max_inline} inline "
+            f"{'comment' if max_inline == 1 else 'comments'} per review; these did not fit."
+            if max_inline
+            else "These findings are not posted as inline comments."
+        )
+        pieces += [f"### More findings\n\n{why}\n\n", *overflow]
     if outside:
         pieces += ["### Findings on lines outside the diff\n\n", *outside]
     return pieces

@@ -59,19 +59,22 @@ async def run_worker(
     redis_url: str,
     llm: LLMClient,
     enqueue: Callable[[ReviewQueue], Awaitable[object]],
+    *,
+    retry_backoff: float | None = None,
     **deps_fields: Any,
 ) -> dict[str, object]:
     """Queue work with `enqueue`, let a real worker run everything queued (and whatever that
-    queues in turn), and return each job's result by job id. `deps_fields` override the
-    worker's dependencies (its settings, its clock)."""
-    deps = WorkerDeps(
-        **{
-            "settings": Settings(),
-            "github": GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
-            "llm": llm,
-            **deps_fields,
-        }
+    queues in turn), and return each job's result by job id. GitHub calls are not retried
+    unless `retry_backoff` scales the production policy's waits; `deps_fields` override the
+    worker's other dependencies (its settings, its clock)."""
+    app = GitHubApp(
+        APP_ID,
+        key.private_pem,
+        github.base_url,
+        retry=retry_backoff is not None,
+        retry_backoff=retry_backoff or 1.0,
     )
+    deps = WorkerDeps(**{"settings": Settings(), "github": app, "llm": llm, **deps_fields})
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     queue = ReviewQueue(redis)
     try:

@@ -286,7 +286,7 @@ async def test_inline_comments_beyond_the_limit_are_listed_in_the_summary(
     (review,) = github.reviews(REPO, NUMBER)
     assert review.comments == []
     assert "### More findings" in review.body
-    assert "posts at most 0 inline comments" in review.body
+    assert "These findings are not posted as inline comments." in review.body
     assert "is not defined anywhere: every refund raises NameError." in review.body
 
 

@@ -2,11 +2,13 @@
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from app.embedded_redis import EmbeddedRedis
 from app.events import PullRequestRef
 from app.queue import REVIEW_JOB, review_job_id
 from app.server import create_app
@@ -267,3 +269,23 @@ def test_names_and_shas_that_could_bend_an_api_path_are_refused(
 
     assert response.status_code == 400
     assert store.queued_jobs() == []
+
+
+def test_while_redis_is_down_a_delivery_gets_503_and_its_redelivery_is_queued(
+    tmp_path: Path,
+) -> None:
+    redis = EmbeddedRedis(tmp_path, persist=False).start()
+    try:
+        settings = Settings(github_webhook_secret=SECRET)
+        with TestClient(create_app(settings, redis.url)) as client:
+            redis.stop()
+
+            refused = post(client, "pull_request", OPENED, delivery="while-down")
+
+            assert refused.status_code == 503
+            assert refused.json() == {"error": "the queue is unavailable; redeliver later"}
+            redis.start()
+            redelivered = post(client, "pull_request", OPENED, delivery="while-down")
+            assert redelivered.status_code == 202
+    finally:
+        redis.stop()

@@ -1,0 +1,58 @@
+"""Posting a review exactly once, whatever GitHub answers: real worker, fake GitHub.
+
+GitHub may answer 5xx to a review it did post; the job then looks for the run's hidden marker
+before trying again. A 422 (a comment GitHub would not take) falls back to a review with every
+finding in its body.
+"""
+
+from agents.scripted import ScriptedLLM, by_role
+from tests.app.review_kit import NUMBER, REPO, STUBBORN, agreed, run_review
+from tests.fakes.github_api import AppKey, FakeGitHub
+
+REVIEWS = r"/repos/[^/]+/[^/]+/pulls/\d+/reviews"
+
+
+QUICK = 0.01
+"""GitHub retries on, as in production, with their waits scaled down."""
+
+
+async def test_a_review_github_posted_despite_a_502_is_not_posted_again(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.fail_next("POST", REVIEWS, 502, processed=True)
+
+    result, _ = await run_review(github, key, redis_url, agreed(), retry_backoff=QUICK)
+
+    assert result == "neutral"
+    (review,) = github.reviews(REPO, NUMBER)
+    assert len(review.comments) == 1
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "neutral")
+
+
+async def test_a_review_refused_with_502s_is_posted_once_github_recovers(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.fail_next("POST", REVIEWS, 502, times=2)
+
+    result, _ = await run_review(github, key, redis_url, agreed(), retry_backoff=QUICK)
+
+    assert result == "neutral"
+    assert len(github.reviews(REPO, NUMBER)) == 1
+    assert len(github.requests_to("POST", REVIEWS)) == 3
+
+
+async def test_a_review_github_refuses_with_422_is_posted_with_every_finding_in_its_body(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, "b" * 40, ".github/tiebreak.yml", "debate:\n  arbitration: false\n")
+    github.fail_next("POST", REVIEWS, 422)
+
+    result, _ = await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)))
+
+    assert result == "action_required"
+    (review,) = github.reviews(REPO, NUMBER)
+    assert review.comments == []
+    assert "### More findings" in review.body
+    assert "log is a builtin." in review.body
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
