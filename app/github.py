@@ -244,6 +244,12 @@ class Installation:
         body: Any = dict(fields)
         await self._rest.checks.async_update(ref.owner, ref.repo, check_id, data=body)
 
+    async def check_run_status(self, ref: PullKey, check_id: int) -> str:
+        """`queued`, `in_progress` or `completed`."""
+        response = await self._rest.checks.async_get(ref.owner, ref.repo, check_id)
+        raw: Any = response.json()
+        return str(raw["status"])
+
     async def create_review(self, ref: PullKey, review: Mapping[str, Any]) -> int:
         body: Any = dict(review)
         response = await self._rest.pulls.async_create_review(

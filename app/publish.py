@@ -56,6 +56,7 @@ class Conclusion(StrEnum):
     FAILURE = "failure"
     CANCELLED = "cancelled"
     SKIPPED = "skipped"
+    TIMED_OUT = "timed_out"
 
 
 class AnnotationLevel(StrEnum):
@@ -253,6 +254,15 @@ def stopped(login: str, *, run: RunInfo) -> CheckRunResult:
         conclusion=Conclusion.CANCELLED,
         title=f"Stopped by @{login}"[:255],
         summary=text.stopped(login, run_id=run.run_id, sha=run.head_sha),
+    )
+
+
+def timed_out(minutes: int, *, run_id: str, head_sha: str) -> CheckRunResult:
+    """The check run of a review that never finished: the janitor completes it."""
+    return CheckRunResult(
+        conclusion=Conclusion.TIMED_OUT,
+        title="The review did not finish",
+        summary=text.timed_out(minutes, run_id=run_id, sha=head_sha),
     )
 
 

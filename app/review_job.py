@@ -12,6 +12,7 @@ with a clear message: this job is one of the two places allowed to catch everyth
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from app.allowance import DailyAllowance
 from app.events import PullRequestRef
 from app.github import PullRequest
 from app.landing import complete_check_run, now, publish_review, set_label
-from app.runs import RunRecord
+from app.runs import OpenCheck, RunRecord
 from app.worker import WorkerDeps, deps_of
 from policies.budget import TokenCeiling
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
@@ -77,9 +78,7 @@ class ReviewRun:
             quiet = self._why_not(pull)
             if quiet is not None:
                 return f"not reviewed: {quiet}"
-            self.check_id = await self.github.create_check_run(
-                self.ref, {"status": "queued", "external_id": self.run_id}
-            )
+            self.check_id = await self._open_check_run("queued")
             return await self._review(self.check_id, pull)
         except asyncio.CancelledError:
             if self.check_id is not None:
@@ -180,10 +179,25 @@ class ReviewRun:
         text = await self.github.file(self.ref, CONFIG_PATH, base_sha)
         return (RepoConfig(), []) if text is None else parse_config(text)
 
+    async def _open_check_run(self, status: str) -> int:
+        """Create the run's check run, which the janitor completes if this job never does."""
+        check_id = await self.github.create_check_run(
+            self.ref, {"status": status, "external_id": self.run_id}
+        )
+        if self.deps.runs is not None:
+            deadline = time.time() + self.deps.check_deadline
+            await self.deps.runs.open_check(self._open_check(check_id), deadline)
+        return check_id
+
+    def _open_check(self, check_id: int) -> OpenCheck:
+        return OpenCheck(ref=self.ref, check_run_id=check_id, run_id=self.run_id)
+
     async def _complete(self, check_id: int, result: publish.CheckRunResult) -> None:
         await complete_check_run(
             self.github, self.ref, check_id, _with_config_problems(result, self.config_problems)
         )
+        if self.deps.runs is not None:
+            await self.deps.runs.close_check(self._open_check(check_id))
 
     async def _cancelled(self, check_id: int) -> None:
         """Complete the check run of a job arq cancelled: stopped by a person, or superseded."""
@@ -196,9 +210,7 @@ class ReviewRun:
     async def _report_failure(self, exc: Exception) -> None:
         try:
             if self.check_id is None:
-                self.check_id = await self.github.create_check_run(
-                    self.ref, {"status": "in_progress", "external_id": self.run_id}
-                )
+                self.check_id = await self._open_check_run("in_progress")
             await self._complete(self.check_id, publish.failed(_reason(exc), run=self.run_info))
         except GitHubException as report:
             # Without a check run there is nowhere to report; the log is the only trace.

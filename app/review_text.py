@@ -253,6 +253,15 @@ def stopped(login: str, *, run_id: str, sha: str) -> str:
     )
 
 
+def timed_out(minutes: int, *, run_id: str, sha: str) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        f"Tiebreak's review of {code(sha[:7])} was still not finished {minutes} minutes after "
+        "it started, so its worker most likely stopped or was restarted mid-review. Nothing was "
+        "posted for it. Comment `/tiebreak review` to review this commit again."
+    )
+
+
 def resolved(login: str, summary: str) -> str:
     """A finished run's summary with a person's acceptance recorded on top of it."""
     return (

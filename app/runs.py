@@ -19,6 +19,9 @@ RUN_TTL = 14 * 24 * 3600
 
 STOP_TTL = 3600
 
+OPEN_CHECKS = "tiebreak:checks:open"
+"""Check runs in progress, scored by the time past which the janitor completes them."""
+
 
 class RunRecord(BaseModel):
     """One finished review run of a pull request head."""
@@ -40,9 +43,36 @@ class RunRecord(BaseModel):
         return RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
 
 
+class OpenCheck(BaseModel):
+    """A check run a review opened and has not completed yet."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: PullRequestRef
+    check_run_id: int
+    run_id: str
+
+
 class RunStore:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
+
+    async def open_check(self, check: OpenCheck, deadline: float) -> None:
+        """Remember a check run until it is completed; the janitor completes it past
+        `deadline` (a Unix time) if nothing else has."""
+        await self.redis.zadd(OPEN_CHECKS, {check.model_dump_json(): deadline})
+
+    async def close_check(self, check: OpenCheck) -> None:
+        await self.redis.zrem(OPEN_CHECKS, check.model_dump_json())
+
+    async def claim_overdue_checks(self, now: float) -> list[OpenCheck]:
+        """The check runs past their deadline, each claimed by one caller only."""
+        overdue = await self.redis.zrangebyscore(OPEN_CHECKS, "-inf", now)
+        claimed = []
+        for raw in overdue:
+            if await self.redis.zrem(OPEN_CHECKS, raw):
+                claimed.append(OpenCheck.model_validate_json(raw))
+        return claimed
 
     async def save(self, record: RunRecord) -> None:
         await self.redis.set(_latest(record.ref), record.model_dump_json(), ex=RUN_TTL)

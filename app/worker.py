@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from arq import Worker, func
+from arq import Worker, cron, func
 from arq.connections import RedisSettings
 
 from agents.claude import ClaudeLLM, RoleModels
@@ -30,6 +30,9 @@ COMMAND_TIMEOUT = 5 * 60
 KEEP = 3600
 """Seconds a finished review's job id keeps blocking a second review of the same head."""
 
+CHECK_DEADLINE = REVIEW_TIMEOUT + 5 * 60
+"""Seconds after which the janitor completes a review's check run that is still unfinished."""
+
 
 @dataclass
 class WorkerDeps:
@@ -45,6 +48,7 @@ class WorkerDeps:
     unit_concurrency: int = 4
     clock: Callable[[], datetime] = utc_now
     """What time it is: the daily allowance's day is the UTC day."""
+    check_deadline: int = CHECK_DEADLINE
 
     def llm_for(self, models: Models) -> LLMClient:
         """The model client with a repository's choice of models, where it made one."""
@@ -109,6 +113,7 @@ def build_worker(
     """A worker that runs review and command jobs with `deps` on the Redis at `redis_url`."""
     # Imported here: the jobs import this module for WorkerDeps.
     from app.command_job import run_commands
+    from app.janitor import sweep_check_runs
     from app.review_job import review_pull_request
 
     return Worker(
@@ -117,6 +122,8 @@ def build_worker(
             func(run_commands, name=COMMAND_JOB, timeout=COMMAND_TIMEOUT, keep_result=KEEP),
         ],
         redis_settings=RedisSettings.from_dsn(redis_url),
+        # Every minute, on one worker of the fleet.
+        cron_jobs=[cron(sweep_check_runs, name="janitor", second=0, unique=True, timeout=120)],
         on_startup=_startup,
         on_shutdown=_shutdown,
         ctx={"deps": deps},

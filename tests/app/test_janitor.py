@@ -1,0 +1,110 @@
+"""The janitor: a check run whose review died is completed as `timed_out`, and no other.
+
+A review is left unfinished the way a dying worker leaves it: the worker stops while the model
+is answering, and nothing completes the check run. The janitor is then run as arq's cron job
+would run it, at a moment past the deadline.
+"""
+
+import asyncio
+import contextlib
+import time
+
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from agents.llm import LLMClient
+from app.github import GitHubApp
+from app.janitor import complete_overdue
+from app.queue import ReviewQueue
+from app.runs import OPEN_CHECKS, RunStore
+from app.settings import Settings
+from app.worker import CHECK_DEADLINE, WorkerDeps, build_worker
+from tests.app.review_kit import APP_ID, REF, REPO, agreed, run_review
+from tests.app.test_review_job import HeldModel
+from tests.fakes.github_api import AppKey, FakeGitHub
+
+
+def deps_for(github: FakeGitHub, key: AppKey, model: LLMClient) -> WorkerDeps:
+    return WorkerDeps(
+        settings=Settings(),
+        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
+        llm=model,
+    )
+
+
+async def abandoned_review(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+    """Start a review and stop its worker mid-debate, leaving the check run in progress."""
+    model = HeldModel(agreed())
+    worker = build_worker(deps_for(github, key, model), redis_url, handle_signals=False)
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    running = asyncio.create_task(worker.async_run())
+    try:
+        await ReviewQueue(redis).enqueue_review(REF)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+    finally:
+        await worker.close()
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        await redis.aclose()
+
+
+async def sweep(github: FakeGitHub, key: AppKey, redis_url: str, at: float) -> int:
+    deps = deps_for(github, key, agreed())
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    deps.runs = RunStore(redis)
+    try:
+        return await complete_overdue(deps, now=at)
+    finally:
+        await redis.aclose()
+
+
+async def test_a_check_run_whose_worker_died_is_completed_as_timed_out(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await abandoned_review(github, key, redis_url)
+    (check,) = github.check_runs(REPO)
+    assert check.status == "in_progress"
+
+    # Before the deadline, the review may still be running somewhere: left alone.
+    assert await sweep(github, key, redis_url, at=time.time()) == 0
+    assert github.check_runs(REPO)[0].status == "in_progress"
+
+    completed = await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1)
+
+    assert completed == 1
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "timed_out")
+    assert "/tiebreak review" in check.output["summary"]
+    # Claimed once: a second sweep, on any worker, finds nothing.
+    assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 2) == 0
+
+
+async def test_a_finished_review_leaves_nothing_for_the_janitor(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_review(github, key, redis_url, agreed())
+
+    assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1) == 0
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "neutral")
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        assert await redis.zcard(OPEN_CHECKS) == 0
+    finally:
+        await redis.aclose()
+
+
+async def test_a_check_run_completed_without_its_bookkeeping_is_not_touched(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await abandoned_review(github, key, redis_url)
+    (check,) = github.check_runs(REPO)
+    # Its review completed it, then died before it could say so in Redis.
+    app = GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False)
+    installation = app.installation(REF.installation_id)
+    await installation.update_check_run(
+        REF, check.id, {"status": "completed", "conclusion": "neutral"}
+    )
+
+    assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1) == 0
+    assert github.check_runs(REPO)[0].states[-1] == ("completed", "neutral")
