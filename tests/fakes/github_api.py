@@ -489,6 +489,11 @@ class _Fault:
     headers: dict[str, str]
     remaining: int
     processed: bool
+    every: int = 0
+    """For a lasting fault: answer every `every`-th matching request (0: the next ones)."""
+    methods: frozenset[str] = frozenset()
+    """A lasting fault's methods (`method` is unused then)."""
+    seen: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -908,6 +913,27 @@ class FakeGitHub(LoopbackFake):
         with self._lock:
             self._tokens.clear()
 
+    def fail_every(self, every: int, methods: Iterable[str], path_regex: str, status: int) -> None:
+        """From now on, answer every `every`-th request whose method is one of `methods` and
+        whose path matches with `status` (in GitHub's shape), unprocessed, as a flaky gateway
+        would."""
+        phrase = HTTPStatus(status).phrase
+        body = {"message": phrase, "documentation_url": DOCS, "status": str(status)}
+        with self._lock:
+            self._faults.append(
+                _Fault(
+                    "",
+                    re.compile(path_regex),
+                    status,
+                    body,
+                    {},
+                    remaining=0,
+                    processed=False,
+                    every=every,
+                    methods=frozenset(m.upper() for m in methods),
+                )
+            )
+
     def fail_next(
         self,
         method: str,
@@ -1088,6 +1114,13 @@ class FakeGitHub(LoopbackFake):
 
     def _take_fault(self, method: str, path: str) -> _Fault | None:
         for fault in self._faults:
+            if fault.every:
+                if method not in fault.methods or not fault.pattern.fullmatch(path):
+                    continue
+                fault.seen += 1
+                if fault.seen % fault.every == 0:
+                    return fault
+                continue
             if fault.method == method and fault.pattern.fullmatch(path):
                 fault.remaining -= 1
                 if fault.remaining <= 0:
