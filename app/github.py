@@ -2,30 +2,27 @@
 
 The App authenticates with its JWT; each job asks for an installation client by the
 installation id it carries (never a token). Every client has an explicit timeout, and retries
-rate limits and server errors with githubkit's own policy, except a wait longer than
-`MAX_RETRY_WAIT`: a review never sleeps for an hour on a rate-limit reset.
+rate limits and server errors by :class:`app.github_retry.CappedRetry`: a review never sleeps
+for an hour on a rate-limit reset.
 """
 
 import base64
-import re
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
 from typing import Any, Literal
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
-from githubkit.exception import GitHubException, RequestFailed
-from githubkit.retry import RetryChainDecision, RetryOption, RetryRateLimit, RetryServerError
+from githubkit.exception import RequestFailed
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from app.events import CommentRef, Name, PullKey, PullRequestRef
+from app.github_retry import CappedRetry
 from app.publish import run_id_of
 from policies.errors import TiebreakError
 
 CHECK_RUN_NAME = "Tiebreak"
 TIMEOUT_SECONDS = 30.0
-MAX_RETRY_WAIT = timedelta(seconds=60)
 MAX_FILE_PAGES = 30
 """The files API lists at most 3,000 files: 30 pages of 100."""
 
@@ -34,8 +31,6 @@ DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 REGULAR_FILE_MODES = ("100644", "100755")
 """Git's modes of a regular file and of an executable one (not a symlink, not a submodule)."""
 
-
-_REVIEWS_PATH = re.compile(r"/pulls/\d+/reviews$")
 
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
 
@@ -91,43 +86,6 @@ class PullRequest(BaseModel):
     @property
     def from_fork(self) -> bool:
         return self.head_repo.lower() != self.base_repo.lower()
-
-
-class CappedRetry:
-    """githubkit's retries for rate limits and 5xx, minus waits longer than a cap.
-
-    A 5xx answer to creating a review is not retried here: GitHub may have posted it anyway,
-    and only the caller can check (by the run's marker) before posting again.
-    `backoff` scales the waits between retries of a server error (tests shorten them).
-    """
-
-    def __init__(self, max_wait: timedelta = MAX_RETRY_WAIT, *, backoff: float = 1.0) -> None:
-        self.max_wait = max_wait
-        self.backoff = backoff
-        self._chain = RetryChainDecision(RetryRateLimit(max_retry=2), RetryServerError(3))
-
-    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
-        if _creates_a_review(exc) and _status(exc) >= 500:
-            return RetryOption(False)
-        option = self._chain(exc, retry_count)
-        if option.do_retry and option.retry_after and option.retry_after > self.max_wait:
-            return RetryOption(False)
-        if option.do_retry and option.retry_after and _status(exc) >= 500:
-            return RetryOption(True, option.retry_after * self.backoff)
-        return option
-
-
-def _creates_a_review(exc: GitHubException) -> bool:
-    request = getattr(exc, "request", None)
-    return (
-        request is not None
-        and request.method == "POST"
-        and _REVIEWS_PATH.search(request.url.path) is not None
-    )
-
-
-def _status(exc: GitHubException) -> int:
-    return exc.response.status_code if isinstance(exc, RequestFailed) else 0
 
 
 class GitHubApp:

@@ -275,11 +275,11 @@ def _with_config_problems(
         for p in problems
         if p.line is not None
     ][: publish.ANNOTATIONS_PER_REQUEST]
-    batches = [annotations, *result.annotation_batches] if annotations else []
+    batches = result.annotation_batches
     return result.model_copy(
         update={
             "summary": summary[: markdown.LIMIT],
-            "annotation_batches": batches or result.annotation_batches,
+            "annotation_batches": [annotations, *batches] if annotations else batches,
         }
     )
 

@@ -222,7 +222,8 @@ async def test_a_repeating_tester_is_caught_as_a_loop() -> None:
     assert only(outcome).trigger is ArbitrationTrigger.LOOP
 
 
-async def test_progress_between_rounds_earns_budget() -> None:
+async def progressing(policy: DebatePolicy | None = None) -> Outcome:
+    """A debate whose open diff shrinks by two thirds in round 2, and which settles."""
     wide = patch(
         13,
         "    if amount <= 0:\n        raise ValueError('amount must be positive')\n"
@@ -230,6 +231,7 @@ async def test_progress_between_rounds_earns_budget() -> None:
         end=13,
     )
     outcome, _ = await debate(
+        policy,
         tester=[
             report(UNDEFINED, NEGATIVE),
             evaluations(
@@ -245,6 +247,11 @@ async def test_progress_between_rounds_earns_budget() -> None:
             answers(concede("F2", patch(13, "    if not 0 < amount <= payment.balance:"))),
         ],
     )
+    return outcome
+
+
+async def test_progress_between_rounds_earns_budget() -> None:
+    outcome = await progressing()
 
     history = outcome.budget_history["coder↔tester"]
     (grow,) = [e for e in history if e.kind is BudgetEventKind.GROW]
@@ -268,27 +275,7 @@ async def test_progress_between_rounds_earns_budget() -> None:
 async def test_the_policy_sets_how_far_progress_grows_the_budget(
     limits: dict[str, Any], grown: int
 ) -> None:
-    # The scenario above: the open diff shrinks by two thirds in round 2.
-    wide = patch(
-        13,
-        "    if amount <= 0:\n        raise ValueError('amount must be positive')\n"
-        "    if amount > payment.balance:",
-        end=13,
-    )
-    outcome, _ = await debate(
-        DebatePolicy(**limits),
-        tester=[
-            report(UNDEFINED, NEGATIVE),
-            evaluations(reject("F1", "Not defined."), reject("F2", "Too much.")),
-            evaluations(accept("F1"), reject("F2", "Zero is still allowed.")),
-            evaluations(accept("F2")),
-        ],
-        coder=[
-            answers(concede("F1", patch(16, "    logger.info(payment.id)")), concede("F2", wide)),
-            answers(concede("F1", LOG_FIX), concede("F2", NEGATIVE_FIX)),
-            answers(concede("F2", patch(13, "    if not 0 < amount <= payment.balance:"))),
-        ],
-    )
+    outcome = await progressing(DebatePolicy(**limits))
 
     (grow,) = [e for e in outcome.budget_history["coder↔tester"] if e.kind is BudgetEventKind.GROW]
     assert grow.limit == grown

@@ -1,6 +1,8 @@
 """A pull request on the fake GitHub, and a real worker to run Tiebreak's jobs on it."""
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -53,6 +55,44 @@ def agreed() -> ScriptedLLM:
     return ScriptedLLM(by_role(**agreed_by_role()))
 
 
+def worker_deps(
+    github: FakeGitHub,
+    key: AppKey,
+    llm: LLMClient,
+    *,
+    retry_backoff: float | None = None,
+    **deps_fields: Any,
+) -> WorkerDeps:
+    """A worker's dependencies on the fake GitHub. GitHub calls are not retried unless
+    `retry_backoff` scales the production policy's waits; `deps_fields` override the others
+    (the settings, the clock)."""
+    app = GitHubApp(
+        APP_ID,
+        key.private_pem,
+        github.base_url,
+        retry=retry_backoff is not None,
+        retry_backoff=retry_backoff or 1.0,
+    )
+    return WorkerDeps(**{"settings": Settings(), "github": app, "llm": llm, **deps_fields})
+
+
+@contextlib.asynccontextmanager
+async def background_worker(deps: WorkerDeps, redis_url: str) -> AsyncIterator[ArqRedis]:
+    """A real worker running in the background, and a Redis pool to queue work with; the
+    worker stops (cancelling what it runs, as a shutdown does) when the block ends."""
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    worker = build_worker(deps, redis_url, handle_signals=False)
+    running = asyncio.create_task(worker.async_run())
+    try:
+        yield redis
+    finally:
+        await worker.close()
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        await redis.aclose()
+
+
 async def run_worker(
     github: FakeGitHub,
     key: AppKey,
@@ -63,18 +103,9 @@ async def run_worker(
     retry_backoff: float | None = None,
     **deps_fields: Any,
 ) -> dict[str, object]:
-    """Queue work with `enqueue`, let a real worker run everything queued (and whatever that
-    queues in turn), and return each job's result by job id. GitHub calls are not retried
-    unless `retry_backoff` scales the production policy's waits; `deps_fields` override the
-    worker's other dependencies (its settings, its clock)."""
-    app = GitHubApp(
-        APP_ID,
-        key.private_pem,
-        github.base_url,
-        retry=retry_backoff is not None,
-        retry_backoff=retry_backoff or 1.0,
-    )
-    deps = WorkerDeps(**{"settings": Settings(), "github": app, "llm": llm, **deps_fields})
+    """Queue work with `enqueue`, let a real worker (with :func:`worker_deps`) run everything
+    queued, and whatever that queues in turn, and return each job's result by job id."""
+    deps = worker_deps(github, key, llm, retry_backoff=retry_backoff, **deps_fields)
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     queue = ReviewQueue(redis)
     try:

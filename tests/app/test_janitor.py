@@ -6,50 +6,38 @@ would run it, at a moment past the deadline.
 """
 
 import asyncio
-import contextlib
 import time
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from agents.llm import LLMClient
 from app.github import GitHubApp
 from app.janitor import complete_overdue
 from app.queue import ReviewQueue
 from app.runs import OPEN_CHECKS, RunStore
-from app.settings import Settings
-from app.worker import CHECK_DEADLINE, WorkerDeps, build_worker
-from tests.app.review_kit import APP_ID, REF, REPO, agreed, run_review
+from app.worker import CHECK_DEADLINE
+from tests.app.review_kit import (
+    APP_ID,
+    REF,
+    REPO,
+    agreed,
+    background_worker,
+    run_review,
+    worker_deps,
+)
 from tests.app.test_review_job import HeldModel
 from tests.fakes.github_api import AppKey, FakeGitHub
-
-
-def deps_for(github: FakeGitHub, key: AppKey, model: LLMClient) -> WorkerDeps:
-    return WorkerDeps(
-        settings=Settings(),
-        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
-        llm=model,
-    )
 
 
 async def abandoned_review(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
     """Start a review and stop its worker mid-debate, leaving the check run in progress."""
     model = HeldModel(agreed())
-    worker = build_worker(deps_for(github, key, model), redis_url, handle_signals=False)
-    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    running = asyncio.create_task(worker.async_run())
-    try:
+    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
-    finally:
-        await worker.close()
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-        await redis.aclose()
 
 
 async def sweep(github: FakeGitHub, key: AppKey, redis_url: str, at: float) -> int:
-    deps = deps_for(github, key, agreed())
+    deps = worker_deps(github, key, agreed())
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     deps.runs = RunStore(redis)
     try:

@@ -5,7 +5,6 @@ run's states — after a worker ran the job, with the model scripted.
 """
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 
 import pytest
@@ -16,18 +15,14 @@ from arq.utils import timestamp_ms
 from agents.errors import LLMFatal
 from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import ScriptedLLM, by_role
-from app.github import GitHubApp
 from app.queue import ReviewQueue, review_job_id
 from app.runs import RunStore
-from app.settings import Settings
-from app.worker import WorkerDeps, build_worker
 from tests.agents.kit import (
     LOG_LINE,
     PAYMENTS,
     UNDEFINED,
 )
 from tests.app.review_kit import (
-    APP_ID,
     BASE,
     DIFF,
     HEAD,
@@ -36,7 +31,9 @@ from tests.app.review_kit import (
     REPO,
     STUBBORN,
     agreed,
+    background_worker,
     run_review,
+    worker_deps,
 )
 from tests.fakes.github_api import AppKey, FakeGitHub
 
@@ -223,15 +220,7 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
 ) -> None:
     newer = REF.model_copy(update={"head_sha": "c" * 40})
     model = HeldModel(agreed())
-    deps = WorkerDeps(
-        settings=Settings(),
-        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
-        llm=model,
-    )
-    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    worker = build_worker(deps, redis_url, handle_signals=False)
-    running = asyncio.create_task(worker.async_run())
-    try:
+    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
         github.add_pull(REPO, NUMBER, head_sha=newer.head_sha, base_sha=BASE, diff=DIFF)
@@ -242,12 +231,6 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
             return bool(runs) and runs[0].status == "completed"
 
         await _until(lambda: completed(HEAD) and completed(newer.head_sha))
-    finally:
-        await worker.close()
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-        await redis.aclose()
 
     old, new = github.check_runs(REPO)
     assert old.states[-1] == ("completed", "cancelled")
@@ -302,27 +285,13 @@ async def test_a_stopped_review_completes_its_check_run_as_stopped(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     model = HeldModel(agreed())
-    deps = WorkerDeps(
-        settings=Settings(),
-        github=GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False),
-        llm=model,
-    )
-    redis, runs = await _store(redis_url)
-    worker = build_worker(deps, redis_url, handle_signals=False)
-    running = asyncio.create_task(worker.async_run())
-    try:
+    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
         job_id = review_job_id(REF)
-        await runs.request_stop(job_id, "octocat")
+        await RunStore(redis).request_stop(job_id, "octocat")
         await redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
         await _until(lambda: github.check_runs(REPO)[0].status == "completed")
-    finally:
-        await worker.close()
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-        await redis.aclose()
 
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "cancelled")

@@ -480,6 +480,12 @@ class _Token:
     """Lower-cased full names the token was narrowed to; None for all of the installation's."""
 
 
+def _error_body(status: int) -> dict[str, str]:
+    """GitHub's error body for a status with no more to say."""
+    phrase = HTTPStatus(status).phrase
+    return {"message": phrase, "documentation_url": DOCS, "status": str(status)}
+
+
 @dataclass(slots=True)
 class _Fault:
     method: str
@@ -917,8 +923,7 @@ class FakeGitHub(LoopbackFake):
         """From now on, answer every `every`-th request whose method is one of `methods` and
         whose path matches with `status` (in GitHub's shape), unprocessed, as a flaky gateway
         would."""
-        phrase = HTTPStatus(status).phrase
-        body = {"message": phrase, "documentation_url": DOCS, "status": str(status)}
+        body = _error_body(status)
         with self._lock:
             self._faults.append(
                 _Fault(
@@ -955,8 +960,7 @@ class FakeGitHub(LoopbackFake):
         """
         with self._lock:
             if body is None:
-                phrase = HTTPStatus(status).phrase
-                body = {"message": phrase, "documentation_url": DOCS, "status": str(status)}
+                body = _error_body(status)
             self._faults.append(
                 _Fault(
                     method.upper(),
