@@ -8,6 +8,7 @@ from collections.abc import Collection, Iterable, Sequence
 from agents import briefs
 from agents.checks import InputChecks
 from agents.diff import ReviewUnit
+from agents.journal import Replay
 from agents.llm import LLMClient, Role
 from agents.outcome import (
     SYSTEM_SPEAKER,
@@ -48,13 +49,18 @@ class DebateRun:
     """The state of one debate over one unit."""
 
     def __init__(
-        self, llm: LLMClient, policy: DebatePolicy, ceiling: TokenCeiling, unit: ReviewUnit
+        self,
+        llm: LLMClient,
+        policy: DebatePolicy,
+        ceiling: TokenCeiling,
+        unit: ReviewUnit,
+        replay: Replay | None = None,
     ) -> None:
         self.policy = policy
         self.unit = unit
         self.diff = unit.diff
         self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths))
-        self.turns = TurnRunner(llm, policy, ceiling)
+        self.turns = TurnRunner(llm, policy, ceiling, replay)
         self.router = Router([CODER, TESTER])
         self.loops = LoopMonitor(policy.max_retries)
         self.proposals = ProposalBudget(

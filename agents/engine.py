@@ -11,6 +11,7 @@ from collections.abc import Collection
 
 from agents.debate_run import DebateRun
 from agents.diff import ReviewUnit
+from agents.journal import Journal, Replay
 from agents.llm import LLMClient
 from agents.outcome import Outcome
 from policies.budget import TokenCeiling
@@ -32,8 +33,11 @@ class Debate:
         self.ceiling = ceiling or TokenCeiling(self.policy.token_ceiling)
         """Shared by every unit this instance debates: the review's hard ceiling."""
 
-    async def run(self, unit: ReviewUnit) -> Outcome:
-        return await DebateRun(self.llm, self.policy, self.ceiling, unit).run()
+    async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
+        """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are
+        replayed rather than paid for again, and every live call is appended to it."""
+        replay = None if journal is None else await Replay.open(journal)
+        return await DebateRun(self.llm, self.policy, self.ceiling, unit, replay).run()
 
     async def arbitrate(
         self, unit: ReviewUnit, outcome: Outcome, finding_ids: Collection[str]

@@ -126,6 +126,8 @@ class StopReason(StrEnum):
     SETTLED = "settled"
     SEED_FAILED = "seed_failed"
     CEILING = "ceiling"
+    FAILED = "failed"
+    """The unit's debate never finished: every attempt at it failed or died."""
 
 
 class Outcome(BaseModel):
@@ -150,3 +152,20 @@ class Outcome(BaseModel):
     @property
     def unresolved(self) -> list[FindingOutcome]:
         return [f for f in self.findings if f.consensus is Consensus.UNRESOLVED]
+
+    @classmethod
+    def failed(cls, unit_id: str, error: str) -> "Outcome":
+        """The outcome of a unit whose debate never finished."""
+        return cls(
+            unit_id=unit_id,
+            stop=StopReason.FAILED,
+            findings=[],
+            rounds=0,
+            calls=0,
+            failed_turns=0,
+            dropped_findings=0,
+            usage_by_role={},
+            budget_history={},
+            transcript=Transcript(),
+            error=error,
+        )

@@ -18,6 +18,9 @@ from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 
 
+_NOT_REVIEWED = frozenset({StopReason.SEED_FAILED, StopReason.FAILED})
+
+
 class Review(BaseModel):
     """The outcome of reviewing one diff: one :class:`Outcome` per review unit."""
 
@@ -33,8 +36,9 @@ class Review(BaseModel):
 
     @property
     def failed_units(self) -> list[Outcome]:
-        """Units the debate could not review at all (the tester never reported)."""
-        return [u for u in self.units if u.stop is StopReason.SEED_FAILED]
+        """Units that were not reviewed: the tester never reported, or every attempt at the
+        unit's debate failed."""
+        return [u for u in self.units if u.stop in _NOT_REVIEWED]
 
     @property
     def settled(self) -> bool:

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from agents.briefs import retry_brief
 from agents.errors import LLMUnavailable, TurnRejected
-from agents.llm import LLMClient, LLMRequest, PromptBlock, Role, Usage
+from agents.journal import JournalEntry, Replay, request_digest
+from agents.llm import LLMClient, LLMRequest, LLMResponse, PromptBlock, Role, Usage
 from agents.outcome import Outcome, Turn
 from agents.prompts import SYSTEM, role_brief
 from agents.protocol import TOOLS, ToolName
@@ -29,10 +30,18 @@ Parse = Callable[[dict[str, Any]], T]
 class TurnRunner:
     """Runs turns for one debate and keeps its accounts."""
 
-    def __init__(self, llm: LLMClient, policy: DebatePolicy, ceiling: TokenCeiling) -> None:
+    def __init__(
+        self,
+        llm: LLMClient,
+        policy: DebatePolicy,
+        ceiling: TokenCeiling,
+        replay: Replay | None = None,
+    ) -> None:
         self.llm = llm
         self.policy = policy
         self.ceiling = ceiling
+        self.replay = replay
+        """The unit's journal: recorded calls are answered from it, live ones appended."""
         self.turns: list[Turn] = []
         self.usage_by_role: dict[Role, Usage] = {}
         self.failed_turns = 0
@@ -84,6 +93,8 @@ class TurnRunner:
         round: int,
     ) -> tuple[Usage, list[str], T | None]:
         """One call: its usage, the problems that make it unusable, and the parsed input."""
+        if self.replay is not None and (entry := await self.replay.recorded(request)):
+            return self._replayed(request, entry, parse, edges, round)
         reserved = request.estimated_tokens()
         settle = await self.ceiling.take(reserved)
         usage, answered = Usage(), False
@@ -92,21 +103,46 @@ class TurnRunner:
             usage, answered = response.usage, True
         except LLMUnavailable as exc:
             answered = True  # the API refused the call: nothing was billed
+            await self._journal(request, unavailable=str(exc))
             return usage, [f"the model was unavailable: {exc}"], None
         finally:
             # A call cancelled in flight may have been billed in full: count its reservation.
             await settle(usage.billed if answered else reserved)
             self._charge(request, usage, edges, round)
-        if response.truncated:
-            return usage, ["the answer was cut off at the output limit; be briefer"], None
-        if response.tool_input is None:
-            return usage, [f"you did not call {request.tool.name}"], None
-        try:
-            return usage, [], parse(response.tool_input)
-        except ValidationError as exc:
-            return usage, _schema_problems(exc), None
-        except TurnRejected as exc:
-            return usage, exc.problems, None
+        await self._journal(request, response=response)
+        problems, value = _read(response, request, parse)
+        return usage, problems, value
+
+    def _replayed(
+        self,
+        request: LLMRequest,
+        entry: JournalEntry,
+        parse: Parse[T],
+        edges: Sequence[PairwiseBudget],
+        round: int,
+    ) -> tuple[Usage, list[str], T | None]:
+        """A call answered from the journal: charged to the debate's own accounts (they
+        evolve as they did the first time), not to the allowances that paid for it then."""
+        usage = entry.response.usage if entry.response else Usage()
+        self.ceiling.settle(0, usage.billed)
+        self._charge(request, usage, edges, round)
+        if entry.response is None:
+            return usage, [f"the model was unavailable: {entry.unavailable}"], None
+        problems, value = _read(entry.response, request, parse)
+        return usage, problems, value
+
+    async def _journal(
+        self,
+        request: LLMRequest,
+        *,
+        response: LLMResponse | None = None,
+        unavailable: str | None = None,
+    ) -> None:
+        if self.replay is not None:
+            entry = JournalEntry(
+                request=request_digest(request), response=response, unavailable=unavailable
+            )
+            await self.replay.record(entry)
 
     def restore(self, outcome: Outcome) -> None:
         """Continue the accounts of a finished debate."""
@@ -146,6 +182,22 @@ class TurnRunner:
                 error=error,
             )
         )
+
+
+def _read(
+    response: LLMResponse, request: LLMRequest, parse: Parse[T]
+) -> tuple[list[str], T | None]:
+    """What is wrong with an answer (nothing, if it is usable), and its parsed tool input."""
+    if response.truncated:
+        return ["the answer was cut off at the output limit; be briefer"], None
+    if response.tool_input is None:
+        return [f"you did not call {request.tool.name}"], None
+    try:
+        return [], parse(response.tool_input)
+    except ValidationError as exc:
+        return _schema_problems(exc), None
+    except TurnRejected as exc:
+        return exc.problems, None
 
 
 def _schema_problems(exc: ValidationError) -> list[str]:

@@ -38,42 +38,32 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class DailyAllowance:
-    """The daily token cap of one installation, an :class:`~policies.budget.Allowance`.
+class TokenPool:
+    """Tokens reserved and settled on Redis counters, never past `cap` on any one of them.
 
-    Reservations count as spent until settled, so concurrent reviews sharing the installation
-    cannot pass `cap` together; one that is never settled (its worker died) stays counted for
-    its day. Days are UTC days read from `clock`, which must return aware datetimes.
+    A reservation counts as spent until settled; the check and the reservation are one Lua
+    script, so any number of callers, in one worker or many, cannot pass the cap together.
     """
 
-    def __init__(
-        self,
-        redis: Redis,
-        installation_id: int,
-        cap: int,
-        *,
-        clock: Callable[[], datetime] = utc_now,
-    ) -> None:
+    def __init__(self, redis: Redis, cap: int, *, ttl: int = ALLOWANCE_TTL) -> None:
         if cap < 0:
-            raise ValueError(f"a daily allowance cannot be negative, got {cap}")
+            raise ValueError(f"a token pool cannot be negative, got {cap}")
         self.redis = redis
-        self.installation_id = installation_id
         self.cap = cap
-        self._clock = clock
+        self.ttl = ttl
         self._reserve = redis.register_script(_RESERVE)
 
-    async def reserve(self, tokens: int) -> Settle | None:
-        """Reserve `tokens` on today's counter; None, changing nothing, if that would pass the
+    async def reserve_on(self, key: str, tokens: int) -> Settle | None:
+        """Reserve `tokens` on the counter `key`; None, changing nothing, if that would pass the
         cap, else the function that settles the reservation with what the call used.
 
-        The settle function adjusts the day the reservation was made on, even after midnight.
-        Only its first call counts; later calls do nothing. It raises ValueError for a negative
-        usage (before counting as that first call). Usage above the reservation is charged.
+        Only the settle function's first call counts; later calls do nothing. It raises
+        ValueError for a negative usage (before counting as that first call). Usage above the
+        reservation is charged.
         """
         if tokens <= 0:
             raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
-        key = self._key(self._today())
-        reserved = await self._reserve(keys=[key], args=[tokens, self.cap, ALLOWANCE_TTL])
+        reserved = await self._reserve(keys=[key], args=[tokens, self.cap, self.ttl])
         if not reserved:
             return None
         settled = False
@@ -91,15 +81,44 @@ class DailyAllowance:
                 return
             async with self.redis.pipeline(transaction=True) as pipe:
                 pipe.incrby(key, used - tokens)
-                pipe.expire(key, ALLOWANCE_TTL)
+                pipe.expire(key, self.ttl)
                 await pipe.execute()
 
         return settle
 
+    async def spent_on(self, key: str) -> int:
+        """The counter's tokens, settled usage and open reservations alike."""
+        raw = await self.redis.get(key)
+        return 0 if raw is None else int(raw)
+
+
+class DailyAllowance(TokenPool):
+    """The daily token cap of one installation, an :class:`~policies.budget.Allowance`.
+
+    Days are UTC days read from `clock`, which must return aware datetimes. A reservation is
+    settled on the day it was made, even after midnight; one that is never settled (its worker
+    died) stays counted for its day.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        installation_id: int,
+        cap: int,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        super().__init__(redis, cap)
+        self.installation_id = installation_id
+        self._clock = clock
+
+    async def reserve(self, tokens: int) -> Settle | None:
+        """Reserve `tokens` on today's counter (see :meth:`TokenPool.reserve_on`)."""
+        return await self.reserve_on(self._key(self._today()), tokens)
+
     async def spent(self) -> int:
         """Today's tokens, settled usage and open reservations alike."""
-        raw = await self.redis.get(self._key(self._today()))
-        return 0 if raw is None else int(raw)
+        return await self.spent_on(self._key(self._today()))
 
     async def remaining(self) -> int:
         return max(0, self.cap - await self.spent())
@@ -116,3 +135,18 @@ class DailyAllowance:
 
     def _key(self, day: date) -> str:
         return f"tiebreak:allowance:{self.installation_id}:{day.isoformat()}"
+
+
+class RunCeiling(TokenPool):
+    """One review run's token ceiling on the counter `key`, shared by the run's units
+    wherever they run."""
+
+    def __init__(self, redis: Redis, key: str, ceiling: int, *, ttl: int) -> None:
+        super().__init__(redis, ceiling, ttl=ttl)
+        self.key = key
+
+    async def reserve(self, tokens: int) -> Settle | None:
+        return await self.reserve_on(self.key, tokens)
+
+    async def spent(self) -> int:
+        return await self.spent_on(self.key)

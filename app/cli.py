@@ -20,7 +20,7 @@ from app.embedded_redis import EmbeddedRedis
 from app.server import create_app
 from app.settings import Settings, SettingsError, get_settings
 from app.terminal import Progress, render
-from app.worker import WorkerDeps, build_worker
+from app.worker import WorkerDeps, Workers
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
 from policies.debate import DebatePolicy
 
@@ -132,7 +132,7 @@ def web(host: str, port: int) -> None:
 def worker() -> None:
     """Run a worker alone, on the Redis at REDIS_URL (run as many as you like)."""
     settings = _settings(worker=True)
-    build_worker(WorkerDeps.from_settings(settings), _redis_url(settings)).run()
+    Workers(WorkerDeps.from_settings(settings), _redis_url(settings)).run_until_signalled()
 
 
 @main.command("check-config")
@@ -197,16 +197,14 @@ async def _serve(
     if deps is None:
         await server.serve()
         return
-    # uvicorn owns the signals; when it stops, the worker stops, and arq requeues what it ran.
-    background = build_worker(deps, redis_url, handle_signals=False)
-    jobs = asyncio.create_task(background.async_run())
+    # uvicorn owns the signals; when it stops, the workers stop, and arq requeues what they ran.
+    workers = Workers(deps, redis_url)
+    jobs = asyncio.create_task(workers.run())
     try:
         await server.serve()
     finally:
-        await background.close()
-        jobs.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await jobs
+        await workers.stop()
+        await jobs
 
 
 def _settings(*, web: bool = False, worker: bool = False) -> Settings:

@@ -1,9 +1,13 @@
-"""The janitor: no pull request is left with a check run that spins for ever.
+"""The janitor: no review is left orphaned, no pull request with a check run that spins.
 
-A review opens its check run in Redis with a deadline and closes it when it completes it. A
-worker that dies mid-review (killed, out of memory, its machine gone) completes nothing: every
-minute one worker of the fleet (arq's unique cron job) claims the check runs past their
-deadline and completes those GitHub still shows unfinished as `timed_out`, saying why.
+A review's coordinator keeps a heartbeat in Redis. A worker that dies mid-review (killed, out
+of memory, its machine gone) stops it; on one worker of the fleet (arq's unique cron job,
+every minute by default) the janitor queues a new coordinator for each run whose heartbeat
+lapsed, which picks the run up from Redis where it was.
+
+As a last resort, a review opens its check run in Redis with a deadline and closes it when it
+completes it; the janitor claims the check runs past their deadline and completes those GitHub
+still shows unfinished as `timed_out`, saying why.
 """
 
 import logging
@@ -23,9 +27,28 @@ RETRY_LATER = 300
 log = logging.getLogger(__name__)
 
 
-async def sweep_check_runs(ctx: dict[str, Any]) -> int:
-    """arq's cron entry point: complete the overdue check runs."""
-    return await complete_overdue(deps_of(ctx), now=time.time())
+async def sweep(ctx: dict[str, Any]) -> int:
+    """arq's cron entry point: pick up orphaned runs, complete overdue check runs; return
+    how many of either there were."""
+    deps, now = deps_of(ctx), time.time()
+    return await resume_orphans(deps, now=now) + await complete_overdue(deps, now=now)
+
+
+async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
+    """Queue a new coordinator for each live run whose coordinator's heartbeat lapsed (its
+    worker died); it picks the run up where it was. Return how many were queued."""
+    if deps.queue is None:
+        raise RuntimeError("the worker has not started")
+    live, queue = deps.live_runs(), deps.queue
+    resumed = 0
+    for orphan in await live.orphans(started_before=now - deps.heartbeat):
+        if await queue.resume_pending(orphan.run_id, orphan.resumes):
+            continue  # its new coordinator is queued, or starting
+        resumes = await live.count_resume(orphan.run_id)
+        await queue.resume_review(orphan.ref, orphan.trigger, orphan.run_id, resumes)
+        log.warning("run %s of %s lost its worker; resuming it", orphan.run_id, orphan.ref.key)
+        resumed += 1
+    return resumed
 
 
 async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:

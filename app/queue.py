@@ -7,13 +7,21 @@ running review checks it before publishing, so a superseded review never posts.
 """
 
 from arq.connections import ArqRedis
-from arq.constants import abort_jobs_ss
+from arq.constants import abort_jobs_ss, default_queue_name
+from arq.jobs import Job, JobStatus
 from arq.utils import timestamp_ms
 
 from app.events import CommandRequest, PullKey, PullRequestRef
 
 REVIEW_JOB = "review_pull_request"
 COMMAND_JOB = "run_commands"
+REVIEW_QUEUE = default_queue_name
+"""Reviews and commands: every job but the units'. The queue is named on every enqueue, so it
+never depends on which worker's Redis pool queues the job."""
+UNIT_JOB = "debate_unit"
+UNIT_QUEUE = "tiebreak:units"
+"""Units have their own queue and workers: a review waiting for its units never holds the
+slot a unit needs."""
 HEAD_TTL = 30 * 24 * 3600
 """How long Redis remembers a pull request's latest head (seconds)."""
 
@@ -21,6 +29,14 @@ HEAD_TTL = 30 * 24 * 3600
 def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
     """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again."""
     return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
+
+
+def _resume_job_id(run_id: str, resume: int) -> str:
+    return f"{run_id}:resume-{resume}"
+
+
+def unit_job_id(run_id: str, number: int, attempt: int) -> str:
+    return f"unit:{run_id}:{number}:{attempt}"
 
 
 class ReviewQueue:
@@ -50,7 +66,8 @@ class ReviewQueue:
             # the newer push has already become the head that counts.
             await self.redis.zadd(abort_jobs_ss, {previous.decode(): timestamp_ms()})
         job = await self.redis.enqueue_job(
-            REVIEW_JOB, ref.model_dump(mode="json"), trigger, _job_id=job_id
+            REVIEW_JOB, ref.model_dump(mode="json"), trigger, _job_id=job_id,
+            _queue_name=REVIEW_QUEUE,
         )
         return job is not None
 
@@ -60,8 +77,42 @@ class ReviewQueue:
             COMMAND_JOB,
             request.model_dump(mode="json"),
             _job_id=f"commands:{request.pull.key}:{source}",
+            _queue_name=REVIEW_QUEUE,
         )
         return job is not None
+
+    async def enqueue_unit(self, run_id: str, number: int, attempt: int) -> bool:
+        """Queue one attempt at one unit of a run; False if that attempt is queued already."""
+        job = await self.redis.enqueue_job(
+            UNIT_JOB,
+            run_id,
+            number,
+            attempt,
+            _job_id=unit_job_id(run_id, number, attempt),
+            _queue_name=UNIT_QUEUE,
+        )
+        return job is not None
+
+    async def resume_review(
+        self, ref: PullRequestRef, trigger: str | None, run_id: str, resume: int
+    ) -> bool:
+        """Queue a coordinator to pick up run `run_id`, whose own died (its `resume`th)."""
+        job = await self.redis.enqueue_job(
+            REVIEW_JOB,
+            ref.model_dump(mode="json"),
+            trigger,
+            run_id,
+            _job_id=_resume_job_id(run_id, resume),
+            _queue_name=REVIEW_QUEUE,
+        )
+        return job is not None
+
+    async def resume_pending(self, run_id: str, resume: int) -> bool:
+        """Whether the `resume`th coordinator queued for the run has yet to start beating."""
+        if resume == 0:
+            return False
+        status = await Job(_resume_job_id(run_id, resume), self.redis).status()
+        return status in (JobStatus.deferred, JobStatus.queued)
 
     async def current_job(self, pull: PullKey) -> str | None:
         """The id of the latest review job queued for the pull request."""

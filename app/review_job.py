@@ -21,15 +21,17 @@ from githubkit.exception import GitHubException
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.protocol import Severity
-from agents.review import review_diff
+from agents.review import Review
 from app import markdown, publish
 from app.allowance import DailyAllowance
+from app.coordination import ENDED, RunPlan, State
 from app.events import PullRequestRef
+from app.fanout import Fanout
 from app.github import PullRequest
 from app.landing import complete_check_run, now, publish_review, set_label
+from app.queue import ReviewQueue
 from app.runs import OpenCheck, RunRecord
 from app.worker import WorkerDeps, deps_of
-from policies.budget import TokenCeiling
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
 from policies.debate import DebatePolicy
 
@@ -42,14 +44,19 @@ log = logging.getLogger(__name__)
 
 
 async def review_pull_request(
-    ctx: dict[str, Any], ref_data: dict[str, Any], trigger: str | None = None
+    ctx: dict[str, Any],
+    ref_data: dict[str, Any],
+    trigger: str | None = None,
+    run_id: str | None = None,
 ) -> str:
     """arq's entry point: review one pull request head.
 
     `trigger` is the pull request event behind an automatic review; None when a person asked.
+    `run_id` names a run whose coordinator died, to pick up; a new run takes the job's id.
     """
     ref = PullRequestRef.model_validate(ref_data)
-    return await ReviewRun(deps_of(ctx), ref, run_id=str(ctx["job_id"]), trigger=trigger).run()
+    run = run_id or str(ctx["job_id"])
+    return await ReviewRun(deps_of(ctx), ref, run_id=run, trigger=trigger).run()
 
 
 class ReviewRun:
@@ -63,7 +70,9 @@ class ReviewRun:
         self.config = RepoConfig()
         self.config_problems: list[ConfigProblem] = []
         self.check_id: int | None = None
+        self.units = 0
         self.github = deps.github.installation(ref.installation_id)
+        self.live = deps.live_runs()
 
     @property
     def run_info(self) -> publish.RunInfo:
@@ -72,23 +81,54 @@ class ReviewRun:
     async def run(self) -> str:
         if await self._superseded():
             return "superseded before it started"
+        live = self.live
+        if await live.run_state(self.run_id) in ENDED:
+            return "this run has ended already"
+        if await live.run_alive(self.run_id):
+            return "this run is live on another worker"
+        async with live.beating_run(self.run_id):
+            await live.open(self.run_id, self.ref, self.trigger)
+            return await self._run()
+
+    async def _run(self) -> str:
+        ended: State | None = State.FAILED
         try:
-            pull = await self.github.pull_request(self.ref)
-            self.config, self.config_problems = await self._config(pull.base_sha)
-            quiet = self._why_not(pull)
-            if quiet is not None:
-                return f"not reviewed: {quiet}"
-            self.check_id = await self._open_check_run("queued")
-            return await self._review(self.check_id, pull)
+            plan = await self.live.plan(self.run_id)
+            if plan is not None:  # picked up from a coordinator that died
+                self._resume(plan)
+                result = await self._coordinate(plan)
+            else:
+                result = await self._start()
+            ended = State.COMPLETE
+            return result
         except asyncio.CancelledError:
             if self.check_id is not None:
-                await asyncio.shield(self._cancelled(self.check_id))
+                completed = await asyncio.shield(self._cancelled(self.check_id))
+                # Cancelled by a shutdown, the run stays live: arq or the janitor resume it.
+                ended = State.FAILED if completed else None
             raise
         except Exception as exc:
             # The job's catch-all: whatever failed, the pull request gets a clear answer.
             log.exception("review of %s failed", self.ref.key)
             await self._report_failure(exc)
             return f"failed: {_reason(exc)}"
+        finally:
+            if ended is not None:
+                await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
+
+    async def _start(self) -> str:
+        pull = await self.github.pull_request(self.ref)
+        self.config, self.config_problems = await self._config(pull.base_sha)
+        quiet = self._why_not(pull)
+        if quiet is not None:
+            return f"not reviewed: {quiet}"
+        self.check_id = await self._open_check_run("queued")
+        return await self._review(self.check_id, pull)
+
+    def _resume(self, plan: RunPlan) -> None:
+        self.config, self.check_id, self.units = plan.config, plan.check_run_id, plan.units
+        self.config_problems = [ConfigProblem(m, line) for m, line in plan.config_problems]
+        log.warning("picking up run %s of %s where its worker left it", self.run_id, self.ref.key)
 
     def _why_not(self, pull: PullRequest) -> str | None:
         """Why this automatic review should not happen, if it should not; a review a person
@@ -123,30 +163,53 @@ class ReviewRun:
         whole = Diff.parse(diff_text, allow_empty=True)
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
-        policy = await self._policy()
-        ceiling = TokenCeiling(policy.token_ceiling, allowance)
-        llm = self.deps.llm_for(config.models)
-        debated = await review_diff(
-            diff, llm, policy, concurrency=self.deps.unit_concurrency, ceiling=ceiling
+        plan = RunPlan(
+            run_id=self.run_id,
+            ref=ref,
+            check_run_id=check_id,
+            diff=diff.text,
+            unit_tokens=self.deps.unit_tokens,
+            units=len(diff.units(self.deps.unit_tokens)),
+            policy=await self._policy(),
+            config=config,
+            config_problems=[(p.message, p.line) for p in self.config_problems],
+            excluded_files=len(whole.files) - len(diff.files),
         )
+        self.units = plan.units
+        await self.live.begin(plan)
+        return await self._coordinate(plan)
+
+    async def _coordinate(self, plan: RunPlan) -> str:
+        """Have the fleet debate the plan's units; publish what they found, once."""
+        ref, check_id, config = self.ref, plan.check_run_id, self.config
+        queue = self._queue()
+        fanout = Fanout(self.live, queue, plan, max_attempts=self.deps.max_unit_attempts)
+        try:
+            debated = Review(units=await fanout.outcomes())
+        except BaseException:
+            await asyncio.shield(fanout.stop())
+            raise
         if await self._superseded():
             await self._complete_superseded(check_id)
             return "superseded before publishing"
+        await self.live.set_run(self.run_id, state=State.COMPLETING)
         review = debated.at_least(Severity(config.min_severity))
+        allowance = self.deps.allowance(ref.installation_id)
         spend = publish.Spend(
-            spent=ceiling.spent,
-            ceiling=policy.token_ceiling,
+            spent=await self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
+            ceiling=plan.policy.token_ceiling,
             daily_remaining=await allowance.remaining(),
             daily_cap=allowance.cap,
         )
         notes = _scope_notes(
-            excluded=len(whole.files) - len(diff.files),
+            excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(review.findings),
             min_severity=config.min_severity,
         )
         run = self.run_info.model_copy(update={"spend": spend, "notes": notes})
-        publication = await publish_review(github, ref, review, diff, run)
-        await set_label(github, ref, publication.label, publication.label_name)
+        diff = Diff.parse(plan.diff, allow_empty=True)
+        publication = await publish_review(self.github, ref, review, diff, run)
+        await set_label(self.github, ref, publication.label, publication.label_name)
         await self._complete(check_id, publication.check)
         if self.deps.runs is not None:
             await self.deps.runs.save(
@@ -156,8 +219,8 @@ class ReviewRun:
                     check_run_id=check_id,
                     conclusion=str(publication.check.conclusion),
                     review=review,
-                    diff=diff.text,
-                    policy=policy,
+                    diff=plan.diff,
+                    policy=plan.policy,
                     config=config,
                 )
             )
@@ -199,13 +262,17 @@ class ReviewRun:
         if self.deps.runs is not None:
             await self.deps.runs.close_check(self._open_check(check_id))
 
-    async def _cancelled(self, check_id: int) -> None:
-        """Complete the check run of a job arq cancelled: stopped by a person, or superseded."""
+    async def _cancelled(self, check_id: int) -> bool:
+        """Complete the check run of a job arq cancelled, if a person stopped it or a newer
+        push superseded it; return whether it did (a shutdown leaves the run to resume)."""
         stopped_by = await self._stopped_by()
         if stopped_by is not None:
             await self._complete(check_id, publish.stopped(stopped_by, run=self.run_info))
         elif await self._superseded():
             await self._complete_superseded(check_id)
+        else:
+            return False
+        return True
 
     async def _report_failure(self, exc: Exception) -> None:
         try:
@@ -224,6 +291,11 @@ class ReviewRun:
     async def _stopped_by(self) -> str | None:
         runs = self.deps.runs
         return await runs.stopped_by(self.run_id) if runs else None
+
+    def _queue(self) -> ReviewQueue:
+        if self.deps.queue is None:
+            raise RuntimeError("the worker has not started")
+        return self.deps.queue
 
     async def _superseded(self) -> bool:
         queue = self.deps.queue

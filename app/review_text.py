@@ -172,8 +172,8 @@ def failed_units(review: Review) -> list[str]:
         for u in review.failed_units
     ]
     return [
-        "#### Not reviewed\n\nThe tester could not review these parts of the diff, so they "
-        "have no findings. Comment `/tiebreak review` to try again.\n\n",
+        "#### Not reviewed\n\nThese parts of the diff were not reviewed, so they have no "
+        "findings. Comment `/tiebreak review` to try again.\n\n",
         *lines,
         "\n",
     ]

@@ -4,6 +4,8 @@ Jobs get a typed :class:`WorkerDeps` rather than reaching into arq's context dic
 clients. Tests inject their own (a scripted model, a client on a fake GitHub).
 """
 
+import asyncio
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,10 +15,12 @@ from arq import Worker, cron, func
 from arq.connections import RedisSettings
 
 from agents.claude import ClaudeLLM, RoleModels
+from agents.diff import DEFAULT_UNIT_TOKENS
 from agents.llm import LLMClient
 from app.allowance import DailyAllowance, utc_now
+from app.coordination import LiveRuns
 from app.github import GitHubApp
-from app.queue import COMMAND_JOB, REVIEW_JOB, ReviewQueue
+from app.queue import COMMAND_JOB, REVIEW_JOB, UNIT_JOB, UNIT_QUEUE, ReviewQueue
 from app.runs import RunStore
 from app.settings import Settings, SettingsError
 from policies.config import Models
@@ -33,6 +37,14 @@ KEEP = 3600
 CHECK_DEADLINE = REVIEW_TIMEOUT + 5 * 60
 """Seconds after which the janitor completes a review's check run that is still unfinished."""
 
+UNIT_TIMEOUT = REVIEW_TIMEOUT
+"""Seconds one attempt at one unit may take before arq cancels it."""
+
+HEARTBEAT = 30.0
+"""Seconds a heartbeat lives without renewal: a worker silent this long is taken for dead."""
+
+MAX_UNIT_ATTEMPTS = 3
+
 
 @dataclass
 class WorkerDeps:
@@ -45,10 +57,24 @@ class WorkerDeps:
     """Set when the worker starts, on the worker's own Redis pool."""
     runs: RunStore | None = None
     """Likewise."""
-    unit_concurrency: int = 4
+    unit_concurrency: int = 8
+    """Units one process debates at a time."""
+    unit_tokens: int = DEFAULT_UNIT_TOKENS
+    """The size of a review unit, in diff tokens."""
     clock: Callable[[], datetime] = utc_now
     """What time it is: the daily allowance's day is the UTC day."""
     check_deadline: int = CHECK_DEADLINE
+    heartbeat: float = HEARTBEAT
+    """Seconds a run's or a unit's heartbeat lives without renewal."""
+    max_unit_attempts: int = MAX_UNIT_ATTEMPTS
+    sweep_seconds: frozenset[int] = frozenset({0})
+    """The seconds of each minute at which the janitor sweeps."""
+
+    def live_runs(self) -> LiveRuns:
+        """The coordination keys of live runs, on the worker's Redis."""
+        if self.queue is None:
+            raise RuntimeError("the worker has not started")
+        return LiveRuns(self.queue.redis, self.heartbeat)
 
     def llm_for(self, models: Models) -> LLMClient:
         """The model client with a repository's choice of models, where it made one."""
@@ -107,29 +133,92 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
         await llm.aclose()
 
 
-def build_worker(
-    deps: WorkerDeps, redis_url: str, *, burst: bool = False, handle_signals: bool = True
-) -> Worker:
-    """A worker that runs review and command jobs with `deps` on the Redis at `redis_url`."""
-    # Imported here: the jobs import this module for WorkerDeps.
-    from app.command_job import run_commands
-    from app.janitor import sweep_check_runs
-    from app.review_job import review_pull_request
+class Workers:
+    """The two arq workers of one process: reviews, commands and the janitor on the default
+    queue; units on their own queue, so reviews waiting for their units can never hold every
+    slot a unit needs. They share one Redis pool and one set of dependencies."""
 
-    return Worker(
-        functions=[
-            func(review_pull_request, name=REVIEW_JOB, timeout=REVIEW_TIMEOUT, keep_result=KEEP),
-            func(run_commands, name=COMMAND_JOB, timeout=COMMAND_TIMEOUT, keep_result=KEEP),
-        ],
-        redis_settings=RedisSettings.from_dsn(redis_url),
-        # Every minute, on one worker of the fleet.
-        cron_jobs=[cron(sweep_check_runs, name="janitor", second=0, unique=True, timeout=120)],
-        on_startup=_startup,
-        on_shutdown=_shutdown,
-        ctx={"deps": deps},
-        allow_abort_jobs=True,
-        burst=burst,
-        handle_signals=handle_signals,
-        poll_delay=0.2,
-        max_jobs=8,
-    )
+    def __init__(self, deps: WorkerDeps, redis_url: str, *, burst: bool = False) -> None:
+        # Imported here: the jobs import this module for WorkerDeps.
+        from app.command_job import run_commands
+        from app.janitor import sweep
+        from app.review_job import review_pull_request
+        from app.unit_job import debate_unit
+
+        settings = RedisSettings.from_dsn(redis_url)
+        common: dict[str, Any] = {
+            "redis_settings": settings,
+            "on_startup": _startup,
+            "ctx": {"deps": deps},
+            "allow_abort_jobs": True,
+            "handle_signals": False,
+        }
+        self.reviews = Worker(
+            functions=[
+                func(
+                    review_pull_request, name=REVIEW_JOB, timeout=REVIEW_TIMEOUT, keep_result=KEEP
+                ),
+                func(run_commands, name=COMMAND_JOB, timeout=COMMAND_TIMEOUT, keep_result=KEEP),
+            ],
+            # On one worker of the fleet at a time.
+            cron_jobs=[
+                cron(
+                    sweep, name="janitor", second=set(deps.sweep_seconds), unique=True, timeout=120
+                )
+            ],
+            on_shutdown=_shutdown,
+            burst=burst,
+            poll_delay=0.2,
+            max_jobs=8,
+            **common,
+        )
+        self.units = Worker(
+            functions=[func(debate_unit, name=UNIT_JOB, timeout=UNIT_TIMEOUT, keep_result=KEEP)],
+            queue_name=UNIT_QUEUE,
+            # Picked up fast: a unit's wait is on the review's critical path.
+            poll_delay=0.05,
+            max_jobs=deps.unit_concurrency,
+            **common,
+        )
+
+    async def run(self) -> None:
+        """Run both until the review worker ends (in burst mode, when its queue is empty) or
+        until :meth:`stop`."""
+        units = asyncio.create_task(self.units.async_run())
+        try:
+            await self.reviews.async_run()
+        finally:
+            await _drain(self.units, units)
+            await self.reviews.close()
+
+    async def stop(self) -> None:
+        """Stop as a shutdown does: running jobs are cancelled (arq runs them again later).
+        The poll loops are left to end on their own rather than cancelled mid-iteration, which
+        could leave a Redis transaction half-used."""
+        for worker in (self.reviews, self.units):
+            _cancel_jobs(worker)
+            worker.burst, worker.max_burst_jobs = True, 0
+
+    def run_until_signalled(self) -> None:
+        """Run until SIGINT or SIGTERM, as `tiebreak worker` does."""
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, lambda: asyncio.ensure_future(self.stop()))
+            await self.run()
+
+        asyncio.run(main())
+
+
+def _cancel_jobs(worker: Worker) -> None:
+    for task in worker.tasks.values():
+        task.cancel()
+
+
+async def _drain(worker: Worker, running: "asyncio.Task[None]") -> None:
+    """End a worker's poll loop after its current iteration, cancel its jobs, wait for both."""
+    _cancel_jobs(worker)
+    worker.burst, worker.max_burst_jobs = True, 0
+    await asyncio.gather(running, *worker.tasks.values(), return_exceptions=True)
+    await worker.close()

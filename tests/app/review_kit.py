@@ -13,7 +13,7 @@ from app.events import PullRequestRef
 from app.github import GitHubApp
 from app.queue import ReviewQueue, review_job_id
 from app.settings import Settings
-from app.worker import WorkerDeps, build_worker
+from app.worker import WorkerDeps, Workers
 from tests.agents.kit import (
     PAYMENTS,
     PAYMENTS_AFTER,
@@ -81,15 +81,13 @@ async def background_worker(deps: WorkerDeps, redis_url: str) -> AsyncIterator[A
     """A real worker running in the background, and a Redis pool to queue work with; the
     worker stops (cancelling what it runs, as a shutdown does) when the block ends."""
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    worker = build_worker(deps, redis_url, handle_signals=False)
-    running = asyncio.create_task(worker.async_run())
+    workers = Workers(deps, redis_url)
+    running = asyncio.create_task(workers.run())
     try:
         yield redis
     finally:
-        await worker.close()
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
+        await workers.stop()
+        await running
         await redis.aclose()
 
 
@@ -110,11 +108,7 @@ async def run_worker(
     queue = ReviewQueue(redis)
     try:
         await enqueue(queue)
-        worker = build_worker(deps, redis_url, burst=True, handle_signals=False)
-        try:
-            await worker.main()
-        finally:
-            await worker.close()
+        await Workers(deps, redis_url, burst=True).run()
         results = await redis.all_job_results()
     finally:
         await redis.aclose()
