@@ -17,7 +17,6 @@ from agents.protocol import Severity
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 
-
 _NOT_REVIEWED = frozenset({StopReason.SEED_FAILED, StopReason.FAILED})
 
 

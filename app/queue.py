@@ -66,7 +66,10 @@ class ReviewQueue:
             # the newer push has already become the head that counts.
             await self.redis.zadd(abort_jobs_ss, {previous.decode(): timestamp_ms()})
         job = await self.redis.enqueue_job(
-            REVIEW_JOB, ref.model_dump(mode="json"), trigger, _job_id=job_id,
+            REVIEW_JOB,
+            ref.model_dump(mode="json"),
+            trigger,
+            _job_id=job_id,
             _queue_name=REVIEW_QUEUE,
         )
         return job is not None
