@@ -21,28 +21,25 @@ lapse. Every key expires on its own, so a run nobody finishes leaves nothing beh
 
 import asyncio
 import contextlib
-import inspect
 import math
 import os
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from enum import StrEnum
-from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
 from agents.diff import Diff, ReviewUnit
-from agents.journal import JournalEntry
 from agents.llm import Role
 from agents.outcome import Outcome
 from app.allowance import RunCeiling
 from app.events import PullRequestRef
+from app.journals import RedisJournal
+from app.redis_replies import reply, text
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
-
-T = TypeVar("T")
 
 LIVE = "tiebreak:live"
 
@@ -121,21 +118,6 @@ class Orphan(BaseModel):
     resumes: int
 
 
-class RunStatus(BaseModel):
-    """A live run as `tiebreak status` shows it."""
-
-    run_id: str
-    ref: PullRequestRef | None
-    state: State
-    worker: str
-    started: float
-    heartbeat: float | None
-    """Seconds since the coordinator last beat; None if its heartbeat lapsed."""
-    spent: int
-    units: list[UnitStatus]
-    unit_heartbeats: list[float | None]
-
-
 class LiveRuns:
     """The coordination keys of every live run, on one Redis."""
 
@@ -170,7 +152,7 @@ class LiveRuns:
         """Live runs started before `started_before` whose coordinator's heartbeat lapsed."""
         found = []
         for raw in await self.redis.zrangebyscore(LIVE, "-inf", started_before):
-            run = _text(raw)
+            run = text(raw)
             fields = await self._run_fields(run)
             if fields.get("state") in ENDED or "ref" not in fields or await self.run_alive(run):
                 continue
@@ -186,7 +168,7 @@ class LiveRuns:
 
     async def count_resume(self, run: str) -> int:
         """Count one more restart of the run's coordinator; return how many there were."""
-        return int(await _reply(self.redis.hincrby(_run(run), "resumes", 1)))
+        return int(await reply(self.redis.hincrby(_run(run), "resumes", 1)))
 
     async def plan(self, run: str) -> RunPlan | None:
         raw = await self.redis.get(_plan(run))
@@ -200,8 +182,8 @@ class LiveRuns:
             await pipe.execute()
 
     async def run_state(self, run: str) -> State | None:
-        raw = await _reply(self.redis.hget(_run(run), "state"))
-        return None if raw is None else State(_text(raw))
+        raw = await reply(self.redis.hget(_run(run), "state"))
+        return None if raw is None else State(text(raw))
 
     async def finish(self, run: str, state: State, units: int) -> None:
         """Mark a run ended and let its keys expire soon."""
@@ -238,7 +220,7 @@ class LiveRuns:
 
     async def retry_unit(self, run: str, n: int, attempt: int) -> None:
         """Hand unit n to a fresh attempt: waiting for a worker, its agents not yet made."""
-        fields = await _reply(self.redis.hkeys(_unit(run, n)))
+        fields = await reply(self.redis.hkeys(_unit(run, n)))
         agents = [f for f in fields if f.startswith(b"agent:")]
         async with self.redis.pipeline(transaction=True) as pipe:
             if agents:
@@ -292,10 +274,10 @@ class LiveRuns:
 
     async def wait(self, run: str, seconds: float) -> None:
         """Block until a unit of the run ends or `seconds` pass (whole seconds, at least one)."""
-        await _reply(self.redis.blpop([_done(run)], timeout=max(1, math.ceil(seconds))))
+        await reply(self.redis.blpop([_done(run)], timeout=max(1, math.ceil(seconds))))
 
-    def journal(self, run: str, n: int) -> "RedisJournal":
-        return RedisJournal(self.redis, _journal(run, n))
+    def journal(self, run: str, n: int) -> RedisJournal:
+        return RedisJournal(self.redis, _journal(run, n), ttl=LIVE_TTL)
 
     def ceiling(self, run: str, tokens: int) -> RunCeiling:
         """The run's token ceiling, shared by its units wherever they run."""
@@ -303,39 +285,25 @@ class LiveRuns:
 
     # -- what `tiebreak status` shows ---------------------------------------------------
 
-    async def live(self) -> list[RunStatus]:
-        runs = [raw.decode() for raw in await self.redis.zrange(LIVE, 0, -1)]
-        return [await self.status(run) for run in runs]
+    async def live_runs(self) -> list[str]:
+        return [text(raw) for raw in await self.redis.zrange(LIVE, 0, -1)]
 
-    async def status(self, run: str) -> RunStatus:
-        fields = await self._run_fields(run)
-        count = int(fields.get("units", 0))
-        numbers = list(range(count))
+    async def run_fields(self, run: str) -> dict[str, str]:
+        """The coordinator's hash: state, worker, units, started, ref, trigger, resumes."""
+        return await self._run_fields(run)
+
+    async def heartbeat_ages(self, run: str, units: int) -> list[float | None]:
+        """Seconds since the coordinator, then each unit, last beat (None: lapsed)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.pttl(_run_hb(run))
-            pipe.get(_spent(run))
-            for n in numbers:
+            for n in range(units):
                 pipe.pttl(_unit_hb(run, n))
-            raw = await pipe.execute()
-        return RunStatus(
-            run_id=run,
-            ref=PullRequestRef.model_validate_json(fields["ref"]) if "ref" in fields else None,
-            state=State(fields.get("state", State.INITIALIZING)),
-            worker=fields.get("worker", ""),
-            started=float(fields.get("started", 0)),
-            heartbeat=self._age(raw[0]),
-            spent=int(raw[1] or 0),
-            units=await self.units(run, numbers),
-            unit_heartbeats=[self._age(ttl) for ttl in raw[2:]],
-        )
+            ttls = await pipe.execute()
+        return [None if ttl < 0 else max(0.0, self.heartbeat - ttl / 1000) for ttl in ttls]
 
     async def _run_fields(self, run: str) -> dict[str, str]:
-        raw = await _reply(self.redis.hgetall(_run(run)))
-        return {_text(k): _text(v) for k, v in raw.items()}
-
-    def _age(self, pttl: int) -> float | None:
-        """Seconds since a heartbeat key was renewed, from the milliseconds it has left."""
-        return None if pttl < 0 else max(0.0, self.heartbeat - pttl / 1000)
+        raw = await reply(self.redis.hgetall(_run(run)))
+        return {text(k): text(v) for k, v in raw.items()}
 
     @contextlib.asynccontextmanager
     async def _beating(self, key: str, value: str) -> AsyncIterator[None]:
@@ -356,41 +324,6 @@ class LiveRuns:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beating
-
-
-class RedisJournal:
-    """One unit's journal (see :mod:`agents.journal`) in a Redis list."""
-
-    def __init__(self, redis: Redis, key: str) -> None:
-        self.redis = redis
-        self.key = key
-
-    async def entries(self) -> list[JournalEntry]:
-        return [
-            JournalEntry.model_validate_json(raw)
-            for raw in await _reply(self.redis.lrange(self.key, 0, -1))
-        ]
-
-    async def append(self, entry: JournalEntry) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(self.key, entry.model_dump_json())
-            pipe.expire(self.key, LIVE_TTL)
-            await pipe.execute()
-
-    async def truncate(self, keep: int) -> None:
-        if keep <= 0:
-            await self.redis.delete(self.key)
-        else:
-            await _reply(self.redis.ltrim(self.key, 0, keep - 1))
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-async def _reply(value: Awaitable[T] | T) -> T:
-    """The reply of a Redis command (redis-py types them as maybe-awaitable)."""
-    return await value if inspect.isawaitable(value) else value
 
 
 def _unit_status(n: int, raw: dict[bytes, bytes]) -> UnitStatus:
