@@ -64,6 +64,23 @@ class Settings(BaseSettings):
     """The model every role runs on unless a repository's config chooses another
     (`TIEBREAK_MODEL`)."""
 
+    tiebreak_unit_concurrency: int = Field(default=8, ge=1, le=256)
+    """Review units each worker process debates at a time (`TIEBREAK_UNIT_CONCURRENCY`)."""
+
+    tiebreak_heartbeat: float = Field(default=30.0, ge=1.0, le=600.0)
+    """Seconds a review's or a unit's heartbeat lives without renewal: a worker silent this
+    long is taken for dead and its work picked up elsewhere (`TIEBREAK_HEARTBEAT`)."""
+
+    tiebreak_janitor_every: int = Field(default=60, ge=1, le=60)
+    """Seconds between the janitor's sweeps, a divisor of 60 (`TIEBREAK_JANITOR_EVERY`)."""
+
+    @field_validator("tiebreak_janitor_every")
+    @classmethod
+    def _divides_a_minute(cls, value: int) -> int:
+        if 60 % value:
+            raise ValueError("must divide 60 (the janitor runs at fixed seconds of each minute)")
+        return value
+
     @field_validator("github_webhook_secret")
     @classmethod
     def _secret_is_not_blank(cls, value: SecretStr | None) -> SecretStr | None:

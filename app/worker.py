@@ -102,8 +102,12 @@ class WorkerDeps:
         key, app_id = settings.anthropic_api_key, settings.github_app_id
         if key is None or app_id is None:  # `require` made sure; this informs the type checker
             raise SettingsError("ANTHROPIC_API_KEY and GITHUB_APP_ID are required")
+        every = settings.tiebreak_janitor_every
         return cls(
             settings=settings,
+            unit_concurrency=settings.tiebreak_unit_concurrency,
+            heartbeat=settings.tiebreak_heartbeat,
+            sweep_seconds=frozenset(range(0, 60, every)),
             github=GitHubApp(app_id, settings.private_key(), str(settings.github_api_url)),
             llm=ClaudeLLM.connect(
                 api_key=key.get_secret_value(),
