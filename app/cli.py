@@ -10,6 +10,8 @@ from typing import NoReturn, TextIO
 import click
 import uvicorn
 from pydantic import ValidationError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import Diff
@@ -19,8 +21,9 @@ from app import config_docs
 from app.embedded_redis import EmbeddedRedis
 from app.server import create_app
 from app.settings import Settings, SettingsError, get_settings
+from app.status import watch
 from app.terminal import Progress, render
-from app.worker import WorkerDeps, Workers
+from app.worker import WorkerDeps, Workers, run_until_signalled
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
 from policies.debate import DebatePolicy
 
@@ -132,7 +135,42 @@ def web(host: str, port: int) -> None:
 def worker() -> None:
     """Run a worker alone, on the Redis at REDIS_URL (run as many as you like)."""
     settings = _settings(worker=True)
-    Workers(WorkerDeps.from_settings(settings), _redis_url(settings)).run_until_signalled()
+    run_until_signalled(WorkerDeps.from_settings(settings), _redis_url(settings))
+
+
+@main.command()
+@click.option("--once", is_flag=True, help="Print the live runs once and exit.")
+@click.option(
+    "--every",
+    type=click.FloatRange(min=0.1),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between redraws.",
+)
+def status(once: bool, every: float) -> None:
+    """Show the live review runs on the Redis at REDIS_URL: their units, agents, states,
+    heartbeats, rounds and tokens, redrawn every SECONDS until Ctrl-C."""
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        _fail(str(exc).splitlines()[0])
+    redis_url = _redis_url(settings)
+    clear = not once and sys.stdout.isatty()
+    # Ctrl-C is how the view ends: quietly, and successfully.
+    with contextlib.suppress(KeyboardInterrupt):
+        try:
+            asyncio.run(
+                watch(
+                    redis_url,
+                    settings.tiebreak_heartbeat,
+                    click.echo,
+                    every=None if once else every,
+                    clear=clear,
+                )
+            )
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            _fail(f"cannot reach Redis: {exc}")
 
 
 @main.command("check-config")

@@ -140,7 +140,8 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 class Workers:
     """The two arq workers of one process: reviews, commands and the janitor on the default
     queue; units on their own queue, so reviews waiting for their units can never hold every
-    slot a unit needs. They share one Redis pool and one set of dependencies."""
+    slot a unit needs. They share one set of dependencies. Make them inside the event loop that
+    runs them: arq binds a worker to the loop it is made in."""
 
     def __init__(self, deps: WorkerDeps, redis_url: str, *, burst: bool = False) -> None:
         # Imported here: the jobs import this module for WorkerDeps.
@@ -203,16 +204,17 @@ class Workers:
             _cancel_jobs(worker)
             worker.burst, worker.max_burst_jobs = True, 0
 
-    def run_until_signalled(self) -> None:
-        """Run until SIGINT or SIGTERM, as `tiebreak worker` does."""
+def run_until_signalled(deps: WorkerDeps, redis_url: str) -> None:
+    """Run one process's workers until SIGINT or SIGTERM, as `tiebreak worker` does."""
 
-        async def main() -> None:
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(signum, lambda: asyncio.ensure_future(self.stop()))
-            await self.run()
+    async def main() -> None:
+        workers = Workers(deps, redis_url)  # arq binds a worker to the loop it is made in
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, lambda: asyncio.ensure_future(workers.stop()))
+        await workers.run()
 
-        asyncio.run(main())
+    asyncio.run(main())
 
 
 def _cancel_jobs(worker: Worker) -> None:

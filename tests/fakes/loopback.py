@@ -96,13 +96,18 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
         response = self.server.respond(self.command, self.path, headers, raw)
-        self.send_response(response.status)
-        self.send_header("content-type", response.content_type)
-        self.send_header("content-length", str(len(response.payload)))
-        for name, value in response.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(response.payload)
+        try:
+            self.send_response(response.status)
+            self.send_header("content-type", response.content_type)
+            self.send_header("content-length", str(len(response.payload)))
+            for name, value in response.headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(response.payload)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client went away while its request was answered (a killed process): what
+            # it asked is recorded; there is no one left to answer.
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: a test's output is its own."""

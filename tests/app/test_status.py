@@ -1,0 +1,193 @@
+"""`tiebreak status`: the live runs as a worker leaves them in Redis, and how they read."""
+
+import asyncio
+import re
+from datetime import UTC, datetime
+
+import pytest
+from click.testing import CliRunner, Result
+from redis.asyncio import Redis
+
+from agents.llm import Role
+from app.cli import main
+from app.coordination import LiveRuns, State, UnitStatus
+from app.queue import ReviewQueue, review_job_id
+from app.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
+from tests.app.review_kit import REF, agreed, background_worker, worker_deps
+from tests.app.test_review_job import HeldModel
+from tests.fakes.github_api import AppKey, FakeGitHub
+
+NOW = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
+RUN_ID = review_job_id(REF)
+HOSTILE = "\x1b[2J\x1b[Hhost\x07:\x9b31m7\u202e"
+
+
+class Enough(Exception):
+    """Stops a view that would go on until Ctrl-C."""
+
+
+def tiebreak(*args: str, env: dict[str, str | None] | None = None) -> Result:
+    return CliRunner().invoke(main, ["status", *args], env=env)
+
+
+async def test_status_shows_a_review_mid_debate(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    model = HeldModel(agreed())
+    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+        await ReviewQueue(redis).enqueue_review(REF)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+
+        result = await asyncio.to_thread(tiebreak, "--once", env={"REDIS_URL": redis_url})
+
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "· 1 live run\n" in out
+    assert f"Codertocat/Hello-World#2 at aaaaaaa · waiting · run {RUN_ID}\n" in out
+    coordinator = re.search(
+        r"^  coordinator \S+ · beat (\d+\.\d)s ago · started \d+s ago", out, re.M
+    )
+    assert coordinator is not None, out
+    assert float(coordinator[1]) < 30
+    unit = re.search(r"^  +0  active  +1  \S+  +(\d+\.\d)s  .*tester:active", out, re.M)
+    assert unit is not None, out
+    assert float(unit[1]) < 30
+    assert "lapsed" not in out
+    assert "\x1b" not in out
+
+
+def test_a_snapshot_reads_as_aligned_text() -> None:
+    tester_asks = {
+        Role.CODER: State.WAITING,
+        Role.TESTER: State.ACTIVE,
+        Role.ARBITER: State.WAITING,
+    }
+    runs = [
+        RunSnapshot(
+            RUN_ID,
+            ref=REF,
+            state="waiting",
+            worker="web-1:812",
+            beat=2.42,
+            started=NOW.timestamp() - 65,
+            resumes=1,
+            spent=12_345,
+            units=(
+                UnitSnapshot(
+                    UnitStatus(
+                        number=0,
+                        state=State.ACTIVE,
+                        worker="worker-2:77",
+                        round=2,
+                        calls=3,
+                        tokens=8_100,
+                        agents=tester_asks,
+                    ),
+                    beat=0.5,
+                ),
+                UnitSnapshot(
+                    UnitStatus(number=1, state=State.ACTIVE, attempt=2, worker="w:9"), beat=None
+                ),
+                UnitSnapshot(UnitStatus(number=12), beat=None),
+            ),
+        )
+    ]
+
+    assert render(runs, NOW).splitlines() == [
+        "Tiebreak status · 2025-03-14 09:26:53 UTC · 1 live run",
+        "",
+        f"Codertocat/Hello-World#2 at aaaaaaa · waiting · run {RUN_ID}",
+        "  coordinator web-1:812 · beat 2.4s ago · started 1m05s ago · 12,345 tokens spent"
+        " · resumed 1 time",
+        "  unit  state    attempt  worker         beat  round  calls  tokens  agents",
+        "     0  active         1  worker-2:77    0.5s      2      3   8,100"
+        "  tester:active coder:waiting arbiter:waiting",
+        "     1  active         2  w:9          lapsed      0      0       0  -",
+        "    12  waiting        1  -                 -      0      0       0  -",
+    ]
+
+
+def test_a_coordinator_whose_heartbeat_lapsed_says_so() -> None:
+    out = render([RunSnapshot("r1", state="active", beat=None)], NOW)
+
+    assert "unknown pull request · active · run r1\n" in out
+    assert "  coordinator ? · heartbeat lapsed · started ? ago · 0 tokens spent" in out
+
+
+def test_control_characters_from_redis_never_reach_the_terminal() -> None:
+    error = "RuntimeError: \x1b[31mboom\x1b[0m\nsecond line\r\x1b]0;owned\x07" + "x" * 100
+    unit = UnitStatus(number=0, state=State.FAILED, worker=HOSTILE, error=error)
+    run = RunSnapshot(
+        "r1\x1b[2J",
+        state=HOSTILE,
+        worker=HOSTILE,
+        beat=1.0,
+        started=NOW.timestamp(),
+        units=(UnitSnapshot(unit, None),),
+    )
+
+    out = render([run], NOW)
+
+    assert not any((ch < " " and ch != "\n") or "\x7f" <= ch <= "\x9f" for ch in out)
+    assert "\u202e" not in out
+    assert "· [2J[Hhost:31m7 · run r1[2J" in out
+    assert "  coordinator [2J[Hhost:31m7 · beat 1.0s ago" in out
+    (line,) = [line for line in out.splitlines() if line.lstrip().startswith("0  failed")]
+    clipped = "RuntimeError: [31mboom[0m second line ]0;owned" + "x" * 33 + "…"
+    assert len(clipped) == 80
+    assert line.endswith(f"  {clipped}")
+
+
+def test_no_live_runs() -> None:
+    assert (
+        render([], NOW)
+        == "Tiebreak status · 2025-03-14 09:26:53 UTC · 0 live runs\n\nNo live runs."
+    )
+
+
+async def test_a_run_with_units_no_worker_wrote_is_shown_as_unreadable(redis_url: str) -> None:
+    redis = Redis.from_url(redis_url)
+    live = LiveRuns(redis, 30)
+    try:
+        for run in ("good", "bad"):
+            await live.open(run, REF, None)
+            await live.set_run(run, state=State.WAITING, units=1)
+        await live.set_unit("good", 0, state=State.FAILED, error="Boom\x1b[2J")
+        await live.set_unit("bad", 0, state="sleeping")
+
+        good, bad = await snapshot(live)
+    finally:
+        await redis.aclose()
+
+    assert good.units[0].status.error == "Boom\x1b[2J"
+    assert "Boom[2J" in render([good], NOW)
+    assert bad.units == ()
+    assert bad.problem.startswith("unreadable units: 1 validation error for UnitStatus")
+    assert "  unreadable units: 1 validation error" in render([bad], NOW)
+
+
+async def test_watching_prints_a_snapshot_after_each_wait(redis_url: str) -> None:
+    frames: list[str] = []
+
+    def show(frame: str) -> None:
+        frames.append(frame)
+        if len(frames) == 3:
+            raise Enough
+
+    with pytest.raises(Enough):
+        await watch(redis_url, 30, show, every=0.01, clear=False)
+
+    first, blank, second = frames
+    assert first.endswith("0 live runs\n\nNo live runs.")
+    assert blank == ""
+    assert second.endswith("No live runs.")
+
+
+def test_redis_url_is_required() -> None:
+    result = tiebreak("--once")
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "tiebreak: REDIS_URL is not set (only `tiebreak serve` starts its own Redis)\n"
+    )
+    assert result.stdout == ""
