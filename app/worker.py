@@ -204,6 +204,7 @@ class Workers:
             _cancel_jobs(worker)
             worker.burst, worker.max_burst_jobs = True, 0
 
+
 def run_until_signalled(deps: WorkerDeps, redis_url: str) -> None:
     """Run one process's workers until SIGINT or SIGTERM, as `tiebreak worker` does."""
 
