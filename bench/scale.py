@@ -96,8 +96,10 @@ def work(redis_url: str, github_url: str, key_file: Path, latency: float, out: P
         await workers.run()
         await asyncio.gather(*stopping)
 
-    asyncio.run(run())
-    out.write_text(str(len(model.calls)))
+    try:
+        asyncio.run(run())
+    finally:
+        out.write_text(str(len(model.calls)))
 
 
 class Fleet:
@@ -141,18 +143,21 @@ class Fleet:
             raise
         return self
 
-    def stop(self) -> list[int]:
-        """Stop every worker as a shutdown does (SIGTERM); the model calls each made."""
+    def stop(self) -> tuple[list[int], list[str]]:
+        """Stop every worker as a shutdown does (SIGTERM): the model calls each made, and
+        what went wrong in stopping them."""
         for process in self._processes:
             process.send_signal(signal.SIGTERM)
+        problems = []
         for n, process in enumerate(self._processes):
             try:
                 code = process.wait(timeout=STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
                 raise BenchmarkFailed(f"worker {n} did not stop:\n{self.log_tail(n)}") from None
             if code != 0:
-                raise BenchmarkFailed(f"worker {n} exited with {code}:\n{self.log_tail(n)}")
-        return [int(self._out(n).read_text()) for n in range(self.count)]
+                problems.append(f"worker {n} exited with {code}:\n{self.log_tail(n)}")
+        calls = [self._out(n) for n in range(self.count)]
+        return [int(c.read_text()) if c.exists() else 0 for c in calls], problems
 
     def __exit__(
         self,
@@ -257,8 +262,9 @@ def measure(pulls: int, workers: int, latency: float, timeout: float) -> Result:
             before = Memory.of(store.url)
             queued, done = asyncio.run(_load(github, fleet, store.url, refs, timeout))
             after = Memory.of(store.url)
-            calls = fleet.stop()
-        problems = [] if done else [f"not every review completed within {timeout:g} s"]
+            calls, problems = fleet.stop()
+        if not done:
+            problems.append(f"not every review completed within {timeout:g} s")
         problems += publication_problems(github, refs, CONCLUSION)
         if sum(calls) != pulls * CALLS_PER_REVIEW:
             problems.append(
@@ -360,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workers", type=_positive, default=4, help="worker processes")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per model call")
     parser.add_argument(
-        "--timeout", type=float, default=150.0, help="seconds every review may take, in all"
+        "--timeout", type=float, default=600.0, help="seconds all the reviews may take"
     )
     # The child process's side: one worker (see Fleet).
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)

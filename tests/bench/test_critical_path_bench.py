@@ -1,0 +1,37 @@
+"""The critical-path benchmark reviews a many-unit pull request, checks it was published once
+after every unit's whole debate, and prints its figures (the ratio's goal is not judged)."""
+
+import re
+
+import pytest
+
+from agents.diff import Diff
+from bench import critical_path as bench
+from tests.agents.kit import git_diff
+
+
+def test_the_benchmark_prints_the_ratio_after_checking_the_review(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench.main(["--units", "4", "--latency", "0.02", "--reviews", "2"])
+
+    out = capsys.readouterr().out
+    rows = re.findall(r"^([12]) +((?:[\d.]+ +){6}[\d.]+)$", out, re.MULTILINE)
+    assert [n for n, _ in rows] == ["1", "2"]
+    for _, figures in rows:
+        wall, critical, ratio, *_ = (float(f) for f in figures.split())
+        assert critical >= 5 * 0.02
+        assert ratio == pytest.approx(wall / critical, rel=0.01)
+    assert re.search(
+        r"^wall / LLM critical path \(median\) +\d+\.\d\d   goal ≤ 1\.10$", out, re.MULTILINE
+    )
+    assert (
+        "verified: each review completed once (one check run, completed neutral, and one "
+        "review) after 5 model calls on each of its 4 units"
+    ) in out
+
+
+def test_each_file_of_the_pull_request_is_a_unit_of_its_own() -> None:
+    units = Diff.parse(git_diff(bench.changed_files(20))).units(bench.UNIT_TOKENS)
+
+    assert [u.diff.paths for u in units] == [(f"service/module_{n:02}.py",) for n in range(20)]
