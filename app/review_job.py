@@ -186,7 +186,8 @@ class ReviewRun:
         fanout = Fanout(self.live, queue, plan, max_attempts=self.deps.max_unit_attempts)
         try:
             debated = Review(units=await fanout.outcomes())
-        except BaseException:
+        except (Exception, asyncio.CancelledError):
+            # Failed, stopped or superseded: the units still queued or running are not needed.
             await asyncio.shield(fanout.stop())
             raise
         if await self._superseded():

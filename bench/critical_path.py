@@ -41,6 +41,7 @@ from bench.fleet import (
     TimedGitHub,
     enqueue,
     open_pulls,
+    positive,
     publication_problems,
     unit_path,
 )
@@ -251,18 +252,11 @@ def report(reviews: Sequence[Review], units: int, latency: float) -> str:
     return "\n".join(lines)
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--units", type=_positive, default=20)
+    parser.add_argument("--units", type=positive, default=20)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
-    parser.add_argument("--reviews", type=_positive, default=3, help="reviews, one after another")
+    parser.add_argument("--reviews", type=positive, default=3, help="reviews, one after another")
     args = parser.parse_args(argv)
     reviews = measure(args.units, args.latency, args.reviews)
     print(report(reviews, args.units, args.latency))

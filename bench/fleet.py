@@ -7,6 +7,7 @@ fake notes a check run's completion as it answers the request that completed it,
 to review needs no polling and has no polling's resolution.
 """
 
+import argparse
 import asyncio
 import hashlib
 import json
@@ -214,3 +215,11 @@ class Memory:
 
 def mib(size: int) -> str:
     return f"{size / 2**20:.2f} MiB"
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least one."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not positive")
+    return value

@@ -49,6 +49,7 @@ from bench.fleet import (
     mib,
     open_pulls,
     percentile,
+    positive,
     publication_problems,
 )
 from tests.agents.kit import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
@@ -353,17 +354,10 @@ def report(result: Result) -> str:
     return "\n".join(lines)
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not positive")
-    return value
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--pulls", type=_positive, default=1_000)
-    parser.add_argument("--workers", type=_positive, default=4, help="worker processes")
+    parser.add_argument("--pulls", type=positive, default=1_000)
+    parser.add_argument("--workers", type=positive, default=4, help="worker processes")
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per model call")
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds all the reviews may take"
