@@ -190,11 +190,16 @@ class Workers:
         """Run both until the review worker ends (in burst mode, when its queue is empty) or
         until :meth:`stop`."""
         units = asyncio.create_task(self.units.async_run())
+        reviews = asyncio.create_task(self.reviews.async_run())
         try:
-            await self.reviews.async_run()
+            await asyncio.wait({reviews})
         finally:
             await _drain(self.units, units)
-            await self.reviews.close()
+            await _drain(self.reviews, reviews)
+        # A job cancelled by the stop may end its worker's loop cancelled too; that is the
+        # stop, not a failure. Anything else the loop raised is.
+        if not reviews.cancelled() and (error := reviews.exception()) is not None:
+            raise error
 
     async def stop(self) -> None:
         """Stop as a shutdown does: running jobs are cancelled (arq runs them again later).
@@ -224,8 +229,10 @@ def _cancel_jobs(worker: Worker) -> None:
 
 
 async def _drain(worker: Worker, running: "asyncio.Task[None]") -> None:
-    """End a worker's poll loop after its current iteration, cancel its jobs, wait for both."""
+    """End a worker's poll loop after its current iteration, cancel its jobs, wait for both
+    (whatever they end with: the cancellations are ours), then close the worker."""
     _cancel_jobs(worker)
     worker.burst, worker.max_burst_jobs = True, 0
     await asyncio.gather(running, *worker.tasks.values(), return_exceptions=True)
+    worker.tasks.clear()  # all ended; `close` would raise a cancellation of ours again
     await worker.close()
