@@ -121,6 +121,7 @@ class ClaudeLLM:
         await self.client.close()
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        started = time.monotonic()
         try:
             message = await self.client.messages.create(**self.params(request))
         except _FATAL as exc:
@@ -129,7 +130,9 @@ class ClaudeLLM:
             raise LLMUnavailable(_reason(exc)) from exc
         except anthropic.APIConnectionError as exc:
             raise LLMUnavailable(f"no answer from the Anthropic API: {exc}") from exc
-        return _response(message, request)
+        return _response(message, request).model_copy(
+            update={"seconds": round(time.monotonic() - started, 3)}
+        )
 
     def params(self, request: LLMRequest) -> dict[str, Any]:
         """The Messages API parameters for a request."""

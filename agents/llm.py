@@ -112,6 +112,8 @@ class LLMResponse(BaseModel):
     usage: Usage
     truncated: bool = False
     """The answer hit the output limit, so the tool input may be cut short."""
+    seconds: float = 0.0
+    """How long the model took to answer, as the client measured it (0 when unknown)."""
 
 
 class LLMClient(Protocol):

@@ -78,6 +78,8 @@ class Turn(BaseModel):
     usage: Usage
     subject: tuple[str, ...] = ()
     error: str | None = None
+    seconds: float = 0.0
+    """How long the model took to answer (0 when unknown)."""
 
 
 class Transcript(BaseModel):

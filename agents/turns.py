@@ -78,8 +78,8 @@ class TurnRunner:
                 round=round,
                 subject=subject,
             )
-            usage, problems, value = await self._attempt(request, parse, edges, round)
-            self._record(request, round, attempt, usage, "; ".join(problems) or None)
+            response, problems, value = await self._attempt(request, parse, edges, round)
+            self._record(request, round, attempt, response, "; ".join(problems) or None)
             if not problems:
                 return value
         self.failed_turns += 1
@@ -91,8 +91,9 @@ class TurnRunner:
         parse: Parse[T],
         edges: Sequence[PairwiseBudget],
         round: int,
-    ) -> tuple[Usage, list[str], T | None]:
-        """One call: its usage, the problems that make it unusable, and the parsed input."""
+    ) -> tuple[LLMResponse | None, list[str], T | None]:
+        """One call: the answer (None if there was none), the problems that make it
+        unusable, and the parsed input."""
         if self.replay is not None and (entry := await self.replay.recorded(request)):
             return self._replayed(request, entry, parse, edges, round)
         reserved = request.estimated_tokens()
@@ -104,14 +105,14 @@ class TurnRunner:
         except LLMUnavailable as exc:
             answered = True  # the API refused the call: nothing was billed
             await self._journal(request, unavailable=str(exc))
-            return usage, [f"the model was unavailable: {exc}"], None
+            return None, [f"the model was unavailable: {exc}"], None
         finally:
             # A call cancelled in flight may have been billed in full: count its reservation.
             await settle(usage.billed if answered else reserved)
             self._charge(request, usage, edges, round)
         await self._journal(request, response=response)
         problems, value = _read(response, request, parse)
-        return usage, problems, value
+        return response, problems, value
 
     def _replayed(
         self,
@@ -120,16 +121,16 @@ class TurnRunner:
         parse: Parse[T],
         edges: Sequence[PairwiseBudget],
         round: int,
-    ) -> tuple[Usage, list[str], T | None]:
+    ) -> tuple[LLMResponse | None, list[str], T | None]:
         """A call answered from the journal: charged to the debate's own accounts (they
         evolve as they did the first time), not to the allowances that paid for it then."""
         usage = entry.response.usage if entry.response else Usage()
         self.ceiling.settle(0, usage.billed)
         self._charge(request, usage, edges, round)
         if entry.response is None:
-            return usage, [f"the model was unavailable: {entry.unavailable}"], None
+            return None, [f"the model was unavailable: {entry.unavailable}"], None
         problems, value = _read(entry.response, request, parse)
-        return usage, problems, value
+        return entry.response, problems, value
 
     async def _journal(
         self,
@@ -168,7 +169,12 @@ class TurnRunner:
             budget.spend(share + (1 if i < rest else 0), round=round, note=request.agent)
 
     def _record(
-        self, request: LLMRequest, round: int, attempt: int, usage: Usage, error: str | None
+        self,
+        request: LLMRequest,
+        round: int,
+        attempt: int,
+        response: LLMResponse | None,
+        error: str | None,
     ) -> None:
         self.turns.append(
             Turn(
@@ -177,9 +183,10 @@ class TurnRunner:
                 role=request.role,
                 tool=request.tool.name,
                 attempt=attempt,
-                usage=usage,
+                usage=response.usage if response else Usage(),
                 subject=request.subject,
                 error=error,
+                seconds=response.seconds if response else 0.0,
             )
         )
 

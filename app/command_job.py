@@ -129,7 +129,9 @@ class CommandRun:
             record.review, Diff.parse(record.diff, allow_empty=True), run=run
         ).check.summary
         result = publish.resolved(self.request.login, summary)
-        await complete_check_run(self.github, record.ref, record.check_run_id, result)
+        await complete_check_run(
+            self.github, record.ref, record.check_run_id, result, details_url=record.details_url
+        )
         await set_label(self.github, self.pull_key, publish.LabelAction.REMOVE, run.label)
         return True
 
@@ -220,11 +222,19 @@ class CommandRun:
         ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
         await publish_review(self.github, record.ref, changed, diff, ruling)
         whole = publish.plan(review, diff, run=run)
-        await complete_check_run(self.github, record.ref, record.check_run_id, whole.check)
-        await set_label(self.github, self.pull_key, whole.label, whole.label_name)
-        await self._runs().save(
-            record.model_copy(update={"review": review, "conclusion": str(whole.check.conclusion)})
+        await complete_check_run(
+            self.github,
+            record.ref,
+            record.check_run_id,
+            whole.check,
+            details_url=record.details_url,
         )
+        await set_label(self.github, self.pull_key, whole.label, whole.label_name)
+        conclusion = str(whole.check.conclusion)
+        await self._runs().save(
+            record.model_copy(update={"review": review, "conclusion": conclusion})
+        )
+        await self.deps.transcripts().add_rulings(record.run_id, review, conclusion)
 
     async def _latest(self, pull: PullRequest) -> RunRecord | None:
         """The latest review, if it reviewed the current head; a reply says why not."""

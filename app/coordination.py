@@ -88,6 +88,10 @@ class RunPlan(BaseModel):
     config: RepoConfig
     config_problems: list[tuple[str, int | None]] = []
     excluded_files: int = 0
+    title: str = ""
+    html_url: str = ""
+    started_at: float = 0.0
+    """When the plan was made (Unix time)."""
 
     def review_units(self) -> list[ReviewUnit]:
         return Diff.parse(self.diff, allow_empty=True).units(self.unit_tokens)

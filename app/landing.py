@@ -82,9 +82,15 @@ async def publish_review(
 
 
 async def complete_check_run(
-    github: Installation, ref: PullRequestRef, check_id: int, result: publish.CheckRunResult
+    github: Installation,
+    ref: PullRequestRef,
+    check_id: int,
+    result: publish.CheckRunResult,
+    *,
+    details_url: str | None = None,
 ) -> None:
-    """Complete the check run with `result`, annotations in as many updates as they need."""
+    """Complete the check run with `result`, annotations in as many updates as they need;
+    its "Details" link goes to `details_url` (the run's transcript) when there is one."""
     first, *more = result.outputs()
     fields: dict[str, Any] = {
         "status": "completed",
@@ -93,6 +99,8 @@ async def complete_check_run(
         "output": first,
         "actions": BUTTONS if result.conclusion is publish.Conclusion.ACTION_REQUIRED else [],
     }
+    if details_url is not None:
+        fields["details_url"] = details_url
     await github.update_check_run(ref, check_id, fields)
     # GitHub appends the annotations of each further update to those already there.
     for output in more:

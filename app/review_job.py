@@ -31,6 +31,7 @@ from app.github import PullRequest
 from app.landing import complete_check_run, now, publish_review, set_label
 from app.queue import ReviewQueue
 from app.runs import OpenCheck, RunRecord
+from app.transcripts import TranscriptRecord
 from app.worker import WorkerDeps, deps_of
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
 from policies.debate import DebatePolicy
@@ -71,6 +72,8 @@ class ReviewRun:
         self.config_problems: list[ConfigProblem] = []
         self.check_id: int | None = None
         self.units = 0
+        self.details_url: str | None = None
+        """The link to the run's transcript, once there is one."""
         self.github = deps.github.installation(ref.installation_id)
         self.live = deps.live_runs()
 
@@ -174,6 +177,9 @@ class ReviewRun:
             config=config,
             config_problems=[(p.message, p.line) for p in self.config_problems],
             excluded_files=len(whole.files) - len(diff.files),
+            title=pull.title,
+            html_url=pull.html_url,
+            started_at=time.time(),
         )
         self.units = plan.units
         await self.live.begin(plan)
@@ -207,9 +213,14 @@ class ReviewRun:
             hidden=len(debated.findings) - len(review.findings),
             min_severity=config.min_severity,
         )
-        run = self.run_info.model_copy(update={"spend": spend, "notes": notes})
+        links = self.deps.links
+        self.details_url = links.url(self.run_id) if links else None
+        run = self.run_info.model_copy(
+            update={"spend": spend, "notes": notes, "details_url": self.details_url}
+        )
         diff = Diff.parse(plan.diff, allow_empty=True)
         publication = await publish_review(self.github, ref, review, diff, run)
+        await self._keep_transcript(plan, debated, spend, str(publication.check.conclusion))
         await set_label(self.github, ref, publication.label, publication.label_name)
         await self._complete(check_id, publication.check)
         if self.deps.runs is not None:
@@ -223,9 +234,30 @@ class ReviewRun:
                     diff=plan.diff,
                     policy=plan.policy,
                     config=config,
+                    details_url=self.details_url,
                 )
             )
         return str(publication.check.conclusion)
+
+    async def _keep_transcript(
+        self, plan: RunPlan, debated: Review, spend: publish.Spend, conclusion: str
+    ) -> None:
+        """Keep the whole debate for the transcript page (for the retention period)."""
+        record = TranscriptRecord(
+            run_id=self.run_id,
+            ref=self.ref,
+            title=plan.title,
+            html_url=plan.html_url,
+            started_at=plan.started_at,
+            finished_at=time.time(),
+            conclusion=conclusion,
+            review=debated,
+            diff=plan.diff,
+            min_severity=self.config.min_severity,
+            spent=spend.spent,
+            ceiling=spend.ceiling,
+        )
+        await self.deps.transcripts().save(record)
 
     async def _policy(self) -> DebatePolicy:
         """The repository's debate policy, with a budget set by `/tiebreak budget` for this
@@ -258,7 +290,11 @@ class ReviewRun:
 
     async def _complete(self, check_id: int, result: publish.CheckRunResult) -> None:
         await complete_check_run(
-            self.github, self.ref, check_id, _with_config_problems(result, self.config_problems)
+            self.github,
+            self.ref,
+            check_id,
+            _with_config_problems(result, self.config_problems),
+            details_url=self.details_url,
         )
         if self.deps.runs is not None:
             await self.deps.runs.close_check(self._open_check(check_id))

@@ -38,9 +38,16 @@ class RunRecord(BaseModel):
     """The policy the run debated under, for a later arbitration."""
     config: RepoConfig = RepoConfig()
     """The repository's config for the run, for publishing what later commands change."""
+    details_url: str | None = None
+    """The link to the run's transcript, if it has one."""
 
     def run_info(self) -> RunInfo:
-        return RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
+        return RunInfo.of(
+            self.config,
+            run_id=self.run_id,
+            head_sha=self.ref.head_sha,
+            details_url=self.details_url,
+        )
 
 
 class OpenCheck(BaseModel):

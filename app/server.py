@@ -1,4 +1,5 @@
-"""The web server: the webhook endpoint and the health checks, on one Redis pool."""
+"""The web server: the webhook endpoint, the transcript pages and the health checks, on one
+Redis pool."""
 
 import asyncio
 from collections.abc import AsyncIterator
@@ -10,9 +11,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from redis.exceptions import RedisError
 
-from app import webhooks
+from app import transcript_page, webhooks
+from app.links import links_for
 from app.queue import ReviewQueue
 from app.settings import Settings, SettingsError
+from app.transcripts import TranscriptStore
 
 READY_TIMEOUT = 2.0
 
@@ -32,6 +35,9 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = await create_pool(redis_settings(redis_url))
         app.state.webhooks = webhooks.WebhookContext(secret.get_secret_value(), ReviewQueue(redis))
+        app.state.transcripts = transcript_page.TranscriptPages(
+            TranscriptStore(redis, settings.tiebreak_transcript_retention), links_for(settings)
+        )
         try:
             yield
         finally:
@@ -39,6 +45,7 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
 
     app = FastAPI(title="Tiebreak", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.include_router(webhooks.router)
+    app.include_router(transcript_page.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -6,6 +6,7 @@ so a server never starts half-configured.
 """
 
 import functools
+import hmac
 from pathlib import Path
 
 from pydantic import AnyHttpUrl, Field, SecretStr, field_validator
@@ -52,6 +53,14 @@ class Settings(BaseSettings):
     public_url: AnyHttpUrl | None = None
     """Where this server is reachable (`PUBLIC_URL`), for links from check runs."""
 
+    tiebreak_link_secret: SecretStr | None = None
+    """The key that signs links to debate transcripts (`TIEBREAK_LINK_SECRET`); derived from
+    `GITHUB_WEBHOOK_SECRET` when unset. The web server and the workers need the same one."""
+
+    tiebreak_transcript_retention: int = Field(default=14, ge=0, le=365)
+    """Days a review's debate transcript is kept, and its link valid
+    (`TIEBREAK_TRANSCRIPT_RETENTION`); 0 keeps none."""
+
     tiebreak_data_dir: Path = Path(".tiebreak")
     """Where `tiebreak serve` keeps its embedded Redis (`TIEBREAK_DATA_DIR`)."""
 
@@ -81,12 +90,22 @@ class Settings(BaseSettings):
             raise ValueError("must divide 60 (the janitor runs at fixed seconds of each minute)")
         return value
 
-    @field_validator("github_webhook_secret")
+    @field_validator("github_webhook_secret", "tiebreak_link_secret")
     @classmethod
     def _secret_is_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and not value.get_secret_value().strip():
-            raise ValueError("GITHUB_WEBHOOK_SECRET is empty")
+            raise ValueError("the secret is empty")
         return value
+
+    def link_key(self) -> bytes | None:
+        """The key of transcript links, or None when this process cannot sign any."""
+        if self.tiebreak_link_secret is not None:
+            return self.tiebreak_link_secret.get_secret_value().encode()
+        if self.github_webhook_secret is None:
+            return None
+        secret = self.github_webhook_secret.get_secret_value().encode()
+        # Derived, so that a link's signature says nothing about the webhook secret.
+        return hmac.digest(secret, b"tiebreak transcript links", "sha256")
 
     def private_key(self) -> str:
         """The App's private key, from the variable or the file."""

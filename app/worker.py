@@ -20,9 +20,11 @@ from agents.llm import LLMClient
 from app.allowance import DailyAllowance, utc_now
 from app.coordination import LiveRuns
 from app.github import GitHubApp
+from app.links import TranscriptLinks, links_for
 from app.queue import COMMAND_JOB, REVIEW_JOB, UNIT_JOB, UNIT_QUEUE, ReviewQueue
 from app.runs import RunStore
 from app.settings import Settings, SettingsError
+from app.transcripts import TranscriptStore
 from policies.config import Models
 
 REVIEW_TIMEOUT = 30 * 60
@@ -69,12 +71,20 @@ class WorkerDeps:
     max_unit_attempts: int = MAX_UNIT_ATTEMPTS
     sweep_seconds: frozenset[int] = frozenset({0})
     """The seconds of each minute at which the janitor sweeps."""
+    links: TranscriptLinks | None = None
+    """Makes the links to transcripts from check runs; None when the server has none."""
 
     def live_runs(self) -> LiveRuns:
         """The coordination keys of live runs, on the worker's Redis."""
         if self.queue is None:
             raise RuntimeError("the worker has not started")
         return LiveRuns(self.queue.redis, self.heartbeat)
+
+    def transcripts(self) -> TranscriptStore:
+        """Where finished runs' transcripts are kept, on the worker's Redis."""
+        if self.queue is None:
+            raise RuntimeError("the worker has not started")
+        return TranscriptStore(self.queue.redis, self.settings.tiebreak_transcript_retention)
 
     def llm_for(self, models: Models) -> LLMClient:
         """The model client with a repository's choice of models, where it made one."""
@@ -108,6 +118,7 @@ class WorkerDeps:
             unit_concurrency=settings.tiebreak_unit_concurrency,
             heartbeat=settings.tiebreak_heartbeat,
             sweep_seconds=frozenset(range(0, 60, every)),
+            links=links_for(settings),
             github=GitHubApp(app_id, settings.private_key(), str(settings.github_api_url)),
             llm=ClaudeLLM.connect(
                 api_key=key.get_secret_value(),
