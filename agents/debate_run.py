@@ -330,7 +330,8 @@ class DebateRun:
             closure = Closure(
                 Consensus.ARBITER, Resolution.WARNING, self.round, warning=ruling.warning
             )
-            verdict = f"the code stands with a documented warning: {ruling.warning}"
+            warning = (ruling.warning or "").rstrip(". ")
+            verdict = f"the code stands with a documented warning: {warning}"
         thread.close(closure)
         override = self._say(
             thread,

@@ -6,6 +6,7 @@ itsdangerous timestamp signature of the run id: nothing in it can be changed to 
 run, or to live longer.
 """
 
+import hashlib
 import time
 from collections.abc import Callable
 from urllib.parse import quote
@@ -20,7 +21,7 @@ SALT = "tiebreak.transcript"
 
 class _Signer(TimestampSigner):
     def __init__(self, key: bytes, clock: Callable[[], float]) -> None:
-        super().__init__(key, salt=SALT, digest_method="sha256")
+        super().__init__(key, salt=SALT, digest_method=hashlib.sha256, key_derivation="hmac")
         self.clock = clock
 
     def get_timestamp(self) -> int:

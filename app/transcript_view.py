@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from agents.diff import Diff
 from agents.llm import Role, Usage
-from agents.outcome import FindingOutcome, Message, Outcome, Turn
+from agents.outcome import FindingOutcome, Message, MessageKind, Outcome, Turn
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity
 from app.transcripts import TranscriptRecord
@@ -174,8 +174,13 @@ def _finding(
         note=result.note,
         exchanges=result.exchanges,
         tokens=result.tokens,
-        thread=[_item(m, diff) for m in thread],
+        # The claim heads the finding; the message that raised it would only repeat it.
+        thread=[_item(m, diff) for m in thread if not _raising(m, finding.claim)],
     )
+
+
+def _raising(message: Message, claim: str) -> bool:
+    return message.kind is MessageKind.FINDING and message.text == claim
 
 
 def _item(message: Message, diff: Diff) -> ThreadItem:
@@ -206,7 +211,7 @@ def _chart(edge: str, events: list[BudgetEvent]) -> BudgetChart:
     summary = (
         f"limit {events[0].limit:,} → {last.limit:,}, spent {last.spent:,}"
         + (f", dropped in round {dropped.round}" if dropped else "")
-        + f" ({len(events)} events)"
+        + f" ({len(events)} event{'s' if len(events) != 1 else ''})"
     )
     return BudgetChart(
         edge=edge,
@@ -219,8 +224,9 @@ def _chart(edge: str, events: list[BudgetEvent]) -> BudgetChart:
 
 
 def _points(values: list[int], peak: int) -> str:
-    """SVG polyline points of `values` scaled into the chart."""
+    """SVG polyline points of `values` scaled into the chart (one value: a level line)."""
     width, height, pad = CHART_WIDTH, CHART_HEIGHT, CHART_PAD
+    values = values * 2 if len(values) == 1 else values
     step = (width - 2 * pad) / max(len(values) - 1, 1)
     return " ".join(
         f"{pad + i * step:.1f},{height - pad - v / peak * (height - 2 * pad):.1f}"

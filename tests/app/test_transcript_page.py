@@ -1,0 +1,220 @@
+"""The transcript page of a real review: linked from the check run, private, escaped, kept
+for the retention period only."""
+
+import re
+from collections.abc import Iterator
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from fastapi.testclient import TestClient
+from redis import Redis
+from redis.asyncio import Redis as AsyncRedis
+
+from agents.scripted import ScriptedLLM, by_role
+from app.links import TranscriptLinks, links_for
+from app.server import create_app
+from app.settings import Settings
+from app.transcripts import DAY, TranscriptStore
+from tests.agents.kit import LOG_FIX, LOG_LINE, force_fix, rulings
+from tests.app.review_kit import NUMBER, REPO, STUBBORN, agreed, run_review, run_worker
+from tests.app.test_command_job import asked
+from tests.app.transcript_kit import PWNED, hostile_record
+from tests.app.webhook_kit import SECRET
+from tests.fakes.github_api import AppKey, FakeGitHub
+
+PUBLIC_URL = "https://tiebreak.example.com"
+SETTINGS = Settings(github_webhook_secret=SECRET, public_url=PUBLIC_URL)
+
+
+def linking(settings: Settings = SETTINGS) -> dict[str, object]:
+    """The worker's dependencies that make transcripts and their links."""
+    return {"settings": settings, "links": links_for(settings)}
+
+
+@pytest.fixture
+def web(redis_url: str) -> Iterator[TestClient]:
+    with TestClient(create_app(SETTINGS, redis_url)) as client:
+        yield client
+
+
+def details_url(github: FakeGitHub) -> str:
+    (check,) = github.check_runs(REPO)
+    assert check.details_url is not None
+    return check.details_url
+
+
+def local(url: str) -> str:
+    """The path and query of a link to the public server, to ask the test server for."""
+    parts = urlsplit(url)
+    return f"{parts.path}?{parts.query}"
+
+
+def escaped(line: str) -> str:
+    return line.replace("'", "&#39;")
+
+
+def text(html: str) -> str:
+    """The page's text, roughly as a reader sees it (markup dropped, entities kept)."""
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+async def test_a_finished_review_links_its_transcript_from_the_check_run_and_the_review(
+    github: FakeGitHub, key: AppKey, redis_url: str, web: TestClient
+) -> None:
+    await run_review(github, key, redis_url, agreed(), **linking())
+
+    url = details_url(github)
+    assert url.startswith(f"{PUBLIC_URL}/runs/")
+    (review,) = github.reviews(REPO, NUMBER)
+    assert f"[The debate, message by message]({url})" in review.body
+
+    page = web.get(local(url))
+
+    assert page.status_code == 200
+    shown = text(page.text)
+    assert f"{REPO}#{NUMBER}" in shown
+    assert "`log` is not defined anywhere: every refund raises NameError." in shown
+    assert "unanimous" in shown
+    assert "fixed" in shown
+    # The coder's patch, as a diff against the line it replaces.
+    assert '<span class="del">-    log(payment.id, amount)</span>' in page.text
+    assert f'<span class="add">+{escaped(LOG_LINE)}</span>' in page.text
+    # The budget of each edge, charted.
+    assert page.text.count("<polyline") == 2 * 3
+    # Its spend is the check run's.
+    (check,) = github.check_runs(REPO)
+    spend = re.search(
+        r"\*\*Spend\*\*: ([\d,]+) billed tokens of this review's ([\d,]+) ceiling",
+        check.output["summary"],
+    )
+    assert spend is not None
+    assert f"{spend.group(1)} of {spend.group(2)} billed tokens" in shown
+
+
+async def test_the_page_opens_only_with_a_valid_link(
+    github: FakeGitHub, key: AppKey, redis_url: str, web: TestClient
+) -> None:
+    await run_review(github, key, redis_url, agreed(), **linking())
+    url = details_url(github)
+    path, token = local(url).split("?token=")
+    links = links_for(SETTINGS)
+    assert links is not None
+    expired = TranscriptLinks(
+        SETTINGS.link_key() or b"", PUBLIC_URL, links.ttl, clock=lambda: 1_000_000_000.0
+    )
+    other = TranscriptLinks(b"another server's key", PUBLIC_URL, links.ttl)
+    run_id = unquote(path.removeprefix("/runs/"))
+    assert links.valid(run_id, token)  # the forgeries below differ from it in one way each
+
+    refused = [
+        web.get(path),
+        web.get(f"{path}?token="),
+        web.get(f"{path}?token={token[:-2]}"),
+        web.get(f"{path}?token={other.token(run_id)}"),
+        web.get(f"{path}?token={expired.token(run_id)}"),
+        web.get(f"/runs/another-run?token={token}"),
+        web.get(f"/runs/another-run?token={links.token('another-run')}"),  # valid, no transcript
+    ]
+
+    assert [r.status_code for r in refused] == [404] * len(refused)
+    assert len({r.text for r in refused}) == 1, "a refusal must not say why"
+    assert "Not found" in refused[0].text
+    assert web.get(f"{path}?token={token}").status_code == 200
+
+
+async def test_the_page_is_private_and_runs_no_script(
+    github: FakeGitHub, key: AppKey, redis_url: str, web: TestClient
+) -> None:
+    await run_review(github, key, redis_url, agreed(), **linking())
+
+    page = web.get(local(details_url(github)))
+
+    headers = page.headers
+    assert "default-src 'none'" in headers["content-security-policy"]
+    assert "script-src" not in headers["content-security-policy"]  # falls back to 'none'
+    assert headers["referrer-policy"] == "no-referrer"  # the token must not leak onward
+    assert headers["cache-control"] == "private, no-store"
+    assert headers["x-robots-tag"] == "noindex, nofollow"
+    assert headers["x-frame-options"] == "DENY"
+    assert "<script" not in page.text
+
+
+async def test_a_transcript_is_kept_for_the_retention_period(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    settings = Settings(
+        github_webhook_secret=SECRET, public_url=PUBLIC_URL, tiebreak_transcript_retention=3
+    )
+    await run_review(github, key, redis_url, agreed(), **linking(settings))
+
+    redis = Redis.from_url(redis_url)
+    try:
+        (key_name,) = redis.keys("tiebreak:transcript:*")
+        assert 3 * DAY - 60 <= redis.ttl(key_name) <= 3 * DAY
+    finally:
+        redis.close()
+
+
+async def test_with_no_retention_nothing_is_kept_and_nothing_links_to_it(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    settings = Settings(
+        github_webhook_secret=SECRET, public_url=PUBLIC_URL, tiebreak_transcript_retention=0
+    )
+    await run_review(github, key, redis_url, agreed(), **linking(settings))
+
+    (check,) = github.check_runs(REPO)
+    assert check.details_url is None
+    (review,) = github.reviews(REPO, NUMBER)
+    assert "/runs/" not in review.body
+    redis = Redis.from_url(redis_url)
+    try:
+        assert redis.keys("tiebreak:transcript:*") == []
+    finally:
+        redis.close()
+
+
+async def test_a_ruling_asked_for_later_joins_the_transcript(
+    github: FakeGitHub, key: AppKey, redis_url: str, web: TestClient
+) -> None:
+    github.set_file(REPO, "b" * 40, ".github/tiebreak.yml", "debate:\n  arbitration: false\n")
+    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)), **linking())
+    url = details_url(github)
+    before = text(web.get(local(url)).text)
+    assert "unresolved" in before
+    assert "arbiter ruling" not in before
+
+    arbiter = ScriptedLLM(by_role(arbiter=[rulings(force_fix("F1", LOG_FIX))]))
+    comment = asked(github, ("arbitrate", None), association="OWNER")
+    await run_worker(github, key, redis_url, arbiter, comment.enqueue, **linking())
+
+    assert details_url(github) == url
+    page_after = web.get(local(url)).text
+    after = text(page_after)
+    assert "arbiter ruling" in after
+    assert "Final ruling on F1: the coder must adopt the arbiter&#39;s patch." in after
+    assert f'<span class="add">+{escaped(LOG_LINE)}</span>' in page_after
+
+
+async def test_a_hostile_pull_request_is_shown_as_text(redis_url: str, web: TestClient) -> None:
+    record = await hostile_record()
+    redis = AsyncRedis.from_url(redis_url)
+    try:
+        await TranscriptStore(redis, 1).save(record)
+    finally:
+        await redis.aclose()
+    links = links_for(SETTINGS)
+    assert links is not None
+
+    url = links.url(record.run_id)
+    assert url is not None
+    page = web.get(local(url))
+
+    assert page.status_code == 200
+    assert "<script" not in page.text
+    assert "<img" not in page.text
+    assert "onerror=" not in page.text.replace("onerror=&#34;", "")
+    shown = text(page.text)
+    assert f"&lt;script&gt;{PWNED} = 1&lt;/script&gt;" in shown
+    assert "&lt;/title&gt;" in shown
+    assert "A" * 100_000 in page.text  # the wide line, whole, for the reader to scroll
