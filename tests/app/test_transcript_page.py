@@ -3,11 +3,11 @@ for the retention period only."""
 
 import re
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
-from redis import Redis
 from redis.asyncio import Redis as AsyncRedis
 
 from agents.scripted import ScriptedLLM, by_role
@@ -19,14 +19,14 @@ from tests.agents.kit import LOG_FIX, LOG_LINE, force_fix, rulings
 from tests.app.review_kit import NUMBER, REPO, STUBBORN, agreed, run_review, run_worker
 from tests.app.test_command_job import asked
 from tests.app.transcript_kit import PWNED, hostile_record
-from tests.app.webhook_kit import SECRET
+from tests.app.webhook_kit import SECRET, Store
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 PUBLIC_URL = "https://tiebreak.example.com"
 SETTINGS = Settings(github_webhook_secret=SECRET, public_url=PUBLIC_URL)
 
 
-def linking(settings: Settings = SETTINGS) -> dict[str, object]:
+def linking(settings: Settings = SETTINGS) -> dict[str, Any]:
     """The worker's dependencies that make transcripts and their links."""
     return {"settings": settings, "links": links_for(settings)}
 
@@ -147,12 +147,12 @@ async def test_a_transcript_is_kept_for_the_retention_period(
     )
     await run_review(github, key, redis_url, agreed(), **linking(settings))
 
-    redis = Redis.from_url(redis_url)
+    store = Store(redis_url)
     try:
-        (key_name,) = redis.keys("tiebreak:transcript:*")
-        assert 3 * DAY - 60 <= redis.ttl(key_name) <= 3 * DAY
+        (key_name,) = store.keys("tiebreak:transcript:*")
+        assert 3 * DAY - 60 <= store.ttl(key_name) <= 3 * DAY
     finally:
-        redis.close()
+        store.close()
 
 
 async def test_with_no_retention_nothing_is_kept_and_nothing_links_to_it(
@@ -167,11 +167,11 @@ async def test_with_no_retention_nothing_is_kept_and_nothing_links_to_it(
     assert check.details_url is None
     (review,) = github.reviews(REPO, NUMBER)
     assert "/runs/" not in review.body
-    redis = Redis.from_url(redis_url)
+    store = Store(redis_url)
     try:
-        assert redis.keys("tiebreak:transcript:*") == []
+        assert store.keys("tiebreak:transcript:*") == []
     finally:
-        redis.close()
+        store.close()
 
 
 async def test_a_ruling_asked_for_later_joins_the_transcript(

@@ -78,6 +78,10 @@ class Store:
     def keys(self, pattern: str) -> list[str]:
         return sorted(self._call("KEYS", pattern))
 
+    def ttl(self, key: str) -> int:
+        """Seconds `key` has left to live (-1: no expiry, -2: no such key)."""
+        return int(self._call("TTL", key))
+
     def _url(self) -> str:
         kwargs = self._redis.connection_pool.connection_kwargs
         return f"redis://{kwargs['host']}:{kwargs['port']}/{kwargs.get('db', 0)}"
