@@ -2,8 +2,8 @@
 
 import asyncio
 import contextlib
-import logging
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -17,7 +17,7 @@ from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.review import Review, review_diff
-from app import config_docs
+from app import config_docs, logs
 from app.embedded_redis import EmbeddedRedis
 from app.server import create_app
 from app.settings import Settings, SettingsError, get_settings
@@ -118,7 +118,7 @@ def serve(host: str, port: int) -> None:
             settings.redis_url
             or stack.enter_context(EmbeddedRedis(settings.tiebreak_data_dir / "redis")).url
         )
-        asyncio.run(_serve(settings, redis_url, host, port, deps))
+        _run_server(_serve(settings, redis_url, host, port, deps))
 
 
 @main.command()
@@ -128,7 +128,7 @@ def web(host: str, port: int) -> None:
     """Run the web server alone, on the Redis at REDIS_URL."""
     settings = _settings(web=True)
     redis_url = _redis_url(settings)
-    asyncio.run(_serve(settings, redis_url, host, port, None))
+    _run_server(_serve(settings, redis_url, host, port, None))
 
 
 @main.command()
@@ -226,11 +226,19 @@ def config_docs_command(check: bool, root: Path) -> None:
         sys.exit(EXIT_PROBLEMS)
 
 
+def _run_server(server: Coroutine[None, None, None]) -> None:
+    # Ctrl-C is how a server stops: uvicorn shuts down, then raises the signal again; it ends
+    # the process quietly, not with click's "Aborted!" among the log lines.
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(server)
+
+
 async def _serve(
     settings: Settings, redis_url: str, host: str, port: int, deps: WorkerDeps | None
 ) -> None:
+    # No log config of uvicorn's own: its lines go through the root handler, JSON and redacted.
     server = uvicorn.Server(
-        uvicorn.Config(create_app(settings, redis_url), host=host, port=port, log_level="info")
+        uvicorn.Config(create_app(settings, redis_url), host=host, port=port, log_config=None)
     )
     if deps is None:
         await server.serve()
@@ -246,9 +254,6 @@ async def _serve(
 
 
 def _settings(*, web: bool = False, worker: bool = False) -> Settings:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     try:
         settings = get_settings()
         settings.require(web=web, worker=worker)
@@ -256,6 +261,7 @@ def _settings(*, web: bool = False, worker: bool = False) -> Settings:
             settings.private_key()
     except (ValidationError, SettingsError) as exc:
         _fail(str(exc).splitlines()[0])
+    logs.configure(settings)
     return settings
 
 

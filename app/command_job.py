@@ -21,6 +21,7 @@ from app.commands import HELP, CommandName
 from app.events import CommandCall, CommandRequest
 from app.github import PullRequest, Reaction
 from app.landing import complete_check_run, publish_review, set_label
+from app.logs import bind, log_context
 from app.queue import ReviewQueue
 from app.review_job import MIN_CEILING
 from app.runs import RunRecord, RunStore
@@ -48,6 +49,11 @@ class CommandRun:
         self.github = deps.github.installation(request.pull.installation_id)
 
     async def run(self) -> str:
+        pull = self.pull_key
+        with log_context(repository=pull.full_name, pull_number=pull.number):
+            return await self._run_all()
+
+    async def _run_all(self) -> str:
         await self._react("eyes")
         if not await self._may_run():
             await self._reply(
@@ -248,6 +254,7 @@ class CommandRun:
                 f"{pull.head_sha[:7]}: comment `/tiebreak review` first."
             )
             return None
+        bind(run_id=record.run_id)  # the commands act on that run
         return record
 
     async def _react(self, content: Reaction) -> None:

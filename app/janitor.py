@@ -12,12 +12,15 @@ still shows unfinished as `timed_out`, saying why.
 
 import logging
 import time
+from contextlib import AbstractContextManager
 from typing import Any
 
 from githubkit.exception import GitHubException
 
 from app import publish
+from app.events import PullKey
 from app.landing import complete_check_run
+from app.logs import log_context
 from app.runs import OpenCheck
 from app.worker import WorkerDeps, deps_of
 
@@ -42,12 +45,13 @@ async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
     live, queue = deps.live_runs(), deps.queue
     resumed = 0
     for orphan in await live.orphans(started_before=now - deps.heartbeat):
-        if await queue.resume_pending(orphan.run_id, orphan.resumes):
-            continue  # its new coordinator is queued, or starting
-        resumes = await live.count_resume(orphan.run_id)
-        await queue.resume_review(orphan.ref, orphan.trigger, orphan.run_id, resumes)
-        log.warning("run %s of %s lost its worker; resuming it", orphan.run_id, orphan.ref.key)
-        resumed += 1
+        with _about(orphan.run_id, orphan.ref):
+            if await queue.resume_pending(orphan.run_id, orphan.resumes):
+                continue  # its new coordinator is queued, or starting
+            resumes = await live.count_resume(orphan.run_id)
+            await queue.resume_review(orphan.ref, orphan.trigger, orphan.run_id, resumes)
+            log.warning("run %s of %s lost its worker; resuming it", orphan.run_id, orphan.ref.key)
+            resumed += 1
     return resumed
 
 
@@ -57,12 +61,17 @@ async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
         raise RuntimeError("the worker has not started")
     completed = 0
     for check in await deps.runs.claim_overdue_checks(now):
-        try:
-            completed += await _complete(deps, check)
-        except GitHubException as exc:
-            log.warning("could not complete check run %s: %s", check.check_run_id, exc)
-            await deps.runs.open_check(check, now + RETRY_LATER)
+        with _about(check.run_id, check.ref):
+            try:
+                completed += await _complete(deps, check)
+            except GitHubException as exc:
+                log.warning("could not complete check run %s: %s", check.check_run_id, exc)
+                await deps.runs.open_check(check, now + RETRY_LATER)
     return completed
+
+
+def _about(run_id: str, ref: PullKey) -> AbstractContextManager[None]:
+    return log_context(run_id=run_id, repository=ref.full_name, pull_number=ref.number)
 
 
 async def _complete(deps: WorkerDeps, check: OpenCheck) -> bool:

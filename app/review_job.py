@@ -29,6 +29,7 @@ from app.events import PullRequestRef
 from app.fanout import Fanout
 from app.github import PullRequest
 from app.landing import complete_check_run, now, publish_review, set_label
+from app.logs import log_context
 from app.queue import ReviewQueue
 from app.runs import OpenCheck, RunRecord
 from app.transcripts import TranscriptRecord
@@ -82,16 +83,18 @@ class ReviewRun:
         return publish.RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
 
     async def run(self) -> str:
-        if await self._superseded():
-            return "superseded before it started"
-        live = self.live
-        if await live.run_state(self.run_id) in ENDED:
-            return "this run has ended already"
-        if await live.run_alive(self.run_id):
-            return "this run is live on another worker"
-        async with live.beating_run(self.run_id):
-            await live.open(self.run_id, self.ref, self.trigger)
-            return await self._run()
+        ref = self.ref
+        with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
+            if await self._superseded():
+                return "superseded before it started"
+            live = self.live
+            if await live.run_state(self.run_id) in ENDED:
+                return "this run has ended already"
+            if await live.run_alive(self.run_id):
+                return "this run is live on another worker"
+            async with live.beating_run(self.run_id):
+                await live.open(self.run_id, ref, self.trigger)
+                return await self._run()
 
     async def _run(self) -> str:
         ended: State | None = State.FAILED

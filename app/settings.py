@@ -7,6 +7,7 @@ so a server never starts half-configured.
 
 import functools
 import hmac
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import AnyHttpUrl, Field, SecretStr, field_validator
@@ -18,6 +19,24 @@ from policies.errors import TiebreakError
 
 class SettingsError(TiebreakError):
     """A required setting is missing or unusable."""
+
+
+class LogFormat(StrEnum):
+    """How log lines are written: `auto` is JSON, or text on a terminal."""
+
+    AUTO = "auto"
+    JSON = "json"
+    TEXT = "text"
+
+
+class LogLevel(StrEnum):
+    """The least severe log lines written."""
+
+    DEBUG = "DEBUG"
+    INFO = "INFO"
+    WARNING = "WARNING"
+    ERROR = "ERROR"
+    CRITICAL = "CRITICAL"
 
 
 class Settings(BaseSettings):
@@ -82,6 +101,24 @@ class Settings(BaseSettings):
 
     tiebreak_janitor_every: int = Field(default=60, ge=1, le=60)
     """Seconds between the janitor's sweeps, a divisor of 60 (`TIEBREAK_JANITOR_EVERY`)."""
+
+    tiebreak_log_format: LogFormat = LogFormat.AUTO
+    """`json`, `text`, or `auto`: JSON lines unless standard error is a terminal
+    (`TIEBREAK_LOG_FORMAT`)."""
+
+    tiebreak_log_level: LogLevel = LogLevel.INFO
+    """The least severe log lines written (`TIEBREAK_LOG_LEVEL`): at `DEBUG`, the HTTP
+    clients' own lines too."""
+
+    @field_validator("tiebreak_log_format", mode="before")
+    @classmethod
+    def _format_in_any_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("tiebreak_log_level", mode="before")
+    @classmethod
+    def _level_in_any_case(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("tiebreak_janitor_every")
     @classmethod

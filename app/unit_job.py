@@ -17,6 +17,7 @@ from agents.errors import LLMFatal
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.coordination import STARTED, LiveRuns, RunPlan, State, worker_name
+from app.logs import bind, log_context
 from app.worker import WorkerDeps, deps_of
 from policies.budget import AllOf, TokenCeiling
 
@@ -40,10 +41,15 @@ class UnitRun:
         self.attempt = attempt
 
     async def run(self) -> str:
+        with log_context(run_id=self.run_id, unit=self.number):
+            return await self._run()
+
+    async def _run(self) -> str:
         live, run, n = self.live, self.run_id, self.number
         plan = await live.plan(run)
         if plan is None:
             return "the run has ended"
+        bind(repository=plan.ref.full_name, pull_number=plan.ref.number)
         current = await live.unit(run, n)
         if current.attempt != self.attempt:
             return f"attempt {self.attempt} was given up for attempt {current.attempt}"

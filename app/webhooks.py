@@ -3,7 +3,9 @@
 Nothing slow happens here: a handler enqueues at most one job, and the answer goes back in
 milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over GitHub's
 25 MB cap is 413, anything that is not a JSON object or lacks what its handler needs is 400,
-and an event or action Tiebreak does not act on is acknowledged and ignored.
+and an event or action Tiebreak does not act on is acknowledged and ignored. Each answer is
+one log line, carrying the delivery's id and event, and its repository and pull request once
+a handler has read them.
 """
 
 import logging
@@ -16,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from redis.exceptions import RedisError
 
 from app.handlers import ROUTER
+from app.logs import log_context
 from app.queue import ReviewQueue
 from app.routing import Delivery, Outcome
 
@@ -59,6 +62,15 @@ class _Refused(Exception):
 
 @router.post("/api/github/webhooks")
 async def receive_webhook(request: Request, context: WebhookContextDep) -> JSONResponse:
+    # The ids as the headers claim them: a refused delivery's line says which it was too.
+    headers = request.headers
+    with log_context(
+        delivery_id=headers.get("x-github-delivery"), event=headers.get("x-github-event")
+    ):
+        return await _receive(request, context)
+
+
+async def _receive(request: Request, context: WebhookContext) -> JSONResponse:
     try:
         delivery = await _verified_delivery(request, context.secret)
     except _Refused as refused:
@@ -127,6 +139,7 @@ async def _forget(context: WebhookContext, key: str) -> None:
 
 
 def _answer(status: int, **content: str) -> JSONResponse:
+    log.info("webhook answered %s: %s", status, content.get("outcome") or content.get("error"))
     return JSONResponse(status_code=status, content=content)
 
 

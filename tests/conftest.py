@@ -91,6 +91,8 @@ def _clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "REDIS_URL",
         "PUBLIC_URL",
         "TIEBREAK_DATA_DIR",
+        "TIEBREAK_LOG_FORMAT",
+        "TIEBREAK_LOG_LEVEL",
     ):
         monkeypatch.delenv(name, raising=False)
     get_settings.cache_clear()

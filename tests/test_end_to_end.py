@@ -2,10 +2,12 @@
 
 `tiebreak serve` runs as a subprocess with its embedded redis-server, talking to a local fake
 GitHub and a local fake Messages API; the test delivers signed webhooks over HTTP and reads
-what landed on the pull request from the fake GitHub.
+what landed on the pull request from the fake GitHub. The server logs at DEBUG to a file, which
+must hold JSON lines and, once the server has stopped, no secret of the whole run.
 """
 
 import concurrent.futures
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +22,7 @@ from typing import Any
 import pytest
 
 from app.embedded_redis import free_port
+from app.redaction import REDACTED
 from tests.agents.kit import (
     LOG_FIX,
     LOG_LINE,
@@ -31,11 +34,12 @@ from tests.agents.kit import (
     git_diff,
 )
 from tests.app.webhook_kit import SECRET, payload, signed
-from tests.fakes.github_api import FakeGitHub, new_app_key
+from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
 from tests.fakes.messages_api import FakeMessagesAPI
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
 APP_ID, INSTALLATION, REPO = 42, 9, "octo/shop"
+API_KEY = "sk-e2e"
 DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
 DEADLINE = 60.0
 
@@ -91,11 +95,13 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
 
 
 class Tiebreak:
-    """A `tiebreak serve` process and the fakes it talks to."""
+    """A `tiebreak serve` process, the fakes it talks to, and the file it logs to."""
 
-    def __init__(self, github: FakeGitHub, port: int) -> None:
+    def __init__(self, github: FakeGitHub, port: int, log: Path, key: AppKey) -> None:
         self.github = github
         self.url = f"http://127.0.0.1:{port}"
+        self.log = log
+        self.key = key
 
     def deliver(self, event: str, body: dict[str, Any], **options: Any) -> int:
         raw, headers = signed(event, body, **options)
@@ -127,14 +133,37 @@ class Tiebreak:
             time.sleep(0.1)
         raise AssertionError(f"no completed check run for {head} within {DEADLINE} s")
 
+    def log_lines(self) -> list[str]:
+        """The lines logged so far (a line still being written is left for later)."""
+        text = self.log.read_text(encoding="utf-8")
+        return text[: text.rfind("\n") + 1].splitlines()
+
+    def secrets(self) -> list[str]:
+        """Every credential of the run: the server's own, and those minted while it ran."""
+        pem = self.key.private_pem.splitlines()
+        return [
+            SECRET,
+            API_KEY,
+            *(line for line in pem if line and not line.startswith("-----")),
+            *self.github.issued_tokens,
+            *self.github.app_jwts,
+        ]
+
+    def leaks(self) -> list[str]:
+        """The secrets found anywhere in the log."""
+        text = self.log.read_text(encoding="utf-8")
+        return [secret for secret in self.secrets() if secret in text]
+
 
 @pytest.fixture(scope="module")
 def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
     key = new_app_key()
     port = free_port()
+    log = tmp_path_factory.mktemp("logs") / "serve.log"
     with (
         FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as github,
-        FakeMessagesAPI(model, api_key="sk-e2e") as messages,
+        FakeMessagesAPI(model, api_key=API_KEY) as messages,
+        log.open("wb") as stderr,
     ):
         github.add_installation(INSTALLATION, repos=[REPO])
         env = {
@@ -143,19 +172,22 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
             "GITHUB_PRIVATE_KEY": key.private_pem,
             "GITHUB_WEBHOOK_SECRET": SECRET,
             "GITHUB_API_URL": github.base_url,
-            "ANTHROPIC_API_KEY": "sk-e2e",
+            "ANTHROPIC_API_KEY": API_KEY,
             "ANTHROPIC_BASE_URL": messages.base_url,
             "TIEBREAK_DATA_DIR": str(tmp_path_factory.mktemp("data")),
+            # The HTTP clients' own lines too: headers and URLs are where credentials travel.
+            "TIEBREAK_LOG_LEVEL": "DEBUG",
         }
         process = subprocess.Popen(
             [str(TIEBREAK), "serve", "--port", str(port)],
             env=env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            stderr=stderr,
         )
+        served = Tiebreak(github, port, log, key)
         try:
-            _wait_for_health(f"http://127.0.0.1:{port}/healthz", process)
-            yield Tiebreak(github, port)
+            _wait_for_health(f"http://127.0.0.1:{port}/healthz", process, log)
+            yield served
         finally:
             process.send_signal(signal.SIGINT)
             try:
@@ -163,15 +195,24 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-            if process.stderr is not None:
-                process.stderr.close()
+        # The whole run, shutdown included, every test of this module: JSON lines, no secret.
+        assert [line for line in served.log_lines() if not _is_json(line)] == []
+        assert served.leaks() == []
 
 
-def _wait_for_health(url: str, process: "subprocess.Popen[bytes]") -> None:
+def _is_json(line: str) -> bool:
+    try:
+        json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _wait_for_health(url: str, process: "subprocess.Popen[bytes]", log: Path) -> None:
     deadline = time.monotonic() + DEADLINE
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            errors = process.stderr.read().decode() if process.stderr else ""
+            errors = log.read_text(encoding="utf-8", errors="replace")
             raise AssertionError(f"tiebreak serve exited with {process.returncode}:\n{errors}")
         try:
             with urllib.request.urlopen(url, timeout=1) as response:
@@ -242,6 +283,39 @@ def test_a_bad_signature_produces_nothing(tiebreak: Tiebreak) -> None:
 
     assert [c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head] == []
     assert tiebreak.github.reviews(REPO, 3) == []
+
+
+def test_the_logs_say_what_each_line_is_about_and_hold_no_secret(tiebreak: Tiebreak) -> None:
+    head = "6" * 40
+    body = tiebreak.open_pull(6, head)
+    # Secrets sent where the server logs them: a refused delivery's line names its claimed id.
+    bait = "ghs_" + "Q" * 36  # shaped like an installation token
+    for claimed in (SECRET, bait):
+        assert tiebreak.deliver("pull_request", body, delivery=claimed, secret="wrong") == 401
+
+    assert tiebreak.deliver("pull_request", body, delivery="d-logs") == 202
+    tiebreak.wait_until_completed(head)
+
+    records = [json.loads(line) for line in tiebreak.log_lines()]  # every line is JSON
+    answered = next(r for r in records if r.get("delivery_id") == "d-logs")
+    assert answered["message"] == "webhook answered 202: enqueued"
+    assert (answered["event"], answered["repository"], answered["pull_number"]) == (
+        "pull_request",
+        REPO,
+        6,
+    )
+    run = [r for r in records if str(r.get("run_id", "")).startswith(f"review:{REPO}#6@{head}")]
+    assert all((r["repository"], r["pull_number"]) == (REPO, 6) for r in run)
+    assert any(r.get("unit") == 0 for r in run)
+    # The review's own HTTP traffic, to GitHub and to the model, at DEBUG, in its context.
+    assert {"httpx", "httpcore.http11", "anthropic._base_client"} <= {r["logger"] for r in run}
+    # Credentials really went by, and the bait really reached a line, redacted.
+    assert tiebreak.github.issued_tokens
+    assert tiebreak.github.app_jwts
+    refused = [r for r in records if r["message"].startswith("webhook answered 401")]
+    assert sum(r.get("delivery_id") == REDACTED for r in refused) == 2
+    assert tiebreak.leaks() == []
+    assert bait not in tiebreak.log.read_text(encoding="utf-8")
 
 
 def test_the_server_refuses_to_start_without_a_webhook_secret(tmp_path: Path) -> None:

@@ -97,9 +97,7 @@ async def test_a_hostile_pull_request_is_harmless(redis_url: str) -> None:
             assert HOSTILE_TITLE in await page.locator("h1").inner_text()
             assert HOSTILE_CLAIM in await page.locator("article.finding").first.inner_text()
             # The page keeps the window's width; the wide line scrolls in its own box.
-            assert await page.evaluate(
-                "document.documentElement.scrollWidth <= window.innerWidth"
-            )
+            assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
             wide = page.locator("pre.diff").nth(1)
             assert await wide.evaluate("e => e.scrollWidth > 100 * e.clientWidth")
             assert "A" * 1000 in await wide.inner_text()

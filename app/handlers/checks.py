@@ -7,6 +7,7 @@ resolves them; re-running a check run or suite reviews its head again.
 
 from app.commands import CommandName
 from app.events import CheckRunPayload, CheckSuitePayload, CommandCall, CommandRequest, PullKey
+from app.logs import bind
 from app.routing import Delivery, HandlerDeps, Outcome, WebhookRouter
 
 router = WebhookRouter()
@@ -18,6 +19,7 @@ BUTTONS = {"arbitrate": CommandName.ARBITRATE, "accept": CommandName.RESOLVE}
 @router.on("check_run", "requested_action")
 async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(CheckRunPayload)
+    _bind(payload, [pr.number for pr in payload.check_run.pull_requests])
     action = payload.requested_action
     command = BUTTONS.get(action.identifier) if action else None
     if command is None or not payload.check_run.pull_requests:
@@ -36,6 +38,7 @@ async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
 @router.on("check_run", "rerequested")
 async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(CheckRunPayload)
+    _bind(payload, [pr.number for pr in payload.check_run.pull_requests])
     return await _review_again(
         deps,
         [_pull(payload, pr.number) for pr in payload.check_run.pull_requests],
@@ -47,6 +50,7 @@ async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
 @router.on("check_suite", "rerequested")
 async def on_check_suite_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(CheckSuitePayload)
+    _bind(payload, [pr.number for pr in payload.check_suite.pull_requests])
     return await _review_again(
         deps,
         [_pull(payload, pr.number) for pr in payload.check_suite.pull_requests],
@@ -62,6 +66,13 @@ async def _review_again(
     for pull in pulls:
         queued |= await deps.queue.enqueue_review(pull.at(head_sha), rerun=delivery_id)
     return Outcome.ENQUEUED if queued else Outcome.IGNORED
+
+
+def _bind(payload: CheckRunPayload | CheckSuitePayload, numbers: list[int]) -> None:
+    """The repository, and the pull request when the check is on exactly one, go on the
+    delivery's log lines."""
+    repository = f"{payload.repository.owner.login}/{payload.repository.name}"
+    bind(repository=repository, pull_number=numbers[0] if len(numbers) == 1 else None)
 
 
 def _pull(payload: CheckRunPayload | CheckSuitePayload, number: int) -> PullKey:

@@ -17,6 +17,7 @@ from app.events import (
     User,
     is_bot,
 )
+from app.logs import bind
 from app.routing import Delivery, HandlerDeps, Outcome, WebhookRouter
 
 router = WebhookRouter()
@@ -54,6 +55,7 @@ async def on_review_thread_comment(delivery: Delivery, deps: HandlerDeps) -> Out
 async def _queue(
     deps: HandlerDeps, pull: PullKey, where: CommentRef, comment: Comment, sender: User
 ) -> Outcome:
+    bind(repository=pull.full_name, pull_number=pull.number)
     if is_bot(sender) or is_bot(comment.user):
         return Outcome.IGNORED
     parsed = parse_commands(comment.body or "")

@@ -6,6 +6,7 @@ event, that author and a draft get an automatic review.
 """
 
 from app.events import PullRequestPayload, PullRequestRef
+from app.logs import bind
 from app.routing import Delivery, HandlerDeps, Outcome, WebhookRouter
 
 router = WebhookRouter()
@@ -14,5 +15,7 @@ router = WebhookRouter()
 @router.on("pull_request", "opened", "reopened", "synchronize", "ready_for_review")
 async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(PullRequestPayload)
-    enqueued = await deps.queue.enqueue_review(PullRequestRef.of(payload), trigger=payload.action)
+    ref = PullRequestRef.of(payload)
+    bind(repository=ref.full_name, pull_number=ref.number)
+    enqueued = await deps.queue.enqueue_review(ref, trigger=payload.action)
     return Outcome.ENQUEUED if enqueued else Outcome.DUPLICATE

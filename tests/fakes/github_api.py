@@ -16,7 +16,8 @@ through `GITHUB_API_URL`:
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
 `add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `set_permission`) and
 inspect it (`requests`, `check_runs`, `reviews`, `review_comments`, `issue_comments`,
-`reactions`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`).
+`reactions`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`,
+and the credentials that went by: `issued_tokens`, `app_jwts`).
 Every change happens under one lock, since requests arrive on the server's threads.
 
 Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
@@ -32,7 +33,8 @@ answer an error:
 
 * `POST /app/installations/{id}/access_tokens` wants an RS256 JWT signed with the App's key,
   `iss` equal to the App id and `exp` at most ten minutes ahead; every other endpoint wants an
-  installation token (`Authorization: token …`) that covers the repository. A missing or
+  installation token (`Authorization: token …`, `ghs_` and 36 letters and digits, as GitHub's
+  look) that covers the repository. A missing or
   unknown token is 401; a valid token for another repository is 404, as GitHub hides
   repositories a token cannot see.
 * Review comments are placed on the pull request's diff: a path not in it, a line that is not
@@ -92,6 +94,7 @@ import json
 import math
 import re
 import secrets
+import string
 import threading
 import time
 import traceback
@@ -111,6 +114,7 @@ from tests.fakes.loopback import LoopbackFake, Response
 
 DOCS = "https://docs.github.com/rest"
 
+TOKEN_ALPHABET = string.ascii_letters + string.digits
 TOKEN_EXPIRES_AT = "2099-01-01T00:00:00Z"
 """githubkit parses `expires_at` with `strptime("%Y-%m-%dT%H:%M:%SZ")`: exactly this format."""
 
@@ -609,6 +613,10 @@ class FakeGitHub(LoopbackFake):
         self._public_key = key
         self.app_slug = app_slug
         self.requests: list[Recorded] = []
+        self.issued_tokens: list[str] = []
+        """Every installation token issued, revoked or not."""
+        self.app_jwts: list[str] = []
+        """Every bearer token sent to exchange for an installation token, valid or not."""
         self._lock = threading.RLock()
         self._ids = itertools.count(1001)
         self._installations: dict[int, set[str]] = {}
@@ -1198,6 +1206,8 @@ class FakeGitHub(LoopbackFake):
 
     def _verify_jwt(self, authorization: str) -> None:
         scheme, _, token = authorization.partition(" ")
+        if token:
+            self.app_jwts.append(token)
         if scheme.lower() != "bearer" or not token:
             raise _error(401, "A JSON web token could not be decoded")
         try:
@@ -1222,8 +1232,9 @@ class FakeGitHub(LoopbackFake):
             raise _error(401, "A JSON web token could not be decoded: unknown issuer")
 
     def _new_token(self, installation_id: int, repos: frozenset[str] | None) -> str:
-        token = f"ghs_{secrets.token_urlsafe(27)}"
+        token = "ghs_" + "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(36))
         self._tokens[token] = _Token(installation_id, repos)
+        self.issued_tokens.append(token)
         return token
 
     def _authorised_repo(self, request: _Request, full_name: str, *, via_pull: bool) -> _Repo:

@@ -10,6 +10,7 @@ import asyncio
 import base64
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -245,9 +246,11 @@ async def test_the_app_jwt_is_exchanged_for_an_installation_token_once(
     assert exchange.headers["authorization"].startswith("Bearer ey")
     assert exchange.response["expires_at"] == "2099-01-01T00:00:00Z"
     token = exchange.response["token"]
-    assert token.startswith("ghs_")
+    assert re.fullmatch(r"ghs_[A-Za-z0-9]{36}", token)  # as GitHub's look
     calls = [r for r in fake.requests if r.path.startswith("/repos/")]
     assert [r.headers["authorization"] for r in calls] == [f"token {token}"] * 2
+    assert fake.issued_tokens == [token]
+    assert [f"Bearer {jwt}" for jwt in fake.app_jwts] == [exchange.headers["authorization"]]
     assert fake.problems == []
 
 

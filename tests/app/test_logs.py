@@ -1,0 +1,365 @@
+"""The logs: JSON lines (text on a terminal) that say what they are about, and hold no secret."""
+
+import asyncio
+import io
+import json
+import logging
+import re
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import jwt
+import pytest
+from pydantic import SecretStr, ValidationError
+
+from app.logs import bind, configure, known_secrets, log_context, make_handler
+from app.redaction import REDACTED, Redactor
+from app.settings import LogFormat, LogLevel, Settings
+from tests.fakes.github_api import AppKey, new_app_key
+
+WEBHOOK_SECRET = "whsec-7f3a9c1e5b2d"
+API_KEY = "sk-ant-api03-" + "Zq8xN2vL5kR7tY1wP4mB" * 4 + "AA"
+TOKEN = "ghs_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY2z4A"
+PAT = "github_pat_11ABCDEFG0123456789abc_" + "x" * 59
+OPAQUE = "opaque-credential-0a1b2c3d"
+"""A credential of no known shape: only the header it travels in gives it away."""
+
+
+@pytest.fixture(scope="module")
+def stranger() -> AppKey:
+    """A private key this process was not told about."""
+    return new_app_key()
+
+
+def settings(key: AppKey, **overrides: object) -> Settings:
+    return Settings(
+        github_webhook_secret=SecretStr(WEBHOOK_SECRET),
+        anthropic_api_key=SecretStr(API_KEY),
+        github_private_key=SecretStr(key.private_pem),
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class Capture:
+    """A logger with Tiebreak's handler on a string, as the process would write it."""
+
+    def __init__(self, config: Settings, stream: io.StringIO | None = None) -> None:
+        self.stream = stream or io.StringIO()
+        self.logger = logging.getLogger(f"tests.logs.{id(self)}")
+        self.logger.propagate = False
+        self.logger.setLevel(logging.DEBUG)
+        self.logger.addHandler(make_handler(config, self.stream))
+
+    @property
+    def text(self) -> str:
+        return self.stream.getvalue()
+
+    def records(self) -> list[dict[str, object]]:
+        return [json.loads(line) for line in self.text.splitlines()]
+
+
+@pytest.fixture
+def capture(key: AppKey) -> Capture:
+    return Capture(settings(key))
+
+
+def app_jwt(key: AppKey) -> str:
+    return jwt.encode({"iss": "42", "iat": 1, "exp": 2}, key.private_pem, algorithm="RS256")
+
+
+SECRETS: dict[str, Callable[[AppKey], tuple[str, list[str]]]] = {
+    # kind → (the text that is logged, the strings that must not reach the line)
+    "webhook secret": lambda key: (WEBHOOK_SECRET, [WEBHOOK_SECRET]),
+    "API key": lambda key: (API_KEY, [API_KEY]),
+    "private key": lambda key: (key.private_pem, pem_body(key.private_pem)),
+    "installation token": lambda key: (TOKEN, [TOKEN]),
+    "personal token": lambda key: (PAT, [PAT]),
+    "App JWT": lambda key: (app_jwt(key), [app_jwt(key)]),
+    "Authorization value": lambda key: (f"Authorization: Bearer {OPAQUE}", [OPAQUE]),
+}
+
+PLACES: dict[str, Callable[[logging.Logger, str], None]] = {
+    "message": lambda log, text: log.info(f"got {text} back"),
+    "argument": lambda log, text: log.info("got %s back", text),
+    "repr'd bytes": lambda log, text: log.debug("got %r back", text.encode()),
+    "JSON-escaped argument": lambda log, text: log.info("body %s", json.dumps({"v": text})),
+    "extra field": lambda log, text: log.warning("got it", extra={"detail": text}),
+    "traceback": lambda log, text: _log_failure(log, text),
+}
+
+
+def _log_failure(log: logging.Logger, text: str) -> None:
+    try:
+        raise RuntimeError(f"refused: {text}")
+    except RuntimeError:
+        log.exception("the call failed")
+
+
+def pem_body(pem: str) -> list[str]:
+    return [line for line in pem.splitlines() if line and not line.startswith("-----")]
+
+
+@pytest.mark.parametrize("form", [LogFormat.JSON, LogFormat.TEXT])
+@pytest.mark.parametrize("place", sorted(PLACES))
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_no_secret_reaches_a_line(key: AppKey, kind: str, place: str, form: LogFormat) -> None:
+    text, forbidden = SECRETS[kind](key)
+    capture = Capture(settings(key, tiebreak_log_format=form))
+
+    PLACES[place](capture.logger, text)
+
+    assert REDACTED in capture.text
+    assert [s for s in forbidden if s in capture.text] == []
+    if form is LogFormat.JSON:
+        (record,) = capture.records()  # still one JSON object
+        assert record["level"] in ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        pytest.param(lambda pem: pem, id="as is"),
+        pytest.param(lambda pem: json.dumps({"key": pem}), id="JSON-escaped"),
+        pytest.param(lambda pem: repr(pem.encode()), id="repr'd bytes"),
+        pytest.param(lambda pem: json.dumps(repr(pem)), id="repr'd, then JSON-escaped"),
+        pytest.param(lambda pem: pem[:300], id="cut short"),
+    ],
+)
+def test_a_private_key_the_process_never_saw_is_redacted_by_its_shape(
+    capture: Capture, stranger: AppKey, spell: Callable[[str], str]
+) -> None:
+    capture.logger.info("loaded %s from disk", spell(stranger.private_pem))
+
+    (record,) = capture.records()
+    message = str(record["message"])
+    assert message.startswith("loaded ")
+    assert message.endswith(" from disk")
+    assert REDACTED in message
+    assert "PRIVATE KEY" not in capture.text
+    assert [line for line in pem_body(stranger.private_pem) if line in capture.text] == []
+
+
+def test_a_single_line_of_the_private_key_is_redacted(capture: Capture, key: AppKey) -> None:
+    line = pem_body(key.private_pem)[7]
+
+    capture.logger.info("bad base64 near %s", line)
+
+    assert capture.records()[0]["message"] == f"bad base64 near {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    ("logged", "shown"),
+    [
+        ("Authorization: token abc123", "Authorization: token [REDACTED]"),
+        ("authorization: bearer eyJx.eyJy.z", "authorization: bearer [REDACTED]"),
+        ("{'authorization': 'Basic b2N0bzpwdw=='}", "{'authorization': 'Basic [REDACTED]'}"),
+        ('{"Authorization": "token abc123"}', '{"Authorization": "token [REDACTED]"}'),
+        ("[(b'authorization', b'Bearer abc.def')]", "[(b'authorization', b'Bearer [REDACTED]')]"),
+        ("X-Api-Key: k-123", "X-Api-Key: [REDACTED]"),
+        ("ANTHROPIC_API_KEY=abc", "ANTHROPIC_API_KEY=[REDACTED]"),
+    ],
+)
+def test_header_values_are_redacted_and_their_names_kept(
+    capture: Capture, logged: str, shown: str
+) -> None:
+    capture.logger.debug("%s", logged)
+
+    assert capture.records()[0]["message"] == shown
+
+
+def test_headers_in_an_extra_field_are_redacted(capture: Capture) -> None:
+    capture.logger.debug("sent", extra={"headers": {"Authorization": f"token {OPAQUE}"}})
+
+    assert capture.records()[0]["headers"] == {"Authorization": f"token {REDACTED}"}
+
+
+@pytest.mark.parametrize(
+    "harmless",
+    [
+        "a ghost_ town",
+        "ghs_short is not a token",
+        "gho_" + "x" * 35,
+        "the authorization failed",
+        "missing settings: GITHUB_APP_ID, ANTHROPIC_API_KEY",
+        "eyJhbGciOi is no JWT",
+        "sk-antelope",
+        "-----BEGIN PUBLIC KEY-----",
+        "reviewed octo/shop#7 at 1111111 with claude-sonnet-5",
+    ],
+)
+def test_look_alikes_are_left_alone(capture: Capture, harmless: str) -> None:
+    capture.logger.info("%s", harmless)
+
+    assert capture.records()[0]["message"] == harmless
+
+
+def test_lines_are_json_with_time_level_logger_message_and_context(capture: Capture) -> None:
+    with log_context(delivery_id="d-1", event="pull_request"):
+        bind(repository="octo/shop", pull_number=7)
+        capture.logger.info("answered %s", 202)
+    capture.logger.warning("outside")
+
+    inside, outside = capture.records()
+    assert inside == {
+        "time": inside["time"],
+        "level": "INFO",
+        "logger": capture.logger.name,
+        "message": "answered 202",
+        "delivery_id": "d-1",
+        "event": "pull_request",
+        "repository": "octo/shop",
+        "pull_number": 7,
+    }
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", str(inside["time"]))
+    assert outside.keys() == {"time", "level", "logger", "message"}
+
+
+async def test_the_context_reaches_tasks_and_ends_with_its_block(capture: Capture) -> None:
+    async def unit(number: int) -> None:
+        with log_context(unit=number):
+            await asyncio.sleep(0)
+            capture.logger.info("debated")
+
+    with log_context(run_id="review:octo/shop#7@abc", repository="octo/shop", pull_number=7):
+        await asyncio.gather(unit(0), unit(1))
+        capture.logger.info("published", extra={"pull_number": 8})  # a record's own wins
+
+    first, second, published = capture.records()
+    assert {first["unit"], second["unit"]} == {0, 1}
+    assert first["run_id"] == second["run_id"] == "review:octo/shop#7@abc"
+    assert "unit" not in published
+    assert published["pull_number"] == 8
+
+
+def test_an_exception_is_one_string_field(capture: Capture) -> None:
+    _log_failure(capture.logger, "nothing secret")
+
+    (record,) = capture.records()
+    assert isinstance(record["exc_info"], str)
+    assert record["exc_info"].startswith("Traceback")
+    assert record["exc_info"].endswith("RuntimeError: refused: nothing secret")
+
+
+def test_a_terminal_gets_readable_lines(key: AppKey) -> None:
+    capture = Capture(settings(key), Terminal())
+
+    with log_context(run_id="r-1", repository="octo/shop", pull_number=7):
+        capture.logger.info("token %s minted", TOKEN)
+
+    assert re.fullmatch(
+        r"\S+ \S+ INFO    tests\.logs\.\d+: token \[REDACTED\] minted "
+        r"\[repository=octo/shop pull_number=7 run_id=r-1\]\n",
+        capture.text,
+    )
+
+
+@pytest.mark.parametrize(
+    ("form", "stream", "json_lines"),
+    [
+        (LogFormat.AUTO, io.StringIO, True),
+        (LogFormat.AUTO, Terminal, False),
+        (LogFormat.JSON, Terminal, True),
+        (LogFormat.TEXT, io.StringIO, False),
+    ],
+)
+def test_the_format_follows_the_setting_and_the_stream(
+    key: AppKey, form: LogFormat, stream: type[io.StringIO], json_lines: bool
+) -> None:
+    capture = Capture(settings(key, tiebreak_log_format=form), stream())
+
+    capture.logger.info("hello")
+
+    assert capture.text.startswith("{") is json_lines
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "field", "expected"),
+    [
+        ("TIEBREAK_LOG_FORMAT", "JSON", "tiebreak_log_format", LogFormat.JSON),
+        ("TIEBREAK_LOG_FORMAT", "text", "tiebreak_log_format", LogFormat.TEXT),
+        ("TIEBREAK_LOG_LEVEL", "debug", "tiebreak_log_level", LogLevel.DEBUG),
+        ("TIEBREAK_LOG_LEVEL", " WARNING ", "tiebreak_log_level", LogLevel.WARNING),
+    ],
+)
+def test_log_settings_are_read_in_any_case(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, field: str, expected: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    assert getattr(Settings(), field) == expected
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("TIEBREAK_LOG_FORMAT", "xml"), ("TIEBREAK_LOG_LEVEL", "verbose"), ("TIEBREAK_LOG_LEVEL", "")],
+)
+def test_unknown_log_settings_are_refused(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    with pytest.raises(ValidationError, match=variable.lower()):
+        Settings()
+
+
+def test_the_defaults_are_auto_and_info() -> None:
+    assert (Settings().tiebreak_log_format, Settings().tiebreak_log_level) == ("auto", "INFO")
+
+
+def test_a_private_key_read_from_a_file_is_known_too(key: AppKey, tmp_path: Path) -> None:
+    path = tmp_path / "app.pem"
+    path.write_text(key.private_pem)
+
+    secrets = known_secrets(Settings(github_private_key_path=path))
+    unreadable = known_secrets(Settings(github_private_key_path=tmp_path / "missing.pem"))
+
+    assert secrets == [key.private_pem]
+    assert unreadable == []
+
+
+def test_a_redactor_without_secrets_still_knows_the_shapes() -> None:
+    assert Redactor()(f"minted {TOKEN}") == f"minted {REDACTED}"
+
+
+@pytest.fixture
+def root() -> Iterator[logging.Logger]:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield root
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    logging.captureWarnings(False)
+
+
+def test_configure_leaves_one_root_handler_that_every_logger_reaches(
+    root: logging.Logger, key: AppKey
+) -> None:
+    stream = io.StringIO()
+
+    handler = configure(settings(key, tiebreak_log_level=LogLevel.DEBUG), stream)
+    logging.getLogger("uvicorn.access").info(
+        '%s - "%s %s HTTP/%s" %d',
+        *("127.0.0.1:5000", "POST", "/api/github/webhooks", "1.1", 202),
+        extra={"color_message": "\x1b[1m...\x1b[0m"},
+    )
+    logging.getLogger("httpcore.http11").debug(
+        "send_request_headers.started request=%r", [(b"Authorization", f"token {TOKEN}".encode())]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.warn(f"leaked {WEBHOOK_SECRET}", UserWarning, stacklevel=1)
+
+    assert root.handlers == [handler]
+    assert root.level == logging.DEBUG
+    access, http, warning = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert access["logger"] == "uvicorn.access"
+    assert "color_message" not in access
+    assert http["message"].endswith(f"[(b'Authorization', b'token {REDACTED}')]")
+    assert warning["logger"] == "py.warnings"
+    assert WEBHOOK_SECRET not in warning["message"]
