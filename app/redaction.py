@@ -7,7 +7,7 @@ any extra field are covered alike, in JSON or text. It removes two kinds of secr
   each line of it), also as they look JSON-escaped or inside a `repr`;
 * the shapes of those it does not: installation and personal tokens (`ghs_…`, `github_pat_…`),
   the App's JWTs, Anthropic keys, PEM private key blocks (with real or escaped newlines), and
-  `Authorization` / `X-Api-Key` values.
+  `Authorization` / `X-Api-Key` values, and `token=` in a URL's query (a transcript link's).
 
 Each becomes :data:`REDACTED`. The replacement never spans a quote or a backslash escape, so
 a JSON line stays JSON. It is cheap where there is nothing to find: a substring test per known
@@ -54,6 +54,10 @@ _HEADERS = re.compile(
 )
 
 _TOKEN_HINTS = (*(f"gh{c}_" for c in "pousr"), "github_pat_", "eyj", "sk-ant-", "private key")
+_QUERY = re.compile(rf"(?P<kept>[?&](?:access_)?token=){_VALUE}")
+"""A credential in a URL's query: the signed token of a transcript link (which opens a
+private transcript), as a request line of the access log shows it."""
+
 _HEADER_HINTS = ("authorization", "api_key", "api-key", "apikey")
 """Lower-case substrings without which the patterns cannot match: most lines have none, and
 are spared the patterns."""
@@ -84,6 +88,8 @@ class Redactor:
         lower = line.lower()
         if any(hint in lower for hint in _HEADER_HINTS):
             line = _HEADERS.sub(lambda match: match["kept"] + REDACTED, line)
+        if "token=" in lower:
+            line = _QUERY.sub(lambda match: match["kept"] + REDACTED, line)
         if any(hint in lower for hint in _TOKEN_HINTS):
             line = _TOKENS.sub(REDACTED, line)
         return line

@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -147,7 +148,20 @@ class Tiebreak:
             *(line for line in pem if line and not line.startswith("-----")),
             *self.github.issued_tokens,
             *self.github.app_jwts,
+            *self.transcript_tokens(),
         ]
+
+    def transcript_tokens(self) -> list[str]:
+        """The tokens of the transcript links on the check runs: each opens private code."""
+        urls = [c.details_url for c in self.github.check_runs(REPO) if c.details_url]
+        return [parse_qs(urlsplit(url).query)["token"][0] for url in urls]
+
+    def get(self, url: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return int(response.status), response.read().decode()
+        except urllib.error.HTTPError as error:
+            return int(error.code), error.read().decode()
 
     def leaks(self) -> list[str]:
         """The secrets found anywhere in the log."""
@@ -175,6 +189,7 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
             "ANTHROPIC_API_KEY": API_KEY,
             "ANTHROPIC_BASE_URL": messages.base_url,
             "TIEBREAK_DATA_DIR": str(tmp_path_factory.mktemp("data")),
+            "PUBLIC_URL": f"http://127.0.0.1:{port}",
             # The HTTP clients' own lines too: headers and URLs are where credentials travel.
             "TIEBREAK_LOG_LEVEL": "DEBUG",
         }
@@ -252,6 +267,16 @@ def test_a_deadlock_the_arbiter_cannot_settle_labels_the_pull_request(tiebreak: 
     (comment,) = review.comments
     assert (comment.path, comment.line) == (LEDGER, 2)
     assert "It is a placeholder." in comment.body
+    # The check run's Details link opens the debate on the server, and only with its token.
+    assert check.details_url is not None
+    assert check.details_url.startswith(f"{tiebreak.url}/runs/")
+    status, page = tiebreak.get(check.details_url)
+    assert status == 200
+    assert "Dividing by zero raises at import time." in page
+    assert "It is a placeholder." in page
+    assert tiebreak.get(check.details_url.split("?")[0])[0] == 404
+    # The access log names the request, never the token (the module checks every line).
+    assert any("GET /runs/" in line and "token=[REDACTED]" in line for line in tiebreak.log_lines())
 
 
 def test_one_delivery_sent_twenty_times_at_once_makes_one_review(tiebreak: Tiebreak) -> None:

@@ -163,6 +163,11 @@ def test_a_single_line_of_the_private_key_is_redacted(capture: Capture, key: App
         ("[(b'authorization', b'Bearer abc.def')]", "[(b'authorization', b'Bearer [REDACTED]')]"),
         ("X-Api-Key: k-123", "X-Api-Key: [REDACTED]"),
         ("ANTHROPIC_API_KEY=abc", "ANTHROPIC_API_KEY=[REDACTED]"),
+        (
+            '"GET /runs/r%3A1?token=MTcz.a-b_c HTTP/1.1" 200',
+            '"GET /runs/r%3A1?token=[REDACTED] HTTP/1.1" 200',
+        ),
+        ("/x?a=1&access_token=abc&b=2", "/x?a=1&access_token=[REDACTED]&b=2"),
     ],
 )
 def test_header_values_are_redacted_and_their_names_kept(
