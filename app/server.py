@@ -1,4 +1,5 @@
-"""The web server: the webhook endpoint and the health checks, on one Redis pool."""
+"""The web server: the webhook endpoint, the health checks and the metrics, on one Redis
+pool."""
 
 import asyncio
 from collections.abc import AsyncIterator
@@ -10,7 +11,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from redis.exceptions import RedisError
 
-from app import webhooks
+from app import metrics_endpoint, webhooks
+from app.coordination import LiveRuns
+from app.metrics import Metrics
 from app.queue import ReviewQueue
 from app.settings import Settings, SettingsError
 
@@ -31,14 +34,25 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = await create_pool(redis_settings(redis_url))
-        app.state.webhooks = webhooks.WebhookContext(secret.get_secret_value(), ReviewQueue(redis))
+        metrics = Metrics()
+        app.state.webhooks = webhooks.WebhookContext(
+            secret.get_secret_value(), ReviewQueue(redis), metrics
+        )
+        app.state.exposition = metrics_endpoint.Exposition(
+            redis,
+            metrics,
+            settings.tiebreak_metrics_token,
+            LiveRuns(redis, settings.tiebreak_heartbeat),
+        )
         try:
-            yield
+            async with metrics.flushing(redis):
+                yield
         finally:
             await redis.aclose()
 
     app = FastAPI(title="Tiebreak", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.include_router(webhooks.router)
+    app.include_router(metrics_endpoint.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

@@ -8,7 +8,7 @@ so a server never starts half-configured.
 import functools
 from pathlib import Path
 
-from pydantic import AnyHttpUrl, Field, SecretStr, field_validator
+from pydantic import AnyHttpUrl, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agents.claude import DEFAULT_MODEL
@@ -74,6 +74,10 @@ class Settings(BaseSettings):
     tiebreak_janitor_every: int = Field(default=60, ge=1, le=60)
     """Seconds between the janitor's sweeps, a divisor of 60 (`TIEBREAK_JANITOR_EVERY`)."""
 
+    tiebreak_metrics_token: SecretStr | None = None
+    """The bearer token `GET /metrics` requires (`TIEBREAK_METRICS_TOKEN`); unset, the
+    endpoint is open (it shows counts only, nothing private)."""
+
     @field_validator("tiebreak_janitor_every")
     @classmethod
     def _divides_a_minute(cls, value: int) -> int:
@@ -81,11 +85,13 @@ class Settings(BaseSettings):
             raise ValueError("must divide 60 (the janitor runs at fixed seconds of each minute)")
         return value
 
-    @field_validator("github_webhook_secret")
+    @field_validator("github_webhook_secret", "tiebreak_metrics_token")
     @classmethod
-    def _secret_is_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+    def _secret_is_not_blank(
+        cls, value: SecretStr | None, info: ValidationInfo
+    ) -> SecretStr | None:
         if value is not None and not value.get_secret_value().strip():
-            raise ValueError("GITHUB_WEBHOOK_SECRET is empty")
+            raise ValueError(f"{str(info.field_name).upper()} is empty")
         return value
 
     def private_key(self) -> str:
