@@ -18,6 +18,7 @@ from agents.review import Review
 from app import markdown, publish
 from app.apply import ApplyRefused, apply_fixes
 from app.commands import HELP, CommandName
+from app.debate_metrics import record_rulings
 from app.events import CommandCall, CommandRequest
 from app.github import PullRequest, Reaction
 from app.landing import complete_check_run, publish_review, set_label
@@ -183,10 +184,12 @@ class CommandRun:
             ]
             if ids and outcome.unit_id in units:
                 try:
-                    outcome = await debate.arbitrate(units[outcome.unit_id], outcome, ids)
+                    ruled_on = await debate.arbitrate(units[outcome.unit_id], outcome, ids)
                 except LLMFatal as exc:
                     await self._reply(f"The arbiter could not be asked: {exc}")
                     return False
+                record_rulings(self.deps.metrics, outcome, ruled_on)
+                outcome = ruled_on
                 ruled += [(outcome.unit_id, i) for i in ids]
             outcomes.append(outcome)
         if not ruled:

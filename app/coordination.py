@@ -251,13 +251,15 @@ class LiveRuns:
     async def run_alive(self, run: str) -> bool:
         return bool(await self.redis.exists(_run_hb(run)))
 
-    async def save_outcome(self, run: str, n: int, outcome: Outcome) -> None:
-        """Keep unit n's outcome (the first attempt to finish wins) and wake the coordinator."""
+    async def save_outcome(self, run: str, n: int, outcome: Outcome) -> bool:
+        """Keep unit n's outcome (the first attempt to finish wins) and wake the coordinator.
+        Return whether this outcome was kept (False: an earlier attempt's was)."""
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.set(_outcome(run, n), outcome.model_dump_json(), ex=LIVE_TTL, nx=True)
             pipe.rpush(_done(run), n)
             pipe.expire(_done(run), LIVE_TTL)
-            await pipe.execute()
+            saved, _, _ = await pipe.execute()
+        return bool(saved)
 
     async def signal(self, run: str, n: int) -> None:
         """Wake the coordinator: unit n ended without an outcome."""
@@ -291,6 +293,15 @@ class LiveRuns:
 
     async def live_runs(self) -> list[str]:
         return [text(raw) for raw in await self.redis.zrange(LIVE, 0, -1)]
+
+    async def run_states(self) -> list[State | None]:
+        """The coordinator's state of each live run (None: its keys have expired)."""
+        runs = await self.live_runs()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for run in runs:
+                pipe.hget(_run(run), "state")
+            raw = await pipe.execute()
+        return [None if value is None else State(text(value)) for value in raw]
 
     async def run_fields(self, run: str) -> dict[str, str]:
         """The coordinator's hash: state, worker, units, started, ref, trigger, resumes."""

@@ -3,7 +3,8 @@
 The App authenticates with its JWT; each job asks for an installation client by the
 installation id it carries (never a token). Every client has an explicit timeout, and retries
 rate limits and server errors by :class:`app.github_retry.CappedRetry`: a review never sleeps
-for an hour on a rate-limit reset.
+for an hour on a rate-limit reset. Every failed request is counted in the process's metrics
+(:class:`app.github_retry.CountedFailures`).
 """
 
 import base64
@@ -17,7 +18,8 @@ from githubkit.exception import RequestFailed
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from app.events import CommentRef, Name, PullKey, PullRequestRef
-from app.github_retry import CappedRetry
+from app.github_retry import CappedRetry, CountedFailures
+from app.metrics import Metrics
 from app.publish import run_id_of
 from policies.errors import TiebreakError
 
@@ -100,14 +102,18 @@ class GitHubApp:
         timeout: float = TIMEOUT_SECONDS,
         retry: bool = True,
         retry_backoff: float = 1.0,
+        metrics: Metrics | None = None,
     ) -> None:
         self._auth = AppAuthStrategy(app_id, private_key)
         self.retry_backoff = retry_backoff
+        self.metrics = Metrics() if metrics is None else metrics
+        """Where failed requests are counted: the worker's own, which it flushes."""
+        decide = CappedRetry(backoff=retry_backoff) if retry else None
         self._github = GitHub(
             self._auth,
             base_url=base_url.rstrip("/") + "/",
             timeout=timeout,
-            auto_retry=CappedRetry(backoff=retry_backoff) if retry else False,
+            auto_retry=CountedFailures(self.metrics, decide),
             http_cache=False,
             # Tokens are cached per App client, not in githubkit's module-wide default.
             cache_strategy=MemCacheStrategy(),

@@ -1,11 +1,21 @@
 """How Tiebreak's GitHub client retries: githubkit's policy, with a cap on the waits and one
-exception, creating a review, which only the caller can retry safely."""
+exception, creating a review, which only the caller can retry safely. The same hook counts
+every failed attempt."""
 
 import re
 from datetime import timedelta
 
-from githubkit.exception import GitHubException, RequestFailed
-from githubkit.retry import RetryChainDecision, RetryOption, RetryRateLimit, RetryServerError
+import httpx
+from githubkit.exception import GitHubException, RequestError, RequestFailed
+from githubkit.retry import (
+    RetryChainDecision,
+    RetryDecisionFunc,
+    RetryOption,
+    RetryRateLimit,
+    RetryServerError,
+)
+
+from app.metrics import GITHUB_API_ERRORS, Metrics
 
 MAX_RETRY_WAIT = timedelta(seconds=60)
 """A longer wait (a rate-limit reset an hour away) is not waited for: the call fails."""
@@ -48,3 +58,34 @@ def _creates_a_review(exc: GitHubException) -> bool:
 
 def _status(exc: GitHubException) -> int:
     return exc.response.status_code if isinstance(exc, RequestFailed) else 0
+
+
+class CountedFailures:
+    """Counts each failed attempt at a GitHub call, then lets `decide` (None: never retry)
+    say whether to try again.
+
+    githubkit hands every failure of a request to its retry decision — an error status, a
+    timeout, a failed connection, including the installation-token request its auth makes
+    first — whether or not the call is retried: the one place that sees them all.
+    """
+
+    def __init__(self, metrics: Metrics, decide: RetryDecisionFunc | None) -> None:
+        self.metrics = metrics
+        self.decide = decide
+
+    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        self.metrics.inc(GITHUB_API_ERRORS, status=failure_status(exc))
+        return RetryOption(False) if self.decide is None else self.decide(exc, retry_count)
+
+
+def failure_status(exc: BaseException) -> str:
+    """The status GitHub answered; `transport` for a timeout or a failed connection."""
+    if isinstance(exc, RequestFailed):
+        return str(exc.response.status_code)
+    if isinstance(exc, RequestError):
+        # A failed installation-token request reaches here wrapped by the client's send.
+        if isinstance(exc.exc, GitHubException):
+            return failure_status(exc.exc)
+        if isinstance(exc.exc, httpx.TransportError):
+            return "transport"
+    return "other"

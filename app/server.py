@@ -1,5 +1,5 @@
-"""The web server: the webhook endpoint, the transcript pages and the health checks, on one
-Redis pool."""
+"""The web server: the webhook endpoint, the transcript pages, the metrics and the health
+checks, on one Redis pool."""
 
 import asyncio
 from collections.abc import AsyncIterator
@@ -11,8 +11,10 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from redis.exceptions import RedisError
 
-from app import transcript_page, webhooks
+from app import metrics_endpoint, transcript_page, webhooks
+from app.coordination import LiveRuns
 from app.links import links_for
+from app.metrics import Metrics
 from app.queue import ReviewQueue
 from app.settings import Settings, SettingsError
 from app.transcripts import TranscriptStore
@@ -34,18 +36,29 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = await create_pool(redis_settings(redis_url))
-        app.state.webhooks = webhooks.WebhookContext(secret.get_secret_value(), ReviewQueue(redis))
+        metrics = Metrics()
+        app.state.webhooks = webhooks.WebhookContext(
+            secret.get_secret_value(), ReviewQueue(redis), metrics
+        )
+        app.state.exposition = metrics_endpoint.Exposition(
+            redis,
+            metrics,
+            settings.tiebreak_metrics_token,
+            LiveRuns(redis, settings.tiebreak_heartbeat),
+        )
         app.state.transcripts = transcript_page.TranscriptPages(
             TranscriptStore(redis, settings.tiebreak_transcript_retention), links_for(settings)
         )
         try:
-            yield
+            async with metrics.flushing(redis):
+                yield
         finally:
             await redis.aclose()
 
     app = FastAPI(title="Tiebreak", lifespan=lifespan, docs_url=None, redoc_url=None)
     app.include_router(webhooks.router)
     app.include_router(transcript_page.router)
+    app.include_router(metrics_endpoint.router)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:

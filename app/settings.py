@@ -10,7 +10,7 @@ import hmac
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import AnyHttpUrl, Field, SecretStr, field_validator
+from pydantic import AnyHttpUrl, Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agents.claude import DEFAULT_MODEL
@@ -102,6 +102,10 @@ class Settings(BaseSettings):
     tiebreak_janitor_every: int = Field(default=60, ge=1, le=60)
     """Seconds between the janitor's sweeps, a divisor of 60 (`TIEBREAK_JANITOR_EVERY`)."""
 
+    tiebreak_metrics_token: SecretStr | None = None
+    """The bearer token `GET /metrics` requires (`TIEBREAK_METRICS_TOKEN`); unset, the
+    endpoint is open (it shows counts only, nothing private)."""
+
     tiebreak_log_format: LogFormat = LogFormat.AUTO
     """`json`, `text`, or `auto`: JSON lines unless standard error is a terminal
     (`TIEBREAK_LOG_FORMAT`)."""
@@ -127,11 +131,13 @@ class Settings(BaseSettings):
             raise ValueError("must divide 60 (the janitor runs at fixed seconds of each minute)")
         return value
 
-    @field_validator("github_webhook_secret", "tiebreak_link_secret")
+    @field_validator("github_webhook_secret", "tiebreak_link_secret", "tiebreak_metrics_token")
     @classmethod
-    def _secret_is_not_blank(cls, value: SecretStr | None) -> SecretStr | None:
+    def _secret_is_not_blank(
+        cls, value: SecretStr | None, info: ValidationInfo
+    ) -> SecretStr | None:
         if value is not None and not value.get_secret_value().strip():
-            raise ValueError("the secret is empty")
+            raise ValueError(f"{str(info.field_name).upper()} is empty")
         return value
 
     def link_key(self) -> bytes | None:

@@ -17,6 +17,7 @@ from agents.errors import LLMFatal
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.coordination import STARTED, LiveRuns, RunPlan, State, worker_name
+from app.debate_metrics import record_outcome
 from app.logs import bind, log_context
 from app.worker import WorkerDeps, deps_of
 from policies.budget import AllOf, TokenCeiling
@@ -71,7 +72,9 @@ class UnitRun:
                 await self._failed(f"{type(exc).__name__}: {exc}")
                 return f"failed: {exc}"
             await live.set_unit(run, n, state=State.COMPLETING)
-            await live.save_outcome(run, n, outcome)
+            if await live.save_outcome(run, n, outcome):
+                # Counted by the attempt whose outcome is kept: a retried unit counts once.
+                record_outcome(self.deps.metrics, outcome)
             await live.set_unit(
                 run, n, state=State.COMPLETE, round=outcome.rounds, calls=outcome.calls
             )

@@ -5,7 +5,8 @@ milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over
 25 MB cap is 413, anything that is not a JSON object or lacks what its handler needs is 400,
 and an event or action Tiebreak does not act on is acknowledged and ignored. Each answer is
 one log line, carrying the delivery's id and event, and its repository and pull request once
-a handler has read them.
+a handler has read them; and it is counted by event and outcome (the event is "unknown" until
+the signature is verified, so a forger cannot invent label values).
 """
 
 import logging
@@ -19,6 +20,7 @@ from redis.exceptions import RedisError
 
 from app.handlers import ROUTER
 from app.logs import log_context
+from app.metrics import WEBHOOKS, Metrics
 from app.queue import ReviewQueue
 from app.routing import Delivery, Outcome
 
@@ -28,6 +30,11 @@ MAX_BODY_BYTES = 25 * 1024 * 1024
 DELIVERY_TTL = 7 * 24 * 3600
 """How long a delivery id is remembered (seconds). GitHub keeps the id on redelivery."""
 
+UNKNOWN_EVENT = "unknown"
+
+REFUSALS = {401: "invalid_signature", 413: "too_large", 400: "bad_request"}
+"""How a refused delivery is counted, by its status."""
+
 log = logging.getLogger(__name__)
 router = APIRouter()
 
@@ -35,9 +42,10 @@ router = APIRouter()
 class WebhookContext:
     """What the endpoint needs, built once per process."""
 
-    def __init__(self, secret: str, queue: ReviewQueue) -> None:
+    def __init__(self, secret: str, queue: ReviewQueue, metrics: Metrics) -> None:
         self.secret = secret
         self.queue = queue
+        self.metrics = metrics
 
 
 async def get_webhook_context(request: Request) -> WebhookContext:
@@ -55,9 +63,11 @@ class _Envelope(BaseModel):
 
 
 class _Refused(Exception):
-    def __init__(self, status: int, reason: str) -> None:
+    def __init__(self, status: int, reason: str, *, event: str = UNKNOWN_EVENT) -> None:
         self.status = status
         self.reason = reason
+        self.event = event
+        """The delivery's event, once its signature is verified."""
 
 
 @router.post("/api/github/webhooks")
@@ -67,38 +77,45 @@ async def receive_webhook(request: Request, context: WebhookContextDep) -> JSONR
     with log_context(
         delivery_id=headers.get("x-github-delivery"), event=headers.get("x-github-event")
     ):
-        return await _receive(request, context)
+        event, outcome, response = await _receive(request, context)
+    context.metrics.inc(WEBHOOKS, event=event, outcome=outcome)
+    return response
 
 
-async def _receive(request: Request, context: WebhookContext) -> JSONResponse:
+async def _receive(request: Request, context: WebhookContext) -> tuple[str, str, JSONResponse]:
+    """The delivery's event, the outcome to count, and the answer."""
     try:
         delivery = await _verified_delivery(request, context.secret)
     except _Refused as refused:
-        return _answer(refused.status, error=refused.reason)
-    if delivery.event == "ping":
-        return _answer(200, outcome=Outcome.PONG, delivery=delivery.id)
+        outcome = REFUSALS[refused.status]
+        return refused.event, outcome, _answer(refused.status, error=refused.reason)
+    event = delivery.event
+    if event == "ping":
+        return event, Outcome.PONG, _answer(200, outcome=Outcome.PONG, delivery=delivery.id)
     handler = ROUTER.handler(delivery)
     if handler is None:
-        return _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
+        return event, Outcome.IGNORED, _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
     seen = f"tiebreak:delivery:{delivery.id}"
     try:
         if not await context.queue.redis.set(seen, "1", nx=True, ex=DELIVERY_TTL):
-            return _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
+            answer = _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
+            return event, Outcome.DUPLICATE, answer
         outcome = await handler(delivery, context)
     except ValidationError as exc:
         await _forget(context, seen)
-        return _answer(400, error=f"unexpected {delivery.event} payload: {_first(exc)}")
+        answer = _answer(400, error=f"unexpected {event} payload: {_first(exc)}")
+        return event, REFUSALS[400], answer
     except (RedisError, OSError) as exc:
         log.warning("webhook %s not queued: %s", delivery.id, exc)
         await _forget(context, seen)
-        return _answer(503, error="the queue is unavailable; redeliver later")
+        return event, "unavailable", _answer(503, error="the queue is unavailable; redeliver later")
     except Exception:
         # The endpoint's catch-all: a bug must not lose the delivery's id for good.
-        log.exception("webhook %s (%s) failed", delivery.id, delivery.event)
+        log.exception("webhook %s (%s) failed", delivery.id, event)
         await _forget(context, seen)
-        return _answer(500, error="internal error")
+        return event, "error", _answer(500, error="internal error")
     status = 202 if outcome is Outcome.ENQUEUED else 200
-    return _answer(status, outcome=outcome, delivery=delivery.id)
+    return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
 
 
 async def _verified_delivery(request: Request, secret: str) -> Delivery:
@@ -117,15 +134,17 @@ async def _verified_delivery(request: Request, secret: str) -> Delivery:
     event = request.headers.get("x-github-event")
     delivery_id = request.headers.get("x-github-delivery")
     if not event or not delivery_id:
-        raise _Refused(400, "missing X-GitHub-Event or X-GitHub-Delivery")
+        raise _Refused(
+            400, "missing X-GitHub-Event or X-GitHub-Delivery", event=event or UNKNOWN_EVENT
+        )
     try:
         # pydantic's parser reads only `action` and skips the rest without building objects.
         envelope = _Envelope.model_validate_json(body)
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         if error["type"] == "json_invalid":
-            raise _Refused(400, f"malformed JSON: {error['msg']}") from exc
-        raise _Refused(400, "the payload is not a JSON object") from exc
+            raise _Refused(400, f"malformed JSON: {error['msg']}", event=event) from exc
+        raise _Refused(400, "the payload is not a JSON object", event=event) from exc
     action = envelope.action if isinstance(envelope.action, str) else None
     return Delivery(id=delivery_id, event=event, action=action, body=bytes(body))
 

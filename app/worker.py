@@ -7,20 +7,24 @@ clients. Tests inject their own (a scripted model, a client on a fake GitHub).
 import asyncio
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from arq import Worker, cron, func
 from arq.connections import RedisSettings
+from redis.asyncio import Redis
 
 from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import DEFAULT_UNIT_TOKENS
 from agents.llm import LLMClient
 from app.allowance import DailyAllowance, utc_now
 from app.coordination import LiveRuns
+from app.debate_metrics import MeteredLLM
 from app.github import GitHubApp
+from app.job_metrics import counted
 from app.links import TranscriptLinks, links_for
+from app.metrics import Metrics
 from app.queue import COMMAND_JOB, REVIEW_JOB, UNIT_JOB, UNIT_QUEUE, ReviewQueue
 from app.runs import RunStore
 from app.settings import Settings, SettingsError
@@ -46,6 +50,8 @@ HEARTBEAT = 30.0
 """Seconds a heartbeat lives without renewal: a worker silent this long is taken for dead."""
 
 MAX_UNIT_ATTEMPTS = 3
+
+JANITOR_JOB = "janitor"
 
 
 @dataclass
@@ -73,6 +79,9 @@ class WorkerDeps:
     """The seconds of each minute at which the janitor sweeps."""
     links: TranscriptLinks | None = None
     """Makes the links to transcripts from check runs; None when the server has none."""
+    metrics: Metrics = field(default_factory=Metrics)
+    """This process's counts, flushed to Redis while the workers run. `github` counts its
+    failed requests in its own: give both the same."""
 
     def live_runs(self) -> LiveRuns:
         """The coordination keys of live runs, on the worker's Redis."""
@@ -87,17 +96,20 @@ class WorkerDeps:
         return TranscriptStore(self.queue.redis, self.settings.tiebreak_transcript_retention)
 
     def llm_for(self, models: Models) -> LLMClient:
-        """The model client with a repository's choice of models, where it made one."""
+        """The model client with a repository's choice of models, where it made one; its
+        calls are counted."""
         if not isinstance(self.llm, ClaudeLLM):
-            return self.llm  # a scripted model in tests: there is nothing to choose
+            # A scripted model in tests: there is nothing to choose.
+            return MeteredLLM(self.llm, self.metrics)
         default = self.settings.tiebreak_model
-        return self.llm.with_models(
+        chosen = self.llm.with_models(
             RoleModels(
                 tester=models.tester or default,
                 coder=models.coder or default,
                 arbiter=models.arbiter or default,
             )
         )
+        return MeteredLLM(chosen, self.metrics)
 
     def allowance(self, installation_id: int) -> DailyAllowance:
         """The installation's daily token allowance."""
@@ -113,13 +125,17 @@ class WorkerDeps:
         if key is None or app_id is None:  # `require` made sure; this informs the type checker
             raise SettingsError("ANTHROPIC_API_KEY and GITHUB_APP_ID are required")
         every = settings.tiebreak_janitor_every
+        metrics = Metrics()
         return cls(
             settings=settings,
             unit_concurrency=settings.tiebreak_unit_concurrency,
             heartbeat=settings.tiebreak_heartbeat,
             sweep_seconds=frozenset(range(0, 60, every)),
             links=links_for(settings),
-            github=GitHubApp(app_id, settings.private_key(), str(settings.github_api_url)),
+            metrics=metrics,
+            github=GitHubApp(
+                app_id, settings.private_key(), str(settings.github_api_url), metrics=metrics
+            ),
             llm=ClaudeLLM.connect(
                 api_key=key.get_secret_value(),
                 base_url=settings.anthropic_base_url,
@@ -161,7 +177,10 @@ class Workers:
         from app.review_job import review_pull_request
         from app.unit_job import debate_unit
 
+        self.deps = deps
+        self.redis_url = redis_url
         settings = RedisSettings.from_dsn(redis_url)
+        metrics = deps.metrics
         common: dict[str, Any] = {
             "redis_settings": settings,
             "on_startup": _startup,
@@ -172,14 +191,26 @@ class Workers:
         self.reviews = Worker(
             functions=[
                 func(
-                    review_pull_request, name=REVIEW_JOB, timeout=REVIEW_TIMEOUT, keep_result=KEEP
+                    counted(review_pull_request, REVIEW_JOB, metrics),
+                    name=REVIEW_JOB,
+                    timeout=REVIEW_TIMEOUT,
+                    keep_result=KEEP,
                 ),
-                func(run_commands, name=COMMAND_JOB, timeout=COMMAND_TIMEOUT, keep_result=KEEP),
+                func(
+                    counted(run_commands, COMMAND_JOB, metrics),
+                    name=COMMAND_JOB,
+                    timeout=COMMAND_TIMEOUT,
+                    keep_result=KEEP,
+                ),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[
                 cron(
-                    sweep, name="janitor", second=set(deps.sweep_seconds), unique=True, timeout=120
+                    counted(sweep, JANITOR_JOB, metrics),
+                    name=JANITOR_JOB,
+                    second=set(deps.sweep_seconds),
+                    unique=True,
+                    timeout=120,
                 )
             ],
             on_shutdown=_shutdown,
@@ -189,7 +220,14 @@ class Workers:
             **common,
         )
         self.units = Worker(
-            functions=[func(debate_unit, name=UNIT_JOB, timeout=UNIT_TIMEOUT, keep_result=KEEP)],
+            functions=[
+                func(
+                    counted(debate_unit, UNIT_JOB, metrics),
+                    name=UNIT_JOB,
+                    timeout=UNIT_TIMEOUT,
+                    keep_result=KEEP,
+                )
+            ],
             queue_name=UNIT_QUEUE,
             # Picked up fast: a unit's wait is on the review's critical path.
             poll_delay=0.05,
@@ -199,7 +237,15 @@ class Workers:
 
     async def run(self) -> None:
         """Run both until the review worker ends (in burst mode, when its queue is empty) or
-        until :meth:`stop`."""
+        until :meth:`stop`, flushing the process's metrics meanwhile and once they end."""
+        redis = Redis.from_url(self.redis_url)
+        try:
+            async with self.deps.metrics.flushing(redis):
+                await self._run()
+        finally:
+            await redis.aclose()
+
+    async def _run(self) -> None:
         units = asyncio.create_task(self.units.async_run())
         reviews = asyncio.create_task(self.reviews.async_run())
         try:

@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from app.embedded_redis import EmbeddedRedis
-from app.settings import get_settings
+from app.settings import Settings, get_settings
 
 LOCAL_NAMES = {"localhost", "localhost.localdomain"}
 
@@ -79,21 +79,8 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test starts from an environment without Tiebreak's variables."""
-    for name in (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "GITHUB_APP_ID",
-        "GITHUB_PRIVATE_KEY",
-        "GITHUB_PRIVATE_KEY_PATH",
-        "GITHUB_WEBHOOK_SECRET",
-        "GITHUB_API_URL",
-        "REDIS_URL",
-        "PUBLIC_URL",
-        "TIEBREAK_DATA_DIR",
-        "TIEBREAK_LOG_FORMAT",
-        "TIEBREAK_LOG_LEVEL",
-    ):
+    # Every setting's variable (the SDK's own token too), so none leaks in from the shell.
+    for name in ("ANTHROPIC_AUTH_TOKEN", *(field.upper() for field in Settings.model_fields)):
         monkeypatch.delenv(name, raising=False)
     get_settings.cache_clear()
     yield

@@ -10,7 +10,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-IO = {"fastapi", "starlette", "uvicorn", "githubkit", "arq", "redis", "httpx", "httpx2"}
+IO = {
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "githubkit",
+    "arq",
+    "redis",
+    "httpx",
+    "httpx2",
+    "prometheus_client",
+}
 FORBIDDEN = {
     "policies": IO | {"app", "agents", "anthropic"},
     "agents": IO | {"app"},

@@ -11,6 +11,7 @@ from agents.llm import LLMClient
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import PullRequestRef
 from app.github import GitHubApp
+from app.metrics import Metrics
 from app.queue import ReviewQueue, review_job_id
 from app.settings import Settings
 from app.worker import WorkerDeps, Workers
@@ -65,15 +66,20 @@ def worker_deps(
 ) -> WorkerDeps:
     """A worker's dependencies on the fake GitHub. GitHub calls are not retried unless
     `retry_backoff` scales the production policy's waits; `deps_fields` override the others
-    (the settings, the clock)."""
+    (the settings, the clock). The GitHub client counts its failures in the worker's
+    metrics, as in production."""
+    metrics = Metrics()
     app = GitHubApp(
         APP_ID,
         key.private_pem,
         github.base_url,
         retry=retry_backoff is not None,
         retry_backoff=retry_backoff or 1.0,
+        metrics=metrics,
     )
-    return WorkerDeps(**{"settings": Settings(), "github": app, "llm": llm, **deps_fields})
+    return WorkerDeps(
+        **{"settings": Settings(), "github": app, "llm": llm, "metrics": metrics, **deps_fields}
+    )
 
 
 @contextlib.asynccontextmanager
