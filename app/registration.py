@@ -10,8 +10,8 @@
    (`POST /app-manifests/{code}/conversions`, without authentication) and writes them to the
    dotenv file, readable by its owner only.
 
-Nothing is written unless every step succeeded. A `state` is spent once GitHub has answered
-about its code; while GitHub cannot be reached, or the file is in the way, it stays valid, so
+Nothing is written unless every step succeeded. A `state` is spent once its code is traded
+or refused; while GitHub cannot be reached, or the file is in the way, it stays valid, so
 reloading the page GitHub sent the browser to tries again.
 """
 

@@ -28,16 +28,16 @@ TEMPLATES = jinja2.Environment(
 CALLBACK_PATH = "/callback"
 
 
-def headers(github_url: str) -> dict[str, str]:
-    """No script, no framing, no caching; the form may go to GitHub only, and no Referer
-    carries the callback's code away."""
+def headers(github_url: str, *, referrer: str = "no-referrer") -> dict[str, str]:
+    """No script, no framing, no caching; the form may go to GitHub only. The pages GitHub
+    sends the browser back to send no Referer: their address holds the code."""
     origin = "{0.scheme}://{0.netloc}".format(urlsplit(github_url))
     return {
         "Content-Security-Policy": (
             "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; "
             f"form-action {origin}; frame-ancestors 'none'"
         ),
-        "Referrer-Policy": "no-referrer",
+        "Referrer-Policy": referrer,
         "Cache-Control": "no-store",
         "X-Content-Type-Options": "nosniff",
         "X-Frame-Options": "DENY",
@@ -53,18 +53,24 @@ def create_registration_app(
     options = flow.options
 
     def page(
-        name: str, status: int = 200, task: BackgroundTask | None = None, **context: object
+        name: str,
+        status: int = 200,
+        task: BackgroundTask | None = None,
+        referrer: str = "no-referrer",
+        **context: object,
     ) -> HTMLResponse:
         html = TEMPLATES.get_template(name).render(**context)
-        return HTMLResponse(
-            html, status_code=status, headers=headers(options.github_url), background=task
-        )
+        policy = headers(options.github_url, referrer=referrer)
+        return HTMLResponse(html, status_code=status, headers=policy, background=task)
 
     @app.get("/", response_class=HTMLResponse)
     async def start() -> HTMLResponse:
         form = flow.start()
         return page(
             "setup.html",
+            # The form's POST keeps its Origin header (with no-referrer it would be `null`);
+            # this page's address holds nothing secret.
+            referrer="strict-origin",
             action=form.action,
             manifest=json.dumps(form.manifest),
             app=flow.manifest,

@@ -119,11 +119,11 @@ def test_the_page_posts_app_yml_to_githubs_new_app_form(fake: FakeGitHub, env_fi
     assert manifest["redirect_url"] == REDIRECT_URL
     assert manifest["url"] == PUBLIC_URL
     assert manifest["public"] is False
-    # The form may go to GitHub only, and nothing on the page runs or leaks a Referer.
+    # The form may go to GitHub only, nothing on the page runs, and only its origin leaves.
     policy = response.headers["content-security-policy"]
     assert f"form-action {fake.base_url};" in policy
     assert "default-src 'none'" in policy
-    assert response.headers["referrer-policy"] == "no-referrer"
+    assert response.headers["referrer-policy"] == "strict-origin"
 
 
 def test_every_visit_gets_a_state_of_its_own(fake: FakeGitHub, env_file: Path) -> None:
@@ -155,6 +155,7 @@ def test_the_redirect_writes_the_apps_credentials_for_its_owner_only(
 
     assert done.status_code == 200
     assert f'href="{fake.base_url}/apps/tiebreak/installations/new"' in done.text
+    assert done.headers["referrer-policy"] == "no-referrer"  # its address holds the code
     assert page.stopped == 1
     assert page.reports == []
     # GitHub got the page's manifest, and one request for the code, which it answered.
