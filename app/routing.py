@@ -79,6 +79,10 @@ class WebhookRouter:
                 self._handlers[key] = handler
         return self
 
+    def events(self) -> frozenset[str]:
+        """The events some handler answers (the App's manifest subscribes to them)."""
+        return frozenset(event for event, _ in self._handlers)
+
     def handler(self, delivery: Delivery) -> Handler | None:
         return self._handlers.get((delivery.event, delivery.action)) or self._handlers.get(
             (delivery.event, None)

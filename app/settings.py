@@ -1,12 +1,15 @@
-"""Tiebreak's settings, read from the environment once, through :func:`get_settings`.
+"""Tiebreak's settings, read once, through :func:`get_settings`, from the environment and from
+the dotenv file in the working directory (`.env`, which `tiebreak setup` writes).
 
-Nothing reads the environment at import time; tests build `Settings` directly. Each process
-checks, before it starts, that the settings it needs are there (:meth:`Settings.require`),
-so a server never starts half-configured.
+A variable set in the environment wins over the same one in the file. Nothing reads either at
+import time; tests build `Settings` directly. Each process checks, before it starts, that the
+settings it needs are there (:meth:`Settings.require`), so a server never starts
+half-configured.
 """
 
 import functools
 import hmac
+import os
 from enum import StrEnum
 from pathlib import Path
 
@@ -19,6 +22,10 @@ from policies.errors import TiebreakError
 
 class SettingsError(TiebreakError):
     """A required setting is missing or unusable."""
+
+
+class MissingSettings(SettingsError):
+    """Settings a process needs are not set."""
 
 
 class LogFormat(StrEnum):
@@ -162,7 +169,7 @@ class Settings(BaseSettings):
             raise SettingsError(f"cannot read GITHUB_PRIVATE_KEY_PATH: {exc}") from exc
 
     def require(self, *, web: bool = False, worker: bool = False) -> None:
-        """Raise :class:`SettingsError` naming every setting this process needs but lacks."""
+        """Raise :class:`MissingSettings` naming every setting this process needs but lacks."""
         missing = []
         if web and self.github_webhook_secret is None:
             missing.append("GITHUB_WEBHOOK_SECRET")
@@ -174,9 +181,21 @@ class Settings(BaseSettings):
             if self.anthropic_api_key is None:
                 missing.append("ANTHROPIC_API_KEY")
         if missing:
-            raise SettingsError(f"missing settings: {', '.join(missing)}")
+            raise MissingSettings(f"missing settings: {', '.join(missing)}")
+
+
+ENV_FILE = ".env"
+ENV_FILE_VARIABLE = "TIEBREAK_ENV_FILE"
+"""Names another dotenv file than `.env`; set and empty, no file is read."""
+
+
+def env_file() -> Path | None:
+    """The dotenv file Tiebreak's commands read, and `tiebreak setup` writes."""
+    name = os.environ.get(ENV_FILE_VARIABLE, ENV_FILE)
+    return Path(name) if name else None
 
 
 @functools.cache
 def get_settings() -> Settings:
-    return Settings()
+    """The process's settings: the environment, then the dotenv file for what it leaves unset."""
+    return Settings(_env_file=env_file())

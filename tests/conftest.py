@@ -15,7 +15,7 @@ import pytest
 import redis
 
 from app.embedded_redis import EmbeddedRedis
-from app.settings import Settings, get_settings
+from app.settings import ENV_FILE_VARIABLE, Settings, get_settings
 
 LOCAL_NAMES = {"localhost", "localhost.localdomain"}
 
@@ -78,10 +78,12 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Each test starts from an environment without Tiebreak's variables."""
+    """Each test starts from an environment without Tiebreak's variables, and reads no dotenv
+    file (a `.env` that `tiebreak setup` left in the working directory included)."""
     # Every setting's variable (the SDK's own token too), so none leaks in from the shell.
     for name in ("ANTHROPIC_AUTH_TOKEN", *(field.upper() for field in Settings.model_fields)):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(ENV_FILE_VARIABLE, "")
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()

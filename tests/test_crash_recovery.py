@@ -111,6 +111,7 @@ def start_worker(
         "ANTHROPIC_BASE_URL": messages.base_url,
         "TIEBREAK_HEARTBEAT": str(HEARTBEAT),
         "TIEBREAK_JANITOR_EVERY": "1",
+        "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
     }
     return subprocess.Popen(
         [str(TIEBREAK), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

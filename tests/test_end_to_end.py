@@ -192,6 +192,7 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
             "PUBLIC_URL": f"http://127.0.0.1:{port}",
             # The HTTP clients' own lines too: headers and URLs are where credentials travel.
             "TIEBREAK_LOG_LEVEL": "DEBUG",
+            "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
         }
         process = subprocess.Popen(
             [str(TIEBREAK), "serve", "--port", str(port)],
@@ -346,7 +347,11 @@ def test_the_logs_say_what_each_line_is_about_and_hold_no_secret(tiebreak: Tiebr
 def test_the_server_refuses_to_start_without_a_webhook_secret(tmp_path: Path) -> None:
     done = subprocess.run(
         [str(TIEBREAK), "serve"],
-        env={"PATH": os.environ.get("PATH", ""), "TIEBREAK_DATA_DIR": str(tmp_path)},
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "TIEBREAK_DATA_DIR": str(tmp_path),
+            "TIEBREAK_ENV_FILE": "",
+        },
         capture_output=True,
         text=True,
         timeout=60,

@@ -21,7 +21,11 @@ DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
 def tiebreak(
     api: FakeMessagesAPI, *args: str, key: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {"ANTHROPIC_API_KEY": key or api.api_key, "ANTHROPIC_BASE_URL": api.base_url}
+    env = {
+        "ANTHROPIC_API_KEY": key or api.api_key,
+        "ANTHROPIC_BASE_URL": api.base_url,
+        "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
+    }
     return subprocess.run(
         [str(TIEBREAK), "review", "-", *args],
         input=DIFF,

@@ -69,6 +69,10 @@ answer an error:
   its head branch), and otherwise 403 `Resource not accessible by integration`.
 * The diff media type answers 406 `too_large` above 300 files or 20,000 lines (or when the
   pull request was added with `too_large=True`).
+* The App manifest flow (:mod:`tests.fakes.app_manifests`): GitHub's "new App" form, which
+  registers this fake's App and redirects with a code, and `POST /app-manifests/{code}/
+  conversions`, which trades a code once, within an hour, for the App's credentials. Call
+  `allow_registration` with the App's private key first.
 
 Error bodies follow GitHub's shape (`message`, `documentation_url`, `status`, and `errors`
 where GitHub gives them). The review error strings are GitHub's, as observed in public bug
@@ -110,6 +114,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from unidiff.patch import PatchedFile, PatchSet
 
+from tests.fakes.app_manifests import AppManifests, ManifestAnswer, RegisteredApp
 from tests.fakes.loopback import LoopbackFake, Response
 
 DOCS = "https://docs.github.com/rest"
@@ -123,6 +128,8 @@ JWT_MAX_LIFETIME = 600
 
 CLOCK_SKEW = 60
 """Leeway for `iat`/`exp`, as GitHub allows for clock drift (and githubkit backdates `iat`)."""
+
+FORM_TYPE = "application/x-www-form-urlencoded"
 
 DIFF_MEDIA_TYPES = ("application/vnd.github.diff", "application/vnd.github.v3.diff")
 RAW_MEDIA_TYPE = re.compile(r"application/vnd\.github(?:\.v3)?\.raw")
@@ -701,6 +708,7 @@ class FakeGitHub(LoopbackFake):
             "_create_blob",
         }
         self._token_route = re.compile(r"/app/installations/(?P<installation>\d+)/access_tokens")
+        self._manifests = AppManifests(self.app_id, lambda: self.base_url)
 
     # -- lifecycle (the rest is LoopbackFake's) -----------------------------------------------
 
@@ -914,6 +922,29 @@ class FakeGitHub(LoopbackFake):
             repo = self._repo_for_setup(full_name)
             repo.labels[name.lower()] = Label(next(self._ids), name, color, description)
 
+    def allow_registration(self, private_pem: str, *, webhook_secret: str | None = None) -> None:
+        """Let the manifest flow register this fake's App (see :mod:`tests.fakes.app_manifests`):
+        the conversion answers its id, `private_pem` (the key whose public half the fake
+        checks) and `webhook_secret` (a random one by default)."""
+        with self._lock:
+            self._manifests.private_pem = private_pem
+            if webhook_secret is not None:
+                self._manifests.webhook_secret = webhook_secret
+
+    def expire_manifest_codes(self) -> None:
+        """Age every manifest flow code past GitHub's hour."""
+        with self._lock:
+            self._manifests.expire()
+
+    def registered_apps(self) -> list[RegisteredApp]:
+        """Copies of the Apps the manifest flow registered, with their manifests."""
+        with self._lock:
+            return copy.deepcopy(self._manifests.registered)
+
+    @property
+    def registration_webhook_secret(self) -> str:
+        return self._manifests.webhook_secret
+
     def issue_token(self, installation_id: int, *, repos: Iterable[str] | None = None) -> str:
         """An installation token without the JWT exchange (for a raw client or a subprocess)."""
         with self._lock:
@@ -1090,7 +1121,11 @@ class FakeGitHub(LoopbackFake):
         query = dict(parse_qsl(split.query, keep_blank_values=True))
         body: Any = None
         malformed = False
-        if raw:
+        if raw and headers.get("content-type", "").startswith(FORM_TYPE):
+            # A browser's form: only GitHub's web pages take one (the API wants JSON).
+            body = dict(parse_qsl(raw.decode(errors="replace"), keep_blank_values=True))
+            malformed = not AppManifests.takes_form(split.path)
+        elif raw:
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -1155,6 +1190,9 @@ class FakeGitHub(LoopbackFake):
             return _Answer(500, {"message": f"fake GitHub: {exc!r}", "status": "500"})
 
     def _route(self, request: _Request) -> _Answer:
+        flow = self._manifests.answer(request.method, request.path, request.query, request.body)
+        if flow is not None:
+            return _manifest_answer(flow)
         if request.method == "POST" and (match := self._token_route.fullmatch(request.path)):
             return self._create_token(request, int(match["installation"]))
         for method, pattern, name in self._repo_routes:
@@ -2593,6 +2631,17 @@ class FakeGitHub(LoopbackFake):
 
 
 # -- pure helpers ----------------------------------------------------------------------------
+
+
+def _manifest_answer(answer: ManifestAnswer) -> _Answer:
+    if answer.html is None:
+        return _Answer(answer.status, answer.body, headers=answer.headers)
+    return _Answer(
+        answer.status,
+        data=answer.html.encode(),
+        content_type="text/html; charset=utf-8",
+        headers=answer.headers,
+    )
 
 
 def _inaccessible() -> _HTTPError:
