@@ -3,13 +3,14 @@
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.llm import LLMClient
 from agents.scripted import Reply, ScriptedLLM, by_role
-from app.events import PullRequestRef
+from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
 from app.github import GitHubApp
 from app.metrics import Metrics
 from app.queue import ReviewQueue, review_job_id
@@ -144,3 +145,32 @@ async def run_review(
     )
     outcome = results.get(review_job_id(ref, rerun))
     return (None if outcome is None else str(outcome)), None
+
+
+@dataclass(frozen=True)
+class Asked:
+    comment_id: int
+    enqueue: Callable[[ReviewQueue], Awaitable[object]]
+
+
+def asked(
+    github: FakeGitHub,
+    *commands: tuple[str | None, int | None],
+    login: str = "octocat",
+    association: str = "CONTRIBUTOR",
+    text: str = "",
+) -> "Asked":
+    """A comment by `login` on the pull request, carrying `commands`."""
+    comment_id = github.add_issue_comment(REPO, NUMBER, "/tiebreak …", author=login)
+    request = CommandRequest(
+        pull=REF,
+        login=login,
+        association=association,
+        comment=CommentRef(id=comment_id, kind="issue", thread_id=comment_id),
+        calls=[CommandCall(name=name, argument=argument, text=text) for name, argument in commands],
+    )
+
+    async def enqueue(queue: ReviewQueue) -> object:
+        return await queue.enqueue_commands(request, f"comment-{comment_id}")
+
+    return Asked(comment_id, enqueue)

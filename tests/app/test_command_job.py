@@ -1,14 +1,10 @@
 """Slash commands on a real worker against the fake GitHub: what the commenter sees."""
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-
 from arq.connections import RedisSettings, create_pool
 
 from agents.scripted import ScriptedLLM, by_role
 from app.allowance import DailyAllowance
 from app.events import CommandCall, CommandRequest, CommentRef
-from app.queue import ReviewQueue
 from app.runs import RunStore
 from app.settings import Settings
 from tests.agents.kit import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
@@ -18,42 +14,15 @@ from tests.app.review_kit import (
     REF,
     REPO,
     STUBBORN,
+    Asked,
     agreed,
+    asked,
     run_review,
     run_worker,
 )
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 PULL = REF.model_copy()
-
-
-@dataclass(frozen=True)
-class Asked:
-    comment_id: int
-    enqueue: Callable[[ReviewQueue], Awaitable[object]]
-
-
-def asked(
-    github: FakeGitHub,
-    *commands: tuple[str | None, int | None],
-    login: str = "octocat",
-    association: str = "CONTRIBUTOR",
-    text: str = "",
-) -> "Asked":
-    """A comment by `login` on the pull request, carrying `commands`."""
-    comment_id = github.add_issue_comment(REPO, NUMBER, "/tiebreak …", author=login)
-    request = CommandRequest(
-        pull=REF,
-        login=login,
-        association=association,
-        comment=CommentRef(id=comment_id, kind="issue", thread_id=comment_id),
-        calls=[CommandCall(name=name, argument=argument, text=text) for name, argument in commands],
-    )
-
-    async def enqueue(queue: ReviewQueue) -> object:
-        return await queue.enqueue_commands(request, f"comment-{comment_id}")
-
-    return Asked(comment_id, enqueue)
 
 
 async def run_command(

@@ -16,8 +16,15 @@ from app.server import create_app
 from app.settings import Settings
 from app.transcripts import DAY, TranscriptStore
 from tests.agents.kit import LOG_FIX, LOG_LINE, force_fix, rulings
-from tests.app.review_kit import NUMBER, REPO, STUBBORN, agreed, run_review, run_worker
-from tests.app.test_command_job import asked
+from tests.app.review_kit import (
+    NUMBER,
+    REPO,
+    STUBBORN,
+    agreed,
+    asked,
+    run_review,
+    run_worker,
+)
 from tests.app.transcript_kit import PWNED, hostile_record
 from tests.app.webhook_kit import SECRET, Store
 from tests.fakes.github_api import AppKey, FakeGitHub
