@@ -223,7 +223,10 @@ class ReviewRun:
         )
         diff = Diff.parse(plan.diff, allow_empty=True)
         publication = await publish_review(self.github, ref, review, diff, run)
-        await self._keep_transcript(plan, debated, spend, str(publication.check.conclusion))
+        conclusion = str(publication.check.conclusion)
+        await self.deps.transcripts().save(
+            TranscriptRecord.of_run(plan, debated, spend, conclusion)
+        )
         await set_label(self.github, ref, publication.label, publication.label_name)
         await self._complete(check_id, publication.check)
         if self.deps.runs is not None:
@@ -241,26 +244,6 @@ class ReviewRun:
                 )
             )
         return str(publication.check.conclusion)
-
-    async def _keep_transcript(
-        self, plan: RunPlan, debated: Review, spend: publish.Spend, conclusion: str
-    ) -> None:
-        """Keep the whole debate for the transcript page (for the retention period)."""
-        record = TranscriptRecord(
-            run_id=self.run_id,
-            ref=self.ref,
-            title=plan.title,
-            html_url=plan.html_url,
-            started_at=plan.started_at,
-            finished_at=time.time(),
-            conclusion=conclusion,
-            review=debated,
-            diff=plan.diff,
-            min_severity=self.config.min_severity,
-            spent=spend.spent,
-            ceiling=spend.ceiling,
-        )
-        await self.deps.transcripts().save(record)
 
     async def _policy(self) -> DebatePolicy:
         """The repository's debate policy, with a budget set by `/tiebreak budget` for this

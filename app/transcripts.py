@@ -6,13 +6,17 @@ only through a signed link (:mod:`app.links`). Stored compressed: most of it is 
 the agents' prose, which compress several times over.
 """
 
+import time
 import zlib
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
 from agents.review import Review
+from app.coordination import RunPlan
 from app.events import PullRequestRef
+from app.publish import Spend
 
 DAY = 24 * 3600
 
@@ -38,6 +42,24 @@ class TranscriptRecord(BaseModel):
     spent: int = 0
     """Billed tokens of the run, as its ceiling counted them."""
     ceiling: int = 0
+
+    @classmethod
+    def of_run(cls, plan: RunPlan, debated: Review, spend: Spend, conclusion: str) -> Self:
+        """The record of a run that has just published what its debates found."""
+        return cls(
+            run_id=plan.run_id,
+            ref=plan.ref,
+            title=plan.title,
+            html_url=plan.html_url,
+            started_at=plan.started_at,
+            finished_at=time.time(),
+            conclusion=conclusion,
+            review=debated,
+            diff=plan.diff,
+            min_severity=plan.config.min_severity,
+            spent=spend.spent,
+            ceiling=spend.ceiling,
+        )
 
 
 class TranscriptStore:

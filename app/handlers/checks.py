@@ -19,15 +19,16 @@ BUTTONS = {"arbitrate": CommandName.ARBITRATE, "accept": CommandName.RESOLVE}
 @router.on("check_run", "requested_action")
 async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(CheckRunPayload)
-    _bind(payload, [pr.number for pr in payload.check_run.pull_requests])
+    pulls = [_pull(payload, pr.number) for pr in payload.check_run.pull_requests]
+    _bind(payload, pulls)
     action = payload.requested_action
     command = BUTTONS.get(action.identifier) if action else None
-    if command is None or not payload.check_run.pull_requests:
+    if command is None or not pulls:
         return Outcome.IGNORED
     queued = False
-    for pr in payload.check_run.pull_requests:
+    for pull in pulls:
         request = CommandRequest(
-            pull=_pull(payload, pr.number),
+            pull=pull,
             login=payload.sender.login,
             calls=[CommandCall(name=str(command))],
         )
@@ -38,25 +39,17 @@ async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
 @router.on("check_run", "rerequested")
 async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(CheckRunPayload)
-    _bind(payload, [pr.number for pr in payload.check_run.pull_requests])
-    return await _review_again(
-        deps,
-        [_pull(payload, pr.number) for pr in payload.check_run.pull_requests],
-        payload.check_run.head_sha,
-        delivery.id,
-    )
+    pulls = [_pull(payload, pr.number) for pr in payload.check_run.pull_requests]
+    _bind(payload, pulls)
+    return await _review_again(deps, pulls, payload.check_run.head_sha, delivery.id)
 
 
 @router.on("check_suite", "rerequested")
 async def on_check_suite_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(CheckSuitePayload)
-    _bind(payload, [pr.number for pr in payload.check_suite.pull_requests])
-    return await _review_again(
-        deps,
-        [_pull(payload, pr.number) for pr in payload.check_suite.pull_requests],
-        payload.check_suite.head_sha,
-        delivery.id,
-    )
+    pulls = [_pull(payload, pr.number) for pr in payload.check_suite.pull_requests]
+    _bind(payload, pulls)
+    return await _review_again(deps, pulls, payload.check_suite.head_sha, delivery.id)
 
 
 async def _review_again(
@@ -68,11 +61,11 @@ async def _review_again(
     return Outcome.ENQUEUED if queued else Outcome.IGNORED
 
 
-def _bind(payload: CheckRunPayload | CheckSuitePayload, numbers: list[int]) -> None:
+def _bind(payload: CheckRunPayload | CheckSuitePayload, pulls: list[PullKey]) -> None:
     """The repository, and the pull request when the check is on exactly one, go on the
     delivery's log lines."""
     repository = f"{payload.repository.owner.login}/{payload.repository.name}"
-    bind(repository=repository, pull_number=numbers[0] if len(numbers) == 1 else None)
+    bind(repository=repository, pull_number=pulls[0].number if len(pulls) == 1 else None)
 
 
 def _pull(payload: CheckRunPayload | CheckSuitePayload, number: int) -> PullKey:
