@@ -146,6 +146,9 @@ class Outcome(BaseModel):
     budget_history: dict[str, list[BudgetEvent]]
     transcript: Transcript
     error: str | None = None
+    carried_from: str | None = None
+    """The commit whose review debated this unit, when a later review carries its findings
+    forward unchanged (its code did not change); its counts are then the earlier review's."""
 
     @property
     def usage(self) -> Usage:

@@ -49,20 +49,26 @@ class Review(BaseModel):
         return [f for f in self.findings if f.resolution is Resolution.FIXED]
 
     @property
+    def debated(self) -> list[Outcome]:
+        """The units this review debated itself; the counts below are theirs alone (a unit
+        carried forward from an earlier review was paid for by that review)."""
+        return [u for u in self.units if u.carried_from is None]
+
+    @property
     def rounds(self) -> int:
-        return max((u.rounds for u in self.units), default=0)
+        return max((u.rounds for u in self.debated), default=0)
 
     @property
     def calls(self) -> int:
-        return sum(u.calls for u in self.units)
+        return sum(u.calls for u in self.debated)
 
     @property
     def failed_turns(self) -> int:
-        return sum(u.failed_turns for u in self.units)
+        return sum(u.failed_turns for u in self.debated)
 
     @property
     def usage(self) -> Usage:
-        return sum((u.usage for u in self.units), Usage())
+        return sum((u.usage for u in self.debated), Usage())
 
     def at_least(self, severity: Severity) -> "Review":
         """The review without its findings less severe than `severity`."""
@@ -81,7 +87,7 @@ class Review(BaseModel):
 
     def usage_by_role(self) -> dict[Role, Usage]:
         totals: dict[Role, Usage] = {}
-        for unit in self.units:
+        for unit in self.debated:
             for role, usage in unit.usage_by_role.items():
                 totals[role] = totals.get(role, Usage()) + usage
         return totals

@@ -38,6 +38,7 @@ from app.allowance import RunCeiling
 from app.events import PullRequestRef
 from app.journals import RedisJournal
 from app.redis_replies import reply, text
+from app.rereview import Scope
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
 
@@ -81,7 +82,9 @@ class RunPlan(BaseModel):
     ref: PullRequestRef
     check_run_id: int
     diff: str
-    """The part of the pull request's diff under review (the config's `paths`)."""
+    """The part of the pull request's diff in the config's `paths`."""
+    scope: Scope = Scope()
+    """The files of `diff` the run debates: all, or those changed since the last review."""
     unit_tokens: int
     units: int
     policy: DebatePolicy
@@ -94,7 +97,7 @@ class RunPlan(BaseModel):
     """When the plan was made (Unix time)."""
 
     def review_units(self) -> list[ReviewUnit]:
-        return Diff.parse(self.diff, allow_empty=True).units(self.unit_tokens)
+        return self.scope.part(Diff.parse(self.diff, allow_empty=True)).units(self.unit_tokens)
 
 
 class UnitStatus(BaseModel):

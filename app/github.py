@@ -27,6 +27,26 @@ CHECK_RUN_NAME = "Tiebreak"
 TIMEOUT_SECONDS = 30.0
 MAX_FILE_PAGES = 30
 """The files API lists at most 3,000 files: 30 pages of 100."""
+MAX_PAGES = 30
+"""Pages of 100 read of any list (comments, review threads): 3,000 items."""
+COMPARE_FILES = 300
+"""The most files GitHub lists when comparing two commits."""
+
+REVIEW_THREADS = """
+query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          isResolved
+          comments(first: 1) { nodes { databaseId } }
+        }
+      }
+    }
+  }
+}
+"""
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
@@ -61,6 +81,19 @@ class GitFile(BaseModel):
     mode: str
     """One of `REGULAR_FILE_MODES`: a commit keeps an executable file executable."""
     content: bytes
+
+
+class Comparison(BaseModel):
+    """How one commit relates to another, and which files differ between them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["identical", "ahead", "behind", "diverged"]
+    """`ahead`: the later commit descends from the earlier one."""
+    paths: frozenset[str]
+    """The files changed from the merge base to the later commit (old and new names)."""
+    complete: bool
+    """False when GitHub listed as many files as it ever lists: some may be missing."""
 
 
 class PullRequest(BaseModel):
@@ -238,6 +271,75 @@ class Installation:
                 runs.add(run_id)
         return runs
 
+    async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
+        """How commit `head` relates to `base`, and the files changed between them; None
+        when GitHub has not got both (a force-push can drop a commit)."""
+        try:
+            response = await self._rest.repos.async_compare_commits(
+                ref.owner, ref.repo, f"{base}...{head}"
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return None
+            raise
+        raw: Any = response.json()
+        files = raw.get("files") or []
+        paths = {f["filename"] for f in files} | {
+            f["previous_filename"] for f in files if f.get("previous_filename")
+        }
+        return Comparison(
+            status=raw["status"], paths=frozenset(paths), complete=len(files) < COMPARE_FILES
+        )
+
+    async def review_comments(self, ref: PullKey) -> list[dict[str, Any]]:
+        """Every review comment on the pull request (of every review, and replies), oldest
+        first, as GitHub's JSON."""
+        return await self._all_pages(self._rest.pulls.async_list_review_comments, ref)
+
+    async def issue_comments(self, ref: PullKey) -> list[dict[str, Any]]:
+        """Every comment in the pull request's conversation, oldest first, as GitHub's JSON."""
+        return await self._all_pages(self._rest.issues.async_list_comments, ref)
+
+    async def resolved_threads(self, ref: PullKey) -> set[int]:
+        """The review threads a person resolved, by the id of their first comment (GitHub
+        tells this through GraphQL only)."""
+        resolved: set[int] = set()
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            data = await self._github.async_graphql(
+                REVIEW_THREADS,
+                {"owner": ref.owner, "name": ref.repo, "number": ref.number, "cursor": cursor},
+            )
+            threads = data["repository"]["pullRequest"]["reviewThreads"]
+            for node in threads["nodes"]:
+                first = node["comments"]["nodes"]
+                if node["isResolved"] and first and first[0].get("databaseId") is not None:
+                    resolved.add(int(first[0]["databaseId"]))
+            if not threads["pageInfo"]["hasNextPage"]:
+                break
+            cursor = threads["pageInfo"]["endCursor"]
+        return resolved
+
+    async def edit_comment(self, ref: PullKey, comment_id: int, body: str) -> None:
+        """Replace the body of a conversation comment (the App's own)."""
+        await self._rest.issues.async_update_comment(ref.owner, ref.repo, comment_id, body=body)
+
+    async def reply_in_thread(self, ref: PullKey, comment_id: int, body: str) -> None:
+        """A reply in the review thread whose first comment is `comment_id`."""
+        await self._rest.pulls.async_create_reply_for_review_comment(
+            ref.owner, ref.repo, ref.number, comment_id, body=body
+        )
+
+    async def _all_pages(self, list_page: Any, ref: PullKey) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for page in range(1, MAX_PAGES + 1):
+            response = await list_page(ref.owner, ref.repo, ref.number, per_page=100, page=page)
+            batch: Any = response.json()
+            items += batch
+            if len(batch) < 100:
+                break
+        return items
+
     async def ensure_label(self, ref: PullKey, name: str, color: str, about: str) -> None:
         """Create the label in the repository unless it exists (422 `already_exists`)."""
         body: Any = {"name": name, "color": color, "description": about}
@@ -299,9 +401,13 @@ class Installation:
         raw: Any = response.json()
         return str(raw["path"]), int(raw.get("line") or raw.get("original_line") or 0)
 
-    async def comment(self, ref: PullKey, body: str) -> None:
-        """A comment on the pull request's conversation."""
-        await self._rest.issues.async_create_comment(ref.owner, ref.repo, ref.number, body=body)
+    async def comment(self, ref: PullKey, body: str) -> int:
+        """A comment on the pull request's conversation; its id."""
+        response = await self._rest.issues.async_create_comment(
+            ref.owner, ref.repo, ref.number, body=body
+        )
+        comment_id: int = response.json()["id"]
+        return comment_id
 
     async def head_file(self, repo_full_name: str, path: str, sha: str) -> GitFile | None:
         """The regular file at `path` in commit `sha` of `repo_full_name` (for a pull request

@@ -1,4 +1,4 @@
-"""Landing a result on a pull request: completing the check run, setting the label.
+"""Landing a result on a pull request: the review, the summary, the check run, the label.
 
 Shared by the review job and the commands that change a finished review (resolve, arbitrate).
 A check run that asks for action offers the buttons that take it.
@@ -14,6 +14,7 @@ from githubkit.exception import RequestFailed
 from agents.diff import Diff
 from agents.review import Review
 from app import publish
+from app.conversation import answer, write_summary
 from app.events import PullKey, PullRequestRef
 from app.github import Installation
 
@@ -43,42 +44,52 @@ PUBLISH_ATTEMPTS = 3
 
 
 async def publish_review(
-    github: Installation, ref: PullRequestRef, review: Review, diff: Diff, run: publish.RunInfo
+    github: Installation,
+    ref: PullRequestRef,
+    review: Review,
+    diff: Diff,
+    run: publish.RunInfo,
+    conversation: publish.Conversation | None = None,
 ) -> publish.Publication:
-    """Post the review of `run` once, whatever GitHub answers, and return what was planned.
+    """Land `review` on the pull request once, whatever GitHub answers, and return what was
+    planned: the run's new inline comments as one review, the summary comment edited (or
+    written), replies on the threads of findings that are gone.
 
     Idempotent: a run whose review the pull request already has (its hidden marker) is not
     posted again, and a 5xx answer (which may hide a review that was posted) is followed by
     that check before the next try. A 422 — a comment GitHub would not take, which planning
-    is meant to rule out — falls back to a review with every finding in its body, so the
-    outcome is never lost.
+    is meant to rule out — falls back to no inline comments, every finding in the summary, so
+    the outcome is never lost. The summary is edited only if it changed; a reply already
+    given is known from its marker before the run plans replies.
     """
-    publication = publish.plan(review, diff, run=run)
-    if publication.review is None:
-        return publication
+    publication = publish.plan(review, diff, run=run, conversation=conversation)
+    if publication.review is not None and not await _post(github, ref, publication.review):
+        log.error("GitHub refused the review of %s; every finding goes in the summary", ref.key)
+        inline_off = run.model_copy(update={"max_inline_comments": 0})
+        publication = publish.plan(review, diff, run=inline_off, conversation=conversation)
+    await write_summary(github, ref, publication.summary)
+    await answer(github, ref, publication.replies)
+    return publication
+
+
+async def _post(github: Installation, ref: PullRequestRef, draft: publish.ReviewDraft) -> bool:
+    """Post `draft` unless the pull request has it; False if GitHub refused it with 422."""
+    run_id = publish.run_id_of(draft.body)
     for attempt in range(1, PUBLISH_ATTEMPTS + 1):
-        if run.run_id in await github.review_runs(ref):
-            return publication
+        if run_id in await github.review_runs(ref):
+            return True
         try:
-            await github.create_review(ref, publication.review.payload())
-            return publication
+            await github.create_review(ref, draft.payload())
+            return True
         except RequestFailed as exc:
             status = exc.response.status_code
-            if status == 422 and publication.review.comments:
-                log.error(
-                    "GitHub refused the review of %s (%s); posting it without comments",
-                    ref.key,
-                    exc,
-                )
-                publication = publish.plan(
-                    review, diff, run=run.model_copy(update={"max_inline_comments": 0})
-                )
-                assert publication.review is not None  # the same findings, none inline
-                continue
+            if status == 422:
+                log.error("GitHub refused the review of %s: %s", ref.key, exc)
+                return False
             if status < 500 or attempt == PUBLISH_ATTEMPTS:
                 raise
             await asyncio.sleep(attempt**2 * github.retry_backoff)
-    return publication
+    return True
 
 
 async def complete_check_run(

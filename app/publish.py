@@ -1,15 +1,18 @@
 """What Tiebreak sends to GitHub for a review: pure functions, no client, no I/O.
 
 :func:`plan` turns a finished :class:`Review` into a :class:`Publication`: the pull request
-review with its inline comments, the check run's conclusion and output, and what to do with
-the `Unresolved` label. GitHub rejects a whole review (422) if a single comment is off the
-diff, so every inline comment is checked against the pull request's full diff first, and a
-finding that cannot be posted inline is written into the review body instead.
+review with this run's new inline comments, the one summary comment the pull request keeps
+(edited in place on every run), the replies on threads whose findings are gone, the check
+run's conclusion and output, and what to do with the `Unresolved` label. GitHub rejects a
+whole review (422) if a single comment is off the diff, so every inline comment is checked
+against the pull request's full diff first, and a finding that cannot be posted inline is
+written into the summary instead.
 :func:`failed`, :func:`superseded` and :func:`disabled` give the check run of a review that
 did not run to the end.
 """
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
@@ -31,6 +34,7 @@ from agents.protocol import Severity
 from agents.review import Review
 from app import markdown as md
 from app import review_text as text
+from app.fingerprints import Fingerprint
 from policies.config import RepoConfig
 
 ANNOTATIONS_PER_REQUEST = 50
@@ -95,10 +99,12 @@ class RunInfo(_Frozen):
     head_sha: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{7,64}$")]
     details_url: AnyHttpUrl | None = None
     """Where the debate's transcript is (`/runs/{id}`); linked from the summary."""
+    pull_url: AnyHttpUrl | None = None
+    """The pull request's page, for links to its threads."""
     label: Annotated[str, StringConstraints(min_length=1, max_length=50)] = "Unresolved"
     event_on_unresolved: ReviewEvent = ReviewEvent.COMMENT
-    max_inline_comments: Annotated[int, Field(ge=0)] = 25
-    """Inline comments beyond this many (least severe first) are listed in the summary."""
+    max_inline_comments: Annotated[int, Field(ge=0)] = 10
+    """New inline comments beyond this many (least severe first) are listed in the summary."""
     spend: Spend | None = None
     notes: tuple[str, ...] = ()
     """Lines of Tiebreak's own Markdown for the summary: what the config left out."""
@@ -114,6 +120,40 @@ class RunInfo(_Frozen):
             max_inline_comments=config.max_inline_comments,
             **more,
         )
+
+
+class GoneFinding(_Frozen):
+    """An earlier unresolved finding a run no longer finds: the code it was about changed."""
+
+    result: FindingOutcome
+    thread: int | None = None
+    """The first comment of its review thread, if it was posted inline."""
+    answer: bool = False
+    """Whether its thread gets a reply now (not yet answered, not dismissed)."""
+
+
+class Conversation(_Frozen):
+    """What the pull request already shows of earlier runs, as this run reconciled it."""
+
+    threads: dict[str, int] = {}
+    """`unit/finding` → the first comment of the thread the pull request has for it."""
+    gone: list[GoneFinding] = []
+    since: str | None = None
+    """The earlier head whose changes since this run reviewed; None for a full review."""
+    why_full: str = ""
+    """Why every file was reviewed, when that is news (a force-push, a changed config)."""
+    reviewed_files: int = 0
+    carried: int = 0
+    """Earlier findings that stand unchanged."""
+    dismissed: int = 0
+    """Findings not raised again because a person resolved their thread or marked it 👎."""
+
+
+class ThreadReply(_Frozen):
+    """A reply in a review thread: `POST .../pulls/{n}/comments/{thread}/replies`."""
+
+    thread: int
+    body: Text
 
 
 class ReviewComment(_Frozen):
@@ -178,20 +218,35 @@ class Publication(_Frozen):
     """Everything one finished review sends to GitHub."""
 
     review: ReviewDraft | None
-    """None when there is nothing to say: the review raised no findings."""
+    """None when there is nothing new to say inline."""
+    summary: Text
+    """The pull request's summary comment, which this run edits (or writes the first time)."""
+    replies: list[ThreadReply] = []
     check: CheckRunResult
     label: LabelAction
     label_name: str
 
 
-def plan(review: Review, diff: Diff, *, run: RunInfo) -> Publication:
-    """What to send to GitHub for `review` of the pull request whose full diff is `diff`."""
-    entries = _cap_inline(_entries(review, diff), run.max_inline_comments)
+def plan(
+    review: Review,
+    diff: Diff,
+    *,
+    run: RunInfo,
+    conversation: Conversation | None = None,
+) -> Publication:
+    """What to send to GitHub for `review` of the pull request whose full diff is `diff`,
+    given what the pull request already shows (`conversation`; none: post everything)."""
+    conversation = conversation or Conversation()
+    entries = _cap_inline(_entries(review, diff, conversation.threads), run.max_inline_comments)
     unresolved = any(e.result.resolution is Resolution.OPEN for e in entries)
     title = _title(review, entries)
     details = str(run.details_url) if run.details_url else None
+    pull_url = str(run.pull_url) if run.pull_url else None
     note = text.truncation_note(details)
-    overview = text.overview(review, entries, title=title, run_id=run.run_id, details_url=details)
+    overview = text.overview(
+        review, entries, title=title, run_id=run.run_id, details_url=details, pull_url=pull_url
+    )
+    overview += text.scope(conversation, run.head_sha)
     if run.spend is not None:
         overview.append(text.spend(**run.spend.model_dump()))
     overview += [f"{note}\n\n" for note in run.notes]
@@ -208,17 +263,27 @@ def plan(review: Review, diff: Diff, *, run: RunInfo) -> Publication:
         ],
     )
     draft = None
-    if entries:
+    if inline:
         draft = ReviewDraft(
             commit_id=run.head_sha,
-            body=md.fit(
-                [*overview, *text.not_inline(entries, run.max_inline_comments)], md.LIMIT, note
-            ),
+            body=text.review_intro(len(inline), run_id=run.run_id, sha=run.head_sha),
             event=run.event_on_unresolved if unresolved else ReviewEvent.COMMENT,
-            comments=[_comment(e) for e in sorted(inline, key=_by_anchor)],
+            comments=[_comment(e, diff) for e in sorted(inline, key=_by_anchor)],
         )
+    summary = [
+        text.SUMMARY_MARKER + "\n",
+        *overview,
+        *text.not_inline(entries, run.max_inline_comments),
+        *text.gone(conversation.gone, pull_url),
+    ]
     return Publication(
         review=draft,
+        summary=md.fit(summary, md.LIMIT, note),
+        replies=[
+            ThreadReply(thread=g.thread, body=text.answered(g.result, sha=run.head_sha))
+            for g in conversation.gone
+            if g.answer and g.thread is not None
+        ],
         check=check,
         label=LabelAction.ADD if unresolved else LabelAction.REMOVE,
         label_name=run.label,
@@ -307,7 +372,7 @@ def run_id_of(body: str) -> str | None:
     return match[1] if match else None
 
 
-def _entries(review: Review, diff: Diff) -> list[text.Entry]:
+def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[text.Entry]:
     several = len(review.units) > 1
     entries = []
     for unit in review.units:
@@ -317,7 +382,8 @@ def _entries(review: Review, diff: Diff) -> list[text.Entry]:
             span = result.patch or result.finding
             anchor = (span.path, span.start_line, span.end_line)
             outside = None
-            if result.resolution is not Resolution.WITHDRAWN:
+            posted_in = threads.get(f"{unit.unit_id}/{fid}")
+            if result.resolution is not Resolution.WITHDRAWN and posted_in is None:
                 outside = _outside(diff, *anchor)
             entries.append(
                 text.Entry(
@@ -326,8 +392,13 @@ def _entries(review: Review, diff: Diff) -> list[text.Entry]:
                     result=result,
                     thread=tuple(unit.transcript.thread(result.finding.id)),
                     anchor=anchor,
-                    inline=result.resolution is not Resolution.WITHDRAWN and outside is None,
+                    inline=(
+                        result.resolution is not Resolution.WITHDRAWN
+                        and outside is None
+                        and posted_in is None
+                    ),
                     outside=outside,
+                    posted_in=posted_in,
                 )
             )
     # Stable: findings at one place keep their units' and the debate's order.
@@ -366,15 +437,17 @@ def _outside(diff: Diff, path: str, start: int, end: int) -> str | None:
     return None
 
 
-def _comment(entry: text.Entry) -> ReviewComment:
+def _comment(entry: text.Entry, diff: Diff) -> ReviewComment:
+    """An inline comment, ending with its finding's fingerprint for later runs to find."""
     path, start, end = entry.anchor
     multiline = start < end
+    fingerprint = Fingerprint.of(entry.result.finding, diff)
     return ReviewComment(
         path=path,
         line=end,
         start_line=start if multiline else None,
         start_side="RIGHT" if multiline else None,
-        body=text.comment_body(entry),
+        body=f"{text.comment_body(entry)}\n\n{fingerprint.marker()}",
     )
 
 

@@ -24,6 +24,7 @@ from agents.protocol import Severity
 from agents.review import Review
 from app import markdown, publish
 from app.allowance import DailyAllowance
+from app.conversation import posted_threads
 from app.coordination import ENDED, RunPlan, State
 from app.events import PullRequestRef
 from app.fanout import Fanout
@@ -31,6 +32,7 @@ from app.github import PullRequest
 from app.landing import complete_check_run, now, publish_review, set_label
 from app.logs import log_context
 from app.queue import ReviewQueue
+from app.rereview import Scope, reconcile
 from app.runs import OpenCheck, RunRecord
 from app.transcripts import TranscriptRecord
 from app.worker import WorkerDeps, deps_of
@@ -169,13 +171,15 @@ class ReviewRun:
         whole = Diff.parse(diff_text, allow_empty=True)
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
+        scope = await self._scope(await self._earlier())
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
             check_run_id=check_id,
             diff=diff.text,
+            scope=scope,
             unit_tokens=self.deps.unit_tokens,
-            units=len(diff.units(self.deps.unit_tokens)),
+            units=len(scope.part(diff).units(self.deps.unit_tokens)),
             policy=await self._policy(),
             config=config,
             config_problems=[(p.message, p.line) for p in self.config_problems],
@@ -219,10 +223,16 @@ class ReviewRun:
         links = self.deps.links
         self.details_url = links.url(self.run_id) if links else None
         run = self.run_info.model_copy(
-            update={"spend": spend, "notes": notes, "details_url": self.details_url}
+            update={
+                "spend": spend,
+                "notes": notes,
+                "details_url": self.details_url,
+                "pull_url": plan.html_url or None,
+            }
         )
         diff = Diff.parse(plan.diff, allow_empty=True)
-        publication = await publish_review(self.github, ref, review, diff, run)
+        review, conversation = await self._reconcile(plan, review, diff)
+        publication = await publish_review(self.github, ref, review, diff, run, conversation)
         conclusion = str(publication.check.conclusion)
         await self.deps.transcripts().save(
             TranscriptRecord.of_run(plan, debated, spend, conclusion)
@@ -244,6 +254,63 @@ class ReviewRun:
                 )
             )
         return str(publication.check.conclusion)
+
+    async def _earlier(self) -> RunRecord | None:
+        """The pull request's latest finished review before this run, if it has one."""
+        earlier = await self.deps.runs.latest(self.ref) if self.deps.runs else None
+        return earlier if earlier is not None and earlier.run_id != self.run_id else None
+
+    async def _scope(self, earlier: RunRecord | None) -> Scope:
+        """Review the files changed since the last reviewed head, where that is safe; every
+        file after a force-push or a rebase, a config change, or a partly failed review."""
+        if earlier is None:
+            return Scope.full("")
+        old, new = earlier.ref.head_sha, self.ref.head_sha
+        if old == new:
+            return Scope.full("a review of the same commit was asked for")
+        if earlier.config != self.config:
+            return Scope.full("the repository's config changed")
+        if earlier.review.failed_units:
+            return Scope.full("parts of the last review were not reviewed")
+        try:
+            comparison = await self.github.compare(self.ref, old, new)
+        except GitHubException as exc:
+            log.warning("could not compare %s with %s on %s: %s", old, new, self.ref.key, exc)
+            return Scope.full(f"GitHub could not compare it with {old[:7]}")
+        if comparison is None or comparison.status != "ahead":
+            return Scope.full(
+                f"{old[:7]}, reviewed last, is no longer in its history (a force-push or rebase)"
+            )
+        if not comparison.complete:
+            return Scope.full(f"too many files changed since {old[:7]} to list them")
+        return Scope.changed_since(old, comparison.paths)
+
+    async def _reconcile(
+        self, plan: RunPlan, review: Review, diff: Diff
+    ) -> tuple[Review, publish.Conversation]:
+        """The pull request's standing findings after this run, and what its conversation
+        already has of them (see :mod:`app.rereview`)."""
+        threads = await posted_threads(self.github, self.ref)
+        standing = reconcile(
+            review, diff, scope=plan.scope, earlier=await self._earlier(), threads=threads
+        )
+        conversation = publish.Conversation(
+            threads=standing.threads,
+            gone=[
+                publish.GoneFinding(
+                    result=g.result,
+                    thread=g.thread.comment_id if g.thread else None,
+                    answer=g.thread is not None and not g.thread.answered,
+                )
+                for g in standing.gone
+            ],
+            since=plan.scope.since,
+            why_full=plan.scope.why_full,
+            reviewed_files=len(plan.scope.part(diff).files),
+            carried=standing.carried,
+            dismissed=standing.dismissed,
+        )
+        return standing.review, conversation
 
     async def _policy(self) -> DebatePolicy:
         """The repository's debate policy, with a budget set by `/tiebreak budget` for this

@@ -6,10 +6,14 @@ Every piece of model- or author-written text goes through :mod:`app.markdown` fi
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agents.outcome import Consensus, FindingOutcome, Message, MessageKind, Resolution
 from agents.protocol import Severity
 from agents.review import Review
+
+if TYPE_CHECKING:
+    from app.publish import Conversation, GoneFinding
 from app.markdown import (
     LIMIT,
     PROSE_LIMIT,
@@ -76,14 +80,27 @@ class Entry:
     """Why the anchor cannot take an inline comment, when it cannot: `<anchor> {outside}`."""
     overflow: bool = False
     """Whether it could be posted inline but the review already has its most comments."""
+    posted_in: int | None = None
+    """The first comment of the review thread an earlier run started for it, if any."""
 
 
 def location(path: str, start: int, end: int) -> str:
     return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
 
 
+SUMMARY_MARKER = "<!-- tiebreak:summary -->"
+"""The first line of the pull request's summary comment: how a later run finds it."""
+ANSWERED_MARKER = "<!-- tiebreak:gone -->"
+"""The last line of Tiebreak's reply on the thread of a finding it no longer finds."""
+
+
 def marker(run_id: str) -> str:
     return f"<!-- tiebreak:run:{run_id} -->"
+
+
+def thread_link(thread: int, pull_url: str | None) -> str:
+    """A link to a review thread of the pull request (bare text without its address)."""
+    return f"[thread]({pull_url}#discussion_r{thread})" if pull_url else "thread"
 
 
 def agreement(result: FindingOutcome) -> str:
@@ -125,7 +142,7 @@ def withdrawn_line(entry: Entry) -> str:
     return f"- **{entry.label}** {where} ({finding.severity}): {inline(finding.claim, 300)}{why}\n"
 
 
-def table(entries: Sequence[Entry]) -> list[str]:
+def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
     """Every finding, one row each; each row is a piece that may be cut after."""
     rows = [
         "| Finding | Severity | Location | Resolution | Consensus | Rounds | Billed tokens "
@@ -136,7 +153,10 @@ def table(entries: Sequence[Entry]) -> list[str]:
         how = str(result.consensus)
         if result.trigger is not None and result.consensus is not Consensus.UNANIMOUS:
             how += f" · {result.trigger.replace('_', ' ')}"
-        where = "inline" if entry.inline else "below"
+        if entry.posted_in is not None:
+            where = thread_link(entry.posted_in, pull_url)
+        else:
+            where = "inline" if entry.inline else "below"
         rows.append(
             f"| {cell(entry.label)} | {SEVERITY[finding.severity]} "
             f"| {code(location(finding.path, finding.start_line, finding.end_line))} "
@@ -154,11 +174,11 @@ def totals(review: Review) -> str:
     by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
     text = (
         f"**{_count(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
-        f"{_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
+        f"{_count(len(review.debated), 'unit')} · {_count(review.rounds, 'round')} · "
         f"{_count(review.calls, 'call')} ({review.failed_turns} failed) · "
         f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
     )
-    dropped = sum(u.dropped_findings for u in review.units)
+    dropped = sum(u.dropped_findings for u in review.debated)
     if dropped:
         text += f" · {_count(dropped, 'finding')} over the proposal budget dropped"
     return text + "\n\n"
@@ -180,14 +200,20 @@ def failed_units(review: Review) -> list[str]:
 
 
 def overview(
-    review: Review, entries: Sequence[Entry], *, title: str, run_id: str, details_url: str | None
+    review: Review,
+    entries: Sequence[Entry],
+    *,
+    title: str,
+    run_id: str,
+    details_url: str | None,
+    pull_url: str | None = None,
 ) -> list[str]:
     """The review at a glance: the marker, the verdict, every finding's row, the totals."""
     return [
         marker(run_id) + "\n",
         f"### Tiebreak: {title}\n\n",
         *([f"[The debate, message by message]({details_url})\n\n"] if details_url else []),
-        *(table(entries) if entries else []),
+        *(table(entries, pull_url) if entries else []),
         totals(review),
         *failed_units(review),
     ]
@@ -210,6 +236,65 @@ def not_inline(entries: Sequence[Entry], max_inline: int) -> list[str]:
     if outside:
         pieces += ["### Findings on lines outside the diff\n\n", *outside]
     return pieces
+
+
+def scope(conversation: "Conversation", sha: str) -> list[str]:
+    """What this run reviewed, when it was not simply everything for the first time."""
+    if conversation.since is not None:
+        files = _count(conversation.reviewed_files, "file")
+        text = (
+            f"_Reviewed {code(sha[:7])}: the {files} changed since {code(conversation.since[:7])}"
+        )
+        if conversation.carried:
+            text += f"; {_count(conversation.carried, 'earlier finding')} on unchanged code stand"
+        text += "._"
+    elif conversation.why_full:
+        text = (
+            f"_Reviewed every file of {code(sha[:7])} again: {inline(conversation.why_full, 200)}._"
+        )
+    else:
+        return []
+    if conversation.dismissed:
+        text += (
+            f" _{_count(conversation.dismissed, 'finding')} not raised again: a person resolved "
+            "its thread or marked it 👎._"
+        )
+    return [text + "\n\n"]
+
+
+def gone(findings: Sequence["GoneFinding"], pull_url: str | None) -> list[str]:
+    """The earlier unresolved findings this run no longer finds."""
+    if not findings:
+        return []
+    lines = []
+    for g in findings:
+        finding = g.result.finding
+        where = code(location(finding.path, finding.start_line, finding.end_line))
+        link = f" · {thread_link(g.thread, pull_url)}" if g.thread is not None else ""
+        lines.append(f"- {where} ({finding.severity}): {inline(finding.claim, 300)}{link}\n")
+    return [
+        "#### No longer found\n\nUnresolved before; the code they were about has changed and "
+        "this review does not raise them again.\n\n",
+        *lines,
+        "\n",
+    ]
+
+
+def review_intro(comments: int, *, run_id: str, sha: str) -> str:
+    """The body of a run's review: its inline comments are the news; the summary has the rest."""
+    return (
+        f"{marker(run_id)}\n"
+        f"**Tiebreak** · {_count(comments, 'new finding')} on {code(sha[:7])}. Every finding on "
+        "this pull request is in Tiebreak's summary comment, kept up to date.\n"
+    )
+
+
+def answered(result: FindingOutcome, *, sha: str) -> str:
+    """The reply on the thread of an unresolved finding that is gone at `sha`."""
+    return (
+        f"No longer found at {code(sha[:7])}: the code this finding was about has changed, and "
+        f"Tiebreak's review of the change does not raise it again.\n\n{ANSWERED_MARKER}"
+    )
 
 
 def spend(*, spent: int, ceiling: int, daily_remaining: int, daily_cap: int) -> str:

@@ -102,7 +102,7 @@ class RepoConfig(_Section):
     min_severity: Literal["blocker", "major", "minor", "nit"] = "nit"
     """The least severe finding that is posted; less severe findings are only counted."""
 
-    max_inline_comments: int = Field(default=25, ge=0, le=100)
+    max_inline_comments: int = Field(default=10, ge=0, le=100)
     """Inline comments per review, most severe first; the rest are listed in the summary."""
 
     label: Annotated[str, StringConstraints(pattern=r"^[^\s,](?:[^,\n]{0,48}[^\s,])?$")] = (

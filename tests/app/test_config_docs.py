@@ -76,7 +76,7 @@ def test_every_option_is_in_the_reference_by_its_dotted_name() -> None:
         ("enabled", "boolean", "`true`"),
         ("paths.include", "list of strings", '`["**"]`'),
         ("paths.exclude", "list of strings", "`[]`"),
-        ("max_inline_comments", "integer, from 0 to 100", "`25`"),
+        ("max_inline_comments", "integer, from 0 to 100", "`10`"),
         ("min_severity", 'one of `"blocker"`, `"major"`, `"minor"`, `"nit"`', '`"nit"`'),
         ("triggers", 'list, each one of `"opened"`, `"reopened"`', '`["opened", "reopened"'),
         ("models.tester", "string matching `^[a-z0-9]", "`null`"),

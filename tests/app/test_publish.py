@@ -383,8 +383,9 @@ def raw_html_tags(body: str) -> list[str]:
     return [
         tag
         for tag in re.findall(r"<[!/A-Za-z][^>\n]*>?", text)
-        if tag not in ("<code>", "</code>", "<sub>", "</sub>")
+        if tag not in ("<code>", "</code>", "<sub>", "</sub>", "<!-- tiebreak:summary -->")
         and not re.fullmatch(r"<!-- tiebreak:run:[\w.:/#@+-]+ -->", tag)
+        and not re.fullmatch(r"<!-- tiebreak:finding:[0-9a-f]{16}:[a-z0-9_+]* -->", tag)
     ]
 
 
@@ -400,7 +401,7 @@ def table_rows(summary: str) -> list[list[str]]:
 
 def everything(publication: Publication) -> list[str]:
     """Every piece of Markdown the publication shows a user."""
-    texts = [publication.check.summary, publication.check.text]
+    texts = [publication.check.summary, publication.check.text, publication.summary]
     if publication.review is not None:
         texts += [publication.review.body, *(c.body for c in publication.review.comments)]
     return texts
@@ -422,7 +423,7 @@ OPEN = result("F4", BIG, 32, resolution=Resolution.OPEN)
             [unit(WITHDRAWN)],
             Conclusion.SUCCESS,
             LabelAction.REMOVE,
-            ReviewEvent.COMMENT,
+            None,  # nothing to say inline: the summary lists it
             "No open findings (1 withdrawn)",
             id="all-withdrawn",
         ),
@@ -579,7 +580,7 @@ def test_a_fix_is_anchored_on_the_lines_its_patch_replaces_not_the_finding() -> 
     comment = the_comment(publication)
     assert (comment.path, comment.start_line, comment.line) == (BIG, 30, 32)
     assert "Raised on <code>src/big.py:20</code>" in comment.body
-    assert "Findings on lines outside the diff" not in draft(publication).body
+    assert "Findings on lines outside the diff" not in publication.summary
     (annotation,) = publication.check.annotation_batches[0]
     assert (annotation.start_line, annotation.end_line) == (30, 32)
 
@@ -590,8 +591,8 @@ def test_a_fix_whose_patch_is_outside_the_diff_is_written_into_the_body() -> Non
     fix = Patch(path=BIG, start_line=20, end_line=21, replacement="x = 1\n")
     publication = publish(unit(result("F1", BIG, 5, fix=fix, claim="The drifted fix.")))
 
-    body = draft(publication).body
-    assert draft(publication).comments == []
+    body = publication.summary
+    assert publication.review is None
     assert "The drifted fix." in body
     assert "<code>src/big.py:20-21</code> is not within one hunk of the diff" in body
     blocks, _, _ = read_fences(body)
@@ -756,7 +757,8 @@ def test_an_unclosed_fence_in_model_text_does_not_swallow_the_comment() -> None:
         ("", ["never closed either"]),
         ("suggestion", ["retry(limit=3)"]),
     ]
-    assert outside[-1].startswith("<sub>Tiebreak · F1")  # the footer is still text
+    assert outside[-3].startswith("<sub>Tiebreak · F1")  # the footer is still text
+    assert outside[-1].startswith("<!-- tiebreak:finding:")  # and the fingerprint last
 
 
 def test_model_text_cannot_forge_a_suggestion_html_or_the_run_marker() -> None:
@@ -773,7 +775,10 @@ def test_model_text_cannot_forge_a_suggestion_html_or_the_run_marker() -> None:
         assert all(b.info != "suggestion" for b in blocks)
         assert raw_html_tags(text) == []
         assert text.count("<!-- tiebreak:run:") <= 1
+        assert text.count("<!-- tiebreak:finding:") <= 1
     assert run_id_of(draft(publication).body) == "run-42"
+    (comment,) = draft(publication).comments
+    assert comment.body.count("<!-- tiebreak:finding:") == 1
 
 
 @pytest.mark.parametrize(
@@ -894,13 +899,13 @@ def test_the_summary_tables_every_finding_with_its_consensus_rounds_and_tokens()
     assert "23,000 billed tokens (tester 11,000 · coder 9,000 · arbiter 3,000)" in summary
     assert "2 findings over the proposal budget dropped" in summary
     assert "[The debate, message by message](https://tiebreak.example/runs/run-42)" in summary
-    assert table_rows(draft(publication).body) == table_rows(summary)
+    assert table_rows(publication.summary) == table_rows(summary)
 
 
 def test_failed_units_are_listed_with_their_error() -> None:
     publication = publish(unit(FIXED), broken_unit("u2", "the tester's output was malformed"))
 
-    for text in (publication.check.summary, draft(publication).body):
+    for text in (publication.check.summary, publication.summary):
         assert "#### Not reviewed" in text
         assert "- Unit <code>u2</code>: the tester's output was malformed" in text
         assert "/tiebreak review" in text
@@ -922,7 +927,7 @@ def test_withdrawn_findings_are_one_line_in_the_body() -> None:
 
     publication = publish(unit(FIXED, WITHDRAWN, messages=thread))
 
-    body = draft(publication).body
+    body = publication.summary
     line = next(x for x in body.split("\n") if x.startswith("- **F3**"))
     assert WITHDRAWN.finding.claim in line
     assert "the coder: The cache is rebuilt on start." in line
@@ -935,6 +940,11 @@ def test_the_hidden_marker_opens_the_body_and_the_summary() -> None:
     for text in (draft(publication).body, publication.check.summary):
         assert text.split("\n")[0] == "<!-- tiebreak:run:run-42 -->"
         assert run_id_of(text) == "run-42"
+    # The summary comment is found by its own marker; the run's is on its second line.
+    assert publication.summary.split("\n")[:2] == [
+        "<!-- tiebreak:summary -->",
+        "<!-- tiebreak:run:run-42 -->",
+    ]
     assert run_id_of("Some review\n<!-- tiebreak:run:run-42 -->") is None
     with pytest.raises(ValidationError):
         RunInfo(run_id="x --> <b>", head_sha=HEAD)
@@ -949,9 +959,9 @@ def test_a_huge_review_is_cut_cleanly_to_github_s_limit() -> None:
 
     publication = publish(unit(*findings))
 
-    summary, text, body = publication.check.summary, publication.check.text, draft(publication).body
+    summary, text, body = publication.check.summary, publication.check.text, publication.summary
     assert summary.startswith("<!-- tiebreak:run:run-42 -->")
-    assert body.startswith("<!-- tiebreak:run:run-42 -->")
+    assert body.startswith("<!-- tiebreak:summary -->\n<!-- tiebreak:run:run-42 -->")
     for field in (summary, text, body):
         assert len(field) <= 65_535
         note = re.search(r"_Truncated: ([\d,]+) characters were cut to fit GitHub's limit", field)
@@ -1155,8 +1165,8 @@ def test_over_the_corpus_every_comment_is_valid_and_every_finding_appears_once()
     for c in CASES:
         claim = c.result.finding.claim
         in_comments = sum(claim in x["body"] for x in comments)
-        in_body = claim in review.body
-        assert (in_comments, in_body) == ((1, False) if c.inline else (0, True)), claim
+        in_summary = claim in publication.summary
+        assert (in_comments, in_summary) == ((1, False) if c.inline else (0, True)), claim
     for comment in review.comments:
         case_ = next(c for c in CASES if c.result.finding.claim in comment.body)
         suggestions = [b for b in read_fences(comment.body)[0] if b.info == "suggestion"]
@@ -1170,7 +1180,7 @@ def test_over_the_corpus_every_comment_is_valid_and_every_finding_appears_once()
             )
     annotations = [a for batch in publication.check.annotation_batches for a in batch]
     assert len(annotations) == len(comments) == sum(c.inline for c in CASES)
-    assert "### Findings on lines outside the diff" in review.body
+    assert "### Findings on lines outside the diff" in publication.summary
     for reason in (
         "<code>src/gone.py:1-2</code> is in a file this pull request deletes",
         "<code>assets/logo.png:1</code> is in a binary file",
@@ -1179,7 +1189,7 @@ def test_over_the_corpus_every_comment_is_valid_and_every_finding_appears_once()
         "<code>src/big.py:40</code> is not within one hunk of the diff",
         "<code>src/big.py:10-28</code> is not within one hunk of the diff",
     ):
-        assert f"Not posted inline: {reason}." in review.body
+        assert f"Not posted inline: {reason}." in publication.summary
     assert review.event is ReviewEvent.COMMENT
     assert publication.check.conclusion is Conclusion.ACTION_REQUIRED
 
@@ -1216,18 +1226,16 @@ def test_no_review_is_ever_rejected_whatever_the_findings(data: st.DataObject, c
 
     publication = publish(unit(*findings))
 
-    if not findings:
-        assert publication.review is None
-        return
-    review = draft(publication)
-    for comment in review.comments:
+    comments = publication.review.comments if publication.review else []
+    for comment in comments:
         assert comment_problems(comment.payload(), HUNKS) == []
         assert not read_fences(comment.body)[2]
     for found in findings:
         claim = found.finding.claim
-        places = sum(claim in c.body for c in review.comments) + (claim in review.body)
+        places = sum(claim in c.body for c in comments) + (claim in publication.summary)
         assert places == 1
-    assert review.event.value != "APPROVE"
+    assert publication.review is None or publication.review.event.value != "APPROVE"
+    assert (publication.review is None) == (not comments)
 
 
 # -- a real debate, published -----------------------------------------------------------------
@@ -1256,7 +1264,7 @@ async def test_a_debate_run_by_the_engine_publishes_cleanly() -> None:
     assert (comment.path, comment.line, comment.start_line) == (BIG, 5, None)
     suggestions = [b for b in read_fences(comment.body)[0] if b.info == "suggestion"]
     assert [s.lines for s in suggestions] == [["line 5 fixed"]]
-    body = draft(publication).body
+    body = publication.summary
     assert "the coder: BETA is the new spelling." in body
     assert publication.check.conclusion is Conclusion.NEUTRAL
     assert publication.label is LabelAction.REMOVE

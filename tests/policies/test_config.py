@@ -28,7 +28,7 @@ paths:
   include: ["src/**", "lib/**"]
   exclude: ["*.lock", "src/generated/**"]
 min_severity: major
-max_inline_comments: 10
+max_inline_comments: 4
 label: needs a human
 review_event_on_unresolved: REQUEST_CHANGES
 models:
@@ -92,7 +92,7 @@ def test_defaults_review_every_trigger_and_post_everything() -> None:
     assert DEFAULTS.review_drafts is False
     assert DEFAULTS.paths == Paths(include=("**",), exclude=())
     assert DEFAULTS.min_severity == "nit"
-    assert DEFAULTS.max_inline_comments == 25
+    assert DEFAULTS.max_inline_comments == 10
     assert DEFAULTS.label == "Unresolved"
     assert DEFAULTS.review_event_on_unresolved == "COMMENT"
     assert DEFAULTS.models == Models(tester=None, coder=None, arbiter=None)
@@ -110,7 +110,7 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
         ignore_authors=("octo-app[bot]", "Octocat"),
         paths=Paths(include=("src/**", "lib/**"), exclude=("*.lock", "src/generated/**")),
         min_severity="major",
-        max_inline_comments=10,
+        max_inline_comments=4,
         label="needs a human",
         review_event_on_unresolved="REQUEST_CHANGES",
         models=Models(
