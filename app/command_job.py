@@ -18,10 +18,11 @@ from agents.review import Review
 from app import markdown, publish
 from app.apply import ApplyRefused, apply_fixes
 from app.commands import HELP, CommandName
+from app.conversation import write_summary
 from app.debate_metrics import record_rulings
 from app.events import CommandCall, CommandRequest
 from app.github import PullRequest, Reaction
-from app.landing import complete_check_run, publish_review, set_label
+from app.landing import complete_check_run, post_inline, set_label
 from app.logs import bind, log_context
 from app.queue import ReviewQueue
 from app.review_job import MIN_CEILING
@@ -132,13 +133,21 @@ class CommandRun:
         if record is None:
             return False
         run = record.run_info()
-        summary = publish.plan(
-            record.review, Diff.parse(record.diff, allow_empty=True), run=run
-        ).check.summary
-        result = publish.resolved(self.request.login, summary)
-        await complete_check_run(
-            self.github, record.ref, record.check_run_id, result, details_url=record.details_url
+        whole = publish.plan(
+            record.review,
+            Diff.parse(record.diff, allow_empty=True),
+            run=run,
+            conversation=record.conversation,
         )
+        login = self.request.login
+        await complete_check_run(
+            self.github,
+            record.ref,
+            record.check_run_id,
+            publish.resolved(login, whole.check.summary),
+            details_url=record.details_url,
+        )
+        await write_summary(self.github, self.pull_key, publish.resolved_summary(login, whole))
         await set_label(self.github, self.pull_key, publish.LabelAction.REMOVE, run.label)
         return True
 
@@ -229,8 +238,9 @@ class CommandRun:
         # One review per command that lands rulings: its marker names the run and the command.
         command = hashlib.sha256(self.job_id.encode()).hexdigest()[:12]
         ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
-        await publish_review(self.github, record.ref, changed, diff, ruling)
-        whole = publish.plan(review, diff, run=run)
+        await post_inline(self.github, record.ref, changed, diff, ruling)
+        whole = publish.plan(review, diff, run=run, conversation=record.conversation)
+        await write_summary(self.github, self.pull_key, whole.summary)
         await complete_check_run(
             self.github,
             record.ref,

@@ -62,13 +62,27 @@ async def publish_review(
     the outcome is never lost. The summary is edited only if it changed; a reply already
     given is known from its marker before the run plans replies.
     """
+    publication = await post_inline(github, ref, review, diff, run, conversation)
+    await write_summary(github, ref, publication.summary)
+    await answer(github, ref, publication.replies)
+    return publication
+
+
+async def post_inline(
+    github: Installation,
+    ref: PullRequestRef,
+    review: Review,
+    diff: Diff,
+    run: publish.RunInfo,
+    conversation: publish.Conversation | None = None,
+) -> publish.Publication:
+    """Post the run's review of new inline comments, once; return what was planned (with
+    every finding in the summary instead if GitHub refused the comments)."""
     publication = publish.plan(review, diff, run=run, conversation=conversation)
     if publication.review is not None and not await _post(github, ref, publication.review):
         log.error("GitHub refused the review of %s; every finding goes in the summary", ref.key)
         inline_off = run.model_copy(update={"max_inline_comments": 0})
         publication = publish.plan(review, diff, run=inline_off, conversation=conversation)
-    await write_summary(github, ref, publication.summary)
-    await answer(github, ref, publication.replies)
     return publication
 
 

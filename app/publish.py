@@ -340,6 +340,12 @@ def resolved(login: str, summary: str) -> CheckRunResult:
     )
 
 
+def resolved_summary(login: str, publication: Publication) -> str:
+    """The summary comment of a finished run whose open findings a person accepted."""
+    _, body = publication.summary.split("\n", 1)
+    return f"{text.SUMMARY_MARKER}\n{text.resolved(login, body)}"[: md.LIMIT]
+
+
 def disabled(*, run: RunInfo) -> CheckRunResult:
     """The check run of a pull request in a repository whose config turns Tiebreak off."""
     return CheckRunResult(

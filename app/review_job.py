@@ -251,6 +251,7 @@ class ReviewRun:
                     policy=plan.policy,
                     config=config,
                     details_url=self.details_url,
+                    conversation=conversation,
                 )
             )
         return str(publication.check.conclusion)

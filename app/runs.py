@@ -1,7 +1,8 @@
 """What Tiebreak remembers about each pull request between events, in Redis.
 
-The latest review run (its check run, its outcome and the diff it reviewed) is what
-`/tiebreak resolve`, `arbitrate` and `apply` act on; a budget set with `/tiebreak budget`
+The latest review run (its check run, the findings that stand after it and the diff they are
+on) is what `/tiebreak resolve`, `arbitrate` and `apply` act on, and what the next run
+reconciles its findings with; a budget set with `/tiebreak budget`
 waits for the next run; a stop request marks the job it stops.
 """
 
@@ -10,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.review import Review
 from app.events import PullKey, PullRequestRef
-from app.publish import RunInfo
+from app.publish import Conversation, RunInfo
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
 
@@ -40,6 +41,9 @@ class RunRecord(BaseModel):
     """The repository's config for the run, for publishing what later commands change."""
     details_url: str | None = None
     """The link to the run's transcript, if it has one."""
+    conversation: Conversation = Conversation()
+    """What the pull request showed of earlier runs when this one published, for commands
+    that publish the run's summary again."""
 
     def run_info(self) -> RunInfo:
         return RunInfo.of(
