@@ -24,9 +24,10 @@ Files live in a git-like store: blobs and trees are content-addressed with git's
 (a blob's SHA is `git hash-object`'s), a commit has a tree and parents, and a branch names a
 commit. A pull request's base and head are commits (with the SHAs the test chose), its head
 branch points at its head (in the head repository: a fork's branches are the fork's), and a
-push (`add_pull` again with a new head) adds a commit on top of the previous head. `set_file`
-edits a commit's snapshot in place: setup is not history. The contents API and the Git Data
-API (refs, commits, trees, blobs) read and write this store.
+push (`add_pull` again with a new head) adds a commit on top of the previous head, or with
+`parent` on top of another commit (a force-push: the previous head stays in the store).
+`set_file` edits a commit's snapshot in place: setup is not history. The contents API and the
+Git Data API (refs, commits, trees, blobs) read and write this store.
 
 Requests are checked the way GitHub checks them, so a test fails exactly where GitHub would
 answer an error:
@@ -67,6 +68,11 @@ answer an error:
   than its repository) is readable through the base repository's token while the pull
   request is open, writable only if the pull request has `maintainer_can_modify` (and only
   its head branch), and otherwise 403 `Resource not accessible by integration`.
+* Compare (`GET .../compare/BASE...HEAD`, two dots taken alike): each side a branch or a
+  commit's full SHA (404 otherwise, and for unrelated histories); `status`, `ahead_by` and
+  `behind_by` from the commit graph, the newest 250 commits oldest first, and `files` from
+  the merge base to HEAD (at most 300, patches computed from the snapshots). Not modelled:
+  paging, the diff media types, another repository's `owner:ref`.
 * The diff media type answers 406 `too_large` above 300 files or 20,000 lines (or when the
   pull request was added with `too_large=True`).
 * The App manifest flow (:mod:`tests.fakes.app_manifests`): GitHub's "new App" form, which
@@ -92,6 +98,7 @@ with `retry-after`), optionally after the request took effect.
 import base64
 import binascii
 import copy
+import difflib
 import hashlib
 import itertools
 import json
@@ -138,6 +145,10 @@ MAX_DIFF_FILES = 300
 MAX_DIFF_LINES = 20_000
 MAX_LISTED_FILES = 3000
 """`GET /pulls/{n}/files` lists at most this many files."""
+MAX_COMPARED_COMMITS = 250
+"""`GET /compare/{basehead}` without paging lists at most this many commits: the newest."""
+MAX_COMPARED_FILES = 300
+"""`GET /compare/{basehead}` lists at most this many files."""
 
 DEFAULT_PER_PAGE = 30
 MAX_PER_PAGE = 100
@@ -588,6 +599,7 @@ _ISSUE_COMMENTS_DOCS = f"{DOCS}/issues/comments"
 _REVIEW_COMMENTS_DOCS = f"{DOCS}/pulls/comments"
 _REACTIONS_DOCS = f"{DOCS}/reactions/reactions"
 _GIT_DOCS = f"{DOCS}/git"
+_COMMITS_DOCS = f"{DOCS}/commits/commits"
 
 _SHA_LIKE = re.compile(r"[0-9a-f]{7,40}")
 
@@ -693,6 +705,7 @@ class FakeGitHub(LoopbackFake):
             ("POST", re.compile(rf"{_REPO}/git/trees"), "_create_tree"),
             ("GET", re.compile(rf"{_REPO}/git/blobs/(?P<sha>[^/]+)"), "_get_blob"),
             ("POST", re.compile(rf"{_REPO}/git/blobs"), "_create_blob"),
+            ("GET", re.compile(rf"{_REPO}/compare/(?P<basehead>.+)"), "_compare"),
         ]
         # What a token may reach in a fork through an open pull request from it.
         self._fork_routes = {
@@ -771,6 +784,7 @@ class FakeGitHub(LoopbackFake):
         too_large: bool = False,
         base_files: Mapping[str, str | bytes] | None = None,
         head_files: Mapping[str, str | bytes] | None = None,
+        parent: str | None = None,
     ) -> None:
         """Open a pull request, or move an existing one to a new head (a push).
 
@@ -788,6 +802,12 @@ class FakeGitHub(LoopbackFake):
         head's). The head branch `head_ref` points at `head_sha` in `head_repo`: for a fork,
         the fork (added as a repository of the fake) holds the branch, and the base
         repository only knows the head commit (as GitHub keeps it under `refs/pull/N/head`).
+
+        `parent` names the new head's parent instead: a commit the repository has, such as
+        the base for a force-push of a rebased branch, so that the previous head is no
+        longer an ancestor of the new one (compare answers `diverged`). The previous head
+        stays in the store, as GitHub keeps it. A head the store already has keeps its
+        parents.
         """
         with self._lock:
             repo = self._repo_for_setup(full_name)
@@ -796,7 +816,10 @@ class FakeGitHub(LoopbackFake):
             key = (repo.full_name.lower(), number)
             old = self._pulls.get(key)
             self._place_base(repo, base_ref, base_sha, base_files, author)
-            parent = old.head_sha if old else base_sha
+            if parent is None:
+                parent = old.head_sha if old else base_sha
+            elif parent not in repo.commits:
+                raise KeyError(f"{full_name} has no commit {parent}")
             self._place_head(repo, fork, head_ref, head_sha, parent, head_files, author)
             if files is None:
                 entries = [self._entry(repo, head_sha, e) for e in _entries_from_diff(diff)]
@@ -2395,6 +2418,130 @@ class FakeGitHub(LoopbackFake):
         url = f"{self.base_url}/repos/{repo.full_name}/git/blobs/{sha}"
         return _Answer(201, {"sha": sha, "url": url})
 
+    # -- comparing commits --------------------------------------------------------------------
+
+    def _compare(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_COMMITS_DOCS}#compare-two-commits"
+        basehead = params["basehead"]
+        base_ref, dots, head_ref = basehead.partition("...")
+        if not dots:
+            # GitHub takes two dots too, and still compares from the merge base.
+            base_ref, dots, head_ref = basehead.partition("..")
+        base = self._resolve(repo, base_ref) if dots else None
+        head = self._resolve(repo, head_ref) if dots else None
+        if base is None or head is None:
+            raise _not_found(docs)
+        merge_base = self._merge_base(repo, base.sha, head.sha)
+        if merge_base is None:
+            raise _error(404, f"No common ancestor between {base_ref} and {head_ref}.", docs)
+        theirs = set(self._ancestors(repo, base.sha))
+        ours = set(self._ancestors(repo, head.sha))
+        ahead = self._oldest_first(repo, head.sha, ours - theirs)
+        behind_by = len(theirs - ours)
+        if not ahead and not behind_by:
+            status = "identical"
+        elif not behind_by:
+            status = "ahead"
+        elif not ahead:
+            status = "behind"
+        else:
+            status = "diverged"
+        owner = repo.full_name.split("/", 1)[0]
+        html = f"https://github.com/{repo.full_name}/compare"
+        return _Answer(
+            200,
+            {
+                "url": f"{self.base_url}/repos/{repo.full_name}/compare/{quote(basehead)}",
+                "html_url": f"{html}/{quote(basehead)}",
+                "permalink_url": f"{html}/{owner}:{base.sha}...{owner}:{head.sha}",
+                "diff_url": f"{html}/{quote(basehead)}.diff",
+                "patch_url": f"{html}/{quote(basehead)}.patch",
+                "base_commit": self._listed_commit_json(repo, base),
+                "merge_base_commit": self._listed_commit_json(repo, repo.commits[merge_base]),
+                "status": status,
+                "ahead_by": len(ahead),
+                "behind_by": behind_by,
+                "total_commits": len(ahead),
+                "commits": [
+                    self._listed_commit_json(repo, repo.commits[sha])
+                    for sha in ahead[-MAX_COMPARED_COMMITS:]
+                ],
+                # Three dots: what the head changed since the merge base, not since the base.
+                "files": self._compared_files(repo, repo.commits[merge_base], head),
+            },
+        )
+
+    def _listed_commit_json(self, repo: _Repo, commit: _Commit) -> dict[str, Any]:
+        """A commit as the commits API lists it (GitHub's `commit` schema, without stats and
+        files)."""
+        api = f"{self.base_url}/repos/{repo.full_name}"
+        html = f"https://github.com/{repo.full_name}/commit"
+        git = self._commit_json(repo, commit)
+        return {
+            "url": f"{api}/commits/{commit.sha}",
+            "sha": commit.sha,
+            "node_id": git["node_id"],
+            "html_url": git["html_url"],
+            "comments_url": f"{api}/commits/{commit.sha}/comments",
+            "commit": {
+                "url": git["url"],
+                "author": git["author"],
+                "committer": git["committer"],
+                "message": git["message"],
+                "comment_count": 0,
+                "tree": git["tree"],
+                "verification": git["verification"],
+            },
+            "author": self._account(commit.author),
+            "committer": self._account(commit.committer),
+            "parents": [
+                {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{html}/{p}"}
+                for p in commit.parents
+            ],
+        }
+
+    def _account(self, person: Mapping[str, str]) -> dict[str, Any] | None:
+        """The GitHub user of a commit's author or committer, known here only by a noreply
+        address (`login@…` or `id+login@users.noreply.github.com`); None for another one."""
+        local, _, domain = person["email"].partition("@")
+        if domain != "users.noreply.github.com":
+            return None
+        login = local.partition("+")[2] or local
+        kind = "Bot" if login.endswith("[bot]") else "User"
+        return _user(login, kind, self._user_id(login))
+
+    def _compared_files(self, repo: _Repo, before: _Commit, after: _Commit) -> list[dict[str, Any]]:
+        """The `files` of a comparison: what differs between two snapshots, by path."""
+        old, new = self._flatten(before.tree), self._flatten(after.tree)
+        contents = f"{self.base_url}/repos/{repo.full_name}/contents"
+        entries: list[dict[str, Any]] = []
+        for path in sorted(old.keys() | new.keys()):
+            was, now = old.get(path), new.get(path)
+            if was == now:
+                continue
+            if was is None:
+                status, sha = "added", new[path][2]
+            elif now is None:
+                status, sha = "removed", was[2]
+            else:
+                # "changed": the same content with another mode.
+                status, sha = ("changed" if was[2] == now[2] else "modified"), now[2]
+            raw: dict[str, Any] = {"filename": path, "status": status, "sha": sha}
+            patch = _patch(self._file_content(was), self._file_content(now))
+            if patch is not None:
+                raw["patch"] = patch
+            entry = self._entry(repo, after.sha, raw)
+            entry["contents_url"] = f"{contents}/{quote(path)}?ref={after.sha}"
+            entries.append(entry)
+        return entries[:MAX_COMPARED_FILES]
+
+    def _file_content(self, entry: tuple[str, str, str] | None) -> bytes:
+        if entry is None:
+            return b""
+        _, kind, sha = entry
+        # A submodule's text in a diff, as git prints it.
+        return f"Subproject commit {sha}\n".encode() if kind == "commit" else self._blobs[sha]
+
     # -- the git store ------------------------------------------------------------------------
 
     def _store_blob(self, content: bytes) -> str:
@@ -2549,6 +2696,54 @@ class FakeGitHub(LoopbackFake):
             seen.add(current)
             pending += commit.parents
         return False
+
+    def _ancestors(self, repo: _Repo, sha: str) -> list[str]:
+        """`sha` and the commits it descends from that the repository has, nearest first."""
+        order: list[str] = []
+        seen = {sha}
+        pending = [sha]
+        while pending:
+            current = pending.pop(0)
+            commit = repo.commits.get(current)
+            if commit is None:
+                continue
+            order.append(current)
+            for parent in commit.parents:
+                if parent not in seen:
+                    seen.add(parent)
+                    pending.append(parent)
+        return order
+
+    def _merge_base(self, repo: _Repo, one: str, other: str) -> str | None:
+        """A best common ancestor of two commits (one no other common ancestor descends
+        from), the nearest to `other` if there are several; None for unrelated histories."""
+        common = set(self._ancestors(repo, one)) & set(self._ancestors(repo, other))
+        below = {
+            older
+            for sha in common
+            for parent in repo.commits[sha].parents
+            for older in self._ancestors(repo, parent)
+        }
+        return next((sha for sha in self._ancestors(repo, other) if sha in common - below), None)
+
+    def _oldest_first(self, repo: _Repo, sha: str, among: set[str]) -> list[str]:
+        """The commits of `among` that `sha` is or descends from, parents before children
+        (GitHub's chronological order)."""
+        order: list[str] = []
+        visited: set[str] = set()
+        pending: list[tuple[str, bool]] = [(sha, False)]
+        while pending:
+            current, expanded = pending.pop()
+            if expanded:
+                order.append(current)
+                continue
+            if current in visited or current not in among:
+                continue
+            visited.add(current)
+            pending.append((current, True))
+            # Reversed, so that the first parent's history comes first.
+            pending += [(parent, False) for parent in reversed(repo.commits[current].parents)]
+        return order
 
     def _branch_moved(self, repo: _Repo, branch: str) -> None:
         """Move the open pull requests whose head is this branch, as a push does."""
@@ -2740,6 +2935,30 @@ def _person(raw: Any, default: Mapping[str, str], key: str, docs: str) -> dict[s
         when = when.replace(tzinfo=UTC)
     person["date"] = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return person
+
+
+def _patch(old: bytes, new: bytes) -> str | None:
+    """GitHub's `patch` from one content of a file to another: the hunks of a unified diff
+    with three lines of context, no final newline; None for a binary file or no line changed."""
+    try:
+        before, after = old.decode(), new.decode()
+    except UnicodeDecodeError:
+        return None
+    if "\0" in before or "\0" in after:
+        return None
+    rows: list[str] = []
+    # The first two lines are the file headers (---, +++), which a patch has not.
+    for line in itertools.islice(difflib.unified_diff(_lines(before), _lines(after)), 2, None):
+        if line.endswith("\n"):
+            rows.append(line[:-1])
+        else:
+            rows += [line, "\\ No newline at end of file"]
+    return "\n".join(rows) or None
+
+
+def _lines(text: str) -> list[str]:
+    # Git's lines end at "\n" only (str.splitlines also ends one at "\r" and others).
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
 
 
 def _valid_path(path: str) -> bool:
