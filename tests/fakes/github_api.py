@@ -14,10 +14,10 @@ through `GITHUB_API_URL`:
     fake.reviews("octo/app", 1)
 
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
-`add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `set_permission`) and
-inspect it (`requests`, `check_runs`, `reviews`, `review_comments`, `issue_comments`,
-`reactions`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`,
-and the credentials that went by: `issued_tokens`, `app_jwts`).
+`add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
+`set_permission`) and inspect it (`requests`, `check_runs`, `reviews`, `review_comments`,
+`issue_comments`, `reactions`, `labels`, `issue_labels`, `branch_files`, `branch_sha`,
+`commit`, `ref_updates`, and the credentials that went by: `issued_tokens`, `app_jwts`).
 Every change happens under one lock, since requests arrive on the server's threads.
 
 Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
@@ -52,10 +52,12 @@ answer an error:
   adding a missing one to an issue creates it with color `ededed`; removing one the issue
   lacks is 404.
 * Comments: an issue comment's body is at most 65,536 characters (GitHub's 422 `Body is too
-  long`). A reply goes to a review comment of that pull request (404 otherwise) and to the
-  top of its thread: GitHub's docs say replies to replies are not supported, and the fake
-  refuses one with 422. A reaction is one of GitHub's eight contents; the same reaction by
-  the same user again answers 200 with the existing one instead of 201.
+  long`); the App may edit only its own issue comments (403 `Resource not accessible by
+  integration` otherwise). A reply goes to a review comment of that pull request (404
+  otherwise) and to the top of its thread: GitHub's docs say replies to replies are not
+  supported, and the fake refuses one with 422. A reaction is one of GitHub's eight
+  contents; the same reaction by the same user again answers 200 with the existing one
+  instead of 201.
 * Collaborator permission: `permission` is the role folded to admin/write/read/none
   (maintain → write, triage → read). A login never given to `set_permission` is 404, as
   GitHub answers for a user it does not know (for a known user without access it answers
@@ -923,6 +925,31 @@ class FakeGitHub(LoopbackFake):
             )
             pull.comments.append(comment)
             return comment.id
+
+    def add_reaction(
+        self,
+        full_name: str,
+        comment_id: int,
+        content: str,
+        *,
+        user: str = "octocat",
+        user_type: str = "User",
+    ) -> int:
+        """A reaction someone made to an issue or review comment; answers its id.
+
+        `content` is one of GitHub's eight (ValueError otherwise). The same reaction by the
+        same user again is the one already made, as on GitHub.
+        """
+        if content not in REACTIONS:
+            raise ValueError(f"{content!r} is not one of {list(REACTIONS)}")
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            if comment_id not in repo.issue_comments and not self._find_review_comment(
+                repo, comment_id
+            ):
+                raise KeyError(f"no comment {comment_id} in {full_name}")
+            reaction, _ = self._add_reaction(repo, comment_id, content, user, user_type)
+            return reaction.id
 
     def set_permission(self, full_name: str, login: str, role_name: str) -> None:
         """Give `login` a role on the repository: admin, maintain, write, triage, read, none."""
@@ -1947,6 +1974,10 @@ class FakeGitHub(LoopbackFake):
     def _update_comment(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
         docs = f"{_ISSUE_COMMENTS_DOCS}#update-an-issue-comment"
         comment = self._issue_comment(repo, params["id"], docs)
+        if comment.author != f"{self.app_slug}[bot]":
+            # The fake's rule, unverified on GitHub (where write access may edit any comment):
+            # the App edits only its own comments, so a test notices one that edits a person's.
+            raise _error(403, NOT_ACCESSIBLE, docs)
         comment.body = _comment_body(request, "IssueComment", docs)
         comment.updated_at = _now()
         return _Answer(200, self._issue_comment_json(repo, comment))
@@ -2003,15 +2034,22 @@ class FakeGitHub(LoopbackFake):
                 docs,
             )
         bot = f"{self.app_slug}[bot]"
+        reaction, created = self._add_reaction(repo, comment_id, content, bot, "Bot")
+        # Documented: "A response with an HTTP 200 status means that you already added the
+        # reaction type to this issue comment."
+        return _Answer(201 if created else 200, self._reaction_json(reaction))
+
+    def _add_reaction(
+        self, repo: _Repo, comment_id: int, content: str, user: str, user_type: str
+    ) -> tuple[_Reaction, bool]:
+        """The user's reaction of this content to the comment, and whether it is new."""
         reactions = repo.reactions.setdefault(comment_id, [])
-        existing = next((r for r in reactions if (r.user, r.content) == (bot, content)), None)
+        existing = next((r for r in reactions if (r.user, r.content) == (user, content)), None)
         if existing is not None:
-            # Documented: "A response with an HTTP 200 status means that you already added
-            # the reaction type to this issue comment."
-            return _Answer(200, self._reaction_json(existing))
-        reaction = _Reaction(next(self._ids), content, bot, "Bot", _now())
+            return existing, False
+        reaction = _Reaction(next(self._ids), content, user, user_type, _now())
         reactions.append(reaction)
-        return _Answer(201, self._reaction_json(reaction))
+        return reaction, True
 
     def _reaction_json(self, reaction: _Reaction) -> dict[str, Any]:
         return {
@@ -2035,14 +2073,21 @@ class FakeGitHub(LoopbackFake):
     def _review_comment_by_id(
         self, repo: _Repo, comment_id: str, docs: str
     ) -> tuple[_Pull, ReviewComment]:
-        wanted = int(comment_id)
+        found = self._find_review_comment(repo, int(comment_id))
+        if found is None:
+            raise _not_found(docs)
+        return found
+
+    def _find_review_comment(
+        self, repo: _Repo, comment_id: int
+    ) -> tuple[_Pull, ReviewComment] | None:
         for (base, _), pull in self._pulls.items():
             if base != repo.full_name.lower():
                 continue
             for comment in pull.comments:
-                if comment.id == wanted:
+                if comment.id == comment_id:
                     return pull, comment
-        raise _not_found(docs)
+        return None
 
     def _thread_root(self, pull: _Pull, comment_id: int) -> ReviewComment | None:
         comment = next((c for c in pull.comments if c.id == comment_id), None)

@@ -29,8 +29,14 @@ from githubkit.auth import AppInstallationAuthStrategy
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestError, RequestFailed, SecondaryRateLimitExceeded
 from githubkit.rest import Paginator
-from githubkit_schemas.latest.models import DiffEntry, PullRequestReview, SimpleUser
+from githubkit_schemas.latest.models import (
+    DiffEntry,
+    IssueComment,
+    PullRequestReview,
+    SimpleUser,
+)
 
+from tests.fakes import github_api
 from tests.fakes.github_api import (
     AUTO_LABEL_COLOR,
     BODY_TOO_LONG,
@@ -1185,6 +1191,54 @@ async def test_comments_of_an_unknown_pull_request_or_comment_are_404(
     assert failure(pull)[0] == failure(comment)[0] == 404
 
 
+async def test_issue_comments_paginate_through_githubkit(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    ids = [fake.add_issue_comment(REPO, NUMBER, f"Comment {i}.") for i in range(5)]
+
+    second = await github.rest.issues.async_list_comments(OWNER, NAME, NUMBER, per_page=2, page=2)
+    listed: list[Any] = second.parsed_data
+    pages: Paginator[IssueComment] = github.rest.paginate(
+        github.rest.issues.async_list_comments,
+        owner=OWNER,
+        repo=NAME,
+        issue_number=NUMBER,
+        per_page=2,
+    )
+    every = [comment async for comment in pages]
+
+    assert [c.id for c in listed] == ids[2:4]
+    assert 'rel="next"' in second.headers["link"]
+    assert [c.body for c in every] == [f"Comment {i}." for i in range(5)]
+    calls = fake.requests_to("GET", rf"/repos/{REPO}/issues/{NUMBER}/comments")
+    assert [r.query.get("page", "1") for r in calls] == ["2", "1", "2", "3"]
+
+
+async def test_an_edit_changes_updated_at_and_only_the_apps_own_comments_may_be_edited(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    persons = fake.add_issue_comment(REPO, NUMBER, "/tiebreak review", author="alice")
+    created = await github.rest.issues.async_create_comment(OWNER, NAME, NUMBER, body="Reviewing.")
+    # GitHub's times have seconds: a later clock rather than a test that sleeps.
+    monkeypatch.setattr(github_api, "_now", lambda: "2099-01-01T00:00:00Z")
+
+    edited = await github.rest.issues.async_update_comment(
+        OWNER, NAME, created.parsed_data.id, body="Reviewed."
+    )
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.issues.async_update_comment(OWNER, NAME, persons, body="Hijacked.")
+
+    assert edited.parsed_data.created_at == created.parsed_data.created_at
+    assert edited.parsed_data.updated_at == datetime(2099, 1, 1, tzinfo=UTC)
+    assert failure(exc) == (403, {**failure(exc)[1], "message": NOT_ACCESSIBLE})
+    assert [c.body for c in fake.issue_comments(REPO, NUMBER)] == [
+        "/tiebreak review",
+        "Reviewed.",
+    ]
+
+
 # -- reactions --------------------------------------------------------------------------------
 
 
@@ -1236,6 +1290,42 @@ async def test_a_reaction_to_a_review_comment_goes_to_the_pulls_endpoint(
     assert failure(wrong_kind)[0] == failure(other_kind)[0] == 404
     assert fake.reactions(REPO, finding) == ["rocket"]
     assert fake.reactions(REPO, issue_comment) == []
+
+
+async def test_a_persons_reaction_counts_in_the_comments_rollup(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    review = await github.rest.pulls.async_create_review(
+        OWNER,
+        NAME,
+        NUMBER,
+        event="COMMENT",
+        comments=[{"path": "app.py", "line": 22, "side": "RIGHT", "body": "y changed."}],
+    )
+    ((comment,),) = [review.comments for review in fake.reviews(REPO, NUMBER)]
+    thanks = fake.add_issue_comment(REPO, NUMBER, "Thanks.")
+
+    first = fake.add_reaction(REPO, comment.id, "-1", user="alice")
+    again = fake.add_reaction(REPO, comment.id, "-1", user="alice")
+    fake.add_reaction(REPO, comment.id, "-1", user="bob")
+    fake.add_reaction(REPO, thanks, "heart", user="tiebreak[bot]", user_type="Bot")
+    listed: list[Any] = (
+        await github.rest.pulls.async_list_review_comments(OWNER, NAME, NUMBER)
+    ).parsed_data
+    read = await github.rest.pulls.async_get_review_comment(OWNER, NAME, comment.id)
+    conversation = await github.rest.issues.async_get_comment(OWNER, NAME, thanks)
+
+    assert review.status_code == 200
+    assert again == first  # the same person's same reaction is one reaction
+    (rollup,) = [c.reactions for c in listed]
+    assert (rollup.minus_one, rollup.plus_one, rollup.total_count) == (2, 0, 2)
+    assert payload(read)["reactions"]["-1"] == 2
+    assert payload(conversation)["reactions"]["heart"] == 1
+    assert fake.reactions(REPO, comment.id) == ["-1", "-1"]
+    with pytest.raises(ValueError, match="not one of"):
+        fake.add_reaction(REPO, thanks, "thumbsdown")
+    with pytest.raises(KeyError):
+        fake.add_reaction(REPO, 999_999, "-1")
 
 
 async def test_an_unknown_reaction_is_refused(
