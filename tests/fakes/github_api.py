@@ -1,4 +1,4 @@
-"""A local fake of the slice of GitHub's REST API that Tiebreak uses, for tests over real HTTP.
+"""A local fake of the slice of GitHub's API that Tiebreak uses, for tests over real HTTP.
 
 `FakeGitHub` is a real HTTP server on 127.0.0.1 (an ephemeral port, a background thread), so
 a test drives the production client — githubkit with GitHub App authentication — over
@@ -15,9 +15,10 @@ through `GITHUB_API_URL`:
 
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
 `add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
-`set_permission`) and inspect it (`requests`, `check_runs`, `reviews`, `review_comments`,
-`issue_comments`, `reactions`, `labels`, `issue_labels`, `branch_files`, `branch_sha`,
-`commit`, `ref_updates`, and the credentials that went by: `issued_tokens`, `app_jwts`).
+`resolve_thread`, `set_permission`) and inspect it (`requests`, `check_runs`, `reviews`,
+`review_comments`, `issue_comments`, `reactions`, `thread_resolved`, `labels`,
+`issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`, and the credentials
+that went by: `issued_tokens`, `app_jwts`).
 Every change happens under one lock, since requests arrive on the server's threads.
 
 Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
@@ -75,6 +76,13 @@ answer an error:
   `behind_by` from the commit graph, the newest 250 commits oldest first, and `files` from
   the merge base to HEAD (at most 300, patches computed from the snapshots). Not modelled:
   paging, the diff media types, another repository's `owner:ref`.
+* GraphQL (`POST /graphql`) answers one query, the review threads of a pull request
+  (`repository.pullRequest.reviewThreads`: `pageInfo`, and per thread `isResolved` and its
+  comments' `databaseId`s), recognised by `reviewThreads` in it rather than parsed. A thread
+  is a review comment that is no reply, in the order made; `resolve_thread` resolves one.
+  The token is checked as for REST (401 without a valid one); a repository it does not
+  cover or a pull request the repository lacks is 200 with `NOT_FOUND` errors, as GitHub
+  answers. Any other query is 200 with an error and is noted in `problems`.
 * The diff media type answers 406 `too_large` above 300 files or 20,000 lines (or when the
   pull request was added with `too_large=True`).
 * The App manifest flow (:mod:`tests.fakes.app_manifests`): GitHub's "new App" form, which
@@ -194,6 +202,9 @@ MAX_COMMENT_BODY = 65536
 
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
 
+MAX_GRAPHQL_PAGE = 100
+"""The largest `first` a GraphQL connection takes."""
+
 ROLE_PERMISSIONS = {
     "admin": "admin",
     "maintain": "write",
@@ -240,6 +251,8 @@ to answer that with a bare 500 (github/rest-api-description#714), which would on
 clients retry."""
 REPLY_TO_REPLY = "Replies to replies are not supported."
 """The docs' sentence; not seen as an error in a report: the fake's wording."""
+GRAPHQL_UNSUPPORTED = "the fake GitHub answers only the reviewThreads query"
+"""The fake's GraphQL error for any other query (which it also notes in `problems`)."""
 
 _REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
 
@@ -495,6 +508,8 @@ class _Pull:
     reviews: list[Review] = field(default_factory=list)
     comments: list[ReviewComment] = field(default_factory=list)
     """Every review comment on it (of reviews, of people, replies), oldest first."""
+    resolved: set[int] = field(default_factory=set)
+    """The first comments of the review threads someone resolved."""
 
 
 @dataclass(slots=True)
@@ -602,6 +617,7 @@ _REVIEW_COMMENTS_DOCS = f"{DOCS}/pulls/comments"
 _REACTIONS_DOCS = f"{DOCS}/reactions/reactions"
 _GIT_DOCS = f"{DOCS}/git"
 _COMMITS_DOCS = f"{DOCS}/commits/commits"
+_GRAPHQL_DOCS = "https://docs.github.com/graphql"
 
 _SHA_LIKE = re.compile(r"[0-9a-f]{7,40}")
 
@@ -610,7 +626,7 @@ _SHA_LIKE = re.compile(r"[0-9a-f]{7,40}")
 
 
 class FakeGitHub(LoopbackFake):
-    """A fake of GitHub's REST API on 127.0.0.1, for one GitHub App.
+    """A fake of GitHub's REST API (and one GraphQL query) on 127.0.0.1, for one GitHub App.
 
     Use it as a context manager; `base_url` (no trailing slash) is valid inside. Every
     request is recorded in `requests`.
@@ -850,6 +866,7 @@ class FakeGitHub(LoopbackFake):
                 labels=old.labels if old else [],
                 reviews=old.reviews if old else [],
                 comments=old.comments if old else [],
+                resolved=old.resolved if old else set(),
             )
 
     def add_issue_comment(
@@ -950,6 +967,21 @@ class FakeGitHub(LoopbackFake):
                 raise KeyError(f"no comment {comment_id} in {full_name}")
             reaction, _ = self._add_reaction(repo, comment_id, content, user, user_type)
             return reaction.id
+
+    def resolve_thread(
+        self, full_name: str, number: int, comment_id: int, *, resolved: bool = True
+    ) -> None:
+        """A person resolved the review thread of `comment_id` (or of the thread the reply
+        `comment_id` is in); with `resolved=False`, unresolved it."""
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            root = self._thread_root(pull, comment_id)
+            if root is None:
+                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
+            if resolved:
+                pull.resolved.add(root.id)
+            else:
+                pull.resolved.discard(root.id)
 
     def set_permission(self, full_name: str, login: str, role_name: str) -> None:
         """Give `login` a role on the repository: admin, maintain, write, triage, read, none."""
@@ -1123,6 +1155,16 @@ class FakeGitHub(LoopbackFake):
             repo = self._existing_repo(full_name)
             return [r.content for r in repo.reactions.get(comment_id, [])]
 
+    def thread_resolved(self, full_name: str, number: int, comment_id: int) -> bool:
+        """Whether the review thread of `comment_id` (its first comment or a reply) is
+        resolved."""
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            root = self._thread_root(pull, comment_id)
+            if root is None:
+                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
+            return root.id in pull.resolved
+
     def branch_sha(self, full_name: str, branch: str) -> str:
         """The commit the branch points at."""
         with self._lock:
@@ -1245,6 +1287,8 @@ class FakeGitHub(LoopbackFake):
             return _manifest_answer(flow)
         if request.method == "POST" and (match := self._token_route.fullmatch(request.path)):
             return self._create_token(request, int(match["installation"]))
+        if request.method == "POST" and request.path == "/graphql":
+            return self._graphql(request)
         for method, pattern, name in self._repo_routes:
             match = pattern.fullmatch(request.path)
             if match is None or method != request.method:
@@ -2193,6 +2237,104 @@ class FakeGitHub(LoopbackFake):
             answer["in_reply_to_id"] = comment.in_reply_to
         return answer
 
+    # -- GraphQL ------------------------------------------------------------------------------
+
+    def _graphql(self, request: _Request) -> _Answer:
+        """`POST /graphql`, for the one query Tiebreak sends: a pull request's review threads.
+
+        No parser: the query is recognised by `reviewThreads` in it, its pages by the
+        `first:` arguments, and its subject by the variables `owner`, `name`, `number` and
+        `cursor`. Errors are shaped as GitHub's: 200 with `errors` beside the `data` that
+        resolved.
+        """
+        if not request.headers.get("authorization"):
+            raise _error(401, "This endpoint requires you to be authenticated.", _GRAPHQL_DOCS)
+        covered = self._covered(request)
+        body = request.body if isinstance(request.body, dict) else {}
+        query, variables = body.get("query"), body.get("variables") or {}
+        if not isinstance(query, str):
+            message = "A query attribute must be specified and must be a string."
+            return _graphql_answer(None, [{"message": message}])
+        if "reviewThreads" not in query:
+            self.problems.append(f"POST /graphql: {GRAPHQL_UNSUPPORTED}, not:\n{query}")
+            return _graphql_answer(
+                None, [{"type": "FAKE_UNSUPPORTED", "message": GRAPHQL_UNSUPPORTED}]
+            )
+        if not isinstance(variables, dict):
+            variables = {}
+        return self._review_threads(covered, query, variables)
+
+    def _review_threads(
+        self, covered: frozenset[str], query: str, variables: dict[str, Any]
+    ) -> _Answer:
+        owner, name = variables.get("owner"), variables.get("name")
+        number: Any = variables.get("number")  # an int once the checks below passed
+        cursor = variables.get("cursor")
+        invalid = [
+            _invalid_variable(key, kind, value)
+            for key, kind, value in (
+                ("owner", "String!", owner),
+                ("name", "String!", name),
+                ("number", "Int!", number),
+                ("cursor", "String", cursor),
+            )
+            if not _graphql_value(kind, value)
+        ]
+        if invalid:
+            return _graphql_answer(None, invalid)
+        pages: dict[str, int] = {}
+        for connection in ("reviewThreads", "comments"):
+            first = _first(query, connection)
+            if first is None or first > MAX_GRAPHQL_PAGE:
+                return _graphql_answer(None, [_pagination_error(connection, first)])
+            pages[connection] = first
+        key = f"{owner}/{name}".lower()
+        repo = self._repos.get(key)
+        if repo is None or key not in covered:
+            # A repository the token cannot see is one that does not exist, as in REST.
+            message = f"Could not resolve to a Repository with the name '{owner}/{name}'."
+            error = _not_resolved(query, ["repository"], message)
+            return _graphql_answer({"repository": None}, [error])
+        pull = self._pulls.get((key, number))
+        if pull is None:
+            message = f"Could not resolve to a PullRequest with the number of {number}."
+            error = _not_resolved(query, ["repository", "pullRequest"], message)
+            return _graphql_answer({"repository": {"pullRequest": None}}, [error])
+        roots = [c for c in pull.comments if c.in_reply_to is None]
+        start = _after(cursor) if cursor is not None else 0
+        if start is None:
+            error = {
+                "type": "INVALID_CURSOR_ARGUMENTS",
+                "path": ["repository", "pullRequest", "reviewThreads"],
+                "locations": [_location(query, "reviewThreads")],
+                "message": f"`{cursor}` does not appear to be a valid cursor.",
+            }
+            data = {"repository": {"pullRequest": {"reviewThreads": None}}}
+            return _graphql_answer(data, [error])
+        chunk = roots[start : start + pages["reviewThreads"]]
+        nodes = [
+            {
+                "isResolved": root.id in pull.resolved,
+                "comments": {
+                    "nodes": [
+                        {"databaseId": comment.id}
+                        for comment in pull.comments
+                        if root.id in (comment.id, comment.in_reply_to)
+                    ][: pages["comments"]]
+                },
+            }
+            for root in chunk
+        ]
+        end = start + len(chunk)
+        threads = {
+            "pageInfo": {
+                "hasNextPage": end < len(roots),
+                "endCursor": _cursor(end) if chunk else None,
+            },
+            "nodes": nodes,
+        }
+        return _graphql_answer({"repository": {"pullRequest": {"reviewThreads": threads}}})
+
     # -- collaborators ------------------------------------------------------------------------
 
     def _get_permission(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
@@ -2871,6 +3013,85 @@ class FakeGitHub(LoopbackFake):
 
 
 # -- pure helpers ----------------------------------------------------------------------------
+
+
+def _graphql_answer(
+    data: dict[str, Any] | None, errors: list[dict[str, Any]] | None = None
+) -> _Answer:
+    """GitHub's GraphQL answer: 200, with the `data` that resolved and the `errors`."""
+    body: dict[str, Any] = {"data": data} if data is not None else {}
+    if errors:
+        body["errors"] = errors
+    return _Answer(200, body)
+
+
+def _graphql_value(kind: str, value: Any) -> bool:
+    if value is None:
+        return not kind.endswith("!")
+    if kind.startswith("Int"):
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def _invalid_variable(name: str, kind: str, value: Any) -> dict[str, Any]:
+    explanation = "Expected value to not be null" if value is None else "Could not coerce value"
+    return {
+        "extensions": {"value": value, "problems": [{"path": [], "explanation": explanation}]},
+        "message": f"Variable ${name} of type {kind} was provided invalid value",
+    }
+
+
+def _pagination_error(connection: str, first: int | None) -> dict[str, Any]:
+    if first is None:
+        return {
+            "type": "MISSING_PAGINATION_BOUNDARIES",
+            "message": f"You must provide a `first` or `last` value to properly paginate the "
+            f"`{connection}` connection.",
+        }
+    return {
+        "type": "EXCESSIVE_PAGINATION",
+        "message": f"Requesting {first} records on the `{connection}` connection exceeds the "
+        f"`first` limit of {MAX_GRAPHQL_PAGE} records.",
+    }
+
+
+def _first(query: str, connection: str) -> int | None:
+    """The `first: N` argument of a connection in the query; None if it has none."""
+    arguments = re.search(rf"\b{connection}\s*\(([^)]*)\)", query)
+    first = re.search(r"\bfirst\s*:\s*(\d+)", arguments[1]) if arguments else None
+    return int(first[1]) if first else None
+
+
+def _location(query: str, field_name: str) -> dict[str, int]:
+    """Where a field first appears in the query: GitHub's `locations` item (from 1)."""
+    found = re.search(rf"\b{field_name}\b", query)
+    offset = found.start() if found else 0
+    line = query.count("\n", 0, offset) + 1
+    return {"line": line, "column": offset - (query.rfind("\n", 0, offset) + 1) + 1}
+
+
+def _not_resolved(query: str, path: list[str], message: str) -> dict[str, Any]:
+    return {
+        "type": "NOT_FOUND",
+        "path": path,
+        "locations": [_location(query, path[-1])],
+        "message": message,
+    }
+
+
+def _cursor(position: int) -> str:
+    """An opaque cursor: the page after it starts at `position`."""
+    return base64.b64encode(f"cursor:{position}".encode()).decode()
+
+
+def _after(cursor: str) -> int | None:
+    """The position a cursor of `_cursor` stands for; None for any other string."""
+    try:
+        text = base64.b64decode(cursor, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    prefix, _, position = text.partition(":")
+    return int(position) if prefix == "cursor" and position.isdigit() else None
 
 
 def _manifest_answer(answer: ManifestAnswer) -> _Answer:
