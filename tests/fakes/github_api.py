@@ -961,9 +961,8 @@ class FakeGitHub(LoopbackFake):
             raise ValueError(f"{content!r} is not one of {list(REACTIONS)}")
         with self._lock:
             repo = self._existing_repo(full_name)
-            if comment_id not in repo.issue_comments and not self._find_review_comment(
-                repo, comment_id
-            ):
+            review_comment = self._find_review_comment(repo, comment_id)
+            if comment_id not in repo.issue_comments and review_comment is None:
                 raise KeyError(f"no comment {comment_id} in {full_name}")
             reaction, _ = self._add_reaction(repo, comment_id, content, user, user_type)
             return reaction.id
@@ -2282,8 +2281,10 @@ class FakeGitHub(LoopbackFake):
         ]
         if invalid:
             return _graphql_answer(None, invalid)
-        pages: dict[str, int] = {}
+        pages = {"comments": 0}  # a query that asks for no comments gets none
         for connection in ("reviewThreads", "comments"):
+            if not re.search(rf"\b{connection}\b", query):
+                continue
             first = _first(query, connection)
             if first is None or first > MAX_GRAPHQL_PAGE:
                 return _graphql_answer(None, [_pagination_error(connection, first)])
