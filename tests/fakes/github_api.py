@@ -1,4 +1,4 @@
-"""A local fake of the slice of GitHub's REST API that Tiebreak uses, for tests over real HTTP.
+"""A local fake of the slice of GitHub's API that Tiebreak uses, for tests over real HTTP.
 
 `FakeGitHub` is a real HTTP server on 127.0.0.1 (an ephemeral port, a background thread), so
 a test drives the production client — githubkit with GitHub App authentication — over
@@ -14,19 +14,21 @@ through `GITHUB_API_URL`:
     fake.reviews("octo/app", 1)
 
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
-`add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `set_permission`) and
-inspect it (`requests`, `check_runs`, `reviews`, `review_comments`, `issue_comments`,
-`reactions`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`,
-and the credentials that went by: `issued_tokens`, `app_jwts`).
+`add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
+`resolve_thread`, `set_permission`) and inspect it (`requests`, `check_runs`, `reviews`,
+`review_comments`, `issue_comments`, `reactions`, `thread_resolved`, `labels`,
+`issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`, and the credentials
+that went by: `issued_tokens`, `app_jwts`).
 Every change happens under one lock, since requests arrive on the server's threads.
 
 Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
 (a blob's SHA is `git hash-object`'s), a commit has a tree and parents, and a branch names a
 commit. A pull request's base and head are commits (with the SHAs the test chose), its head
 branch points at its head (in the head repository: a fork's branches are the fork's), and a
-push (`add_pull` again with a new head) adds a commit on top of the previous head. `set_file`
-edits a commit's snapshot in place: setup is not history. The contents API and the Git Data
-API (refs, commits, trees, blobs) read and write this store.
+push (`add_pull` again with a new head) adds a commit on top of the previous head, or with
+`parent` on top of another commit (a force-push: the previous head stays in the store).
+`set_file` edits a commit's snapshot in place: setup is not history. The contents API and the
+Git Data API (refs, commits, trees, blobs) read and write this store.
 
 Requests are checked the way GitHub checks them, so a test fails exactly where GitHub would
 answer an error:
@@ -51,10 +53,12 @@ answer an error:
   adding a missing one to an issue creates it with color `ededed`; removing one the issue
   lacks is 404.
 * Comments: an issue comment's body is at most 65,536 characters (GitHub's 422 `Body is too
-  long`). A reply goes to a review comment of that pull request (404 otherwise) and to the
-  top of its thread: GitHub's docs say replies to replies are not supported, and the fake
-  refuses one with 422. A reaction is one of GitHub's eight contents; the same reaction by
-  the same user again answers 200 with the existing one instead of 201.
+  long`); the App may edit only its own issue comments (403 `Resource not accessible by
+  integration` otherwise). A reply goes to a review comment of that pull request (404
+  otherwise) and to the top of its thread: GitHub's docs say replies to replies are not
+  supported, and the fake refuses one with 422. A reaction is one of GitHub's eight
+  contents; the same reaction by the same user again answers 200 with the existing one
+  instead of 201.
 * Collaborator permission: `permission` is the role folded to admin/write/read/none
   (maintain → write, triage → read). A login never given to `set_permission` is 404, as
   GitHub answers for a user it does not know (for a known user without access it answers
@@ -67,6 +71,18 @@ answer an error:
   than its repository) is readable through the base repository's token while the pull
   request is open, writable only if the pull request has `maintainer_can_modify` (and only
   its head branch), and otherwise 403 `Resource not accessible by integration`.
+* Compare (`GET .../compare/BASE...HEAD`, two dots taken alike): each side a branch or a
+  commit's full SHA (404 otherwise, and for unrelated histories); `status`, `ahead_by` and
+  `behind_by` from the commit graph, the newest 250 commits oldest first, and `files` from
+  the merge base to HEAD (at most 300, patches computed from the snapshots). Not modelled:
+  paging, the diff media types, another repository's `owner:ref`.
+* GraphQL (`POST /graphql`) answers one query, the review threads of a pull request
+  (`repository.pullRequest.reviewThreads`: `pageInfo`, and per thread `isResolved` and its
+  comments' `databaseId`s), recognised by `reviewThreads` in it rather than parsed. A thread
+  is a review comment that is no reply, in the order made; `resolve_thread` resolves one.
+  The token is checked as for REST (401 without a valid one); a repository it does not
+  cover or a pull request the repository lacks is 200 with `NOT_FOUND` errors, as GitHub
+  answers. Any other query is 200 with an error and is noted in `problems`.
 * The diff media type answers 406 `too_large` above 300 files or 20,000 lines (or when the
   pull request was added with `too_large=True`).
 * The App manifest flow (:mod:`tests.fakes.app_manifests`): GitHub's "new App" form, which
@@ -92,6 +108,7 @@ with `retry-after`), optionally after the request took effect.
 import base64
 import binascii
 import copy
+import difflib
 import hashlib
 import itertools
 import json
@@ -138,6 +155,10 @@ MAX_DIFF_FILES = 300
 MAX_DIFF_LINES = 20_000
 MAX_LISTED_FILES = 3000
 """`GET /pulls/{n}/files` lists at most this many files."""
+MAX_COMPARED_COMMITS = 250
+"""`GET /compare/{basehead}` without paging lists at most this many commits: the newest."""
+MAX_COMPARED_FILES = 300
+"""`GET /compare/{basehead}` lists at most this many files."""
 
 DEFAULT_PER_PAGE = 30
 MAX_PER_PAGE = 100
@@ -180,6 +201,9 @@ MAX_COMMENT_BODY = 65536
 """The longest issue or review comment body GitHub takes, in characters."""
 
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
+
+MAX_GRAPHQL_PAGE = 100
+"""The largest `first` a GraphQL connection takes."""
 
 ROLE_PERMISSIONS = {
     "admin": "admin",
@@ -227,6 +251,8 @@ to answer that with a bare 500 (github/rest-api-description#714), which would on
 clients retry."""
 REPLY_TO_REPLY = "Replies to replies are not supported."
 """The docs' sentence; not seen as an error in a report: the fake's wording."""
+GRAPHQL_UNSUPPORTED = "the fake GitHub answers only the reviewThreads query"
+"""The fake's GraphQL error for any other query (which it also notes in `problems`)."""
 
 _REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
 
@@ -482,6 +508,8 @@ class _Pull:
     reviews: list[Review] = field(default_factory=list)
     comments: list[ReviewComment] = field(default_factory=list)
     """Every review comment on it (of reviews, of people, replies), oldest first."""
+    resolved: set[int] = field(default_factory=set)
+    """The first comments of the review threads someone resolved."""
 
 
 @dataclass(slots=True)
@@ -588,6 +616,8 @@ _ISSUE_COMMENTS_DOCS = f"{DOCS}/issues/comments"
 _REVIEW_COMMENTS_DOCS = f"{DOCS}/pulls/comments"
 _REACTIONS_DOCS = f"{DOCS}/reactions/reactions"
 _GIT_DOCS = f"{DOCS}/git"
+_COMMITS_DOCS = f"{DOCS}/commits/commits"
+_GRAPHQL_DOCS = "https://docs.github.com/graphql"
 
 _SHA_LIKE = re.compile(r"[0-9a-f]{7,40}")
 
@@ -596,7 +626,7 @@ _SHA_LIKE = re.compile(r"[0-9a-f]{7,40}")
 
 
 class FakeGitHub(LoopbackFake):
-    """A fake of GitHub's REST API on 127.0.0.1, for one GitHub App.
+    """A fake of GitHub's REST API (and one GraphQL query) on 127.0.0.1, for one GitHub App.
 
     Use it as a context manager; `base_url` (no trailing slash) is valid inside. Every
     request is recorded in `requests`.
@@ -693,6 +723,7 @@ class FakeGitHub(LoopbackFake):
             ("POST", re.compile(rf"{_REPO}/git/trees"), "_create_tree"),
             ("GET", re.compile(rf"{_REPO}/git/blobs/(?P<sha>[^/]+)"), "_get_blob"),
             ("POST", re.compile(rf"{_REPO}/git/blobs"), "_create_blob"),
+            ("GET", re.compile(rf"{_REPO}/compare/(?P<basehead>.+)"), "_compare"),
         ]
         # What a token may reach in a fork through an open pull request from it.
         self._fork_routes = {
@@ -771,6 +802,7 @@ class FakeGitHub(LoopbackFake):
         too_large: bool = False,
         base_files: Mapping[str, str | bytes] | None = None,
         head_files: Mapping[str, str | bytes] | None = None,
+        parent: str | None = None,
     ) -> None:
         """Open a pull request, or move an existing one to a new head (a push).
 
@@ -788,6 +820,12 @@ class FakeGitHub(LoopbackFake):
         head's). The head branch `head_ref` points at `head_sha` in `head_repo`: for a fork,
         the fork (added as a repository of the fake) holds the branch, and the base
         repository only knows the head commit (as GitHub keeps it under `refs/pull/N/head`).
+
+        `parent` names the new head's parent instead: a commit the repository has, such as
+        the base for a force-push of a rebased branch, so that the previous head is no
+        longer an ancestor of the new one (compare answers `diverged`). The previous head
+        stays in the store, as GitHub keeps it. A head the store already has keeps its
+        parents.
         """
         with self._lock:
             repo = self._repo_for_setup(full_name)
@@ -796,7 +834,10 @@ class FakeGitHub(LoopbackFake):
             key = (repo.full_name.lower(), number)
             old = self._pulls.get(key)
             self._place_base(repo, base_ref, base_sha, base_files, author)
-            parent = old.head_sha if old else base_sha
+            if parent is None:
+                parent = old.head_sha if old else base_sha
+            elif parent not in repo.commits:
+                raise KeyError(f"{full_name} has no commit {parent}")
             self._place_head(repo, fork, head_ref, head_sha, parent, head_files, author)
             if files is None:
                 entries = [self._entry(repo, head_sha, e) for e in _entries_from_diff(diff)]
@@ -825,6 +866,7 @@ class FakeGitHub(LoopbackFake):
                 labels=old.labels if old else [],
                 reviews=old.reviews if old else [],
                 comments=old.comments if old else [],
+                resolved=old.resolved if old else set(),
             )
 
     def add_issue_comment(
@@ -900,6 +942,45 @@ class FakeGitHub(LoopbackFake):
             )
             pull.comments.append(comment)
             return comment.id
+
+    def add_reaction(
+        self,
+        full_name: str,
+        comment_id: int,
+        content: str,
+        *,
+        user: str = "octocat",
+        user_type: str = "User",
+    ) -> int:
+        """A reaction someone made to an issue or review comment; answers its id.
+
+        `content` is one of GitHub's eight (ValueError otherwise). The same reaction by the
+        same user again is the one already made, as on GitHub.
+        """
+        if content not in REACTIONS:
+            raise ValueError(f"{content!r} is not one of {list(REACTIONS)}")
+        with self._lock:
+            repo = self._existing_repo(full_name)
+            review_comment = self._find_review_comment(repo, comment_id)
+            if comment_id not in repo.issue_comments and review_comment is None:
+                raise KeyError(f"no comment {comment_id} in {full_name}")
+            reaction, _ = self._add_reaction(repo, comment_id, content, user, user_type)
+            return reaction.id
+
+    def resolve_thread(
+        self, full_name: str, number: int, comment_id: int, *, resolved: bool = True
+    ) -> None:
+        """A person resolved the review thread of `comment_id` (or of the thread the reply
+        `comment_id` is in); with `resolved=False`, unresolved it."""
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            root = self._thread_root(pull, comment_id)
+            if root is None:
+                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
+            if resolved:
+                pull.resolved.add(root.id)
+            else:
+                pull.resolved.discard(root.id)
 
     def set_permission(self, full_name: str, login: str, role_name: str) -> None:
         """Give `login` a role on the repository: admin, maintain, write, triage, read, none."""
@@ -1073,6 +1154,16 @@ class FakeGitHub(LoopbackFake):
             repo = self._existing_repo(full_name)
             return [r.content for r in repo.reactions.get(comment_id, [])]
 
+    def thread_resolved(self, full_name: str, number: int, comment_id: int) -> bool:
+        """Whether the review thread of `comment_id` (its first comment or a reply) is
+        resolved."""
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            root = self._thread_root(pull, comment_id)
+            if root is None:
+                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
+            return root.id in pull.resolved
+
     def branch_sha(self, full_name: str, branch: str) -> str:
         """The commit the branch points at."""
         with self._lock:
@@ -1195,6 +1286,8 @@ class FakeGitHub(LoopbackFake):
             return _manifest_answer(flow)
         if request.method == "POST" and (match := self._token_route.fullmatch(request.path)):
             return self._create_token(request, int(match["installation"]))
+        if request.method == "POST" and request.path == "/graphql":
+            return self._graphql(request)
         for method, pattern, name in self._repo_routes:
             match = pattern.fullmatch(request.path)
             if match is None or method != request.method:
@@ -1924,6 +2017,10 @@ class FakeGitHub(LoopbackFake):
     def _update_comment(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
         docs = f"{_ISSUE_COMMENTS_DOCS}#update-an-issue-comment"
         comment = self._issue_comment(repo, params["id"], docs)
+        if comment.author != f"{self.app_slug}[bot]":
+            # The fake's rule, unverified on GitHub (where write access may edit any comment):
+            # the App edits only its own comments, so a test notices one that edits a person's.
+            raise _error(403, NOT_ACCESSIBLE, docs)
         comment.body = _comment_body(request, "IssueComment", docs)
         comment.updated_at = _now()
         return _Answer(200, self._issue_comment_json(repo, comment))
@@ -1980,15 +2077,22 @@ class FakeGitHub(LoopbackFake):
                 docs,
             )
         bot = f"{self.app_slug}[bot]"
+        reaction, created = self._add_reaction(repo, comment_id, content, bot, "Bot")
+        # Documented: "A response with an HTTP 200 status means that you already added the
+        # reaction type to this issue comment."
+        return _Answer(201 if created else 200, self._reaction_json(reaction))
+
+    def _add_reaction(
+        self, repo: _Repo, comment_id: int, content: str, user: str, user_type: str
+    ) -> tuple[_Reaction, bool]:
+        """The user's reaction of this content to the comment, and whether it is new."""
         reactions = repo.reactions.setdefault(comment_id, [])
-        existing = next((r for r in reactions if (r.user, r.content) == (bot, content)), None)
+        existing = next((r for r in reactions if (r.user, r.content) == (user, content)), None)
         if existing is not None:
-            # Documented: "A response with an HTTP 200 status means that you already added
-            # the reaction type to this issue comment."
-            return _Answer(200, self._reaction_json(existing))
-        reaction = _Reaction(next(self._ids), content, bot, "Bot", _now())
+            return existing, False
+        reaction = _Reaction(next(self._ids), content, user, user_type, _now())
         reactions.append(reaction)
-        return _Answer(201, self._reaction_json(reaction))
+        return reaction, True
 
     def _reaction_json(self, reaction: _Reaction) -> dict[str, Any]:
         return {
@@ -2012,14 +2116,21 @@ class FakeGitHub(LoopbackFake):
     def _review_comment_by_id(
         self, repo: _Repo, comment_id: str, docs: str
     ) -> tuple[_Pull, ReviewComment]:
-        wanted = int(comment_id)
+        found = self._find_review_comment(repo, int(comment_id))
+        if found is None:
+            raise _not_found(docs)
+        return found
+
+    def _find_review_comment(
+        self, repo: _Repo, comment_id: int
+    ) -> tuple[_Pull, ReviewComment] | None:
         for (base, _), pull in self._pulls.items():
             if base != repo.full_name.lower():
                 continue
             for comment in pull.comments:
-                if comment.id == wanted:
+                if comment.id == comment_id:
                     return pull, comment
-        raise _not_found(docs)
+        return None
 
     def _thread_root(self, pull: _Pull, comment_id: int) -> ReviewComment | None:
         comment = next((c for c in pull.comments if c.id == comment_id), None)
@@ -2124,6 +2235,106 @@ class FakeGitHub(LoopbackFake):
         if comment.in_reply_to is not None:
             answer["in_reply_to_id"] = comment.in_reply_to
         return answer
+
+    # -- GraphQL ------------------------------------------------------------------------------
+
+    def _graphql(self, request: _Request) -> _Answer:
+        """`POST /graphql`, for the one query Tiebreak sends: a pull request's review threads.
+
+        No parser: the query is recognised by `reviewThreads` in it, its pages by the
+        `first:` arguments, and its subject by the variables `owner`, `name`, `number` and
+        `cursor`. Errors are shaped as GitHub's: 200 with `errors` beside the `data` that
+        resolved.
+        """
+        if not request.headers.get("authorization"):
+            raise _error(401, "This endpoint requires you to be authenticated.", _GRAPHQL_DOCS)
+        covered = self._covered(request)
+        body = request.body if isinstance(request.body, dict) else {}
+        query, variables = body.get("query"), body.get("variables") or {}
+        if not isinstance(query, str):
+            message = "A query attribute must be specified and must be a string."
+            return _graphql_answer(None, [{"message": message}])
+        if "reviewThreads" not in query:
+            self.problems.append(f"POST /graphql: {GRAPHQL_UNSUPPORTED}, not:\n{query}")
+            return _graphql_answer(
+                None, [{"type": "FAKE_UNSUPPORTED", "message": GRAPHQL_UNSUPPORTED}]
+            )
+        if not isinstance(variables, dict):
+            variables = {}
+        return self._review_threads(covered, query, variables)
+
+    def _review_threads(
+        self, covered: frozenset[str], query: str, variables: dict[str, Any]
+    ) -> _Answer:
+        owner, name = variables.get("owner"), variables.get("name")
+        number: Any = variables.get("number")  # an int once the checks below passed
+        cursor = variables.get("cursor")
+        invalid = [
+            _invalid_variable(key, kind, value)
+            for key, kind, value in (
+                ("owner", "String!", owner),
+                ("name", "String!", name),
+                ("number", "Int!", number),
+                ("cursor", "String", cursor),
+            )
+            if not _graphql_value(kind, value)
+        ]
+        if invalid:
+            return _graphql_answer(None, invalid)
+        pages = {"comments": 0}  # a query that asks for no comments gets none
+        for connection in ("reviewThreads", "comments"):
+            if not re.search(rf"\b{connection}\b", query):
+                continue
+            first = _first(query, connection)
+            if first is None or first > MAX_GRAPHQL_PAGE:
+                return _graphql_answer(None, [_pagination_error(connection, first)])
+            pages[connection] = first
+        key = f"{owner}/{name}".lower()
+        repo = self._repos.get(key)
+        if repo is None or key not in covered:
+            # A repository the token cannot see is one that does not exist, as in REST.
+            message = f"Could not resolve to a Repository with the name '{owner}/{name}'."
+            error = _not_resolved(query, ["repository"], message)
+            return _graphql_answer({"repository": None}, [error])
+        pull = self._pulls.get((key, number))
+        if pull is None:
+            message = f"Could not resolve to a PullRequest with the number of {number}."
+            error = _not_resolved(query, ["repository", "pullRequest"], message)
+            return _graphql_answer({"repository": {"pullRequest": None}}, [error])
+        roots = [c for c in pull.comments if c.in_reply_to is None]
+        start = _after(cursor) if cursor is not None else 0
+        if start is None:
+            error = {
+                "type": "INVALID_CURSOR_ARGUMENTS",
+                "path": ["repository", "pullRequest", "reviewThreads"],
+                "locations": [_location(query, "reviewThreads")],
+                "message": f"`{cursor}` does not appear to be a valid cursor.",
+            }
+            data = {"repository": {"pullRequest": {"reviewThreads": None}}}
+            return _graphql_answer(data, [error])
+        chunk = roots[start : start + pages["reviewThreads"]]
+        nodes = [
+            {
+                "isResolved": root.id in pull.resolved,
+                "comments": {
+                    "nodes": [
+                        {"databaseId": comment.id}
+                        for comment in pull.comments
+                        if root.id in (comment.id, comment.in_reply_to)
+                    ][: pages["comments"]]
+                },
+            }
+            for root in chunk
+        ]
+        end = start + len(chunk)
+        threads = {
+            "pageInfo": {
+                "hasNextPage": end < len(roots),
+                "endCursor": _cursor(end) if chunk else None,
+            },
+            "nodes": nodes,
+        }
+        return _graphql_answer({"repository": {"pullRequest": {"reviewThreads": threads}}})
 
     # -- collaborators ------------------------------------------------------------------------
 
@@ -2395,6 +2606,130 @@ class FakeGitHub(LoopbackFake):
         url = f"{self.base_url}/repos/{repo.full_name}/git/blobs/{sha}"
         return _Answer(201, {"sha": sha, "url": url})
 
+    # -- comparing commits --------------------------------------------------------------------
+
+    def _compare(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_COMMITS_DOCS}#compare-two-commits"
+        basehead = params["basehead"]
+        base_ref, dots, head_ref = basehead.partition("...")
+        if not dots:
+            # GitHub takes two dots too, and still compares from the merge base.
+            base_ref, dots, head_ref = basehead.partition("..")
+        base = self._resolve(repo, base_ref) if dots else None
+        head = self._resolve(repo, head_ref) if dots else None
+        if base is None or head is None:
+            raise _not_found(docs)
+        merge_base = self._merge_base(repo, base.sha, head.sha)
+        if merge_base is None:
+            raise _error(404, f"No common ancestor between {base_ref} and {head_ref}.", docs)
+        theirs = set(self._ancestors(repo, base.sha))
+        ours = set(self._ancestors(repo, head.sha))
+        ahead = self._oldest_first(repo, head.sha, ours - theirs)
+        behind_by = len(theirs - ours)
+        if not ahead and not behind_by:
+            status = "identical"
+        elif not behind_by:
+            status = "ahead"
+        elif not ahead:
+            status = "behind"
+        else:
+            status = "diverged"
+        owner = repo.full_name.split("/", 1)[0]
+        html = f"https://github.com/{repo.full_name}/compare"
+        return _Answer(
+            200,
+            {
+                "url": f"{self.base_url}/repos/{repo.full_name}/compare/{quote(basehead)}",
+                "html_url": f"{html}/{quote(basehead)}",
+                "permalink_url": f"{html}/{owner}:{base.sha}...{owner}:{head.sha}",
+                "diff_url": f"{html}/{quote(basehead)}.diff",
+                "patch_url": f"{html}/{quote(basehead)}.patch",
+                "base_commit": self._listed_commit_json(repo, base),
+                "merge_base_commit": self._listed_commit_json(repo, repo.commits[merge_base]),
+                "status": status,
+                "ahead_by": len(ahead),
+                "behind_by": behind_by,
+                "total_commits": len(ahead),
+                "commits": [
+                    self._listed_commit_json(repo, repo.commits[sha])
+                    for sha in ahead[-MAX_COMPARED_COMMITS:]
+                ],
+                # Three dots: what the head changed since the merge base, not since the base.
+                "files": self._compared_files(repo, repo.commits[merge_base], head),
+            },
+        )
+
+    def _listed_commit_json(self, repo: _Repo, commit: _Commit) -> dict[str, Any]:
+        """A commit as the commits API lists it (GitHub's `commit` schema, without stats and
+        files)."""
+        api = f"{self.base_url}/repos/{repo.full_name}"
+        html = f"https://github.com/{repo.full_name}/commit"
+        git = self._commit_json(repo, commit)
+        return {
+            "url": f"{api}/commits/{commit.sha}",
+            "sha": commit.sha,
+            "node_id": git["node_id"],
+            "html_url": git["html_url"],
+            "comments_url": f"{api}/commits/{commit.sha}/comments",
+            "commit": {
+                "url": git["url"],
+                "author": git["author"],
+                "committer": git["committer"],
+                "message": git["message"],
+                "comment_count": 0,
+                "tree": git["tree"],
+                "verification": git["verification"],
+            },
+            "author": self._account(commit.author),
+            "committer": self._account(commit.committer),
+            "parents": [
+                {"sha": p, "url": f"{api}/commits/{p}", "html_url": f"{html}/{p}"}
+                for p in commit.parents
+            ],
+        }
+
+    def _account(self, person: Mapping[str, str]) -> dict[str, Any] | None:
+        """The GitHub user of a commit's author or committer, known here only by a noreply
+        address (`login@…` or `id+login@users.noreply.github.com`); None for another one."""
+        local, _, domain = person["email"].partition("@")
+        if domain != "users.noreply.github.com":
+            return None
+        login = local.partition("+")[2] or local
+        kind = "Bot" if login.endswith("[bot]") else "User"
+        return _user(login, kind, self._user_id(login))
+
+    def _compared_files(self, repo: _Repo, before: _Commit, after: _Commit) -> list[dict[str, Any]]:
+        """The `files` of a comparison: what differs between two snapshots, by path."""
+        old, new = self._flatten(before.tree), self._flatten(after.tree)
+        contents = f"{self.base_url}/repos/{repo.full_name}/contents"
+        entries: list[dict[str, Any]] = []
+        for path in sorted(old.keys() | new.keys()):
+            was, now = old.get(path), new.get(path)
+            if was == now:
+                continue
+            if was is None:
+                status, sha = "added", new[path][2]
+            elif now is None:
+                status, sha = "removed", was[2]
+            else:
+                # "changed": the same content with another mode.
+                status, sha = ("changed" if was[2] == now[2] else "modified"), now[2]
+            raw: dict[str, Any] = {"filename": path, "status": status, "sha": sha}
+            patch = _patch(self._file_content(was), self._file_content(now))
+            if patch is not None:
+                raw["patch"] = patch
+            entry = self._entry(repo, after.sha, raw)
+            entry["contents_url"] = f"{contents}/{quote(path)}?ref={after.sha}"
+            entries.append(entry)
+        return entries[:MAX_COMPARED_FILES]
+
+    def _file_content(self, entry: tuple[str, str, str] | None) -> bytes:
+        if entry is None:
+            return b""
+        _, kind, sha = entry
+        # A submodule's text in a diff, as git prints it.
+        return f"Subproject commit {sha}\n".encode() if kind == "commit" else self._blobs[sha]
+
     # -- the git store ------------------------------------------------------------------------
 
     def _store_blob(self, content: bytes) -> str:
@@ -2550,6 +2885,54 @@ class FakeGitHub(LoopbackFake):
             pending += commit.parents
         return False
 
+    def _ancestors(self, repo: _Repo, sha: str) -> list[str]:
+        """`sha` and the commits it descends from that the repository has, nearest first."""
+        order: list[str] = []
+        seen = {sha}
+        pending = [sha]
+        while pending:
+            current = pending.pop(0)
+            commit = repo.commits.get(current)
+            if commit is None:
+                continue
+            order.append(current)
+            for parent in commit.parents:
+                if parent not in seen:
+                    seen.add(parent)
+                    pending.append(parent)
+        return order
+
+    def _merge_base(self, repo: _Repo, one: str, other: str) -> str | None:
+        """A best common ancestor of two commits (one no other common ancestor descends
+        from), the nearest to `other` if there are several; None for unrelated histories."""
+        common = set(self._ancestors(repo, one)) & set(self._ancestors(repo, other))
+        below = {
+            older
+            for sha in common
+            for parent in repo.commits[sha].parents
+            for older in self._ancestors(repo, parent)
+        }
+        return next((sha for sha in self._ancestors(repo, other) if sha in common - below), None)
+
+    def _oldest_first(self, repo: _Repo, sha: str, among: set[str]) -> list[str]:
+        """The commits of `among` that `sha` is or descends from, parents before children
+        (GitHub's chronological order)."""
+        order: list[str] = []
+        visited: set[str] = set()
+        pending: list[tuple[str, bool]] = [(sha, False)]
+        while pending:
+            current, expanded = pending.pop()
+            if expanded:
+                order.append(current)
+                continue
+            if current in visited or current not in among:
+                continue
+            visited.add(current)
+            pending.append((current, True))
+            # Reversed, so that the first parent's history comes first.
+            pending += [(parent, False) for parent in reversed(repo.commits[current].parents)]
+        return order
+
     def _branch_moved(self, repo: _Repo, branch: str) -> None:
         """Move the open pull requests whose head is this branch, as a push does."""
         sha = repo.branches[branch]
@@ -2631,6 +3014,85 @@ class FakeGitHub(LoopbackFake):
 
 
 # -- pure helpers ----------------------------------------------------------------------------
+
+
+def _graphql_answer(
+    data: dict[str, Any] | None, errors: list[dict[str, Any]] | None = None
+) -> _Answer:
+    """GitHub's GraphQL answer: 200, with the `data` that resolved and the `errors`."""
+    body: dict[str, Any] = {"data": data} if data is not None else {}
+    if errors:
+        body["errors"] = errors
+    return _Answer(200, body)
+
+
+def _graphql_value(kind: str, value: Any) -> bool:
+    if value is None:
+        return not kind.endswith("!")
+    if kind.startswith("Int"):
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def _invalid_variable(name: str, kind: str, value: Any) -> dict[str, Any]:
+    explanation = "Expected value to not be null" if value is None else "Could not coerce value"
+    return {
+        "extensions": {"value": value, "problems": [{"path": [], "explanation": explanation}]},
+        "message": f"Variable ${name} of type {kind} was provided invalid value",
+    }
+
+
+def _pagination_error(connection: str, first: int | None) -> dict[str, Any]:
+    if first is None:
+        return {
+            "type": "MISSING_PAGINATION_BOUNDARIES",
+            "message": f"You must provide a `first` or `last` value to properly paginate the "
+            f"`{connection}` connection.",
+        }
+    return {
+        "type": "EXCESSIVE_PAGINATION",
+        "message": f"Requesting {first} records on the `{connection}` connection exceeds the "
+        f"`first` limit of {MAX_GRAPHQL_PAGE} records.",
+    }
+
+
+def _first(query: str, connection: str) -> int | None:
+    """The `first: N` argument of a connection in the query; None if it has none."""
+    arguments = re.search(rf"\b{connection}\s*\(([^)]*)\)", query)
+    first = re.search(r"\bfirst\s*:\s*(\d+)", arguments[1]) if arguments else None
+    return int(first[1]) if first else None
+
+
+def _location(query: str, field_name: str) -> dict[str, int]:
+    """Where a field first appears in the query: GitHub's `locations` item (from 1)."""
+    found = re.search(rf"\b{field_name}\b", query)
+    offset = found.start() if found else 0
+    line = query.count("\n", 0, offset) + 1
+    return {"line": line, "column": offset - (query.rfind("\n", 0, offset) + 1) + 1}
+
+
+def _not_resolved(query: str, path: list[str], message: str) -> dict[str, Any]:
+    return {
+        "type": "NOT_FOUND",
+        "path": path,
+        "locations": [_location(query, path[-1])],
+        "message": message,
+    }
+
+
+def _cursor(position: int) -> str:
+    """An opaque cursor: the page after it starts at `position`."""
+    return base64.b64encode(f"cursor:{position}".encode()).decode()
+
+
+def _after(cursor: str) -> int | None:
+    """The position a cursor of `_cursor` stands for; None for any other string."""
+    try:
+        text = base64.b64decode(cursor, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    prefix, _, position = text.partition(":")
+    return int(position) if prefix == "cursor" and position.isdigit() else None
 
 
 def _manifest_answer(answer: ManifestAnswer) -> _Answer:
@@ -2740,6 +3202,30 @@ def _person(raw: Any, default: Mapping[str, str], key: str, docs: str) -> dict[s
         when = when.replace(tzinfo=UTC)
     person["date"] = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return person
+
+
+def _patch(old: bytes, new: bytes) -> str | None:
+    """GitHub's `patch` from one content of a file to another: the hunks of a unified diff
+    with three lines of context, no final newline; None for a binary file or no line changed."""
+    try:
+        before, after = old.decode(), new.decode()
+    except UnicodeDecodeError:
+        return None
+    if "\0" in before or "\0" in after:
+        return None
+    rows: list[str] = []
+    # The first two lines are the file headers (---, +++), which a patch has not.
+    for line in itertools.islice(difflib.unified_diff(_lines(before), _lines(after)), 2, None):
+        if line.endswith("\n"):
+            rows.append(line[:-1])
+        else:
+            rows += [line, "\\ No newline at end of file"]
+    return "\n".join(rows) or None
+
+
+def _lines(text: str) -> list[str]:
+    # Git's lines end at "\n" only (str.splitlines also ends one at "\r" and others).
+    return re.findall(r"[^\n]*\n|[^\n]+\Z", text)
 
 
 def _valid_path(path: str) -> bool:

@@ -27,14 +27,26 @@ import pytest
 from githubkit import AppAuthStrategy, GitHub, Response
 from githubkit.auth import AppInstallationAuthStrategy
 from githubkit.cache import MemCacheStrategy
-from githubkit.exception import RequestError, RequestFailed, SecondaryRateLimitExceeded
+from githubkit.exception import (
+    GraphQLFailed,
+    RequestError,
+    RequestFailed,
+    SecondaryRateLimitExceeded,
+)
 from githubkit.rest import Paginator
-from githubkit_schemas.latest.models import DiffEntry, PullRequestReview
+from githubkit_schemas.latest.models import (
+    DiffEntry,
+    IssueComment,
+    PullRequestReview,
+    SimpleUser,
+)
 
+from tests.fakes import github_api
 from tests.fakes.github_api import (
     AUTO_LABEL_COLOR,
     BODY_TOO_LONG,
     COMMIT_NOT_IN_PULL,
+    GRAPHQL_UNSUPPORTED,
     HUNK_BLANK,
     LINE_NOT_IN_DIFF,
     LINE_UNRESOLVED,
@@ -1185,6 +1197,54 @@ async def test_comments_of_an_unknown_pull_request_or_comment_are_404(
     assert failure(pull)[0] == failure(comment)[0] == 404
 
 
+async def test_issue_comments_paginate_through_githubkit(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    ids = [fake.add_issue_comment(REPO, NUMBER, f"Comment {i}.") for i in range(5)]
+
+    second = await github.rest.issues.async_list_comments(OWNER, NAME, NUMBER, per_page=2, page=2)
+    listed: list[Any] = second.parsed_data
+    pages: Paginator[IssueComment] = github.rest.paginate(
+        github.rest.issues.async_list_comments,
+        owner=OWNER,
+        repo=NAME,
+        issue_number=NUMBER,
+        per_page=2,
+    )
+    every = [comment async for comment in pages]
+
+    assert [c.id for c in listed] == ids[2:4]
+    assert 'rel="next"' in second.headers["link"]
+    assert [c.body for c in every] == [f"Comment {i}." for i in range(5)]
+    calls = fake.requests_to("GET", rf"/repos/{REPO}/issues/{NUMBER}/comments")
+    assert [r.query.get("page", "1") for r in calls] == ["2", "1", "2", "3"]
+
+
+async def test_an_edit_changes_updated_at_and_only_the_apps_own_comments_may_be_edited(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    persons = fake.add_issue_comment(REPO, NUMBER, "/tiebreak review", author="alice")
+    created = await github.rest.issues.async_create_comment(OWNER, NAME, NUMBER, body="Reviewing.")
+    # GitHub's times have seconds: a later clock rather than a test that sleeps.
+    monkeypatch.setattr(github_api, "_now", lambda: "2099-01-01T00:00:00Z")
+
+    edited = await github.rest.issues.async_update_comment(
+        OWNER, NAME, created.parsed_data.id, body="Reviewed."
+    )
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.issues.async_update_comment(OWNER, NAME, persons, body="Hijacked.")
+
+    assert edited.parsed_data.created_at == created.parsed_data.created_at
+    assert edited.parsed_data.updated_at == datetime(2099, 1, 1, tzinfo=UTC)
+    assert failure(exc) == (403, {**failure(exc)[1], "message": NOT_ACCESSIBLE})
+    assert [c.body for c in fake.issue_comments(REPO, NUMBER)] == [
+        "/tiebreak review",
+        "Reviewed.",
+    ]
+
+
 # -- reactions --------------------------------------------------------------------------------
 
 
@@ -1236,6 +1296,42 @@ async def test_a_reaction_to_a_review_comment_goes_to_the_pulls_endpoint(
     assert failure(wrong_kind)[0] == failure(other_kind)[0] == 404
     assert fake.reactions(REPO, finding) == ["rocket"]
     assert fake.reactions(REPO, issue_comment) == []
+
+
+async def test_a_persons_reaction_counts_in_the_comments_rollup(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    review = await github.rest.pulls.async_create_review(
+        OWNER,
+        NAME,
+        NUMBER,
+        event="COMMENT",
+        comments=[{"path": "app.py", "line": 22, "side": "RIGHT", "body": "y changed."}],
+    )
+    ((comment,),) = [review.comments for review in fake.reviews(REPO, NUMBER)]
+    thanks = fake.add_issue_comment(REPO, NUMBER, "Thanks.")
+
+    first = fake.add_reaction(REPO, comment.id, "-1", user="alice")
+    again = fake.add_reaction(REPO, comment.id, "-1", user="alice")
+    fake.add_reaction(REPO, comment.id, "-1", user="bob")
+    fake.add_reaction(REPO, thanks, "heart", user="tiebreak[bot]", user_type="Bot")
+    listed: list[Any] = (
+        await github.rest.pulls.async_list_review_comments(OWNER, NAME, NUMBER)
+    ).parsed_data
+    read = await github.rest.pulls.async_get_review_comment(OWNER, NAME, comment.id)
+    conversation = await github.rest.issues.async_get_comment(OWNER, NAME, thanks)
+
+    assert review.status_code == 200
+    assert again == first  # the same person's same reaction is one reaction
+    (rollup,) = [c.reactions for c in listed]
+    assert (rollup.minus_one, rollup.plus_one, rollup.total_count) == (2, 0, 2)
+    assert payload(read)["reactions"]["-1"] == 2
+    assert payload(conversation)["reactions"]["heart"] == 1
+    assert fake.reactions(REPO, comment.id) == ["-1", "-1"]
+    with pytest.raises(ValueError, match="not one of"):
+        fake.add_reaction(REPO, thanks, "thumbsdown")
+    with pytest.raises(KeyError):
+        fake.add_reaction(REPO, 999_999, "-1")
 
 
 async def test_an_unknown_reaction_is_refused(
@@ -1366,6 +1462,211 @@ async def test_a_reply_must_answer_a_thread_of_that_pull_request(
     assert failure(to_reply)[1]["errors"] == [REPLY_TO_REPLY]
     assert failure(other_pull)[0] == failure(unknown)[0] == 404
     assert len(fake.review_comments(REPO, NUMBER)) == 2
+
+
+# -- GraphQL: review threads ------------------------------------------------------------------
+
+THREADS_QUERY = """
+query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          isResolved
+          comments(first: 1) { nodes { databaseId } }
+        }
+      }
+    }
+  }
+}
+"""
+THREADS_OF_PULL = {"owner": OWNER, "name": NAME, "number": NUMBER}
+
+
+def thread_nodes(data: dict[str, Any]) -> list[tuple[bool, list[int]]]:
+    """(isResolved, the comments' databaseIds) of each thread of a reviewThreads answer."""
+    nodes = data["repository"]["pullRequest"]["reviewThreads"]["nodes"]
+    return [(n["isResolved"], [c["databaseId"] for c in n["comments"]["nodes"]]) for n in nodes]
+
+
+async def test_review_threads_and_whether_they_are_resolved_come_through_githubkits_graphql(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    await github.rest.pulls.async_create_review(
+        OWNER,
+        NAME,
+        NUMBER,
+        event="COMMENT",
+        comments=[
+            {"path": "app.py", "line": 22, "side": "RIGHT", "body": "y changed."},
+            {"path": "new.txt", "line": 1, "body": "A greeting?"},
+        ],
+    )
+    ((first, second),) = [review.comments for review in fake.reviews(REPO, NUMBER)]
+    persons = fake.add_review_comment(REPO, NUMBER, "app.py", 2, "Why sys?", author="alice")
+    reply = fake.add_review_comment(
+        REPO, NUMBER, "new.txt", 1, "Yes.", author="alice", in_reply_to=second.id
+    )
+    fake.resolve_thread(REPO, NUMBER, reply)  # the reply's thread: the second finding's
+    fake.resolve_thread(REPO, NUMBER, persons)
+    fake.resolve_thread(REPO, NUMBER, persons, resolved=False)
+
+    data = await github.async_graphql(THREADS_QUERY, {**THREADS_OF_PULL, "cursor": None})
+    asked_for_two = await github.async_graphql(
+        THREADS_QUERY.replace("comments(first: 1)", "comments(first: 2)"), THREADS_OF_PULL
+    )
+
+    assert thread_nodes(data) == [
+        (False, [first.id]),
+        (True, [second.id]),
+        (False, [persons]),
+    ]
+    page_info = data["repository"]["pullRequest"]["reviewThreads"]["pageInfo"]
+    assert page_info["hasNextPage"] is False
+    assert isinstance(page_info["endCursor"], str)
+    assert thread_nodes(asked_for_two)[1] == (True, [second.id, reply])
+    assert fake.thread_resolved(REPO, NUMBER, second.id)
+    assert fake.thread_resolved(REPO, NUMBER, reply)
+    assert not fake.thread_resolved(REPO, NUMBER, persons)
+    (call, _) = fake.requests_to("POST", "/graphql")
+    assert call.headers["authorization"] == f"token {fake.issued_tokens[0]}"
+    assert call.body == {"query": THREADS_QUERY, "variables": {**THREADS_OF_PULL, "cursor": None}}
+    with pytest.raises(KeyError):
+        fake.resolve_thread(REPO, NUMBER, 999_999)
+
+
+async def test_review_threads_come_in_pages_after_opaque_cursors(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    threads = [
+        fake.add_review_comment(REPO, NUMBER, "app.py", line, f"Line {line}?")
+        for line in (1, 2, 3, 4, 5)
+    ]
+    query = THREADS_QUERY.replace("first: 100", "first: 2")
+
+    pages = [page async for page in github.graphql.paginate(query, THREADS_OF_PULL)]
+
+    assert [[ids for _, ids in thread_nodes(page)] for page in pages] == [
+        [[threads[0]], [threads[1]]],
+        [[threads[2]], [threads[3]]],
+        [[threads[4]]],
+    ]
+    infos = [page["repository"]["pullRequest"]["reviewThreads"]["pageInfo"] for page in pages]
+    assert [info["hasNextPage"] for info in infos] == [True, True, False]
+    cursors = [r.body["variables"].get("cursor") for r in fake.requests_to("POST", "/graphql")]
+    assert cursors == [None, infos[0]["endCursor"], infos[1]["endCursor"]]
+    assert all(isinstance(info["endCursor"], str) for info in infos)
+
+
+async def test_review_threads_of_a_repository_or_pull_request_not_found_are_graphql_errors(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(OTHER_REPO, 1, head_sha="9" * 40, base_sha="8" * 40)
+
+    async def errors(variables: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+        with pytest.raises(GraphQLFailed) as exc:
+            await github.async_graphql(THREADS_QUERY, variables)
+        response = exc.value.response
+        assert response.errors is not None
+        return response.data, [e.model_dump(exclude_none=True) for e in response.errors]
+
+    # Another installation's repository is hidden, as one that does not exist.
+    other = {"owner": "acme", "name": "elsewhere", "number": 1}
+    assert await errors(other) == (
+        {"repository": None},
+        [
+            {
+                "type": "NOT_FOUND",
+                "path": ["repository"],
+                "locations": [{"line": 3, "column": 3}],
+                "message": "Could not resolve to a Repository with the name 'acme/elsewhere'.",
+            }
+        ],
+    )
+    missing = await errors({**THREADS_OF_PULL, "number": 404})
+    assert missing[0] == {"repository": {"pullRequest": None}}
+    assert [(e["type"], e["path"], e["message"]) for e in missing[1]] == [
+        (
+            "NOT_FOUND",
+            ["repository", "pullRequest"],
+            "Could not resolve to a PullRequest with the number of 404.",
+        )
+    ]
+    bad_cursor = await errors({**THREADS_OF_PULL, "cursor": "not a cursor"})
+    assert [e["type"] for e in bad_cursor[1]] == ["INVALID_CURSOR_ARGUMENTS"]
+    no_number = await errors({"owner": OWNER, "name": NAME})
+    assert [e["message"] for e in no_number[1]] == [
+        "Variable $number of type Int! was provided invalid value"
+    ]
+    assert fake.problems == []
+
+
+@pytest.mark.parametrize(
+    ("threads", "error"),
+    [
+        ("reviewThreads(first: 101, after: $cursor)", "EXCESSIVE_PAGINATION"),
+        ("reviewThreads(after: $cursor)", "MISSING_PAGINATION_BOUNDARIES"),
+    ],
+)
+async def test_a_page_of_review_threads_is_asked_for_and_at_most_100(
+    github: GitHub[AppInstallationAuthStrategy], threads: str, error: str
+) -> None:
+    query = THREADS_QUERY.replace("reviewThreads(first: 100, after: $cursor)", threads)
+
+    with pytest.raises(GraphQLFailed) as exc:
+        await github.async_graphql(query, THREADS_OF_PULL)
+
+    assert [e.type for e in exc.value.response.errors or []] == [error]
+
+
+async def test_graphql_wants_a_valid_installation_token(
+    fake: FakeGitHub, plain: httpx.AsyncClient
+) -> None:
+    body = {"query": THREADS_QUERY, "variables": THREADS_OF_PULL}
+
+    anonymous = await plain.post("/graphql", json=body)
+    unknown = await plain.post(
+        "/graphql", json=body, headers={"Authorization": "bearer ghs_not_issued"}
+    )
+    token = fake.issue_token(INSTALLATION)
+    valid = await plain.post("/graphql", json=body, headers={"Authorization": f"bearer {token}"})
+
+    assert anonymous.status_code == unknown.status_code == 401
+    assert unknown.json()["message"] == "Bad credentials"
+    assert valid.status_code == 200
+    assert valid.json() == {
+        "data": {
+            "repository": {
+                "pullRequest": {
+                    "reviewThreads": {
+                        "pageInfo": {"hasNextPage": False, "endCursor": None},
+                        "nodes": [],
+                    }
+                }
+            }
+        }
+    }
+
+
+async def test_a_graphql_query_the_fake_does_not_know_is_an_error_and_a_problem(
+    app_key: AppKey,
+) -> None:
+    fake = FakeGitHub(app_id=APP_ID, public_key_pem=app_key.public_pem).start()
+    try:
+        fake.add_installation(INSTALLATION, repos=[REPO])
+        async with installation_client(fake, app_key) as github:
+            with pytest.raises(GraphQLFailed) as exc:
+                await github.async_graphql("query { viewer { login } }")
+    finally:
+        fake.stop()
+
+    errors = exc.value.response.errors or []
+    assert [e.message for e in errors] == [GRAPHQL_UNSUPPORTED]
+    (problem,) = fake.problems
+    assert "viewer { login }" in problem
+    with pytest.raises(FakeGitHubError, match="answers only the reviewThreads query"):
+        fake.__exit__(None, None, None)
 
 
 # -- collaborator permission ------------------------------------------------------------------
@@ -1690,6 +1991,147 @@ def test_files_set_on_a_branch_before_its_pull_request_go_with_the_branch(
         "README.md": "# Gadgets\n",
         "new.py": "x = 1\n",
     }
+
+
+# -- comparing commits ----------------------------------------------------------------------
+
+PUSHED = "c0ffee" + "1" * 34
+PUSHED_FILES = {
+    "calc.py": "def add(a, b):\n    return a + b  # fixed\n",
+    "docs/README.md": "# Calc\n\nAdds.\n",
+}
+REBASED = "c0ffee" + "2" * 34
+REBASED_FILES = {
+    "calc.py": "def add(a, b):\n    return a + b\n",
+    "calc_test.py": "assert add(1, 2) == 3",
+}
+
+
+def push_then_force_push(fake: FakeGitHub) -> None:
+    """The calc pull request, pushed to once, then rebased onto its base and force-pushed."""
+    add_calc_pull(fake)
+    add_calc_pull(fake, head_sha=PUSHED, head_files=PUSHED_FILES)
+    add_calc_pull(fake, head_sha=REBASED, head_files=REBASED_FILES, parent=BASE)
+
+
+async def test_a_push_is_ahead_of_the_previous_head_and_a_force_push_diverges_from_it(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    add_calc_pull(fake)
+    add_calc_pull(fake, head_sha=PUSHED, head_files=PUSHED_FILES)
+
+    pushed = (
+        await github.rest.repos.async_compare_commits(OWNER, NAME, f"{CALC_HEAD}...{PUSHED}")
+    ).parsed_data
+    add_calc_pull(fake, head_sha=REBASED, head_files=REBASED_FILES, parent=BASE)
+    rebased = (
+        await github.rest.repos.async_compare_commits(OWNER, NAME, f"{PUSHED}...{REBASED}")
+    ).parsed_data
+
+    assert (pushed.status, pushed.ahead_by, pushed.behind_by, pushed.total_commits) == (
+        "ahead",
+        1,
+        0,
+        1,
+    )
+    assert [c.sha for c in pushed.commits] == [PUSHED]
+    assert pushed.merge_base_commit.sha == pushed.base_commit.sha == CALC_HEAD
+    author = pushed.commits[0].author
+    assert isinstance(author, SimpleUser)
+    assert author.login == "octocat"  # the noreply address of a commit the test set up
+    assert [p.sha for p in pushed.commits[0].parents] == [CALC_HEAD]
+    assert [(f.filename, f.status) for f in pushed.files or []] == [
+        ("calc.py", "modified"),
+        ("docs/README.md", "modified"),
+    ]
+    assert (rebased.status, rebased.ahead_by, rebased.behind_by) == ("diverged", 1, 2)
+    assert [c.sha for c in rebased.commits] == [REBASED]
+    assert rebased.merge_base_commit.sha == BASE
+    assert rebased.base_commit.sha == PUSHED
+    # The old heads are kept, as GitHub keeps them, but the new one no longer descends from them.
+    assert fake.commit(REPO, REBASED).parents == (BASE,)
+    assert fake.commit(REPO, PUSHED).parents == (CALC_HEAD,)
+    assert fake.branch_sha(REPO, "fix-calc") == REBASED
+
+
+async def test_compared_files_are_the_heads_changes_since_the_merge_base(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    push_then_force_push(fake)
+
+    compared = await github.rest.repos.async_compare_commits(OWNER, NAME, f"{PUSHED}...{REBASED}")
+
+    # From the merge base (BASE) to the head: the pushed head's README edit is not among them.
+    files = payload(compared)["files"]
+    assert [(f["filename"], f["status"], f["additions"], f["deletions"]) for f in files] == [
+        ("calc.py", "modified", 1, 1),
+        ("calc_test.py", "added", 1, 0),
+        ("docs/README.md", "removed", 0, 1),
+    ]
+    assert [f["patch"] for f in files] == [
+        "@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b",
+        "@@ -0,0 +1 @@\n+assert add(1, 2) == 3\n\\ No newline at end of file",
+        "@@ -1 +0,0 @@\n-# Calc",
+    ]
+    assert files[0]["changes"] == 2
+    assert files[1]["sha"] == hashlib.sha1(b"blob 21\0assert add(1, 2) == 3").hexdigest()
+    assert files[1]["contents_url"] == (
+        f"{fake.base_url}/repos/{REPO}/contents/calc_test.py?ref={REBASED}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("basehead", "status", "ahead_by", "behind_by"),
+    [
+        (f"{REBASED}...{BASE}", "behind", 0, 1),
+        ("main...fix-calc", "ahead", 1, 0),
+        (f"{BASE}..fix-calc", "ahead", 1, 0),  # two dots: still from the merge base
+        ("fix-calc...fix-calc", "identical", 0, 0),
+        (f"{CALC_HEAD}...{PUSHED}", "ahead", 1, 0),
+        (f"{CALC_HEAD}...{REBASED}", "diverged", 1, 1),
+    ],
+)
+async def test_a_comparison_names_commits_or_branches(
+    fake: FakeGitHub,
+    github: GitHub[AppInstallationAuthStrategy],
+    basehead: str,
+    status: str,
+    ahead_by: int,
+    behind_by: int,
+) -> None:
+    push_then_force_push(fake)
+
+    compared = (await github.rest.repos.async_compare_commits(OWNER, NAME, basehead)).parsed_data
+
+    assert (compared.status, compared.ahead_by, compared.behind_by) == (
+        status,
+        ahead_by,
+        behind_by,
+    )
+    assert compared.total_commits == len(compared.commits) == ahead_by
+
+
+async def test_comparing_a_commit_the_repository_lacks_is_404(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    push_then_force_push(fake)
+    fake.set_file(REPO, "d" * 40, "elsewhere.txt", "An unrelated history.\n")
+
+    async def refused(basehead: str) -> tuple[int, str]:
+        with pytest.raises(RequestFailed) as exc:
+            await github.rest.repos.async_compare_commits(OWNER, NAME, basehead)
+        return failure(exc)[0], failure(exc)[1]["message"]
+
+    assert await refused(f"{BASE}...{'f' * 40}") == (404, "Not Found")
+    assert await refused(f"nope...{REBASED}") == (404, "Not Found")
+    assert await refused(f"{BASE}...{REBASED[:7]}") == (404, "Not Found")  # no short SHAs
+    assert await refused(f"{BASE}{REBASED}") == (404, "Not Found")
+    assert await refused(f"main...{'d' * 40}") == (
+        404,
+        f"No common ancestor between main and {'d' * 40}.",
+    )
+    with pytest.raises(KeyError, match="no commit"):
+        add_calc_pull(fake, head_sha="9" * 40, parent="f" * 40)
 
 
 # -- forks ------------------------------------------------------------------------------------
