@@ -121,7 +121,7 @@ def reconcile(
         return next((t for t in threads if t.fingerprint.same_finding(fingerprint)), None)
 
     posted: dict[str, int] = {}
-    dismissed = 0
+    dismissed: set[int] = set()
     raised: list[Fingerprint] = []
     units: list[Outcome] = []
     for unit in debated.units:
@@ -131,7 +131,7 @@ def reconcile(
             raised.append(fingerprint)
             thread = thread_of(fingerprint)
             if thread is not None and thread.dismissed:
-                dismissed += 1
+                dismissed.add(thread.comment_id)
                 continue
             if thread is not None:
                 posted[key(unit.unit_id, result.finding.id)] = thread.comment_id
@@ -151,17 +151,18 @@ def reconcile(
                 finding = result.finding
                 fingerprint = Fingerprint.of(finding, before)
                 thread = thread_of(fingerprint)
-                if thread is not None and thread.dismissed:
-                    dismissed += 1
-                    continue
+                dismissed_thread = thread is not None and thread.dismissed
                 where = (finding.path, finding.start_line, finding.end_line)
                 if scope.reviews(finding.path):
                     if any(_raised_again(fingerprint, f) for f in raised):
                         continue  # this run's debate of it stands (on its code as it is now)
                     if around(diff, *where) != around(before, *where):
-                        if result.resolution is Resolution.OPEN:
+                        if result.resolution is Resolution.OPEN and not dismissed_thread:
                             gone.append(Gone(result, thread))
                         continue
+                if thread is not None and thread.dismissed:
+                    dismissed.add(thread.comment_id)
+                    continue
                 if thread is not None:
                     posted[key(unit_id, finding.id)] = thread.comment_id
                 kept.append(result)
@@ -180,7 +181,7 @@ def reconcile(
         review=Review(units=units),
         threads=posted,
         gone=gone,
-        dismissed=dismissed,
+        dismissed=len(dismissed),
         carried=carried,
     )
 

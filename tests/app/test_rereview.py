@@ -45,8 +45,8 @@ def note(order, text):
 
 FLOATS = "Prices are floats: the total drifts by cents."
 RATE = "The rate is never checked: a rate above 1 makes the total negative."
-SEND = "`send` is not imported: every shipment raises NameError."
-EVAL = "`eval` runs whatever a customer writes as code."
+SEND = "Nothing imports send: every shipment raises NameError."
+EVAL = "The note is passed to eval, which runs whatever a customer writes."
 PROBLEMS = {
     (ORDERS, "    return sum(i.price"): ("major", FLOATS),
     (ORDERS, "    return order.total * rate"): ("major", RATE),
@@ -195,7 +195,7 @@ async def test_a_push_that_fixes_one_finding_answers_its_thread_and_posts_nothin
     assert edited.id == summary.id
     assert edited.body != summary.body
     assert "#### No longer found" in edited.body
-    assert "not imported" in edited.body
+    assert "Nothing imports send" in edited.body
     assert f"the 1 file changed since <code>{branch.heads[0][:7]}</code>" in edited.body
     assert "1 earlier finding on unchanged code stand" in edited.body
     assert edited.body.count("| 🟠 Major |") == 2
@@ -235,17 +235,20 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
     github.resolve_thread(REPO, PULL, by_claim[SEND].id)
     github.add_reaction(REPO, by_claim[EVAL].id, "-1", user="hubot")
 
-    # The code of every finding but RATE's is unchanged; the tester raises them all again.
+    # The tester raises FLOATS and RATE again; EVAL's file is not reviewed again; SEND's code
+    # is gone, but its thread is resolved: nobody is told it is fixed.
     await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V3, NOTES: NOTES_V1}), branch)
 
     assert len(github.reviews(REPO, PULL)) == 1
     assert len(github.review_comments(REPO, PULL)) == 4  # no new thread, no reply
     (summary,) = summaries(github)
-    assert "3 findings not raised again: a person resolved its thread or marked it 👎" in (
+    assert "2 findings not raised again: a person resolved its thread or marked it 👎" in (
         summary.body
     )
-    assert RATE in summary.body
-    assert all(claim not in summary.body for claim in (FLOATS, SEND, EVAL))
+    # The table lists RATE's finding alone (on line 6), linked to its thread.
+    assert "| <code>app/orders.py:6</code> |" in summary.body
+    assert f"#discussion_r{by_claim[RATE].id})" in summary.body
+    assert summary.body.count("| unresolved |") == 1
     assert github.issue_labels(REPO, PULL) == ["Unresolved"]  # RATE is still open
 
     # Once the last open finding's thread is resolved too, nothing is left open.
