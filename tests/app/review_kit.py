@@ -10,6 +10,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.llm import LLMClient
 from agents.scripted import Reply, ScriptedLLM, by_role
+from app import review_text
 from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
 from app.github import GitHubApp
 from app.metrics import Metrics
@@ -24,7 +25,7 @@ from tests.agents.kit import (
     agreed_by_role,
     git_diff,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.github_api import AppKey, FakeGitHub, IssueComment
 
 REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
 HEAD, BASE = "a" * 40, "b" * 40
@@ -50,6 +51,21 @@ STUBBORN: dict[str, list[Reply]] = {
     ]
     * 2,
 }
+
+
+def summaries(github: FakeGitHub, number: int = NUMBER) -> list[IssueComment]:
+    """Tiebreak's summary comments on the pull request: there should be one at most."""
+    return [
+        c
+        for c in github.issue_comments(REPO, number)
+        if c.author_type == "Bot" and c.body.startswith(review_text.SUMMARY_MARKER + "\n")
+    ]
+
+
+def summary(github: FakeGitHub, number: int = NUMBER) -> str:
+    """The body of the pull request's one summary comment."""
+    (comment,) = summaries(github, number)
+    return comment.body
 
 
 def agreed() -> ScriptedLLM:

@@ -19,6 +19,8 @@ from tests.app.review_kit import (
     asked,
     run_review,
     run_worker,
+    summaries,
+    summary,
 )
 from tests.fakes.github_api import AppKey, FakeGitHub
 
@@ -39,7 +41,13 @@ async def run_command(
 
 
 def replies(github: FakeGitHub) -> list[str]:
-    return [c.body for c in github.issue_comments(REPO, NUMBER) if c.author_type == "Bot"]
+    """Tiebreak's answers in the conversation (not its summary comment)."""
+    kept = {c.id for c in summaries(github)}
+    return [
+        c.body
+        for c in github.issue_comments(REPO, NUMBER)
+        if c.author_type == "Bot" and c.id not in kept
+    ]
 
 
 async def test_help_answers_with_the_commands_and_reacts(
@@ -93,7 +101,9 @@ async def test_review_reviews_the_head_again(
     await run_worker(github, key, redis_url, agreed(), comment.enqueue)
 
     assert [c.head_sha for c in github.check_runs(REPO)] == [REF.head_sha] * 2
-    assert len(github.reviews(REPO, NUMBER)) == 2
+    # Debated again, and nothing new: no second review, the summary edited in place.
+    assert len(github.reviews(REPO, NUMBER)) == 1
+    assert "again: a review of the same commit was asked for" in summary(github)
 
 
 async def test_resolve_accepts_the_open_findings(
@@ -112,6 +122,10 @@ async def test_resolve_accepts_the_open_findings(
     assert check.states[-1] == ("completed", "success")
     assert check.output["title"] == "Resolved by @octocat"
     assert github.issue_labels(REPO, NUMBER) == []
+    # The summary comment says so too, in place.
+    (comment,) = summaries(github)
+    assert comment.body.split("\n")[1].startswith("**Resolved by @\u200doctocat**")
+    assert "| unresolved |" in comment.body
 
 
 async def test_resolve_without_a_review_says_so(

@@ -17,8 +17,8 @@ from agents.scripted import ScriptedLLM
 from app import review_text
 from app.events import PullRequestRef
 from tests.agents.kit import answers, dispute, evaluations, finding, git_diff, reject, report
-from tests.app.review_kit import BASE, INSTALLATION, REPO, run_review
-from tests.fakes.github_api import AppKey, FakeGitHub, IssueComment, ReviewComment
+from tests.app.review_kit import BASE, INSTALLATION, REPO, run_review, summaries
+from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 
 PULL = 7
 ORDERS, NOTES = "app/orders.py", "app/notes.py"
@@ -128,14 +128,6 @@ def replies(github: FakeGitHub, thread: ReviewComment) -> list[ReviewComment]:
     return [c for c in github.review_comments(REPO, PULL) if c.in_reply_to == thread.id]
 
 
-def summaries(github: FakeGitHub) -> list[IssueComment]:
-    return [
-        c
-        for c in github.issue_comments(REPO, PULL)
-        if c.body.startswith(review_text.SUMMARY_MARKER + "\n")
-    ]
-
-
 def reviewed_paths(llm: ScriptedLLM) -> set[str]:
     """The files the tester was shown for its first reports."""
     shown = "".join(
@@ -172,7 +164,7 @@ async def test_a_push_that_fixes_one_finding_answers_its_thread_and_posts_nothin
     (posted,) = github.reviews(REPO, PULL)
     assert len(posted.comments) == 4
     assert set(threads(github)) == {FLOATS, RATE, SEND, EVAL}
-    (summary,) = summaries(github)
+    (summary,) = summaries(github, PULL)
     assert github.issue_labels(REPO, PULL) == ["Unresolved"]
 
     second = await review(
@@ -191,7 +183,7 @@ async def test_a_push_that_fixes_one_finding_answers_its_thread_and_posts_nothin
     assert answer.in_reply_to == by_claim[SEND].id
     assert answer.body.startswith(f"No longer found at <code>{branch.heads[1][:7]}</code>")
     # The summary is the same comment, edited.
-    (edited,) = summaries(github)
+    (edited,) = summaries(github, PULL)
     assert edited.id == summary.id
     assert edited.body != summary.body
     assert "#### No longer found" in edited.body
@@ -212,7 +204,7 @@ async def test_a_review_of_the_same_head_again_posts_nothing_twice(
 ) -> None:
     ref = branch.push({ORDERS: ORDERS_V1, NOTES: NOTES_V1})
     await review(github, key, redis_url, ref, branch)
-    (summary,) = summaries(github)
+    (summary,) = summaries(github, PULL)
 
     llm = stubborn(branch)
     result, _ = await run_review(github, key, redis_url, llm, ref, rerun="asked")
@@ -221,7 +213,7 @@ async def test_a_review_of_the_same_head_again_posts_nothing_twice(
     assert reviewed_paths(llm) == {ORDERS, NOTES}
     assert len(github.reviews(REPO, PULL)) == 1
     assert len(github.review_comments(REPO, PULL)) == 4
-    (again,) = summaries(github)
+    (again,) = summaries(github, PULL)
     assert again.id == summary.id
     assert "again: a review of the same commit was asked for" in again.body
 
@@ -241,7 +233,7 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
 
     assert len(github.reviews(REPO, PULL)) == 1
     assert len(github.review_comments(REPO, PULL)) == 4  # no new thread, no reply
-    (summary,) = summaries(github)
+    (summary,) = summaries(github, PULL)
     assert "2 findings not raised again: a person resolved its thread or marked it 👎" in (
         summary.body
     )
@@ -257,7 +249,7 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
 
     assert github.issue_labels(REPO, PULL) == []
     assert github.check_runs(REPO)[-1].conclusion == "success"
-    assert len(summaries(github)) == 1
+    assert len(summaries(github, PULL)) == 1
 
 
 async def test_fixing_the_last_open_finding_takes_the_label_off(
@@ -294,7 +286,7 @@ async def test_a_force_push_gets_a_full_review_without_duplicates(
     assert len([c for c in github.review_comments(REPO, PULL) if c.in_reply_to is None]) == 4
     (answer,) = replies(github, threads(github)[SEND])
     assert "No longer found" in answer.body
-    (summary,) = summaries(github)
+    (summary,) = summaries(github, PULL)
     old = branch.heads[0][:7]
     assert f"again: {old}, reviewed last, is no longer in its history" in summary.body
 

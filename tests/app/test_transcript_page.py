@@ -24,6 +24,7 @@ from tests.app.review_kit import (
     asked,
     run_review,
     run_worker,
+    summary,
 )
 from tests.app.transcript_kit import PWNED, hostile_record
 from tests.app.webhook_kit import SECRET, Store
@@ -65,15 +66,14 @@ def text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
-async def test_a_finished_review_links_its_transcript_from_the_check_run_and_the_review(
+async def test_a_finished_review_links_its_transcript_from_the_check_run_and_the_summary(
     github: FakeGitHub, key: AppKey, redis_url: str, web: TestClient
 ) -> None:
     await run_review(github, key, redis_url, agreed(), **linking())
 
     url = details_url(github)
     assert url.startswith(f"{PUBLIC_URL}/runs/")
-    (review,) = github.reviews(REPO, NUMBER)
-    assert f"[The debate, message by message]({url})" in review.body
+    assert f"[The debate, message by message]({url})" in summary(github)
 
     page = web.get(local(url))
 
