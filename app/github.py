@@ -310,7 +310,10 @@ class Installation:
                 REVIEW_THREADS,
                 {"owner": ref.owner, "name": ref.repo, "number": ref.number, "cursor": cursor},
             )
-            threads = data["repository"]["pullRequest"]["reviewThreads"]
+            pull = (data.get("repository") or {}).get("pullRequest")
+            if pull is None:  # not visible to this installation: nothing is resolved
+                break
+            threads = pull["reviewThreads"]
             for node in threads["nodes"]:
                 first = node["comments"]["nodes"]
                 if node["isResolved"] and first and first[0].get("databaseId") is not None:

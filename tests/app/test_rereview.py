@@ -190,6 +190,8 @@ async def test_a_push_that_fixes_one_finding_answers_its_thread_and_posts_nothin
     assert "Nothing imports send" in edited.body
     assert f"the 1 file changed since <code>{branch.heads[0][:7]}</code>" in edited.body
     assert "1 earlier finding on unchanged code stand" in edited.body
+    # The carried finding is counted; its unit, debated and paid for by the first run, is not.
+    assert "**3 findings** (3 unresolved) · 1 unit ·" in edited.body
     assert edited.body.count("| 🟠 Major |") == 2
     assert edited.body.count("| 🔴 Blocker |") == 1
     # Three findings are still open: the label stays, the check run says so.
@@ -306,3 +308,19 @@ async def test_a_changed_line_is_a_new_finding_and_is_posted(
     assert "1 new finding" in second.body
     # The earlier thread is not told the finding is gone: it is raised on the changed code.
     assert not [c for c in github.review_comments(REPO, PULL) if c.in_reply_to is not None]
+
+
+async def test_a_changed_config_gets_a_full_review(
+    github: FakeGitHub, key: AppKey, redis_url: str, branch: Branch
+) -> None:
+    await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V1, NOTES: NOTES_V1}), branch)
+    config = "debate:\n  arbitration: false\nmin_severity: minor\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
+
+    llm = await review(
+        github, key, redis_url, branch.push({ORDERS: ORDERS_V2, NOTES: NOTES_V1}), branch
+    )
+
+    assert reviewed_paths(llm) == {ORDERS, NOTES}
+    assert "again: the repository's config changed" in summaries(github, PULL)[0].body
+    assert len(github.review_comments(REPO, PULL)) == 5  # four threads, one answered
