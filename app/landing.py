@@ -89,12 +89,10 @@ async def post_inline(
 async def _post(github: Installation, ref: PullRequestRef, draft: publish.ReviewDraft) -> bool:
     """Post `draft` unless the pull request has it; False if GitHub refused it with 422."""
     run_id = publish.run_id_of(draft.body)
-    for attempt in range(1, PUBLISH_ATTEMPTS + 1):
-        if run_id in await github.review_runs(ref):
-            return True
+    attempt = 1
+    while run_id not in await github.review_runs(ref):
         try:
             await github.create_review(ref, draft.payload())
-            return True
         except RequestFailed as exc:
             status = exc.response.status_code
             if status == 422:
@@ -103,6 +101,9 @@ async def _post(github: Installation, ref: PullRequestRef, draft: publish.Review
             if status < 500 or attempt == PUBLISH_ATTEMPTS:
                 raise
             await asyncio.sleep(attempt**2 * github.retry_backoff)
+            attempt += 1
+        else:
+            break
     return True
 
 

@@ -102,7 +102,7 @@ class Standing:
     """Earlier findings that stand unchanged."""
 
 
-def key(unit_id: str, finding_id: str) -> str:
+def _key(unit_id: str, finding_id: str) -> str:
     return f"{unit_id}/{finding_id}"
 
 
@@ -134,7 +134,7 @@ def reconcile(
                 dismissed.add(thread.comment_id)
                 continue
             if thread is not None:
-                posted[key(unit.unit_id, result.finding.id)] = thread.comment_id
+                posted[_key(unit.unit_id, result.finding.id)] = thread.comment_id
             kept.append(result)
         units.append(unit.model_copy(update={"findings": kept}))
 
@@ -164,7 +164,7 @@ def reconcile(
                     dismissed.add(thread.comment_id)
                     continue
                 if thread is not None:
-                    posted[key(unit_id, finding.id)] = thread.comment_id
+                    posted[_key(unit_id, finding.id)] = thread.comment_id
                 kept.append(result)
             if kept:
                 carried += len(kept)

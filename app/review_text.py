@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING
 from agents.outcome import Consensus, FindingOutcome, Message, MessageKind, Resolution
 from agents.protocol import Severity
 from agents.review import Review
-
-if TYPE_CHECKING:
-    from app.publish import Conversation, GoneFinding
 from app.markdown import (
     LIMIT,
     PROSE_LIMIT,
@@ -27,6 +24,9 @@ from app.markdown import (
     suggestion,
 )
 from policies.arbitration import ArbitrationTrigger
+
+if TYPE_CHECKING:  # publish builds on this module; these are only its types
+    from app.publish import Conversation, GoneFinding
 
 SEVERITY = {
     Severity.BLOCKER: "🔴 Blocker",
