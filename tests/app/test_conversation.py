@@ -13,7 +13,7 @@ from tests.agents.kit import PAYMENTS
 from tests.app.review_kit import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO, summaries
 from tests.fakes.github_api import AppKey, FakeGitHub
 
-BOT = {"author": "tiebreak[bot]", "author_type": "Bot"}
+BOT = "tiebreak[bot]"
 
 
 def installation(github: FakeGitHub, key: AppKey) -> Installation:
@@ -27,10 +27,14 @@ def fingerprint(line: int, claim: str) -> Fingerprint:
     return Fingerprint.of(found, Diff.parse(DIFF))
 
 
-def comment(github: FakeGitHub, line: int, claim: str, **author: str) -> int:
+def comment(
+    github: FakeGitHub, line: int, claim: str, author: str = BOT, author_type: str = "Bot"
+) -> int:
     """An inline comment on `line` of the payments file, ending with its fingerprint."""
     body = f"**🟠 Major** · unresolved\n\n{claim}\n\n{fingerprint(line, claim).marker()}"
-    return github.add_review_comment(REPO, NUMBER, PAYMENTS, line, body, **(author or BOT))
+    return github.add_review_comment(
+        REPO, NUMBER, PAYMENTS, line, body, author=author, author_type=author_type
+    )
 
 
 async def test_tiebreak_s_threads_are_read_with_what_people_did_to_them(
@@ -50,7 +54,8 @@ async def test_tiebreak_s_threads_are_read_with_what_people_did_to_them(
         14,
         f"No longer found.\n\n{review_text.ANSWERED_MARKER}",
         in_reply_to=answered,
-        **BOT,
+        author=BOT,
+        author_type="Bot",
     )
     # A person quoting a marker does not make a thread Tiebreak's.
     comment(github, 15, "Quoted by a person.", author="octocat", author_type="User")
