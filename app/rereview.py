@@ -27,6 +27,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.review import Review
 from app.fingerprints import Fingerprint, around, same_gist
+from app.publish import GoneFinding
 from app.runs import RunRecord
 
 
@@ -79,15 +80,6 @@ class PostedThread(BaseModel):
 
 
 @dataclass(frozen=True)
-class Gone:
-    """An earlier unresolved finding this run no longer finds: its code changed."""
-
-    result: FindingOutcome
-    thread: PostedThread | None
-    """Its thread, if it was posted inline."""
-
-
-@dataclass(frozen=True)
 class Standing:
     """The pull request's findings after this run, and what changed since the last."""
 
@@ -95,7 +87,8 @@ class Standing:
     """This run's units (less what people dismissed) and the earlier units carried forward."""
     threads: dict[str, int] = field(default_factory=dict)
     """`unit/finding` → the thread the pull request already has for that finding."""
-    gone: list[Gone] = field(default_factory=list)
+    gone: list[GoneFinding] = field(default_factory=list)
+    """Earlier unresolved findings this run no longer finds (their code changed)."""
     dismissed: int = 0
     """Findings left out because a person resolved their thread or marked it 👎."""
     carried: int = 0
@@ -138,7 +131,7 @@ def reconcile(
             kept.append(result)
         units.append(unit.model_copy(update={"findings": kept}))
 
-    gone: list[Gone] = []
+    gone: list[GoneFinding] = []
     carried = 0
     if earlier is not None:
         before = Diff.parse(earlier.diff, allow_empty=True)
@@ -158,7 +151,7 @@ def reconcile(
                         continue  # this run's debate of it stands (on its code as it is now)
                     if around(diff, *where) != around(before, *where):
                         if result.resolution is Resolution.OPEN and not dismissed_thread:
-                            gone.append(Gone(result, thread))
+                            gone.append(_gone(result, thread))
                         continue
                 if thread is not None and thread.dismissed:
                     dismissed.add(thread.comment_id)
@@ -184,6 +177,13 @@ def reconcile(
         dismissed=len(dismissed),
         carried=carried,
     )
+
+
+def _gone(result: FindingOutcome, thread: PostedThread | None) -> GoneFinding:
+    """An unresolved finding no longer found; its thread, if any, is answered once."""
+    if thread is None:
+        return GoneFinding(result=result)
+    return GoneFinding(result=result, thread=thread.comment_id, answer=not thread.answered)
 
 
 def _raised_again(earlier: Fingerprint, now: Fingerprint) -> bool:

@@ -292,19 +292,13 @@ class ReviewRun:
         """The pull request's standing findings after this run, and what its conversation
         already has of them (see :mod:`app.rereview`)."""
         threads = await posted_threads(self.github, self.ref)
-        standing = reconcile(
-            review, diff, scope=plan.scope, earlier=await self._earlier(), threads=threads
-        )
+        # Read again rather than kept from planning: a ruling asked for meanwhile may have
+        # changed it, and a run picked up from a dead coordinator has no plan-time copy.
+        earlier = await self._earlier()
+        standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = publish.Conversation(
             threads=standing.threads,
-            gone=[
-                publish.GoneFinding(
-                    result=g.result,
-                    thread=g.thread.comment_id if g.thread else None,
-                    answer=g.thread is not None and not g.thread.answered,
-                )
-                for g in standing.gone
-            ],
+            gone=standing.gone,
             since=plan.scope.since,
             why_full=plan.scope.why_full,
             reviewed_files=len(plan.scope.part(diff).files),

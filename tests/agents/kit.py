@@ -43,6 +43,21 @@ WORKFLOW_BEFORE = "on: push\njobs:\n  build: {}\n"
 WORKFLOW_AFTER = "on: push\njobs:\n  test: {}\n  build: {}\n"
 
 PAYMENTS = "app/payments.py"
+ORDERS = "app/orders.py"
+ORDERS_V1 = """\
+def total(items):
+    return sum(i.price for i in items)
+
+
+def discount(order, rate):
+    return order.total * rate
+
+
+def ship(order):
+    send(order.address)
+    return order
+"""
+"""A new file with three problems on lines 2, 6 and 10, for reviews over several pushes."""
 WORKFLOW = ".github/workflows/ci.yml"
 
 

@@ -5,26 +5,12 @@ import pytest
 from agents.diff import Diff
 from agents.protocol import Finding
 from app.fingerprints import Fingerprint, gist, same_gist
-from tests.agents.kit import git_diff
+from tests.agents.kit import ORDERS, ORDERS_V1, git_diff
 
-PATH = "app/orders.py"
-CODE = """\
-def total(items):
-    return sum(i.price for i in items)
-
-
-def discount(order, rate):
-    return order.total * rate
-
-
-def ship(order):
-    send(order.address)
-    return order
-"""
 CLAIM = "The rate is never checked: a rate above 1 makes the total negative."
 
 
-def on(text: str, line: int, claim: str = CLAIM, path: str = PATH) -> Fingerprint:
+def on(text: str, line: int, claim: str = CLAIM, path: str = ORDERS) -> Fingerprint:
     """The fingerprint of a finding on `line` of `path` holding `text`, a new file."""
     diff = Diff.parse(git_diff({path: ("", text)}))
     found = Finding(path=path, start_line=line, end_line=line, severity="major", claim=claim)
@@ -32,13 +18,14 @@ def on(text: str, line: int, claim: str = CLAIM, path: str = PATH) -> Fingerprin
 
 
 def test_a_finding_keeps_its_fingerprint_when_lines_above_it_move() -> None:
-    moved = "import decimal\n\n\n" + CODE
-    assert on(moved, 9).same_finding(on(CODE, 6))
+    moved = "import decimal\n\n\n" + ORDERS_V1
+    assert on(moved, 9).same_finding(on(ORDERS_V1, 6))
 
 
 def test_indentation_and_spacing_do_not_change_the_code() -> None:
-    respaced = CODE.replace("    return order.total * rate", "        return order.total  *  rate")
-    assert on(respaced, 6).same_finding(on(CODE, 6))
+    line = "    return order.total * rate"
+    respaced = ORDERS_V1.replace(line, "        return order.total  *  rate")
+    assert on(respaced, 6).same_finding(on(ORDERS_V1, 6))
 
 
 @pytest.mark.parametrize(
@@ -52,25 +39,25 @@ def test_indentation_and_spacing_do_not_change_the_code() -> None:
 def test_a_change_to_its_code_or_the_two_lines_around_it_changes_the_fingerprint(
     old: str, new: str
 ) -> None:
-    changed = CODE.replace(old, new)
-    assert changed.count("\n") == CODE.count("\n")
-    assert not on(changed, 6).same_finding(on(CODE, 6))
+    changed = ORDERS_V1.replace(old, new)
+    assert changed.count("\n") == ORDERS_V1.count("\n")
+    assert not on(changed, 6).same_finding(on(ORDERS_V1, 6))
 
 
 def test_a_change_three_lines_away_leaves_it_alone() -> None:
-    changed = CODE.replace("    send(order.address)", "    order.carrier.send(order.address)")
-    assert on(changed, 6).same_finding(on(CODE, 6))
+    changed = ORDERS_V1.replace("    send(order.address)", "    order.carrier.send(order.address)")
+    assert on(changed, 6).same_finding(on(ORDERS_V1, 6))
 
 
 def test_a_rephrased_claim_is_the_same_finding_and_another_claim_is_not() -> None:
     rephrased = "Nothing checks the rate, so a rate over 1 gives a negative total."
     other = "Discounts are computed with floats and lose cents."
-    assert on(CODE, 6, rephrased).same_finding(on(CODE, 6))
-    assert not on(CODE, 6, other).same_finding(on(CODE, 6))
+    assert on(ORDERS_V1, 6, rephrased).same_finding(on(ORDERS_V1, 6))
+    assert not on(ORDERS_V1, 6, other).same_finding(on(ORDERS_V1, 6))
 
 
 def test_the_same_claim_on_another_file_is_another_finding() -> None:
-    assert not on(CODE, 6, path="app/other.py").same_finding(on(CODE, 6))
+    assert not on(ORDERS_V1, 6, path="app/other.py").same_finding(on(ORDERS_V1, 6))
 
 
 def test_gists_ignore_case_stop_words_and_word_endings() -> None:
@@ -80,10 +67,10 @@ def test_gists_ignore_case_stop_words_and_word_endings() -> None:
 
 
 def test_the_marker_is_read_back_from_the_last_line_only() -> None:
-    fingerprint = on(CODE, 6)
+    fingerprint = on(ORDERS_V1, 6)
     body = f"**🟠 Major** · unresolved\n\nSome text.\n\n{fingerprint.marker()}"
-    assert Fingerprint.from_comment(PATH, body) == fingerprint
-    assert Fingerprint.from_comment(PATH, body + "\n\nA person's edit.") is None
+    assert Fingerprint.from_comment(ORDERS, body) == fingerprint
+    assert Fingerprint.from_comment(ORDERS, body + "\n\nA person's edit.") is None
     quoted = f"{fingerprint.marker()}\n\nA suggestion quoting a marker, then the footer."
-    assert Fingerprint.from_comment(PATH, quoted) is None
-    assert Fingerprint.from_comment(PATH, "<!-- tiebreak:finding:nothex:a -->") is None
+    assert Fingerprint.from_comment(ORDERS, quoted) is None
+    assert Fingerprint.from_comment(ORDERS, "<!-- tiebreak:finding:nothex:a -->") is None

@@ -16,25 +16,22 @@ from agents.llm import LLMRequest
 from agents.scripted import ScriptedLLM
 from app import review_text
 from app.events import PullRequestRef
-from tests.agents.kit import answers, dispute, evaluations, finding, git_diff, reject, report
+from tests.agents.kit import (
+    ORDERS,
+    ORDERS_V1,
+    answers,
+    dispute,
+    evaluations,
+    finding,
+    git_diff,
+    reject,
+    report,
+)
 from tests.app.review_kit import BASE, INSTALLATION, REPO, run_review, summaries
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 
 PULL = 7
-ORDERS, NOTES = "app/orders.py", "app/notes.py"
-ORDERS_V1 = """\
-def total(items):
-    return sum(i.price for i in items)
-
-
-def discount(order, rate):
-    return order.total * rate
-
-
-def ship(order):
-    send(order.address)
-    return order
-"""
+NOTES = "app/notes.py"
 ORDERS_V2 = ORDERS_V1.replace("    send(order.address)", "    order.carrier.send(order.address)")
 ORDERS_V3 = ORDERS_V2 + '\n\ndef cancel(order):\n    order.state = "cancelled"\n    return order\n'
 NOTES_V1 = """\
