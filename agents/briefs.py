@@ -2,9 +2,10 @@
 
 The unit's diff comes first as a stable block, identical on every turn so a client can cache
 it. Each turn then adds only what that agent needs now: the open findings and the last
-exchange about each, never the whole history. Untrusted material — the diff, and anything the
-models wrote — travels inside `<untrusted-…>` blocks whose tag carries a hash of the content,
-so the content cannot forge its own closing tag; model text is JSON with `<` and `>` escaped.
+exchange about each, never the whole history; a panel tester sees only what the testers it
+hears said. Untrusted material — the diff, and anything the models wrote — travels inside
+`<untrusted-…>` blocks whose tag carries a hash of the content, so the content cannot forge
+its own closing tag; model text is JSON with `<` and `>` escaped.
 """
 
 import hashlib
@@ -19,6 +20,7 @@ from agents.patches import current_lines
 from agents.protocol import Answer, Finding, Patch, ToolName
 from agents.threads import Thread
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
+from policies.panel import Panel
 
 
 def data_block(kind: str, content: str) -> str:
@@ -46,15 +48,24 @@ def seed_brief(allowance: int) -> PromptBlock:
 
 
 def answer_brief(
-    pending: Sequence[Thread], settled: Iterable[Message], protected: Sequence[str]
+    pending: Sequence[Thread],
+    settled: Iterable[Message],
+    protected: Sequence[str],
+    *,
+    panel: bool = False,
 ) -> PromptBlock:
     findings = []
     for thread in pending:
         entry: dict[str, Any] = {"finding": _finding(thread.finding)}
         if thread.answer is not None:
             entry["your_last_answer"] = _answer(thread.answer)
-        if thread.reply is not None:
-            entry["tester_rejected_it_because"] = thread.reply.reason
+        rejections = thread.rejections()
+        if panel and rejections:
+            entry["testers_rejected_it"] = [
+                {"tester": p.tester, "reason": p.reason} for p in rejections
+            ]
+        elif rejections:
+            entry["tester_rejected_it_because"] = rejections[-1].reason
         findings.append(entry)
     payload: dict[str, Any] = {"open_findings": findings, "protected_paths": list(protected)}
     overrides = [m.text for m in settled]
@@ -70,35 +81,82 @@ def answer_brief(
 
 
 def evaluation_brief(pending: Sequence[Thread], diff: Diff, allowance: int) -> PromptBlock:
-    answers = []
-    for thread in pending:
-        assert thread.answer is not None
-        entry: dict[str, Any] = {
-            "finding": _finding(thread.finding),
-            "coder_answer": _answer(thread.answer),
-        }
-        if thread.answer.patch is not None:
-            entry["lines_the_patch_replaces"] = current_lines(diff, thread.answer.patch)
-        answers.append(entry)
     return PromptBlock(
         text=(
             f"Call {ToolName.EVALUATE_ANSWERS}: accept or reject each answer below. You may "
-            f"raise at most {allowance} new findings.\n" + data_json("answers", answers)
+            f"raise at most {allowance} new findings.\n"
+            + data_json("answers", [_answered(thread, diff) for thread in pending])
         )
     )
 
 
-def arbitration_brief(
-    batch: Sequence[tuple[Thread, ArbitrationTrigger]], protected: Sequence[str]
+def panel_evaluation_brief(
+    pending: Sequence[Thread],
+    diff: Diff,
+    allowance: int,
+    *,
+    tester: str,
+    panel: Panel,
+    round: int,
 ) -> PromptBlock:
-    disputes = [
-        {
+    """A panel tester's evaluation: each answer with who raised the finding and what the
+    testers it hears said about it last round — its neighbours' latest findings and
+    evaluations, never everyone's."""
+    answers = []
+    for thread in pending:
+        entry = _answered(thread, diff)
+        entry["raised_by"] = sorted({p.tester for p in thread.positions if p.raised})
+        heard = [
+            {"tester": name, "vote": said.vote, "reason": said.reason}
+            for name in panel.neighbours(tester)
+            if (said := thread.heard(name, before=round)) is not None and not said.raised
+        ]
+        if heard:
+            entry["testers_you_hear"] = heard
+        answers.append(entry)
+    return PromptBlock(
+        text=(
+            f"You are {tester}, one of a panel of {panel.size} testers. Call "
+            f"{ToolName.EVALUATE_ANSWERS}: accept or reject each answer below. Each shows what "
+            "the testers you hear said about it last round: weigh their reasons, but vote on "
+            "your own judgement. A finding stands when most testers reject the coder's answer. "
+            f"You may raise at most {allowance} new findings.\n" + data_json("answers", answers)
+        )
+    )
+
+
+def _answered(thread: Thread, diff: Diff) -> dict[str, Any]:
+    assert thread.answer is not None
+    entry: dict[str, Any] = {
+        "finding": _finding(thread.finding),
+        "coder_answer": _answer(thread.answer),
+    }
+    if thread.answer.patch is not None:
+        entry["lines_the_patch_replaces"] = current_lines(diff, thread.answer.patch)
+    return entry
+
+
+def arbitration_brief(
+    batch: Sequence[tuple[Thread, ArbitrationTrigger]],
+    protected: Sequence[str],
+    *,
+    panel: Panel | None = None,
+) -> PromptBlock:
+    """The disputes for the arbiter: each finding, why it came, its latest messages, and with
+    a panel, the testers' latest votes (and one more message per extra tester)."""
+    context = CONTEXT_MESSAGES + (panel.size - 1 if panel else 0)
+    disputes = []
+    for thread, trigger in batch:
+        dispute: dict[str, Any] = {
             "finding": _finding(thread.finding),
             "why_it_reached_you": str(trigger),
-            "latest_messages": [_message(m) for m in thread.messages[-CONTEXT_MESSAGES:]],
+            "latest_messages": [_message(m) for m in thread.messages[-context:]],
         }
-        for thread, trigger in batch
-    ]
+        if panel is not None:
+            tally = thread.tally()
+            dispute["testers_keeping_it"] = list(tally.keep)
+            dispute["testers_accepting_the_answer"] = list(tally.accept)
+        disputes.append(dispute)
     return PromptBlock(
         text=(
             f"Call {ToolName.ARBITRATE} with one binding ruling per dispute below. A forced fix "

@@ -1,85 +1,31 @@
-"""The state of one debate over one review unit: rounds, threads, arbitration, accounts.
+"""The rounds of one debate over one review unit: seed, answers, evaluations, votes.
 
-:class:`agents.engine.Debate` is the way in; this is the machinery it drives.
+:class:`agents.engine.Debate` is the way in. The state, the bookkeeping and how findings are
+closed — by vote, by the arbiter, or left open — are :class:`agents.debate_state.DebateState`'s.
+
+Each round the coder answers every open finding in one turn, then each tester evaluates the
+answers to the findings it has heard of (`policies.panel`), in the router's order. Votes are
+counted when the round ends: a finding the testers accept closes, one they keep goes back to
+the coder, one a panel splits on goes to the arbiter with the round's other deadlocks.
 """
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection
 
 from agents import briefs
-from agents.checks import InputChecks
-from agents.diff import ReviewUnit
-from agents.journal import Replay
-from agents.llm import LLMClient, Role
-from agents.outcome import (
-    SYSTEM_SPEAKER,
-    Consensus,
-    Message,
-    MessageKind,
-    Outcome,
-    Resolution,
-    StopReason,
-    Transcript,
-)
-from agents.patches import changed_lines
-from agents.protocol import (
-    Decision,
-    Evaluation,
-    Finding,
-    Patch,
-    Ruling,
-    RulingKind,
-    Stance,
-    ToolName,
-)
-from agents.threads import Closure, Phase, Thread
-from agents.turns import TurnRunner
+from agents.debate_state import CODER, DebateState
+from agents.llm import Role
+from agents.outcome import MessageKind, Outcome, StopReason
+from agents.protocol import Decision, Evaluation, Stance, ToolName
+from agents.threads import Phase, Position, Thread
 from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_trigger
-from policies.budget import TokenCeiling, debate_budgets, edge_name
-from policies.debate import DebatePolicy
+from policies.budget import edge_name
 from policies.errors import BudgetExhausted, OutOfTokens
-from policies.loops import LoopMonitor, message_digest
-from policies.proposals import ProposalBudget
-from policies.routing import Router
-from policies.safety import ProtectedPaths
-
-CODER, TESTER, ARBITER = "coder", "tester", "arbiter"
+from policies.loops import message_digest
+from policies.panel import Verdict, Vote
 
 
-class DebateRun:
-    """The state of one debate over one unit."""
-
-    def __init__(
-        self,
-        llm: LLMClient,
-        policy: DebatePolicy,
-        ceiling: TokenCeiling,
-        unit: ReviewUnit,
-        replay: Replay | None = None,
-    ) -> None:
-        self.policy = policy
-        self.unit = unit
-        self.diff = unit.diff
-        self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths))
-        self.turns = TurnRunner(llm, policy, ceiling, replay)
-        self.router = Router([CODER, TESTER])
-        self.loops = LoopMonitor(policy.max_retries)
-        self.proposals = ProposalBudget(
-            per_turn=policy.max_findings_per_turn, total=policy.max_findings_total
-        )
-        self.edge = edge_name(CODER, TESTER)
-        self.budgets = debate_budgets(policy, coder=CODER, tester=TESTER, arbiter=ARBITER)
-        self.threads: dict[str, Thread] = {}
-        self.messages: list[Message] = []
-        self.settled_unseen: list[Message] = []
-        self.round = 0
-        self.quiet_rounds = 0
-        self.open_diff = 0
-        self.dropped = 0
-        self.round_progress = False
-        self.stop = StopReason.SETTLED
-        self.error: str | None = None
-
-    # -- the debate ---------------------------------------------------------------------
+class DebateRun(DebateState):
+    """One debate over one unit, from the testers' seed to every finding's end."""
 
     async def run(self) -> Outcome:
         try:
@@ -87,39 +33,56 @@ class DebateRun:
                 await self._debate()
         except OutOfTokens as exc:
             self.stop = StopReason.CEILING
-            self._leave_unresolved(self._open(), ArbitrationTrigger.CEILING, str(exc))
+            ended = [(t, ArbitrationTrigger.CEILING) for t in self._open()]
+            await self._settle(ended, ceiling=str(exc))
         return self._outcome()
 
     async def _seed(self) -> bool:
-        blocks = [briefs.diff_brief(self.diff), briefs.seed_brief(self.proposals.allowance())]
-        edge = self.budgets[self.edge]
-        try:
-            report = await self.turns.run(
-                Role.TESTER,
-                ToolName.REPORT_FINDINGS,
-                blocks,
-                self.checks.report,
-                edges=[edge],
-                round=0,
-            )
-        except (BudgetExhausted, OutOfTokens) as exc:
-            # A unit the tester never reported on was not reviewed, whatever stopped it.
-            report, self.error = None, str(exc)
-        if report is None:
+        """Every tester reports on the diff; False when the debate ends here."""
+        errors, reported = [], False
+        for tester in self.panel.names:
+            blocks = [
+                briefs.diff_brief(self.diff),
+                briefs.seed_brief(self.proposals[tester].allowance()),
+            ]
+            try:
+                report = await self.turns.run(
+                    Role.TESTER,
+                    ToolName.REPORT_FINDINGS,
+                    blocks,
+                    self.checks.report,
+                    edges=[self._edge(tester)],
+                    round=0,
+                    agent=tester,
+                    focus=self.panel.focus(tester),
+                )
+            except (BudgetExhausted, OutOfTokens) as exc:
+                if reported and isinstance(exc, OutOfTokens):
+                    raise  # the findings reported so far end at the ceiling
+                # A unit no tester reported on was not reviewed, whatever stopped it.
+                report = None
+                errors.append(str(exc))
+            if report is None:
+                if self.panel.is_panel:
+                    self._note(f"{tester} could not report findings")
+                continue
+            reported = True
+            self._raise(report.findings, tester)
+        if not reported:
             self.stop = StopReason.SEED_FAILED
-            self.error = self.error or "the tester could not report findings"
+            self.error = errors[0] if errors else "the tester could not report findings"
             return False
-        self._raise(report.findings)
         if not self.threads:
             self.stop = StopReason.NO_FINDINGS
             return False
-        self.open_diff = self._open_diff()
+        self.open_diff = {t: self._open_diff(t) for t in self.panel.names}
         return True
 
     async def _debate(self) -> None:
-        previous: str | None = TESTER
+        previous: str | None = self.panel.names[-1]
         while self._open():
             speaker = self.router.next_speaker(previous)
+            self.floor.append(speaker)
             previous = speaker
             if speaker == CODER:
                 if self.round:
@@ -128,289 +91,200 @@ class DebateRun:
                         break
                 self.round += 1
                 self.round_progress = False
+                self._hear()
                 await self._coder_turn()
             else:
-                await self._tester_turn()
+                await self._tester_turn(speaker)
+
+    def _hear(self) -> None:
+        """At a round's start, which open findings each tester has heard of: those it or a
+        tester it hears raised or voted on. Its turn this round evaluates answers to these."""
+        for tester in self.panel.names:
+            hears = {tester, *self.panel.neighbours(tester)}
+            self.views[tester] = {t.id for t in self._open() if hears & t.votes().keys()}
 
     async def _coder_turn(self) -> None:
         pending = [t for t in self._open() if t.phase is Phase.AWAITING_ANSWER]
         if not pending:
             return
         ids = tuple(t.id for t in pending)
+        for tester in self._listeners(ids):
+            if self._edge(tester).exhausted:
+                await self._leave(tester)
+        listeners = self._listeners(ids)
+        if not listeners:
+            return
         blocks = [
             briefs.diff_brief(self.diff),
-            briefs.answer_brief(pending, self.settled_unseen, self.policy.protected_paths),
+            briefs.answer_brief(
+                pending,
+                self.settled_unseen,
+                self.policy.protected_paths,
+                panel=self.panel.is_panel,
+            ),
         ]
-        budget = self.budgets[self.edge]
         try:
             result = await self.turns.run(
                 Role.CODER,
                 ToolName.ANSWER_FINDINGS,
                 blocks,
                 lambda raw: self.checks.answers(raw, ids),
-                edges=[budget],
+                edges=[self._edge(t) for t in listeners],
                 round=self.round,
                 subject=ids,
             )
-        except BudgetExhausted:
-            await self._arbitrate([(t, ArbitrationTrigger.BUDGET) for t in self._open()])
+        except BudgetExhausted as exc:
+            await self._leave(self.edge_testers[exc.edge])
             return
         self.settled_unseen.clear()
         if result is None:
             return
-        fingerprints: dict[str, str] = {}
+        digests: dict[str, str] = {}
         for answer in result.answers:
             thread = self.threads[answer.finding_id]
             kind = MessageKind.CONCEDE if answer.stance is Stance.CONCEDE else MessageKind.DISPUTE
             code = answer.patch.replacement if answer.patch else None
             digest = message_digest(CODER, kind, answer.argument, code)
-            fingerprints[thread.id] = digest
-            thread.answer, thread.reply, thread.phase = answer, None, Phase.AWAITING_EVALUATION
+            digests[thread.id] = digest
+            thread.answered(answer, self.round)
             self._say(thread, CODER, kind, answer.argument, answer.patch)
-            thread.loop = thread.loop or self.loops.observe(self.edge, thread.id, CODER, digest)
-        if budget.observe_answers(fingerprints, round=self.round):
-            self._note("the coder repeated its previous answers: the budget drops to zero")
+            home = edge_name(CODER, thread.raised_by)
+            thread.loop = thread.loop or self.loops.observe(home, thread.id, CODER, digest)
+        dropped = [
+            tester
+            for tester in listeners
+            if self._edge(tester).observe_answers(
+                {f: d for f, d in digests.items() if f in self.views[tester]}, round=self.round
+            )
+        ]
+        if dropped:
+            edges = f" with {', '.join(dropped)}" if self.panel.is_panel else ""
+            self._note(f"the coder repeated its previous answers: the budget{edges} drops to zero")
 
-    async def _tester_turn(self) -> None:
-        pending = [t for t in self._open() if t.phase is Phase.AWAITING_EVALUATION]
+    def _listeners(self, ids: Collection[str]) -> list[str]:
+        """The testers still debating who have heard of any of `ids` (all of them if none
+        has): the coder's turn is charged to their edges."""
+        heard = [t for t in self.present if self.views[t] & set(ids)]
+        return heard or list(self.present)
+
+    async def _tester_turn(self, tester: str) -> None:
+        if tester not in self.present:
+            return
+        pending = [
+            t
+            for t in self._open()
+            if t.phase is Phase.AWAITING_EVALUATION and t.id in self.views[tester]
+        ]
         if not pending:
             return
+        edge = self._edge(tester)
+        if edge.exhausted:
+            await self._leave(tester)
+            return
         ids = tuple(t.id for t in pending)
-        allowance = self.proposals.allowance()
-        blocks = [
-            briefs.diff_brief(self.diff),
-            briefs.evaluation_brief(pending, self.diff, allowance),
-        ]
+        allowance = self.proposals[tester].allowance()
+        if self.panel.is_panel:
+            brief = briefs.panel_evaluation_brief(
+                pending, self.diff, allowance, tester=tester, panel=self.panel, round=self.round
+            )
+        else:
+            brief = briefs.evaluation_brief(pending, self.diff, allowance)
         try:
             result = await self.turns.run(
                 Role.TESTER,
                 ToolName.EVALUATE_ANSWERS,
-                blocks,
+                [briefs.diff_brief(self.diff), brief],
                 lambda raw: self.checks.evaluations(raw, ids),
-                edges=[self.budgets[self.edge]],
+                edges=[edge],
                 round=self.round,
                 subject=ids,
+                agent=tester,
+                focus=self.panel.focus(tester),
             )
         except BudgetExhausted:
-            await self._arbitrate([(t, ArbitrationTrigger.BUDGET) for t in self._open()])
+            await self._leave(tester)
             return
         if result is None:
             return
         for evaluation in result.evaluations:
-            self._evaluate(self.threads[evaluation.finding_id], evaluation)
-        if self._raise(result.new_findings):
+            self._evaluate(tester, self.threads[evaluation.finding_id], evaluation)
+        if self._raise(result.new_findings, tester):
             self.round_progress = True
 
-    def _evaluate(self, thread: Thread, evaluation: Evaluation) -> None:
-        answer = thread.answer
-        assert answer is not None
+    def _evaluate(self, tester: str, thread: Thread, evaluation: Evaluation) -> None:
         if evaluation.decision is Decision.ACCEPT:
-            self._say(thread, TESTER, MessageKind.ACCEPT, evaluation.reason)
-            fixed = answer.patch is not None
-            thread.close(
-                Closure(
-                    Consensus.UNANIMOUS,
-                    Resolution.FIXED if fixed else Resolution.WITHDRAWN,
-                    self.round,
-                    patch=answer.patch,
-                )
-            )
-            self.round_progress = True
+            self._say(thread, tester, MessageKind.ACCEPT, evaluation.reason)
+            thread.take(Position(tester, Vote.ACCEPT, evaluation.reason, self.round))
             return
-        self._say(thread, TESTER, MessageKind.REJECT, evaluation.reason)
-        thread.reply, thread.phase = evaluation, Phase.AWAITING_ANSWER
-        thread.exchanges += 1
-        digest = message_digest(TESTER, MessageKind.REJECT, evaluation.reason)
-        thread.loop = thread.loop or self.loops.observe(self.edge, thread.id, TESTER, digest)
+        self._say(thread, tester, MessageKind.REJECT, evaluation.reason)
+        thread.take(Position(tester, Vote.KEEP, evaluation.reason, self.round))
+        digest = message_digest(tester, MessageKind.REJECT, evaluation.reason)
+        edge = edge_name(CODER, tester)
+        thread.loop = thread.loop or self.loops.observe(edge, thread.id, tester, digest)
+
+    async def _leave(self, tester: str) -> None:
+        """Take `tester` out of the debate: its budget with the coder is spent. Its latest
+        votes stand; once no tester is left, what is open is settled now."""
+        if tester in self.present:
+            self.present.remove(tester)
+            if self.panel.is_panel:
+                self._note(f"{tester} leaves the debate: its budget with the coder is spent")
+        if not self.present:
+            await self._settle([(t, ArbitrationTrigger.BUDGET) for t in self._open()])
+
+    def _count_votes(self) -> list[Thread]:
+        """Count the votes on the answers evaluated this round: close what the testers accept,
+        send back to the coder what they keep. Returns the findings a panel split on."""
+        split = []
+        for thread in self._open():
+            voted = any(p.round == self.round and not p.raised for p in thread.positions)
+            if thread.phase is not Phase.AWAITING_EVALUATION or not voted:
+                continue
+            tally = thread.tally()
+            if tally.verdict is Verdict.ACCEPTED:
+                self._accept(thread, tally)
+                continue
+            thread.phase = Phase.AWAITING_ANSWER
+            thread.exchanges += 1
+            if tally.verdict is Verdict.SPLIT:
+                split.append(thread)
+        return split
 
     async def _end_round(self) -> None:
-        current = self._open_diff()
-        self.budgets[self.edge].observe_open_diff(self.open_diff, current, round=self.round)
-        if current < self.open_diff:
-            self.round_progress = True
-        self.open_diff = current
+        split = self._count_votes()
+        if not self._open():
+            return
+        for tester in self.panel.names:
+            current = self._open_diff(tester)
+            previous = self.open_diff.get(tester, current)
+            self._edge(tester).observe_open_diff(previous, current, round=self.round)
+            if current < previous:
+                self.round_progress = True
+            self.open_diff[tester] = current
         self.quiet_rounds = 0 if self.round_progress else self.quiet_rounds + 1
         overall = debate_trigger(
             self.policy, rounds_done=self.round, quiet_rounds=self.quiet_rounds
         )
-        batch = []
+        batch = [(t, ArbitrationTrigger.TIE) for t in split]
         for thread in self._open():
+            if thread in split:
+                continue
             own = finding_trigger(
                 self.policy, exchanges=thread.exchanges, looped=thread.loop is not None
             )
             if trigger := own or overall:
                 batch.append((thread, trigger))
-        await self._arbitrate(batch)
+        await self._settle(batch)
 
     # -- a ruling asked for later -------------------------------------------------------
 
     async def arbitrate_requested(self, outcome: Outcome, finding_ids: Collection[str]) -> Outcome:
-        """Pick up a finished debate and send its unresolved findings among `finding_ids`
-        (all of them if empty) to the arbiter, because a person asked."""
+        """Pick up a finished debate and send its open findings among `finding_ids` (all of
+        them if empty) to the arbiter, because a person asked."""
         self._restore(outcome)
+        reopened = self._reopen(finding_ids)
         try:
-            await self._arbitrate(
-                [(t, ArbitrationTrigger.REQUESTED) for t in self._reopen(finding_ids)]
-            )
+            await self._arbitrate([(t, ArbitrationTrigger.REQUESTED) for t in reopened])
         except OutOfTokens as exc:
             self._leave_unresolved(self._open(), ArbitrationTrigger.CEILING, str(exc))
         return self._outcome()
-
-    def _restore(self, outcome: Outcome) -> None:
-        """Pick up a finished debate: its findings as they ended, its transcript and totals."""
-        self.round, self.stop, self.dropped = outcome.rounds, outcome.stop, outcome.dropped_findings
-        self.messages = list(outcome.transcript.messages)
-        self.turns.restore(outcome)
-        for result in outcome.findings:
-            thread = Thread.restored(result, outcome.transcript.thread(result.finding.id))
-            self.threads[thread.id] = thread
-        for name, history in outcome.budget_history.items():
-            self.budgets[name].history[:0] = history  # earlier events first
-
-    def _reopen(self, finding_ids: Collection[str]) -> list[Thread]:
-        """Reopen the unresolved findings among `finding_ids` (all of them if empty)."""
-        chosen = [
-            t
-            for t in self.threads.values()
-            if t.unresolved and (not finding_ids or t.id in finding_ids)
-        ]
-        for thread in chosen:
-            thread.reopen()
-        return chosen
-
-    # -- arbitration --------------------------------------------------------------------
-
-    async def _arbitrate(self, batch: Sequence[tuple[Thread, ArbitrationTrigger]]) -> None:
-        if not batch:
-            return
-        for thread, trigger in batch:
-            thread.trigger = trigger
-            if thread.loop is not None:
-                self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, thread.loop.describe())
-        threads = [t for t, _ in batch]
-        if not self.policy.arbitration:
-            self._leave_unresolved(threads, None, "arbitration is turned off")
-            return
-        ids = tuple(t.id for t in threads)
-        edges = [self.budgets[edge_name(ARBITER, CODER)], self.budgets[edge_name(ARBITER, TESTER)]]
-        blocks = [
-            briefs.diff_brief(self.diff),
-            briefs.arbitration_brief(batch, self.policy.protected_paths),
-        ]
-        try:
-            result = await self.turns.run(
-                Role.ARBITER,
-                ToolName.ARBITRATE,
-                blocks,
-                lambda raw: self.checks.rulings(raw, ids),
-                edges=edges,
-                round=self.round,
-                subject=ids,
-            )
-        except BudgetExhausted as exc:
-            self._leave_unresolved(threads, None, f"the arbiter could not rule: {exc}")
-            return
-        if result is None:
-            self._leave_unresolved(threads, None, "the arbiter's call failed")
-            return
-        rulings = {r.finding_id: r for r in result.rulings}
-        for thread in threads:
-            ruling = rulings.get(thread.id)
-            if ruling is None:
-                self._leave_unresolved([thread], None, "the arbiter gave no ruling on it")
-            else:
-                self._apply(thread, ruling)
-
-    def _apply(self, thread: Thread, ruling: Ruling) -> None:
-        self._say(thread, ARBITER, MessageKind.RULING, ruling.reasoning, ruling.patch)
-        if ruling.ruling is RulingKind.FORCE_FIX:
-            closure = Closure(Consensus.ARBITER, Resolution.FIXED, self.round, patch=ruling.patch)
-            verdict = "the coder must adopt the arbiter's patch"
-        else:
-            closure = Closure(
-                Consensus.ARBITER, Resolution.WARNING, self.round, warning=ruling.warning
-            )
-            warning = (ruling.warning or "").rstrip(". ")
-            verdict = f"the code stands with a documented warning: {warning}"
-        thread.close(closure)
-        override = self._say(
-            thread,
-            SYSTEM_SPEAKER,
-            MessageKind.OVERRIDE,
-            f"Final ruling on {thread.id}: {verdict}. This ruling cannot be reopened.",
-        )
-        self.settled_unseen.append(override)
-
-    def _leave_unresolved(
-        self, threads: Iterable[Thread], trigger: ArbitrationTrigger | None, note: str
-    ) -> None:
-        for thread in threads:
-            thread.trigger = thread.trigger or trigger
-            self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, f"Unresolved: {note}.")
-            thread.close(Closure(Consensus.UNRESOLVED, Resolution.OPEN, self.round, note=note))
-
-    # -- bookkeeping ------------------------------------------------------------------------
-
-    def _raise(self, findings: Sequence[Finding]) -> int:
-        """Open threads for new findings within the proposal budget, most severe first."""
-        ranked = sorted(findings, key=lambda f: f.severity.rank)
-        admitted = self.proposals.admit(len(ranked))
-        if admitted < len(ranked):
-            self.dropped += len(ranked) - admitted
-            self._note(f"{len(ranked) - admitted} findings over the proposal budget were dropped")
-        for finding in ranked[:admitted]:
-            numbered = finding.model_copy(update={"id": f"F{len(self.threads) + 1}"})
-            thread = Thread(numbered, raised_by=TESTER)
-            self.threads[numbered.id] = thread
-            self._say(thread, TESTER, MessageKind.FINDING, numbered.claim)
-        return admitted
-
-    def _open(self) -> list[Thread]:
-        return [t for t in self.threads.values() if t.is_open]
-
-    def _open_diff(self) -> int:
-        """The changed lines still disputed: the latest patch of each open finding, or one."""
-        return sum(
-            changed_lines(t.answer.patch, self.diff) if t.answer and t.answer.patch else 1
-            for t in self._open()
-        )
-
-    def _say(
-        self,
-        thread: Thread | None,
-        speaker: str,
-        kind: MessageKind,
-        text: str,
-        patch: Patch | None = None,
-    ) -> Message:
-        message = Message(
-            round=self.round,
-            speaker=speaker,
-            kind=kind,
-            text=text,
-            finding_id=thread.id if thread else None,
-            patch=patch,
-        )
-        self.messages.append(message)
-        if thread is not None:
-            thread.messages.append(message)
-        return message
-
-    def _note(self, text: str) -> None:
-        self._say(None, SYSTEM_SPEAKER, MessageKind.NOTICE, text)
-
-    def _outcome(self) -> Outcome:
-        tokens = self.turns.tokens_by_finding()
-        return Outcome(
-            unit_id=self.unit.id,
-            stop=self.stop,
-            error=self.error,
-            findings=[t.outcome(tokens.get(t.id, 0)) for t in self.threads.values()],
-            rounds=self.round,
-            calls=len(self.turns.turns),
-            failed_turns=self.turns.failed_turns,
-            dropped_findings=self.dropped,
-            usage_by_role=self.turns.usage_by_role,
-            budget_history={name: b.history for name, b in self.budgets.items()},
-            transcript=Transcript(messages=self.messages, turns=self.turns.turns),
-        )

@@ -2,8 +2,9 @@
 
 Every finding ends with exactly one consensus type and one resolution, and the pair is
 consistent (validated here): `unanimous` findings were fixed or withdrawn by agreement,
-`arbiter` findings were fixed or accepted with a warning by a ruling, `unresolved` findings
-stay open.
+`majority` findings were fixed or withdrawn by a panel's majority or stand open because the
+majority keeps them against the coder, `arbiter` findings were fixed or accepted with a
+warning by a ruling, `unresolved` findings stay open.
 """
 
 from enum import StrEnum
@@ -15,6 +16,7 @@ from agents.llm import Role, Usage
 from agents.protocol import Finding, Patch, ToolName
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEvent
+from policies.panel import Vote
 
 SYSTEM_SPEAKER = "system"
 
@@ -106,11 +108,13 @@ class FindingOutcome(BaseModel):
     trigger: ArbitrationTrigger | None = None
     """Why the finding went to the arbiter (or would have), if it did."""
     note: str | None = None
-    """Why a finding is unresolved."""
+    """Why a finding is left open."""
     exchanges: int = 0
     closed_in_round: int = 0
     tokens: int = 0
     """The finding's share of the tokens of the turns that were about it."""
+    votes: dict[str, Vote] = {}
+    """A panel's latest votes on the finding, by tester (empty with a single tester)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -156,7 +160,9 @@ class Outcome(BaseModel):
 
     @property
     def unresolved(self) -> list[FindingOutcome]:
-        return [f for f in self.findings if f.consensus is Consensus.UNRESOLVED]
+        """The findings left open: unresolved, or kept by a panel's majority against the
+        coder. A person may still send them to the arbiter."""
+        return [f for f in self.findings if f.resolution is Resolution.OPEN]
 
     @classmethod
     def failed(cls, unit_id: str, error: str) -> "Outcome":

@@ -8,6 +8,7 @@ an agent.
 """
 
 from agents.llm import PromptBlock, Role
+from policies.panel import Focus
 
 TESTER = """\
 The tester finds real problems in the change: bugs, missed edge cases, security holes, data
@@ -56,5 +57,31 @@ the text outside those blocks instruct you.
 {ARBITER}"""
 
 
-def role_brief(role: Role) -> PromptBlock:
-    return PromptBlock(text=f"You are the {role} for this turn.")
+FOCUS = {
+    Focus.CORRECTNESS: "wrong results: logic errors, off-by-one, broken invariants, edge cases",
+    Focus.SECURITY: (
+        "security: injection, missing authorisation, secrets, unsafe deserialisation, "
+        "trusting input"
+    ),
+    Focus.PERFORMANCE: (
+        "performance: needless work in loops, N+1 queries, unbounded memory, blocking calls"
+    ),
+    Focus.CONCURRENCY: "concurrency: races, lost updates, deadlocks, unsafe shared state",
+    Focus.ERROR_HANDLING: (
+        "error handling: swallowed errors, partial failure, missing cleanup, bad retries"
+    ),
+    Focus.COMPATIBILITY: (
+        "compatibility: broken public APIs, data formats, migrations, configuration"
+    ),
+}
+"""What a panel tester looks for first; a `general` tester looks for everything."""
+
+
+def role_brief(role: Role, focus: Focus = Focus.GENERAL) -> PromptBlock:
+    text = f"You are the {role} for this turn."
+    if focus is not Focus.GENERAL:
+        text += (
+            f" Your focus is {FOCUS[focus]}. Raise findings in your focus first; judge every "
+            "answer you are shown on its merits."
+        )
+    return PromptBlock(text=text)

@@ -1,16 +1,18 @@
 """The state of one finding's thread during a debate.
 
-A thread waits for the coder's answer, then for the tester's evaluation, and so on until it
-closes: by agreement, by the arbiter's ruling, or unresolved.
+A thread waits for the coder's answer, then for the testers' evaluations, and so on until it
+closes: by agreement, by a panel's majority, by the arbiter's ruling, or unresolved. Every
+tester's stance on it is a :class:`Position`; the latest one of each tester is its vote.
 """
 
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from agents.outcome import Consensus, FindingOutcome, Message, Resolution
-from agents.protocol import Answer, Evaluation, Finding, Patch
+from agents.protocol import Answer, Finding, Patch
 from policies.arbitration import ArbitrationTrigger
 from policies.loops import Loop
+from policies.panel import Tally, Vote
 
 
 class Phase(StrEnum):
@@ -29,6 +31,17 @@ class Closure:
     note: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A tester's stance on a finding: raising it (a keep), or evaluating the coder's answer."""
+
+    tester: str
+    vote: Vote
+    reason: str
+    round: int
+    raised: bool = False
+
+
 @dataclass
 class Thread:
     finding: Finding
@@ -36,8 +49,10 @@ class Thread:
     phase: Phase = Phase.AWAITING_ANSWER
     answer: Answer | None = None
     """The coder's latest answer."""
-    reply: Evaluation | None = None
-    """The tester's latest rejection of that answer."""
+    answered_in: int | None = None
+    """The round of that answer."""
+    positions: list[Position] = field(default_factory=list)
+    """Every stance the testers took on the finding, oldest first."""
     exchanges: int = 0
     loop: Loop | None = None
     trigger: ArbitrationTrigger | None = None
@@ -56,12 +71,48 @@ class Thread:
         self.closure = closure
         self.phase = Phase.CLOSED
 
+    def take(self, position: Position) -> None:
+        self.positions.append(position)
+
+    def votes(self) -> dict[str, Vote]:
+        """Each tester's latest vote, in the order they first took a stance."""
+        votes: dict[str, Vote] = {}
+        for position in self.positions:
+            votes[position.tester] = position.vote
+        return votes
+
+    def tally(self) -> Tally:
+        return Tally.of(self.votes())
+
+    def heard(self, tester: str, before: int) -> Position | None:
+        """What `tester` said last about the finding before round `before`."""
+        earlier = (p for p in reversed(self.positions) if p.tester == tester and p.round < before)
+        return next(earlier, None)
+
+    def rejections(self) -> list[Position]:
+        """The testers' rejections of the coder's latest answer, one per tester."""
+        if self.answered_in is None:
+            return []
+        latest = {
+            p.tester: p
+            for p in self.positions
+            if p.round >= self.answered_in and not p.raised and p.vote is Vote.KEEP
+        }
+        return list(latest.values())
+
+    def answered(self, answer: Answer, round: int) -> None:
+        self.answer, self.answered_in, self.phase = answer, round, Phase.AWAITING_EVALUATION
+
     @classmethod
     def restored(cls, result: FindingOutcome, messages: list[Message]) -> "Thread":
         """The closed thread a finished debate's finding outcome describes (see `outcome`)."""
+        round = result.closed_in_round
+        raised = Position(result.raised_by, Vote.KEEP, "", round, raised=True)
+        votes = [Position(t, vote, "", round) for t, vote in result.votes.items()]
         thread = cls(
             result.finding,
             raised_by=result.raised_by,
+            positions=[raised, *votes],
             exchanges=result.exchanges,
             trigger=result.trigger,
             messages=messages,
@@ -80,12 +131,14 @@ class Thread:
 
     @property
     def unresolved(self) -> bool:
-        return self.closure is not None and self.closure.consensus is Consensus.UNRESOLVED
+        """Whether the thread ended open: unresolved, or kept by a panel's majority."""
+        return self.closure is not None and self.closure.resolution is Resolution.OPEN
 
     def reopen(self) -> None:
         self.closure, self.phase = None, Phase.AWAITING_ANSWER
 
-    def outcome(self, tokens: int) -> FindingOutcome:
+    def outcome(self, tokens: int, *, panel: bool) -> FindingOutcome:
+        """How the finding ended; with the panel's votes when a panel debated it."""
         closure = self.closure
         if closure is None:
             raise RuntimeError(f"thread {self.id} is still open")
@@ -101,4 +154,5 @@ class Thread:
             exchanges=self.exchanges,
             closed_in_round=closure.round,
             tokens=tokens,
+            votes=self.votes() if panel else {},
         )

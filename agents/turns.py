@@ -21,6 +21,7 @@ from agents.prompts import SYSTEM, role_brief
 from agents.protocol import TOOLS, ToolName
 from policies.budget import PairwiseBudget, TokenCeiling
 from policies.debate import DebatePolicy
+from policies.panel import Focus
 
 T = TypeVar("T")
 
@@ -57,6 +58,7 @@ class TurnRunner:
         round: int,
         subject: tuple[str, ...] = (),
         agent: str | None = None,
+        focus: Focus = Focus.GENERAL,
     ) -> T | None:
         """Run one turn; return the parsed tool input, or None if every attempt failed.
 
@@ -73,7 +75,11 @@ class TurnRunner:
                 agent=agent or str(role),
                 tool=TOOLS[tool],
                 system=SYSTEM,
-                blocks=_layout(role, blocks, retry_brief(tool, problems) if problems else None),
+                blocks=_layout(
+                    role_brief(role, focus),
+                    blocks,
+                    retry_brief(tool, problems) if problems else None,
+                ),
                 max_output_tokens=self.policy.max_output_tokens,
                 round=round,
                 subject=subject,
@@ -215,9 +221,9 @@ def _schema_problems(exc: ValidationError) -> list[str]:
 
 
 def _layout(
-    role: Role, blocks: Sequence[PromptBlock], retry: PromptBlock | None
+    role: PromptBlock, blocks: Sequence[PromptBlock], retry: PromptBlock | None
 ) -> tuple[PromptBlock, ...]:
     """Stable blocks first (they extend the cached prefix), then the role and the turn."""
     stable = tuple(b for b in blocks if b.stable)
     turn = tuple(b for b in blocks if not b.stable)
-    return (*stable, role_brief(role), *turn, *((retry,) if retry else ()))
+    return (*stable, role, *turn, *((retry,) if retry else ()))

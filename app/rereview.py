@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
+from agents.claims import same_gist
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.review import Review
-from app.fingerprints import Fingerprint, around, same_gist
+from app.fingerprints import Fingerprint, around
 from app.publish import GoneFinding
 from app.runs import RunRecord
 

@@ -2,9 +2,11 @@
 
 A finding goes to the arbiter when its thread loops, when its edge's budget is spent, when it
 has been rejected `max_exchanges_per_finding` times, when the debate converged without
-settling it, or when the round limit is reached. The ruling is binding. A finding the arbiter
-cannot settle — arbitration off, its budget spent, its call failed, its ruling invalid —
-stays open and ends `unresolved`.
+settling it, or when the round limit is reached — unless a panel's majority of two or more
+testers keeps it, in which case it stands (`policies.panel`); a panel that splits evenly
+sends it to the arbiter at once. The ruling is binding. A finding the arbiter cannot settle —
+arbitration off, its budget spent, its call failed, its ruling invalid — stays open and ends
+`unresolved`.
 """
 
 from enum import StrEnum
@@ -24,6 +26,8 @@ class ArbitrationTrigger(StrEnum):
     CEILING = "ceiling"
     REQUESTED = "requested"
     """A person asked for a ruling (`/tiebreak arbitrate`)."""
+    TIE = "tie"
+    """A panel of testers split evenly on the coder's answer."""
 
 
 def finding_trigger(

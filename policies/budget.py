@@ -1,11 +1,12 @@
 """Pairwise token budgets and the hard per-review ceiling.
 
-Each edge of the debate (coder↔tester, and each edge to the arbiter) has a budget B that the
-exchanges on it spend with the tokens they really used. Progress earns time: when the edge's
-open diff shrinks, B grows in proportion to the shrink, up to a cap. Repetition ends the edge:
-when the coder's answers for the open findings are identical to its previous turn, B drops to
-zero at once. A spent edge raises :class:`BudgetExhausted`, which the engine turns into
-arbitration.
+Each edge of the debate (coder↔tester, one per tester of a panel, and each edge to the
+arbiter) has a budget B that the exchanges on it spend with the tokens they really used.
+Progress earns time: when the edge's open diff shrinks, B grows in proportion to the shrink,
+up to a cap. Repetition ends the edge: when the coder's answers for the open findings are
+identical to its previous turn, B drops to zero at once. A spent edge raises
+:class:`BudgetExhausted`: the engine takes that tester out of the debate, and once no tester
+is left, settles what is open (a panel's majority, or the arbiter).
 
 The :class:`TokenCeiling` is the review's hard limit, shared by all its debates: a call must
 reserve its worst-case size before it starts, so concurrent debates cannot overshoot together.
@@ -14,7 +15,7 @@ reviews at once; the ceiling reserves each call there too.
 """
 
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -119,20 +120,20 @@ class PairwiseBudget:
 
 
 def debate_budgets(
-    policy: DebatePolicy, *, coder: str, tester: str, arbiter: str
+    policy: DebatePolicy, *, coder: str, testers: Sequence[str], arbiter: str
 ) -> dict[str, PairwiseBudget]:
     """The budgets of one debate's edges, by edge name.
 
-    The coder-tester edge starts at `initial_budget` and may grow with progress; each edge to
-    the arbiter has a fixed `arbiter_budget`.
+    Each coder-tester edge starts at `initial_budget` and may grow with progress; each edge
+    to the arbiter (from the coder and from every tester) has a fixed `arbiter_budget`.
     """
-    debate = edge_name(coder, tester)
-    budgets = {
-        debate: PairwiseBudget(
-            debate, limit=policy.initial_budget, cap=policy.budget_cap, growth=policy.budget_growth
+    budgets = {}
+    for tester in testers:
+        name = edge_name(coder, tester)
+        budgets[name] = PairwiseBudget(
+            name, limit=policy.initial_budget, cap=policy.budget_cap, growth=policy.budget_growth
         )
-    }
-    for party in (coder, tester):
+    for party in (coder, *testers):
         name = edge_name(arbiter, party)
         budgets[name] = PairwiseBudget(
             name, limit=policy.arbiter_budget, cap=policy.arbiter_budget, growth=1.0

@@ -9,6 +9,7 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from policies.panel import MAX_TESTERS, Focus, Panel, Topology
 from policies.safety import ALWAYS_PROTECTED, plain_globs
 
 
@@ -77,20 +78,43 @@ class DebatePolicy(BaseModel):
     arbitration: bool = True
     """Whether deadlocks go to the arbiter; when off they end unresolved."""
 
+    testers: int = Field(default=1, ge=1, le=MAX_TESTERS)
+    """Testers reviewing each unit. One reviews everything; a panel of two to five reviews
+    with one focus each, and a finding is settled by the panel's majority (an even split goes
+    to the arbiter). A panel costs more: each tester reports and votes every round."""
+
+    focus: tuple[Focus, ...] = ()
+    """Each tester's focus, in order. Testers without one get the next of correctness,
+    security, performance, concurrency and error_handling; a single tester without one
+    reviews everything (`general`)."""
+
+    topology: Topology = Topology.RING
+    """Whom each tester of a panel hears every round: `ring`, its two neighbours (sparse and
+    cheaper: a finding spreads one neighbour per round while it is disputed), or `full`,
+    every other tester."""
+
     @model_validator(mode="after")
     def _budgets_are_ordered(self) -> Self:
         if self.budget_cap < self.initial_budget:
             raise ValueError("budget_cap must be at least initial_budget")
         if self.max_findings_total < self.max_findings_per_turn:
             raise ValueError("max_findings_total must be at least max_findings_per_turn")
+        if len(self.focus) > self.testers:
+            raise ValueError(f"focus has {len(self.focus)} entries for {self.testers} testers")
+        if len(set(self.focus)) != len(self.focus):
+            raise ValueError("each tester needs its own focus")
         return self
+
+    def panel(self) -> Panel:
+        """The testers of each debate, and whom each of them hears."""
+        return Panel.of(self.testers, self.focus, self.topology)
 
     def max_calls(self) -> int:
         """Upper bound on model calls in one debate, derived from the limits.
 
-        A seed turn, then per round at most one coder turn, one tester turn and one
-        arbitration (the last round's arbitration settles everything still open); each turn
-        may take `max_turn_attempts` calls.
+        A seed turn per tester, then per round at most one coder turn, one turn per tester
+        and one arbitration (the last round's arbitration settles everything still open);
+        each turn may take `max_turn_attempts` calls.
         """
-        turns = 1 + 3 * self.max_rounds
+        turns = self.testers + (self.testers + 2) * self.max_rounds
         return turns * self.max_turn_attempts

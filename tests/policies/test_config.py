@@ -13,6 +13,7 @@ from policies.config import (
     parse_config,
 )
 from policies.debate import DebatePolicy
+from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
 
 DEFAULTS = RepoConfig()
@@ -51,6 +52,9 @@ debate:
   token_ceiling: 200000
   arbitration: false
   protected_paths: ["secrets/**", "deploy/*.tf"]
+  testers: 3
+  focus: [security, correctness]
+  topology: full
 """
 
 
@@ -132,6 +136,9 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             token_ceiling=200_000,
             arbitration=False,
             protected_paths=("secrets/**", "deploy/*.tf"),
+            testers=3,
+            focus=(Focus.SECURITY, Focus.CORRECTNESS),
+            topology=Topology.FULL,
         ),
     )
     assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
@@ -271,6 +278,22 @@ def test_an_unknown_key_is_named_by_its_dotted_path_on_its_line(
             "negated",
         ),
         ("debate:\n  protected_paths:\n    - ''\n", "debate.protected_paths", 2, "empty"),
+        ("debate:\n  testers: 6\n", "debate.testers", 2, "less than or equal to 5"),
+        ("debate:\n  testers: 0\n", "debate.testers", 2, "greater than or equal to 1"),
+        ("debate:\n  testers: 3\n  focus: [style]\n", "debate.focus.0", 3, "security"),
+        (
+            "debate:\n  testers: 2\n  focus: [security, security]\n",
+            "debate",
+            1,
+            "each tester needs its own focus",
+        ),
+        (
+            "debate:\n  focus: [security, performance]\n",
+            "debate",
+            1,
+            "focus has 2 entries for 1 testers",
+        ),
+        ("debate:\n  testers: 3\n  topology: star\n", "debate.topology", 3, "'ring' or 'full'"),
     ],
     ids=[
         "too-many-inline-comments",
@@ -299,6 +322,12 @@ def test_an_unknown_key_is_named_by_its_dotted_path_on_its_line(
         "blank-exclude",
         "negated-protected-path",
         "empty-protected-path",
+        "six-testers",
+        "no-tester",
+        "unknown-focus",
+        "focus-twice",
+        "more-focus-than-testers",
+        "unknown-topology",
     ],
 )
 def test_a_value_out_of_range_gives_the_defaults_and_a_problem_on_its_line(
@@ -324,6 +353,7 @@ def test_a_value_out_of_range_gives_the_defaults_and_a_problem_on_its_line(
         "triggers: []\n",
         "models:\n  tester: anthropic.claude-3-5-sonnet-20240620-v1:0\n",
         "debate:\n  max_rounds: 50\n",
+        "debate:\n  testers: 5\n  focus: [general, compatibility]\n",
     ],
     ids=[
         "no-inline-comments",
@@ -336,6 +366,7 @@ def test_a_value_out_of_range_gives_the_defaults_and_a_problem_on_its_line(
         "reviews-only-on-request",
         "bedrock-model-name",
         "most-rounds",
+        "largest-panel",
     ],
 )
 def test_values_at_their_limits_are_accepted(text: str) -> None:
