@@ -8,8 +8,8 @@ with a tool input (usage is then derived from the request's size, deterministica
 
 import json
 from collections import deque
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from agents.llm import LLMRequest, LLMResponse, Role, Usage
 from agents.tokens import typical_tokens
@@ -46,6 +46,7 @@ def usage_for(request: LLMRequest, tool_input: dict[str, Any]) -> Usage:
 
 
 ScriptStep = Reply | Callable[[LLMRequest], Reply]
+K = TypeVar("K", bound=Hashable)
 
 
 def by_role(**steps: Iterable[ScriptStep]) -> Script:
@@ -55,12 +56,22 @@ def by_role(**steps: Iterable[ScriptStep]) -> Script:
     request giving one. A role whose queue is empty raises AssertionError: the debate made a
     call the script did not expect.
     """
-    queues = {Role(role): deque(queue) for role, queue in steps.items()}
+    return _queued({Role(role): steps for role, steps in steps.items()}, lambda r: r.role)
+
+
+def by_agent(steps: Mapping[str, Iterable[ScriptStep]]) -> Script:
+    """A script that answers each agent — `coder`, `arbiter`, or a panel tester such as
+    `tester-security` — from its own queue of steps, in order, like :func:`by_role`."""
+    return _queued(steps, lambda r: r.agent)
+
+
+def _queued(steps: Mapping[K, Iterable[ScriptStep]], key: Callable[[LLMRequest], K]) -> Script:
+    queues = {k: deque(queue) for k, queue in steps.items()}
 
     def script(request: LLMRequest) -> Reply:
-        queue = queues.get(request.role)
+        queue = queues.get(key(request))
         if not queue:
-            raise AssertionError(f"unexpected {request.role} call ({request.tool.name})")
+            raise AssertionError(f"unexpected {request.agent} call ({request.tool.name})")
         step = queue.popleft()
         return step(request) if callable(step) else step
 

@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agents.debate_run import DebateRun
 from agents.engine import Debate
 from agents.errors import LLMUnavailable
 from agents.llm import LLMRequest, LLMResponse, Usage
@@ -18,7 +19,9 @@ from agents.outcome import Consensus, Resolution
 from agents.patches import patch_problem
 from agents.protocol import ToolName
 from agents.scripted import Reply, ScriptedLLM, usage_for
+from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
+from policies.panel import Tally, Topology
 from policies.safety import ProtectedPaths
 from tests.agents.kit import PAYMENTS, WORKFLOW, payments_unit
 
@@ -46,6 +49,8 @@ def policies(draw: st.DrawFn) -> DebatePolicy:
         arbiter_budget=draw(st.integers(1_000, 60_000)),
         token_ceiling=draw(st.integers(10_000, 150_000)),
         arbitration=draw(st.booleans()),
+        testers=draw(st.sampled_from([1, 1, 2, 3, 4, 5])),
+        topology=draw(st.sampled_from(Topology)),
     )
 
 
@@ -196,13 +201,45 @@ def test_any_script_ends_bounded_with_one_verdict_per_finding(
     assert outcome.usage.billed <= policy.token_ceiling
     assert outcome.rounds <= policy.max_rounds
     ids = [f.finding.id for f in outcome.findings]
-    assert len(ids) == len(set(ids)) <= policy.max_findings_total
+    assert len(ids) == len(set(ids)) <= policy.max_findings_total * policy.testers
     protected = ProtectedPaths(policy.protected_paths)
+    panel = policy.panel()
     for result in outcome.findings:
-        assert result.consensus in {Consensus.UNANIMOUS, Consensus.ARBITER, Consensus.UNRESOLVED}
-        assert (result.consensus is Consensus.UNRESOLVED) == (result.resolution is Resolution.OPEN)
+        if panel.is_panel:
+            assert result.votes.keys() <= set(panel.names)
+            assert result.raised_by in panel.names
+        else:
+            assert result.consensus is not Consensus.MAJORITY
+            assert result.votes == {}
+        if result.consensus is Consensus.MAJORITY and result.resolution is Resolution.OPEN:
+            # It stands only when more testers keep it than accept, two or more of them.
+            tally = Tally.of(result.votes)
+            assert len(tally.keep) > len(tally.accept)
+            assert len(tally.keep) >= 2
         if result.patch is not None:
             assert patch_problem(result.patch, UNIT.diff, protected) is None
             assert not protected.forbids(result.patch.path)
         if result.consensus is Consensus.ARBITER:
             assert policy.arbitration
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=policies(), data=st.data())
+def test_routing_over_random_panels_never_repeats_a_speaker_and_always_ends(
+    policy: DebatePolicy, data: st.DataObject
+) -> None:
+    """With a coder and two to five testers (three agents or more), the engine never gives
+    the floor to the previous speaker — whatever the models say — and the debate ends within
+    its call bound: AutoGen's selector livelock (issue 7471) cannot happen here."""
+    policy = policy.model_copy(update={"testers": data.draw(st.integers(2, 5), label="testers")})
+    llm = ScriptedLLM(Chaos(data))
+    run = DebateRun(llm, policy, TokenCeiling(policy.token_ceiling), UNIT)
+    outcome = asyncio.run(run.run())
+
+    assert all(a != b for a, b in zip(run.floor, run.floor[1:], strict=False))
+    assert set(run.floor) <= {"coder", *policy.panel().names}
+    assert outcome.calls <= policy.max_calls()
+    # Each round gives every tester the floor once, in the panel's order, after the coder.
+    laps = len(policy.panel().names) + 1
+    for start in range(0, len(run.floor) - laps + 1, laps):
+        assert run.floor[start : start + laps] == ["coder", *policy.panel().names]

@@ -1,0 +1,392 @@
+"""Scenario tests of a tester panel: majority votes, ties, stubborn minorities, who hears whom."""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from agents.debate_run import DebateRun
+from agents.llm import LLMRequest, Role
+from agents.outcome import Consensus, MessageKind, Outcome, Resolution
+from agents.protocol import ToolName
+from agents.scripted import ScriptedLLM, ScriptStep, by_agent
+from policies.arbitration import ArbitrationTrigger
+from policies.budget import TokenCeiling
+from policies.debate import DebatePolicy
+from policies.panel import Focus, Topology, Vote
+from tests.agents.kit import (
+    LOG_FIX,
+    UNDEFINED,
+    accept,
+    answers,
+    concede,
+    dispute,
+    evaluations,
+    finding,
+    force_fix,
+    payments_unit,
+    reject,
+    report,
+    rulings,
+)
+
+CORRECTNESS, SECURITY, PERFORMANCE = "tester-correctness", "tester-security", "tester-performance"
+SPLIT = finding(8, "Quantizing each share loses the remainder: 10 split 3 ways gives 9.99.")
+
+
+async def debate(
+    policy: DebatePolicy, script: Mapping[str, list[ScriptStep]]
+) -> tuple[Outcome, ScriptedLLM, DebateRun]:
+    llm = ScriptedLLM(by_agent(script))
+    run = DebateRun(llm, policy, TokenCeiling(policy.token_ceiling), payments_unit())
+    outcome = await run.run()
+    return outcome, llm, run
+
+
+def panel(testers: int = 3, **limits: Any) -> DebatePolicy:
+    return DebatePolicy(testers=testers, **limits)
+
+
+def only(outcome: Outcome) -> Any:
+    (result,) = outcome.findings
+    return result
+
+
+def asked(request: LLMRequest) -> list[dict[str, Any]]:
+    """The answers a tester's evaluation request shows it, as the model reads them."""
+    (data,) = re.findall(
+        r"<untrusted-answers-\w+>\n(.*)\n</untrusted-answers", request.blocks[-1].text
+    )
+    answers: list[dict[str, Any]] = json.loads(data)
+    return answers
+
+
+def calls(llm: ScriptedLLM, agent: str, tool: ToolName | None = None) -> list[LLMRequest]:
+    return [r for r in llm.requests if r.agent == agent and (tool is None or r.tool.name == tool)]
+
+
+async def test_a_majority_that_keeps_a_finding_against_the_coder_makes_it_stand() -> None:
+    # The coder disputes twice; two of three testers keep the finding both times: it stands
+    # when its exchanges run out, by majority, without the arbiter.
+    outcome, llm, _ = await debate(
+        panel(max_exchanges_per_finding=2),
+        {
+            CORRECTNESS: [
+                report(UNDEFINED),
+                evaluations(reject("F1", "Nothing imports log.")),
+                evaluations(reject("F1", "Still nothing imports log; every refund fails.")),
+            ],
+            SECURITY: [
+                report(),
+                evaluations(reject("F1", "A NameError aborts the refund half done.")),
+                evaluations(reject("F1", "The refund is still aborted after the balance moved.")),
+            ],
+            PERFORMANCE: [
+                report(),
+                evaluations(accept("F1", "The module defines log at import time.")),
+                evaluations(accept("F1", "Still convinced: log exists.")),
+            ],
+            "coder": [
+                answers(dispute("F1", "log is a module-level helper.")),
+                answers(dispute("F1", "The helper is injected by the framework.")),
+            ],
+        },
+    )
+
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.OPEN)
+    assert result.votes == {CORRECTNESS: Vote.KEEP, SECURITY: Vote.KEEP, PERFORMANCE: Vote.ACCEPT}
+    assert result.trigger is ArbitrationTrigger.EXCHANGE_LIMIT
+    assert "a majority of the testers keeps it" in (result.note or "")
+    assert outcome.unresolved == [result]  # it still needs a person: the label goes on
+    assert llm.calls(Role.ARBITER) == []
+    assert outcome.rounds == 2
+
+
+async def test_a_majority_that_accepts_a_patch_closes_the_finding_fixed() -> None:
+    outcome, llm, _ = await debate(
+        panel(),
+        {
+            CORRECTNESS: [report(UNDEFINED), evaluations(accept("F1", "Fixed."))],
+            SECURITY: [report(), evaluations(accept("F1", "The logger is defined."))],
+            PERFORMANCE: [report(), evaluations(reject("F1", "Logging every refund is slow."))],
+            "coder": [answers(concede("F1", LOG_FIX))],
+        },
+    )
+
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.FIXED)
+    assert result.patch is not None
+    assert result.patch.replacement == LOG_FIX["replacement"]
+    assert result.votes[PERFORMANCE] is Vote.KEEP
+    assert outcome.unresolved == []
+    assert llm.calls(Role.ARBITER) == []
+
+
+async def test_a_panel_that_accepts_unanimously_reports_unanimous() -> None:
+    outcome, _, _ = await debate(
+        panel(),
+        {
+            CORRECTNESS: [report(UNDEFINED), evaluations(accept("F1"))],
+            SECURITY: [report(), evaluations(accept("F1"))],
+            PERFORMANCE: [report(), evaluations(accept("F1"))],
+            "coder": [answers(concede("F1", LOG_FIX))],
+        },
+    )
+
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.UNANIMOUS, Resolution.FIXED)
+    assert set(result.votes.values()) == {Vote.ACCEPT}
+
+
+async def test_a_tie_goes_to_the_arbiter_at_once() -> None:
+    outcome, llm, _ = await debate(
+        panel(2),
+        {
+            CORRECTNESS: [report(UNDEFINED), evaluations(reject("F1", "Nothing imports log."))],
+            SECURITY: [report(), evaluations(accept("F1", "log is a builtin of this runtime."))],
+            "coder": [answers(dispute("F1", "log is provided by the runtime."))],
+            "arbiter": [rulings(force_fix("F1", LOG_FIX))],
+        },
+    )
+
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.ARBITER, Resolution.FIXED)
+    assert result.trigger is ArbitrationTrigger.TIE
+    assert result.closed_in_round == 1
+    (ruling,) = llm.calls(Role.ARBITER)
+    dispute_shown = json.loads(
+        re.findall(r"<untrusted-disputes-\w+>\n(.*)\n</untrusted", ruling.blocks[-1].text)[0]
+    )["disputes"][0]
+    assert dispute_shown["testers_keeping_it"] == [CORRECTNESS]
+    assert dispute_shown["testers_accepting_the_answer"] == [SECURITY]
+    # The arbiter's budget is pairwise too: its edges to the coder and to both testers.
+    spent = {name for name, h in outcome.budget_history.items() if h[-1].spent}
+    assert {"arbiter↔coder", f"arbiter↔{CORRECTNESS}", f"arbiter↔{SECURITY}"} <= spent
+
+
+async def test_a_stubborn_minority_neither_blocks_the_majority_nor_calls_the_arbiter() -> None:
+    stubborn = reject("F1", "Splitting must never lose a cent.")
+    outcome, llm, _ = await debate(
+        panel(),
+        {
+            CORRECTNESS: [report(SPLIT), evaluations(stubborn)],
+            SECURITY: [report(), evaluations(accept("F1", "Previews may round."))],
+            PERFORMANCE: [report(), evaluations(accept("F1", "The ledger sums exactly."))],
+            "coder": [answers(dispute("F1", "split() only feeds a preview."))],
+        },
+    )
+
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.WITHDRAWN)
+    assert result.votes == {
+        CORRECTNESS: Vote.KEEP,
+        SECURITY: Vote.ACCEPT,
+        PERFORMANCE: Vote.ACCEPT,
+    }
+    # The minority's position stays on the record.
+    thread = outcome.transcript.thread("F1")
+    assert [(m.speaker, m.kind) for m in thread if m.kind is MessageKind.REJECT] == [
+        (CORRECTNESS, MessageKind.REJECT)
+    ]
+    assert "kept by tester-correctness" in thread[-1].text
+    assert llm.calls(Role.ARBITER) == []
+    assert outcome.rounds == 1
+
+
+async def test_the_coder_answers_the_union_of_open_findings_once_per_round() -> None:
+    negative = finding(13, "A negative amount passes the check and raises the balance.", "minor")
+    outcome, llm, _ = await debate(
+        panel(),
+        {
+            CORRECTNESS: [report(UNDEFINED), evaluations(accept("F1"), accept("F2"))],
+            SECURITY: [report(negative), evaluations(accept("F1"), accept("F2"))],
+            PERFORMANCE: [report(), evaluations(accept("F1"), accept("F2"))],
+            "coder": [answers(concede("F1", LOG_FIX), dispute("F2", "Amounts are validated."))],
+        },
+    )
+
+    (coder_call,) = calls(llm, "coder")
+    assert coder_call.subject == ("F1", "F2")
+    assert [(f.finding.id, f.raised_by) for f in outcome.findings] == [
+        ("F1", CORRECTNESS),
+        ("F2", SECURITY),
+    ]
+    # The coder's turn is charged to the edges of the testers it answered.
+    coder_spend = [
+        name
+        for name, history in outcome.budget_history.items()
+        if any(e.note == "coder" for e in history)
+    ]
+    assert sorted(coder_spend) == sorted(f"coder↔{t}" for t in (CORRECTNESS, SECURITY, PERFORMANCE))
+
+
+async def test_two_testers_raising_one_problem_make_one_finding() -> None:
+    again = {**UNDEFINED, "claim": "Every refund raises NameError: `log` is not defined anywhere."}
+    outcome, llm, _ = await debate(
+        panel(),
+        {
+            CORRECTNESS: [report(UNDEFINED), evaluations(accept("F1"))],
+            SECURITY: [report(again), evaluations(accept("F1"))],
+            PERFORMANCE: [report(), evaluations(accept("F1"))],
+            "coder": [answers(concede("F1", LOG_FIX))],
+        },
+    )
+
+    result = only(outcome)
+    assert result.raised_by == CORRECTNESS
+    raised = [m.speaker for m in outcome.transcript.thread("F1") if m.kind is MessageKind.FINDING]
+    assert raised == [CORRECTNESS, SECURITY]
+    (coder_call,) = calls(llm, "coder")
+    assert coder_call.subject == ("F1",)
+
+
+async def test_each_tester_reviews_with_its_focus() -> None:
+    _, llm, _ = await debate(
+        DebatePolicy(testers=2, focus=(Focus.SECURITY,)),
+        {SECURITY: [report()], CORRECTNESS: [report()]},
+    )
+
+    seeds = {r.agent: " ".join(b.text for b in r.blocks) for r in llm.requests}
+    assert "injection" in seeds[SECURITY]
+    assert "injection" not in seeds[CORRECTNESS]
+    assert "logic errors" in seeds[CORRECTNESS]
+
+
+def five_testers(topology: Topology) -> tuple[DebatePolicy, dict[str, list[ScriptStep]]]:
+    """Five testers, each raising one finding on its own line; the coder disputes all five
+    twice; in round 1 every tester keeps the finding it raised and accepts the rest."""
+    policy = DebatePolicy(testers=5, topology=topology, max_rounds=2)
+    names = policy.panel().names
+    lines = (5, 8, 13, 15, 16)
+    script: dict[str, list[ScriptStep]] = {}
+    for i, name in enumerate(names):
+        own = f"F{i + 1}"
+
+        def evaluate(request: LLMRequest, own: str = own) -> dict[str, Any]:
+            return evaluations(
+                *(
+                    reject(f, "Still wrong.") if f == own else accept(f, "Convinced.")
+                    for f in request.subject
+                )
+            )
+
+        script[name] = [
+            report(finding(lines[i], f"Problem number {i + 1} of {name}.")),
+            evaluate,
+            evaluate,
+        ]
+    disputes = answers(*(dispute(f"F{i}", f"Finding {i} is wrong.") for i in range(1, 6)))
+    script["coder"] = [disputes]
+    return policy, script
+
+
+async def test_in_a_ring_each_tester_hears_only_its_neighbours() -> None:
+    policy, script = five_testers(Topology.RING)
+    outcome, llm, _ = await debate(policy, script)
+    names = policy.panel().names
+
+    for i, name in enumerate(names):
+        (evaluation,) = calls(llm, name, ToolName.EVALUATE_ANSWERS)
+        neighbours = {names[(i - 1) % 5], names[(i + 1) % 5]}
+        raisers = {f"F{names.index(n) + 1}" for n in {name, *neighbours}}
+        assert set(evaluation.subject) == raisers
+    # Each finding was voted on by its raiser and the raiser's two neighbours: one keep, two
+    # accepts, so each is withdrawn by majority in round 1 without anyone else hearing of it.
+    assert {(f.consensus, f.resolution, len(f.votes)) for f in outcome.findings} == {
+        (Consensus.MAJORITY, Resolution.WITHDRAWN, 3)
+    }
+
+
+async def test_in_a_full_panel_every_tester_hears_everyone() -> None:
+    policy, script = five_testers(Topology.FULL)
+    outcome, llm, _ = await debate(policy, script)
+
+    for name in policy.panel().names:
+        (evaluation,) = calls(llm, name, ToolName.EVALUATE_ANSWERS)
+        assert evaluation.subject == ("F1", "F2", "F3", "F4", "F5")
+    assert {(f.consensus, f.resolution, len(f.votes)) for f in outcome.findings} == {
+        (Consensus.MAJORITY, Resolution.WITHDRAWN, 5)
+    }
+
+
+async def test_a_disputed_finding_spreads_around_the_ring_with_what_neighbours_said() -> None:
+    # Round 1: tester 1 keeps F1 and its neighbours split, so F1 goes back to the coder (two
+    # keeps against one accept). Round 2: testers 3 and 4 have heard of it through their
+    # neighbours' votes, and see what those neighbours said, not what the others said.
+    policy = DebatePolicy(testers=5, topology=Topology.RING, max_rounds=2)
+    names = policy.panel().names
+    first, second, third, fourth, fifth = names
+    keep_1 = reject("F1", "Keep: nothing imports log.")
+    script: dict[str, list[ScriptStep]] = {
+        first: [report(UNDEFINED), evaluations(keep_1), evaluations(keep_1)],
+        second: [
+            report(),
+            evaluations(reject("F1", "Keep: refunds fail.")),
+            evaluations(accept("F1")),
+        ],
+        third: [report(), evaluations(accept("F1"))],
+        fourth: [report(), evaluations(accept("F1"))],
+        fifth: [
+            report(),
+            evaluations(accept("F1", "Fine: log is global.")),
+            evaluations(accept("F1")),
+        ],
+        "coder": [
+            answers(dispute("F1", "log is global.")),
+            answers(dispute("F1", "log is set up in main.")),
+        ],
+    }
+    outcome, llm, _ = await debate(policy, script)
+
+    assert [r.subject for r in calls(llm, third, ToolName.EVALUATE_ANSWERS)] == [("F1",)]
+    (heard_by_third,) = asked(calls(llm, third, ToolName.EVALUATE_ANSWERS)[0])
+    assert heard_by_third["raised_by"] == [first]
+    assert heard_by_third["testers_you_hear"] == [
+        {"tester": second, "vote": "keep", "reason": "Keep: refunds fail."}
+    ]
+    (heard_by_first,) = asked(calls(llm, first, ToolName.EVALUATE_ANSWERS)[1])
+    assert [h["tester"] for h in heard_by_first["testers_you_hear"]] == [second, fifth]
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.WITHDRAWN)
+    assert result.votes == {
+        first: Vote.KEEP,
+        second: Vote.ACCEPT,
+        fifth: Vote.ACCEPT,
+        third: Vote.ACCEPT,
+        fourth: Vote.ACCEPT,
+    }
+
+
+async def test_a_tester_whose_budget_is_spent_leaves_and_its_votes_stand() -> None:
+    # The coder repeats its answer: every coder-tester budget drops to zero, so every tester
+    # leaves; two of three kept the finding, so it stands by majority.
+    stubborn = dispute("F1", "log is a module-level helper.")
+    outcome, llm, _ = await debate(
+        panel(),
+        {
+            CORRECTNESS: [report(UNDEFINED), evaluations(reject("F1", "Nothing imports it."))],
+            SECURITY: [report(), evaluations(reject("F1", "It fails at runtime."))],
+            PERFORMANCE: [report(), evaluations(accept("F1"))],
+            "coder": [answers(stubborn), answers(stubborn)],
+        },
+    )
+
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.OPEN)
+    assert result.trigger is ArbitrationTrigger.BUDGET
+    notes = [m.text for m in outcome.transcript.messages if m.kind is MessageKind.NOTICE]
+    assert any("budget with tester-correctness, tester-security" in n for n in notes)
+    assert any(n.startswith(f"{PERFORMANCE} leaves the debate") for n in notes)
+    assert llm.calls(Role.ARBITER) == []
+    for tester in (CORRECTNESS, SECURITY, PERFORMANCE):
+        history = outcome.budget_history[f"coder↔{tester}"]
+        assert history[-1].limit == history[-1].spent
+
+
+async def test_the_router_never_gives_the_floor_twice_in_a_row() -> None:
+    policy, script = five_testers(Topology.RING)
+    _, _, run = await debate(policy, script)
+
+    assert run.floor[:6] == ["coder", *policy.panel().names]
+    assert all(a != b for a, b in zip(run.floor, run.floor[1:], strict=False))
