@@ -51,6 +51,18 @@ def main() -> None:
 @click.option("--budget", type=int, help="Starting token budget of the coder-tester edge.")
 @click.option("--ceiling", type=int, help="Hard token ceiling of the whole review.")
 @click.option("--no-arbitration", is_flag=True, help="Leave deadlocks unresolved.")
+@click.option("--testers", type=int, help="Testers on the panel, 1 to 5 (default 1).")
+@click.option(
+    "--focus",
+    multiple=True,
+    metavar="FOCUS",
+    help="A tester's focus, once per tester in order (correctness, security, performance, …).",
+)
+@click.option(
+    "--topology",
+    type=click.Choice(["ring", "full"]),
+    help="Whom each panel tester hears: its two neighbours, or everyone (default ring).",
+)
 @click.option("--tester-model", help="Model of the tester.")
 @click.option("--coder-model", help="Model of the coder.")
 @click.option("--arbiter-model", help="Model of the arbiter.")
@@ -61,6 +73,9 @@ def review(
     budget: int | None,
     ceiling: int | None,
     no_arbitration: bool,
+    testers: int | None,
+    focus: tuple[str, ...],
+    topology: str | None,
     tester_model: str | None,
     coder_model: str | None,
     arbiter_model: str | None,
@@ -75,6 +90,9 @@ def review(
         "initial_budget": budget,
         "token_ceiling": ceiling,
         "arbitration": False if no_arbitration else None,
+        "testers": testers,
+        "focus": focus or None,
+        "topology": topology,
     }
     models = {"tester": tester_model, "coder": coder_model, "arbiter": arbiter_model}
     try:

@@ -142,6 +142,36 @@ def test_policy_options_change_the_debate(patch_file: Path) -> None:
     assert only["trigger"] == "round_limit"
 
 
+@respx.mock
+def test_a_panel_of_testers_is_seated_from_the_command_line(patch_file: Path) -> None:
+    # Two testers: the security tester raises the finding, the correctness tester accepts the
+    # coder's argument, the security tester does not: an even split goes to the arbiter.
+    route = respx.post(MESSAGES_URL).mock(
+        side_effect=by_tool(
+            report_findings=[{"findings": [DIVIDE]}, {"findings": []}],
+            answer_findings=DEADLOCK["answer_findings"][:1],
+            evaluate_answers=[
+                {"evaluations": [{"finding_id": "F1", "decision": "reject", "reason": "Booked."}]},
+                {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Shown."}]},
+            ],
+            arbitrate=DEADLOCK["arbitrate"],
+        )
+    )
+
+    result = run([str(patch_file), "--testers", "2", "--focus", "security", "--json"])
+
+    assert result.exit_code == 0, result.output
+    (only,) = json.loads(result.stdout)["units"][0]["findings"]
+    assert (only["raised_by"], only["consensus"], only["trigger"]) == (
+        "tester-security",
+        "arbiter",
+        "tie",
+    )
+    assert only["votes"] == {"tester-security": "keep", "tester-correctness": "accept"}
+    first_seed = json.loads(route.calls[0].request.content)["messages"][0]["content"]
+    assert "Your focus is security" in json.dumps(first_seed)
+
+
 def test_the_diff_can_come_from_standard_input(patch_file: Path) -> None:
     with respx.mock:
         respx.post(MESSAGES_URL).mock(side_effect=by_tool(report_findings=[{"findings": []}]))
@@ -163,6 +193,9 @@ def test_the_diff_can_come_from_standard_input(patch_file: Path) -> None:
         ),
         (["-"], None, False, "tiebreak: ANTHROPIC_API_KEY is not set"),
         (["-", "--max-rounds", "0"], None, True, "tiebreak: invalid option: max_rounds"),
+        (["-", "--testers", "6"], None, True, "tiebreak: invalid option: testers"),
+        (["-", "--focus", "style"], None, True, "tiebreak: invalid option: focus"),
+        (["-", "--topology", "star"], None, True, "Invalid value for '--topology'"),
         (["/no/such/file.diff"], None, True, "No such file or directory"),
     ],
 )
