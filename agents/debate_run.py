@@ -70,7 +70,8 @@ class DebateRun(DebateState):
             self._raise(report.findings, tester)
         if not reported:
             self.stop = StopReason.SEED_FAILED
-            self.error = errors[0] if errors else "the tester could not report findings"
+            nobody = "no tester could" if self.panel.is_panel else "the tester could not"
+            self.error = errors[0] if errors else f"{nobody} report findings"
             return False
         if not self.threads:
             self.stop = StopReason.NO_FINDINGS

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.debate_run import DebateRun
+from agents.errors import LLMUnavailable
 from agents.llm import LLMRequest, Role
-from agents.outcome import Consensus, MessageKind, Outcome, Resolution
+from agents.outcome import Consensus, MessageKind, Outcome, Resolution, StopReason
 from agents.protocol import ToolName
 from agents.scripted import ScriptedLLM, ScriptStep, by_agent
 from policies.arbitration import ArbitrationTrigger
@@ -382,6 +383,31 @@ async def test_a_tester_whose_budget_is_spent_leaves_and_its_votes_stand() -> No
     for tester in (CORRECTNESS, SECURITY, PERFORMANCE):
         history = outcome.budget_history[f"coder↔{tester}"]
         assert history[-1].limit == history[-1].spent
+
+
+async def test_a_tester_that_cannot_report_leaves_the_review_to_the_others() -> None:
+    down = LLMUnavailable("overloaded")
+    outcome, _, _ = await debate(
+        panel(2),
+        {
+            CORRECTNESS: [down, down, evaluations(accept("F1"))],
+            SECURITY: [report(UNDEFINED), evaluations(accept("F1"))],
+            "coder": [answers(concede("F1", LOG_FIX))],
+        },
+    )
+
+    assert outcome.stop is StopReason.SETTLED
+    assert (only(outcome).consensus, only(outcome).raised_by) == (Consensus.UNANIMOUS, SECURITY)
+    notes = [m.text for m in outcome.transcript.messages if m.kind is MessageKind.NOTICE]
+    assert f"{CORRECTNESS} could not report findings" in notes
+
+
+async def test_a_unit_no_tester_reported_on_was_not_reviewed() -> None:
+    down = LLMUnavailable("overloaded")
+    outcome, _, _ = await debate(panel(2), {CORRECTNESS: [down, down], SECURITY: [down, down]})
+
+    assert outcome.stop is StopReason.SEED_FAILED
+    assert outcome.error == "no tester could report findings"
 
 
 async def test_the_router_never_gives_the_floor_twice_in_a_row() -> None:
