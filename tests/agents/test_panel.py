@@ -195,6 +195,31 @@ async def test_a_stubborn_minority_neither_blocks_the_majority_nor_calls_the_arb
     assert outcome.rounds == 1
 
 
+async def test_a_minority_repeating_itself_is_outvoted_not_sent_to_the_arbiter() -> None:
+    # Round 1: two keep the finding, so it goes back to the coder. Round 2: the coder concedes
+    # with a patch; the majority accepts it while the correctness tester repeats its rejection
+    # word for word — a loop on its edge — and the fix is agreed by majority all the same.
+    stubborn = reject("F1", "Nothing imports log.")
+    outcome, llm, _ = await debate(
+        panel(max_retries=2),
+        {
+            CORRECTNESS: [report(UNDEFINED), evaluations(stubborn), evaluations(stubborn)],
+            SECURITY: [report(), evaluations(reject("F1", "It fails.")), evaluations(accept("F1"))],
+            PERFORMANCE: [report(), evaluations(accept("F1")), evaluations(accept("F1"))],
+            "coder": [
+                answers(dispute("F1", "log is a module-level helper.")),
+                answers(concede("F1", LOG_FIX)),
+            ],
+        },
+    )
+
+    result = only(outcome)
+    assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.FIXED)
+    assert (result.closed_in_round, result.trigger) == (2, None)
+    assert result.votes[CORRECTNESS] is Vote.KEEP
+    assert llm.calls(Role.ARBITER) == []
+
+
 async def test_the_coder_answers_the_union_of_open_findings_once_per_round() -> None:
     negative = finding(13, "A negative amount passes the check and raises the balance.", "minor")
     outcome, llm, _ = await debate(
@@ -408,6 +433,17 @@ async def test_a_unit_no_tester_reported_on_was_not_reviewed() -> None:
 
     assert outcome.stop is StopReason.SEED_FAILED
     assert outcome.error == "no tester could report findings"
+
+
+async def test_a_panel_debate_is_deterministic() -> None:
+    policy, script = five_testers(Topology.RING)
+    first, _, run_1 = await debate(policy, script)
+    policy, script = five_testers(Topology.RING)
+    second, _, run_2 = await debate(policy, script)
+
+    assert run_1.floor == run_2.floor
+    assert first.transcript.messages == second.transcript.messages
+    assert first.findings == second.findings
 
 
 async def test_the_router_never_gives_the_floor_twice_in_a_row() -> None:
