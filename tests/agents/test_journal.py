@@ -7,12 +7,13 @@ import pytest
 from agents.engine import Debate
 from agents.errors import LLMUnavailable
 from agents.journal import MemoryJournal
-from agents.llm import LLMRequest, LLMResponse
 from agents.outcome import Outcome
 from agents.scripted import ScriptedLLM, by_role
 from policies.budget import Settle, TokenCeiling
 from tests.agents.kit import (
     UNDEFINED,
+    DiesAt,
+    WorkerDied,
     accept,
     answers,
     concede,
@@ -49,25 +50,6 @@ def script() -> ScriptedLLM:
             arbiter=[rulings(warn("F1", "Check that `logger` exists."))],
         )
     )
-
-
-class WorkerDied(Exception):
-    """The process running the debate went away mid-call."""
-
-
-class DiesAt:
-    """A model client whose `call`-th call never comes back (the worker died during it)."""
-
-    def __init__(self, llm: ScriptedLLM, call: int) -> None:
-        self.llm = llm
-        self.call = call
-        self.calls = 0
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        self.calls += 1
-        if self.calls == self.call:
-            raise WorkerDied
-        return await self.llm.complete(request)
 
 
 class Counter:

@@ -5,8 +5,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from agents.debate_run import DebateRun
+from agents.engine import Debate
 from agents.errors import LLMUnavailable
+from agents.journal import MemoryJournal
 from agents.llm import LLMRequest, Role
 from agents.outcome import Consensus, MessageKind, Outcome, Resolution, StopReason
 from agents.protocol import ToolName
@@ -18,6 +22,8 @@ from policies.panel import Focus, Topology, Vote
 from tests.agents.kit import (
     LOG_FIX,
     UNDEFINED,
+    DiesAt,
+    WorkerDied,
     accept,
     answers,
     concede,
@@ -336,13 +342,10 @@ async def test_in_a_full_panel_every_tester_hears_everyone() -> None:
     }
 
 
-async def test_a_disputed_finding_spreads_around_the_ring_with_what_neighbours_said() -> None:
-    # Round 1: tester 1 keeps F1 and its neighbours split, so F1 goes back to the coder (two
-    # keeps against one accept). Round 2: testers 3 and 4 have heard of it through their
-    # neighbours' votes, and see what those neighbours said, not what the others said.
+def spreading() -> tuple[DebatePolicy, dict[str, list[ScriptStep]]]:
+    """Five testers in a ring over one finding that stays disputed for two rounds."""
     policy = DebatePolicy(testers=5, topology=Topology.RING, max_rounds=2)
-    names = policy.panel().names
-    first, second, third, fourth, fifth = names
+    first, second, third, fourth, fifth = policy.panel().names
     keep_1 = reject("F1", "Keep: nothing imports log.")
     script: dict[str, list[ScriptStep]] = {
         first: [report(UNDEFINED), evaluations(keep_1), evaluations(keep_1)],
@@ -363,6 +366,15 @@ async def test_a_disputed_finding_spreads_around_the_ring_with_what_neighbours_s
             answers(dispute("F1", "log is set up in main.")),
         ],
     }
+    return policy, script
+
+
+async def test_a_disputed_finding_spreads_around_the_ring_with_what_neighbours_said() -> None:
+    # Round 1: tester 1 keeps F1 and its neighbours split, so F1 goes back to the coder (two
+    # keeps against one accept). Round 2: testers 3 and 4 have heard of it through their
+    # neighbours' votes, and see what those neighbours said, not what the others said.
+    policy, script = spreading()
+    first, second, third, fourth, fifth = policy.panel().names
     outcome, llm, _ = await debate(policy, script)
 
     assert [r.subject for r in calls(llm, third, ToolName.EVALUATE_ANSWERS)] == [("F1",)]
@@ -433,6 +445,23 @@ async def test_a_unit_no_tester_reported_on_was_not_reviewed() -> None:
 
     assert outcome.stop is StopReason.SEED_FAILED
     assert outcome.error == "no tester could report findings"
+
+
+@pytest.mark.parametrize("dies_at", [1, 4, 7, 10, 13])
+async def test_a_panel_debate_restarted_after_a_crash_resumes_where_it_stopped(
+    dies_at: int,
+) -> None:
+    policy, script = spreading()
+    whole = await Debate(ScriptedLLM(by_agent(script)), policy).run(payments_unit())
+    policy, script = spreading()
+    llm, journal = ScriptedLLM(by_agent(script)), MemoryJournal()
+    with pytest.raises(WorkerDied):
+        await Debate(DiesAt(llm, dies_at), policy).run(payments_unit(), journal=journal)
+
+    resumed = await Debate(llm, policy).run(payments_unit(), journal=journal)
+
+    assert resumed.model_dump(mode="json") == whole.model_dump(mode="json")
+    assert len(llm.requests) == whole.calls
 
 
 async def test_a_panel_debate_is_deterministic() -> None:
