@@ -15,6 +15,13 @@ The benchmark checks that the debate ran exactly so before it prints anything. B
 counted as the API bills it: uncached input at 1, cache writes (5-minute TTL) at 1.25, cache
 reads at 0.1 base input tokens each; the figure is that sum divided by the diff's own tokens.
 
+A second section is the panel scenario (`bench.panel_tokens`): the same diff reviewed by a
+panel of five testers, one per focus, in a `ring` (each hears its two neighbours) and in a
+`full` panel (each hears everyone), under the same rules: seven findings, two rounds, two of
+them contested into round 2. It prints both topologies' billed tokens side by side, with
+caching on and off, and the ring's saving next to the ~40% fewer input tokens Li et al.
+(2024) report for sparse debate topologies.
+
     uv run python -m bench.tokens
 """
 
@@ -258,7 +265,7 @@ def sample_diff() -> str:
 # -- the conversation ---------------------------------------------------------------------------
 
 
-def _line(diff: Diff, path: str, function: str, text: str) -> int:
+def line_of(diff: Diff, path: str, function: str, text: str) -> int:
     """The new-file line number of `text` in `function` (named by its `def` line) of `path`."""
     diff_file = diff.file(path)
     if diff_file is None:
@@ -271,19 +278,20 @@ def _line(diff: Diff, path: str, function: str, text: str) -> int:
     raise LookupError(f"def {function} is not in a hunk of {path}")
 
 
-def _span(path: str, line: int, end: int | None = None) -> dict[str, Any]:
+def span(path: str, line: int, end: int | None = None) -> dict[str, Any]:
+    """The location of a finding or a patch: lines `line`..`end` of `path`."""
     return {"path": path, "start_line": line, "end_line": line if end is None else end}
 
 
 def script(diff: Diff) -> dict[str, list[Step]]:
     """The scenario's replies, one queue per tool, in the order the engine will ask."""
     orders, payments, inventory = (m.path for m in MODULES)
-    f1 = _span(orders, _line(diff, orders, "total_cart_amount", "        total += record.amount"))
-    guard = _line(diff, payments, "mark_payment_refunded", '    if payment.status == "refunded":')
-    f2 = _span(payments, guard, guard + 1)
-    f3 = _span(
+    f1 = span(orders, line_of(diff, orders, "total_cart_amount", "        total += record.amount"))
+    guard = line_of(diff, payments, "mark_payment_refunded", '    if payment.status == "refunded":')
+    f2 = span(payments, guard, guard + 1)
+    f3 = span(
         inventory,
-        _line(
+        line_of(
             diff,
             inventory,
             "mark_stock_item_released",
@@ -533,6 +541,14 @@ def _check(result: Run, responder: QueuedResponder) -> None:
         problems.append(f"calls {tools} ({outcome.calls} turns), not {EXPECTED_TOOLS}")
     if responder.remaining():
         problems.append(f"replies left unused: {responder.remaining()}")
+    problems += usage_problems(result)
+    if problems:
+        raise ScenarioBroken("; ".join(problems))
+
+
+def usage_problems(result: Run) -> list[str]:
+    """What is wrong with the run's accounts: the usage the engine counted must be the usage
+    the API reported, call for call summed."""
     reported = sum(
         (
             LLMUsage(
@@ -545,10 +561,9 @@ def _check(result: Run, responder: QueuedResponder) -> None:
         ),
         LLMUsage(),
     )
-    if outcome.usage != reported:
-        problems.append(f"the engine counted {outcome.usage}, the API reported {reported}")
-    if problems:
-        raise ScenarioBroken("; ".join(problems))
+    if result.outcome.usage != reported:
+        return [f"the engine counted {result.outcome.usage}, the API reported {reported}"]
+    return []
 
 
 # -- the figures --------------------------------------------------------------------------------
@@ -732,21 +747,32 @@ async def measure() -> tuple[Run, Run, Run, str]:
     """The scenario with caching on, off, and on after an earlier review, each on a fresh
     fake API."""
     diff_text = sample_diff()
+    unit = sample_unit(diff_text)
+    on = await run(unit, cache=True)
+    off = await run(unit, cache=False)
+    warm = await run(unit, cache=True, warm=True)
+    return on, off, warm, diff_text
+
+
+def sample_unit(diff_text: str) -> ReviewUnit:
+    """The scenario's diff as the one review unit it is reviewed as."""
     # The whole diff in one unit: a limit well above its size, whatever the rounding per file.
     units = Diff.parse(diff_text).units(max_tokens=2 * typical_tokens(diff_text))
     if len(units) != 1:
         raise ScenarioBroken(f"the diff split into {len(units)} units")
-    on = await run(units[0], cache=True)
-    off = await run(units[0], cache=False)
-    warm = await run(units[0], cache=True, warm=True)
-    return on, off, warm, diff_text
+    return units[0]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
+    # The panel scenario builds on this module, so it is imported once this one is loaded.
+    from bench import panel_tokens
+
     on, off, warm, diff_text = asyncio.run(measure())
     print(report(on, off, warm, diff_text))
+    print()
+    print(panel_tokens.report(asyncio.run(panel_tokens.measure())))
 
 
 if __name__ == "__main__":
