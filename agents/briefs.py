@@ -100,14 +100,14 @@ def panel_evaluation_brief(
     round: int,
 ) -> PromptBlock:
     """A panel tester's evaluation: each answer with who raised the finding and what the
-    testers it hears said about it last round — its neighbours' latest findings and
-    evaluations, never everyone's."""
+    testers it hears said about it before this round, and when — its neighbours' latest
+    findings and evaluations, never everyone's."""
     answers = []
     for thread in pending:
         entry = _answered(thread, diff)
         entry["raised_by"] = sorted({p.tester for p in thread.positions if p.raised})
         heard = [
-            {"tester": name, "vote": said.vote, "reason": said.reason}
+            {"tester": name, "round": said.round, "vote": said.vote, "reason": said.reason}
             for name in panel.neighbours(tester)
             if (said := thread.heard(name, before=round)) is not None and not said.raised
         ]
@@ -117,9 +117,10 @@ def panel_evaluation_brief(
     return PromptBlock(
         text=(
             f"You are {tester}, one of a panel of {panel.size} testers. Call "
-            f"{ToolName.EVALUATE_ANSWERS}: accept or reject each answer below. Each shows what "
-            "the testers you hear said about it last round: weigh their reasons, but vote on "
-            "your own judgement. A finding stands when most testers reject the coder's answer. "
+            f"{ToolName.EVALUATE_ANSWERS}: accept or reject each answer below (this is round "
+            f"{round}). Each shows what the testers you hear said about it last, and in which "
+            "round, perhaps about an earlier answer: weigh their reasons, but vote on your own "
+            "judgement. A finding stands when most testers reject the coder's answer. "
             f"You may raise at most {allowance} new findings.\n" + data_json("answers", answers)
         )
     )

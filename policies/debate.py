@@ -89,9 +89,10 @@ class DebatePolicy(BaseModel):
     reviews everything (`general`)."""
 
     topology: Topology = Topology.RING
-    """Whom each tester of a panel hears every round: `ring`, its two neighbours (sparse and
-    cheaper: a finding spreads one neighbour per round while it is disputed), or `full`,
-    every other tester."""
+    """Whom each tester of a panel hears every round: `ring`, its two neighbours, or `full`,
+    every other tester. A ring is cheaper and votes more locally: a finding is voted on by
+    its raiser and the raiser's neighbours first, and reaches the others one neighbour per
+    round only while it stays disputed."""
 
     @model_validator(mode="after")
     def _budgets_are_ordered(self) -> Self:

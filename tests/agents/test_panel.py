@@ -381,7 +381,7 @@ async def test_a_disputed_finding_spreads_around_the_ring_with_what_neighbours_s
     (heard_by_third,) = asked(calls(llm, third, ToolName.EVALUATE_ANSWERS)[0])
     assert heard_by_third["raised_by"] == [first]
     assert heard_by_third["testers_you_hear"] == [
-        {"tester": second, "vote": "keep", "reason": "Keep: refunds fail."}
+        {"tester": second, "round": 1, "vote": "keep", "reason": "Keep: refunds fail."}
     ]
     (heard_by_first,) = asked(calls(llm, first, ToolName.EVALUATE_ANSWERS)[1])
     assert [h["tester"] for h in heard_by_first["testers_you_hear"]] == [second, fifth]
