@@ -20,6 +20,7 @@ from agents.outcome import FindingOutcome, Resolution
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity
 from app import markdown as md
+from app.finding_text import location
 from app.github import (
     BranchMoved,
     GitFile,
@@ -28,7 +29,6 @@ from app.github import (
     PullRequest,
     pushable,
 )
-from app.review_text import location
 from app.runs import RunRecord
 from policies.errors import TiebreakError
 

@@ -32,6 +32,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
 from agents.protocol import Severity
 from agents.review import Review
+from app import finding_text
 from app import markdown as md
 from app import review_text as text
 from app.fingerprints import Fingerprint
@@ -472,13 +473,17 @@ def _annotation(entry: text.Entry) -> Annotation:
         Resolution.WARNING: f"Accepted with a warning: {result.warning}",
         Resolution.OPEN: f"Unresolved: {result.note or 'no agreement was reached'}",
     }.get(result.resolution, "")
+    if finding_text.stands(result):
+        extra = "Stands: a majority of the testers keeps it against the coder."
+    if result.votes:
+        extra = f"{extra}\n\n{finding_text.vote(result)}".strip()
     return Annotation(
         path=path,
         start_line=start,
         end_line=end,
         annotation_level=level,
         title=md.one_line(
-            f"{entry.label} · {finding.severity} · {text.RESOLUTION[result.resolution]}: "
+            f"{entry.label} · {finding.severity} · {finding_text.resolution(result)}: "
             f"{finding.claim}",
             255,
         ),
@@ -500,8 +505,10 @@ def _title(review: Review, entries: list[text.Entry]) -> str:
     def count(resolution: Resolution) -> int:
         return sum(e.result.resolution is resolution for e in entries)
 
+    standing = sum(finding_text.stands(e.result) for e in entries)
     parts = [
-        _plural(count(Resolution.OPEN), "unresolved finding", "unresolved findings"),
+        _plural(count(Resolution.OPEN) - standing, "unresolved finding", "unresolved findings"),
+        _plural(standing, "finding stands by majority", "findings stand by majority"),
         _plural(len(review.failed_units), "unit not reviewed", "units not reviewed"),
         _plural(count(Resolution.FIXED), "fix suggested", "fixes suggested"),
         _plural(count(Resolution.WARNING), "warning", "warnings"),

@@ -8,60 +8,32 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from agents.outcome import Consensus, FindingOutcome, Message, MessageKind, Resolution
-from agents.protocol import Severity
+from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
-from app.markdown import (
-    LIMIT,
-    PROSE_LIMIT,
-    cell,
-    clip,
-    code,
-    code_block,
-    inline,
-    prose,
-    replacement_lines,
-    suggestion,
+from app.finding_text import (
+    SEVERITY,
+    agreement,
+    coder_answer,
+    consensus,
+    debate,
+    location,
+    resolution,
+    stands,
+    vote,
 )
-from policies.arbitration import ArbitrationTrigger
+from app.markdown import LIMIT, cell, code, inline, prose
 
 if TYPE_CHECKING:  # publish builds on this module; these are only its types
     from app.publish import Conversation, GoneFinding
 
-SEVERITY = {
-    Severity.BLOCKER: "🔴 Blocker",
-    Severity.MAJOR: "🟠 Major",
-    Severity.MINOR: "🟡 Minor",
-    Severity.NIT: "⚪ Nit",
-}
-RESOLUTION = {
-    Resolution.FIXED: "fix suggested",
-    Resolution.WARNING: "accepted with a warning",
-    Resolution.WITHDRAWN: "withdrawn",
-    Resolution.OPEN: "unresolved",
-}
-TRIGGER = {
-    ArbitrationTrigger.LOOP: "the debate went in circles",
-    ArbitrationTrigger.BUDGET: "the debate's token budget ran out",
-    ArbitrationTrigger.EXCHANGE_LIMIT: "too many exchanges on this finding",
-    ArbitrationTrigger.CONVERGED: "the debate stopped making progress",
-    ArbitrationTrigger.ROUND_LIMIT: "the round limit was reached",
-    ArbitrationTrigger.CEILING: "the review's token ceiling was reached",
-    ArbitrationTrigger.REQUESTED: "a person asked for a ruling",
-}
 _TALLY = {
     Resolution.FIXED: "with a suggested fix",
     Resolution.WITHDRAWN: "withdrawn",
     Resolution.WARNING: "accepted with a warning",
     Resolution.OPEN: "unresolved",
 }
-_AGREEMENT = {
-    Consensus.UNANIMOUS: "tester and coder agreed",
-    Consensus.MAJORITY: "a majority of the testers agreed",
-    Consensus.ARBITER: "the arbiter ruled",
-    Consensus.UNRESOLVED: "no agreement",
-}
-_CODER = (MessageKind.CONCEDE, MessageKind.DISPUTE)
+_STANDING = "standing by majority"
+"""The totals' word for findings a panel's majority keeps against the coder."""
 
 
 @dataclass(frozen=True)
@@ -84,10 +56,6 @@ class Entry:
     """The first comment of the review thread an earlier run started for it, if any."""
 
 
-def location(path: str, start: int, end: int) -> str:
-    return f"{path}:{start}" if start == end else f"{path}:{start}-{end}"
-
-
 SUMMARY_MARKER = "<!-- tiebreak:summary -->"
 """The first line of the pull request's summary comment: how a later run finds it."""
 ANSWERED_MARKER = "<!-- tiebreak:gone -->"
@@ -103,19 +71,15 @@ def thread_link(thread: int, pull_url: str | None) -> str:
     return f"[thread]({pull_url}#discussion_r{thread})" if pull_url else "thread"
 
 
-def agreement(result: FindingOutcome) -> str:
-    """Who settled the finding, and why the arbiter was called if it was."""
-    text = _AGREEMENT[result.consensus]
-    if result.trigger is not None and result.consensus is not Consensus.UNANIMOUS:
-        text += f" ({TRIGGER[result.trigger]})"
-    return text
-
-
 def comment_body(entry: Entry) -> str:
     """The inline review comment for a finding: its debate and, if fixed, a suggestion."""
     result = entry.result
-    header = f"**{SEVERITY[result.finding.severity]}** · {RESOLUTION[result.resolution]} · "
-    blocks = [header + agreement(result), *_debate(entry, committable=True), _footer(entry)]
+    header = f"**{SEVERITY[result.finding.severity]}** · {resolution(result)} · "
+    blocks = [
+        header + agreement(result),
+        *debate(result, entry.thread, committable=True),
+        _footer(entry),
+    ]
     return "\n\n".join(blocks)
 
 
@@ -124,22 +88,26 @@ def section(entry: Entry) -> str:
     result, finding = entry.result, entry.result.finding
     where = code(location(finding.path, finding.start_line, finding.end_line))
     blocks = [
-        f"#### {entry.label} · {SEVERITY[finding.severity]} · "
-        f"{RESOLUTION[result.resolution]} · {where}",
+        f"#### {entry.label} · {SEVERITY[finding.severity]} · {resolution(result)} · {where}",
         f"_{agreement(result)} · {_rounds(result)} · {result.tokens:,} billed tokens_",
     ]
     if entry.outside:
         blocks.append(f"Not posted inline: {code(location(*entry.anchor))} {entry.outside}.")
-    blocks += _debate(entry, committable=False)
+    blocks += debate(result, entry.thread, committable=False)
     return "\n\n".join(blocks) + "\n\n"
 
 
 def withdrawn_line(entry: Entry) -> str:
+    """A withdrawn finding in one line: the coder's argument and, on a panel, the vote."""
     finding = entry.result.finding
     where = code(location(finding.path, finding.start_line, finding.end_line))
-    argument = _last(entry.thread, _CODER)
+    argument = coder_answer(entry.thread)
     why = f" — the coder: {inline(argument.text, 300)}" if argument and argument.text else ""
-    return f"- **{entry.label}** {where} ({finding.severity}): {inline(finding.claim, 300)}{why}\n"
+    votes = f" · {vote(entry.result)}" if entry.result.votes else ""
+    return (
+        f"- **{entry.label}** {where} ({finding.severity}): {inline(finding.claim, 300)}"
+        f"{why}{votes}\n"
+    )
 
 
 def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
@@ -150,9 +118,6 @@ def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
     ]
     for entry in entries:
         result, finding = entry.result, entry.result.finding
-        how = str(result.consensus)
-        if result.trigger is not None and result.consensus is not Consensus.UNANIMOUS:
-            how += f" · {result.trigger.replace('_', ' ')}"
         if entry.posted_in is not None:
             where = thread_link(entry.posted_in, pull_url)
         else:
@@ -160,17 +125,17 @@ def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
         rows.append(
             f"| {cell(entry.label)} | {SEVERITY[finding.severity]} "
             f"| {code(location(finding.path, finding.start_line, finding.end_line))} "
-            f"| {RESOLUTION[result.resolution]} | {cell(how)} | {result.closed_in_round} "
+            f"| {resolution(result)} | {cell(consensus(result))} | {result.closed_in_round} "
             f"| {result.tokens:,} | {where} |\n"
         )
     return [*rows, "\n"]
 
 
 def totals(review: Review) -> str:
-    counts = dict.fromkeys(Resolution, 0)
+    counts = dict.fromkeys([*_TALLY.values(), _STANDING], 0)
     for result in review.findings:
-        counts[result.resolution] += 1
-    split = ", ".join(f"{n} {_TALLY[r]}" for r, n in counts.items() if n)
+        counts[_STANDING if stands(result) else _TALLY[result.resolution]] += 1
+    split = ", ".join(f"{n} {label}" for label, n in counts.items() if n)
     by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
     text = (
         f"**{_count(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
@@ -387,75 +352,6 @@ def truncation_note(details_url: str | None) -> Callable[[int], str]:
     return note
 
 
-def _debate(entry: Entry, *, committable: bool) -> list[str]:
-    result, finding = entry.result, entry.result.finding
-    blocks = [prose(finding.claim)]
-    if finding.evidence.strip():
-        blocks.append("**Evidence**\n" + prose(finding.evidence))
-    ruling = _last(entry.thread, (MessageKind.RULING,))
-    reasoning = ruling.text if ruling else ""
-    tester = _last(entry.thread, (MessageKind.REJECT,))
-    coder = _last(entry.thread, _CODER)
-    match result.resolution:
-        case Resolution.FIXED:
-            blocks += _labelled("The arbiter's reasoning", reasoning)
-            blocks += _fix(result, committable=committable)
-        case Resolution.WARNING:
-            blocks += _labelled("The arbiter's warning", result.warning or "")
-            blocks += _labelled("The arbiter's reasoning", reasoning)
-            blocks += _tester(tester, overruled=True)
-            blocks += _labelled("The coder's argument", coder.text if coder else "")
-        case Resolution.OPEN:
-            blocks += _tester(tester, overruled=False)
-            blocks += _coder(coder)
-            blocks += _labelled("Why it is unresolved", result.note or "no agreement was reached")
-        case Resolution.WITHDRAWN:
-            blocks += _labelled("Withdrawn after the coder's argument", coder.text if coder else "")
-    return blocks
-
-
-def _fix(result: FindingOutcome, *, committable: bool) -> list[str]:
-    patch, finding = result.patch, result.finding
-    assert patch is not None
-    where = code(location(patch.path, patch.start_line, patch.end_line))
-    if committable:
-        moved = (patch.path, patch.start_line, patch.end_line) != (
-            finding.path,
-            finding.start_line,
-            finding.end_line,
-        )
-        raised = code(location(finding.path, finding.start_line, finding.end_line))
-        note = [f"Raised on {raised}; the suggestion replaces {where}."] if moved else []
-        return [*note, suggestion(patch.replacement)]
-    lines = replacement_lines(patch.replacement)
-    if not lines:
-        return [f"The fix deletes {where}."]
-    return [f"The fix replaces {where} with:", code_block(lines)]
-
-
-def _tester(rejection: Message | None, *, overruled: bool) -> list[str]:
-    label = "Overruled: the tester's position" if overruled else "The tester's position"
-    if rejection is None or not rejection.text.strip():
-        return [f"**{label}**\nThe claim above."]
-    return _labelled(label, rejection.text)
-
-
-def _coder(answer: Message | None) -> list[str]:
-    if answer is None:
-        return ["**The coder's position**\nThe coder did not answer."]
-    blocks = _labelled("The coder's position", answer.text or "(no argument given)")
-    if answer.patch is not None:
-        patch = answer.patch
-        lines = replacement_lines(clip(patch.replacement, PROSE_LIMIT))
-        where = code(location(patch.path, patch.start_line, patch.end_line))
-        blocks += [f"Its last patch for {where}, not agreed:", code_block(lines)]
-    return blocks
-
-
-def _labelled(label: str, text: str) -> list[str]:
-    return [f"**{label}**\n{prose(text)}"] if text.strip() else []
-
-
 def _footer(entry: Entry) -> str:
     result = entry.result
     return (
@@ -466,10 +362,6 @@ def _footer(entry: Entry) -> str:
 def _rounds(result: FindingOutcome) -> str:
     verb = "left open" if result.resolution is Resolution.OPEN else "closed"
     return f"{verb} in round {result.closed_in_round}"
-
-
-def _last(thread: Sequence[Message], kinds: tuple[MessageKind, ...]) -> Message | None:
-    return next((m for m in reversed(thread) if m.kind in kinds), None)
 
 
 def _count(n: int, noun: str) -> str:

@@ -7,6 +7,8 @@ import click
 from agents.llm import LLMClient, LLMRequest, LLMResponse
 from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review
+from app.finding_text import STANDS, stands
+from policies.panel import Tally
 
 _RESOLUTION_COLOUR = {
     Resolution.FIXED: "green",
@@ -62,12 +64,14 @@ def _finding(result: FindingOutcome) -> list[str]:
     how = str(result.consensus)
     if result.trigger is not None and result.consensus is not Consensus.UNANIMOUS:
         how += f" ({result.trigger})"
-    verdict = click.style(str(result.resolution), fg=_RESOLUTION_COLOUR[result.resolution])
+    verdict = click.style(_verdict(result), fg=_colour(result))
     out = [
         f"{click.style(where, bold=True)}  {finding.severity}  {verdict} · {how} · "
         f"round {result.closed_in_round} · {result.tokens:,} billed tokens",
         f"  {finding.claim}",
     ]
+    if result.votes:
+        out.append(f"  Raised by {result.raised_by}; {Tally.of(result.votes).describe()}.")
     if result.patch is not None:
         patch = result.patch
         out.append(f"  Suggested replacement for {patch.path}:{patch.start_line}-{patch.end_line}:")
@@ -75,22 +79,34 @@ def _finding(result: FindingOutcome) -> list[str]:
     if result.warning:
         out.append(click.style(f"  Warning: {result.warning}", fg="yellow"))
     if result.note:
-        out.append(f"  Unresolved: {result.note}")
+        out.append(f"  {'Stands' if stands(result) else 'Unresolved'}: {result.note}")
     return out
 
 
 def _totals(review: Review) -> str:
     by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
-    counts = dict.fromkeys(Resolution, 0)
+    counts = dict.fromkeys([*map(str, Resolution), STANDS], 0)
     for result in review.findings:
-        counts[result.resolution] += 1
-    summary = ", ".join(f"{n} {r}" for r, n in counts.items() if n)
+        counts[_verdict(result)] += 1
+    summary = ", ".join(f"{n} {word}" for word, n in counts.items() if n)
     findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
     return (
         f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
         f"{_count(review.calls, 'call')}, {review.failed_turns} failed · "
         f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
     )
+
+
+def _verdict(result: FindingOutcome) -> str:
+    """How the finding ended: its resolution, or `stands` when a panel's majority keeps it
+    against the coder (open, but no deadlock)."""
+    return STANDS if stands(result) else str(result.resolution)
+
+
+def _colour(result: FindingOutcome) -> str:
+    """The colour of a consensus and resolution: a finding that stands is open, but the
+    testers agree on it."""
+    return "magenta" if stands(result) else _RESOLUTION_COLOUR[result.resolution]
 
 
 def _count(n: int, noun: str) -> str:

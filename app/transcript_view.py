@@ -14,8 +14,10 @@ from agents.llm import Role, Usage
 from agents.outcome import FindingOutcome, Message, MessageKind, Outcome, Turn
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity
+from app.finding_text import STANDS, TRIGGER, stands
 from app.transcripts import TranscriptRecord
 from policies.budget import BudgetEvent
+from policies.panel import Tally
 
 CHART_WIDTH = 320
 CHART_HEIGHT = 90
@@ -42,14 +44,25 @@ class FindingView:
     raised_by: str
     consensus: str
     resolution: str
+    ended: str
+    """How it ended, as the page says it: its resolution, or `stands` for a finding a panel's
+    majority keeps against the coder."""
     published: bool
     """Whether the config's `min_severity` let the finding onto the pull request."""
     trigger: str | None
+    """Why the debate on it ended without agreement, in words: why it went to the arbiter, or
+    (for a finding that stands) why its debate stopped."""
     warning: str | None
     note: str | None
+    note_label: str
+    """What the note explains: why it is unresolved, or why it stands."""
     exchanges: int
     tokens: int
     thread: list[ThreadItem]
+    kept_by: list[str] = field(default_factory=list)
+    """The panel's testers whose latest vote keeps the finding against the coder's answer."""
+    accepted_by: list[str] = field(default_factory=list)
+    """The panel's testers whose latest vote accepts the coder's answer."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,8 @@ class UnitView:
     notices: list[ThreadItem]
     budgets: list[BudgetChart]
     turns: list[TurnView]
+    testers: list[str] = field(default_factory=list)
+    """The testers that took part in the debate, in the order they first spoke."""
 
 
 @dataclass(frozen=True)
@@ -147,13 +162,21 @@ def _unit(unit: Outcome, diff: Diff, min_severity: Severity) -> UnitView:
         notices=[_item(m, diff) for m in unit.transcript.messages if m.finding_id is None],
         budgets=[_chart(edge, events) for edge, events in unit.budget_history.items() if events],
         turns=[_turn(t) for t in unit.transcript.turns],
+        testers=list(
+            dict.fromkeys(t.agent for t in unit.transcript.turns if t.role is Role.TESTER)
+        ),
     )
 
 
 def _finding(
     result: FindingOutcome, thread: list[Message], diff: Diff, min_severity: Severity
 ) -> FindingView:
-    finding = result.finding
+    finding, tally = result.finding, Tally.of(result.votes)
+    standing = stands(result)
+    trigger = None
+    if result.trigger is not None:
+        why = TRIGGER[result.trigger]
+        trigger = f"its debate ended: {why}" if standing else f"sent to the arbiter: {why}"
     lines = (
         f"{finding.start_line}"
         if finding.start_line == finding.end_line
@@ -168,14 +191,18 @@ def _finding(
         raised_by=result.raised_by,
         consensus=str(result.consensus),
         resolution=str(result.resolution),
+        ended=STANDS if standing else str(result.resolution),
         published=finding.severity.rank <= min_severity.rank,
-        trigger=str(result.trigger) if result.trigger else None,
+        trigger=trigger,
         warning=result.warning,
         note=result.note,
+        note_label="Stands" if standing else "Unresolved",
         exchanges=result.exchanges,
         tokens=result.tokens,
         # The claim heads the finding; the message that raised it would only repeat it.
         thread=[_item(m, diff) for m in thread if not _raising(m, finding.claim)],
+        kept_by=list(tally.keep),
+        accepted_by=list(tally.accept),
     )
 
 

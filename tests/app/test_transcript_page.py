@@ -14,8 +14,16 @@ from agents.scripted import ScriptedLLM, by_role
 from app.links import TranscriptLinks, links_for
 from app.server import create_app
 from app.settings import Settings
-from app.transcripts import DAY, TranscriptStore
+from app.transcripts import DAY, TranscriptRecord, TranscriptStore
 from tests.agents.kit import LOG_FIX, LOG_LINE, force_fix, rulings
+from tests.app.panel_kit import (
+    CORRECTNESS,
+    KEPT,
+    PERFORMANCE,
+    REPEATED,
+    SECURITY,
+    TIE_FIXED,
+)
 from tests.app.review_kit import (
     NUMBER,
     REPO,
@@ -26,7 +34,7 @@ from tests.app.review_kit import (
     run_worker,
     summary,
 )
-from tests.app.transcript_kit import PWNED, hostile_record
+from tests.app.transcript_kit import PWNED, hostile_record, panel_record
 from tests.app.webhook_kit import SECRET, Store
 from tests.fakes.github_api import AppKey, FakeGitHub
 
@@ -64,6 +72,22 @@ def escaped(line: str) -> str:
 def text(html: str) -> str:
     """The page's text, roughly as a reader sees it (markup dropped, entities kept)."""
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+async def page_of(record: TranscriptRecord, redis_url: str, web: TestClient) -> str:
+    """The transcript page of `record`, kept in the store and opened with a valid link."""
+    redis = AsyncRedis.from_url(redis_url)
+    try:
+        await TranscriptStore(redis, 1).save(record)
+    finally:
+        await redis.aclose()
+    links = links_for(SETTINGS)
+    assert links is not None
+    url = links.url(record.run_id)
+    assert url is not None
+    page = web.get(local(url))
+    assert page.status_code == 200
+    return page.text
 
 
 async def test_a_finished_review_links_its_transcript_from_the_check_run_and_the_summary(
@@ -225,3 +249,45 @@ async def test_a_hostile_pull_request_is_shown_as_text(redis_url: str, web: Test
     assert f"&lt;script&gt;{PWNED} = 1&lt;/script&gt;" in shown
     assert "&lt;/title&gt;" in shown
     assert "A" * 100_000 in page.text  # the wide line, whole, for the reader to scroll
+
+
+async def test_a_panel_s_votes_testers_and_edges_are_shown(redis_url: str, web: TestClient) -> None:
+    record = await panel_record(KEPT, "review:octo/shop#7@panel", max_exchanges_per_finding=2)
+
+    page = await page_of(record, redis_url, web)
+
+    shown = text(page)
+    panel = f"{CORRECTNESS} , {SECURITY} , {PERFORMANCE}"
+    assert f"A panel of 3 testers: {panel}" in shown
+    assert f"{CORRECTNESS}: `log` is not defined anywhere" in shown  # who raised it
+    assert (
+        f"The panel's vote: kept by {CORRECTNESS} , {SECURITY} · accepted by {PERFORMANCE}"
+    ) in shown
+    assert '<span class="badge open">stands</span>' in page
+    assert "its debate ended: too many exchanges on this finding" in shown
+    assert "Stands: a majority of the testers keeps it against the coder" in shown
+    assert "Unresolved:" not in shown
+    assert "sent to the arbiter" not in shown
+    # Every tester speaks under its own name, and each edge of the panel has its chart.
+    for tester, kind in ((CORRECTNESS, "reject"), (SECURITY, "reject"), (PERFORMANCE, "accept")):
+        assert f'<span class="who">{tester}</span> <span class="muted">{kind}' in page
+    edges = [f"{party}↔{t}" for party in ("coder", "arbiter") for t in (CORRECTNESS, SECURITY)]
+    edges += [f"coder↔{PERFORMANCE}", f"arbiter↔{PERFORMANCE}", "arbiter↔coder"]
+    for edge in edges:
+        assert f"<strong>{edge}</strong>:" in page
+    assert page.count("<polyline") == 2 * len(edges)
+
+
+async def test_a_tie_and_testers_leaving_are_shown(redis_url: str, web: TestClient) -> None:
+    tie = await panel_record(TIE_FIXED, "review:octo/shop#7@tie", testers=2)
+    spent = await panel_record(REPEATED, "review:octo/shop#7@spent")
+
+    tied = text(await page_of(tie, redis_url, web))
+    left = text(await page_of(spent, redis_url, web))
+
+    assert f"The panel's vote: kept by {CORRECTNESS} · accepted by {SECURITY}" in tied
+    assert "sent to the arbiter: the testers split evenly" in tied
+    assert "A panel of 2 testers" in tied
+    for tester in (CORRECTNESS, SECURITY, PERFORMANCE):
+        assert f"{tester} leaves the debate: its budget with the coder is spent" in left
+    assert "its debate ended: the debate&#39;s token budget ran out" in left

@@ -3,20 +3,23 @@
 `sample_record` is an ordinary review: one finding fixed by agreement, one the agents
 deadlock on until the arbiter accepts the code with a warning. `hostile_record` is a pull
 request built to break a page: markup and scripts in the diff, the title, the findings and the
-patches, and a line far wider than any screen.
+patches, and a line far wider than any screen. `panel_record` is a review by a panel of
+testers.
 """
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from agents.diff import Diff
 from agents.engine import Debate
 from agents.llm import LLMRequest, LLMResponse
 from agents.review import Review
-from agents.scripted import Reply, ScriptedLLM, usage_for
+from agents.scripted import Reply, ScriptedLLM, ScriptStep, by_agent, usage_for
 from agents.tokens import typical_tokens
 from app.events import PullRequestRef
 from app.transcripts import TranscriptRecord
+from policies.debate import DebatePolicy
 from tests.agents.kit import (
     LOG_FIX,
     PAYMENTS,
@@ -125,10 +128,17 @@ def _hostile(request: LLMRequest) -> dict[str, Any]:
 
 
 async def _record(
-    script: Any, diff_text: str, *, title: str, run_id: str, **fields: Any
+    script: Any,
+    diff_text: str,
+    *,
+    title: str,
+    run_id: str,
+    policy: DebatePolicy | None = None,
+    **fields: Any,
 ) -> TranscriptRecord:
     diff = Diff.parse(diff_text)
-    outcomes = [await Debate(ScriptedLLM(_timed(script))).run(u) for u in diff.units()]
+    debate = Debate(ScriptedLLM(_timed(script)), policy)
+    outcomes = [await debate.run(u) for u in diff.units()]
     review = Review(units=outcomes)
     started = time.time() - 3600
     return TranscriptRecord(
@@ -156,3 +166,13 @@ async def sample_record(run_id: str = "review:octo/shop#7@3f2c9a1") -> Transcrip
 async def hostile_record(run_id: str = "review:octo/shop#7@hostile") -> TranscriptRecord:
     diff = git_diff({PAGE: (PAGE_BEFORE, PAGE_AFTER)})
     return await _record(_hostile, diff, title=HOSTILE_TITLE, run_id=run_id)
+
+
+async def panel_record(
+    script: Mapping[str, list[ScriptStep]], run_id: str, testers: int = 3, **limits: Any
+) -> TranscriptRecord:
+    """A review of the payments change by a panel of `testers`, answering from `script` by
+    agent (see :mod:`tests.app.panel_kit`)."""
+    diff = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
+    policy = DebatePolicy(testers=testers, **limits)
+    return await _record(by_agent(script), diff, title="Log refunds", run_id=run_id, policy=policy)
