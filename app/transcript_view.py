@@ -99,6 +99,8 @@ class UnitView:
     turns: list[TurnView]
     testers: list[str] = field(default_factory=list)
     """The testers that took part in the debate, in the order they first spoke."""
+    unused_edges: list[str] = field(default_factory=list)
+    """Edges whose budget was never spent on: no chart, one line."""
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,10 @@ def _unit(unit: Outcome, diff: Diff, min_severity: Severity) -> UnitView:
             for f in unit.findings
         ],
         notices=[_item(m, diff) for m in unit.transcript.messages if m.finding_id is None],
-        budgets=[_chart(edge, events) for edge, events in unit.budget_history.items() if events],
+        budgets=[
+            _chart(edge, events) for edge, events in unit.budget_history.items() if _used(events)
+        ],
+        unused_edges=[edge for edge, events in unit.budget_history.items() if not _used(events)],
         turns=[_turn(t) for t in unit.transcript.turns],
         testers=list(
             dict.fromkeys(t.agent for t in unit.transcript.turns if t.role is Role.TESTER)
@@ -229,6 +234,11 @@ def patch_diff(patch: Patch, diff: Diff) -> str:
     header = f"--- {patch.path}\n+++ {patch.path}\n"
     hunk = f"@@ -{patch.start_line},{len(before)} +{patch.start_line},{len(after)} @@\n"
     return header + hunk + "\n".join(line for line in body[3:])
+
+
+def _used(events: list[BudgetEvent]) -> bool:
+    """Whether an edge saw anything after it opened (an arbiter never called did not)."""
+    return len(events) > 1 or any(e.spent for e in events)
 
 
 def _chart(edge: str, events: list[BudgetEvent]) -> BudgetChart:

@@ -8,7 +8,8 @@ and those its neighbours raised or voted on — so a disputed finding spreads ar
 one neighbour per round while a settled one costs only the testers next to it.
 
 Each tester's latest vote counts: `keep` (the finding stands against the coder's answer) or
-`accept` (the answer fixes it, or shows it wrong). More accepts than keeps closes a finding;
+`accept` (the answer fixes it, or shows it wrong). Raising a finding is a keep: its raiser
+holds it until an answer persuades it. More accepts than keeps closes a finding;
 more keeps than accepts, from two testers or more, makes it stand against the coder; an even
 split goes to the arbiter. A lone tester's keep is not a majority: its deadlocks go to the
 arbiter, as with a single tester.
@@ -56,7 +57,8 @@ class Topology(StrEnum):
 
 class Vote(StrEnum):
     KEEP = "keep"
-    """The finding stands: the coder's answer neither fixes it nor shows it wrong."""
+    """The finding stands: the tester raised it, or the coder's answer neither fixes it nor
+    shows it wrong."""
     ACCEPT = "accept"
     """The coder's answer settles the finding."""
 

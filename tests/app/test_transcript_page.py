@@ -110,8 +110,10 @@ async def test_a_finished_review_links_its_transcript_from_the_check_run_and_the
     # The coder's patch, as a diff against the line it replaces.
     assert '<span class="del">-    log(payment.id, amount)</span>' in page.text
     assert f'<span class="add">+{escaped(LOG_LINE)}</span>' in page.text
-    # The budget of each edge, charted.
-    assert page.text.count("<polyline") == 2 * 3
+    # The budget of the edge the debate used, charted; the arbiter's, never called, listed.
+    assert page.text.count("<polyline") == 2 * 1
+    assert "<strong>coder↔tester</strong>:" in page.text
+    assert "Not used: arbiter↔coder, arbiter↔tester." in shown
     # Its spend is the check run's.
     (check,) = github.check_runs(REPO)
     spend = re.search(
@@ -268,14 +270,16 @@ async def test_a_panel_s_votes_testers_and_edges_are_shown(redis_url: str, web: 
     assert "Stands: a majority of the testers keeps it against the coder" in shown
     assert "Unresolved:" not in shown
     assert "sent to the arbiter" not in shown
-    # Every tester speaks under its own name, and each edge of the panel has its chart.
+    # Every tester speaks under its own name, and each coder-tester edge of the panel has its
+    # chart; the arbiter's edges, never called on, are listed in one line.
     for tester, kind in ((CORRECTNESS, "reject"), (SECURITY, "reject"), (PERFORMANCE, "accept")):
         assert f'<span class="who">{tester}</span> <span class="muted">{kind}' in page
-    edges = [f"{party}↔{t}" for party in ("coder", "arbiter") for t in (CORRECTNESS, SECURITY)]
-    edges += [f"coder↔{PERFORMANCE}", f"arbiter↔{PERFORMANCE}", "arbiter↔coder"]
+    edges = [f"coder↔{t}" for t in (CORRECTNESS, SECURITY, PERFORMANCE)]
     for edge in edges:
         assert f"<strong>{edge}</strong>:" in page
     assert page.count("<polyline") == 2 * len(edges)
+    idle = ", ".join(f"arbiter↔{t}" for t in ("coder", CORRECTNESS, SECURITY, PERFORMANCE))
+    assert f"Not used: {idle}." in shown
 
 
 async def test_a_tie_and_testers_leaving_are_shown(redis_url: str, web: TestClient) -> None:
