@@ -30,15 +30,20 @@ from tests.agents.kit import (
     dispute,
     evaluations,
     finding,
-    force_fix,
     payments_unit,
     reject,
     report,
-    rulings,
 )
-
-CORRECTNESS, SECURITY, PERFORMANCE = "tester-correctness", "tester-security", "tester-performance"
-SPLIT = finding(8, "Quantizing each share loses the remainder: 10 split 3 ways gives 9.99.")
+from tests.agents.panel_kit import (
+    CORRECTNESS,
+    FIXED_BY_MAJORITY,
+    KEPT,
+    PERFORMANCE,
+    REPEATED,
+    SECURITY,
+    TIE_FIXED,
+    WITHDRAWN_BY_MAJORITY,
+)
 
 
 async def debate(
@@ -73,32 +78,9 @@ def calls(llm: ScriptedLLM, agent: str, tool: ToolName | None = None) -> list[LL
 
 
 async def test_a_majority_that_keeps_a_finding_against_the_coder_makes_it_stand() -> None:
-    # The coder disputes twice; two of three testers keep the finding both times: it stands
+    # Two of three testers keep the finding after each of the coder's two answers: it stands
     # when its exchanges run out, by majority, without the arbiter.
-    outcome, llm, _ = await debate(
-        panel(max_exchanges_per_finding=2),
-        {
-            CORRECTNESS: [
-                report(UNDEFINED),
-                evaluations(reject("F1", "Nothing imports log.")),
-                evaluations(reject("F1", "Still nothing imports log; every refund fails.")),
-            ],
-            SECURITY: [
-                report(),
-                evaluations(reject("F1", "A NameError aborts the refund half done.")),
-                evaluations(reject("F1", "The refund is still aborted after the balance moved.")),
-            ],
-            PERFORMANCE: [
-                report(),
-                evaluations(accept("F1", "The module defines log at import time.")),
-                evaluations(accept("F1", "Still convinced: log exists.")),
-            ],
-            "coder": [
-                answers(dispute("F1", "log is a module-level helper.")),
-                answers(dispute("F1", "The helper is injected by the framework.")),
-            ],
-        },
-    )
+    outcome, llm, _ = await debate(panel(max_exchanges_per_finding=2), KEPT)
 
     result = only(outcome)
     assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.OPEN)
@@ -111,15 +93,7 @@ async def test_a_majority_that_keeps_a_finding_against_the_coder_makes_it_stand(
 
 
 async def test_a_majority_that_accepts_a_patch_closes_the_finding_fixed() -> None:
-    outcome, llm, _ = await debate(
-        panel(),
-        {
-            CORRECTNESS: [report(UNDEFINED), evaluations(accept("F1", "Fixed."))],
-            SECURITY: [report(), evaluations(accept("F1", "The logger is defined."))],
-            PERFORMANCE: [report(), evaluations(reject("F1", "Logging every refund is slow."))],
-            "coder": [answers(concede("F1", LOG_FIX))],
-        },
-    )
+    outcome, llm, _ = await debate(panel(), FIXED_BY_MAJORITY)
 
     result = only(outcome)
     assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.FIXED)
@@ -147,15 +121,7 @@ async def test_a_panel_that_accepts_unanimously_reports_unanimous() -> None:
 
 
 async def test_a_tie_goes_to_the_arbiter_at_once() -> None:
-    outcome, llm, _ = await debate(
-        panel(2),
-        {
-            CORRECTNESS: [report(UNDEFINED), evaluations(reject("F1", "Nothing imports log."))],
-            SECURITY: [report(), evaluations(accept("F1", "log is a builtin of this runtime."))],
-            "coder": [answers(dispute("F1", "log is provided by the runtime."))],
-            "arbiter": [rulings(force_fix("F1", LOG_FIX))],
-        },
-    )
+    outcome, llm, _ = await debate(panel(2), TIE_FIXED)
 
     result = only(outcome)
     assert (result.consensus, result.resolution) == (Consensus.ARBITER, Resolution.FIXED)
@@ -173,16 +139,7 @@ async def test_a_tie_goes_to_the_arbiter_at_once() -> None:
 
 
 async def test_a_stubborn_minority_neither_blocks_the_majority_nor_calls_the_arbiter() -> None:
-    stubborn = reject("F1", "Splitting must never lose a cent.")
-    outcome, llm, _ = await debate(
-        panel(),
-        {
-            CORRECTNESS: [report(SPLIT), evaluations(stubborn)],
-            SECURITY: [report(), evaluations(accept("F1", "Previews may round."))],
-            PERFORMANCE: [report(), evaluations(accept("F1", "The ledger sums exactly."))],
-            "coder": [answers(dispute("F1", "split() only feeds a preview."))],
-        },
-    )
+    outcome, llm, _ = await debate(panel(), WITHDRAWN_BY_MAJORITY)
 
     result = only(outcome)
     assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.WITHDRAWN)
@@ -399,16 +356,7 @@ async def test_a_disputed_finding_spreads_around_the_ring_with_what_neighbours_s
 async def test_a_tester_whose_budget_is_spent_leaves_and_its_votes_stand() -> None:
     # The coder repeats its answer: every coder-tester budget drops to zero, so every tester
     # leaves; two of three kept the finding, so it stands by majority.
-    stubborn = dispute("F1", "log is a module-level helper.")
-    outcome, llm, _ = await debate(
-        panel(),
-        {
-            CORRECTNESS: [report(UNDEFINED), evaluations(reject("F1", "Nothing imports it."))],
-            SECURITY: [report(), evaluations(reject("F1", "It fails at runtime."))],
-            PERFORMANCE: [report(), evaluations(accept("F1"))],
-            "coder": [answers(stubborn), answers(stubborn)],
-        },
-    )
+    outcome, llm, _ = await debate(panel(), REPEATED)
 
     result = only(outcome)
     assert (result.consensus, result.resolution) == (Consensus.MAJORITY, Resolution.OPEN)

@@ -13,19 +13,18 @@ from app.publish import AnnotationLevel, Conclusion, LabelAction, Publication, R
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
 from tests.agents.kit import LOG_LINE, PAYMENTS
-from tests.app.panel_kit import (
+from tests.agents.panel_kit import (
     CORRECTNESS,
     FIXED_BY_MAJORITY,
     KEPT,
-    PANEL_DIFF,
     PERFORMANCE,
     SECURITY,
     TIE_FIXED,
     TIE_WARNED,
     WITHDRAWN_BY_MAJORITY,
     Script,
-    panel_review,
 )
+from tests.app.panel_kit import PANEL_DIFF, panel_review
 from tests.app.review_kit import BASE, NUMBER, REPO, run_review
 from tests.app.test_publish import (
     BIG,

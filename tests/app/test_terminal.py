@@ -3,15 +3,15 @@
 import click
 
 from app.terminal import render
-from tests.app.panel_kit import (
+from tests.agents.panel_kit import (
     CORRECTNESS,
     FIXED_BY_MAJORITY,
     KEPT,
     PERFORMANCE,
     SECURITY,
     TIE_WARNED,
-    panel_review,
 )
+from tests.app.panel_kit import panel_review
 
 
 async def test_a_finding_that_stands_prints_as_such_in_its_own_colour() -> None:

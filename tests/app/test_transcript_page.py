@@ -16,7 +16,7 @@ from app.server import create_app
 from app.settings import Settings
 from app.transcripts import DAY, TranscriptRecord, TranscriptStore
 from tests.agents.kit import LOG_FIX, LOG_LINE, force_fix, rulings
-from tests.app.panel_kit import (
+from tests.agents.panel_kit import (
     CORRECTNESS,
     KEPT,
     PERFORMANCE,
