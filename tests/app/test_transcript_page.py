@@ -230,27 +230,15 @@ async def test_a_ruling_asked_for_later_joins_the_transcript(
 
 
 async def test_a_hostile_pull_request_is_shown_as_text(redis_url: str, web: TestClient) -> None:
-    record = await hostile_record()
-    redis = AsyncRedis.from_url(redis_url)
-    try:
-        await TranscriptStore(redis, 1).save(record)
-    finally:
-        await redis.aclose()
-    links = links_for(SETTINGS)
-    assert links is not None
+    page = await page_of(await hostile_record(), redis_url, web)
 
-    url = links.url(record.run_id)
-    assert url is not None
-    page = web.get(local(url))
-
-    assert page.status_code == 200
-    assert "<script" not in page.text
-    assert "<img" not in page.text
-    assert "onerror=" not in page.text.replace("onerror=&#34;", "")
-    shown = text(page.text)
+    assert "<script" not in page
+    assert "<img" not in page
+    assert "onerror=" not in page.replace("onerror=&#34;", "")
+    shown = text(page)
     assert f"&lt;script&gt;{PWNED} = 1&lt;/script&gt;" in shown
     assert "&lt;/title&gt;" in shown
-    assert "A" * 100_000 in page.text  # the wide line, whole, for the reader to scroll
+    assert "A" * 100_000 in page  # the wide line, whole, for the reader to scroll
 
 
 async def test_a_panel_s_votes_testers_and_edges_are_shown(redis_url: str, web: TestClient) -> None:
