@@ -118,7 +118,6 @@ class DebateState:
             if thread.answer is None:  # raised, never answered: nothing was voted on
                 deadlocked.append((thread, trigger))
             elif tally.verdict is Verdict.ACCEPTED:
-                thread.trigger = trigger
                 self._accept(thread, tally)
             elif tally.verdict is Verdict.STANDS:
                 thread.trigger = trigger
