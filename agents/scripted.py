@@ -56,7 +56,7 @@ def by_role(**steps: Iterable[ScriptStep]) -> Script:
     request giving one. A role whose queue is empty raises AssertionError: the debate made a
     call the script did not expect.
     """
-    return _queued({Role(role): steps for role, steps in steps.items()}, lambda r: r.role)
+    return _queued({Role(role): queue for role, queue in steps.items()}, lambda r: r.role)
 
 
 def by_agent(steps: Mapping[str, Iterable[ScriptStep]]) -> Script:
