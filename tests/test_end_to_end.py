@@ -194,18 +194,20 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
             "TIEBREAK_LOG_LEVEL": "DEBUG",
             "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
         }
+        # Its own process group, as a terminal runs a command: Ctrl-C signals the whole group.
         process = subprocess.Popen(
             [str(TIEBREAK), "serve", "--port", str(port)],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
+            process_group=0,
         )
         served = Tiebreak(github, port, log, key)
         try:
             _wait_for_health(f"http://127.0.0.1:{port}/healthz", process, log)
             yield served
         finally:
-            process.send_signal(signal.SIGINT)
+            os.killpg(process.pid, signal.SIGINT)  # Ctrl-C
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:

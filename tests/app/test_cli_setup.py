@@ -35,6 +35,7 @@ def environment(**more: str) -> dict[str, str]:
 
 
 def start(args: list[str], cwd: Path, env: dict[str, str]) -> "subprocess.Popen[str]":
+    """`tiebreak ARGS` in its own process group, as a terminal runs a command."""
     return subprocess.Popen(
         [str(TIEBREAK), *args],
         cwd=cwd,
@@ -42,7 +43,13 @@ def start(args: list[str], cwd: Path, env: dict[str, str]) -> "subprocess.Popen[
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        process_group=0,
     )
+
+
+def ctrl_c(process: "subprocess.Popen[str]") -> None:
+    """What a terminal does on Ctrl-C: SIGINT to the whole process group."""
+    os.killpg(process.pid, signal.SIGINT)
 
 
 def wait_for(url: str, process: "subprocess.Popen[str]") -> None:
@@ -104,9 +111,10 @@ def test_setup_registers_the_app_and_serve_runs_on_what_it_wrote(
     try:
         wait_for(f"http://127.0.0.1:{port}/healthz", server)
     finally:
-        server.send_signal(signal.SIGINT)
+        ctrl_c(server)
         code, _, err = finish(server)
     assert code == 0, err
+    assert "Traceback" not in err
 
 
 def test_ctrl_c_before_github_answers_writes_nothing(fake: FakeGitHub, tmp_path: Path) -> None:
@@ -114,7 +122,7 @@ def test_ctrl_c_before_github_answers_writes_nothing(fake: FakeGitHub, tmp_path:
     process = setup(fake, tmp_path, port)
     wait_for(f"http://127.0.0.1:{port}/", process)
 
-    process.send_signal(signal.SIGINT)
+    ctrl_c(process)
     code, _, err = finish(process)
 
     assert code == 1
