@@ -14,7 +14,7 @@ from urllib.parse import quote
 from itsdangerous import BadSignature, TimestampSigner
 
 from app.settings import Settings
-from app.transcripts import DAY
+from app.store.transcripts import DAY
 
 SALT = "tiebreak.transcript"
 

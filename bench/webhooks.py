@@ -53,12 +53,12 @@ import uvicorn
 from arq.constants import abort_jobs_ss, default_queue_name
 from fastapi import FastAPI, Response
 
-from app import logs
-from app.embedded_redis import EmbeddedRedis, free_port
 from app.events import PullRequestPayload, PullRequestRef
-from app.queue import review_job_id
-from app.server import create_app
 from app.settings import Settings
+from app.store.embedded import EmbeddedRedis, free_port
+from app.store.queue import review_job_id
+from app.telemetry import logs
+from app.web.server import create_app
 from tests.app.webhook_kit import payload, signed
 
 HOST = "127.0.0.1"
@@ -143,7 +143,7 @@ def serve(kind: str, port: int, redis_url: str | None) -> None:
         if redis_url is None:
             raise BenchmarkFailed("the real endpoint needs --redis-url")
         settings = Settings(github_webhook_secret=SECRET)
-        # As `tiebreak web` runs it (app.cli._serve): Tiebreak's JSON log lines, redacted,
+        # As `tiebreak web` runs it (app.cli.main._serve): Tiebreak's JSON log lines, redacted,
         # uvicorn's access log among them, so the figures are production's.
         logs.configure(settings)
         config = uvicorn.Config(

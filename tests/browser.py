@@ -19,11 +19,11 @@ import uvicorn
 from playwright.async_api import Browser, async_playwright
 from redis.asyncio import Redis
 
-from app.embedded_redis import EmbeddedRedis, free_port
 from app.links import links_for
-from app.server import create_app
 from app.settings import Settings
-from app.transcripts import TranscriptRecord, TranscriptStore
+from app.store.embedded import EmbeddedRedis, free_port
+from app.store.transcripts import TranscriptRecord, TranscriptStore
+from app.web.server import create_app
 
 CHROMIUM_ARGS = [
     # As root in a container, without a GPU, on a machine with no way out: nothing to fetch.

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import redis
 
-from app.embedded_redis import EmbeddedRedis
 from app.settings import ENV_FILE_VARIABLE, Settings, get_settings
+from app.store.embedded import EmbeddedRedis
 
 LOCAL_NAMES = {"localhost", "localhost.localdomain"}
 

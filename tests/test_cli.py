@@ -2,7 +2,7 @@
 
 from click.testing import CliRunner
 
-from app.cli import main
+from app.cli.main import main
 
 
 def test_tiebreak_shows_its_help_and_version() -> None:

@@ -22,9 +22,9 @@ import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.llm import Usage
-from app.coordination import LiveRuns
 from app.events import PullRequestRef
-from app.queue import ReviewQueue, review_job_id
+from app.store.live import LiveRuns
+from app.store.queue import ReviewQueue, review_job_id
 from tests.agents.kit import (
     LOG_FIX,
     PAYMENTS,

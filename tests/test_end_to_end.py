@@ -22,8 +22,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.embedded_redis import free_port
-from app.redaction import REDACTED
+from app.store.embedded import free_port
+from app.telemetry.redaction import REDACTED
 from tests.agents.kit import (
     LOG_FIX,
     LOG_LINE,

@@ -20,9 +20,9 @@ import yaml
 from packaging.specifiers import SpecifierSet
 from pydantic import SecretStr
 
-from app.cli import main
-from app.server import create_app
+from app.cli.main import main
 from app.settings import Settings
+from app.web.server import create_app
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -76,7 +76,7 @@ def command(args: list[str]) -> click.Command:
 def test_the_entrypoint_is_the_packages_command() -> None:
     (program,) = one("ENTRYPOINT").exec_form()
 
-    assert PYPROJECT["project"]["scripts"][program] == "app.cli:main"
+    assert PYPROJECT["project"]["scripts"][program] == "app.cli.main:main"
 
 
 def test_the_default_command_serves_the_webhooks_on_the_exposed_port() -> None:

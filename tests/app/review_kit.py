@@ -10,13 +10,13 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.llm import LLMClient
 from agents.scripted import Reply, ScriptedLLM, by_role
-from app import review_text
 from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
-from app.github import GitHubApp
-from app.metrics import Metrics
-from app.queue import ReviewQueue, review_job_id
+from app.github.client import GitHubApp
+from app.jobs.worker import WorkerDeps, Workers
+from app.publishing import text as review_text
 from app.settings import Settings
-from app.worker import WorkerDeps, Workers
+from app.store.queue import ReviewQueue, review_job_id
+from app.telemetry.metrics import Metrics
 from tests.agents.kit import (
     PAYMENTS,
     PAYMENTS_AFTER,

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from app.allowance import ALLOWANCE_TTL, DailyAllowance
+from app.store.allowance import ALLOWANCE_TTL, DailyAllowance
 from policies.budget import Allowance, TokenCeiling
 from policies.errors import AllowanceExhausted
 

@@ -22,7 +22,9 @@ from agents.outcome import (
 from agents.protocol import Finding, Patch, Severity
 from agents.review import Review, review_diff
 from agents.scripted import ScriptedLLM, by_role
-from app.apply import (
+from app.events import PullRequestRef
+from app.github.client import GitFile, GitHubApp, Installation, pushable
+from app.jobs.apply import (
     AppliedCommit,
     AppliedFix,
     ApplyRefused,
@@ -30,9 +32,7 @@ from app.apply import (
     commit_message,
     patched_files,
 )
-from app.events import PullRequestRef
-from app.github import GitFile, GitHubApp, Installation, pushable
-from app.runs import RunRecord
+from app.store.pulls import RunRecord
 from tests.agents.kit import (
     LOG_LINE,
     PAYMENTS,
@@ -659,7 +659,8 @@ async def test_head_file_answers_none_for_what_is_not_a_regular_file(
 async def test_a_branch_name_with_a_hash_is_refused_before_anything_is_written(
     github: FakeGitHub, key: AppKey
 ) -> None:
-    # githubkit 0.16 cannot send a request whose path has a `#` in it (see app.github.pushable).
+    # githubkit 0.16 cannot send a request whose path has a `#` in it
+    # (see app.github.client.pushable).
     open_pull(github, head_ref="fix#12")
 
     with pytest.raises(ApplyRefused, match="cannot push to the branch"):

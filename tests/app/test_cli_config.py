@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from app.cli import main
-from app.config_docs import README_PATH, ROOT, SCHEMA_PATH, readme_with_reference, schema_text
+from app.cli.config_docs import README_PATH, ROOT, SCHEMA_PATH, readme_with_reference, schema_text
+from app.cli.main import main
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES
 
 VALID = """\

@@ -8,7 +8,7 @@ import pytest
 import respx
 from click.testing import CliRunner, Result
 
-from app.cli import main
+from app.cli.main import main
 from tests.agents.kit import (
     AGREED,
     LOG_FIX,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from dotenv import dotenv_values
 
-from app.embedded_redis import free_port
+from app.store.embedded import free_port
 from tests.app.setup_kit import APP_ID, PUBLIC_URL, get, parse_form, submit
 from tests.fakes.github_api import AppKey, FakeGitHub
 

@@ -3,10 +3,10 @@
 from arq.connections import RedisSettings, create_pool
 
 from agents.scripted import ScriptedLLM, by_role
-from app.allowance import DailyAllowance
 from app.events import CommandCall, CommandRequest, CommentRef
-from app.runs import RunStore
 from app.settings import Settings
+from app.store.allowance import DailyAllowance
+from app.store.pulls import RunStore
 from tests.agents.kit import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
 from tests.app.review_kit import (
     DIFF,

@@ -8,8 +8,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.events import CommandRequest
-from app.server import create_app
 from app.settings import Settings
+from app.web.server import create_app
 from tests.app.webhook_kit import SECRET, Store, payload, signed
 
 

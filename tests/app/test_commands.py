@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.commands import Command, CommandName, Parsed, Unrecognised, parse_commands
+from app.slash import Command, CommandName, Parsed, Unrecognised, parse_commands
 
 REVIEW, APPLY, STOP, HELP = (Command(CommandName(n)) for n in ("review", "apply", "stop", "help"))
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from app.config_docs import (
+from app.cli.config_docs import (
     README_END,
     README_PATH,
     README_START,

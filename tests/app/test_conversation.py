@@ -5,10 +5,10 @@ import pytest
 
 from agents.diff import Diff
 from agents.protocol import Finding
-from app import review_text
-from app.conversation import posted_threads, write_summary
-from app.fingerprints import Fingerprint
-from app.github import GitHubApp, Installation
+from app.github.client import GitHubApp, Installation
+from app.jobs.conversation import posted_threads, write_summary
+from app.publishing import text as review_text
+from app.publishing.fingerprints import Fingerprint
 from tests.agents.kit import PAYMENTS
 from tests.app.review_kit import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO, summaries
 from tests.fakes.github_api import AppKey, FakeGitHub

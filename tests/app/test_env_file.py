@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from dotenv import dotenv_values
 
-from app.env_file import render, write_private
 from app.settings import ENV_FILE_VARIABLE, get_settings
+from app.setup.env_file import render, write_private
 from tests.fakes.github_api import AppKey
 
 URL = "https://tiebreak.example.com/hooks?"

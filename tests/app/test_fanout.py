@@ -10,10 +10,10 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from agents.errors import LLMFatal
 from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import ScriptedLLM
-from app.coordination import LiveRuns, State
-from app.janitor import resume_orphans
-from app.queue import ReviewQueue, review_job_id
-from app.runs import RunStore
+from app.jobs.janitor import resume_orphans
+from app.store.live import LiveRuns, State
+from app.store.pulls import RunStore
+from app.store.queue import ReviewQueue, review_job_id
 from tests.app.review_kit import (
     REF,
     REPO,

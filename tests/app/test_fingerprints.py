@@ -5,7 +5,7 @@ import pytest
 from agents.claims import gist, same_gist
 from agents.diff import Diff
 from agents.protocol import Finding
-from app.fingerprints import Fingerprint
+from app.publishing.fingerprints import Fingerprint
 from tests.agents.kit import ORDERS, ORDERS_V1, git_diff
 
 CLAIM = "The rate is never checked: a rate above 1 makes the total negative."

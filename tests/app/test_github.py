@@ -8,8 +8,8 @@ from githubkit.exception import RequestFailed
 
 from agents.diff import Diff
 from app.events import PullRequestRef
-from app.github import GitHubApp, Installation
-from app.github_retry import CappedRetry
+from app.github.client import GitHubApp, Installation
+from app.github.retry import CappedRetry
 from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, WORKFLOW, git_diff
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
 

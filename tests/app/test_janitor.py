@@ -10,11 +10,11 @@ import time
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from app.github import GitHubApp
-from app.janitor import complete_overdue
-from app.queue import ReviewQueue
-from app.runs import OPEN_CHECKS, RunStore
-from app.worker import CHECK_DEADLINE
+from app.github.client import GitHubApp
+from app.jobs.janitor import complete_overdue
+from app.jobs.worker import CHECK_DEADLINE
+from app.store.pulls import OPEN_CHECKS, RunStore
+from app.store.queue import ReviewQueue
 from tests.app.review_kit import (
     APP_ID,
     REF,

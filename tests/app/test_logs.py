@@ -13,9 +13,9 @@ import jwt
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from app.logs import bind, configure, known_secrets, log_context, make_handler
-from app.redaction import REDACTED, Redactor
 from app.settings import LogFormat, LogLevel, Settings
+from app.telemetry.logs import bind, configure, known_secrets, log_context, make_handler
+from app.telemetry.redaction import REDACTED, Redactor
 from tests.fakes.github_api import AppKey, new_app_key
 
 WEBHOOK_SECRET = "whsec-7f3a9c1e5b2d"

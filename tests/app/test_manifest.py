@@ -4,9 +4,9 @@ import pytest
 import yaml
 from pydantic import SecretStr, ValidationError
 
-from app.config_docs import ROOT
-from app.handlers import ROUTER
-from app.manifest import (
+from app.cli.config_docs import ROOT
+from app.settings import Settings
+from app.setup.manifest import (
     MANIFEST_FILE,
     api_url_for,
     base_url,
@@ -16,8 +16,8 @@ from app.manifest import (
     manifest_text,
     registration_url,
 )
-from app.server import create_app
-from app.settings import Settings
+from app.web.handlers import ROUTER
+from app.web.server import create_app
 from tests.app.setup_kit import EVENTS, PERMISSIONS
 
 DELIVERED_TO_EVERY_APP = {"installation", "installation_repositories"}

@@ -25,14 +25,14 @@ from agents.errors import LLMUnavailable
 from agents.llm import LLMRequest, LLMResponse, Usage
 from agents.outcome import Consensus
 from agents.scripted import Reply, ScriptedLLM, by_role
-from app.embedded_redis import EmbeddedRedis
 from app.events import CommandCall, CommandRequest
-from app.github import GitHubApp
-from app.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
-from app.queue import COMMAND_JOB, REVIEW_JOB, UNIT_JOB, UNIT_QUEUE, ReviewQueue, unit_job_id
-from app.runs import RunRecord, RunStore
-from app.server import create_app
+from app.github.client import GitHubApp
 from app.settings import Settings
+from app.store.embedded import EmbeddedRedis
+from app.store.pulls import RunRecord, RunStore
+from app.store.queue import COMMAND_JOB, REVIEW_JOB, UNIT_JOB, UNIT_QUEUE, ReviewQueue, unit_job_id
+from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
+from app.web.server import create_app
 from tests.agents.kit import (
     AGREED,
     LOG_FIX,

@@ -8,8 +8,15 @@ import pytest
 from agents.outcome import Consensus, MessageKind, Resolution
 from agents.protocol import Severity
 from agents.scripted import ScriptedLLM, by_agent
-from app.finding_text import TRIGGER
-from app.publish import AnnotationLevel, Conclusion, LabelAction, Publication, ReviewEvent, plan
+from app.publishing.finding_text import TRIGGER
+from app.publishing.publish import (
+    AnnotationLevel,
+    Conclusion,
+    LabelAction,
+    Publication,
+    ReviewEvent,
+    plan,
+)
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
 from tests.agents.kit import LOG_LINE, PAYMENTS

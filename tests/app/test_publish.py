@@ -31,8 +31,8 @@ from agents.outcome import (
 from agents.protocol import Finding, Patch, Severity
 from agents.review import Review, review_diff
 from agents.scripted import ScriptedLLM, by_role
-from app import markdown
-from app.publish import (
+from app.publishing import markdown
+from app.publishing.publish import (
     ANNOTATIONS_PER_REQUEST,
     AnnotationLevel,
     CheckRunResult,

@@ -16,13 +16,13 @@ from dotenv import dotenv_values
 from fastapi.testclient import TestClient
 from httpx2 import Response
 
-from app.embedded_redis import free_port
 from app.events import PullKey
-from app.github import GitHubApp
-from app.manifest import load_manifest
-from app.registration import FLOW_LIFETIME, Registration, SetupOptions
-from app.registration_page import create_registration_app
+from app.github.client import GitHubApp
 from app.settings import Settings
+from app.setup.manifest import load_manifest
+from app.setup.page import create_registration_app
+from app.setup.registration import FLOW_LIFETIME, Registration, SetupOptions
+from app.store.embedded import free_port
 from tests.app.setup_kit import APP_ID, EVENTS, PERMISSIONS, PUBLIC_URL, Form, parse_form, submit
 from tests.fakes.github_api import AppKey, FakeGitHub
 

@@ -14,8 +14,8 @@ import pytest
 
 from agents.llm import LLMRequest
 from agents.scripted import ScriptedLLM
-from app import review_text
 from app.events import PullRequestRef
+from app.publishing import text as review_text
 from tests.agents.kit import (
     ORDERS,
     ORDERS_V1,

@@ -15,8 +15,8 @@ from arq.utils import timestamp_ms
 from agents.errors import LLMFatal
 from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import ScriptedLLM, by_role
-from app.queue import ReviewQueue, review_job_id
-from app.runs import RunStore
+from app.store.pulls import RunStore
+from app.store.queue import ReviewQueue, review_job_id
 from tests.agents.kit import (
     LOG_LINE,
     PAYMENTS,

@@ -9,10 +9,10 @@ from click.testing import CliRunner, Result
 from redis.asyncio import Redis
 
 from agents.llm import Role
-from app.cli import main
-from app.coordination import LiveRuns, State, UnitStatus
-from app.queue import ReviewQueue, review_job_id
-from app.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
+from app.cli.main import main
+from app.cli.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
+from app.store.live import LiveRuns, State, UnitStatus
+from app.store.queue import ReviewQueue, review_job_id
 from tests.app.review_kit import REF, agreed, background_worker, worker_deps
 from tests.app.test_review_job import HeldModel
 from tests.fakes.github_api import AppKey, FakeGitHub

@@ -2,7 +2,7 @@
 
 import click
 
-from app.terminal import render
+from app.cli.terminal import render
 from tests.agents.panel_kit import (
     CORRECTNESS,
     FIXED_BY_MAJORITY,

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.embedded_redis import EmbeddedRedis
 from app.events import PullRequestRef
-from app.queue import REVIEW_JOB, review_job_id
-from app.server import create_app
 from app.settings import Settings, SettingsError
-from app.webhooks import MAX_BODY_BYTES
+from app.store.embedded import EmbeddedRedis
+from app.store.queue import REVIEW_JOB, review_job_id
+from app.web.server import create_app
+from app.web.webhooks import MAX_BODY_BYTES
 from tests.app.webhook_kit import SECRET, Store, payload, signed
 
 OPENED = payload("pull_request/opened")

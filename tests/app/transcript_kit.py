@@ -18,7 +18,7 @@ from agents.review import Review
 from agents.scripted import Reply, ScriptedLLM, ScriptStep, by_agent, usage_for
 from agents.tokens import typical_tokens
 from app.events import PullRequestRef
-from app.transcripts import TranscriptRecord
+from app.store.transcripts import TranscriptRecord
 from policies.debate import DebatePolicy
 from tests.agents.kit import (
     LOG_FIX,

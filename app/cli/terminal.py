@@ -1,0 +1,113 @@
+"""How a review looks in a terminal: progress while it runs, then every finding and the totals."""
+
+from collections.abc import Callable
+
+import click
+
+from agents.llm import LLMClient, LLMRequest, LLMResponse
+from agents.outcome import Consensus, FindingOutcome, Resolution
+from agents.review import Review
+from app.publishing.finding_text import STANDS, stands
+from policies.panel import Tally
+
+_RESOLUTION_COLOUR = {
+    Resolution.FIXED: "green",
+    Resolution.WITHDRAWN: "cyan",
+    Resolution.WARNING: "yellow",
+    Resolution.OPEN: "red",
+}
+
+
+class Progress:
+    """An :class:`LLMClient` wrapper that reports each call as it completes."""
+
+    def __init__(self, llm: LLMClient, report: Callable[[str], None]) -> None:
+        self.llm = llm
+        self.report = report
+        self.calls = 0
+        self.tokens = 0
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        try:
+            response = await self.llm.complete(request)
+        finally:
+            self.calls += 1
+        self.tokens += response.usage.billed
+        about = f" on {', '.join(request.subject)}" if request.subject else ""
+        self.report(
+            f"round {request.round} · {request.role} · {request.tool.name}{about} · "
+            f"{self.calls} calls · {self.tokens:,} billed tokens"
+        )
+        return response
+
+
+def render(review: Review) -> str:
+    """The review as text: each finding, then the totals."""
+    lines: list[str] = []
+    findings = sorted(review.findings, key=lambda f: (f.finding.severity.rank, f.finding.path))
+    for result in findings:
+        lines += _finding(result)
+        lines.append("")
+    for unit in review.failed_units:
+        lines.append(click.style(f"Unit {unit.unit_id} was not reviewed: {unit.error}", fg="red"))
+    if not review.findings and not review.failed_units:
+        lines.append(click.style("No findings: the change looks sound.", fg="green"))
+    lines.append(_totals(review))
+    return "\n".join(lines)
+
+
+def _finding(result: FindingOutcome) -> list[str]:
+    finding = result.finding
+    where = f"{finding.path}:{finding.start_line}"
+    if finding.end_line != finding.start_line:
+        where += f"-{finding.end_line}"
+    how = str(result.consensus)
+    if result.trigger is not None and result.consensus is not Consensus.UNANIMOUS:
+        how += f" ({result.trigger})"
+    verdict = click.style(_verdict(result), fg=_colour(result))
+    out = [
+        f"{click.style(where, bold=True)}  {finding.severity}  {verdict} · {how} · "
+        f"round {result.closed_in_round} · {result.tokens:,} billed tokens",
+        f"  {finding.claim}",
+    ]
+    if result.votes:
+        out.append(f"  Raised by {result.raised_by}; {Tally.of(result.votes).describe()}.")
+    if result.patch is not None:
+        patch = result.patch
+        out.append(f"  Suggested replacement for {patch.path}:{patch.start_line}-{patch.end_line}:")
+        out += [f"    {line}" for line in patch.replacement.splitlines()] or ["    (delete)"]
+    if result.warning:
+        out.append(click.style(f"  Warning: {result.warning}", fg="yellow"))
+    if result.note:
+        out.append(f"  {'Stands' if stands(result) else 'Unresolved'}: {result.note}")
+    return out
+
+
+def _totals(review: Review) -> str:
+    by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
+    counts = dict.fromkeys([*map(str, Resolution), STANDS], 0)
+    for result in review.findings:
+        counts[_verdict(result)] += 1
+    summary = ", ".join(f"{n} {word}" for word, n in counts.items() if n)
+    findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
+    return (
+        f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
+        f"{_count(review.calls, 'call')}, {review.failed_turns} failed · "
+        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
+    )
+
+
+def _verdict(result: FindingOutcome) -> str:
+    """How the finding ended: its resolution, or `stands` when a panel's majority keeps it
+    against the coder (open, but no deadlock)."""
+    return STANDS if stands(result) else str(result.resolution)
+
+
+def _colour(result: FindingOutcome) -> str:
+    """The colour of a consensus and resolution: a finding that stands is open, but the
+    testers agree on it."""
+    return "magenta" if stands(result) else _RESOLUTION_COLOUR[result.resolution]
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,1 @@
+"""GitHub's API through githubkit: the App's client, its retries, its errors, its signatures."""

@@ -1,0 +1,528 @@
+"""The GitHub side of a review, through githubkit: one App client per process.
+
+The App authenticates with its JWT; each job asks for an installation client by the
+installation id it carries (never a token). Every client has an explicit timeout, and retries
+rate limits and server errors by :class:`app.github.retry.CappedRetry`: a review never sleeps
+for an hour on a rate-limit reset. Every failed request is counted in the process's metrics
+(:class:`app.github.retry.CountedFailures`).
+"""
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+from urllib.parse import quote
+
+from githubkit import AppAuthStrategy, GitHub
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import RequestFailed
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from app.events import CommentRef, Name, PullKey, PullRequestRef
+from app.github.retry import CappedRetry, CountedFailures
+from app.publishing.publish import run_id_of
+from app.telemetry.metrics import Metrics
+from policies.errors import TiebreakError
+
+CHECK_RUN_NAME = "Tiebreak"
+TIMEOUT_SECONDS = 30.0
+MAX_FILE_PAGES = 30
+"""The files API lists at most 3,000 files: 30 pages of 100."""
+MAX_PAGES = 30
+"""Pages of 100 read of any list (comments, review threads): 3,000 items."""
+COMPARE_FILES = 300
+"""The most files GitHub lists when comparing two commits."""
+
+REVIEW_THREADS = """
+query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
+  repository(owner: $owner, name: $name) {
+    pullRequest(number: $number) {
+      reviewThreads(first: 100, after: $cursor) {
+        pageInfo { hasNextPage endCursor }
+        nodes {
+          isResolved
+          comments(first: 1) { nodes { databaseId } }
+        }
+      }
+    }
+  }
+}
+"""
+
+DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+
+REGULAR_FILE_MODES = ("100644", "100755")
+"""Git's modes of a regular file and of an executable one (not a symlink, not a submodule)."""
+
+
+Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+
+
+class GitHubError(TiebreakError):
+    """GitHub refused or failed a call the review needed."""
+
+
+class BranchMoved(GitHubError):
+    """A branch was not moved because it no longer points at the commit the new one is
+    based on: someone pushed meanwhile (GitHub's 422 `Update is not a fast forward`)."""
+
+
+class NotWritable(GitHubError):
+    """GitHub refused the App a write to a repository (403 `Resource not accessible by
+    integration`): a fork that does not allow maintainer edits, or an App without the
+    Contents write permission."""
+
+
+class GitFile(BaseModel):
+    """A regular file of a commit: its path, its mode and its exact bytes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    mode: str
+    """One of `REGULAR_FILE_MODES`: a commit keeps an executable file executable."""
+    content: bytes
+
+
+class Comparison(BaseModel):
+    """How one commit relates to another, and which files differ between them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["identical", "ahead", "behind", "diverged"]
+    """`ahead`: the later commit descends from the earlier one."""
+    paths: frozenset[str]
+    """The files changed from the merge base to the later commit (old and new names)."""
+    complete: bool
+    """False when GitHub listed as many files as it ever lists: some may be missing."""
+
+
+class PullRequest(BaseModel):
+    """The pull request as the review needs it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int
+    state: str
+    draft: bool
+    title: str
+    body: str
+    author: str
+    """The login of whoever opened it."""
+    head_sha: str
+    head_ref: str
+    head_repo: str
+    """`owner/name` of the repository holding the head branch: another one for a fork."""
+    base_sha: str
+    base_ref: str
+    base_repo: str
+    maintainer_can_modify: bool
+    html_url: str
+
+    @property
+    def from_fork(self) -> bool:
+        return self.head_repo.lower() != self.base_repo.lower()
+
+
+class GitHubApp:
+    """The App's client, built once per process."""
+
+    def __init__(
+        self,
+        app_id: int,
+        private_key: str,
+        base_url: str,
+        *,
+        timeout: float = TIMEOUT_SECONDS,
+        retry: bool = True,
+        retry_backoff: float = 1.0,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self._auth = AppAuthStrategy(app_id, private_key)
+        self.retry_backoff = retry_backoff
+        self.metrics = Metrics() if metrics is None else metrics
+        """Where failed requests are counted: the worker's own, which it flushes."""
+        decide = CappedRetry(backoff=retry_backoff) if retry else None
+        self._github = GitHub(
+            self._auth,
+            base_url=base_url.rstrip("/") + "/",
+            timeout=timeout,
+            auto_retry=CountedFailures(self.metrics, decide),
+            http_cache=False,
+            # Tokens are cached per App client, not in githubkit's module-wide default.
+            cache_strategy=MemCacheStrategy(),
+        )
+
+    def installation(self, installation_id: int) -> "Installation":
+        client = self._github.with_auth(self._auth.as_installation(installation_id))
+        return Installation(client, retry_backoff=self.retry_backoff)
+
+
+class Installation:
+    """Calls on behalf of one installation."""
+
+    def __init__(self, github: GitHub[Any], *, retry_backoff: float = 1.0) -> None:
+        self._github = github
+        self._rest = github.rest
+        self.retry_backoff = retry_backoff
+        """Scales the waits of retries the caller makes itself (see `CappedRetry`)."""
+
+    async def pull_request(self, ref: PullKey) -> PullRequest:
+        response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
+        raw: Any = response.json()
+        base_repo = (raw["base"].get("repo") or {}).get("full_name") or ref.full_name
+        head_repo = (raw["head"].get("repo") or {}).get("full_name") or base_repo
+        return PullRequest(
+            number=raw["number"],
+            state=raw["state"],
+            draft=bool(raw.get("draft")),
+            title=raw.get("title") or "",
+            body=raw.get("body") or "",
+            author=(raw.get("user") or {}).get("login") or "",
+            head_sha=raw["head"]["sha"],
+            head_ref=raw["head"]["ref"],
+            head_repo=head_repo,
+            base_sha=raw["base"]["sha"],
+            base_ref=raw["base"]["ref"],
+            base_repo=base_repo,
+            maintainer_can_modify=bool(raw.get("maintainer_can_modify")),
+            html_url=raw.get("html_url") or "",
+        )
+
+    async def diff(self, ref: PullKey) -> str:
+        """The pull request's unified diff; above GitHub's diff limits (406), rebuilt from
+        the paginated files API."""
+        try:
+            response = await self._rest.pulls.async_get(
+                ref.owner, ref.repo, ref.number, headers={"Accept": DIFF_MEDIA_TYPE}
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code != 406:
+                raise
+            return await self._diff_from_files(ref)
+        return response.text
+
+    async def _diff_from_files(self, ref: PullKey) -> str:
+        parts = []
+        for page in range(1, MAX_FILE_PAGES + 1):
+            response = await self._rest.pulls.async_list_files(
+                ref.owner, ref.repo, ref.number, per_page=100, page=page
+            )
+            files: Any = response.json()
+            parts += [_file_diff(f) for f in files if f.get("patch")]
+            if len(files) < 100:
+                break
+        return "".join(parts)
+
+    async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
+        """A file's text at a commit, or None if it does not exist there."""
+        try:
+            response = await self._rest.repos.async_get_content(
+                ref.owner, ref.repo, path, ref=commit
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return None
+            raise
+        raw: Any = response.json()
+        if not isinstance(raw, dict) or raw.get("type") != "file":
+            return None
+        content = str(raw.get("content") or "")
+        return base64.b64decode(content).decode("utf-8", errors="replace")
+
+    async def create_check_run(self, ref: PullRequestRef, fields: Mapping[str, Any]) -> int:
+        body: Any = {"name": CHECK_RUN_NAME, "head_sha": ref.head_sha, **fields}
+        response = await self._rest.checks.async_create(ref.owner, ref.repo, data=body)
+        check_id: int = response.json()["id"]
+        return check_id
+
+    async def update_check_run(
+        self, ref: PullRequestRef, check_id: int, fields: Mapping[str, Any]
+    ) -> None:
+        body: Any = dict(fields)
+        await self._rest.checks.async_update(ref.owner, ref.repo, check_id, data=body)
+
+    async def check_run_status(self, ref: PullKey, check_id: int) -> str:
+        """`queued`, `in_progress` or `completed`."""
+        response = await self._rest.checks.async_get(ref.owner, ref.repo, check_id)
+        raw: Any = response.json()
+        return str(raw["status"])
+
+    async def create_review(self, ref: PullKey, review: Mapping[str, Any]) -> int:
+        body: Any = dict(review)
+        response = await self._rest.pulls.async_create_review(
+            ref.owner, ref.repo, ref.number, data=body
+        )
+        review_id: int = response.json()["id"]
+        return review_id
+
+    async def review_runs(self, ref: PullKey) -> set[str]:
+        """The runs whose reviews the pull request already has, by their hidden markers."""
+        runs: set[str] = set()
+        review: Any
+        async for review in self._rest.paginate(
+            self._rest.pulls.async_list_reviews,
+            owner=ref.owner,
+            repo=ref.repo,
+            pull_number=ref.number,
+            per_page=100,
+        ):
+            run_id = run_id_of(review.body or "")
+            if run_id is not None:
+                runs.add(run_id)
+        return runs
+
+    async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
+        """How commit `head` relates to `base`, and the files changed between them; None
+        when GitHub has not got both (a force-push can drop a commit)."""
+        try:
+            response = await self._rest.repos.async_compare_commits(
+                ref.owner, ref.repo, f"{base}...{head}"
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return None
+            raise
+        raw: Any = response.json()
+        files = raw.get("files") or []
+        paths = {f["filename"] for f in files} | {
+            f["previous_filename"] for f in files if f.get("previous_filename")
+        }
+        return Comparison(
+            status=raw["status"], paths=frozenset(paths), complete=len(files) < COMPARE_FILES
+        )
+
+    async def review_comments(self, ref: PullKey) -> list[dict[str, Any]]:
+        """Every review comment on the pull request (of every review, and replies), oldest
+        first, as GitHub's JSON."""
+        return await self._all_pages(self._rest.pulls.async_list_review_comments, ref)
+
+    async def issue_comments(self, ref: PullKey) -> list[dict[str, Any]]:
+        """Every comment in the pull request's conversation, oldest first, as GitHub's JSON."""
+        return await self._all_pages(self._rest.issues.async_list_comments, ref)
+
+    async def resolved_threads(self, ref: PullKey) -> set[int]:
+        """The review threads a person resolved, by the id of their first comment (GitHub
+        tells this through GraphQL only)."""
+        resolved: set[int] = set()
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            data = await self._github.async_graphql(
+                REVIEW_THREADS,
+                {"owner": ref.owner, "name": ref.repo, "number": ref.number, "cursor": cursor},
+            )
+            pull = (data.get("repository") or {}).get("pullRequest")
+            if pull is None:  # not visible to this installation: nothing is resolved
+                break
+            threads = pull["reviewThreads"]
+            for node in threads["nodes"]:
+                first = node["comments"]["nodes"]
+                if node["isResolved"] and first and first[0].get("databaseId") is not None:
+                    resolved.add(int(first[0]["databaseId"]))
+            if not threads["pageInfo"]["hasNextPage"]:
+                break
+            cursor = threads["pageInfo"]["endCursor"]
+        return resolved
+
+    async def edit_comment(self, ref: PullKey, comment_id: int, body: str) -> None:
+        """Replace the body of a conversation comment (the App's own)."""
+        await self._rest.issues.async_update_comment(ref.owner, ref.repo, comment_id, body=body)
+
+    async def reply_in_thread(self, ref: PullKey, comment_id: int, body: str) -> None:
+        """A reply in the review thread whose first comment is `comment_id`."""
+        await self._rest.pulls.async_create_reply_for_review_comment(
+            ref.owner, ref.repo, ref.number, comment_id, body=body
+        )
+
+    async def _all_pages(self, list_page: Any, ref: PullKey) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        for page in range(1, MAX_PAGES + 1):
+            response = await list_page(ref.owner, ref.repo, ref.number, per_page=100, page=page)
+            batch: Any = response.json()
+            items += batch
+            if len(batch) < 100:
+                break
+        return items
+
+    async def ensure_label(self, ref: PullKey, name: str, color: str, about: str) -> None:
+        """Create the label in the repository unless it exists (422 `already_exists`)."""
+        body: Any = {"name": name, "color": color, "description": about}
+        try:
+            await self._rest.issues.async_create_label(ref.owner, ref.repo, data=body)
+        except RequestFailed as exc:
+            if exc.response.status_code != 422:
+                raise
+
+    async def add_label(self, ref: PullKey, name: str) -> None:
+        body: Any = {"labels": [name]}
+        await self._rest.issues.async_add_labels(ref.owner, ref.repo, ref.number, data=body)
+
+    async def remove_label(self, ref: PullKey, name: str) -> None:
+        """Take the label off; a label that is not there (404) is fine."""
+        try:
+            await self._rest.issues.async_remove_label(
+                ref.owner, ref.repo, ref.number, quote(name, safe="")
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code != 404:
+                raise
+
+    async def permission(self, ref: PullKey, login: str) -> str:
+        """`admin`, `write`, `read` or `none` (maintain counts as write, triage as read)."""
+        try:
+            response = await self._rest.repos.async_get_collaborator_permission_level(
+                ref.owner, ref.repo, login
+            )
+        except RequestFailed as exc:
+            if exc.response.status_code == 404:
+                return "none"
+            raise
+        raw: Any = response.json()
+        return str(raw.get("permission") or "none")
+
+    async def react(self, ref: PullKey, comment: CommentRef, content: Reaction) -> None:
+        if comment.kind == "review":
+            await self._rest.reactions.async_create_for_pull_request_review_comment(
+                ref.owner, ref.repo, comment.id, content=content
+            )
+        else:
+            await self._rest.reactions.async_create_for_issue_comment(
+                ref.owner, ref.repo, comment.id, content=content
+            )
+
+    async def reply(self, ref: PullKey, comment: CommentRef, body: str) -> None:
+        """Answer a comment where it was made: in its review thread, or on the conversation."""
+        if comment.kind == "review":
+            await self._rest.pulls.async_create_reply_for_review_comment(
+                ref.owner, ref.repo, ref.number, comment.thread_id, body=body
+            )
+        else:
+            await self.comment(ref, body)
+
+    async def review_comment_location(self, ref: PullKey, comment_id: int) -> tuple[str, int]:
+        """The path and (new-file) line a review comment sits on."""
+        response = await self._rest.pulls.async_get_review_comment(ref.owner, ref.repo, comment_id)
+        raw: Any = response.json()
+        return str(raw["path"]), int(raw.get("line") or raw.get("original_line") or 0)
+
+    async def comment(self, ref: PullKey, body: str) -> int:
+        """A comment on the pull request's conversation; its id."""
+        response = await self._rest.issues.async_create_comment(
+            ref.owner, ref.repo, ref.number, body=body
+        )
+        comment_id: int = response.json()["id"]
+        return comment_id
+
+    async def head_file(self, repo_full_name: str, path: str, sha: str) -> GitFile | None:
+        """The regular file at `path` in commit `sha` of `repo_full_name` (for a pull request
+        from a fork, the fork), or None if the commit has no regular file there.
+
+        Read through the Git Data API, one tree a directory, because the contents API tells
+        neither the file's mode nor, for text it cannot decode, its exact bytes.
+        """
+        owner, repo = _owner_and_name(repo_full_name)
+        *folders, name = path.split("/")
+        # GitHub takes a commit SHA where a tree SHA is asked for: the commit's root tree.
+        tree = sha
+        for folder in folders:
+            entry = await self._tree_entry(owner, repo, tree, folder)
+            if entry is None or entry.get("type") != "tree":
+                return None
+            tree = str(entry["sha"])
+        entry = await self._tree_entry(owner, repo, tree, name)
+        if (
+            entry is None
+            or entry.get("type") != "blob"
+            or entry.get("mode") not in REGULAR_FILE_MODES
+        ):
+            return None
+        response = await self._rest.git.async_get_blob(owner, repo, str(entry["sha"]))
+        raw: Any = response.json()
+        return GitFile(path=path, mode=entry["mode"], content=base64.b64decode(raw["content"]))
+
+    async def _tree_entry(self, owner: str, repo: str, tree: str, name: str) -> Any:
+        response = await self._rest.git.async_get_tree(owner, repo, tree)
+        raw: Any = response.json()
+        return next((item for item in raw["tree"] if item.get("path") == name), None)
+
+    async def commit_files(
+        self,
+        repo_full_name: str,
+        branch: str,
+        parent_sha: str,
+        files: Sequence[GitFile],
+        message: str,
+    ) -> str:
+        """Commit `files` (new contents of some paths) on top of `parent_sha` and move
+        `branch` of `repo_full_name` to the commit; answer the commit's SHA.
+
+        The commit names no author, so GitHub makes the App its author and committer. The
+        branch only moves forward: if it is no longer at `parent_sha`'s line (someone pushed
+        meanwhile) nothing changes and :class:`BranchMoved` is raised; a repository the App
+        may not write raises :class:`NotWritable`.
+        """
+        owner, repo = _owner_and_name(repo_full_name)
+        if not pushable(branch):
+            raise GitHubError(f"cannot update a branch named {branch!r}")
+        git = self._rest.git
+        try:
+            parent: Any = (await git.async_get_commit(owner, repo, parent_sha)).json()
+            items: list[Any] = []
+            for file in files:
+                blob = await git.async_create_blob(
+                    owner, repo, content=base64.b64encode(file.content).decode(), encoding="base64"
+                )
+                blob_sha = blob.json()["sha"]
+                items.append(
+                    {"path": file.path, "mode": file.mode, "type": "blob", "sha": blob_sha}
+                )
+            tree = await git.async_create_tree(
+                owner, repo, base_tree=parent["tree"]["sha"], tree=items
+            )
+            commit = await git.async_create_commit(
+                owner, repo, message=message, tree=tree.json()["sha"], parents=[parent_sha]
+            )
+            sha = str(commit.json()["sha"])
+            # `/` separates a branch's own path segments; anything else (`#`, `%`) is quoted.
+            await git.async_update_ref(
+                owner, repo, f"heads/{quote(branch, safe='/')}", sha=sha, force=False
+            )
+        except RequestFailed as exc:
+            status, text = exc.response.status_code, exc.response.text
+            if status == 422 and "fast forward" in text:
+                raise BranchMoved(f"{repo_full_name}:{branch} moved from {parent_sha}") from exc
+            if status == 403 and "not accessible by integration" in text:
+                raise NotWritable(f"the App may not write to {repo_full_name}") from exc
+            raise
+        return sha
+
+
+def pushable(branch: str) -> bool:
+    """Whether :meth:`Installation.commit_files` can move `branch`. githubkit 0.16 rebuilds
+    each request's path from its decoded form (`AppAuth._get_api_route`), where a `#` — legal
+    in a branch name — makes httpx refuse the URL before anything is sent."""
+    return "#" not in branch
+
+
+_NAME: TypeAdapter[str] = TypeAdapter(Name)
+
+
+def _owner_and_name(full_name: str) -> tuple[str, str]:
+    """`owner/name` split, each part checked as the webhook's names are: they go into paths."""
+    owner, _, name = full_name.partition("/")
+    try:
+        return _NAME.validate_python(owner), _NAME.validate_python(name)
+    except ValidationError as exc:
+        raise GitHubError(f"not a repository name: {full_name!r}") from exc
+
+
+def _file_diff(entry: Mapping[str, Any]) -> str:
+    """One file of the files API as a git diff section."""
+    name = entry["filename"]
+    old = entry.get("previous_filename") or name
+    status = entry.get("status")
+    source = "/dev/null" if status == "added" else f"a/{old}"
+    target = "/dev/null" if status == "removed" else f"b/{name}"
+    patch = entry["patch"]
+    return f"diff --git a/{old} b/{name}\n--- {source}\n+++ {target}\n{patch}" + (
+        "" if patch.endswith("\n") else "\n"
+    )

@@ -1,0 +1,91 @@
+"""How Tiebreak's GitHub client retries: githubkit's policy, with a cap on the waits and one
+exception, creating a review, which only the caller can retry safely. The same hook counts
+every failed attempt."""
+
+import re
+from datetime import timedelta
+
+import httpx
+from githubkit.exception import GitHubException, RequestError, RequestFailed
+from githubkit.retry import (
+    RetryChainDecision,
+    RetryDecisionFunc,
+    RetryOption,
+    RetryRateLimit,
+    RetryServerError,
+)
+
+from app.telemetry.metrics import GITHUB_API_ERRORS, Metrics
+
+MAX_RETRY_WAIT = timedelta(seconds=60)
+"""A longer wait (a rate-limit reset an hour away) is not waited for: the call fails."""
+
+_REVIEWS_PATH = re.compile(r"/pulls/\d+/reviews$")
+
+
+class CappedRetry:
+    """githubkit's retries for rate limits and 5xx, minus waits longer than a cap.
+
+    A 5xx answer to creating a review is not retried here: GitHub may have posted it anyway,
+    and only the caller can check (by the run's marker) before posting again.
+    `backoff` scales the waits between retries of a server error (tests shorten them).
+    """
+
+    def __init__(self, max_wait: timedelta = MAX_RETRY_WAIT, *, backoff: float = 1.0) -> None:
+        self.max_wait = max_wait
+        self.backoff = backoff
+        self._chain = RetryChainDecision(RetryRateLimit(max_retry=2), RetryServerError(3))
+
+    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        if _creates_a_review(exc) and _status(exc) >= 500:
+            return RetryOption(False)
+        option = self._chain(exc, retry_count)
+        if option.do_retry and option.retry_after and option.retry_after > self.max_wait:
+            return RetryOption(False)
+        if option.do_retry and option.retry_after and _status(exc) >= 500:
+            return RetryOption(True, option.retry_after * self.backoff)
+        return option
+
+
+def _creates_a_review(exc: GitHubException) -> bool:
+    request = getattr(exc, "request", None)
+    return (
+        request is not None
+        and request.method == "POST"
+        and _REVIEWS_PATH.search(request.url.path) is not None
+    )
+
+
+def _status(exc: GitHubException) -> int:
+    return exc.response.status_code if isinstance(exc, RequestFailed) else 0
+
+
+class CountedFailures:
+    """Counts each failed attempt at a GitHub call, then lets `decide` (None: never retry)
+    say whether to try again.
+
+    githubkit hands every failure of a request to its retry decision — an error status, a
+    timeout, a failed connection, including the installation-token request its auth makes
+    first — whether or not the call is retried: the one place that sees them all.
+    """
+
+    def __init__(self, metrics: Metrics, decide: RetryDecisionFunc | None) -> None:
+        self.metrics = metrics
+        self.decide = decide
+
+    def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        self.metrics.inc(GITHUB_API_ERRORS, status=failure_status(exc))
+        return RetryOption(False) if self.decide is None else self.decide(exc, retry_count)
+
+
+def failure_status(exc: BaseException) -> str:
+    """The status GitHub answered; `transport` for a timeout or a failed connection."""
+    if isinstance(exc, RequestFailed):
+        return str(exc.response.status_code)
+    if isinstance(exc, RequestError):
+        # A failed installation-token request reaches here wrapped by the client's send.
+        if isinstance(exc.exc, GitHubException):
+            return failure_status(exc.exc)
+        if isinstance(exc.exc, httpx.TransportError):
+            return "transport"
+    return "other"

@@ -1,0 +1,259 @@
+"""`/tiebreak apply`: the latest run's fixes as one commit on the pull request's head branch.
+
+Every fixed finding of the run (agreed by the agents, or forced by the arbiter) carries a
+patch: the full new text of some new-file lines of the reviewed head. They are applied to the
+files at that head, all or nothing, and committed through the Git Data API (blobs, a tree, a
+commit, a fast-forward of the branch). The commit names no author, so GitHub attributes it to
+the App. Nothing is ever force-pushed: whatever stands in the way — a head that moved since
+the review, a fork that does not let maintainers edit it, a patch whose lines changed — is
+refused with a reason a person can read in a reply.
+"""
+
+import itertools
+import re
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.diff import Diff
+from agents.outcome import FindingOutcome, Resolution
+from agents.patches import current_lines
+from agents.protocol import Patch, Severity
+from app.github.client import (
+    BranchMoved,
+    GitFile,
+    Installation,
+    NotWritable,
+    PullRequest,
+    pushable,
+)
+from app.publishing import markdown as md
+from app.publishing.finding_text import location
+from app.store.pulls import RunRecord
+from policies.errors import TiebreakError
+
+SUBJECT = "Apply Tiebreak's fixes"
+MAX_CLAIM = 120
+"""Characters of a finding's claim in the commit message."""
+
+_LAST_LINE_ENDING = re.compile(r"\r?\n\Z")
+_REFERENCE = re.compile(r"([#@])(?=[A-Za-z0-9])")
+
+
+class ApplyRefused(TiebreakError):
+    """The fixes were not applied; `reason` says why: Markdown to post as is in a reply."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class AppliedFix(BaseModel):
+    """One finding the commit fixes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    """The finding's id, qualified by its unit when the review has several (as published)."""
+    severity: Severity
+    claim: str
+    location: str
+    """Where its patch applies: `path:line` or `path:start-end`."""
+
+
+class AppliedCommit(BaseModel):
+    """The commit `/tiebreak apply` pushed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sha: str
+    repo: str
+    """The repository of the head branch: a fork's for a pull request from a fork."""
+    branch: str
+    fixes: tuple[AppliedFix, ...]
+    files: tuple[str, ...]
+
+    @property
+    def finding_ids(self) -> tuple[str, ...]:
+        """The labels of the findings the commit fixes, in the review's order."""
+        return tuple(fix.label for fix in self.fixes)
+
+
+def patched_files(record: RunRecord, files: Mapping[str, str]) -> dict[str, str]:
+    """The new text of every file the run's fixes change, from `files` (path → text at the
+    reviewed head, for at least the paths the fixes touch); unchanged files are left out.
+
+    Raise :class:`ApplyRefused` if a patch's lines at the head are not the lines the review
+    saw, or if two patches of one file overlap.
+    """
+    diff = Diff.parse(record.diff, allow_empty=True)
+    by_path: dict[str, list[tuple[str, Patch]]] = {}
+    for label, _, patch in _fixed(record):
+        by_path.setdefault(patch.path, []).append((label, patch))
+    changed = {}
+    for path, patches in by_path.items():
+        text = files.get(path)
+        if text is None:
+            label, patch = patches[0]
+            raise ApplyRefused(
+                f"The fix for {_label(label)} at {_where(patch)} no longer applies: "
+                f"{md.code(path)} is not a file at the head."
+            )
+        new = _patch_file(text, patches, diff)
+        if new != text:
+            changed[path] = new
+    return changed
+
+
+async def apply_fixes(github: Installation, record: RunRecord, pull: PullRequest) -> AppliedCommit:
+    """Commit the fixes of `record` (the pull request's latest run) on `pull`'s head branch.
+
+    `pull` is the pull request as GitHub has it now. Raise :class:`ApplyRefused` when the
+    fixes cannot or may not be committed; nothing is written then.
+    """
+    if pull.state != "open":
+        raise ApplyRefused("The pull request is closed: Tiebreak only commits to open ones.")
+    if pull.from_fork and not pull.maintainer_can_modify:
+        raise ApplyRefused(
+            f"This pull request comes from the fork {md.code(pull.head_repo)}, which does not "
+            "allow edits by maintainers: commit the review's suggestions instead, or tick "
+            "“Allow edits by maintainers” and ask again."
+        )
+    if not pushable(pull.head_ref):
+        raise ApplyRefused(
+            f"Tiebreak cannot push to the branch {md.code(pull.head_ref)}: its GitHub client "
+            "cannot name a branch with `#` in it. Commit the review's suggestions instead."
+        )
+    if pull.head_sha != record.ref.head_sha:
+        raise ApplyRefused(
+            f"The head moved since the review (reviewed {record.ref.head_sha[:7]}, now "
+            f"{pull.head_sha[:7]}); comment `/tiebreak review` first."
+        )
+    fixed = _fixed(record)
+    if not fixed:
+        raise ApplyRefused("The latest review has no agreed or forced fixes to apply.")
+
+    current = {}
+    for path in sorted({patch.path for _, _, patch in fixed}):
+        found = await github.head_file(pull.head_repo, path, pull.head_sha)
+        if found is not None:
+            current[path] = found
+    texts = {path: _text(found) for path, found in current.items()}
+    changed = patched_files(record, texts)
+    if not changed:
+        raise ApplyRefused("The fixes change nothing at the head: there is nothing to commit.")
+
+    files = [
+        GitFile(path=path, mode=current[path].mode, content=text.encode())
+        for path, text in sorted(changed.items())
+    ]
+    fixes = [
+        AppliedFix(
+            label=label,
+            severity=result.finding.severity,
+            claim=result.finding.claim,
+            location=location(patch.path, patch.start_line, patch.end_line),
+        )
+        for label, result, patch in fixed
+    ]
+    try:
+        sha = await github.commit_files(
+            pull.head_repo, pull.head_ref, pull.head_sha, files, commit_message(fixes)
+        )
+    except BranchMoved as exc:
+        raise ApplyRefused(
+            "The branch moved while applying; nothing was changed. "
+            "Comment `/tiebreak review` to review the new head."
+        ) from exc
+    except NotWritable as exc:
+        raise ApplyRefused(
+            f"GitHub does not let Tiebreak push to {md.code(pull.head_repo)}; nothing was changed. "
+            "The App needs write access to the repository's contents."
+        ) from exc
+    return AppliedCommit(
+        sha=sha,
+        repo=pull.head_repo,
+        branch=pull.head_ref,
+        fixes=tuple(fixes),
+        files=tuple(sorted(changed)),
+    )
+
+
+def commit_message(fixes: list[AppliedFix]) -> str:
+    """The subject, then one line a fix: `- F1 (blocker) app/payments.py:16: <claim>`."""
+    lines = [f"- {f.label} ({f.severity}) {f.location}: {_claim(f.claim)}" for f in fixes]
+    return f"{SUBJECT}\n\n" + "\n".join(lines) + "\n"
+
+
+def _fixed(record: RunRecord) -> list[tuple[str, FindingOutcome, Patch]]:
+    """Every fixed finding with its patch, labelled as the review published it."""
+    several = len(record.review.units) > 1
+    return [
+        (f"{unit.unit_id}/{result.finding.id}" if several else result.finding.id, result, patch)
+        for unit in record.review.units
+        for result in unit.findings
+        # Agreed (unanimous) and forced (arbiter) fixes alike end `fixed`, with their patch.
+        if result.resolution is Resolution.FIXED and (patch := result.patch) is not None
+    ]
+
+
+def _patch_file(text: str, patches: list[tuple[str, Patch]], diff: Diff) -> str:
+    # Lines as git counts them (split at "\n" only), each with its own ending.
+    lines = _git_lines(text)
+    # New lines take the file's usual ending: a CRLF file stays CRLF.
+    ending = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    ordered = sorted(patches, key=lambda item: item[1].start_line)
+    for (first, a), (second, b) in itertools.pairwise(ordered):
+        if b.start_line <= a.end_line:
+            raise ApplyRefused(
+                f"The fixes for {_label(first)} at {_where(a)} and {_label(second)} at "
+                f"{_where(b)} overlap; commit one of them from the review's suggestions instead."
+            )
+    # From the bottom up, so the line numbers of the patches still to apply stay valid.
+    for label, patch in reversed(ordered):
+        seen = current_lines(diff, patch)
+        now = [line.rstrip("\r\n") for line in lines[patch.start_line - 1 : patch.end_line]]
+        if not seen or now != seen:
+            raise ApplyRefused(
+                f"The fix for {_label(label)} at {_where(patch)} no longer applies: "
+                "those lines are not what the review saw."
+            )
+        # Split exactly as the review's committable suggestion of this patch was.
+        new = [line + ending for line in md.replacement_lines(patch.replacement)]
+        lines[patch.start_line - 1 : patch.end_line] = new
+    patched = "".join(lines)
+    if text and not text.endswith("\n"):
+        # A file without a final newline keeps lacking one, whatever its last line became.
+        patched = _LAST_LINE_ENDING.sub("", patched)
+    return patched
+
+
+def _git_lines(text: str) -> list[str]:
+    pieces = text.split("\n")
+    lines = [piece + "\n" for piece in pieces[:-1]]
+    return [*lines, pieces[-1]] if pieces[-1] else lines
+
+
+def _text(found: GitFile) -> str:
+    try:
+        return found.content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApplyRefused(
+            f"{md.code(found.path)} is not UTF-8 text at the head: Tiebreak does not edit it."
+        ) from exc
+
+
+def _where(patch: Patch) -> str:
+    """The patch's place as Markdown: the path is the pull request author's text."""
+    return md.code(location(patch.path, patch.start_line, patch.end_line))
+
+
+def _label(label: str) -> str:
+    return md.inline(label, 100)
+
+
+def _claim(claim: str) -> str:
+    """A model's claim fit for a commit message: one line, so it cannot add paragraphs or
+    trailers, and with its `#12` and `@name` made inert, so merging the commit closes no
+    issue (`fixes #12`) and pings nobody."""
+    return _REFERENCE.sub("\\1" + md.ZWJ, md.one_line(claim, MAX_CLAIM))

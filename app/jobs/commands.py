@@ -1,0 +1,295 @@
+"""The command job: what people asked for in a comment, or with a check-run button.
+
+Every accepted command gets an 👀 at once and a 🚀 or 😕 when done; a person without write
+access gets a short reply saying so, and nothing runs. A check-run button needs no check:
+GitHub shows buttons only to people with write access.
+"""
+
+import hashlib
+import logging
+from typing import Any
+
+from arq.jobs import Job, JobStatus
+
+from agents.diff import Diff
+from agents.engine import Debate
+from agents.errors import LLMFatal
+from agents.review import Review
+from app.events import CommandCall, CommandRequest
+from app.github.client import PullRequest, Reaction
+from app.jobs.apply import ApplyRefused, apply_fixes
+from app.jobs.conversation import write_summary
+from app.jobs.landing import complete_check_run, post_inline, set_label
+from app.jobs.review import MIN_CEILING
+from app.jobs.worker import WorkerDeps, deps_of
+from app.publishing import markdown, publish
+from app.slash import HELP, CommandName
+from app.store.pulls import RunRecord, RunStore
+from app.store.queue import ReviewQueue
+from app.telemetry.debates import record_rulings
+from app.telemetry.logs import bind, log_context
+from policies.budget import TokenCeiling
+
+WRITERS = frozenset({"admin", "write"})
+"""Collaborator permissions that may run commands (maintain counts as write)."""
+
+log = logging.getLogger(__name__)
+
+
+async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
+    """arq's entry point: run the commands of one comment or button."""
+    request = CommandRequest.model_validate(request_data)
+    return await CommandRun(deps_of(ctx), request, job_id=str(ctx["job_id"])).run()
+
+
+class CommandRun:
+    def __init__(self, deps: WorkerDeps, request: CommandRequest, job_id: str) -> None:
+        self.deps = deps
+        self.request = request
+        self.job_id = job_id
+        self.pull_key = request.pull
+        self.github = deps.github.installation(request.pull.installation_id)
+
+    async def run(self) -> str:
+        pull = self.pull_key
+        with log_context(repository=pull.full_name, pull_number=pull.number):
+            return await self._run_all()
+
+    async def _run_all(self) -> str:
+        await self._react("eyes")
+        if not await self._may_run():
+            await self._reply(
+                f"Sorry @{self.request.login}, only people with write access to this "
+                "repository can run Tiebreak's commands."
+            )
+            await self._react("confused")
+            return "refused"
+        pull = await self.github.pull_request(self.pull_key)
+        results = [await self._run(call, pull) for call in self.request.calls]
+        await self._react("rocket" if all(results) else "confused")
+        return "done" if all(results) else "not all done"
+
+    async def _may_run(self) -> bool:
+        if self.request.comment is None or self.request.association == "OWNER":
+            return True
+        permission = await self.github.permission(self.pull_key, self.request.login)
+        return permission in WRITERS
+
+    async def _run(self, call: CommandCall, pull: PullRequest) -> bool:
+        if call.name is None:
+            await self._reply(f"I don't know `{_quoted(call.text)}`.\n\n{HELP}")
+            return False
+        match CommandName(call.name):
+            case CommandName.HELP:
+                await self._reply(HELP)
+                return True
+            case CommandName.REVIEW:
+                return await self._review(pull)
+            case CommandName.STOP:
+                return await self._stop()
+            case CommandName.BUDGET:
+                return await self._budget(call.argument or 0)
+            case CommandName.RESOLVE:
+                return await self._resolve(pull)
+            case CommandName.APPLY:
+                return await self._apply(pull)
+            case CommandName.ARBITRATE:
+                return await self._arbitrate(pull)
+
+    async def _review(self, pull: PullRequest) -> bool:
+        queue = self._queue()
+        source = self.request.comment.id if self.request.comment else "button"
+        await queue.enqueue_review(self.pull_key.at(pull.head_sha), rerun=f"asked-{source}")
+        return True
+
+    async def _stop(self) -> bool:
+        queue, runs = self._queue(), self._runs()
+        job_id = await queue.current_job(self.pull_key)
+        status = await Job(job_id, queue.redis).status() if job_id else JobStatus.not_found
+        if job_id is None or status not in (
+            JobStatus.queued,
+            JobStatus.in_progress,
+            JobStatus.deferred,
+        ):
+            await self._reply("No review of this pull request is running.")
+            return False
+        await runs.request_stop(job_id, self.request.login)
+        await queue.abort(job_id)
+        return True
+
+    async def _budget(self, tokens: int) -> bool:
+        if tokens < MIN_CEILING:
+            await self._reply(f"A review needs a budget of at least {MIN_CEILING:,} tokens.")
+            return False
+        await self._runs().set_budget(self.pull_key, tokens)
+        await self._reply(
+            f"The next review of this pull request may spend up to {tokens:,} billed tokens "
+            "(never more than the repository's own ceiling)."
+        )
+        return True
+
+    async def _resolve(self, pull: PullRequest) -> bool:
+        record = await self._latest(pull)
+        if record is None:
+            return False
+        run = record.run_info()
+        whole = publish.plan(
+            record.review,
+            Diff.parse(record.diff, allow_empty=True),
+            run=run,
+            conversation=record.conversation,
+        )
+        login = self.request.login
+        await complete_check_run(
+            self.github,
+            record.ref,
+            record.check_run_id,
+            publish.resolved(login, whole.check.summary),
+            details_url=record.details_url,
+        )
+        await write_summary(self.github, self.pull_key, publish.resolved_summary(login, whole))
+        await set_label(self.github, self.pull_key, publish.LabelAction.REMOVE, run.label)
+        return True
+
+    async def _apply(self, pull: PullRequest) -> bool:
+        record = await self._latest(pull)
+        if record is None:
+            return False
+        try:
+            applied = await apply_fixes(self.github, record, pull)
+        except ApplyRefused as refused:
+            await self._reply(refused.reason)
+            return False
+        fixed = ", ".join(applied.finding_ids)
+        await self._reply(
+            f"Committed {applied.sha[:7]} to {markdown.code(pull.head_ref)}, fixing {fixed}."
+        )
+        return True
+
+    async def _arbitrate(self, pull: PullRequest) -> bool:
+        record = await self._latest(pull)
+        if record is None:
+            return False
+        wanted = await self._thread_finding(record)
+        diff = Diff.parse(record.diff, allow_empty=True)
+        units = {unit.id: unit for unit in diff.units()}
+        # Asked for by a person: the arbiter rules even where the config turned arbitration off.
+        policy = record.policy.model_copy(update={"arbitration": True})
+        allowance = self.deps.allowance(self.pull_key.installation_id)
+        if await allowance.remaining() < MIN_CEILING:
+            await self._reply(
+                "This installation has spent its daily token allowance; the arbiter can be "
+                f"asked again after {allowance.resets_at():%Y-%m-%d %H:%M} UTC."
+            )
+            return False
+        ceiling = TokenCeiling(policy.token_ceiling, allowance)
+        debate = Debate(self.deps.llm_for(record.config.models), policy, ceiling=ceiling)
+        outcomes, ruled = [], []
+        for outcome in record.review.units:
+            ids = [
+                f.finding.id
+                for f in outcome.unresolved
+                if wanted is None or (outcome.unit_id, f.finding.id) == wanted
+            ]
+            if ids and outcome.unit_id in units:
+                try:
+                    ruled_on = await debate.arbitrate(units[outcome.unit_id], outcome, ids)
+                except LLMFatal as exc:
+                    await self._reply(f"The arbiter could not be asked: {exc}")
+                    return False
+                record_rulings(self.deps.metrics, outcome, ruled_on)
+                outcome = ruled_on
+                ruled += [(outcome.unit_id, i) for i in ids]
+            outcomes.append(outcome)
+        if not ruled:
+            await self._reply("There is no unresolved finding to send to the arbiter.")
+            return False
+        await self._publish_rulings(record, diff, Review(units=outcomes), ruled)
+        return True
+
+    async def _thread_finding(self, record: RunRecord) -> tuple[str, str] | None:
+        """In a review thread, the finding Tiebreak's comment there is about; else None."""
+        comment = self.request.comment
+        if comment is None or comment.kind != "review":
+            return None
+        path, line = await self.github.review_comment_location(self.pull_key, comment.thread_id)
+        for outcome in record.review.units:
+            for result in outcome.unresolved:
+                if (result.finding.path, result.finding.end_line) == (path, line):
+                    return outcome.unit_id, result.finding.id
+        return ("", "")  # a thread about no open finding: nothing to arbitrate
+
+    async def _publish_rulings(
+        self, record: RunRecord, diff: Diff, review: Review, ruled: list[tuple[str, str]]
+    ) -> None:
+        """Comment on the findings just ruled on; bring the check run, label and the
+        remembered run up to date with the whole review."""
+        run = record.run_info()
+        changed = Review(
+            units=[
+                u.model_copy(
+                    update={
+                        "findings": [f for f in u.findings if (u.unit_id, f.finding.id) in ruled]
+                    }
+                )
+                for u in review.units
+            ]
+        )
+        # One review per command that lands rulings: its marker names the run and the command.
+        command = hashlib.sha256(self.job_id.encode()).hexdigest()[:12]
+        ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
+        await post_inline(self.github, record.ref, changed, diff, ruling)
+        whole = publish.plan(review, diff, run=run, conversation=record.conversation)
+        await write_summary(self.github, self.pull_key, whole.summary)
+        await complete_check_run(
+            self.github,
+            record.ref,
+            record.check_run_id,
+            whole.check,
+            details_url=record.details_url,
+        )
+        await set_label(self.github, self.pull_key, whole.label, whole.label_name)
+        conclusion = str(whole.check.conclusion)
+        await self._runs().save(
+            record.model_copy(update={"review": review, "conclusion": conclusion})
+        )
+        await self.deps.transcripts().add_rulings(record.run_id, review, conclusion)
+
+    async def _latest(self, pull: PullRequest) -> RunRecord | None:
+        """The latest review, if it reviewed the current head; a reply says why not."""
+        record = await self._runs().latest(self.pull_key)
+        if record is None:
+            await self._reply("Tiebreak has not reviewed this pull request yet.")
+            return None
+        if record.ref.head_sha != pull.head_sha:
+            await self._reply(
+                f"The latest review is of {record.ref.head_sha[:7]}, but the head is now "
+                f"{pull.head_sha[:7]}: comment `/tiebreak review` first."
+            )
+            return None
+        bind(run_id=record.run_id)  # the commands act on that run
+        return record
+
+    async def _react(self, content: Reaction) -> None:
+        if self.request.comment is not None:
+            await self.github.react(self.pull_key, self.request.comment, content)
+
+    async def _reply(self, body: str) -> None:
+        if self.request.comment is not None:
+            await self.github.reply(self.pull_key, self.request.comment, body)
+        else:
+            await self.github.comment(self.pull_key, body)
+
+    def _queue(self) -> ReviewQueue:
+        if self.deps.queue is None:
+            raise RuntimeError("the worker has not started")
+        return self.deps.queue
+
+    def _runs(self) -> RunStore:
+        if self.deps.runs is None:
+            raise RuntimeError("the worker has not started")
+        return self.deps.runs
+
+
+def _quoted(text: str) -> str:
+    return ("/tiebreak " + text).strip().replace("`", "'")[:100]

@@ -1,0 +1,88 @@
+"""Tiebreak's side of a pull request's conversation, read back and kept up to date.
+
+What Tiebreak posted is read from the pull request itself, by the hidden markers its comments
+carry: each inline comment ends with its finding's fingerprint, the summary comment starts
+with the summary marker, a reply on a thread whose finding is gone ends with its own. Whether
+a person resolved a thread comes from GitHub's GraphQL API, a 👎 from the comment's reactions.
+"""
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from githubkit.exception import GitHubException, RequestFailed
+
+from app.events import PullKey
+from app.github.client import Installation
+from app.publishing import text
+from app.publishing.fingerprints import Fingerprint
+from app.publishing.publish import ThreadReply
+from app.publishing.rereview import PostedThread
+
+log = logging.getLogger(__name__)
+
+
+async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThread]:
+    """The review threads Tiebreak started on the pull request, and what people did to them.
+
+    If GitHub will not say which threads are resolved, they are all taken as open (and so
+    stay listed): a finding is never posted twice either way, its thread is there.
+    """
+    comments = await github.review_comments(ref)
+    try:
+        resolved = await github.resolved_threads(ref)
+    except GitHubException as exc:
+        log.warning("could not read which threads of %s are resolved: %s", ref.key, exc)
+        resolved = set()
+    roots: dict[int, tuple[Fingerprint, bool]] = {}
+    answered: set[int] = set()
+    for comment in comments:
+        if not _by_a_bot(comment):
+            continue
+        body = comment.get("body") or ""
+        parent = comment.get("in_reply_to_id")
+        if parent is not None:
+            if body.rstrip().endswith(text.ANSWERED_MARKER):
+                answered.add(int(parent))
+            continue
+        fingerprint = Fingerprint.from_comment(str(comment.get("path") or ""), body)
+        if fingerprint is not None:
+            disliked = int((comment.get("reactions") or {}).get("-1") or 0) > 0
+            roots[int(comment["id"])] = (fingerprint, disliked)
+    return [
+        PostedThread(
+            comment_id=comment_id,
+            fingerprint=fingerprint,
+            resolved=comment_id in resolved,
+            disliked=disliked,
+            answered=comment_id in answered,
+        )
+        for comment_id, (fingerprint, disliked) in roots.items()
+    ]
+
+
+async def write_summary(github: Installation, ref: PullKey, body: str) -> None:
+    """Edit the pull request's summary comment to `body`, or write it if there is none."""
+    for comment in await github.issue_comments(ref):
+        old = comment.get("body") or ""
+        if _by_a_bot(comment) and old.split("\n", 1)[0] == text.SUMMARY_MARKER:
+            if old != body:
+                await github.edit_comment(ref, int(comment["id"]), body)
+            return
+    await github.comment(ref, body)
+
+
+async def answer(github: Installation, ref: PullKey, replies: Sequence[ThreadReply]) -> None:
+    """Reply on threads whose findings are gone; a thread deleted meanwhile is skipped."""
+    for reply in replies:
+        try:
+            await github.reply_in_thread(ref, reply.thread, reply.body)
+        except RequestFailed as exc:
+            if exc.response.status_code not in (404, 422):
+                raise
+            log.warning("could not reply on thread %s of %s: %s", reply.thread, ref.key, exc)
+
+
+def _by_a_bot(comment: dict[str, Any]) -> bool:
+    """Written by an App: a person's comment that quotes a marker is not Tiebreak's."""
+    return (comment.get("user") or {}).get("type") == "Bot"

@@ -1,0 +1,88 @@
+"""A review's units, spread over the fleet: enqueue one job per unit, wait, retry, collect.
+
+The review job coordinates: it queues one `debate_unit` job per unit (any worker may run it),
+then blocks on the run's wake-up list in Redis until every unit has an outcome. A unit that
+failed, or whose heartbeat lapsed (its worker died), gets a fresh attempt — fresh agents,
+resuming from the unit's journal — up to `max_attempts`; a unit that fails every attempt is
+reported as not reviewed, never silently dropped. A fatal model error (a bad key) stops the
+review at once, as it would stop a debate run in one process.
+
+Everything the coordinator knows is in Redis, so a coordinator restarted on another worker
+(the janitor re-queues one whose heartbeat lapsed) picks up the same run where it was.
+"""
+
+import logging
+
+from agents.errors import LLMFatal
+from agents.outcome import Outcome
+from app.store.live import STARTED, LiveRuns, RunPlan, State, UnitStatus
+from app.store.queue import ReviewQueue, unit_job_id
+
+log = logging.getLogger(__name__)
+
+
+class Fanout:
+    def __init__(
+        self, live: LiveRuns, queue: ReviewQueue, plan: RunPlan, *, max_attempts: int
+    ) -> None:
+        self.live = live
+        self.queue = queue
+        self.plan = plan
+        self.max_attempts = max_attempts
+
+    async def outcomes(self) -> list[Outcome]:
+        """Every unit's outcome, in unit order, once each unit has finished or given up."""
+        live, run = self.live, self.plan.run_id
+        await live.set_run(run, state=State.WAITING)
+        pending = set(range(self.plan.units))
+        finished: dict[int, Outcome] = {}
+        # Queued again on a restart: arq keeps one job per id, so an attempt is queued once.
+        for unit in await live.units(run, sorted(pending)):
+            await self.queue.enqueue_unit(run, unit.number, unit.attempt)
+        while True:
+            done = await live.outcomes(run, sorted(pending))
+            finished.update(done)
+            pending -= done.keys()
+            if not pending:
+                break
+            for unit in await live.units(run, sorted(pending)):
+                given_up = await self._check(unit)
+                if given_up is not None:
+                    finished[unit.number] = given_up
+                    pending.discard(unit.number)
+            if pending:
+                await live.wait(run, live.heartbeat / 2)
+        return [finished[n] for n in range(self.plan.units)]
+
+    async def stop(self) -> None:
+        """Abort the units still running or queued (the review was stopped or superseded)."""
+        run = self.plan.run_id
+        unfinished = [
+            u
+            for u in await self.live.units(run, range(self.plan.units))
+            if u.state is not State.COMPLETE
+        ]
+        for unit in unfinished:
+            await self.queue.abort(unit_job_id(run, unit.number, unit.attempt))
+
+    async def _check(self, unit: UnitStatus) -> Outcome | None:
+        """Retry a unit that failed or died; its failed outcome once it is out of attempts."""
+        live, run = self.live, self.plan.run_id
+        if unit.state is State.FAILED:
+            if unit.fatal:
+                raise LLMFatal(unit.error)
+            reason = unit.error
+        elif unit.state in STARTED and not await live.unit_alive(run, unit.number, unit.attempt):
+            reason = f"its worker ({unit.worker or 'unknown'}) stopped answering"
+            await live.set_unit(run, unit.number, state=State.FAILED, error=reason)
+        else:
+            return None
+        log.warning("unit %s of %s, attempt %s, failed: %s", unit.number, run, unit.attempt, reason)
+        if unit.attempt >= self.max_attempts:
+            units = self.plan.review_units()
+            return Outcome.failed(
+                units[unit.number].id, f"{reason} (gave up after {unit.attempt} attempts)"
+            )
+        await live.retry_unit(run, unit.number, unit.attempt + 1)
+        await self.queue.enqueue_unit(run, unit.number, unit.attempt + 1)
+        return None

@@ -1,0 +1,85 @@
+"""The janitor: no review is left orphaned, no pull request with a check run that spins.
+
+A review's coordinator keeps a heartbeat in Redis. A worker that dies mid-review (killed, out
+of memory, its machine gone) stops it; on one worker of the fleet (arq's unique cron job,
+every minute by default) the janitor queues a new coordinator for each run whose heartbeat
+lapsed, which picks the run up from Redis where it was.
+
+As a last resort, a review opens its check run in Redis with a deadline and closes it when it
+completes it; the janitor claims the check runs past their deadline and completes those GitHub
+still shows unfinished as `timed_out`, saying why.
+"""
+
+import logging
+import time
+from contextlib import AbstractContextManager
+from typing import Any
+
+from githubkit.exception import GitHubException
+
+from app.events import PullKey
+from app.jobs.landing import complete_check_run
+from app.jobs.worker import WorkerDeps, deps_of
+from app.publishing import publish
+from app.store.pulls import OpenCheck
+from app.telemetry.logs import log_context
+
+RETRY_LATER = 300
+"""Seconds before the janitor tries again at a check run GitHub would not let it complete."""
+
+log = logging.getLogger(__name__)
+
+
+async def sweep(ctx: dict[str, Any]) -> int:
+    """arq's cron entry point: pick up orphaned runs, complete overdue check runs; return
+    how many of either there were."""
+    deps, now = deps_of(ctx), time.time()
+    return await resume_orphans(deps, now=now) + await complete_overdue(deps, now=now)
+
+
+async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
+    """Queue a new coordinator for each live run whose coordinator's heartbeat lapsed (its
+    worker died); it picks the run up where it was. Return how many were queued."""
+    if deps.queue is None:
+        raise RuntimeError("the worker has not started")
+    live, queue = deps.live_runs(), deps.queue
+    resumed = 0
+    for orphan in await live.orphans(started_before=now - deps.heartbeat):
+        with _about(orphan.run_id, orphan.ref):
+            if await queue.resume_pending(orphan.run_id, orphan.resumes):
+                continue  # its new coordinator is queued, or starting
+            resumes = await live.count_resume(orphan.run_id)
+            await queue.resume_review(orphan.ref, orphan.trigger, orphan.run_id, resumes)
+            log.warning("run %s of %s lost its worker; resuming it", orphan.run_id, orphan.ref.key)
+            resumed += 1
+    return resumed
+
+
+async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
+    """Complete every check run past its deadline that is still unfinished; return how many."""
+    if deps.runs is None:
+        raise RuntimeError("the worker has not started")
+    completed = 0
+    for check in await deps.runs.claim_overdue_checks(now):
+        with _about(check.run_id, check.ref):
+            try:
+                completed += await _complete(deps, check)
+            except GitHubException as exc:
+                log.warning("could not complete check run %s: %s", check.check_run_id, exc)
+                await deps.runs.open_check(check, now + RETRY_LATER)
+    return completed
+
+
+def _about(run_id: str, ref: PullKey) -> AbstractContextManager[None]:
+    return log_context(run_id=run_id, repository=ref.full_name, pull_number=ref.number)
+
+
+async def _complete(deps: WorkerDeps, check: OpenCheck) -> bool:
+    github = deps.github.installation(check.ref.installation_id)
+    if await github.check_run_status(check.ref, check.check_run_id) == "completed":
+        return False  # completed by its review after all; only the bookkeeping was lost
+    minutes = deps.check_deadline // 60
+    result = publish.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
+    await complete_check_run(github, check.ref, check.check_run_id, result)
+    log.warning("completed check run %s of %s as timed out", check.check_run_id, check.ref.key)
+    return True

@@ -1,0 +1,148 @@
+"""Landing a result on a pull request: the review, the summary, the check run, the label.
+
+Shared by the review job and the commands that change a finished review (resolve, arbitrate).
+A check run that asks for action offers the buttons that take it.
+"""
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from githubkit.exception import RequestFailed
+
+from agents.diff import Diff
+from agents.review import Review
+from app.events import PullKey, PullRequestRef
+from app.github.client import Installation
+from app.jobs.conversation import answer, write_summary
+from app.publishing import publish
+
+log = logging.getLogger(__name__)
+
+LABEL_COLOR = "d93f0b"
+LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
+
+BUTTONS: list[dict[str, Any]] = [
+    # GitHub's limits: label ≤ 20, description ≤ 40, identifier ≤ 20 characters.
+    {
+        "label": "Arbitrate",
+        "description": "Send open findings to the arbiter",
+        "identifier": "arbitrate",
+    },
+    {
+        "label": "Accept",
+        "description": "Accept the open findings as they are",
+        "identifier": "accept",
+    },
+]
+
+
+PUBLISH_ATTEMPTS = 3
+"""Tries at posting one review when GitHub answers 5xx (each after checking it is not there),
+1 s and then 4 s apart, as githubkit spaces its own retries."""
+
+
+async def publish_review(
+    github: Installation,
+    ref: PullRequestRef,
+    review: Review,
+    diff: Diff,
+    run: publish.RunInfo,
+    conversation: publish.Conversation | None = None,
+) -> publish.Publication:
+    """Land `review` on the pull request once, whatever GitHub answers, and return what was
+    planned: the run's new inline comments as one review, the summary comment edited (or
+    written), replies on the threads of findings that are gone.
+
+    Idempotent: a run whose review the pull request already has (its hidden marker) is not
+    posted again, and a 5xx answer (which may hide a review that was posted) is followed by
+    that check before the next try. A 422 — a comment GitHub would not take, which planning
+    is meant to rule out — falls back to no inline comments, every finding in the summary, so
+    the outcome is never lost. The summary is edited only if it changed; a reply already
+    given is known from its marker before the run plans replies.
+    """
+    publication = await post_inline(github, ref, review, diff, run, conversation)
+    await write_summary(github, ref, publication.summary)
+    await answer(github, ref, publication.replies)
+    return publication
+
+
+async def post_inline(
+    github: Installation,
+    ref: PullRequestRef,
+    review: Review,
+    diff: Diff,
+    run: publish.RunInfo,
+    conversation: publish.Conversation | None = None,
+) -> publish.Publication:
+    """Post the run's review of new inline comments, once; return what was planned (with
+    every finding in the summary instead if GitHub refused the comments)."""
+    publication = publish.plan(review, diff, run=run, conversation=conversation)
+    if publication.review is not None and not await _post(github, ref, publication.review):
+        log.error("GitHub refused the review of %s; every finding goes in the summary", ref.key)
+        inline_off = run.model_copy(update={"max_inline_comments": 0})
+        publication = publish.plan(review, diff, run=inline_off, conversation=conversation)
+    return publication
+
+
+async def _post(github: Installation, ref: PullRequestRef, draft: publish.ReviewDraft) -> bool:
+    """Post `draft` unless the pull request has it; False if GitHub refused it with 422."""
+    run_id = publish.run_id_of(draft.body)
+    attempt = 1
+    while run_id not in await github.review_runs(ref):
+        try:
+            await github.create_review(ref, draft.payload())
+        except RequestFailed as exc:
+            status = exc.response.status_code
+            if status == 422:
+                log.error("GitHub refused the review of %s: %s", ref.key, exc)
+                return False
+            if status < 500 or attempt == PUBLISH_ATTEMPTS:
+                raise
+            await asyncio.sleep(attempt**2 * github.retry_backoff)
+            attempt += 1
+        else:
+            break
+    return True
+
+
+async def complete_check_run(
+    github: Installation,
+    ref: PullRequestRef,
+    check_id: int,
+    result: publish.CheckRunResult,
+    *,
+    details_url: str | None = None,
+) -> None:
+    """Complete the check run with `result`, annotations in as many updates as they need;
+    its "Details" link goes to `details_url` (the run's transcript) when there is one."""
+    first, *more = result.outputs()
+    fields: dict[str, Any] = {
+        "status": "completed",
+        "conclusion": str(result.conclusion),
+        "completed_at": now(),
+        "output": first,
+        "actions": BUTTONS if result.conclusion is publish.Conclusion.ACTION_REQUIRED else [],
+    }
+    if details_url is not None:
+        fields["details_url"] = details_url
+    await github.update_check_run(ref, check_id, fields)
+    # GitHub appends the annotations of each further update to those already there.
+    for output in more:
+        await github.update_check_run(ref, check_id, {"output": output})
+
+
+async def set_label(
+    github: Installation, pull: PullKey, action: publish.LabelAction, name: str
+) -> None:
+    """Add or remove the label `name` (the config's choice) that marks unresolved findings."""
+    if action is publish.LabelAction.ADD:
+        await github.ensure_label(pull, name, LABEL_COLOR, LABEL_ABOUT)
+        await github.add_label(pull, name)
+    else:
+        await github.remove_label(pull, name)
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,447 @@
+"""The review job: one pull request head, from check run to published review.
+
+    pull request, config (base branch only) → does this event get a review? →
+    check run queued → in progress → daily allowance → diff, in-scope files →
+    the debates → review, label → check run completed
+
+An automatic review the config does not want (that event, that author, a draft) ends
+quietly, before any check run. A newer push supersedes the job: it stops before publishing
+and completes its check run as superseded. Whatever goes wrong, the check run is completed
+with a clear message: this job is one of the two places allowed to catch everything.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from githubkit.exception import GitHubException
+
+from agents.diff import Diff
+from agents.errors import DiffError, LLMFatal
+from agents.protocol import Severity
+from agents.review import Review
+from app.events import PullRequestRef
+from app.github.client import PullRequest
+from app.jobs.conversation import posted_threads
+from app.jobs.fanout import Fanout
+from app.jobs.landing import complete_check_run, now, publish_review, set_label
+from app.jobs.worker import WorkerDeps, deps_of
+from app.publishing import markdown, publish
+from app.publishing.rereview import Scope, reconcile
+from app.store.allowance import DailyAllowance
+from app.store.live import ENDED, RunPlan, State
+from app.store.pulls import OpenCheck, RunRecord
+from app.store.queue import ReviewQueue
+from app.store.transcripts import TranscriptRecord
+from app.telemetry.logs import log_context
+from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
+from policies.debate import DebatePolicy
+
+MIN_CEILING = 10_000
+"""The smallest token ceiling a review runs with; a daily allowance with less left than this
+starts no review."""
+
+
+log = logging.getLogger(__name__)
+
+
+async def review_pull_request(
+    ctx: dict[str, Any],
+    ref_data: dict[str, Any],
+    trigger: str | None = None,
+    run_id: str | None = None,
+) -> str:
+    """arq's entry point: review one pull request head.
+
+    `trigger` is the pull request event behind an automatic review; None when a person asked.
+    `run_id` names a run whose coordinator died, to pick up; a new run takes the job's id.
+    """
+    ref = PullRequestRef.model_validate(ref_data)
+    run = run_id or str(ctx["job_id"])
+    return await ReviewRun(deps_of(ctx), ref, run_id=run, trigger=trigger).run()
+
+
+class ReviewRun:
+    def __init__(
+        self, deps: WorkerDeps, ref: PullRequestRef, run_id: str, trigger: str | None = None
+    ) -> None:
+        self.deps = deps
+        self.ref = ref
+        self.run_id = run_id
+        self.trigger = trigger
+        self.config = RepoConfig()
+        self.config_problems: list[ConfigProblem] = []
+        self.check_id: int | None = None
+        self.units = 0
+        self.details_url: str | None = None
+        """The link to the run's transcript, once there is one."""
+        self.github = deps.github.installation(ref.installation_id)
+        self.live = deps.live_runs()
+
+    @property
+    def run_info(self) -> publish.RunInfo:
+        return publish.RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
+
+    async def run(self) -> str:
+        ref = self.ref
+        with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
+            if await self._superseded():
+                return "superseded before it started"
+            live = self.live
+            if await live.run_state(self.run_id) in ENDED:
+                return "this run has ended already"
+            if await live.run_alive(self.run_id):
+                return "this run is live on another worker"
+            async with live.beating_run(self.run_id):
+                await live.open(self.run_id, ref, self.trigger)
+                return await self._run()
+
+    async def _run(self) -> str:
+        ended: State | None = State.FAILED
+        try:
+            plan = await self.live.plan(self.run_id)
+            if plan is not None:  # picked up from a coordinator that died
+                self._resume(plan)
+                result = await self._coordinate(plan)
+            else:
+                result = await self._start()
+            ended = State.COMPLETE
+            return result
+        except asyncio.CancelledError:
+            if self.check_id is not None:
+                completed = await asyncio.shield(self._cancelled(self.check_id))
+                # Cancelled by a shutdown, the run stays live: arq or the janitor resume it.
+                ended = State.FAILED if completed else None
+            raise
+        except Exception as exc:
+            # The job's catch-all: whatever failed, the pull request gets a clear answer.
+            log.exception("review of %s failed", self.ref.key)
+            await self._report_failure(exc)
+            return f"failed: {_reason(exc)}"
+        finally:
+            if ended is not None:
+                await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
+
+    async def _start(self) -> str:
+        pull = await self.github.pull_request(self.ref)
+        self.config, self.config_problems = await self._config(pull.base_sha)
+        quiet = self._why_not(pull)
+        if quiet is not None:
+            return f"not reviewed: {quiet}"
+        self.check_id = await self._open_check_run("queued")
+        return await self._review(self.check_id, pull)
+
+    def _resume(self, plan: RunPlan) -> None:
+        self.config, self.check_id, self.units = plan.config, plan.check_run_id, plan.units
+        self.config_problems = [ConfigProblem(m, line) for m, line in plan.config_problems]
+        log.warning("picking up run %s of %s where its worker left it", self.run_id, self.ref.key)
+
+    def _why_not(self, pull: PullRequest) -> str | None:
+        """Why this automatic review should not happen, if it should not; a review a person
+        asked for always happens (unless the repository turned Tiebreak off)."""
+        config = self.config
+        if self.trigger is None:
+            return None
+        if not config.enabled:
+            return "Tiebreak is turned off for this repository"
+        if self.trigger not in set(config.triggers):
+            return f"the config does not review on {self.trigger!r}"
+        if pull.draft and not config.review_drafts:
+            return "drafts are reviewed once they are ready"
+        if config.ignores_author(pull.author):
+            return f"the config ignores pull requests by {pull.author}"
+        return None
+
+    async def _review(self, check_id: int, pull: PullRequest) -> str:
+        github, ref, config = self.github, self.ref, self.config
+        await github.update_check_run(ref, check_id, {"status": "in_progress", "started_at": now()})
+        if pull.head_sha != ref.head_sha:
+            await self._complete(check_id, publish.superseded(pull.head_sha, run=self.run_info))
+            return "superseded: the pull request has a newer head"
+        if not config.enabled:
+            await self._complete(check_id, publish.disabled(run=self.run_info))
+            return "disabled by the repository's config"
+        allowance = self.deps.allowance(ref.installation_id)
+        if await allowance.remaining() < MIN_CEILING:
+            await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
+            return "daily budget reached"
+        diff_text = await github.diff(ref)
+        whole = Diff.parse(diff_text, allow_empty=True)
+        paths = config.path_filter()
+        diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
+        scope = await self._scope(await self._earlier())
+        plan = RunPlan(
+            run_id=self.run_id,
+            ref=ref,
+            check_run_id=check_id,
+            diff=diff.text,
+            scope=scope,
+            unit_tokens=self.deps.unit_tokens,
+            units=len(scope.part(diff).units(self.deps.unit_tokens)),
+            policy=await self._policy(),
+            config=config,
+            config_problems=[(p.message, p.line) for p in self.config_problems],
+            excluded_files=len(whole.files) - len(diff.files),
+            title=pull.title,
+            html_url=pull.html_url,
+            started_at=time.time(),
+        )
+        self.units = plan.units
+        await self.live.begin(plan)
+        return await self._coordinate(plan)
+
+    async def _coordinate(self, plan: RunPlan) -> str:
+        """Have the fleet debate the plan's units; publish what they found, once."""
+        ref, check_id, config = self.ref, plan.check_run_id, self.config
+        queue = self._queue()
+        fanout = Fanout(self.live, queue, plan, max_attempts=self.deps.max_unit_attempts)
+        try:
+            debated = Review(units=await fanout.outcomes())
+        except (Exception, asyncio.CancelledError):
+            # Failed, stopped or superseded: the units still queued or running are not needed.
+            await asyncio.shield(fanout.stop())
+            raise
+        if await self._superseded():
+            await self._complete_superseded(check_id)
+            return "superseded before publishing"
+        await self.live.set_run(self.run_id, state=State.COMPLETING)
+        review = debated.at_least(Severity(config.min_severity))
+        allowance = self.deps.allowance(ref.installation_id)
+        spend = publish.Spend(
+            spent=await self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
+            ceiling=plan.policy.token_ceiling,
+            daily_remaining=await allowance.remaining(),
+            daily_cap=allowance.cap,
+        )
+        notes = _scope_notes(
+            excluded=plan.excluded_files,
+            hidden=len(debated.findings) - len(review.findings),
+            min_severity=config.min_severity,
+        )
+        links = self.deps.links
+        self.details_url = links.url(self.run_id) if links else None
+        run = self.run_info.model_copy(
+            update={
+                "spend": spend,
+                "notes": notes,
+                "details_url": self.details_url,
+                "pull_url": plan.html_url or None,
+            }
+        )
+        diff = Diff.parse(plan.diff, allow_empty=True)
+        review, conversation = await self._reconcile(plan, review, diff)
+        publication = await publish_review(self.github, ref, review, diff, run, conversation)
+        conclusion = str(publication.check.conclusion)
+        await self.deps.transcripts().save(
+            TranscriptRecord.of_run(plan, debated, spend, conclusion)
+        )
+        await set_label(self.github, ref, publication.label, publication.label_name)
+        await self._complete(check_id, publication.check)
+        if self.deps.runs is not None:
+            await self.deps.runs.save(
+                RunRecord(
+                    run_id=self.run_id,
+                    ref=ref,
+                    check_run_id=check_id,
+                    conclusion=str(publication.check.conclusion),
+                    review=review,
+                    diff=plan.diff,
+                    policy=plan.policy,
+                    config=config,
+                    details_url=self.details_url,
+                    conversation=conversation,
+                )
+            )
+        return str(publication.check.conclusion)
+
+    async def _earlier(self) -> RunRecord | None:
+        """The pull request's latest finished review before this run, if it has one."""
+        earlier = await self.deps.runs.latest(self.ref) if self.deps.runs else None
+        return earlier if earlier is not None and earlier.run_id != self.run_id else None
+
+    async def _scope(self, earlier: RunRecord | None) -> Scope:
+        """Review the files changed since the last reviewed head, where that is safe; every
+        file after a force-push or a rebase, a config change, or a partly failed review."""
+        if earlier is None:
+            return Scope.full("")
+        old, new = earlier.ref.head_sha, self.ref.head_sha
+        if old == new:
+            return Scope.full("a review of the same commit was asked for")
+        if earlier.config != self.config:
+            return Scope.full("the repository's config changed")
+        if earlier.review.failed_units:
+            return Scope.full("parts of the last review were not reviewed")
+        try:
+            comparison = await self.github.compare(self.ref, old, new)
+        except GitHubException as exc:
+            log.warning("could not compare %s with %s on %s: %s", old, new, self.ref.key, exc)
+            return Scope.full(f"GitHub could not compare it with {old[:7]}")
+        if comparison is None or comparison.status != "ahead":
+            return Scope.full(
+                f"{old[:7]}, reviewed last, is no longer in its history (a force-push or rebase)"
+            )
+        if not comparison.complete:
+            return Scope.full(f"too many files changed since {old[:7]} to list them")
+        return Scope.changed_since(old, comparison.paths)
+
+    async def _reconcile(
+        self, plan: RunPlan, review: Review, diff: Diff
+    ) -> tuple[Review, publish.Conversation]:
+        """The pull request's standing findings after this run, and what its conversation
+        already has of them (see :mod:`app.publishing.rereview`)."""
+        threads = await posted_threads(self.github, self.ref)
+        # Read again rather than kept from planning: a ruling asked for meanwhile may have
+        # changed it, and a run picked up from a dead coordinator has no plan-time copy.
+        earlier = await self._earlier()
+        standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
+        conversation = publish.Conversation(
+            threads=standing.threads,
+            gone=standing.gone,
+            since=plan.scope.since,
+            why_full=plan.scope.why_full,
+            reviewed_files=len(plan.scope.part(diff).files),
+            carried=standing.carried,
+            dismissed=standing.dismissed,
+        )
+        return standing.review, conversation
+
+    async def _policy(self) -> DebatePolicy:
+        """The repository's debate policy, with a budget set by `/tiebreak budget` for this
+        run (never above the repository's own ceiling)."""
+        own = self.config.debate
+        budget = await self.deps.runs.take_budget(self.ref) if self.deps.runs else None
+        if budget is None:
+            return own
+        ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
+        return DebatePolicy.model_validate({**own.model_dump(), "token_ceiling": ceiling})
+
+    async def _config(self, base_sha: str) -> tuple[RepoConfig, list[ConfigProblem]]:
+        """The repository's config from the base commit: the change under review cannot
+        rewrite its own rules."""
+        text = await self.github.file(self.ref, CONFIG_PATH, base_sha)
+        return (RepoConfig(), []) if text is None else parse_config(text)
+
+    async def _open_check_run(self, status: str) -> int:
+        """Create the run's check run, which the janitor completes if this job never does."""
+        check_id = await self.github.create_check_run(
+            self.ref, {"status": status, "external_id": self.run_id}
+        )
+        if self.deps.runs is not None:
+            deadline = time.time() + self.deps.check_deadline
+            await self.deps.runs.open_check(self._open_check(check_id), deadline)
+        return check_id
+
+    def _open_check(self, check_id: int) -> OpenCheck:
+        return OpenCheck(ref=self.ref, check_run_id=check_id, run_id=self.run_id)
+
+    async def _complete(self, check_id: int, result: publish.CheckRunResult) -> None:
+        await complete_check_run(
+            self.github,
+            self.ref,
+            check_id,
+            _with_config_problems(result, self.config_problems),
+            details_url=self.details_url,
+        )
+        if self.deps.runs is not None:
+            await self.deps.runs.close_check(self._open_check(check_id))
+
+    async def _cancelled(self, check_id: int) -> bool:
+        """Complete the check run of a job arq cancelled, if a person stopped it or a newer
+        push superseded it; return whether it did (a shutdown leaves the run to resume)."""
+        stopped_by = await self._stopped_by()
+        if stopped_by is not None:
+            await self._complete(check_id, publish.stopped(stopped_by, run=self.run_info))
+        elif await self._superseded():
+            await self._complete_superseded(check_id)
+        else:
+            return False
+        return True
+
+    async def _report_failure(self, exc: Exception) -> None:
+        try:
+            if self.check_id is None:
+                self.check_id = await self._open_check_run("in_progress")
+            await self._complete(self.check_id, publish.failed(_reason(exc), run=self.run_info))
+        except GitHubException as report:
+            # Without a check run there is nowhere to report; the log is the only trace.
+            log.error("could not report the failure on %s: %s", self.ref.key, report)
+
+    async def _complete_superseded(self, check_id: int) -> None:
+        queue = self.deps.queue
+        newer = await queue.latest_head(self.ref) if queue else None
+        await self._complete(check_id, publish.superseded(newer or "", run=self.run_info))
+
+    async def _stopped_by(self) -> str | None:
+        runs = self.deps.runs
+        return await runs.stopped_by(self.run_id) if runs else None
+
+    def _queue(self) -> ReviewQueue:
+        if self.deps.queue is None:
+            raise RuntimeError("the worker has not started")
+        return self.deps.queue
+
+    async def _superseded(self) -> bool:
+        queue = self.deps.queue
+        return queue is not None and await queue.is_superseded(self.ref)
+
+
+async def _daily_budget_reached(
+    allowance: DailyAllowance, run: publish.RunInfo
+) -> publish.CheckRunResult:
+    return publish.daily_budget_reached(
+        spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
+    )
+
+
+def _scope_notes(*, excluded: int, hidden: int, min_severity: str) -> tuple[str, ...]:
+    notes = []
+    if excluded:
+        files = "file is" if excluded == 1 else "files are"
+        was = "was" if excluded == 1 else "were"
+        notes.append(
+            f"_{excluded:,} changed {files} outside the config's `paths` and {was} not reviewed._"
+        )
+    if hidden:
+        findings = "finding" if hidden == 1 else "findings"
+        notes.append(
+            f"_{hidden:,} {findings} below the config's `min_severity` ({min_severity}) not shown._"
+        )
+    return tuple(notes)
+
+
+def _with_config_problems(
+    result: publish.CheckRunResult, problems: Sequence[ConfigProblem]
+) -> publish.CheckRunResult:
+    """`result`, saying why the config was ignored, with an annotation on each problem's
+    line of the config file."""
+    if not problems:
+        return result
+    notes = "\n".join(f"- {markdown.inline(str(p), 500)}" for p in problems)
+    summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
+    annotations = [
+        publish.Annotation(
+            path=CONFIG_PATH,
+            start_line=p.line,
+            end_line=p.line,
+            annotation_level=publish.AnnotationLevel.WARNING,
+            title="Tiebreak ignored this config file",
+            message=markdown.clip(p.message, markdown.PROSE_LIMIT),
+        )
+        for p in problems
+        if p.line is not None
+    ][: publish.ANNOTATIONS_PER_REQUEST]
+    batches = result.annotation_batches
+    return result.model_copy(
+        update={
+            "summary": summary[: markdown.LIMIT],
+            "annotation_batches": [annotations, *batches] if annotations else batches,
+        }
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, LLMFatal | DiffError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"

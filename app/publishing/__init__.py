@@ -1,0 +1,1 @@
+"""What Tiebreak posts on a pull request, computed without I/O: reviews, summaries, checks."""

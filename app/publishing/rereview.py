@@ -1,0 +1,198 @@
+"""Re-reviews: what a run adds to the conversation a pull request already has.
+
+A pull request is reviewed again on every push, and people answer Tiebreak in between. A run
+reviews only the files changed since the last reviewed head (:class:`Scope`) and then
+reconciles what it found with what is already there (:func:`reconcile`):
+
+- a finding the pull request already has a thread for (the same fingerprint: see
+  :mod:`app.publishing.fingerprints`) is not posted again; it stands, linked to its thread;
+- a finding whose thread a person resolved or marked 👎 is dropped: not raised again while
+  its code is unchanged (changed code has another fingerprint, so it can be raised anew);
+- an earlier finding on a file this run did not review stands as it was (carried forward);
+  so does one on a reviewed file whose code, at its lines, did not change;
+- an earlier finding on a reviewed file that is raised again (the same claim on the same
+  file) is replaced by this run's debate of it, posted anew only if its code changed;
+- an earlier finding on a reviewed file that is not raised again and whose code changed is
+  no longer found: if it was unresolved, its thread gets a short reply.
+
+All of it is pure: the review job reads the pull request and calls this.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.claims import same_gist
+from agents.diff import Diff
+from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
+from agents.review import Review
+from app.publishing.fingerprints import Fingerprint, around
+from app.publishing.publish import GoneFinding
+from app.store.pulls import RunRecord
+
+
+class Scope(BaseModel):
+    """The files a run reviews: all of them, or those changed since an earlier head."""
+
+    model_config = ConfigDict(frozen=True)
+
+    since: str | None = None
+    """The earlier reviewed head whose changes since are reviewed; None for a full review."""
+    paths: frozenset[str] = frozenset()
+    """With `since`: the files changed since it (old and new names)."""
+    why_full: str = ""
+    """Without `since`: why every file is reviewed again (empty for a first review)."""
+
+    @classmethod
+    def full(cls, why: str) -> "Scope":
+        return cls(why_full=why)
+
+    @classmethod
+    def changed_since(cls, head: str, paths: frozenset[str]) -> "Scope":
+        return cls(since=head, paths=paths, why_full="")
+
+    def reviews(self, path: str) -> bool:
+        return self.since is None or path in self.paths
+
+    def part(self, diff: Diff) -> Diff:
+        """The part of `diff` this run debates."""
+        return Diff(tuple(f for f in diff.files if self.reviews(f.path)))
+
+
+class PostedThread(BaseModel):
+    """A review thread Tiebreak started on the pull request, as people left it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    comment_id: int
+    """Its first comment: Tiebreak's, carrying the finding's fingerprint."""
+    fingerprint: Fingerprint
+    resolved: bool = False
+    """A person resolved the thread."""
+    disliked: bool = False
+    """A person reacted 👎 to Tiebreak's comment."""
+    answered: bool = False
+    """Tiebreak has already replied that the finding is no longer found."""
+
+    @property
+    def dismissed(self) -> bool:
+        return self.resolved or self.disliked
+
+
+@dataclass(frozen=True)
+class Standing:
+    """The pull request's findings after this run, and what changed since the last."""
+
+    review: Review
+    """This run's units (less what people dismissed) and the earlier units carried forward."""
+    threads: dict[str, int] = field(default_factory=dict)
+    """`unit/finding` → the thread the pull request already has for that finding."""
+    gone: list[GoneFinding] = field(default_factory=list)
+    """Earlier unresolved findings this run no longer finds (their code changed)."""
+    dismissed: int = 0
+    """Findings left out because a person resolved their thread or marked it 👎."""
+    carried: int = 0
+    """Earlier findings that stand unchanged."""
+
+
+def _key(unit_id: str, finding_id: str) -> str:
+    return f"{unit_id}/{finding_id}"
+
+
+def reconcile(
+    debated: Review,
+    diff: Diff,
+    *,
+    scope: Scope,
+    earlier: RunRecord | None,
+    threads: Sequence[PostedThread],
+) -> Standing:
+    """What stands on the pull request whose whole diff (in the config's scope) is `diff`
+    after this run `debated` the part of it in `scope`."""
+
+    def thread_of(fingerprint: Fingerprint) -> PostedThread | None:
+        return next((t for t in threads if t.fingerprint.same_finding(fingerprint)), None)
+
+    posted: dict[str, int] = {}
+    dismissed: set[int] = set()
+    raised: list[Fingerprint] = []
+    units: list[Outcome] = []
+    for unit in debated.units:
+        kept = []
+        for result in unit.findings:
+            fingerprint = Fingerprint.of(result.finding, diff)
+            raised.append(fingerprint)
+            thread = thread_of(fingerprint)
+            if thread is not None and thread.dismissed:
+                dismissed.add(thread.comment_id)
+                continue
+            if thread is not None:
+                posted[_key(unit.unit_id, result.finding.id)] = thread.comment_id
+            kept.append(result)
+        units.append(unit.model_copy(update={"findings": kept}))
+
+    gone: list[GoneFinding] = []
+    carried = 0
+    if earlier is not None:
+        before = Diff.parse(earlier.diff, allow_empty=True)
+        for unit in earlier.review.units:
+            if unit.stop is StopReason.FAILED:
+                continue
+            unit_id = _carried_id(unit, earlier.ref.head_sha)
+            kept = []
+            for result in unit.findings:
+                finding = result.finding
+                fingerprint = Fingerprint.of(finding, before)
+                thread = thread_of(fingerprint)
+                dismissed_thread = thread is not None and thread.dismissed
+                where = (finding.path, finding.start_line, finding.end_line)
+                if scope.reviews(finding.path):
+                    if any(_raised_again(fingerprint, f) for f in raised):
+                        continue  # this run's debate of it stands (on its code as it is now)
+                    if around(diff, *where) != around(before, *where):
+                        if result.resolution is Resolution.OPEN and not dismissed_thread:
+                            gone.append(_gone(result, thread))
+                        continue
+                if thread is not None and thread.dismissed:
+                    dismissed.add(thread.comment_id)
+                    continue
+                if thread is not None:
+                    posted[_key(unit_id, finding.id)] = thread.comment_id
+                kept.append(result)
+            if kept:
+                carried += len(kept)
+                units.append(
+                    unit.model_copy(
+                        update={
+                            "unit_id": unit_id,
+                            "findings": kept,
+                            "carried_from": unit.carried_from or earlier.ref.head_sha,
+                        }
+                    )
+                )
+    return Standing(
+        review=Review(units=units),
+        threads=posted,
+        gone=gone,
+        dismissed=len(dismissed),
+        carried=carried,
+    )
+
+
+def _gone(result: FindingOutcome, thread: PostedThread | None) -> GoneFinding:
+    """An unresolved finding no longer found; its thread, if any, is answered once."""
+    if thread is None:
+        return GoneFinding(result=result)
+    return GoneFinding(result=result, thread=thread.comment_id, answer=not thread.answered)
+
+
+def _raised_again(earlier: Fingerprint, now: Fingerprint) -> bool:
+    """Whether a finding raised now is the earlier one, on the same code or on its code as
+    changed since: then it is not gone, it is the finding as it stands."""
+    return earlier.path == now.path and same_gist(earlier.gist, now.gist)
+
+
+def _carried_id(unit: Outcome, head_sha: str) -> str:
+    """A carried unit's id, told apart from this run's units: `u2@1a2b3c4`."""
+    return unit.unit_id if unit.carried_from else f"{unit.unit_id}@{head_sha[:7]}"

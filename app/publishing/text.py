@@ -1,0 +1,368 @@
+"""A review in Markdown: comment bodies, the findings table, totals and the check run's text.
+
+Every piece of model- or author-written text goes through :mod:`app.publishing.markdown` first.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from agents.outcome import FindingOutcome, Message, Resolution
+from agents.review import Review
+from app.publishing.finding_text import (
+    SEVERITY,
+    agreement,
+    coder_answer,
+    consensus,
+    debate,
+    location,
+    resolution,
+    stands,
+    vote,
+)
+from app.publishing.markdown import LIMIT, cell, code, inline, prose
+
+if TYPE_CHECKING:  # publish builds on this module; these are only its types
+    from app.publishing.publish import Conversation, GoneFinding
+
+_TALLY = {
+    Resolution.FIXED: "with a suggested fix",
+    Resolution.WITHDRAWN: "withdrawn",
+    Resolution.WARNING: "accepted with a warning",
+    Resolution.OPEN: "unresolved",
+}
+_STANDING = "standing by majority"
+"""The totals' word for findings a panel's majority keeps against the coder."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One finding as it is published."""
+
+    label: str
+    """The finding's id, qualified by its unit when the review has several."""
+    result: FindingOutcome
+    thread: tuple[Message, ...]
+    anchor: tuple[str, int, int]
+    """Where its inline comment sits (path, start, end): on its fix's lines, if it has one."""
+    inline: bool
+    """Whether it is posted as an inline comment."""
+    outside: str | None = None
+    """Why the anchor cannot take an inline comment, when it cannot: `<anchor> {outside}`."""
+    overflow: bool = False
+    """Whether it could be posted inline but the review already has its most comments."""
+    posted_in: int | None = None
+    """The first comment of the review thread an earlier run started for it, if any."""
+
+
+SUMMARY_MARKER = "<!-- tiebreak:summary -->"
+"""The first line of the pull request's summary comment: how a later run finds it."""
+ANSWERED_MARKER = "<!-- tiebreak:gone -->"
+"""The last line of Tiebreak's reply on the thread of a finding it no longer finds."""
+
+
+def marker(run_id: str) -> str:
+    return f"<!-- tiebreak:run:{run_id} -->"
+
+
+def thread_link(thread: int, pull_url: str | None) -> str:
+    """A link to a review thread of the pull request (bare text without its address)."""
+    return f"[thread]({pull_url}#discussion_r{thread})" if pull_url else "thread"
+
+
+def comment_body(entry: Entry) -> str:
+    """The inline review comment for a finding: its debate and, if fixed, a suggestion."""
+    result = entry.result
+    header = f"**{SEVERITY[result.finding.severity]}** · {resolution(result)} · "
+    blocks = [
+        header + agreement(result),
+        *debate(result, entry.thread, committable=True),
+        _footer(entry),
+    ]
+    return "\n\n".join(blocks)
+
+
+def section(entry: Entry) -> str:
+    """A finding in full, for a review body or a check run's text: no suggestion block."""
+    result, finding = entry.result, entry.result.finding
+    where = code(location(finding.path, finding.start_line, finding.end_line))
+    blocks = [
+        f"#### {entry.label} · {SEVERITY[finding.severity]} · {resolution(result)} · {where}",
+        f"_{agreement(result)} · {_rounds(result)} · {result.tokens:,} billed tokens_",
+    ]
+    if entry.outside:
+        blocks.append(f"Not posted inline: {code(location(*entry.anchor))} {entry.outside}.")
+    blocks += debate(result, entry.thread, committable=False)
+    return "\n\n".join(blocks) + "\n\n"
+
+
+def withdrawn_line(entry: Entry) -> str:
+    """A withdrawn finding in one line: the coder's argument and, on a panel, the vote."""
+    finding = entry.result.finding
+    where = code(location(finding.path, finding.start_line, finding.end_line))
+    argument = coder_answer(entry.thread)
+    why = f" — the coder: {inline(argument.text, 300)}" if argument and argument.text else ""
+    votes = f" · {vote(entry.result)}" if entry.result.votes else ""
+    return (
+        f"- **{entry.label}** {where} ({finding.severity}): {inline(finding.claim, 300)}"
+        f"{why}{votes}\n"
+    )
+
+
+def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
+    """Every finding, one row each; each row is a piece that may be cut after."""
+    rows = [
+        "| Finding | Severity | Location | Resolution | Consensus | Rounds | Billed tokens "
+        "| Where |\n|---|---|---|---|---|--:|--:|---|\n"
+    ]
+    for entry in entries:
+        result, finding = entry.result, entry.result.finding
+        if entry.posted_in is not None:
+            where = thread_link(entry.posted_in, pull_url)
+        else:
+            where = "inline" if entry.inline else "below"
+        rows.append(
+            f"| {cell(entry.label)} | {SEVERITY[finding.severity]} "
+            f"| {code(location(finding.path, finding.start_line, finding.end_line))} "
+            f"| {resolution(result)} | {cell(consensus(result))} | {result.closed_in_round} "
+            f"| {result.tokens:,} | {where} |\n"
+        )
+    return [*rows, "\n"]
+
+
+def totals(review: Review) -> str:
+    counts = dict.fromkeys([*_TALLY.values(), _STANDING], 0)
+    for result in review.findings:
+        counts[_STANDING if stands(result) else _TALLY[result.resolution]] += 1
+    split = ", ".join(f"{n} {label}" for label, n in counts.items() if n)
+    by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
+    text = (
+        f"**{_count(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
+        f"{_count(len(review.debated), 'unit')} · {_count(review.rounds, 'round')} · "
+        f"{_count(review.calls, 'call')} ({review.failed_turns} failed) · "
+        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
+    )
+    dropped = sum(u.dropped_findings for u in review.debated)
+    if dropped:
+        text += f" · {_count(dropped, 'finding')} over the proposal budget dropped"
+    return text + "\n\n"
+
+
+def failed_units(review: Review) -> list[str]:
+    if not review.failed_units:
+        return []
+    lines = [
+        f"- Unit {code(u.unit_id)}: {inline(u.error or 'no reason given', 500)}\n"
+        for u in review.failed_units
+    ]
+    return [
+        "#### Not reviewed\n\nThese parts of the diff were not reviewed, so they have no "
+        "findings. Comment `/tiebreak review` to try again.\n\n",
+        *lines,
+        "\n",
+    ]
+
+
+def overview(
+    review: Review,
+    entries: Sequence[Entry],
+    *,
+    title: str,
+    run_id: str,
+    details_url: str | None,
+    pull_url: str | None = None,
+) -> list[str]:
+    """The review at a glance: the marker, the verdict, every finding's row, the totals."""
+    return [
+        marker(run_id) + "\n",
+        f"### Tiebreak: {title}\n\n",
+        *([f"[The debate, message by message]({details_url})\n\n"] if details_url else []),
+        *(table(entries, pull_url) if entries else []),
+        totals(review),
+        *failed_units(review),
+    ]
+
+
+def not_inline(entries: Sequence[Entry], max_inline: int) -> list[str]:
+    """What the review body adds to the overview: findings that have no inline comment."""
+    withdrawn = [withdrawn_line(e) for e in entries if e.result.resolution is Resolution.WITHDRAWN]
+    overflow = [section(e) for e in entries if e.overflow]
+    outside = [section(e) for e in entries if e.outside]
+    pieces = ["#### Withdrawn\n\n", *withdrawn, "\n"] if withdrawn else []
+    if overflow:
+        why = (
+            f"This repository posts at most {max_inline} inline "
+            f"{'comment' if max_inline == 1 else 'comments'} per review; these did not fit."
+            if max_inline
+            else "These findings are not posted as inline comments."
+        )
+        pieces += [f"### More findings\n\n{why}\n\n", *overflow]
+    if outside:
+        pieces += ["### Findings on lines outside the diff\n\n", *outside]
+    return pieces
+
+
+def scope(conversation: "Conversation", sha: str) -> list[str]:
+    """What this run reviewed, when it was not simply everything for the first time."""
+    if conversation.since is not None:
+        files = _count(conversation.reviewed_files, "file")
+        text = (
+            f"_Reviewed {code(sha[:7])}: the {files} changed since {code(conversation.since[:7])}"
+        )
+        if conversation.carried:
+            text += f"; {_count(conversation.carried, 'earlier finding')} on unchanged code stand"
+        text += "._"
+    elif conversation.why_full:
+        text = (
+            f"_Reviewed every file of {code(sha[:7])} again: {inline(conversation.why_full, 200)}._"
+        )
+    else:
+        return []
+    if conversation.dismissed:
+        text += (
+            f" _{_count(conversation.dismissed, 'finding')} not raised again: a person resolved "
+            "its thread or marked it 👎._"
+        )
+    return [text + "\n\n"]
+
+
+def gone(findings: Sequence["GoneFinding"], pull_url: str | None) -> list[str]:
+    """The earlier unresolved findings this run no longer finds."""
+    if not findings:
+        return []
+    lines = []
+    for g in findings:
+        finding = g.result.finding
+        where = code(location(finding.path, finding.start_line, finding.end_line))
+        link = f" · {thread_link(g.thread, pull_url)}" if g.thread is not None else ""
+        lines.append(f"- {where} ({finding.severity}): {inline(finding.claim, 300)}{link}\n")
+    return [
+        "#### No longer found\n\nUnresolved before; the code they were about has changed and "
+        "this review does not raise them again.\n\n",
+        *lines,
+        "\n",
+    ]
+
+
+def review_intro(comments: int, *, run_id: str, sha: str) -> str:
+    """The body of a run's review: its inline comments are the news; the summary has the rest."""
+    return (
+        f"{marker(run_id)}\n"
+        f"**Tiebreak** · {_count(comments, 'new finding')} on {code(sha[:7])}. Every finding on "
+        "this pull request is in Tiebreak's summary comment, kept up to date.\n"
+    )
+
+
+def answered(result: FindingOutcome, *, sha: str) -> str:
+    """The reply on the thread of an unresolved finding that is gone at `sha`."""
+    return (
+        f"No longer found at {code(sha[:7])}: the code this finding was about has changed, and "
+        f"Tiebreak's review of the change does not raise it again.\n\n{ANSWERED_MARKER}"
+    )
+
+
+def spend(*, spent: int, ceiling: int, daily_remaining: int, daily_cap: int) -> str:
+    """What a run spent and what its installation has left today."""
+    return (
+        f"**Spend**: {spent:,} billed tokens of this review's {ceiling:,} ceiling · "
+        f"{daily_remaining:,} of the installation's {daily_cap:,} daily tokens left "
+        "(the allowance resets at 00:00 UTC)\n\n"
+    )
+
+
+def every_finding(entries: Sequence[Entry]) -> list[str]:
+    """A check run's text: every finding in full."""
+    return ["## Every finding\n\n", *map(section, entries)] if entries else []
+
+
+def failure(reason: str, *, run_id: str, sha: str, details_url: str | None) -> str:
+    link = f"\n\n[What the run did]({details_url})" if details_url else ""
+    return (
+        f"{marker(run_id)}\n"
+        f"Tiebreak could not finish its review of {code(sha[:7])}.\n\n"
+        f"**What went wrong**\n{prose(reason or 'no reason was recorded')}\n\n"
+        f"To try again, comment `/tiebreak review` on this pull request.{link}"
+    )
+
+
+def superseded(*, run_id: str, sha: str, newer: str | None) -> str:
+    commit = f"A newer commit, {code(newer)}," if newer else "A newer commit"
+    return (
+        f"{marker(run_id)}\n"
+        f"{commit} was pushed while Tiebreak was reviewing {code(sha[:7])}, so this review "
+        "stopped. The newer commit gets a review of its own."
+    )
+
+
+def stopped(login: str, *, run_id: str, sha: str) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        f"{prose('@' + login)} stopped Tiebreak's review of {code(sha[:7])} with "
+        "`/tiebreak stop`. Comment `/tiebreak review` to review it again."
+    )
+
+
+def timed_out(minutes: int, *, run_id: str, sha: str) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        f"Tiebreak's review of {code(sha[:7])} was still not finished {minutes} minutes after "
+        "it started, so its worker most likely stopped or was restarted mid-review. Nothing was "
+        "posted for it. Comment `/tiebreak review` to review this commit again."
+    )
+
+
+def resolved(login: str, summary: str) -> str:
+    """A finished run's summary with a person's acceptance recorded on top of it."""
+    return (
+        f"**Resolved by {prose('@' + login)}**: the open findings below were accepted as they "
+        f"are.\n\n{summary}"
+    )
+
+
+def disabled(*, run_id: str) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        "This repository's `.github/tiebreak.yml` (as of the pull request's base commit) sets "
+        "`enabled: false`, so Tiebreak did not review this pull request."
+    )
+
+
+def daily_budget_reached(
+    *, spent: int, cap: int, resets_at: datetime, run_id: str, sha: str
+) -> str:
+    return (
+        f"{marker(run_id)}\n"
+        f"This installation's reviews have spent {spent:,} of their {cap:,} billed tokens for "
+        f"today, so Tiebreak did not review {code(sha[:7])} and called no model. The allowance "
+        f"resets at {resets_at:%Y-%m-%d %H:%M} UTC; after that, comment `/tiebreak review` or "
+        "push a commit for a review."
+    )
+
+
+def truncation_note(details_url: str | None) -> Callable[[int], str]:
+    rest = f" The whole debate: [the transcript]({details_url})." if details_url else ""
+
+    def note(cut: int) -> str:
+        return (
+            f"\n\n---\n_Truncated: {cut:,} characters were cut to fit GitHub's limit of "
+            f"{LIMIT:,} characters.{rest}_\n"
+        )
+
+    return note
+
+
+def _footer(entry: Entry) -> str:
+    result = entry.result
+    return (
+        f"<sub>Tiebreak · {entry.label} · {_rounds(result)} · {result.tokens:,} billed tokens</sub>"
+    )
+
+
+def _rounds(result: FindingOutcome) -> str:
+    verb = "left open" if result.resolution is Resolution.OPEN else "closed"
+    return f"{verb} in round {result.closed_in_round}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -1,0 +1,1 @@
+"""`tiebreak setup`: registering the GitHub App from its manifest and writing its credentials."""

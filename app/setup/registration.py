@@ -1,0 +1,260 @@
+"""Registering Tiebreak's GitHub App with GitHub's manifest flow, for `tiebreak setup`.
+
+1. :meth:`Registration.start` gives the page's form: `app.yml` completed for this deployment,
+   to post to GitHub's "new GitHub App" page with a fresh random `state`.
+2. GitHub registers the App once its owner confirms, and sends the browser back to the
+   `redirect_url` with a temporary `code` and the `state`.
+3. :meth:`Registration.finish` checks the `state` — one this flow handed out, unused, within
+   the hour GitHub gives the whole flow — so a redirect that another site forged is refused;
+   then it trades the code for the App's id, private key and webhook secret
+   (`POST /app-manifests/{code}/conversions`, without authentication) and writes them to the
+   dotenv file, readable by its owner only.
+
+Nothing is written unless every step succeeded. A `state` is spent once its code is traded
+or refused; while GitHub cannot be reached, or the file is in the way, it stays valid, so
+reloading the page GitHub sent the browser to tries again.
+"""
+
+import asyncio
+import hmac
+import re
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from githubkit import GitHub
+from githubkit.cache import MemCacheStrategy
+from githubkit.exception import RequestError, RequestFailed
+from pydantic import BaseModel, ConfigDict, SecretStr
+
+from app.setup import env_file
+from app.setup.manifest import (
+    DEFAULT_API_URL,
+    AppManifest,
+    app_settings_url,
+    install_url,
+    registration_url,
+)
+from policies.errors import TiebreakError
+
+FLOW_LIFETIME = 3600.0
+"""GitHub wants the three steps done within an hour; a state older than that is refused."""
+
+CONVERSION_TIMEOUT = 30.0
+
+CODE = re.compile(r"[A-Za-z0-9_-]{1,200}")
+"""GitHub's codes are hexadecimal; anything else never reaches the URL of the request."""
+
+
+class SetupError(TiebreakError):
+    """The registration could not finish; `status` is the HTTP status of the page saying so."""
+
+    status = 500
+
+
+class ForgedRedirect(SetupError):
+    """A redirect with a state this flow did not hand out, or already spent, or expired."""
+
+    status = 403
+
+
+class CodeRefused(SetupError):
+    """GitHub did not take the code: unknown, already used or older than an hour."""
+
+    status = 400
+
+
+class GitHubUnavailable(SetupError):
+    """GitHub could not be reached, or failed; the same code may be tried again."""
+
+    status = 502
+
+
+class EnvFileExists(SetupError):
+    """The dotenv file exists and may not be replaced."""
+
+    status = 409
+
+
+class NotWritten(SetupError):
+    """GitHub registered the App, but its credentials could not be written."""
+
+
+class AppConfig(BaseModel):
+    """The part of GitHub's answer to the code that Tiebreak keeps."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: int
+    slug: str
+    name: str
+    html_url: str
+    pem: SecretStr
+    webhook_secret: SecretStr
+
+
+@dataclass(frozen=True, slots=True)
+class SetupOptions:
+    public_url: str
+    """Where GitHub reaches Tiebreak: the webhooks go to this URL and the manifest's path."""
+    github_url: str
+    """GitHub's web pages: https://github.com, or a GitHub Enterprise Server."""
+    api_url: str
+    env_file: Path
+    org: str | None = None
+    """The organization that owns the App; None: the account of whoever registers it."""
+    force: bool = False
+    """Whether an existing dotenv file is replaced."""
+
+
+@dataclass(frozen=True, slots=True)
+class Form:
+    """What the page posts to GitHub."""
+
+    action: str
+    manifest: dict[str, Any]
+
+
+class Registration:
+    """One run of the flow: the states it handed out, and the App it registered."""
+
+    def __init__(
+        self,
+        options: SetupOptions,
+        manifest: AppManifest,
+        redirect_url: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.options = options
+        self.manifest = manifest
+        self.redirect_url = redirect_url
+        self.clock = clock
+        self.app: AppConfig | None = None
+        """The App, once registered and written down."""
+        self._states: dict[str, float] = {}
+        # One redirect at a time: a reload while GitHub answers must not trade the code twice.
+        self._lock = asyncio.Lock()
+
+    @property
+    def webhook_url(self) -> str:
+        return self.manifest.webhook_url(self.options.public_url)
+
+    def start(self) -> Form:
+        """A form with a fresh state."""
+        state = secrets.token_urlsafe(32)
+        self._states[state] = self.clock()
+        action = registration_url(self.options.github_url, state, self.options.org)
+        manifest = self.manifest.for_deployment(self.options.public_url, self.redirect_url)
+        return Form(action, manifest)
+
+    async def finish(self, code: str, state: str) -> AppConfig:
+        """Check the redirect, trade its code and write the App's credentials."""
+        async with self._lock:
+            issued = self._issued(state)
+            if issued is None or self.clock() - self._states[issued] > FLOW_LIFETIME:
+                raise ForgedRedirect(
+                    "this redirect does not carry a state this page handed out (or it was "
+                    "used, or is more than an hour old): nothing was done. Start again from "
+                    "the page this command printed."
+                )
+            if not CODE.fullmatch(code):
+                del self._states[issued]
+                raise CodeRefused("the redirect carries no valid code: start again")
+            self._check_writable()
+            try:
+                app = await convert(self.options.api_url, code)
+            except CodeRefused:
+                del self._states[issued]
+                raise
+            del self._states[issued]
+            self._write(app)
+            self.app = app
+            return app
+
+    def _issued(self, state: str) -> str | None:
+        # Compared in constant time: the state is what tells this page's redirect from a forgery.
+        matches = [s for s in self._states if hmac.compare_digest(s.encode(), state.encode())]
+        return matches[0] if matches else None
+
+    def _check_writable(self) -> None:
+        path = self.options.env_file
+        if not self.options.force and (path.exists() or path.is_symlink()):
+            raise EnvFileExists(
+                f"{path} exists, and setup never overwrites it without --force. The code "
+                "from GitHub is still good for an hour: move the file away and reload this "
+                "page."
+            )
+
+    def _write(self, app: AppConfig) -> None:
+        text = env_file.render(self.env_values(app), comments=self.env_comments(app))
+        try:
+            env_file.write_private(self.options.env_file, text, replace=self.options.force)
+        except OSError as exc:
+            settings = app_settings_url(self.options.github_url, app.slug, self.options.org)
+            raise NotWritten(
+                f"GitHub registered the App {app.name}, but {self.options.env_file} could not "
+                f"be written ({exc.strerror or exc}). Generate a private key and set a webhook "
+                f"secret in the App's settings, {settings}, and set them yourself."
+            ) from exc
+
+    def env_values(self, app: AppConfig) -> dict[str, str]:
+        values = {
+            "GITHUB_APP_ID": str(app.id),
+            "GITHUB_WEBHOOK_SECRET": app.webhook_secret.get_secret_value(),
+            "GITHUB_PRIVATE_KEY": app.pem.get_secret_value(),
+            "PUBLIC_URL": self.options.public_url,
+        }
+        if self.options.api_url.rstrip("/") != DEFAULT_API_URL:
+            values["GITHUB_API_URL"] = self.options.api_url
+        return values
+
+    def env_comments(self, app: AppConfig) -> list[str]:
+        return [
+            f"The GitHub App {app.name} ({app.html_url}), registered by `tiebreak setup`.",
+            "Readable by its owner only: it holds the App's private key and webhook secret.",
+            f"Install the App on repositories at {install_url(app.html_url)}",
+            "Tiebreak's workers also need ANTHROPIC_API_KEY: add it below, or to the environment",
+            "(a variable set in the environment wins over this file).",
+            "",
+        ]
+
+
+async def convert(api_url: str, code: str) -> AppConfig:
+    """Trade a manifest flow's code for the App's configuration."""
+    # No retries: a code works once, and a failed attempt may have spent it.
+    async with GitHub(
+        base_url=api_url.rstrip("/") + "/",
+        timeout=CONVERSION_TIMEOUT,
+        auto_retry=False,
+        http_cache=False,
+        cache_strategy=MemCacheStrategy(),
+    ) as github:
+        try:
+            response = await github.rest.apps.async_create_from_manifest(code)
+        except RequestFailed as exc:
+            status = exc.response.status_code
+            if status >= 500:
+                raise GitHubUnavailable(_unavailable(f"GitHub answered {status}")) from exc
+            raise CodeRefused(
+                f"GitHub refused the code ({status}): a code works once, and only within an "
+                "hour of GitHub's redirect. Nothing was written: start again from the page "
+                "this command printed (and delete the App GitHub registered, if it did, in "
+                "its settings)."
+            ) from exc
+        except RequestError as exc:
+            reason = f"GitHub could not be reached: {exc.exc}"
+            raise GitHubUnavailable(_unavailable(reason)) from exc
+    try:
+        return AppConfig.model_validate(response.json())
+    except ValueError as exc:  # not JSON, or a pydantic.ValidationError
+        raise SetupError(
+            "GitHub's answer to the code lacks the App's credentials: nothing was written"
+        ) from exc
+
+
+def _unavailable(reason: str) -> str:
+    return f"{reason}. Nothing was written; reload this page to try again."

@@ -1,0 +1,1 @@
+"""Everything Tiebreak keeps in Redis: the queue, live runs, pull requests' memory, budgets."""

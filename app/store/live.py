@@ -1,0 +1,408 @@
+"""Live review runs in Redis: plans, lifecycle states, heartbeats, journals and outcomes.
+
+A review run is a coordinator (the review job) and its units (one `debate_unit` job each, run
+by any worker of the fleet). They meet only here:
+
+    tiebreak:live                     zset    live runs, by start time
+    tiebreak:live:{run}               hash    the coordinator: state, worker, units, started
+    tiebreak:live:{run}:plan          string  what every unit needs (a RunPlan)
+    tiebreak:live:{run}:hb            string  the coordinator's heartbeat: its worker (expires)
+    tiebreak:live:{run}:done          list    unit numbers, pushed as units end (wake-ups)
+    tiebreak:live:{run}:spent         string  the run's token ceiling (store.allowance.RunCeiling)
+    tiebreak:live:{run}:u{n}          hash    unit n: state, attempt, worker, round, tokens, agents
+    tiebreak:live:{run}:u{n}:hb       string  unit n's heartbeat: the attempt that beats (expires)
+    tiebreak:live:{run}:u{n}:journal  list    unit n's answered model calls (agents.journal)
+    tiebreak:live:{run}:u{n}:outcome  string  unit n's outcome, set once
+
+A heartbeat is a key that expires unless its owner keeps renewing it; a worker that dies
+(SIGKILL, out of memory, its machine gone) stops renewing, and whoever watches sees the key
+lapse. Every key expires on its own, so a run nobody finishes leaves nothing behind.
+"""
+
+import asyncio
+import contextlib
+import math
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Sequence
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+from redis.asyncio import Redis
+
+from agents.diff import Diff, ReviewUnit
+from agents.llm import Role
+from agents.outcome import Outcome
+from app.events import PullRequestRef
+from app.publishing.rereview import Scope
+from app.store.allowance import RunCeiling
+from app.store.journals import RedisJournal
+from app.store.replies import reply, text
+from policies.config import RepoConfig
+from policies.debate import DebatePolicy
+
+LIVE = "tiebreak:live"
+
+LIVE_TTL = 2 * 3600
+"""Seconds a run's keys live after their last write: longer than any review may take."""
+
+FINISHED_TTL = 600
+"""Seconds a finished run's keys are kept (a late unit or `tiebreak status` may look)."""
+
+
+class State(StrEnum):
+    """The lifecycle of a run, a unit and an agent."""
+
+    INITIALIZING = "initializing"
+    ACTIVE = "active"
+    WAITING = "waiting"
+    COMPLETING = "completing"
+    COMPLETE = "complete"
+    FAILED = "failed"
+
+
+STARTED = frozenset({State.INITIALIZING, State.ACTIVE, State.COMPLETING})
+"""The states of a unit some worker is running: one with a lapsed heartbeat is dead."""
+
+ENDED = frozenset({State.COMPLETE, State.FAILED})
+
+
+def worker_name() -> str:
+    """This process, as states and heartbeats name it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class RunPlan(BaseModel):
+    """What a run's units need, written once by its coordinator before any unit starts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ref: PullRequestRef
+    check_run_id: int
+    diff: str
+    """The part of the pull request's diff in the config's `paths`."""
+    scope: Scope = Scope()
+    """The files of `diff` the run debates: all, or those changed since the last review."""
+    unit_tokens: int
+    units: int
+    policy: DebatePolicy
+    config: RepoConfig
+    config_problems: list[tuple[str, int | None]] = []
+    excluded_files: int = 0
+    title: str = ""
+    html_url: str = ""
+    started_at: float = 0.0
+    """When the plan was made (Unix time)."""
+
+    def review_units(self) -> list[ReviewUnit]:
+        return self.scope.part(Diff.parse(self.diff, allow_empty=True)).units(self.unit_tokens)
+
+
+class UnitStatus(BaseModel):
+    """One unit as its hash in Redis describes it."""
+
+    number: int
+    state: State = State.WAITING
+    attempt: int = 1
+    worker: str = ""
+    round: int = 0
+    calls: int = 0
+    tokens: int = 0
+    error: str = ""
+    fatal: bool = False
+    agents: dict[Role, State] = {}
+    updated: float = 0.0
+
+
+class Orphan(BaseModel):
+    """A live run whose coordinator stopped beating, and what it takes to start it again."""
+
+    run_id: str
+    ref: PullRequestRef
+    trigger: str | None
+    resumes: int
+
+
+class LiveRuns:
+    """The coordination keys of every live run, on one Redis."""
+
+    def __init__(self, redis: Redis, heartbeat: float) -> None:
+        self.redis = redis
+        self.heartbeat = heartbeat
+        """Seconds a heartbeat lives without renewal."""
+
+    # -- the run ----------------------------------------------------------------------
+
+    async def begin(self, plan: RunPlan) -> None:
+        """Record a run's plan, its coordinator active and each unit waiting for a worker."""
+        run = plan.run_id
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(_plan(run), plan.model_dump_json(), ex=LIVE_TTL)
+            pipe.zadd(LIVE, {run: time.time()})
+            for n in range(plan.units):
+                pipe.delete(_unit(run, n))
+                pipe.hset(_unit(run, n), mapping=_fields(state=State.WAITING, attempt=1))
+                pipe.expire(_unit(run, n), LIVE_TTL)
+            await pipe.execute()
+        await self.set_run(run, state=State.ACTIVE, units=plan.units)
+
+    async def open(self, run: str, ref: PullRequestRef, trigger: str | None) -> None:
+        """List a run as live, initializing, with what it takes to start it again."""
+        await self.set_run(
+            run, state=State.INITIALIZING, ref=ref.model_dump_json(), trigger=trigger or ""
+        )
+        await self.redis.zadd(LIVE, {run: time.time()})
+
+    async def orphans(self, started_before: float) -> list[Orphan]:
+        """Live runs started before `started_before` whose coordinator's heartbeat lapsed."""
+        found = []
+        for raw in await self.redis.zrangebyscore(LIVE, "-inf", started_before):
+            run = text(raw)
+            fields = await self._run_fields(run)
+            if fields.get("state") in ENDED or "ref" not in fields or await self.run_alive(run):
+                continue
+            found.append(
+                Orphan(
+                    run_id=run,
+                    ref=PullRequestRef.model_validate_json(fields["ref"]),
+                    trigger=fields.get("trigger") or None,
+                    resumes=int(fields.get("resumes", 0)),
+                )
+            )
+        return found
+
+    async def count_resume(self, run: str) -> int:
+        """Count one more restart of the run's coordinator; return how many there were."""
+        return int(await reply(self.redis.hincrby(_run(run), "resumes", 1)))
+
+    async def plan(self, run: str) -> RunPlan | None:
+        raw = await self.redis.get(_plan(run))
+        return None if raw is None else RunPlan.model_validate_json(raw)
+
+    async def set_run(self, run: str, **fields: object) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(_run(run), "started", str(time.time()))
+            pipe.hset(_run(run), mapping=_fields(worker=worker_name(), **fields))
+            pipe.expire(_run(run), LIVE_TTL)
+            await pipe.execute()
+
+    async def run_state(self, run: str) -> State | None:
+        raw = await reply(self.redis.hget(_run(run), "state"))
+        return None if raw is None else State(text(raw))
+
+    async def finish(self, run: str, state: State, units: int) -> None:
+        """Mark a run ended and let its keys expire soon."""
+        await self.set_run(run, state=state)
+        keys = [_run(run), _plan(run), _done(run), _spent(run)]
+        for n in range(units):
+            keys += [_unit(run, n), _journal(run, n), _outcome(run, n)]
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zrem(LIVE, run)
+            for key in keys:
+                pipe.expire(key, FINISHED_TTL)
+            await pipe.execute()
+
+    # -- units ------------------------------------------------------------------------
+
+    async def unit(self, run: str, n: int) -> UnitStatus:
+        return (await self.units(run, [n]))[0]
+
+    async def units(self, run: str, numbers: Sequence[int]) -> list[UnitStatus]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for n in numbers:
+                pipe.hgetall(_unit(run, n))
+            raw = await pipe.execute()
+        return [_unit_status(n, fields) for n, fields in zip(numbers, raw, strict=True)]
+
+    async def set_unit(self, run: str, n: int, **fields: object) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(_unit(run, n), mapping=_fields(updated=time.time(), **fields))
+            pipe.expire(_unit(run, n), LIVE_TTL)
+            await pipe.execute()
+
+    async def set_agent(self, run: str, n: int, role: Role, state: State) -> None:
+        await self.set_unit(run, n, **{f"agent:{role}": state})
+
+    async def retry_unit(self, run: str, n: int, attempt: int) -> None:
+        """Hand unit n to a fresh attempt: waiting for a worker, its agents not yet made."""
+        fields = await reply(self.redis.hkeys(_unit(run, n)))
+        agents = [f for f in fields if f.startswith(b"agent:")]
+        async with self.redis.pipeline(transaction=True) as pipe:
+            if agents:
+                pipe.hdel(_unit(run, n), *agents)
+            pipe.hset(
+                _unit(run, n),
+                mapping=_fields(state=State.WAITING, attempt=attempt, error="", fatal=0),
+            )
+            await pipe.execute()
+
+    async def unit_alive(self, run: str, n: int, attempt: int) -> bool:
+        """Whether attempt `attempt` at unit n has beaten within the heartbeat's life."""
+        beat = await self.redis.get(_unit_hb(run, n))
+        return beat is not None and beat.decode() == str(attempt)
+
+    def beating_unit(
+        self, run: str, n: int, attempt: int
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._beating(_unit_hb(run, n), str(attempt))
+
+    def beating_run(self, run: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self._beating(_run_hb(run), worker_name())
+
+    async def run_alive(self, run: str) -> bool:
+        return bool(await self.redis.exists(_run_hb(run)))
+
+    async def save_outcome(self, run: str, n: int, outcome: Outcome) -> bool:
+        """Keep unit n's outcome (the first attempt to finish wins) and wake the coordinator.
+        Return whether this outcome was kept (False: an earlier attempt's was)."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(_outcome(run, n), outcome.model_dump_json(), ex=LIVE_TTL, nx=True)
+            pipe.rpush(_done(run), n)
+            pipe.expire(_done(run), LIVE_TTL)
+            saved, _, _ = await pipe.execute()
+        return bool(saved)
+
+    async def signal(self, run: str, n: int) -> None:
+        """Wake the coordinator: unit n ended without an outcome."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(_done(run), n)
+            pipe.expire(_done(run), LIVE_TTL)
+            await pipe.execute()
+
+    async def outcomes(self, run: str, numbers: Sequence[int]) -> dict[int, Outcome]:
+        if not numbers:
+            return {}
+        raw = await self.redis.mget([_outcome(run, n) for n in numbers])
+        return {
+            n: Outcome.model_validate_json(value)
+            for n, value in zip(numbers, raw, strict=True)
+            if value is not None
+        }
+
+    async def wait(self, run: str, seconds: float) -> None:
+        """Block until a unit of the run ends or `seconds` pass (whole seconds, at least one)."""
+        await reply(self.redis.blpop([_done(run)], timeout=max(1, math.ceil(seconds))))
+
+    def journal(self, run: str, n: int) -> RedisJournal:
+        return RedisJournal(self.redis, _journal(run, n), ttl=LIVE_TTL)
+
+    def ceiling(self, run: str, tokens: int) -> RunCeiling:
+        """The run's token ceiling, shared by its units wherever they run."""
+        return RunCeiling(self.redis, _spent(run), tokens, ttl=LIVE_TTL)
+
+    # -- what `tiebreak status` shows ---------------------------------------------------
+
+    async def live_runs(self) -> list[str]:
+        return [text(raw) for raw in await self.redis.zrange(LIVE, 0, -1)]
+
+    async def run_states(self) -> list[State | None]:
+        """The coordinator's state of each live run (None: its keys have expired)."""
+        runs = await self.live_runs()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for run in runs:
+                pipe.hget(_run(run), "state")
+            raw = await pipe.execute()
+        return [None if value is None else State(text(value)) for value in raw]
+
+    async def run_fields(self, run: str) -> dict[str, str]:
+        """The coordinator's hash: state, worker, units, started, ref, trigger, resumes."""
+        return await self._run_fields(run)
+
+    async def heartbeat_ages(self, run: str, units: int) -> list[float | None]:
+        """Seconds since the coordinator, then each unit, last beat (None: lapsed)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.pttl(_run_hb(run))
+            for n in range(units):
+                pipe.pttl(_unit_hb(run, n))
+            ttls = await pipe.execute()
+        return [None if ttl < 0 else max(0.0, self.heartbeat - ttl / 1000) for ttl in ttls]
+
+    async def _run_fields(self, run: str) -> dict[str, str]:
+        raw = await reply(self.redis.hgetall(_run(run)))
+        return {text(k): text(v) for k, v in raw.items()}
+
+    @contextlib.asynccontextmanager
+    async def _beating(self, key: str, value: str) -> AsyncIterator[None]:
+        """Renew `key` every third of the heartbeat's life while the block runs. The key is
+        left to expire afterwards: a watcher never mistakes a finishing owner for a dead one."""
+        life = max(1, round(self.heartbeat * 1000))
+        await self.redis.set(key, value, px=life)
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self.heartbeat / 3)
+                await self.redis.set(key, value, px=life)
+
+        beating = asyncio.create_task(beat())
+        try:
+            yield
+        finally:
+            beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beating
+
+
+def _unit_status(n: int, raw: dict[bytes, bytes]) -> UnitStatus:
+    fields = {k.decode(): v.decode() for k, v in raw.items()}
+    agents = {
+        Role(k.removeprefix("agent:")): State(v)
+        for k, v in fields.items()
+        if k.startswith("agent:")
+    }
+    plain = {k: v for k, v in fields.items() if not k.startswith("agent:")}
+    return UnitStatus.model_validate(
+        {"number": n, **plain, "agents": agents, "fatal": plain.get("fatal") == "1"}
+    )
+
+
+def _fields(**fields: object) -> dict[str, str | int | float]:
+    """Hash fields as Redis stores them (enums by value, booleans as 0 or 1)."""
+    out: dict[str, str | int | float] = {}
+    for name, value in fields.items():
+        if isinstance(value, bool):
+            out[name] = int(value)
+        elif isinstance(value, StrEnum):
+            out[name] = value.value
+        elif isinstance(value, int | float | str):
+            out[name] = value
+        else:
+            raise TypeError(f"{name}: {type(value).__name__} is not a hash field")
+    return out
+
+
+def _run(run: str) -> str:
+    return f"{LIVE}:{run}"
+
+
+def _spent(run: str) -> str:
+    return f"{_run(run)}:spent"
+
+
+def _plan(run: str) -> str:
+    return f"{_run(run)}:plan"
+
+
+def _run_hb(run: str) -> str:
+    return f"{_run(run)}:hb"
+
+
+def _done(run: str) -> str:
+    return f"{_run(run)}:done"
+
+
+def _unit(run: str, n: int) -> str:
+    return f"{_run(run)}:u{n}"
+
+
+def _unit_hb(run: str, n: int) -> str:
+    return f"{_unit(run, n)}:hb"
+
+
+def _journal(run: str, n: int) -> str:
+    return f"{_unit(run, n)}:journal"
+
+
+def _outcome(run: str, n: int) -> str:
+    return f"{_unit(run, n)}:outcome"

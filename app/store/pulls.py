@@ -1,0 +1,120 @@
+"""What Tiebreak remembers about each pull request between events, in Redis.
+
+The latest review run (its check run, the findings that stand after it and the diff they are
+on) is what `/tiebreak resolve`, `arbitrate` and `apply` act on, and what the next run
+reconciles its findings with; a budget set with `/tiebreak budget`
+waits for the next run; a stop request marks the job it stops.
+"""
+
+from arq.connections import ArqRedis
+from pydantic import BaseModel, ConfigDict
+
+from agents.review import Review
+from app.events import PullKey, PullRequestRef
+from app.publishing.publish import Conversation, RunInfo
+from policies.config import RepoConfig
+from policies.debate import DebatePolicy
+
+RUN_TTL = 14 * 24 * 3600
+"""How long the latest run of a pull request is remembered (seconds)."""
+
+STOP_TTL = 3600
+
+OPEN_CHECKS = "tiebreak:checks:open"
+"""Check runs in progress, scored by the time past which the janitor completes them."""
+
+
+class RunRecord(BaseModel):
+    """One finished review run of a pull request head."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ref: PullRequestRef
+    check_run_id: int
+    conclusion: str
+    review: Review
+    diff: str
+    policy: DebatePolicy = DebatePolicy()
+    """The policy the run debated under, for a later arbitration."""
+    config: RepoConfig = RepoConfig()
+    """The repository's config for the run, for publishing what later commands change."""
+    details_url: str | None = None
+    """The link to the run's transcript, if it has one."""
+    conversation: Conversation = Conversation()
+    """What the pull request showed of earlier runs when this one published, for commands
+    that publish the run's summary again."""
+
+    def run_info(self) -> RunInfo:
+        return RunInfo.of(
+            self.config,
+            run_id=self.run_id,
+            head_sha=self.ref.head_sha,
+            details_url=self.details_url,
+        )
+
+
+class OpenCheck(BaseModel):
+    """A check run a review opened and has not completed yet."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: PullRequestRef
+    check_run_id: int
+    run_id: str
+
+
+class RunStore:
+    def __init__(self, redis: ArqRedis) -> None:
+        self.redis = redis
+
+    async def open_check(self, check: OpenCheck, deadline: float) -> None:
+        """Remember a check run until it is completed; the janitor completes it past
+        `deadline` (a Unix time) if nothing else has."""
+        await self.redis.zadd(OPEN_CHECKS, {check.model_dump_json(): deadline})
+
+    async def close_check(self, check: OpenCheck) -> None:
+        await self.redis.zrem(OPEN_CHECKS, check.model_dump_json())
+
+    async def claim_overdue_checks(self, now: float) -> list[OpenCheck]:
+        """The check runs past their deadline, each claimed by one caller only."""
+        overdue = await self.redis.zrangebyscore(OPEN_CHECKS, "-inf", now)
+        claimed = []
+        for raw in overdue:
+            if await self.redis.zrem(OPEN_CHECKS, raw):
+                claimed.append(OpenCheck.model_validate_json(raw))
+        return claimed
+
+    async def save(self, record: RunRecord) -> None:
+        await self.redis.set(_latest(record.ref), record.model_dump_json(), ex=RUN_TTL)
+
+    async def latest(self, ref: PullKey) -> RunRecord | None:
+        raw = await self.redis.get(_latest(ref))
+        return None if raw is None else RunRecord.model_validate_json(raw)
+
+    async def set_budget(self, ref: PullKey, tokens: int) -> None:
+        await self.redis.set(_budget(ref), str(tokens), ex=RUN_TTL)
+
+    async def take_budget(self, ref: PullKey) -> int | None:
+        """The budget set for the next run, which this run now uses up."""
+        raw = await self.redis.getdel(_budget(ref))
+        return None if raw is None else int(raw)
+
+    async def request_stop(self, job_id: str, login: str) -> None:
+        await self.redis.set(_stop(job_id), login, ex=STOP_TTL)
+
+    async def stopped_by(self, job_id: str) -> str | None:
+        raw = await self.redis.get(_stop(job_id))
+        return None if raw is None else str(raw.decode())
+
+
+def _latest(ref: PullKey) -> str:
+    return f"tiebreak:run:{ref.key}"
+
+
+def _budget(ref: PullKey) -> str:
+    return f"tiebreak:budget:{ref.key}"
+
+
+def _stop(job_id: str) -> str:
+    return f"tiebreak:stop:{job_id}"

@@ -1,0 +1,111 @@
+"""The debate transcripts of finished runs, kept in Redis for the transcript page.
+
+A transcript holds private code (the diff, the patches, the agents' arguments), so it lives
+only as long as the repository's operator chose (`TIEBREAK_TRANSCRIPT_RETENTION`) and is read
+only through a signed link (:mod:`app.links`). Stored compressed: most of it is the diff and
+the agents' prose, which compress several times over.
+"""
+
+import time
+import zlib
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict
+from redis.asyncio import Redis
+
+from agents.review import Review
+from app.events import PullRequestRef
+from app.publishing.publish import Spend
+from app.store.live import RunPlan
+
+DAY = 24 * 3600
+
+
+class TranscriptRecord(BaseModel):
+    """Everything the transcript page shows of one run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ref: PullRequestRef
+    title: str = ""
+    html_url: str = ""
+    started_at: float
+    """When the run planned its debates (Unix time)."""
+    finished_at: float
+    conclusion: str
+    review: Review
+    """Every finding the debates ended with, including those the config did not publish."""
+    diff: str
+    """The part of the diff that was reviewed, for the patches' context."""
+    min_severity: str = "nit"
+    spent: int = 0
+    """Billed tokens of the run, as its ceiling counted them."""
+    ceiling: int = 0
+
+    @classmethod
+    def of_run(cls, plan: RunPlan, debated: Review, spend: Spend, conclusion: str) -> Self:
+        """The record of a run that has just published what its debates found."""
+        return cls(
+            run_id=plan.run_id,
+            ref=plan.ref,
+            title=plan.title,
+            html_url=plan.html_url,
+            started_at=plan.started_at,
+            finished_at=time.time(),
+            conclusion=conclusion,
+            review=debated,
+            diff=plan.diff,
+            min_severity=plan.config.min_severity,
+            spent=spend.spent,
+            ceiling=spend.ceiling,
+        )
+
+
+class TranscriptStore:
+    def __init__(self, redis: Redis, retention_days: int) -> None:
+        self.redis = redis
+        self.retention = retention_days * DAY
+        """Seconds a transcript is kept; 0 keeps none."""
+
+    async def save(self, record: TranscriptRecord) -> bool:
+        """Keep `record` for the retention period; False when transcripts are not kept."""
+        if not self.retention:
+            return False
+        await self.redis.set(_key(record.run_id), _pack(record), ex=self.retention)
+        return True
+
+    async def add_rulings(self, run_id: str, review: Review, conclusion: str) -> None:
+        """Bring a kept transcript up to date with rulings asked for after the run
+        (`/tiebreak arbitrate`): `review` is the published review with them, which lacks the
+        findings the config did not publish; those stay as they were."""
+        record = await self.load(run_id)
+        if record is None:
+            return
+        ruled = {unit.unit_id: unit for unit in review.units}
+        units = []
+        for unit in record.review.units:
+            new = ruled.get(unit.unit_id)
+            if new is not None:
+                latest = {f.finding.id: f for f in new.findings}
+                findings = [latest.get(f.finding.id, f) for f in unit.findings]
+                unit = new.model_copy(update={"findings": findings})
+            units.append(unit)
+        updated = record.model_copy(
+            update={"review": Review(units=units), "conclusion": conclusion}
+        )
+        await self.redis.set(_key(run_id), _pack(updated), keepttl=True, xx=True)
+
+    async def load(self, run_id: str) -> TranscriptRecord | None:
+        data = await self.redis.get(_key(run_id))
+        if data is None:
+            return None
+        return TranscriptRecord.model_validate_json(zlib.decompress(data))
+
+
+def _pack(record: TranscriptRecord) -> bytes:
+    return zlib.compress(record.model_dump_json().encode(), 6)
+
+
+def _key(run_id: str) -> str:
+    return f"tiebreak:transcript:{run_id}"

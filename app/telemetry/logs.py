@@ -1,0 +1,166 @@
+"""Tiebreak's logs: one root handler, JSON lines (or readable text on a terminal), each line
+carrying the delivery, repository, pull request and run it is about, and no secret.
+
+The context is set for the duration of a webhook delivery or a job with :func:`log_context`
+(and widened with :func:`bind` once more is known); contextvars carry it into the asyncio
+tasks started inside, and a filter on the handler copies it onto every record, whichever
+library logged it. Every line is redacted last (:mod:`app.telemetry.redaction`).
+"""
+
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any, TextIO, TypedDict, Unpack
+
+from pydantic import SecretStr
+from pythonjsonlogger.core import RESERVED_ATTRS
+from pythonjsonlogger.json import JsonFormatter
+
+from app.settings import LogFormat, Settings, SettingsError
+from app.telemetry.redaction import Redactor
+
+
+class LogFields(TypedDict, total=False):
+    """What a line may say it is about; None for what is not known."""
+
+    delivery_id: str | None
+    event: str | None
+    repository: str | None
+    pull_number: int | None
+    run_id: str | None
+    unit: int | None
+
+
+FIELDS = tuple(LogFields.__annotations__)
+
+_context: ContextVar[Mapping[str, object]] = ContextVar(
+    "tiebreak_log_context", default=MappingProxyType({})
+)
+
+_NOT_EXTRA = frozenset([*RESERVED_ATTRS, "taskName", "color_message"])
+"""A record's own attributes, and uvicorn's copy of its message with terminal colours: the
+rest are fields to show."""
+
+
+@contextlib.contextmanager
+def log_context(**fields: Unpack[LogFields]) -> Iterator[None]:
+    """Add `fields` to every line logged inside the block (and in tasks it starts)."""
+    token = _context.set(_with(fields))
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def bind(**fields: Unpack[LogFields]) -> None:
+    """Add `fields` to the current context, until the enclosing :func:`log_context` ends."""
+    _context.set(_with(fields))
+
+
+def _with(fields: LogFields) -> Mapping[str, object]:
+    return {**_context.get(), **{k: v for k, v in fields.items() if v is not None}}
+
+
+class ContextFilter(logging.Filter):
+    """Copies the current context onto each record (fields a record has already win)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for key, value in _context.get().items():
+            record.__dict__.setdefault(key, value)
+        return True
+
+
+class JsonLines(JsonFormatter):
+    """One JSON object a line: time (ISO 8601, UTC), level, logger, message, the context,
+    extra fields, and `exc_info` as a string when there is one."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            ["levelname", "name", "message"],
+            rename_fields={"levelname": "level", "name": "logger"},
+            reserved_attrs=sorted(_NOT_EXTRA),
+            json_ensure_ascii=False,
+        )
+
+    def add_fields(
+        self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]
+    ) -> None:
+        moment = datetime.fromtimestamp(record.created, UTC)
+        log_data["time"] = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        super().add_fields(log_data, record, message_dict)
+
+
+class TextLines(logging.Formatter):
+    """`time LEVEL logger: message [field=value ...]`, for a person at a terminal: the
+    context's fields, then any extra ones."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        line = super().formatMessage(record)
+        extra = [k for k in record.__dict__ if k not in _NOT_EXTRA and k not in FIELDS]
+        fields = " ".join(
+            f"{key}={record.__dict__[key]}"
+            for key in (*FIELDS, *extra)
+            if record.__dict__.get(key) is not None
+        )
+        return f"{line} [{fields}]" if fields else line
+
+
+class Redacting(logging.Formatter):
+    """Formats with `inner`, then redacts the whole result."""
+
+    def __init__(self, inner: logging.Formatter, redact: Redactor) -> None:
+        super().__init__()
+        self.inner = inner
+        self.redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.redact(self.inner.format(record))
+
+
+def configure(settings: Settings, stream: TextIO = sys.stderr) -> logging.Handler:
+    """Send every log record, at the configured level, through one handler on `stream`
+    (:func:`make_handler`), replacing any other the root logger had."""
+    handler = make_handler(settings, stream)
+    root = logging.getLogger()
+    for old in root.handlers[:]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(settings.tiebreak_log_level.value)
+    logging.captureWarnings(True)  # a warning is a line like any other, JSON and redacted
+    return handler
+
+
+def make_handler(settings: Settings, stream: TextIO) -> logging.Handler:
+    """A handler on `stream` that adds the context and redacts: JSON lines unless the
+    format says text, or is `auto` and `stream` is a terminal."""
+    form = settings.tiebreak_log_format
+    if form is LogFormat.AUTO:
+        form = LogFormat.TEXT if _is_terminal(stream) else LogFormat.JSON
+    inner = TextLines() if form is LogFormat.TEXT else JsonLines()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(Redacting(inner, Redactor(known_secrets(settings))))
+    handler.addFilter(ContextFilter())
+    return handler
+
+
+def known_secrets(settings: Settings) -> list[str]:
+    """Every secret value in the settings, and the private key wherever it comes from."""
+    values = [getattr(settings, name) for name in type(settings).model_fields]
+    secrets = [v.get_secret_value() for v in values if isinstance(v, SecretStr)]
+    if settings.github_private_key is None and settings.github_private_key_path is not None:
+        # Unreadable, no line can hold it; a process that needs it has refused to start.
+        with contextlib.suppress(SettingsError):
+            secrets.append(settings.private_key())
+    return secrets
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())

@@ -1,0 +1,1 @@
+"""The web server: the webhook endpoint and its handlers, the transcript pages, the metrics."""

@@ -1,0 +1,77 @@
+"""`check_run` and `check_suite`: the buttons on Tiebreak's check run, and "Re-run".
+
+GitHub shows a check run's buttons only to people with write access, so a button press needs
+no further permission check. "Arbitrate" sends the open findings to the arbiter, "Accept"
+resolves them; re-running a check run or suite reviews its head again.
+"""
+
+from app.events import CheckRunPayload, CheckSuitePayload, CommandCall, CommandRequest, PullKey
+from app.slash import CommandName
+from app.telemetry.logs import bind
+from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
+
+router = WebhookRouter()
+
+BUTTONS = {"arbitrate": CommandName.ARBITRATE, "accept": CommandName.RESOLVE}
+"""Action identifier → the command it runs."""
+
+
+@router.on("check_run", "requested_action")
+async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(CheckRunPayload)
+    pulls = [_pull(payload, pr.number) for pr in payload.check_run.pull_requests]
+    _bind(payload, pulls)
+    action = payload.requested_action
+    command = BUTTONS.get(action.identifier) if action else None
+    if command is None or not pulls:
+        return Outcome.IGNORED
+    queued = False
+    for pull in pulls:
+        request = CommandRequest(
+            pull=pull,
+            login=payload.sender.login,
+            calls=[CommandCall(name=str(command))],
+        )
+        queued |= await deps.queue.enqueue_commands(request, f"button-{delivery.id}")
+    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
+
+
+@router.on("check_run", "rerequested")
+async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(CheckRunPayload)
+    pulls = [_pull(payload, pr.number) for pr in payload.check_run.pull_requests]
+    _bind(payload, pulls)
+    return await _review_again(deps, pulls, payload.check_run.head_sha, delivery.id)
+
+
+@router.on("check_suite", "rerequested")
+async def on_check_suite_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(CheckSuitePayload)
+    pulls = [_pull(payload, pr.number) for pr in payload.check_suite.pull_requests]
+    _bind(payload, pulls)
+    return await _review_again(deps, pulls, payload.check_suite.head_sha, delivery.id)
+
+
+async def _review_again(
+    deps: HandlerDeps, pulls: list[PullKey], head_sha: str, delivery_id: str
+) -> Outcome:
+    queued = False
+    for pull in pulls:
+        queued |= await deps.queue.enqueue_review(pull.at(head_sha), rerun=delivery_id)
+    return Outcome.ENQUEUED if queued else Outcome.IGNORED
+
+
+def _bind(payload: CheckRunPayload | CheckSuitePayload, pulls: list[PullKey]) -> None:
+    """The repository, and the pull request when the check is on exactly one, go on the
+    delivery's log lines."""
+    repository = f"{payload.repository.owner.login}/{payload.repository.name}"
+    bind(repository=repository, pull_number=pulls[0].number if len(pulls) == 1 else None)
+
+
+def _pull(payload: CheckRunPayload | CheckSuitePayload, number: int) -> PullKey:
+    return PullKey(
+        installation_id=payload.installation.id,
+        owner=payload.repository.owner.login,
+        repo=payload.repository.name,
+        number=number,
+    )

@@ -1,0 +1,78 @@
+"""`issue_comment` and `pull_request_review_comment`: slash commands from people.
+
+Only new comments on pull requests count, and never a bot's — above all not Tiebreak's own,
+so nothing Tiebreak writes can trigger it again. Who may run a command is checked in the
+worker, which may call GitHub; here the comment is only parsed and queued.
+"""
+
+from app.events import (
+    CommandCall,
+    CommandRequest,
+    Comment,
+    CommentRef,
+    IssueCommentPayload,
+    PullKey,
+    ReviewCommentPayload,
+    User,
+    is_bot,
+)
+from app.slash import Command, parse_commands
+from app.telemetry.logs import bind
+from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
+
+router = WebhookRouter()
+
+
+@router.on("issue_comment", "created")
+async def on_conversation_comment(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(IssueCommentPayload)
+    if payload.issue.pull_request is None:
+        return Outcome.IGNORED  # a comment on an issue, not a pull request
+    pull = PullKey(
+        installation_id=payload.installation.id,
+        owner=payload.repository.owner.login,
+        repo=payload.repository.name,
+        number=payload.issue.number,
+    )
+    where = CommentRef(id=payload.comment.id, kind="issue", thread_id=payload.comment.id)
+    return await _queue(deps, pull, where, payload.comment, payload.sender)
+
+
+@router.on("pull_request_review_comment", "created")
+async def on_review_thread_comment(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+    payload = delivery.parse(ReviewCommentPayload)
+    pull = PullKey(
+        installation_id=payload.installation.id,
+        owner=payload.repository.owner.login,
+        repo=payload.repository.name,
+        number=payload.pull_request.number,
+    )
+    thread = payload.comment.in_reply_to_id or payload.comment.id
+    where = CommentRef(id=payload.comment.id, kind="review", thread_id=thread)
+    return await _queue(deps, pull, where, payload.comment, payload.sender)
+
+
+async def _queue(
+    deps: HandlerDeps, pull: PullKey, where: CommentRef, comment: Comment, sender: User
+) -> Outcome:
+    bind(repository=pull.full_name, pull_number=pull.number)
+    if is_bot(sender) or is_bot(comment.user):
+        return Outcome.IGNORED
+    parsed = parse_commands(comment.body or "")
+    if not parsed:
+        return Outcome.IGNORED
+    calls = [
+        CommandCall(name=str(p.name), argument=p.argument)
+        if isinstance(p, Command)
+        else CommandCall(name=None, text=p.text)
+        for p in parsed
+    ]
+    request = CommandRequest(
+        pull=pull,
+        login=comment.user.login,
+        association=comment.author_association,
+        comment=where,
+        calls=calls,
+    )
+    queued = await deps.queue.enqueue_commands(request, f"{where.kind}-comment-{where.id}")
+    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE

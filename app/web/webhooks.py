@@ -1,0 +1,167 @@
+"""`POST /api/github/webhooks`: verify, parse, deduplicate, route, enqueue, answer.
+
+Nothing slow happens here: a handler enqueues at most one job, and the answer goes back in
+milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over GitHub's
+25 MB cap is 413, anything that is not a JSON object or lacks what its handler needs is 400,
+and an event or action Tiebreak does not act on is acknowledged and ignored. Each answer is
+one log line, carrying the delivery's id and event, and its repository and pull request once
+a handler has read them; and it is counted by event and outcome (the event is "unknown" until
+the signature is verified, so a forger cannot invent label values).
+"""
+
+import logging
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+from githubkit import webhooks
+from pydantic import BaseModel, ConfigDict, ValidationError
+from redis.exceptions import RedisError
+
+from app.store.queue import ReviewQueue
+from app.telemetry.logs import log_context
+from app.telemetry.metrics import WEBHOOKS, Metrics
+from app.web.dispatch import Delivery, Outcome
+from app.web.handlers import ROUTER
+
+MAX_BODY_BYTES = 25 * 1024 * 1024
+"""GitHub does not deliver payloads above 25 MB; anything larger is not from GitHub."""
+
+DELIVERY_TTL = 7 * 24 * 3600
+"""How long a delivery id is remembered (seconds). GitHub keeps the id on redelivery."""
+
+UNKNOWN_EVENT = "unknown"
+
+REFUSALS = {401: "invalid_signature", 413: "too_large", 400: "bad_request"}
+"""How a refused delivery is counted, by its status."""
+
+log = logging.getLogger(__name__)
+router = APIRouter()
+
+
+class WebhookContext:
+    """What the endpoint needs, built once per process."""
+
+    def __init__(self, secret: str, queue: ReviewQueue, metrics: Metrics) -> None:
+        self.secret = secret
+        self.queue = queue
+        self.metrics = metrics
+
+
+async def get_webhook_context(request: Request) -> WebhookContext:
+    context: WebhookContext = request.app.state.webhooks
+    return context
+
+
+WebhookContextDep = Annotated[WebhookContext, Depends(get_webhook_context)]
+
+
+class _Envelope(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    action: object = None
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, reason: str, *, event: str = UNKNOWN_EVENT) -> None:
+        self.status = status
+        self.reason = reason
+        self.event = event
+        """The delivery's event, once its signature is verified."""
+
+
+@router.post("/api/github/webhooks")
+async def receive_webhook(request: Request, context: WebhookContextDep) -> JSONResponse:
+    # The ids as the headers claim them: a refused delivery's line says which it was too.
+    headers = request.headers
+    with log_context(
+        delivery_id=headers.get("x-github-delivery"), event=headers.get("x-github-event")
+    ):
+        event, outcome, response = await _receive(request, context)
+    context.metrics.inc(WEBHOOKS, event=event, outcome=outcome)
+    return response
+
+
+async def _receive(request: Request, context: WebhookContext) -> tuple[str, str, JSONResponse]:
+    """The delivery's event, the outcome to count, and the answer."""
+    try:
+        delivery = await _verified_delivery(request, context.secret)
+    except _Refused as refused:
+        outcome = REFUSALS[refused.status]
+        return refused.event, outcome, _answer(refused.status, error=refused.reason)
+    event = delivery.event
+    if event == "ping":
+        return event, Outcome.PONG, _answer(200, outcome=Outcome.PONG, delivery=delivery.id)
+    handler = ROUTER.handler(delivery)
+    if handler is None:
+        return event, Outcome.IGNORED, _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
+    seen = f"tiebreak:delivery:{delivery.id}"
+    try:
+        if not await context.queue.redis.set(seen, "1", nx=True, ex=DELIVERY_TTL):
+            answer = _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
+            return event, Outcome.DUPLICATE, answer
+        outcome = await handler(delivery, context)
+    except ValidationError as exc:
+        await _forget(context, seen)
+        answer = _answer(400, error=f"unexpected {event} payload: {_first(exc)}")
+        return event, REFUSALS[400], answer
+    except (RedisError, OSError) as exc:
+        log.warning("webhook %s not queued: %s", delivery.id, exc)
+        await _forget(context, seen)
+        return event, "unavailable", _answer(503, error="the queue is unavailable; redeliver later")
+    except Exception:
+        # The endpoint's catch-all: a bug must not lose the delivery's id for good.
+        log.exception("webhook %s (%s) failed", delivery.id, event)
+        await _forget(context, seen)
+        return event, "error", _answer(500, error="internal error")
+    status = 202 if outcome is Outcome.ENQUEUED else 200
+    return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
+
+
+async def _verified_delivery(request: Request, secret: str) -> Delivery:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _Refused(413, "payload too large")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise _Refused(413, "payload too large")
+    signature = request.headers.get("x-hub-signature-256", "")
+    # githubkit falls back to sha1 without the prefix: insist on sha256.
+    if not signature.startswith("sha256=") or not webhooks.verify(secret, bytes(body), signature):
+        raise _Refused(401, "invalid or missing X-Hub-Signature-256")
+    event = request.headers.get("x-github-event")
+    delivery_id = request.headers.get("x-github-delivery")
+    if not event or not delivery_id:
+        raise _Refused(
+            400, "missing X-GitHub-Event or X-GitHub-Delivery", event=event or UNKNOWN_EVENT
+        )
+    try:
+        # pydantic's parser reads only `action` and skips the rest without building objects.
+        envelope = _Envelope.model_validate_json(body)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        if error["type"] == "json_invalid":
+            raise _Refused(400, f"malformed JSON: {error['msg']}", event=event) from exc
+        raise _Refused(400, "the payload is not a JSON object", event=event) from exc
+    action = envelope.action if isinstance(envelope.action, str) else None
+    return Delivery(id=delivery_id, event=event, action=action, body=bytes(body))
+
+
+async def _forget(context: WebhookContext, key: str) -> None:
+    """Let a redelivery of a delivery that was not handled be handled."""
+    try:
+        await context.queue.redis.delete(key)
+    except (RedisError, OSError) as exc:
+        log.warning("could not forget %s: %s", key, exc)
+
+
+def _answer(status: int, **content: str) -> JSONResponse:
+    log.info("webhook answered %s: %s", status, content.get("outcome") or content.get("error"))
+    return JSONResponse(status_code=status, content=content)
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
