@@ -37,7 +37,8 @@ from typing import Any, Self
 from agents.llm import LLMRequest
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
-from app.jobs.worker import WorkerDeps, Workers
+from app.jobs.deps import WorkerDeps
+from app.jobs.worker import Workers
 from app.settings import Settings
 from app.store.embedded import EmbeddedRedis
 from bench.fleet import (

@@ -20,7 +20,8 @@ from agents.review import Review, review_diff
 from app.cli import config_docs
 from app.cli.status import watch
 from app.cli.terminal import Progress, render
-from app.jobs.worker import WorkerDeps, Workers, run_until_signalled
+from app.jobs.deps import WorkerDeps
+from app.jobs.worker import Workers, run_until_signalled
 from app.settings import MissingSettings, Settings, SettingsError, env_file, get_settings
 from app.setup.manifest import DEFAULT_GITHUB_URL, api_url_for, base_url, install_url, is_private
 from app.setup.manifest import load_manifest as load_app_manifest

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from app.events import CommentRef, Name, PullKey, PullRequestRef
 from app.github.retry import CappedRetry, CountedFailures
-from app.publishing.publish import run_id_of
 from app.telemetry.metrics import Metrics
 from policies.errors import TiebreakError
 
@@ -255,9 +254,9 @@ class Installation:
         review_id: int = response.json()["id"]
         return review_id
 
-    async def review_runs(self, ref: PullKey) -> set[str]:
-        """The runs whose reviews the pull request already has, by their hidden markers."""
-        runs: set[str] = set()
+    async def review_bodies(self, ref: PullKey) -> list[str]:
+        """The body of every review the pull request has, oldest first."""
+        bodies: list[str] = []
         review: Any
         async for review in self._rest.paginate(
             self._rest.pulls.async_list_reviews,
@@ -266,10 +265,8 @@ class Installation:
             pull_number=ref.number,
             per_page=100,
         ):
-            run_id = run_id_of(review.body or "")
-            if run_id is not None:
-                runs.add(run_id)
-        return runs
+            bodies.append(review.body or "")
+        return bodies
 
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
         """How commit `head` relates to `base`, and the files changed between them; None

@@ -29,7 +29,7 @@ from app.github.client import (
 )
 from app.publishing import markdown as md
 from app.publishing.finding_text import location
-from app.store.pulls import RunRecord
+from app.publishing.models import RunRecord
 from policies.errors import TiebreakError
 
 SUBJECT = "Apply Tiebreak's fixes"

@@ -19,12 +19,14 @@ from app.events import CommandCall, CommandRequest
 from app.github.client import PullRequest, Reaction
 from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.conversation import write_summary
+from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run, post_inline, set_label
 from app.jobs.review import MIN_CEILING
-from app.jobs.worker import WorkerDeps, deps_of
-from app.publishing import markdown, publish
+from app.publishing import checks, markdown
+from app.publishing.models import LabelAction, RunRecord
+from app.publishing.plan import plan
 from app.slash import HELP, CommandName
-from app.store.pulls import RunRecord, RunStore
+from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
@@ -133,7 +135,7 @@ class CommandRun:
         if record is None:
             return False
         run = record.run_info()
-        whole = publish.plan(
+        whole = plan(
             record.review,
             Diff.parse(record.diff, allow_empty=True),
             run=run,
@@ -144,11 +146,11 @@ class CommandRun:
             self.github,
             record.ref,
             record.check_run_id,
-            publish.resolved(login, whole.check.summary),
+            checks.resolved(login, whole.check.summary),
             details_url=record.details_url,
         )
-        await write_summary(self.github, self.pull_key, publish.resolved_summary(login, whole))
-        await set_label(self.github, self.pull_key, publish.LabelAction.REMOVE, run.label)
+        await write_summary(self.github, self.pull_key, checks.resolved_summary(login, whole))
+        await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:
@@ -239,7 +241,7 @@ class CommandRun:
         command = hashlib.sha256(self.job_id.encode()).hexdigest()[:12]
         ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
         await post_inline(self.github, record.ref, changed, diff, ruling)
-        whole = publish.plan(review, diff, run=run, conversation=record.conversation)
+        whole = plan(review, diff, run=run, conversation=record.conversation)
         await write_summary(self.github, self.pull_key, whole.summary)
         await complete_check_run(
             self.github,

@@ -14,9 +14,9 @@ from githubkit.exception import GitHubException, RequestFailed
 
 from app.events import PullKey
 from app.github.client import Installation
-from app.publishing import text
 from app.publishing.fingerprints import Fingerprint
-from app.publishing.publish import ThreadReply
+from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
+from app.publishing.models import ThreadReply
 from app.publishing.rereview import PostedThread
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
         body = comment.get("body") or ""
         parent = comment.get("in_reply_to_id")
         if parent is not None:
-            if body.rstrip().endswith(text.ANSWERED_MARKER):
+            if body.rstrip().endswith(ANSWERED_MARKER):
                 answered.add(int(parent))
             continue
         fingerprint = Fingerprint.from_comment(str(comment.get("path") or ""), body)
@@ -65,7 +65,7 @@ async def write_summary(github: Installation, ref: PullKey, body: str) -> None:
     """Edit the pull request's summary comment to `body`, or write it if there is none."""
     for comment in await github.issue_comments(ref):
         old = comment.get("body") or ""
-        if _by_a_bot(comment) and old.split("\n", 1)[0] == text.SUMMARY_MARKER:
+        if _by_a_bot(comment) and old.split("\n", 1)[0] == SUMMARY_MARKER:
             if old != body:
                 await github.edit_comment(ref, int(comment["id"]), body)
             return

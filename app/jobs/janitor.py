@@ -18,9 +18,9 @@ from typing import Any
 from githubkit.exception import GitHubException
 
 from app.events import PullKey
+from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run
-from app.jobs.worker import WorkerDeps, deps_of
-from app.publishing import publish
+from app.publishing import checks
 from app.store.pulls import OpenCheck
 from app.telemetry.logs import log_context
 
@@ -79,7 +79,7 @@ async def _complete(deps: WorkerDeps, check: OpenCheck) -> bool:
     if await github.check_run_status(check.ref, check.check_run_id) == "completed":
         return False  # completed by its review after all; only the bookkeeping was lost
     minutes = deps.check_deadline // 60
-    result = publish.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
+    result = checks.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
     await complete_check_run(github, check.ref, check.check_run_id, result)
     log.warning("completed check run %s of %s as timed out", check.check_run_id, check.ref.key)
     return True

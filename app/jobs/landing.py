@@ -16,7 +16,17 @@ from agents.review import Review
 from app.events import PullKey, PullRequestRef
 from app.github.client import Installation
 from app.jobs.conversation import answer, write_summary
-from app.publishing import publish
+from app.publishing.markers import run_id_of
+from app.publishing.models import (
+    CheckRunResult,
+    Conclusion,
+    Conversation,
+    LabelAction,
+    Publication,
+    ReviewDraft,
+    RunInfo,
+)
+from app.publishing.plan import plan
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +58,9 @@ async def publish_review(
     ref: PullRequestRef,
     review: Review,
     diff: Diff,
-    run: publish.RunInfo,
-    conversation: publish.Conversation | None = None,
-) -> publish.Publication:
+    run: RunInfo,
+    conversation: Conversation | None = None,
+) -> Publication:
     """Land `review` on the pull request once, whatever GitHub answers, and return what was
     planned: the run's new inline comments as one review, the summary comment edited (or
     written), replies on the threads of findings that are gone.
@@ -73,24 +83,24 @@ async def post_inline(
     ref: PullRequestRef,
     review: Review,
     diff: Diff,
-    run: publish.RunInfo,
-    conversation: publish.Conversation | None = None,
-) -> publish.Publication:
+    run: RunInfo,
+    conversation: Conversation | None = None,
+) -> Publication:
     """Post the run's review of new inline comments, once; return what was planned (with
     every finding in the summary instead if GitHub refused the comments)."""
-    publication = publish.plan(review, diff, run=run, conversation=conversation)
+    publication = plan(review, diff, run=run, conversation=conversation)
     if publication.review is not None and not await _post(github, ref, publication.review):
         log.error("GitHub refused the review of %s; every finding goes in the summary", ref.key)
         inline_off = run.model_copy(update={"max_inline_comments": 0})
-        publication = publish.plan(review, diff, run=inline_off, conversation=conversation)
+        publication = plan(review, diff, run=inline_off, conversation=conversation)
     return publication
 
 
-async def _post(github: Installation, ref: PullRequestRef, draft: publish.ReviewDraft) -> bool:
+async def _post(github: Installation, ref: PullRequestRef, draft: ReviewDraft) -> bool:
     """Post `draft` unless the pull request has it; False if GitHub refused it with 422."""
-    run_id = publish.run_id_of(draft.body)
+    run_id = run_id_of(draft.body)
     attempt = 1
-    while run_id not in await github.review_runs(ref):
+    while run_id not in {run_id_of(body) for body in await github.review_bodies(ref)}:
         try:
             await github.create_review(ref, draft.payload())
         except RequestFailed as exc:
@@ -111,7 +121,7 @@ async def complete_check_run(
     github: Installation,
     ref: PullRequestRef,
     check_id: int,
-    result: publish.CheckRunResult,
+    result: CheckRunResult,
     *,
     details_url: str | None = None,
 ) -> None:
@@ -123,7 +133,7 @@ async def complete_check_run(
         "conclusion": str(result.conclusion),
         "completed_at": now(),
         "output": first,
-        "actions": BUTTONS if result.conclusion is publish.Conclusion.ACTION_REQUIRED else [],
+        "actions": BUTTONS if result.conclusion is Conclusion.ACTION_REQUIRED else [],
     }
     if details_url is not None:
         fields["details_url"] = details_url
@@ -133,11 +143,9 @@ async def complete_check_run(
         await github.update_check_run(ref, check_id, {"output": output})
 
 
-async def set_label(
-    github: Installation, pull: PullKey, action: publish.LabelAction, name: str
-) -> None:
+async def set_label(github: Installation, pull: PullKey, action: LabelAction, name: str) -> None:
     """Add or remove the label `name` (the config's choice) that marks unresolved findings."""
-    if action is publish.LabelAction.ADD:
+    if action is LabelAction.ADD:
         await github.ensure_label(pull, name, LABEL_COLOR, LABEL_ABOUT)
         await github.add_label(pull, name)
     else:

@@ -25,14 +25,24 @@ from agents.review import Review
 from app.events import PullRequestRef
 from app.github.client import PullRequest
 from app.jobs.conversation import posted_threads
+from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
-from app.jobs.worker import WorkerDeps, deps_of
-from app.publishing import markdown, publish
+from app.publishing import checks, markdown
+from app.publishing.models import (
+    ANNOTATIONS_PER_REQUEST,
+    Annotation,
+    AnnotationLevel,
+    CheckRunResult,
+    Conversation,
+    RunInfo,
+    RunRecord,
+    Spend,
+)
 from app.publishing.rereview import Scope, reconcile
 from app.store.allowance import DailyAllowance
 from app.store.live import ENDED, RunPlan, State
-from app.store.pulls import OpenCheck, RunRecord
+from app.store.pulls import OpenCheck
 from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
@@ -81,8 +91,8 @@ class ReviewRun:
         self.live = deps.live_runs()
 
     @property
-    def run_info(self) -> publish.RunInfo:
-        return publish.RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
+    def run_info(self) -> RunInfo:
+        return RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
 
     async def run(self) -> str:
         ref = self.ref
@@ -158,10 +168,10 @@ class ReviewRun:
         github, ref, config = self.github, self.ref, self.config
         await github.update_check_run(ref, check_id, {"status": "in_progress", "started_at": now()})
         if pull.head_sha != ref.head_sha:
-            await self._complete(check_id, publish.superseded(pull.head_sha, run=self.run_info))
+            await self._complete(check_id, checks.superseded(pull.head_sha, run=self.run_info))
             return "superseded: the pull request has a newer head"
         if not config.enabled:
-            await self._complete(check_id, publish.disabled(run=self.run_info))
+            await self._complete(check_id, checks.disabled(run=self.run_info))
             return "disabled by the repository's config"
         allowance = self.deps.allowance(ref.installation_id)
         if await allowance.remaining() < MIN_CEILING:
@@ -209,7 +219,7 @@ class ReviewRun:
         await self.live.set_run(self.run_id, state=State.COMPLETING)
         review = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
-        spend = publish.Spend(
+        spend = Spend(
             spent=await self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             ceiling=plan.policy.token_ceiling,
             daily_remaining=await allowance.remaining(),
@@ -288,7 +298,7 @@ class ReviewRun:
 
     async def _reconcile(
         self, plan: RunPlan, review: Review, diff: Diff
-    ) -> tuple[Review, publish.Conversation]:
+    ) -> tuple[Review, Conversation]:
         """The pull request's standing findings after this run, and what its conversation
         already has of them (see :mod:`app.publishing.rereview`)."""
         threads = await posted_threads(self.github, self.ref)
@@ -296,7 +306,7 @@ class ReviewRun:
         # changed it, and a run picked up from a dead coordinator has no plan-time copy.
         earlier = await self._earlier()
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
-        conversation = publish.Conversation(
+        conversation = Conversation(
             threads=standing.threads,
             gone=standing.gone,
             since=plan.scope.since,
@@ -336,7 +346,7 @@ class ReviewRun:
     def _open_check(self, check_id: int) -> OpenCheck:
         return OpenCheck(ref=self.ref, check_run_id=check_id, run_id=self.run_id)
 
-    async def _complete(self, check_id: int, result: publish.CheckRunResult) -> None:
+    async def _complete(self, check_id: int, result: CheckRunResult) -> None:
         await complete_check_run(
             self.github,
             self.ref,
@@ -352,7 +362,7 @@ class ReviewRun:
         push superseded it; return whether it did (a shutdown leaves the run to resume)."""
         stopped_by = await self._stopped_by()
         if stopped_by is not None:
-            await self._complete(check_id, publish.stopped(stopped_by, run=self.run_info))
+            await self._complete(check_id, checks.stopped(stopped_by, run=self.run_info))
         elif await self._superseded():
             await self._complete_superseded(check_id)
         else:
@@ -363,7 +373,7 @@ class ReviewRun:
         try:
             if self.check_id is None:
                 self.check_id = await self._open_check_run("in_progress")
-            await self._complete(self.check_id, publish.failed(_reason(exc), run=self.run_info))
+            await self._complete(self.check_id, checks.failed(_reason(exc), run=self.run_info))
         except GitHubException as report:
             # Without a check run there is nowhere to report; the log is the only trace.
             log.error("could not report the failure on %s: %s", self.ref.key, report)
@@ -371,7 +381,7 @@ class ReviewRun:
     async def _complete_superseded(self, check_id: int) -> None:
         queue = self.deps.queue
         newer = await queue.latest_head(self.ref) if queue else None
-        await self._complete(check_id, publish.superseded(newer or "", run=self.run_info))
+        await self._complete(check_id, checks.superseded(newer or "", run=self.run_info))
 
     async def _stopped_by(self) -> str | None:
         runs = self.deps.runs
@@ -387,10 +397,8 @@ class ReviewRun:
         return queue is not None and await queue.is_superseded(self.ref)
 
 
-async def _daily_budget_reached(
-    allowance: DailyAllowance, run: publish.RunInfo
-) -> publish.CheckRunResult:
-    return publish.daily_budget_reached(
+async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
+    return checks.daily_budget_reached(
         spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
     )
 
@@ -412,8 +420,8 @@ def _scope_notes(*, excluded: int, hidden: int, min_severity: str) -> tuple[str,
 
 
 def _with_config_problems(
-    result: publish.CheckRunResult, problems: Sequence[ConfigProblem]
-) -> publish.CheckRunResult:
+    result: CheckRunResult, problems: Sequence[ConfigProblem]
+) -> CheckRunResult:
     """`result`, saying why the config was ignored, with an annotation on each problem's
     line of the config file."""
     if not problems:
@@ -421,17 +429,17 @@ def _with_config_problems(
     notes = "\n".join(f"- {markdown.inline(str(p), 500)}" for p in problems)
     summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
     annotations = [
-        publish.Annotation(
+        Annotation(
             path=CONFIG_PATH,
             start_line=p.line,
             end_line=p.line,
-            annotation_level=publish.AnnotationLevel.WARNING,
+            annotation_level=AnnotationLevel.WARNING,
             title="Tiebreak ignored this config file",
             message=markdown.clip(p.message, markdown.PROSE_LIMIT),
         )
         for p in problems
         if p.line is not None
-    ][: publish.ANNOTATIONS_PER_REQUEST]
+    ][:ANNOTATIONS_PER_REQUEST]
     batches = result.annotation_batches
     return result.model_copy(
         update={

@@ -16,7 +16,7 @@ from agents.engine import Debate
 from agents.errors import LLMFatal
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
-from app.jobs.worker import WorkerDeps, deps_of
+from app.jobs.deps import WorkerDeps, deps_of
 from app.store.live import STARTED, LiveRuns, RunPlan, State, worker_name
 from app.telemetry.debates import record_outcome
 from app.telemetry.logs import bind, log_context

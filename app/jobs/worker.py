@@ -1,156 +1,41 @@
-"""The arq worker: its dependencies, built once per process, and its settings.
+"""The arq workers of one process, and the jobs they run.
 
-Jobs get a typed :class:`WorkerDeps` rather than reaching into arq's context dict for
-clients. Tests inject their own (a scripted model, a client on a fake GitHub).
+Each job of :class:`app.store.queue.JobName` is bound here to its function, with its timeout and
+how long its result blocks a second run; the web server enqueues jobs by those same names and
+never imports this package. Every run of a job is counted by how it ended.
 """
 
 import asyncio
+import functools
 import signal
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from arq import Worker, cron, func
 from arq.connections import RedisSettings
+from arq.typing import WorkerCoroutine
 from redis.asyncio import Redis
 
-from agents.claude import ClaudeLLM, RoleModels
-from agents.diff import DEFAULT_UNIT_TOKENS
-from agents.llm import LLMClient
-from app.github.client import GitHubApp
-from app.jobs.counting import counted
-from app.links import TranscriptLinks, links_for
-from app.settings import Settings, SettingsError
-from app.store.allowance import DailyAllowance, utc_now
-from app.store.live import LiveRuns
+from agents.claude import ClaudeLLM
+from app.jobs.commands import run_commands
+from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, deps_of
+from app.jobs.janitor import sweep
+from app.jobs.review import review_pull_request
+from app.jobs.unit import debate_unit
 from app.store.pulls import RunStore
-from app.store.queue import COMMAND_JOB, REVIEW_JOB, UNIT_JOB, UNIT_QUEUE, ReviewQueue
-from app.store.transcripts import TranscriptStore
-from app.telemetry.debates import MeteredLLM
-from app.telemetry.metrics import Metrics
-from policies.config import Models
-
-REVIEW_TIMEOUT = 30 * 60
-"""Seconds one review may take before arq cancels it."""
+from app.store.queue import UNIT_QUEUE, JobName, ReviewQueue
+from app.telemetry.metrics import JOBS, Metrics
 
 COMMAND_TIMEOUT = 5 * 60
 """Seconds one comment's commands may take (an apply commits several files)."""
 
-KEEP = 3600
-"""Seconds a finished review's job id keeps blocking a second review of the same head."""
-
-CHECK_DEADLINE = REVIEW_TIMEOUT + 5 * 60
-"""Seconds after which the janitor completes a review's check run that is still unfinished."""
-
 UNIT_TIMEOUT = REVIEW_TIMEOUT
 """Seconds one attempt at one unit may take before arq cancels it."""
 
-HEARTBEAT = 30.0
-"""Seconds a heartbeat lives without renewal: a worker silent this long is taken for dead."""
+JANITOR_TIMEOUT = 120
 
-MAX_UNIT_ATTEMPTS = 3
-
-JANITOR_JOB = "janitor"
-
-
-@dataclass
-class WorkerDeps:
-    """Everything a review job uses."""
-
-    settings: Settings
-    github: GitHubApp
-    llm: LLMClient
-    queue: ReviewQueue | None = None
-    """Set when the worker starts, on the worker's own Redis pool."""
-    runs: RunStore | None = None
-    """Likewise."""
-    unit_concurrency: int = 8
-    """Units one process debates at a time."""
-    unit_tokens: int = DEFAULT_UNIT_TOKENS
-    """The size of a review unit, in diff tokens."""
-    clock: Callable[[], datetime] = utc_now
-    """What time it is: the daily allowance's day is the UTC day."""
-    check_deadline: int = CHECK_DEADLINE
-    heartbeat: float = HEARTBEAT
-    """Seconds a run's or a unit's heartbeat lives without renewal."""
-    max_unit_attempts: int = MAX_UNIT_ATTEMPTS
-    sweep_seconds: frozenset[int] = frozenset({0})
-    """The seconds of each minute at which the janitor sweeps."""
-    links: TranscriptLinks | None = None
-    """Makes the links to transcripts from check runs; None when the server has none."""
-    metrics: Metrics = field(default_factory=Metrics)
-    """This process's counts, flushed to Redis while the workers run. `github` counts its
-    failed requests in its own: give both the same."""
-
-    def live_runs(self) -> LiveRuns:
-        """The coordination keys of live runs, on the worker's Redis."""
-        if self.queue is None:
-            raise RuntimeError("the worker has not started")
-        return LiveRuns(self.queue.redis, self.heartbeat)
-
-    def transcripts(self) -> TranscriptStore:
-        """Where finished runs' transcripts are kept, on the worker's Redis."""
-        if self.queue is None:
-            raise RuntimeError("the worker has not started")
-        return TranscriptStore(self.queue.redis, self.settings.tiebreak_transcript_retention)
-
-    def llm_for(self, models: Models) -> LLMClient:
-        """The model client with a repository's choice of models, where it made one; its
-        calls are counted."""
-        if not isinstance(self.llm, ClaudeLLM):
-            # A scripted model in tests: there is nothing to choose.
-            return MeteredLLM(self.llm, self.metrics)
-        default = self.settings.tiebreak_model
-        chosen = self.llm.with_models(
-            RoleModels(
-                tester=models.tester or default,
-                coder=models.coder or default,
-                arbiter=models.arbiter or default,
-            )
-        )
-        return MeteredLLM(chosen, self.metrics)
-
-    def allowance(self, installation_id: int) -> DailyAllowance:
-        """The installation's daily token allowance."""
-        if self.queue is None:
-            raise RuntimeError("the worker has not started")
-        cap = self.settings.tiebreak_daily_token_cap
-        return DailyAllowance(self.queue.redis, installation_id, cap, clock=self.clock)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "WorkerDeps":
-        settings.require(worker=True)
-        key, app_id = settings.anthropic_api_key, settings.github_app_id
-        if key is None or app_id is None:  # `require` made sure; this informs the type checker
-            raise SettingsError("ANTHROPIC_API_KEY and GITHUB_APP_ID are required")
-        every = settings.tiebreak_janitor_every
-        metrics = Metrics()
-        return cls(
-            settings=settings,
-            unit_concurrency=settings.tiebreak_unit_concurrency,
-            heartbeat=settings.tiebreak_heartbeat,
-            sweep_seconds=frozenset(range(0, 60, every)),
-            links=links_for(settings),
-            metrics=metrics,
-            github=GitHubApp(
-                app_id, settings.private_key(), str(settings.github_api_url), metrics=metrics
-            ),
-            llm=ClaudeLLM.connect(
-                api_key=key.get_secret_value(),
-                base_url=settings.anthropic_base_url,
-                models=RoleModels(
-                    tester=settings.tiebreak_model,
-                    coder=settings.tiebreak_model,
-                    arbiter=settings.tiebreak_model,
-                ),
-            ),
-        )
-
-
-def deps_of(ctx: dict[str, Any]) -> WorkerDeps:
-    deps: WorkerDeps = ctx["deps"]
-    return deps
+KEEP = 3600
+"""Seconds a finished review's job id keeps blocking a second review of the same head."""
 
 
 async def _startup(ctx: dict[str, Any]) -> None:
@@ -171,12 +56,6 @@ class Workers:
     runs them: arq binds a worker to the loop it is made in."""
 
     def __init__(self, deps: WorkerDeps, redis_url: str, *, burst: bool = False) -> None:
-        # Imported here: the jobs import this module for WorkerDeps.
-        from app.jobs.commands import run_commands
-        from app.jobs.janitor import sweep
-        from app.jobs.review import review_pull_request
-        from app.jobs.unit import debate_unit
-
         self.deps = deps
         self.redis_url = redis_url
         settings = RedisSettings.from_dsn(redis_url)
@@ -190,27 +69,17 @@ class Workers:
         }
         self.reviews = Worker(
             functions=[
-                func(
-                    counted(review_pull_request, REVIEW_JOB, metrics),
-                    name=REVIEW_JOB,
-                    timeout=REVIEW_TIMEOUT,
-                    keep_result=KEEP,
-                ),
-                func(
-                    counted(run_commands, COMMAND_JOB, metrics),
-                    name=COMMAND_JOB,
-                    timeout=COMMAND_TIMEOUT,
-                    keep_result=KEEP,
-                ),
+                _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
+                _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[
                 cron(
-                    counted(sweep, JANITOR_JOB, metrics),
-                    name=JANITOR_JOB,
+                    counted(sweep, JobName.JANITOR, metrics),
+                    name=JobName.JANITOR,
                     second=set(deps.sweep_seconds),
                     unique=True,
-                    timeout=120,
+                    timeout=JANITOR_TIMEOUT,
                 )
             ],
             on_shutdown=_shutdown,
@@ -220,14 +89,7 @@ class Workers:
             **common,
         )
         self.units = Worker(
-            functions=[
-                func(
-                    counted(debate_unit, UNIT_JOB, metrics),
-                    name=UNIT_JOB,
-                    timeout=UNIT_TIMEOUT,
-                    keep_result=KEEP,
-                )
-            ],
+            functions=[_function(JobName.UNIT, debate_unit, UNIT_TIMEOUT, metrics)],
             queue_name=UNIT_QUEUE,
             # Picked up fast: a unit's wait is on the review's critical path.
             poll_delay=0.05,
@@ -267,6 +129,13 @@ class Workers:
             worker.burst, worker.max_burst_jobs = True, 0
 
 
+def _function(
+    job: JobName, run: Callable[..., Awaitable[Any]], timeout: int, metrics: Metrics
+) -> Any:
+    """`run` as arq runs `job`: under its name, counted, within its timeout."""
+    return func(counted(run, job, metrics), name=job, timeout=timeout, keep_result=KEEP)
+
+
 def run_until_signalled(deps: WorkerDeps, redis_url: str) -> None:
     """Run one process's workers until SIGINT or SIGTERM, as `tiebreak worker` does."""
 
@@ -293,3 +162,30 @@ async def _drain(worker: Worker, running: "asyncio.Task[None]") -> None:
     await asyncio.gather(running, *worker.tasks.values(), return_exceptions=True)
     worker.tasks.clear()  # all ended; `close` would raise a cancellation of ours again
     await worker.close()
+
+
+FAILED_PREFIX = "failed:"
+"""How a job that caught its own failure says so in its result (the review and unit jobs
+catch everything, so that the pull request gets an answer)."""
+
+
+def counted(job: Callable[..., Awaitable[Any]], name: str, metrics: Metrics) -> WorkerCoroutine:
+    """`job`, counting how each run of it ends: cancelled (aborted, timed out, or stopped by
+    a shutdown, after which arq runs it again), failed (raised, or returned a result starting
+    with `failed:`), or completed."""
+
+    @functools.wraps(job)
+    async def run(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = await job(ctx, *args, **kwargs)
+        except asyncio.CancelledError:
+            metrics.inc(JOBS, function=name, outcome="cancelled")
+            raise
+        except Exception:
+            metrics.inc(JOBS, function=name, outcome="failed")
+            raise
+        failed = isinstance(result, str) and result.startswith(FAILED_PREFIX)
+        metrics.inc(JOBS, function=name, outcome="failed" if failed else "completed")
+        return result
+
+    return run

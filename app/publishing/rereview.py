@@ -28,8 +28,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
-from app.publishing.publish import GoneFinding
-from app.store.pulls import RunRecord
+from app.publishing.models import GoneFinding, RunRecord
 
 
 class Scope(BaseModel):

@@ -6,7 +6,6 @@ Every piece of model- or author-written text goes through :mod:`app.publishing.m
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
@@ -22,9 +21,8 @@ from app.publishing.finding_text import (
     vote,
 )
 from app.publishing.markdown import LIMIT, cell, code, inline, prose
-
-if TYPE_CHECKING:  # publish builds on this module; these are only its types
-    from app.publishing.publish import Conversation, GoneFinding
+from app.publishing.markers import ANSWERED_MARKER, marker
+from app.publishing.models import Conversation, GoneFinding
 
 _TALLY = {
     Resolution.FIXED: "with a suggested fix",
@@ -54,16 +52,6 @@ class Entry:
     """Whether it could be posted inline but the review already has its most comments."""
     posted_in: int | None = None
     """The first comment of the review thread an earlier run started for it, if any."""
-
-
-SUMMARY_MARKER = "<!-- tiebreak:summary -->"
-"""The first line of the pull request's summary comment: how a later run finds it."""
-ANSWERED_MARKER = "<!-- tiebreak:gone -->"
-"""The last line of Tiebreak's reply on the thread of a finding it no longer finds."""
-
-
-def marker(run_id: str) -> str:
-    return f"<!-- tiebreak:run:{run_id} -->"
 
 
 def thread_link(thread: int, pull_url: str | None) -> str:
@@ -203,7 +191,7 @@ def not_inline(entries: Sequence[Entry], max_inline: int) -> list[str]:
     return pieces
 
 
-def scope(conversation: "Conversation", sha: str) -> list[str]:
+def scope(conversation: Conversation, sha: str) -> list[str]:
     """What this run reviewed, when it was not simply everything for the first time."""
     if conversation.since is not None:
         files = _count(conversation.reviewed_files, "file")
@@ -227,7 +215,7 @@ def scope(conversation: "Conversation", sha: str) -> list[str]:
     return [text + "\n\n"]
 
 
-def gone(findings: Sequence["GoneFinding"], pull_url: str | None) -> list[str]:
+def gone(findings: Sequence[GoneFinding], pull_url: str | None) -> list[str]:
     """The earlier unresolved findings this run no longer finds."""
     if not findings:
         return []

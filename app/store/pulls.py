@@ -9,11 +9,8 @@ waits for the next run; a stop request marks the job it stops.
 from arq.connections import ArqRedis
 from pydantic import BaseModel, ConfigDict
 
-from agents.review import Review
 from app.events import PullKey, PullRequestRef
-from app.publishing.publish import Conversation, RunInfo
-from policies.config import RepoConfig
-from policies.debate import DebatePolicy
+from app.publishing.models import RunRecord
 
 RUN_TTL = 14 * 24 * 3600
 """How long the latest run of a pull request is remembered (seconds)."""
@@ -22,36 +19,6 @@ STOP_TTL = 3600
 
 OPEN_CHECKS = "tiebreak:checks:open"
 """Check runs in progress, scored by the time past which the janitor completes them."""
-
-
-class RunRecord(BaseModel):
-    """One finished review run of a pull request head."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    ref: PullRequestRef
-    check_run_id: int
-    conclusion: str
-    review: Review
-    diff: str
-    policy: DebatePolicy = DebatePolicy()
-    """The policy the run debated under, for a later arbitration."""
-    config: RepoConfig = RepoConfig()
-    """The repository's config for the run, for publishing what later commands change."""
-    details_url: str | None = None
-    """The link to the run's transcript, if it has one."""
-    conversation: Conversation = Conversation()
-    """What the pull request showed of earlier runs when this one published, for commands
-    that publish the run's summary again."""
-
-    def run_info(self) -> RunInfo:
-        return RunInfo.of(
-            self.config,
-            run_id=self.run_id,
-            head_sha=self.ref.head_sha,
-            details_url=self.details_url,
-        )
 
 
 class OpenCheck(BaseModel):

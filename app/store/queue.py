@@ -6,6 +6,8 @@ latest head: a push records it and asks arq to abort the job of the head it repl
 running review checks it before publishing, so a superseded review never posts.
 """
 
+from enum import StrEnum
+
 from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, default_queue_name
 from arq.jobs import Job, JobStatus
@@ -13,12 +15,24 @@ from arq.utils import timestamp_ms
 
 from app.events import CommandRequest, PullKey, PullRequestRef
 
-REVIEW_JOB = "review_pull_request"
-COMMAND_JOB = "run_commands"
+
+class JobName(StrEnum):
+    """Every job Tiebreak queues, by the name arq runs it under. The worker binds each to its
+    function (:mod:`app.jobs.worker`); whoever enqueues names it by this, never by a string."""
+
+    REVIEW = "review_pull_request"
+    """One pull request head, from check run to published review (:mod:`app.jobs.review`)."""
+    COMMANDS = "run_commands"
+    """The commands of one comment or button press (:mod:`app.jobs.commands`)."""
+    UNIT = "debate_unit"
+    """One attempt at one review unit's debate (:mod:`app.jobs.unit`)."""
+    JANITOR = "janitor"
+    """The sweep for orphaned runs and overdue check runs (:mod:`app.jobs.janitor`)."""
+
+
 REVIEW_QUEUE = default_queue_name
 """Reviews and commands: every job but the units'. The queue is named on every enqueue, so it
 never depends on which worker's Redis pool queues the job."""
-UNIT_JOB = "debate_unit"
 UNIT_QUEUE = "tiebreak:units"
 """Units have their own queue and workers: a review waiting for its units never holds the
 slot a unit needs."""
@@ -66,7 +80,7 @@ class ReviewQueue:
             # the newer push has already become the head that counts.
             await self.redis.zadd(abort_jobs_ss, {previous.decode(): timestamp_ms()})
         job = await self.redis.enqueue_job(
-            REVIEW_JOB,
+            JobName.REVIEW,
             ref.model_dump(mode="json"),
             trigger,
             _job_id=job_id,
@@ -77,7 +91,7 @@ class ReviewQueue:
     async def enqueue_commands(self, request: CommandRequest, source: str) -> bool:
         """Queue the commands of one comment or button press, once per `source`."""
         job = await self.redis.enqueue_job(
-            COMMAND_JOB,
+            JobName.COMMANDS,
             request.model_dump(mode="json"),
             _job_id=f"commands:{request.pull.key}:{source}",
             _queue_name=REVIEW_QUEUE,
@@ -87,7 +101,7 @@ class ReviewQueue:
     async def enqueue_unit(self, run_id: str, number: int, attempt: int) -> bool:
         """Queue one attempt at one unit of a run; False if that attempt is queued already."""
         job = await self.redis.enqueue_job(
-            UNIT_JOB,
+            JobName.UNIT,
             run_id,
             number,
             attempt,
@@ -101,7 +115,7 @@ class ReviewQueue:
     ) -> bool:
         """Queue a coordinator to pick up run `run_id`, whose own died (its `resume`th)."""
         job = await self.redis.enqueue_job(
-            REVIEW_JOB,
+            JobName.REVIEW,
             ref.model_dump(mode="json"),
             trigger,
             run_id,

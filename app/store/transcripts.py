@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from agents.review import Review
 from app.events import PullRequestRef
-from app.publishing.publish import Spend
+from app.publishing.models import Spend
 from app.store.live import RunPlan
 
 DAY = 24 * 3600

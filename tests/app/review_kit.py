@@ -12,8 +12,9 @@ from agents.llm import LLMClient
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
 from app.github.client import GitHubApp
-from app.jobs.worker import WorkerDeps, Workers
-from app.publishing import text as review_text
+from app.jobs.deps import WorkerDeps
+from app.jobs.worker import Workers
+from app.publishing.markers import SUMMARY_MARKER
 from app.settings import Settings
 from app.store.queue import ReviewQueue, review_job_id
 from app.telemetry.metrics import Metrics
@@ -58,7 +59,7 @@ def summaries(github: FakeGitHub, number: int = NUMBER) -> list[IssueComment]:
     return [
         c
         for c in github.issue_comments(REPO, number)
-        if c.author_type == "Bot" and c.body.startswith(review_text.SUMMARY_MARKER + "\n")
+        if c.author_type == "Bot" and c.body.startswith(SUMMARY_MARKER + "\n")
     ]
 
 

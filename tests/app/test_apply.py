@@ -32,7 +32,7 @@ from app.jobs.apply import (
     commit_message,
     patched_files,
 )
-from app.store.pulls import RunRecord
+from app.publishing.models import RunRecord
 from tests.agents.kit import (
     LOG_LINE,
     PAYMENTS,

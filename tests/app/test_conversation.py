@@ -7,8 +7,8 @@ from agents.diff import Diff
 from agents.protocol import Finding
 from app.github.client import GitHubApp, Installation
 from app.jobs.conversation import posted_threads, write_summary
-from app.publishing import text as review_text
 from app.publishing.fingerprints import Fingerprint
+from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
 from tests.agents.kit import PAYMENTS
 from tests.app.review_kit import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO, summaries
 from tests.fakes.github_api import AppKey, FakeGitHub
@@ -52,7 +52,7 @@ async def test_tiebreak_s_threads_are_read_with_what_people_did_to_them(
         NUMBER,
         PAYMENTS,
         14,
-        f"No longer found.\n\n{review_text.ANSWERED_MARKER}",
+        f"No longer found.\n\n{ANSWERED_MARKER}",
         in_reply_to=answered,
         author=BOT,
         author_type="Bot",
@@ -89,7 +89,7 @@ async def test_the_summary_is_written_once_then_edited_in_place(
     github: FakeGitHub, key: AppKey
 ) -> None:
     gh = installation(github, key)
-    marker = review_text.SUMMARY_MARKER
+    marker = SUMMARY_MARKER
     github.add_issue_comment(REPO, NUMBER, f"{marker}\nA person pasting the marker.")
 
     await write_summary(gh, REF, f"{marker}\nFirst.")

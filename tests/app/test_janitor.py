@@ -11,8 +11,8 @@ import time
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from app.github.client import GitHubApp
+from app.jobs.deps import CHECK_DEADLINE
 from app.jobs.janitor import complete_overdue
-from app.jobs.worker import CHECK_DEADLINE
 from app.store.pulls import OPEN_CHECKS, RunStore
 from app.store.queue import ReviewQueue
 from tests.app.review_kit import (

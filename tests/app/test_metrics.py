@@ -27,10 +27,11 @@ from agents.outcome import Consensus
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest
 from app.github.client import GitHubApp
+from app.publishing.models import RunRecord
 from app.settings import Settings
 from app.store.embedded import EmbeddedRedis
-from app.store.pulls import RunRecord, RunStore
-from app.store.queue import COMMAND_JOB, REVIEW_JOB, UNIT_JOB, UNIT_QUEUE, ReviewQueue, unit_job_id
+from app.store.pulls import RunStore
+from app.store.queue import UNIT_QUEUE, JobName, ReviewQueue, unit_job_id
 from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
 from app.web.server import create_app
 from tests.agents.kit import (
@@ -190,8 +191,8 @@ async def test_a_review_counts_the_model_calls_and_tokens_the_api_billed(
     published = Counter((str(f.consensus),) for f in record.review.findings)
     assert seen["tiebreak_debates_total"] == published == {("unanimous",): 1}
     jobs = seen["tiebreak_jobs_total"]
-    assert jobs[REVIEW_JOB, "completed"] == 1
-    assert jobs[UNIT_JOB, "completed"] == len(record.review.units)
+    assert jobs[JobName.REVIEW, "completed"] == 1
+    assert jobs[JobName.UNIT, "completed"] == len(record.review.units)
     assert seen["tiebreak_arbitrations_total"] == {}
     assert seen["tiebreak_loop_detections_total"] == {(): 0}
     assert seen["tiebreak_budget_exhaustions_total"] == {(): 0}
@@ -299,7 +300,7 @@ async def test_a_ruling_asked_for_later_counts_as_a_requested_arbitration(
     assert seen["tiebreak_arbitrations_total"] == {("requested",): 1}
     # The debate itself ended unresolved (arbitration was off): counted as it ended.
     assert seen["tiebreak_debates_total"] == {(str(Consensus.UNRESOLVED),): 1}
-    assert seen["tiebreak_jobs_total"][COMMAND_JOB, "completed"] == 1
+    assert seen["tiebreak_jobs_total"][JobName.COMMANDS, "completed"] == 1
     assert seen["tiebreak_llm_calls_total"][("arbiter", "ok")] == 1
 
 
@@ -335,7 +336,7 @@ async def test_github_api_errors_are_counted_by_status_for_every_failed_attempt(
     assert errors[(str(status),)] == times
     assert errors == github_errors(github)
     outcome = "failed" if review == "failed" else "completed"
-    assert seen["tiebreak_jobs_total"][REVIEW_JOB, outcome] == 1
+    assert seen["tiebreak_jobs_total"][JobName.REVIEW, outcome] == 1
 
 
 async def test_a_request_that_never_reaches_github_counts_as_a_transport_error(
@@ -370,7 +371,7 @@ async def test_jobs_waiting_for_a_worker_show_as_queue_depth_by_state(
         assert await queue.enqueue_review(REF)
         assert await queue.enqueue_review(REF, rerun="again")
         await redis.enqueue_job(
-            UNIT_JOB,
+            JobName.UNIT,
             "run",
             0,
             1,

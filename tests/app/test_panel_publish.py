@@ -9,14 +9,8 @@ from agents.outcome import Consensus, MessageKind, Resolution
 from agents.protocol import Severity
 from agents.scripted import ScriptedLLM, by_agent
 from app.publishing.finding_text import TRIGGER
-from app.publishing.publish import (
-    AnnotationLevel,
-    Conclusion,
-    LabelAction,
-    Publication,
-    ReviewEvent,
-    plan,
-)
+from app.publishing.models import AnnotationLevel, Conclusion, LabelAction, Publication, ReviewEvent
+from app.publishing.plan import plan
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
 from tests.agents.kit import LOG_LINE, PAYMENTS

@@ -31,8 +31,9 @@ from agents.outcome import (
 from agents.protocol import Finding, Patch, Severity
 from agents.review import Review, review_diff
 from agents.scripted import ScriptedLLM, by_role
-from app.publishing import markdown
-from app.publishing.publish import (
+from app.publishing import checks, markdown
+from app.publishing.markers import run_id_of
+from app.publishing.models import (
     ANNOTATIONS_PER_REQUEST,
     AnnotationLevel,
     CheckRunResult,
@@ -43,12 +44,8 @@ from app.publishing.publish import (
     ReviewDraft,
     ReviewEvent,
     RunInfo,
-    disabled,
-    failed,
-    plan,
-    run_id_of,
-    superseded,
 )
+from app.publishing.plan import plan
 from policies.arbitration import ArbitrationTrigger
 from tests.agents.kit import accept, answers, concede, dispute, evaluations, report
 from tests.agents.kit import finding as raw_finding
@@ -1030,7 +1027,7 @@ def test_the_longest_possible_comment_still_fits() -> None:
 
 
 def test_a_crashed_run_fails_the_check_and_says_how_to_retry() -> None:
-    check = failed("GitHub answered 502 while fetching the diff @octocat\n```", run=RUN)
+    check = checks.failed("GitHub answered 502 while fetching the diff @octocat\n```", run=RUN)
 
     assert check.conclusion is Conclusion.FAILURE
     assert check.title == "Tiebreak could not finish this review"
@@ -1046,7 +1043,7 @@ def test_a_crashed_run_fails_the_check_and_says_how_to_retry() -> None:
 def test_a_superseded_run_is_cancelled_and_names_the_newer_push() -> None:
     newer = "fedcba9876543210fedcba9876543210fedcba98"
 
-    check = superseded(newer, run=RUN)
+    check = checks.superseded(newer, run=RUN)
 
     assert check.conclusion is Conclusion.CANCELLED
     assert check.title == "Superseded by a newer push (fedcba9)"
@@ -1056,7 +1053,7 @@ def test_a_superseded_run_is_cancelled_and_names_the_newer_push() -> None:
 
 @pytest.mark.parametrize("unknown", ["", "main; rm -rf / @octocat"])
 def test_a_run_superseded_by_an_unknown_push_still_completes(unknown: str) -> None:
-    check = superseded(unknown, run=RUN)
+    check = checks.superseded(unknown, run=RUN)
 
     assert check.conclusion is Conclusion.CANCELLED
     assert check.title == "Superseded by a newer push"
@@ -1065,7 +1062,7 @@ def test_a_run_superseded_by_an_unknown_push_still_completes(unknown: str) -> No
 
 
 def test_a_repository_that_turned_tiebreak_off_gets_a_skipped_check() -> None:
-    check = disabled(run=RUN)
+    check = checks.disabled(run=RUN)
 
     assert check.conclusion is Conclusion.SKIPPED
     assert check.title == "Tiebreak is turned off for this repository"

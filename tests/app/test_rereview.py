@@ -15,7 +15,7 @@ import pytest
 from agents.llm import LLMRequest
 from agents.scripted import ScriptedLLM
 from app.events import PullRequestRef
-from app.publishing import text as review_text
+from app.publishing.markers import ANSWERED_MARKER
 from tests.agents.kit import (
     ORDERS,
     ORDERS_V1,
@@ -262,7 +262,7 @@ async def test_fixing_the_last_open_finding_takes_the_label_off(
     await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V2}), branch)
 
     (answer,) = replies(github, by_claim[SEND])
-    assert review_text.ANSWERED_MARKER in answer.body
+    assert ANSWERED_MARKER in answer.body
     assert github.issue_labels(REPO, PULL) == []
     assert github.check_runs(REPO)[-1].conclusion == "success"
 

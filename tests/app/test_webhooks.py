@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from app.events import PullRequestRef
 from app.settings import Settings, SettingsError
 from app.store.embedded import EmbeddedRedis
-from app.store.queue import REVIEW_JOB, review_job_id
+from app.store.queue import JobName, review_job_id
 from app.web.server import create_app
 from app.web.webhooks import MAX_BODY_BYTES
 from tests.app.webhook_kit import SECRET, Store, payload, signed
@@ -248,7 +248,7 @@ def test_the_job_carries_only_the_narrow_reference(client: TestClient, store: St
     post(client, "pull_request", OPENED)
 
     job = pickle.loads(store.raw(f"arq:job:{review_job_id(REF)}") or b"")
-    assert job["f"] == REVIEW_JOB
+    assert job["f"] == JobName.REVIEW
     assert job["a"] == (REF.model_dump(mode="json"), "opened")
 
 

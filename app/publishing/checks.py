@@ -1,0 +1,92 @@
+"""The check run of a review that did not publish a review, or whose outcome a person changed.
+
+A review that crashed, was superseded, stopped, timed out, or found Tiebreak turned off or the
+day's tokens spent still completes its check run, with a title and summary that say why.
+"""
+
+import re
+from datetime import datetime
+
+from app.publishing import markdown as md
+from app.publishing import text
+from app.publishing.markers import SUMMARY_MARKER
+from app.publishing.models import CheckRunResult, Conclusion, Publication, RunInfo
+
+
+def failed(reason: str, *, run: RunInfo) -> CheckRunResult:
+    """The check run of a review that crashed or could not start."""
+    details = str(run.details_url) if run.details_url else None
+    return CheckRunResult(
+        conclusion=Conclusion.FAILURE,
+        title="Tiebreak could not finish this review",
+        summary=text.failure(reason, run_id=run.run_id, sha=run.head_sha, details_url=details),
+    )
+
+
+def superseded(newer_sha: str, *, run: RunInfo) -> CheckRunResult:
+    """The check run of a review stopped because a newer commit was pushed.
+
+    `newer_sha` may be unknown (empty): the run still completes, without naming it.
+    """
+    newer = newer_sha[:7] if re.fullmatch(r"[0-9a-fA-F]{7,64}", newer_sha) else None
+    return CheckRunResult(
+        conclusion=Conclusion.CANCELLED,
+        title=f"Superseded by a newer push ({newer})" if newer else "Superseded by a newer push",
+        summary=text.superseded(run_id=run.run_id, sha=run.head_sha, newer=newer),
+    )
+
+
+def stopped(login: str, *, run: RunInfo) -> CheckRunResult:
+    """The check run of a review someone stopped with `/tiebreak stop`."""
+    return CheckRunResult(
+        conclusion=Conclusion.CANCELLED,
+        title=f"Stopped by @{login}"[:255],
+        summary=text.stopped(login, run_id=run.run_id, sha=run.head_sha),
+    )
+
+
+def timed_out(minutes: int, *, run_id: str, head_sha: str) -> CheckRunResult:
+    """The check run of a review that never finished: the janitor completes it."""
+    return CheckRunResult(
+        conclusion=Conclusion.TIMED_OUT,
+        title="The review did not finish",
+        summary=text.timed_out(minutes, run_id=run_id, sha=head_sha),
+    )
+
+
+def resolved(login: str, summary: str) -> CheckRunResult:
+    """A finished run whose open findings a person accepted with `/tiebreak resolve`."""
+    return CheckRunResult(
+        conclusion=Conclusion.SUCCESS,
+        title=f"Resolved by @{login}"[:255],
+        summary=text.resolved(login, summary)[: md.LIMIT],
+    )
+
+
+def resolved_summary(login: str, publication: Publication) -> str:
+    """The summary comment of a finished run whose open findings a person accepted."""
+    _, body = publication.summary.split("\n", 1)
+    return f"{SUMMARY_MARKER}\n{text.resolved(login, body)}"[: md.LIMIT]
+
+
+def disabled(*, run: RunInfo) -> CheckRunResult:
+    """The check run of a pull request in a repository whose config turns Tiebreak off."""
+    return CheckRunResult(
+        conclusion=Conclusion.SKIPPED,
+        title="Tiebreak is turned off for this repository",
+        summary=text.disabled(run_id=run.run_id),
+    )
+
+
+def daily_budget_reached(
+    *, spent: int, cap: int, resets_at: datetime, run: RunInfo
+) -> CheckRunResult:
+    """The check run of a review that did not start: its installation's daily allowance of
+    tokens is spent."""
+    return CheckRunResult(
+        conclusion=Conclusion.NEUTRAL,
+        title="Daily budget reached",
+        summary=text.daily_budget_reached(
+            spent=spent, cap=cap, resets_at=resets_at, run_id=run.run_id, sha=run.head_sha
+        ),
+    )

@@ -1,0 +1,35 @@
+"""The hidden markers Tiebreak's comments carry, by which it finds its own posts again.
+
+A review's body and a check run's summary start with the run's marker; the pull request's
+summary comment starts with the summary marker; a reply on a thread whose finding is gone ends
+with its own; an inline comment ends with its finding's fingerprint
+(:mod:`app.publishing.fingerprints`). Only a marker where Tiebreak puts it counts: model text
+further down a body could quote one.
+"""
+
+import re
+
+RUN_ID = r"[A-Za-z0-9_.:/#@+-]{1,400}"
+"""What a run id may be: the review job's id, `review:owner/repo#7@sha`, and its variants."""
+
+SUMMARY_MARKER = "<!-- tiebreak:summary -->"
+"""The first line of the pull request's summary comment: how a later run finds it."""
+
+ANSWERED_MARKER = "<!-- tiebreak:gone -->"
+"""The last line of Tiebreak's reply on the thread of a finding it no longer finds."""
+
+_MARKER = re.compile(rf"<!-- tiebreak:run:({RUN_ID}) -->")
+
+
+def marker(run_id: str) -> str:
+    """The first line of the review and the check run that run `run_id` publishes."""
+    return f"<!-- tiebreak:run:{run_id} -->"
+
+
+def run_id_of(body: str) -> str | None:
+    """The run a review body or check summary was published by, from its first line.
+
+    Only the first line counts: model text further down could quote a marker.
+    """
+    match = _MARKER.fullmatch(body.split("\n", 1)[0])
+    return match[1] if match else None

@@ -1,0 +1,244 @@
+"""What Tiebreak sends to GitHub, as data: the review, its comments, the check run, the label.
+
+Each model is the JSON body of one GitHub endpoint (:meth:`payload`), validated against
+GitHub's own limits before anything is sent. :class:`RunInfo` says which run is published and
+under which of the repository's choices; :class:`RunRecord` is what is remembered of it.
+"""
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    StringConstraints,
+    model_validator,
+)
+
+from agents.outcome import FindingOutcome
+from agents.review import Review
+from app.events import PullRequestRef
+from app.publishing import markdown as md
+from app.publishing.markers import RUN_ID
+from policies.config import RepoConfig
+from policies.debate import DebatePolicy
+
+ANNOTATIONS_PER_REQUEST = 50
+"""GitHub's limit on annotations per check run request; further requests append."""
+
+
+Text = Annotated[str, StringConstraints(min_length=1, max_length=md.LIMIT)]
+
+
+class ReviewEvent(StrEnum):
+    """How the review is submitted. There is no APPROVE: Tiebreak never approves."""
+
+    COMMENT = "COMMENT"
+    REQUEST_CHANGES = "REQUEST_CHANGES"
+
+
+class Conclusion(StrEnum):
+    SUCCESS = "success"
+    NEUTRAL = "neutral"
+    ACTION_REQUIRED = "action_required"
+    FAILURE = "failure"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"
+    TIMED_OUT = "timed_out"
+
+
+class AnnotationLevel(StrEnum):
+    NOTICE = "notice"
+    WARNING = "warning"
+    FAILURE = "failure"
+
+
+class LabelAction(StrEnum):
+    ADD = "add"
+    REMOVE = "remove"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def payload(self) -> dict[str, Any]:
+        """The model as the JSON GitHub's endpoint takes."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class Spend(_Frozen):
+    """What a run spent, and what its installation has left today."""
+
+    spent: int
+    """Billed tokens this run spent."""
+    ceiling: int
+    daily_remaining: int
+    daily_cap: int
+
+
+class RunInfo(_Frozen):
+    """The run being published, and the repository's choices for it."""
+
+    run_id: Annotated[str, StringConstraints(pattern=rf"^{RUN_ID}$")]
+    head_sha: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{7,64}$")]
+    details_url: AnyHttpUrl | None = None
+    """Where the debate's transcript is (`/runs/{id}`); linked from the summary."""
+    pull_url: AnyHttpUrl | None = None
+    """The pull request's page, for links to its threads."""
+    label: Annotated[str, StringConstraints(min_length=1, max_length=50)] = "Unresolved"
+    event_on_unresolved: ReviewEvent = ReviewEvent.COMMENT
+    max_inline_comments: Annotated[int, Field(ge=0)] = 10
+    """New inline comments beyond this many (least severe first) are listed in the summary."""
+    spend: Spend | None = None
+    notes: tuple[str, ...] = ()
+    """Lines of Tiebreak's own Markdown for the summary: what the config left out."""
+
+    @classmethod
+    def of(cls, config: RepoConfig, *, run_id: str, head_sha: str, **more: Any) -> Self:
+        """A run under a repository's config."""
+        return cls(
+            run_id=run_id,
+            head_sha=head_sha,
+            label=config.label,
+            event_on_unresolved=ReviewEvent(config.review_event_on_unresolved),
+            max_inline_comments=config.max_inline_comments,
+            **more,
+        )
+
+
+class GoneFinding(_Frozen):
+    """An earlier unresolved finding a run no longer finds: the code it was about changed."""
+
+    result: FindingOutcome
+    thread: int | None = None
+    """The first comment of its review thread, if it was posted inline."""
+    answer: bool = False
+    """Whether its thread gets a reply now (not yet answered, not dismissed)."""
+
+
+class Conversation(_Frozen):
+    """What the pull request already shows of earlier runs, as this run reconciled it."""
+
+    threads: dict[str, int] = {}
+    """`unit/finding` → the first comment of the thread the pull request has for it."""
+    gone: list[GoneFinding] = []
+    since: str | None = None
+    """The earlier head whose changes since this run reviewed; None for a full review."""
+    why_full: str = ""
+    """Why every file was reviewed, when that is news (a force-push, a changed config)."""
+    reviewed_files: int = 0
+    carried: int = 0
+    """Earlier findings that stand unchanged."""
+    dismissed: int = 0
+    """Findings not raised again because a person resolved their thread or marked it 👎."""
+
+
+class ThreadReply(_Frozen):
+    """A reply in a review thread: `POST .../pulls/{n}/comments/{thread}/replies`."""
+
+    thread: int
+    body: Text
+
+
+class ReviewComment(_Frozen):
+    """One inline comment of a review, on RIGHT-side lines start_line..line of `path`."""
+
+    path: Annotated[str, StringConstraints(min_length=1)]
+    line: PositiveInt
+    side: Literal["RIGHT"] = "RIGHT"
+    start_line: PositiveInt | None = None
+    start_side: Literal["RIGHT"] | None = None
+    body: Text
+
+    @model_validator(mode="after")
+    def _range(self) -> Self:
+        if (self.start_line is None) != (self.start_side is None):
+            raise ValueError("start_line and start_side go together")
+        if self.start_line is not None and self.start_line >= self.line:
+            raise ValueError("start_line must be before line; a one-line comment has none")
+        return self
+
+
+class ReviewDraft(_Frozen):
+    """The body of `POST /repos/{owner}/{repo}/pulls/{number}/reviews`."""
+
+    commit_id: str
+    body: Text
+    event: ReviewEvent
+    comments: list[ReviewComment]
+
+
+class Annotation(_Frozen):
+    path: Annotated[str, StringConstraints(min_length=1)]
+    start_line: PositiveInt
+    end_line: PositiveInt
+    annotation_level: AnnotationLevel
+    message: Annotated[str, StringConstraints(min_length=1, max_length=md.LIMIT)]
+    title: Annotated[str, StringConstraints(max_length=255)]
+
+
+class CheckRunResult(_Frozen):
+    """A completed check run: its conclusion and output, annotations in request-sized batches."""
+
+    conclusion: Conclusion
+    title: Annotated[str, StringConstraints(min_length=1, max_length=255)]
+    summary: Text
+    text: Annotated[str, StringConstraints(max_length=md.LIMIT)] = ""
+    annotation_batches: list[
+        Annotated[list[Annotation], Field(min_length=1, max_length=ANNOTATIONS_PER_REQUEST)]
+    ] = []
+
+    def outputs(self) -> list[dict[str, Any]]:
+        """The `output` of each request, in order: the first completes the run, the others
+        append their annotations (GitHub keeps the annotations of earlier requests)."""
+        base: dict[str, Any] = {"title": self.title, "summary": self.summary}
+        if self.text:
+            base["text"] = self.text
+        batches = self.annotation_batches or [[]]
+        return [base | ({"annotations": [a.payload() for a in b]} if b else {}) for b in batches]
+
+
+class Publication(_Frozen):
+    """Everything one finished review sends to GitHub."""
+
+    review: ReviewDraft | None
+    """None when there is nothing new to say inline."""
+    summary: Text
+    """The pull request's summary comment, which this run edits (or writes the first time)."""
+    replies: list[ThreadReply] = []
+    check: CheckRunResult
+    label: LabelAction
+    label_name: str
+
+
+class RunRecord(BaseModel):
+    """One finished review run of a pull request head."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ref: PullRequestRef
+    check_run_id: int
+    conclusion: str
+    review: Review
+    diff: str
+    policy: DebatePolicy = DebatePolicy()
+    """The policy the run debated under, for a later arbitration."""
+    config: RepoConfig = RepoConfig()
+    """The repository's config for the run, for publishing what later commands change."""
+    details_url: str | None = None
+    """The link to the run's transcript, if it has one."""
+    conversation: Conversation = Conversation()
+    """What the pull request showed of earlier runs when this one published, for commands
+    that publish the run's summary again."""
+
+    def run_info(self) -> RunInfo:
+        return RunInfo.of(
+            self.config,
+            run_id=self.run_id,
+            head_sha=self.ref.head_sha,
+            details_url=self.details_url,
+        )

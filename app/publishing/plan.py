@@ -1,0 +1,248 @@
+"""What Tiebreak sends to GitHub for a review: pure functions, no client, no I/O.
+
+:func:`plan` turns a finished :class:`Review` into a :class:`Publication`: the pull request
+review with this run's new inline comments, the one summary comment the pull request keeps
+(edited in place on every run), the replies on threads whose findings are gone, the check
+run's conclusion and output, and what to do with the `Unresolved` label. GitHub rejects a
+whole review (422) if a single comment is off the diff, so every inline comment is checked
+against the pull request's full diff first, and a finding that cannot be posted inline is
+written into the summary instead.
+The check run of a review that did not run to the end is :mod:`app.publishing.checks`'.
+"""
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from agents.diff import Diff
+from agents.outcome import FindingOutcome, Resolution
+from agents.protocol import Severity
+from agents.review import Review
+from app.publishing import finding_text, text
+from app.publishing import markdown as md
+from app.publishing.fingerprints import Fingerprint
+from app.publishing.markers import SUMMARY_MARKER
+from app.publishing.models import (
+    ANNOTATIONS_PER_REQUEST,
+    Annotation,
+    AnnotationLevel,
+    CheckRunResult,
+    Conclusion,
+    Conversation,
+    LabelAction,
+    Publication,
+    ReviewComment,
+    ReviewDraft,
+    ReviewEvent,
+    RunInfo,
+    ThreadReply,
+)
+
+
+def plan(
+    review: Review,
+    diff: Diff,
+    *,
+    run: RunInfo,
+    conversation: Conversation | None = None,
+) -> Publication:
+    """What to send to GitHub for `review` of the pull request whose full diff is `diff`,
+    given what the pull request already shows (`conversation`; none: post everything)."""
+    conversation = conversation or Conversation()
+    entries = _cap_inline(_entries(review, diff, conversation.threads), run.max_inline_comments)
+    unresolved = any(e.result.resolution is Resolution.OPEN for e in entries)
+    title = _title(review, entries)
+    details = str(run.details_url) if run.details_url else None
+    pull_url = str(run.pull_url) if run.pull_url else None
+    note = text.truncation_note(details)
+    overview = text.overview(
+        review, entries, title=title, run_id=run.run_id, details_url=details, pull_url=pull_url
+    )
+    overview += text.scope(conversation, run.head_sha)
+    if run.spend is not None:
+        overview.append(text.spend(**run.spend.model_dump()))
+    overview += [f"{note}\n\n" for note in run.notes]
+    inline = [e for e in entries if e.inline]
+    annotations = [_annotation(e) for e in inline]
+    check = CheckRunResult(
+        conclusion=_conclusion(review, entries),
+        title=title,
+        summary=md.fit(overview, md.LIMIT, note),
+        text=md.fit(text.every_finding(entries), md.LIMIT, note),
+        annotation_batches=[
+            annotations[i : i + ANNOTATIONS_PER_REQUEST]
+            for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
+        ],
+    )
+    draft = None
+    if inline:
+        draft = ReviewDraft(
+            commit_id=run.head_sha,
+            body=text.review_intro(len(inline), run_id=run.run_id, sha=run.head_sha),
+            event=run.event_on_unresolved if unresolved else ReviewEvent.COMMENT,
+            comments=[_comment(e, diff) for e in sorted(inline, key=_by_anchor)],
+        )
+    summary = [
+        SUMMARY_MARKER + "\n",
+        *overview,
+        *text.not_inline(entries, run.max_inline_comments),
+        *text.gone(conversation.gone, pull_url),
+    ]
+    return Publication(
+        review=draft,
+        summary=md.fit(summary, md.LIMIT, note),
+        replies=[
+            ThreadReply(thread=g.thread, body=text.answered(g.result, sha=run.head_sha))
+            for g in conversation.gone
+            if g.answer and g.thread is not None
+        ],
+        check=check,
+        label=LabelAction.ADD if unresolved else LabelAction.REMOVE,
+        label_name=run.label,
+    )
+
+
+def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[text.Entry]:
+    several = len(review.units) > 1
+    entries = []
+    for unit in review.units:
+        for result in unit.findings:
+            fid = result.finding.id
+            # A suggestion replaces the lines it is posted on: a fix sits on its patch's lines.
+            span = result.patch or result.finding
+            anchor = (span.path, span.start_line, span.end_line)
+            outside = None
+            posted_in = threads.get(f"{unit.unit_id}/{fid}")
+            if result.resolution is not Resolution.WITHDRAWN and posted_in is None:
+                outside = _outside(diff, *anchor)
+            entries.append(
+                text.Entry(
+                    # Ids are the engine's own, but a review can be loaded from a transcript.
+                    label=md.inline(f"{unit.unit_id}/{fid}" if several else fid, 100),
+                    result=result,
+                    thread=tuple(unit.transcript.thread(result.finding.id)),
+                    anchor=anchor,
+                    inline=(
+                        result.resolution is not Resolution.WITHDRAWN
+                        and outside is None
+                        and posted_in is None
+                    ),
+                    outside=outside,
+                    posted_in=posted_in,
+                )
+            )
+    # Stable: findings at one place keep their units' and the debate's order.
+    return sorted(entries, key=lambda e: (e.result.finding.severity.rank, *_where(e.result)))
+
+
+def _cap_inline(entries: list[text.Entry], limit: int) -> list[text.Entry]:
+    """At most `limit` inline comments, the most severe first; the rest move to the body."""
+    inline = [e for e in entries if e.inline]
+    over = {id(e) for e in sorted(inline, key=_by_anchor)[limit:]}
+    return [replace(e, inline=False, overflow=True) if id(e) in over else e for e in entries]
+
+
+def _by_anchor(entry: text.Entry) -> tuple[int, str, int, int]:
+    return (entry.result.finding.severity.rank, *entry.anchor)
+
+
+def _where(result: FindingOutcome) -> tuple[str, int, int]:
+    finding = result.finding
+    return finding.path, finding.start_line, finding.end_line
+
+
+def _outside(diff: Diff, path: str, start: int, end: int) -> str | None:
+    """Why a comment on start..end of `path` would be rejected, or None if GitHub takes it."""
+    diff_file = diff.file(path)
+    if diff_file is None:
+        return "is not part of this pull request's diff"
+    if diff_file.deleted:
+        return "is in a file this pull request deletes"
+    if diff_file.binary:
+        return "is in a binary file"
+    if not diff_file.right_lines():
+        return "is in a file the diff shows no lines of"
+    if diff.hunk_covering(path, start, end) is None:
+        return "is not within one hunk of the diff"
+    return None
+
+
+def _comment(entry: text.Entry, diff: Diff) -> ReviewComment:
+    """An inline comment, ending with its finding's fingerprint for later runs to find."""
+    path, start, end = entry.anchor
+    multiline = start < end
+    fingerprint = Fingerprint.of(entry.result.finding, diff)
+    return ReviewComment(
+        path=path,
+        line=end,
+        start_line=start if multiline else None,
+        start_side="RIGHT" if multiline else None,
+        body=f"{text.comment_body(entry)}\n\n{fingerprint.marker()}",
+    )
+
+
+def _annotation(entry: text.Entry) -> Annotation:
+    result, finding = entry.result, entry.result.finding
+    path, start, end = entry.anchor
+    serious = finding.severity in (Severity.BLOCKER, Severity.MAJOR)
+    if result.resolution is Resolution.OPEN:
+        level = AnnotationLevel.FAILURE
+    elif serious and result.resolution in (Resolution.FIXED, Resolution.WARNING):
+        level = AnnotationLevel.WARNING
+    else:
+        level = AnnotationLevel.NOTICE
+    extra = {
+        Resolution.FIXED: "A fix is suggested in the review.",
+        Resolution.WARNING: f"Accepted with a warning: {result.warning}",
+        Resolution.OPEN: f"Unresolved: {result.note or 'no agreement was reached'}",
+    }.get(result.resolution, "")
+    if finding_text.stands(result):
+        extra = "Stands: a majority of the testers keeps it against the coder."
+    if result.votes:
+        extra = f"{extra}\n\n{finding_text.vote(result)}".strip()
+    return Annotation(
+        path=path,
+        start_line=start,
+        end_line=end,
+        annotation_level=level,
+        title=md.one_line(
+            f"{entry.label} · {finding.severity} · {finding_text.resolution(result)}: "
+            f"{finding.claim}",
+            255,
+        ),
+        message=md.clip(finding.claim, md.PROSE_LIMIT)
+        + (f"\n\n{md.clip(extra, md.PROSE_LIMIT)}" if extra else ""),
+    )
+
+
+def _conclusion(review: Review, entries: list[text.Entry]) -> Conclusion:
+    resolutions = {e.result.resolution for e in entries}
+    if Resolution.OPEN in resolutions or review.failed_units:
+        return Conclusion.ACTION_REQUIRED
+    if resolutions & {Resolution.FIXED, Resolution.WARNING}:
+        return Conclusion.NEUTRAL
+    return Conclusion.SUCCESS
+
+
+def _title(review: Review, entries: list[text.Entry]) -> str:
+    def count(resolution: Resolution) -> int:
+        return sum(e.result.resolution is resolution for e in entries)
+
+    standing = sum(finding_text.stands(e.result) for e in entries)
+    parts = [
+        _plural(count(Resolution.OPEN) - standing, "unresolved finding", "unresolved findings"),
+        _plural(standing, "finding stands by majority", "findings stand by majority"),
+        _plural(len(review.failed_units), "unit not reviewed", "units not reviewed"),
+        _plural(count(Resolution.FIXED), "fix suggested", "fixes suggested"),
+        _plural(count(Resolution.WARNING), "warning", "warnings"),
+    ]
+    title = " · ".join(p for p in parts if p)
+    if title:
+        return title
+    withdrawn = count(Resolution.WITHDRAWN)
+    return f"No open findings ({withdrawn} withdrawn)" if withdrawn else "No findings"
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    if not n:
+        return ""
+    return f"1 {one}" if n == 1 else f"{n} {many}"
