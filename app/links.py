@@ -9,12 +9,12 @@ run, or to live longer.
 import hashlib
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from urllib.parse import quote
 
 from itsdangerous import BadSignature, TimestampSigner
 
 from app.settings import Settings
-from app.store.transcripts import DAY
 
 SALT = "tiebreak.transcript"
 
@@ -72,4 +72,5 @@ def links_for(settings: Settings) -> TranscriptLinks | None:
     if key is None or not settings.tiebreak_transcript_retention:
         return None
     public_url = str(settings.public_url) if settings.public_url else ""
-    return TranscriptLinks(key, public_url, settings.tiebreak_transcript_retention * DAY)
+    retention = timedelta(days=settings.tiebreak_transcript_retention)
+    return TranscriptLinks(key, public_url, int(retention.total_seconds()))

@@ -10,8 +10,6 @@ from typing import NoReturn, TextIO
 import click
 import uvicorn
 from pydantic import ValidationError
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import Diff
@@ -28,6 +26,7 @@ from app.setup.manifest import load_manifest as load_app_manifest
 from app.setup.page import CALLBACK_PATH, listen
 from app.setup.page import serve as serve_registration
 from app.setup.registration import Registration, SetupOptions
+from app.store.connection import STORE_ERRORS
 from app.store.embedded import EmbeddedRedis
 from app.telemetry import logs
 from app.web.server import create_app
@@ -268,7 +267,7 @@ def status(once: bool, every: float) -> None:
                     clear=clear,
                 )
             )
-        except (RedisConnectionError, RedisTimeoutError) as exc:
+        except STORE_ERRORS as exc:
             _fail(f"cannot reach Redis: {exc}")
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from pydantic import ValidationError
-from redis.asyncio import Redis
 
 from agents.llm import Role
 from app.events import PullRequestRef
@@ -131,9 +130,7 @@ async def watch(
 ) -> None:
     """Show the live runs on the Redis at `redis_url` once, or, with `every`, again every
     `every` seconds until cancelled: in place when `clear`, else one below the other."""
-    redis = Redis.from_url(redis_url)
-    live = LiveRuns(redis, heartbeat)
-    try:
+    async with LiveRuns.at(redis_url, heartbeat) as live:
         while True:
             frame = render(await snapshot(live), datetime.now().astimezone())
             show(CLEAR + frame if clear else frame)
@@ -142,8 +139,6 @@ async def watch(
             await asyncio.sleep(every)
             if not clear:
                 show("")
-    finally:
-        await redis.aclose()
 
 
 # -- rendering ---------------------------------------------------------------------------

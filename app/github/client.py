@@ -4,23 +4,25 @@ The App authenticates with its JWT; each job asks for an installation client by 
 installation id it carries (never a token). Every client has an explicit timeout, and retries
 rate limits and server errors by :class:`app.github.retry.CappedRetry`: a review never sleeps
 for an hour on a rate-limit reset. Every failed request is counted in the process's metrics
-(:class:`app.github.retry.CountedFailures`).
+(:class:`app.github.retry.CountedFailures`). A call that fails raises
+:class:`app.github.errors.GitHubError`, never one of githubkit's exceptions.
 """
 
 import base64
-from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestFailed
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from app.events import CommentRef, Name, PullKey, PullRequestRef
+from app.events import CommentRef, PullKey, PullRequestRef
+from app.github.errors import translating
+from app.github.git_data import GitData
+from app.github.models import Comparison, PullRequest, Reaction
 from app.github.retry import CappedRetry, CountedFailures
 from app.telemetry.metrics import Metrics
-from policies.errors import TiebreakError
 
 CHECK_RUN_NAME = "Tiebreak"
 TIMEOUT_SECONDS = 30.0
@@ -48,78 +50,6 @@ query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
 """
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
-
-REGULAR_FILE_MODES = ("100644", "100755")
-"""Git's modes of a regular file and of an executable one (not a symlink, not a submodule)."""
-
-
-Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
-
-
-class GitHubError(TiebreakError):
-    """GitHub refused or failed a call the review needed."""
-
-
-class BranchMoved(GitHubError):
-    """A branch was not moved because it no longer points at the commit the new one is
-    based on: someone pushed meanwhile (GitHub's 422 `Update is not a fast forward`)."""
-
-
-class NotWritable(GitHubError):
-    """GitHub refused the App a write to a repository (403 `Resource not accessible by
-    integration`): a fork that does not allow maintainer edits, or an App without the
-    Contents write permission."""
-
-
-class GitFile(BaseModel):
-    """A regular file of a commit: its path, its mode and its exact bytes."""
-
-    model_config = ConfigDict(frozen=True)
-
-    path: str
-    mode: str
-    """One of `REGULAR_FILE_MODES`: a commit keeps an executable file executable."""
-    content: bytes
-
-
-class Comparison(BaseModel):
-    """How one commit relates to another, and which files differ between them."""
-
-    model_config = ConfigDict(frozen=True)
-
-    status: Literal["identical", "ahead", "behind", "diverged"]
-    """`ahead`: the later commit descends from the earlier one."""
-    paths: frozenset[str]
-    """The files changed from the merge base to the later commit (old and new names)."""
-    complete: bool
-    """False when GitHub listed as many files as it ever lists: some may be missing."""
-
-
-class PullRequest(BaseModel):
-    """The pull request as the review needs it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    number: int
-    state: str
-    draft: bool
-    title: str
-    body: str
-    author: str
-    """The login of whoever opened it."""
-    head_sha: str
-    head_ref: str
-    head_repo: str
-    """`owner/name` of the repository holding the head branch: another one for a fork."""
-    base_sha: str
-    base_ref: str
-    base_repo: str
-    maintainer_can_modify: bool
-    html_url: str
-
-    @property
-    def from_fork(self) -> bool:
-        return self.head_repo.lower() != self.base_repo.lower()
 
 
 class GitHubApp:
@@ -162,9 +92,12 @@ class Installation:
     def __init__(self, github: GitHub[Any], *, retry_backoff: float = 1.0) -> None:
         self._github = github
         self._rest = github.rest
+        self.git = GitData(github)
+        """The Git Data API, for committing fixes."""
         self.retry_backoff = retry_backoff
         """Scales the waits of retries the caller makes itself (see `CappedRetry`)."""
 
+    @translating
     async def pull_request(self, ref: PullKey) -> PullRequest:
         response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
         raw: Any = response.json()
@@ -187,6 +120,7 @@ class Installation:
             html_url=raw.get("html_url") or "",
         )
 
+    @translating
     async def diff(self, ref: PullKey) -> str:
         """The pull request's unified diff; above GitHub's diff limits (406), rebuilt from
         the paginated files API."""
@@ -212,6 +146,7 @@ class Installation:
                 break
         return "".join(parts)
 
+    @translating
     async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
         """A file's text at a commit, or None if it does not exist there."""
         try:
@@ -228,24 +163,28 @@ class Installation:
         content = str(raw.get("content") or "")
         return base64.b64decode(content).decode("utf-8", errors="replace")
 
+    @translating
     async def create_check_run(self, ref: PullRequestRef, fields: Mapping[str, Any]) -> int:
         body: Any = {"name": CHECK_RUN_NAME, "head_sha": ref.head_sha, **fields}
         response = await self._rest.checks.async_create(ref.owner, ref.repo, data=body)
         check_id: int = response.json()["id"]
         return check_id
 
+    @translating
     async def update_check_run(
         self, ref: PullRequestRef, check_id: int, fields: Mapping[str, Any]
     ) -> None:
         body: Any = dict(fields)
         await self._rest.checks.async_update(ref.owner, ref.repo, check_id, data=body)
 
+    @translating
     async def check_run_status(self, ref: PullKey, check_id: int) -> str:
         """`queued`, `in_progress` or `completed`."""
         response = await self._rest.checks.async_get(ref.owner, ref.repo, check_id)
         raw: Any = response.json()
         return str(raw["status"])
 
+    @translating
     async def create_review(self, ref: PullKey, review: Mapping[str, Any]) -> int:
         body: Any = dict(review)
         response = await self._rest.pulls.async_create_review(
@@ -254,6 +193,7 @@ class Installation:
         review_id: int = response.json()["id"]
         return review_id
 
+    @translating
     async def review_bodies(self, ref: PullKey) -> list[str]:
         """The body of every review the pull request has, oldest first."""
         bodies: list[str] = []
@@ -268,6 +208,7 @@ class Installation:
             bodies.append(review.body or "")
         return bodies
 
+    @translating
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
         """How commit `head` relates to `base`, and the files changed between them; None
         when GitHub has not got both (a force-push can drop a commit)."""
@@ -288,15 +229,18 @@ class Installation:
             status=raw["status"], paths=frozenset(paths), complete=len(files) < COMPARE_FILES
         )
 
+    @translating
     async def review_comments(self, ref: PullKey) -> list[dict[str, Any]]:
         """Every review comment on the pull request (of every review, and replies), oldest
         first, as GitHub's JSON."""
         return await self._all_pages(self._rest.pulls.async_list_review_comments, ref)
 
+    @translating
     async def issue_comments(self, ref: PullKey) -> list[dict[str, Any]]:
         """Every comment in the pull request's conversation, oldest first, as GitHub's JSON."""
         return await self._all_pages(self._rest.issues.async_list_comments, ref)
 
+    @translating
     async def resolved_threads(self, ref: PullKey) -> set[int]:
         """The review threads a person resolved, by the id of their first comment (GitHub
         tells this through GraphQL only)."""
@@ -320,10 +264,12 @@ class Installation:
             cursor = threads["pageInfo"]["endCursor"]
         return resolved
 
+    @translating
     async def edit_comment(self, ref: PullKey, comment_id: int, body: str) -> None:
         """Replace the body of a conversation comment (the App's own)."""
         await self._rest.issues.async_update_comment(ref.owner, ref.repo, comment_id, body=body)
 
+    @translating
     async def reply_in_thread(self, ref: PullKey, comment_id: int, body: str) -> None:
         """A reply in the review thread whose first comment is `comment_id`."""
         await self._rest.pulls.async_create_reply_for_review_comment(
@@ -340,6 +286,7 @@ class Installation:
                 break
         return items
 
+    @translating
     async def ensure_label(self, ref: PullKey, name: str, color: str, about: str) -> None:
         """Create the label in the repository unless it exists (422 `already_exists`)."""
         body: Any = {"name": name, "color": color, "description": about}
@@ -349,10 +296,12 @@ class Installation:
             if exc.response.status_code != 422:
                 raise
 
+    @translating
     async def add_label(self, ref: PullKey, name: str) -> None:
         body: Any = {"labels": [name]}
         await self._rest.issues.async_add_labels(ref.owner, ref.repo, ref.number, data=body)
 
+    @translating
     async def remove_label(self, ref: PullKey, name: str) -> None:
         """Take the label off; a label that is not there (404) is fine."""
         try:
@@ -363,6 +312,7 @@ class Installation:
             if exc.response.status_code != 404:
                 raise
 
+    @translating
     async def permission(self, ref: PullKey, login: str) -> str:
         """`admin`, `write`, `read` or `none` (maintain counts as write, triage as read)."""
         try:
@@ -376,6 +326,7 @@ class Installation:
         raw: Any = response.json()
         return str(raw.get("permission") or "none")
 
+    @translating
     async def react(self, ref: PullKey, comment: CommentRef, content: Reaction) -> None:
         if comment.kind == "review":
             await self._rest.reactions.async_create_for_pull_request_review_comment(
@@ -386,6 +337,7 @@ class Installation:
                 ref.owner, ref.repo, comment.id, content=content
             )
 
+    @translating
     async def reply(self, ref: PullKey, comment: CommentRef, body: str) -> None:
         """Answer a comment where it was made: in its review thread, or on the conversation."""
         if comment.kind == "review":
@@ -395,12 +347,14 @@ class Installation:
         else:
             await self.comment(ref, body)
 
+    @translating
     async def review_comment_location(self, ref: PullKey, comment_id: int) -> tuple[str, int]:
         """The path and (new-file) line a review comment sits on."""
         response = await self._rest.pulls.async_get_review_comment(ref.owner, ref.repo, comment_id)
         raw: Any = response.json()
         return str(raw["path"]), int(raw.get("line") or raw.get("original_line") or 0)
 
+    @translating
     async def comment(self, ref: PullKey, body: str) -> int:
         """A comment on the pull request's conversation; its id."""
         response = await self._rest.issues.async_create_comment(
@@ -408,108 +362,6 @@ class Installation:
         )
         comment_id: int = response.json()["id"]
         return comment_id
-
-    async def head_file(self, repo_full_name: str, path: str, sha: str) -> GitFile | None:
-        """The regular file at `path` in commit `sha` of `repo_full_name` (for a pull request
-        from a fork, the fork), or None if the commit has no regular file there.
-
-        Read through the Git Data API, one tree a directory, because the contents API tells
-        neither the file's mode nor, for text it cannot decode, its exact bytes.
-        """
-        owner, repo = _owner_and_name(repo_full_name)
-        *folders, name = path.split("/")
-        # GitHub takes a commit SHA where a tree SHA is asked for: the commit's root tree.
-        tree = sha
-        for folder in folders:
-            entry = await self._tree_entry(owner, repo, tree, folder)
-            if entry is None or entry.get("type") != "tree":
-                return None
-            tree = str(entry["sha"])
-        entry = await self._tree_entry(owner, repo, tree, name)
-        if (
-            entry is None
-            or entry.get("type") != "blob"
-            or entry.get("mode") not in REGULAR_FILE_MODES
-        ):
-            return None
-        response = await self._rest.git.async_get_blob(owner, repo, str(entry["sha"]))
-        raw: Any = response.json()
-        return GitFile(path=path, mode=entry["mode"], content=base64.b64decode(raw["content"]))
-
-    async def _tree_entry(self, owner: str, repo: str, tree: str, name: str) -> Any:
-        response = await self._rest.git.async_get_tree(owner, repo, tree)
-        raw: Any = response.json()
-        return next((item for item in raw["tree"] if item.get("path") == name), None)
-
-    async def commit_files(
-        self,
-        repo_full_name: str,
-        branch: str,
-        parent_sha: str,
-        files: Sequence[GitFile],
-        message: str,
-    ) -> str:
-        """Commit `files` (new contents of some paths) on top of `parent_sha` and move
-        `branch` of `repo_full_name` to the commit; answer the commit's SHA.
-
-        The commit names no author, so GitHub makes the App its author and committer. The
-        branch only moves forward: if it is no longer at `parent_sha`'s line (someone pushed
-        meanwhile) nothing changes and :class:`BranchMoved` is raised; a repository the App
-        may not write raises :class:`NotWritable`.
-        """
-        owner, repo = _owner_and_name(repo_full_name)
-        if not pushable(branch):
-            raise GitHubError(f"cannot update a branch named {branch!r}")
-        git = self._rest.git
-        try:
-            parent: Any = (await git.async_get_commit(owner, repo, parent_sha)).json()
-            items: list[Any] = []
-            for file in files:
-                blob = await git.async_create_blob(
-                    owner, repo, content=base64.b64encode(file.content).decode(), encoding="base64"
-                )
-                blob_sha = blob.json()["sha"]
-                items.append(
-                    {"path": file.path, "mode": file.mode, "type": "blob", "sha": blob_sha}
-                )
-            tree = await git.async_create_tree(
-                owner, repo, base_tree=parent["tree"]["sha"], tree=items
-            )
-            commit = await git.async_create_commit(
-                owner, repo, message=message, tree=tree.json()["sha"], parents=[parent_sha]
-            )
-            sha = str(commit.json()["sha"])
-            # `/` separates a branch's own path segments; anything else (`#`, `%`) is quoted.
-            await git.async_update_ref(
-                owner, repo, f"heads/{quote(branch, safe='/')}", sha=sha, force=False
-            )
-        except RequestFailed as exc:
-            status, text = exc.response.status_code, exc.response.text
-            if status == 422 and "fast forward" in text:
-                raise BranchMoved(f"{repo_full_name}:{branch} moved from {parent_sha}") from exc
-            if status == 403 and "not accessible by integration" in text:
-                raise NotWritable(f"the App may not write to {repo_full_name}") from exc
-            raise
-        return sha
-
-
-def pushable(branch: str) -> bool:
-    """Whether :meth:`Installation.commit_files` can move `branch`. githubkit 0.16 rebuilds
-    each request's path from its decoded form (`AppAuth._get_api_route`), where a `#` — legal
-    in a branch name — makes httpx refuse the URL before anything is sent."""
-    return "#" not in branch
-
-
-_NAME: TypeAdapter[str] = TypeAdapter(Name)
-
-
-def _owner_and_name(full_name: str) -> tuple[str, str]:
-    """`owner/name` split, each part checked as the webhook's names are: they go into paths."""
-    owner, _, name = full_name.partition("/")
-    try:
-        return _NAME.validate_python(owner), _NAME.validate_python(name)
-    except ValidationError as exc:
-        raise GitHubError(f"not a repository name: {full_name!r}") from exc
 
 
 def _file_diff(entry: Mapping[str, Any]) -> str:

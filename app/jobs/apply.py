@@ -19,14 +19,10 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity
-from app.github.client import (
-    BranchMoved,
-    GitFile,
-    Installation,
-    NotWritable,
-    PullRequest,
-    pushable,
-)
+from app.github.client import Installation
+from app.github.errors import BranchMoved, NotWritable
+from app.github.git_data import pushable
+from app.github.models import GitFile, PullRequest
 from app.publishing import markdown as md
 from app.publishing.finding_text import location
 from app.publishing.models import RunRecord
@@ -135,7 +131,7 @@ async def apply_fixes(github: Installation, record: RunRecord, pull: PullRequest
 
     current = {}
     for path in sorted({patch.path for _, _, patch in fixed}):
-        found = await github.head_file(pull.head_repo, path, pull.head_sha)
+        found = await github.git.head_file(pull.head_repo, path, pull.head_sha)
         if found is not None:
             current[path] = found
     texts = {path: _text(found) for path, found in current.items()}
@@ -157,7 +153,7 @@ async def apply_fixes(github: Installation, record: RunRecord, pull: PullRequest
         for label, result, patch in fixed
     ]
     try:
-        sha = await github.commit_files(
+        sha = await github.git.commit_files(
             pull.head_repo, pull.head_ref, pull.head_sha, files, commit_message(fixes)
         )
     except BranchMoved as exc:

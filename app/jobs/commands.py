@@ -9,14 +9,12 @@ import hashlib
 import logging
 from typing import Any
 
-from arq.jobs import Job, JobStatus
-
 from agents.diff import Diff
 from agents.engine import Debate
 from agents.errors import LLMFatal
 from agents.review import Review
 from app.events import CommandCall, CommandRequest
-from app.github.client import PullRequest, Reaction
+from app.github.models import PullRequest, Reaction
 from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
@@ -106,13 +104,8 @@ class CommandRun:
 
     async def _stop(self) -> bool:
         queue, runs = self._queue(), self._runs()
-        job_id = await queue.current_job(self.pull_key)
-        status = await Job(job_id, queue.redis).status() if job_id else JobStatus.not_found
-        if job_id is None or status not in (
-            JobStatus.queued,
-            JobStatus.in_progress,
-            JobStatus.deferred,
-        ):
+        job_id = await queue.unfinished_review(self.pull_key)
+        if job_id is None:
             await self._reply("No review of this pull request is running.")
             return False
         await runs.request_stop(job_id, self.request.login)

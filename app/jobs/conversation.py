@@ -10,10 +10,9 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from githubkit.exception import GitHubException, RequestFailed
-
 from app.events import PullKey
 from app.github.client import Installation
+from app.github.errors import GitHubError
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
 from app.publishing.models import ThreadReply
@@ -31,7 +30,7 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
     comments = await github.review_comments(ref)
     try:
         resolved = await github.resolved_threads(ref)
-    except GitHubException as exc:
+    except GitHubError as exc:
         log.warning("could not read which threads of %s are resolved: %s", ref.key, exc)
         resolved = set()
     roots: dict[int, tuple[Fingerprint, bool]] = {}
@@ -77,8 +76,8 @@ async def answer(github: Installation, ref: PullKey, replies: Sequence[ThreadRep
     for reply in replies:
         try:
             await github.reply_in_thread(ref, reply.thread, reply.body)
-        except RequestFailed as exc:
-            if exc.response.status_code not in (404, 422):
+        except GitHubError as exc:
+            if exc.status not in (404, 422):
                 raise
             log.warning("could not reply on thread %s of %s: %s", reply.thread, ref.key, exc)
 

@@ -15,9 +15,8 @@ import time
 from contextlib import AbstractContextManager
 from typing import Any
 
-from githubkit.exception import GitHubException
-
 from app.events import PullKey
+from app.github.errors import GitHubError
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run
 from app.publishing import checks
@@ -64,7 +63,7 @@ async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
         with _about(check.run_id, check.ref):
             try:
                 completed += await _complete(deps, check)
-            except GitHubException as exc:
+            except GitHubError as exc:
                 log.warning("could not complete check run %s: %s", check.check_run_id, exc)
                 await deps.runs.open_check(check, now + RETRY_LATER)
     return completed

@@ -9,12 +9,11 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from githubkit.exception import RequestFailed
-
 from agents.diff import Diff
 from agents.review import Review
 from app.events import PullKey, PullRequestRef
 from app.github.client import Installation
+from app.github.errors import GitHubError
 from app.jobs.conversation import answer, write_summary
 from app.publishing.markers import run_id_of
 from app.publishing.models import (
@@ -103,8 +102,8 @@ async def _post(github: Installation, ref: PullRequestRef, draft: ReviewDraft) -
     while run_id not in {run_id_of(body) for body in await github.review_bodies(ref)}:
         try:
             await github.create_review(ref, draft.payload())
-        except RequestFailed as exc:
-            status = exc.response.status_code
+        except GitHubError as exc:
+            status = exc.status or 0
             if status == 422:
                 log.error("GitHub refused the review of %s: %s", ref.key, exc)
                 return False

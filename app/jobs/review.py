@@ -16,14 +16,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from githubkit.exception import GitHubException
-
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.protocol import Severity
 from agents.review import Review
 from app.events import PullRequestRef
-from app.github.client import PullRequest
+from app.github.errors import GitHubError
+from app.github.models import PullRequest
 from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.fanout import Fanout
@@ -285,7 +284,7 @@ class ReviewRun:
             return Scope.full("parts of the last review were not reviewed")
         try:
             comparison = await self.github.compare(self.ref, old, new)
-        except GitHubException as exc:
+        except GitHubError as exc:
             log.warning("could not compare %s with %s on %s: %s", old, new, self.ref.key, exc)
             return Scope.full(f"GitHub could not compare it with {old[:7]}")
         if comparison is None or comparison.status != "ahead":
@@ -374,7 +373,7 @@ class ReviewRun:
             if self.check_id is None:
                 self.check_id = await self._open_check_run("in_progress")
             await self._complete(self.check_id, checks.failed(_reason(exc), run=self.run_info))
-        except GitHubException as report:
+        except GitHubError as report:
             # Without a check run there is nowhere to report; the log is the only trace.
             log.error("could not report the failure on %s: %s", self.ref.key, report)
 

@@ -22,8 +22,10 @@ from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, deps_of
 from app.jobs.janitor import sweep
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
+from app.store.counters import FleetCounters
+from app.store.keys import UNIT_QUEUE
 from app.store.pulls import RunStore
-from app.store.queue import UNIT_QUEUE, JobName, ReviewQueue
+from app.store.queue import JobName, ReviewQueue
 from app.telemetry.metrics import JOBS, Metrics
 
 COMMAND_TIMEOUT = 5 * 60
@@ -102,7 +104,7 @@ class Workers:
         until :meth:`stop`, flushing the process's metrics meanwhile and once they end."""
         redis = Redis.from_url(self.redis_url)
         try:
-            async with self.deps.metrics.flushing(redis):
+            async with FleetCounters(redis).flushing(self.deps.metrics):
                 await self._run()
         finally:
             await redis.aclose()

@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from githubkit import GitHub
-from githubkit.cache import MemCacheStrategy
-from githubkit.exception import RequestError, RequestFailed
 from pydantic import BaseModel, ConfigDict, SecretStr
 
+from app.github.errors import GitHubError
+from app.github.registration import app_from_manifest
 from app.setup import env_file
 from app.setup.manifest import (
     DEFAULT_API_URL,
@@ -43,7 +42,6 @@ from policies.errors import TiebreakError
 FLOW_LIFETIME = 3600.0
 """GitHub wants the three steps done within an hour; a state older than that is refused."""
 
-CONVERSION_TIMEOUT = 30.0
 
 CODE = re.compile(r"[A-Za-z0-9_-]{1,200}")
 """GitHub's codes are hexadecimal; anything else never reaches the URL of the request."""
@@ -225,32 +223,22 @@ class Registration:
 
 async def convert(api_url: str, code: str) -> AppConfig:
     """Trade a manifest flow's code for the App's configuration."""
-    # No retries: a code works once, and a failed attempt may have spent it.
-    async with GitHub(
-        base_url=api_url.rstrip("/") + "/",
-        timeout=CONVERSION_TIMEOUT,
-        auto_retry=False,
-        http_cache=False,
-        cache_strategy=MemCacheStrategy(),
-    ) as github:
-        try:
-            response = await github.rest.apps.async_create_from_manifest(code)
-        except RequestFailed as exc:
-            status = exc.response.status_code
-            if status >= 500:
-                raise GitHubUnavailable(_unavailable(f"GitHub answered {status}")) from exc
-            raise CodeRefused(
-                f"GitHub refused the code ({status}): a code works once, and only within an "
-                "hour of GitHub's redirect. Nothing was written: start again from the page "
-                "this command printed (and delete the App GitHub registered, if it did, in "
-                "its settings)."
-            ) from exc
-        except RequestError as exc:
-            reason = f"GitHub could not be reached: {exc.exc}"
-            raise GitHubUnavailable(_unavailable(reason)) from exc
     try:
-        return AppConfig.model_validate(response.json())
-    except ValueError as exc:  # not JSON, or a pydantic.ValidationError
+        raw = await app_from_manifest(api_url, code)
+    except GitHubError as exc:
+        if exc.status is None:
+            raise GitHubUnavailable(_unavailable(str(exc))) from exc
+        if exc.status >= 500:
+            raise GitHubUnavailable(_unavailable(f"GitHub answered {exc.status}")) from exc
+        raise CodeRefused(
+            f"GitHub refused the code ({exc.status}): a code works once, and only within an "
+            "hour of GitHub's redirect. Nothing was written: start again from the page "
+            "this command printed (and delete the App GitHub registered, if it did, in "
+            "its settings)."
+        ) from exc
+    try:
+        return AppConfig.model_validate(raw)
+    except ValueError as exc:  # a pydantic.ValidationError: not the App's configuration
         raise SetupError(
             "GitHub's answer to the code lacks the App's credentials: nothing was written"
         ) from exc

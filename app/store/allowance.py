@@ -6,9 +6,9 @@ reservation are one Lua script, so concurrent reviews of one installation, in on
 many, can never pass the cap together. A worker that dies mid-call never settles: its
 reservation stays counted for that day, which errs on the side of spending less.
 
-The day is the UTC day. Each installation and day has its own counter,
-`tiebreak:allowance:{installation_id}:{YYYY-MM-DD}`, which expires two days after its last
-write, so yesterday's counter is still there for a call that settles after midnight.
+The day is the UTC day. Each installation and day has its own counter (:mod:`app.store.keys`),
+which expires two days after its last write, so yesterday's counter is still there for a call
+that settles after midnight.
 """
 
 from collections.abc import Callable
@@ -16,10 +16,8 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from redis.asyncio import Redis
 
+from app.store import keys
 from policies.budget import Settle
-
-ALLOWANCE_TTL = 2 * 24 * 3600
-"""How long a day's counter outlives its last write (seconds)."""
 
 # Refuses, leaving the counter untouched, when the reservation would pass the cap; otherwise
 # reserves and returns 1. GET then INCRBY is safe here because a script runs atomically.
@@ -45,7 +43,7 @@ class TokenPool:
     script, so any number of callers, in one worker or many, cannot pass the cap together.
     """
 
-    def __init__(self, redis: Redis, cap: int, *, ttl: int = ALLOWANCE_TTL) -> None:
+    def __init__(self, redis: Redis, cap: int, *, ttl: int = keys.ALLOWANCE_TTL) -> None:
         if cap < 0:
             raise ValueError(f"a token pool cannot be negative, got {cap}")
         self.redis = redis
@@ -134,7 +132,7 @@ class DailyAllowance(TokenPool):
         return now.astimezone(UTC).date()
 
     def _key(self, day: date) -> str:
-        return f"tiebreak:allowance:{self.installation_id}:{day.isoformat()}"
+        return keys.allowance(self.installation_id, day)
 
 
 class RunCeiling(TokenPool):

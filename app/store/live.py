@@ -1,18 +1,8 @@
 """Live review runs in Redis: plans, lifecycle states, heartbeats, journals and outcomes.
 
 A review run is a coordinator (the review job) and its units (one `debate_unit` job each, run
-by any worker of the fleet). They meet only here:
-
-    tiebreak:live                     zset    live runs, by start time
-    tiebreak:live:{run}               hash    the coordinator: state, worker, units, started
-    tiebreak:live:{run}:plan          string  what every unit needs (a RunPlan)
-    tiebreak:live:{run}:hb            string  the coordinator's heartbeat: its worker (expires)
-    tiebreak:live:{run}:done          list    unit numbers, pushed as units end (wake-ups)
-    tiebreak:live:{run}:spent         string  the run's token ceiling (store.allowance.RunCeiling)
-    tiebreak:live:{run}:u{n}          hash    unit n: state, attempt, worker, round, tokens, agents
-    tiebreak:live:{run}:u{n}:hb       string  unit n's heartbeat: the attempt that beats (expires)
-    tiebreak:live:{run}:u{n}:journal  list    unit n's answered model calls (agents.journal)
-    tiebreak:live:{run}:u{n}:outcome  string  unit n's outcome, set once
+by any worker of the fleet). They meet only here, in the keys under `tiebreak:live`
+(:mod:`app.store.keys`).
 
 A heartbeat is a key that expires unless its owner keeps renewing it; a worker that dies
 (SIGKILL, out of memory, its machine gone) stops renewing, and whoever watches sees the key
@@ -36,19 +26,12 @@ from agents.llm import Role
 from agents.outcome import Outcome
 from app.events import PullRequestRef
 from app.publishing.rereview import Scope
+from app.store import keys
 from app.store.allowance import RunCeiling
 from app.store.journals import RedisJournal
 from app.store.replies import reply, text
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
-
-LIVE = "tiebreak:live"
-
-LIVE_TTL = 2 * 3600
-"""Seconds a run's keys live after their last write: longer than any review may take."""
-
-FINISHED_TTL = 600
-"""Seconds a finished run's keys are kept (a late unit or `tiebreak status` may look)."""
 
 
 class State(StrEnum):
@@ -133,18 +116,28 @@ class LiveRuns:
         self.heartbeat = heartbeat
         """Seconds a heartbeat lives without renewal."""
 
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def at(cls, url: str, heartbeat: float) -> AsyncIterator["LiveRuns"]:
+        """The live runs on the Redis at `url`, on a connection of their own."""
+        redis = Redis.from_url(url)
+        try:
+            yield cls(redis, heartbeat)
+        finally:
+            await redis.aclose()
+
     # -- the run ----------------------------------------------------------------------
 
     async def begin(self, plan: RunPlan) -> None:
         """Record a run's plan, its coordinator active and each unit waiting for a worker."""
         run = plan.run_id
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(_plan(run), plan.model_dump_json(), ex=LIVE_TTL)
-            pipe.zadd(LIVE, {run: time.time()})
+            pipe.set(keys.plan(run), plan.model_dump_json(), ex=keys.LIVE_TTL)
+            pipe.zadd(keys.LIVE, {run: time.time()})
             for n in range(plan.units):
-                pipe.delete(_unit(run, n))
-                pipe.hset(_unit(run, n), mapping=_fields(state=State.WAITING, attempt=1))
-                pipe.expire(_unit(run, n), LIVE_TTL)
+                pipe.delete(keys.unit(run, n))
+                pipe.hset(keys.unit(run, n), mapping=_fields(state=State.WAITING, attempt=1))
+                pipe.expire(keys.unit(run, n), keys.LIVE_TTL)
             await pipe.execute()
         await self.set_run(run, state=State.ACTIVE, units=plan.units)
 
@@ -153,12 +146,12 @@ class LiveRuns:
         await self.set_run(
             run, state=State.INITIALIZING, ref=ref.model_dump_json(), trigger=trigger or ""
         )
-        await self.redis.zadd(LIVE, {run: time.time()})
+        await self.redis.zadd(keys.LIVE, {run: time.time()})
 
     async def orphans(self, started_before: float) -> list[Orphan]:
         """Live runs started before `started_before` whose coordinator's heartbeat lapsed."""
         found = []
-        for raw in await self.redis.zrangebyscore(LIVE, "-inf", started_before):
+        for raw in await self.redis.zrangebyscore(keys.LIVE, "-inf", started_before):
             run = text(raw)
             fields = await self._run_fields(run)
             if fields.get("state") in ENDED or "ref" not in fields or await self.run_alive(run):
@@ -175,33 +168,30 @@ class LiveRuns:
 
     async def count_resume(self, run: str) -> int:
         """Count one more restart of the run's coordinator; return how many there were."""
-        return int(await reply(self.redis.hincrby(_run(run), "resumes", 1)))
+        return int(await reply(self.redis.hincrby(keys.run(run), "resumes", 1)))
 
     async def plan(self, run: str) -> RunPlan | None:
-        raw = await self.redis.get(_plan(run))
+        raw = await self.redis.get(keys.plan(run))
         return None if raw is None else RunPlan.model_validate_json(raw)
 
     async def set_run(self, run: str, **fields: object) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(_run(run), "started", str(time.time()))
-            pipe.hset(_run(run), mapping=_fields(worker=worker_name(), **fields))
-            pipe.expire(_run(run), LIVE_TTL)
+            pipe.hsetnx(keys.run(run), "started", str(time.time()))
+            pipe.hset(keys.run(run), mapping=_fields(worker=worker_name(), **fields))
+            pipe.expire(keys.run(run), keys.LIVE_TTL)
             await pipe.execute()
 
     async def run_state(self, run: str) -> State | None:
-        raw = await reply(self.redis.hget(_run(run), "state"))
+        raw = await reply(self.redis.hget(keys.run(run), "state"))
         return None if raw is None else State(text(raw))
 
     async def finish(self, run: str, state: State, units: int) -> None:
         """Mark a run ended and let its keys expire soon."""
         await self.set_run(run, state=state)
-        keys = [_run(run), _plan(run), _done(run), _spent(run)]
-        for n in range(units):
-            keys += [_unit(run, n), _journal(run, n), _outcome(run, n)]
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.zrem(LIVE, run)
-            for key in keys:
-                pipe.expire(key, FINISHED_TTL)
+            pipe.zrem(keys.LIVE, run)
+            for key in keys.run_keys(run, units):
+                pipe.expire(key, keys.FINISHED_TTL)
             await pipe.execute()
 
     # -- units ------------------------------------------------------------------------
@@ -212,14 +202,14 @@ class LiveRuns:
     async def units(self, run: str, numbers: Sequence[int]) -> list[UnitStatus]:
         async with self.redis.pipeline(transaction=False) as pipe:
             for n in numbers:
-                pipe.hgetall(_unit(run, n))
+                pipe.hgetall(keys.unit(run, n))
             raw = await pipe.execute()
         return [_unit_status(n, fields) for n, fields in zip(numbers, raw, strict=True)]
 
     async def set_unit(self, run: str, n: int, **fields: object) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(_unit(run, n), mapping=_fields(updated=time.time(), **fields))
-            pipe.expire(_unit(run, n), LIVE_TTL)
+            pipe.hset(keys.unit(run, n), mapping=_fields(updated=time.time(), **fields))
+            pipe.expire(keys.unit(run, n), keys.LIVE_TTL)
             await pipe.execute()
 
     async def set_agent(self, run: str, n: int, role: Role, state: State) -> None:
@@ -227,54 +217,54 @@ class LiveRuns:
 
     async def retry_unit(self, run: str, n: int, attempt: int) -> None:
         """Hand unit n to a fresh attempt: waiting for a worker, its agents not yet made."""
-        fields = await reply(self.redis.hkeys(_unit(run, n)))
+        fields = await reply(self.redis.hkeys(keys.unit(run, n)))
         agents = [f for f in fields if f.startswith(b"agent:")]
         async with self.redis.pipeline(transaction=True) as pipe:
             if agents:
-                pipe.hdel(_unit(run, n), *agents)
+                pipe.hdel(keys.unit(run, n), *agents)
             pipe.hset(
-                _unit(run, n),
+                keys.unit(run, n),
                 mapping=_fields(state=State.WAITING, attempt=attempt, error="", fatal=0),
             )
             await pipe.execute()
 
     async def unit_alive(self, run: str, n: int, attempt: int) -> bool:
         """Whether attempt `attempt` at unit n has beaten within the heartbeat's life."""
-        beat = await self.redis.get(_unit_hb(run, n))
+        beat = await self.redis.get(keys.unit_heartbeat(run, n))
         return beat is not None and beat.decode() == str(attempt)
 
     def beating_unit(
         self, run: str, n: int, attempt: int
     ) -> contextlib.AbstractAsyncContextManager[None]:
-        return self._beating(_unit_hb(run, n), str(attempt))
+        return self._beating(keys.unit_heartbeat(run, n), str(attempt))
 
     def beating_run(self, run: str) -> contextlib.AbstractAsyncContextManager[None]:
-        return self._beating(_run_hb(run), worker_name())
+        return self._beating(keys.run_heartbeat(run), worker_name())
 
     async def run_alive(self, run: str) -> bool:
-        return bool(await self.redis.exists(_run_hb(run)))
+        return bool(await self.redis.exists(keys.run_heartbeat(run)))
 
     async def save_outcome(self, run: str, n: int, outcome: Outcome) -> bool:
         """Keep unit n's outcome (the first attempt to finish wins) and wake the coordinator.
         Return whether this outcome was kept (False: an earlier attempt's was)."""
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(_outcome(run, n), outcome.model_dump_json(), ex=LIVE_TTL, nx=True)
-            pipe.rpush(_done(run), n)
-            pipe.expire(_done(run), LIVE_TTL)
+            pipe.set(keys.outcome(run, n), outcome.model_dump_json(), ex=keys.LIVE_TTL, nx=True)
+            pipe.rpush(keys.done(run), n)
+            pipe.expire(keys.done(run), keys.LIVE_TTL)
             saved, _, _ = await pipe.execute()
         return bool(saved)
 
     async def signal(self, run: str, n: int) -> None:
         """Wake the coordinator: unit n ended without an outcome."""
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(_done(run), n)
-            pipe.expire(_done(run), LIVE_TTL)
+            pipe.rpush(keys.done(run), n)
+            pipe.expire(keys.done(run), keys.LIVE_TTL)
             await pipe.execute()
 
     async def outcomes(self, run: str, numbers: Sequence[int]) -> dict[int, Outcome]:
         if not numbers:
             return {}
-        raw = await self.redis.mget([_outcome(run, n) for n in numbers])
+        raw = await self.redis.mget([keys.outcome(run, n) for n in numbers])
         return {
             n: Outcome.model_validate_json(value)
             for n, value in zip(numbers, raw, strict=True)
@@ -283,26 +273,26 @@ class LiveRuns:
 
     async def wait(self, run: str, seconds: float) -> None:
         """Block until a unit of the run ends or `seconds` pass (whole seconds, at least one)."""
-        await reply(self.redis.blpop([_done(run)], timeout=max(1, math.ceil(seconds))))
+        await reply(self.redis.blpop([keys.done(run)], timeout=max(1, math.ceil(seconds))))
 
     def journal(self, run: str, n: int) -> RedisJournal:
-        return RedisJournal(self.redis, _journal(run, n), ttl=LIVE_TTL)
+        return RedisJournal(self.redis, keys.journal(run, n), ttl=keys.LIVE_TTL)
 
     def ceiling(self, run: str, tokens: int) -> RunCeiling:
         """The run's token ceiling, shared by its units wherever they run."""
-        return RunCeiling(self.redis, _spent(run), tokens, ttl=LIVE_TTL)
+        return RunCeiling(self.redis, keys.spent(run), tokens, ttl=keys.LIVE_TTL)
 
     # -- what `tiebreak status` shows ---------------------------------------------------
 
     async def live_runs(self) -> list[str]:
-        return [text(raw) for raw in await self.redis.zrange(LIVE, 0, -1)]
+        return [text(raw) for raw in await self.redis.zrange(keys.LIVE, 0, -1)]
 
     async def run_states(self) -> list[State | None]:
         """The coordinator's state of each live run (None: its keys have expired)."""
         runs = await self.live_runs()
         async with self.redis.pipeline(transaction=False) as pipe:
             for run in runs:
-                pipe.hget(_run(run), "state")
+                pipe.hget(keys.run(run), "state")
             raw = await pipe.execute()
         return [None if value is None else State(text(value)) for value in raw]
 
@@ -313,14 +303,14 @@ class LiveRuns:
     async def heartbeat_ages(self, run: str, units: int) -> list[float | None]:
         """Seconds since the coordinator, then each unit, last beat (None: lapsed)."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.pttl(_run_hb(run))
+            pipe.pttl(keys.run_heartbeat(run))
             for n in range(units):
-                pipe.pttl(_unit_hb(run, n))
+                pipe.pttl(keys.unit_heartbeat(run, n))
             ttls = await pipe.execute()
         return [None if ttl < 0 else max(0.0, self.heartbeat - ttl / 1000) for ttl in ttls]
 
     async def _run_fields(self, run: str) -> dict[str, str]:
-        raw = await reply(self.redis.hgetall(_run(run)))
+        raw = await reply(self.redis.hgetall(keys.run(run)))
         return {text(k): text(v) for k, v in raw.items()}
 
     @contextlib.asynccontextmanager
@@ -370,39 +360,3 @@ def _fields(**fields: object) -> dict[str, str | int | float]:
         else:
             raise TypeError(f"{name}: {type(value).__name__} is not a hash field")
     return out
-
-
-def _run(run: str) -> str:
-    return f"{LIVE}:{run}"
-
-
-def _spent(run: str) -> str:
-    return f"{_run(run)}:spent"
-
-
-def _plan(run: str) -> str:
-    return f"{_run(run)}:plan"
-
-
-def _run_hb(run: str) -> str:
-    return f"{_run(run)}:hb"
-
-
-def _done(run: str) -> str:
-    return f"{_run(run)}:done"
-
-
-def _unit(run: str, n: int) -> str:
-    return f"{_run(run)}:u{n}"
-
-
-def _unit_hb(run: str, n: int) -> str:
-    return f"{_unit(run, n)}:hb"
-
-
-def _journal(run: str, n: int) -> str:
-    return f"{_unit(run, n)}:journal"
-
-
-def _outcome(run: str, n: int) -> str:
-    return f"{_unit(run, n)}:outcome"

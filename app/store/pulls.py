@@ -11,14 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from app.events import PullKey, PullRequestRef
 from app.publishing.models import RunRecord
-
-RUN_TTL = 14 * 24 * 3600
-"""How long the latest run of a pull request is remembered (seconds)."""
-
-STOP_TTL = 3600
-
-OPEN_CHECKS = "tiebreak:checks:open"
-"""Check runs in progress, scored by the time past which the janitor completes them."""
+from app.store import keys
 
 
 class OpenCheck(BaseModel):
@@ -38,50 +31,38 @@ class RunStore:
     async def open_check(self, check: OpenCheck, deadline: float) -> None:
         """Remember a check run until it is completed; the janitor completes it past
         `deadline` (a Unix time) if nothing else has."""
-        await self.redis.zadd(OPEN_CHECKS, {check.model_dump_json(): deadline})
+        await self.redis.zadd(keys.OPEN_CHECKS, {check.model_dump_json(): deadline})
 
     async def close_check(self, check: OpenCheck) -> None:
-        await self.redis.zrem(OPEN_CHECKS, check.model_dump_json())
+        await self.redis.zrem(keys.OPEN_CHECKS, check.model_dump_json())
 
     async def claim_overdue_checks(self, now: float) -> list[OpenCheck]:
         """The check runs past their deadline, each claimed by one caller only."""
-        overdue = await self.redis.zrangebyscore(OPEN_CHECKS, "-inf", now)
+        overdue = await self.redis.zrangebyscore(keys.OPEN_CHECKS, "-inf", now)
         claimed = []
         for raw in overdue:
-            if await self.redis.zrem(OPEN_CHECKS, raw):
+            if await self.redis.zrem(keys.OPEN_CHECKS, raw):
                 claimed.append(OpenCheck.model_validate_json(raw))
         return claimed
 
     async def save(self, record: RunRecord) -> None:
-        await self.redis.set(_latest(record.ref), record.model_dump_json(), ex=RUN_TTL)
+        await self.redis.set(keys.latest_run(record.ref), record.model_dump_json(), ex=keys.RUN_TTL)
 
     async def latest(self, ref: PullKey) -> RunRecord | None:
-        raw = await self.redis.get(_latest(ref))
+        raw = await self.redis.get(keys.latest_run(ref))
         return None if raw is None else RunRecord.model_validate_json(raw)
 
     async def set_budget(self, ref: PullKey, tokens: int) -> None:
-        await self.redis.set(_budget(ref), str(tokens), ex=RUN_TTL)
+        await self.redis.set(keys.budget(ref), str(tokens), ex=keys.RUN_TTL)
 
     async def take_budget(self, ref: PullKey) -> int | None:
         """The budget set for the next run, which this run now uses up."""
-        raw = await self.redis.getdel(_budget(ref))
+        raw = await self.redis.getdel(keys.budget(ref))
         return None if raw is None else int(raw)
 
     async def request_stop(self, job_id: str, login: str) -> None:
-        await self.redis.set(_stop(job_id), login, ex=STOP_TTL)
+        await self.redis.set(keys.stop(job_id), login, ex=keys.STOP_TTL)
 
     async def stopped_by(self, job_id: str) -> str | None:
-        raw = await self.redis.get(_stop(job_id))
+        raw = await self.redis.get(keys.stop(job_id))
         return None if raw is None else str(raw.decode())
-
-
-def _latest(ref: PullKey) -> str:
-    return f"tiebreak:run:{ref.key}"
-
-
-def _budget(ref: PullKey) -> str:
-    return f"tiebreak:budget:{ref.key}"
-
-
-def _stop(job_id: str) -> str:
-    return f"tiebreak:stop:{job_id}"

@@ -9,11 +9,13 @@ running review checks it before publishing, so a superseded review never posts.
 from enum import StrEnum
 
 from arq.connections import ArqRedis
-from arq.constants import abort_jobs_ss, default_queue_name
+from arq.constants import abort_jobs_ss, in_progress_key_prefix
 from arq.jobs import Job, JobStatus
 from arq.utils import timestamp_ms
 
 from app.events import CommandRequest, PullKey, PullRequestRef
+from app.store import keys
+from app.store.replies import text
 
 
 class JobName(StrEnum):
@@ -30,16 +32,6 @@ class JobName(StrEnum):
     """The sweep for orphaned runs and overdue check runs (:mod:`app.jobs.janitor`)."""
 
 
-REVIEW_QUEUE = default_queue_name
-"""Reviews and commands: every job but the units'. The queue is named on every enqueue, so it
-never depends on which worker's Redis pool queues the job."""
-UNIT_QUEUE = "tiebreak:units"
-"""Units have their own queue and workers: a review waiting for its units never holds the
-slot a unit needs."""
-HEAD_TTL = 30 * 24 * 3600
-"""How long Redis remembers a pull request's latest head (seconds)."""
-
-
 def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
     """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again."""
     return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
@@ -51,6 +43,15 @@ def _resume_job_id(run_id: str, resume: int) -> str:
 
 def unit_job_id(run_id: str, number: int, attempt: int) -> str:
     return f"unit:{run_id}:{number}:{attempt}"
+
+
+QUEUES = {"reviews": keys.REVIEW_QUEUE, "units": keys.UNIT_QUEUE}
+"""The arq queues, by the name their gauges carry."""
+
+IN_PROGRESS_LOOKS = 1000
+"""Ready jobs per queue checked for arq's in-progress key. Workers take ready jobs oldest
+first, so the running ones are among the first; this bounds a scrape's cost when a queue is
+long."""
 
 
 class ReviewQueue:
@@ -71,9 +72,9 @@ class ReviewQueue:
         """
         job_id = review_job_id(ref, rerun)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(_head_key(ref), ref.head_sha, ex=HEAD_TTL)
-            pipe.getset(_job_key(ref), job_id)
-            pipe.expire(_job_key(ref), HEAD_TTL)
+            pipe.set(keys.head(ref), ref.head_sha, ex=keys.HEAD_TTL)
+            pipe.getset(keys.current_job(ref), job_id)
+            pipe.expire(keys.current_job(ref), keys.HEAD_TTL)
             _, previous, _ = await pipe.execute()
         if previous is not None and previous.decode() != job_id:
             # Aborting only asks: a queued job is dropped, a running one cancelled; either way
@@ -84,7 +85,7 @@ class ReviewQueue:
             ref.model_dump(mode="json"),
             trigger,
             _job_id=job_id,
-            _queue_name=REVIEW_QUEUE,
+            _queue_name=keys.REVIEW_QUEUE,
         )
         return job is not None
 
@@ -94,7 +95,7 @@ class ReviewQueue:
             JobName.COMMANDS,
             request.model_dump(mode="json"),
             _job_id=f"commands:{request.pull.key}:{source}",
-            _queue_name=REVIEW_QUEUE,
+            _queue_name=keys.REVIEW_QUEUE,
         )
         return job is not None
 
@@ -106,7 +107,7 @@ class ReviewQueue:
             number,
             attempt,
             _job_id=unit_job_id(run_id, number, attempt),
-            _queue_name=UNIT_QUEUE,
+            _queue_name=keys.UNIT_QUEUE,
         )
         return job is not None
 
@@ -120,7 +121,7 @@ class ReviewQueue:
             trigger,
             run_id,
             _job_id=_resume_job_id(run_id, resume),
-            _queue_name=REVIEW_QUEUE,
+            _queue_name=keys.REVIEW_QUEUE,
         )
         return job is not None
 
@@ -133,24 +134,60 @@ class ReviewQueue:
 
     async def current_job(self, pull: PullKey) -> str | None:
         """The id of the latest review job queued for the pull request."""
-        job_id = await self.redis.get(_job_key(pull))
+        job_id = await self.redis.get(keys.current_job(pull))
         return None if job_id is None else str(job_id.decode())
 
+    async def unfinished_review(self, pull: PullKey) -> str | None:
+        """The id of the pull request's latest review job, if it is queued or running."""
+        job_id = await self.current_job(pull)
+        if job_id is None:
+            return None
+        status = await Job(job_id, self.redis).status()
+        unfinished = (JobStatus.queued, JobStatus.in_progress, JobStatus.deferred)
+        return job_id if status in unfinished else None
+
     async def latest_head(self, ref: PullKey) -> str | None:
-        head = await self.redis.get(_head_key(ref))
+        head = await self.redis.get(keys.head(ref))
         return None if head is None else str(head.decode())
+
+    async def ping(self) -> None:
+        """Raise unless Redis answers."""
+        await self.redis.ping()
 
     async def abort(self, job_id: str) -> None:
         await self.redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
 
+    async def job_states(self) -> dict[str, dict[str, int]]:
+        """The jobs of each queue by state: ready and waiting for a worker (queued), scheduled
+        for later (deferred), or running (arq's in-progress key is set)."""
+        now = timestamp_ms()
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for key in QUEUES.values():
+                pipe.zcount(key, "-inf", now)
+                pipe.zcount(key, f"({now}", "+inf")
+                pipe.zrangebyscore(key, "-inf", now, start=0, num=IN_PROGRESS_LOOKS)
+            replies = await pipe.execute()
+        ready = dict(zip(QUEUES, replies[0::3], strict=True))
+        deferred = dict(zip(QUEUES, replies[1::3], strict=True))
+        looked: dict[str, list[str]] = {
+            queue: [text(job) for job in jobs]
+            for queue, jobs in zip(QUEUES, replies[2::3], strict=True)
+        }
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for jobs in looked.values():
+                for job in jobs:
+                    pipe.exists(in_progress_key_prefix + job)
+            running = iter(await pipe.execute())
+        states = {}
+        for queue, jobs in looked.items():
+            in_progress = sum(1 for _ in jobs if next(running))
+            states[queue] = {
+                "queued": max(0, int(ready[queue]) - in_progress),
+                "deferred": int(deferred[queue]),
+                "in_progress": in_progress,
+            }
+        return states
+
     async def is_superseded(self, ref: PullRequestRef) -> bool:
         latest = await self.latest_head(ref)
         return latest is not None and latest != ref.head_sha
-
-
-def _head_key(ref: PullKey) -> str:
-    return f"tiebreak:head:{ref.key}"
-
-
-def _job_key(ref: PullKey) -> str:
-    return f"tiebreak:job:{ref.key}"

@@ -16,9 +16,8 @@ from redis.asyncio import Redis
 from agents.review import Review
 from app.events import PullRequestRef
 from app.publishing.models import Spend
+from app.store import keys
 from app.store.live import RunPlan
-
-DAY = 24 * 3600
 
 
 class TranscriptRecord(BaseModel):
@@ -65,14 +64,14 @@ class TranscriptRecord(BaseModel):
 class TranscriptStore:
     def __init__(self, redis: Redis, retention_days: int) -> None:
         self.redis = redis
-        self.retention = retention_days * DAY
+        self.retention = retention_days * keys.DAY
         """Seconds a transcript is kept; 0 keeps none."""
 
     async def save(self, record: TranscriptRecord) -> bool:
         """Keep `record` for the retention period; False when transcripts are not kept."""
         if not self.retention:
             return False
-        await self.redis.set(_key(record.run_id), _pack(record), ex=self.retention)
+        await self.redis.set(keys.transcript(record.run_id), _pack(record), ex=self.retention)
         return True
 
     async def add_rulings(self, run_id: str, review: Review, conclusion: str) -> None:
@@ -94,10 +93,10 @@ class TranscriptStore:
         updated = record.model_copy(
             update={"review": Review(units=units), "conclusion": conclusion}
         )
-        await self.redis.set(_key(run_id), _pack(updated), keepttl=True, xx=True)
+        await self.redis.set(keys.transcript(run_id), _pack(updated), keepttl=True, xx=True)
 
     async def load(self, run_id: str) -> TranscriptRecord | None:
-        data = await self.redis.get(_key(run_id))
+        data = await self.redis.get(keys.transcript(run_id))
         if data is None:
             return None
         return TranscriptRecord.model_validate_json(zlib.decompress(data))
@@ -105,7 +104,3 @@ class TranscriptStore:
 
 def _pack(record: TranscriptRecord) -> bytes:
     return zlib.compress(record.model_dump_json().encode(), 6)
-
-
-def _key(run_id: str) -> str:
-    return f"tiebreak:transcript:{run_id}"

@@ -1,34 +1,15 @@
-"""The fleet's counters: counted in each process, added up in Redis.
+"""The fleet's counters: what each one counts, and one process's counts in memory.
 
 Tiebreak runs as several processes (web servers, workers on other hosts) on one Redis, and
 `GET /metrics` on any web server reports them all. Each process counts in memory —
-:meth:`Metrics.inc` does no I/O, so counting never slows a webhook or a job — and adds what it
-counted to one Redis hash every few seconds and once more as it stops (:meth:`Metrics.flushing`).
-A flush that fails keeps its counts for the next one.
-
-    tiebreak:metrics   hash   field: a counter and its labels (JSON); value: the fleet's total
-
+:meth:`Metrics.inc` does no I/O, so counting never slows a webhook or a job — and
+:mod:`app.store.counters` adds what it counted to the fleet's totals in Redis every few seconds.
 Labels carry no repository, user or other private or unbounded value.
 """
 
-import asyncio
-import contextlib
 import json
-import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
-
-from app.store.replies import reply, text
-
-METRICS_KEY = "tiebreak:metrics"
-
-FLUSH_EVERY = 5.0
-"""Seconds between one process's flushes."""
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,76 +104,40 @@ class Metrics:
         if labels.keys() != set(counter.labels):
             raise ValueError(f"{counter.name} takes labels {counter.labels}, not {tuple(labels)}")
         if amount:
-            field = _field(counter.name, labels)
-            self._pending[field] = self._pending.get(field, 0) + amount
+            key = key_of(counter.name, labels)
+            self._pending[key] = self._pending.get(key, 0) + amount
 
     def pending(self) -> Counts:
         """What this process counted and has yet to flush."""
-        return _decoded(self._pending)
+        return decoded(self._pending)
 
-    async def flush(self, redis: Redis) -> bool:
-        """Add the pending counts to the fleet's, in one transaction; on failure keep them
-        for the next flush and log why. Return whether they were added."""
+    def take(self) -> dict[str, int]:
+        """Everything counted and not yet taken, by :func:`key_of`; counting starts afresh."""
         taken, self._pending = self._pending, {}
-        if not taken:
-            return True
-        try:
-            async with redis.pipeline(transaction=True) as pipe:
-                for field, amount in taken.items():
-                    pipe.hincrby(METRICS_KEY, field, amount)
-                await pipe.execute()
-        except (RedisError, OSError) as exc:
-            self._keep(taken)
-            log.warning("metrics not flushed (kept for the next flush): %s", exc)
-            return False
-        except asyncio.CancelledError:
-            self._keep(taken)
-            raise
-        return True
+        return taken
 
-    @contextlib.asynccontextmanager
-    async def flushing(self, redis: Redis, every: float = FLUSH_EVERY) -> AsyncIterator[None]:
-        """Flush every `every` seconds while the block runs, and once more as it ends."""
-        stop = asyncio.Event()
-
-        async def flush_until_stopped() -> None:
-            while not stop.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), every)
-                await self.flush(redis)
-
-        flusher = asyncio.create_task(flush_until_stopped())
-        try:
-            yield
-        finally:
-            stop.set()
-            await flusher
-
-    def _keep(self, counts: Mapping[str, int]) -> None:
-        for field, amount in counts.items():
-            self._pending[field] = self._pending.get(field, 0) + amount
+    def keep(self, counts: Mapping[str, int]) -> None:
+        """Count again what :meth:`take` gave and could not be added to the fleet's."""
+        for key, amount in counts.items():
+            self._pending[key] = self._pending.get(key, 0) + amount
 
 
-async def fleet_counts(redis: Redis) -> Counts:
-    """Every process's flushed counts, added up. Fields this version does not know (written
-    by a newer one during a rolling deploy) are left out."""
-    raw = await reply(redis.hgetall(METRICS_KEY))
-    return _decoded({text(k): int(v) for k, v in raw.items() if text(v).lstrip("-").isdigit()})
-
-
-def _field(name: str, labels: Mapping[str, str]) -> str:
-    """The hash field of a count: the same for the same labels in any order."""
+def key_of(name: str, labels: Mapping[str, str]) -> str:
+    """How a count is keyed: its counter's name and its labels as JSON, the same for the same
+    labels in any order."""
     return json.dumps([name, sorted((k, str(v)) for k, v in labels.items())])
 
 
 _BY_NAME = {counter.name: counter for counter in COUNTERS}
 
 
-def _decoded(fields: Mapping[str, int]) -> Counts:
+def decoded(counts_by_key: Mapping[str, int]) -> Counts:
+    """Counts by :func:`key_of`, by counter and labels; keys of counters this version does not
+    know (a newer one's, during a rolling deploy) are left out."""
     counts: Counts = {}
-    for field, value in fields.items():
+    for key, value in counts_by_key.items():
         try:
-            name, pairs = json.loads(field)
+            name, pairs = json.loads(key)
             labels = dict(pairs)
         except (ValueError, TypeError):
             continue

@@ -13,6 +13,7 @@ from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from app.store.deliveries import Installations
 from app.store.queue import ReviewQueue
 
 
@@ -45,10 +46,13 @@ class Delivery:
 
 
 class HandlerDeps(Protocol):
-    """What handlers may use: the queue, and Redis through it."""
+    """What handlers may use: the queue, and the record of installations."""
 
     @property
     def queue(self) -> ReviewQueue: ...
+
+    @property
+    def installations(self) -> Installations: ...
 
 
 Handler = Callable[[Delivery, HandlerDeps], Awaitable[Outcome]]

@@ -13,33 +13,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
-from arq.constants import in_progress_key_prefix
-from arq.utils import timestamp_ms
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import PlainTextResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from pydantic import SecretStr
-from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
+from app.store.connection import STORE_ERRORS
+from app.store.counters import FleetCounters
 from app.store.live import LiveRuns, State
-from app.store.queue import REVIEW_QUEUE, UNIT_QUEUE
-from app.store.replies import text
-from app.telemetry.metrics import COUNTERS, Counts, Metrics, fleet_counts
+from app.store.queue import ReviewQueue
+from app.telemetry.metrics import COUNTERS, Counts, Metrics
 
 SCRAPE_TIMEOUT = 5.0
 """Seconds a scrape may wait for Redis before it answers 503."""
 
-QUEUES = {"reviews": REVIEW_QUEUE, "units": UNIT_QUEUE}
-"""The arq queues, by the name their gauges carry."""
-
 JOB_STATES = ("queued", "deferred", "in_progress")
-
-IN_PROGRESS_LOOKS = 1000
-"""Ready jobs per queue checked for arq's in-progress key. Workers take ready jobs oldest
-first, so the running ones are among the first; this bounds a scrape's cost when a queue is
-long."""
 
 LIVE_STATES = (State.INITIALIZING, State.ACTIVE, State.WAITING, State.COMPLETING)
 """The states a live run can be in (an ended run is no longer listed as live)."""
@@ -57,7 +46,8 @@ class Snapshot:
 class Exposition:
     """What the endpoint needs, built once per process."""
 
-    redis: Redis
+    queue: ReviewQueue
+    counters: FleetCounters
     metrics: Metrics
     """This process's own counts."""
     token: SecretStr | None
@@ -71,9 +61,9 @@ class Exposition:
         return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), expected)
 
     async def snapshot(self) -> Snapshot:
-        await self.metrics.flush(self.redis)
-        counts = await fleet_counts(self.redis)
-        jobs = await queued_jobs(self.redis)
+        await self.counters.flush(self.metrics)
+        counts = await self.counters.totals()
+        jobs = await self.queue.job_states()
         states = await self.live.run_states()
         live = {state: sum(1 for s in states if s is state) for state in LIVE_STATES}
         return Snapshot(counts, jobs, live)
@@ -99,43 +89,11 @@ async def scrape(request: Request, exposition: ExpositionDep) -> Response:
         )
     try:
         snapshot = await asyncio.wait_for(exposition.snapshot(), SCRAPE_TIMEOUT)
-    except (RedisError, OSError, TimeoutError):
+    except STORE_ERRORS:
         return PlainTextResponse("redis unreachable\n", status_code=503)
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Collector(snapshot))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
-
-
-async def queued_jobs(redis: Redis) -> dict[str, dict[str, int]]:
-    """The jobs of each queue by state: ready and waiting for a worker (queued), scheduled
-    for later (deferred), or running (arq's in-progress key is set)."""
-    now = timestamp_ms()
-    async with redis.pipeline(transaction=True) as pipe:
-        for key in QUEUES.values():
-            pipe.zcount(key, "-inf", now)
-            pipe.zcount(key, f"({now}", "+inf")
-            pipe.zrangebyscore(key, "-inf", now, start=0, num=IN_PROGRESS_LOOKS)
-        replies = await pipe.execute()
-    ready = dict(zip(QUEUES, replies[0::3], strict=True))
-    deferred = dict(zip(QUEUES, replies[1::3], strict=True))
-    looked: dict[str, list[str]] = {
-        queue: [text(job) for job in jobs]
-        for queue, jobs in zip(QUEUES, replies[2::3], strict=True)
-    }
-    async with redis.pipeline(transaction=False) as pipe:
-        for jobs in looked.values():
-            for job in jobs:
-                pipe.exists(in_progress_key_prefix + job)
-        running = iter(await pipe.execute())
-    states = {}
-    for queue, jobs in looked.items():
-        in_progress = sum(1 for _ in jobs if next(running))
-        states[queue] = {
-            "queued": max(0, int(ready[queue]) - in_progress),
-            "deferred": int(deferred[queue]),
-            "in_progress": in_progress,
-        }
-    return states
 
 
 class _Collector:

@@ -5,14 +5,14 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from arq import create_pool
-from arq.connections import RedisSettings
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-from redis.exceptions import RedisError
 
 from app.links import links_for
 from app.settings import Settings, SettingsError
+from app.store.connection import STORE_ERRORS, connect
+from app.store.counters import FleetCounters
+from app.store.deliveries import Deliveries, Installations
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptStore
@@ -20,10 +20,6 @@ from app.telemetry.metrics import Metrics
 from app.web import prometheus, transcript_page, webhooks
 
 READY_TIMEOUT = 2.0
-
-
-def redis_settings(url: str) -> RedisSettings:
-    return RedisSettings.from_dsn(url)
 
 
 def create_app(settings: Settings, redis_url: str) -> FastAPI:
@@ -35,13 +31,19 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        redis = await create_pool(redis_settings(redis_url))
-        metrics = Metrics()
+        redis = await connect(redis_url)
+        queue, metrics = ReviewQueue(redis), Metrics()
         app.state.webhooks = webhooks.WebhookContext(
-            secret.get_secret_value(), ReviewQueue(redis), metrics
+            secret.get_secret_value(),
+            queue,
+            metrics,
+            Deliveries(redis),
+            Installations(redis),
         )
+        counters = FleetCounters(redis)
         app.state.exposition = prometheus.Exposition(
-            redis,
+            queue,
+            counters,
             metrics,
             settings.tiebreak_metrics_token,
             LiveRuns(redis, settings.tiebreak_heartbeat),
@@ -50,7 +52,7 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
             TranscriptStore(redis, settings.tiebreak_transcript_retention), links_for(settings)
         )
         try:
-            async with metrics.flushing(redis):
+            async with counters.flushing(metrics):
                 yield
         finally:
             await redis.aclose()
@@ -68,8 +70,8 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
     async def readyz(request: Request) -> JSONResponse:
         context: webhooks.WebhookContext = request.app.state.webhooks
         try:
-            await asyncio.wait_for(context.queue.redis.ping(), READY_TIMEOUT)
-        except (RedisError, OSError, TimeoutError) as exc:
+            await asyncio.wait_for(context.queue.ping(), READY_TIMEOUT)
+        except STORE_ERRORS as exc:
             return JSONResponse(
                 status_code=503, content={"status": "redis unreachable", "error": str(exc)}
             )

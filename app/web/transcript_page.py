@@ -12,9 +12,9 @@ from typing import Annotated
 import jinja2
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
-from redis.exceptions import RedisError
 
 from app.links import TranscriptLinks
+from app.store.connection import STORE_ERRORS
 from app.store.transcripts import TranscriptStore
 from app.web.transcript_view import CHART_HEIGHT, CHART_WIDTH, run_view
 
@@ -64,7 +64,7 @@ async def transcript_page(
         return not_found()
     try:
         record = await pages.store.load(run_id)
-    except (RedisError, OSError):
+    except STORE_ERRORS:
         return _page("message.html", status=503, heading="Unavailable", message=UNAVAILABLE)
     if record is None:
         return not_found()

@@ -14,10 +14,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
-from githubkit import webhooks
 from pydantic import BaseModel, ConfigDict, ValidationError
-from redis.exceptions import RedisError
 
+from app.github.signatures import signed
+from app.store.connection import STORE_ERRORS
+from app.store.deliveries import Deliveries, Installations
 from app.store.queue import ReviewQueue
 from app.telemetry.logs import log_context
 from app.telemetry.metrics import WEBHOOKS, Metrics
@@ -26,9 +27,6 @@ from app.web.handlers import ROUTER
 
 MAX_BODY_BYTES = 25 * 1024 * 1024
 """GitHub does not deliver payloads above 25 MB; anything larger is not from GitHub."""
-
-DELIVERY_TTL = 7 * 24 * 3600
-"""How long a delivery id is remembered (seconds). GitHub keeps the id on redelivery."""
 
 UNKNOWN_EVENT = "unknown"
 
@@ -42,10 +40,19 @@ router = APIRouter()
 class WebhookContext:
     """What the endpoint needs, built once per process."""
 
-    def __init__(self, secret: str, queue: ReviewQueue, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        secret: str,
+        queue: ReviewQueue,
+        metrics: Metrics,
+        deliveries: Deliveries,
+        installations: Installations,
+    ) -> None:
         self.secret = secret
         self.queue = queue
         self.metrics = metrics
+        self.deliveries = deliveries
+        self.installations = installations
 
 
 async def get_webhook_context(request: Request) -> WebhookContext:
@@ -95,24 +102,23 @@ async def _receive(request: Request, context: WebhookContext) -> tuple[str, str,
     handler = ROUTER.handler(delivery)
     if handler is None:
         return event, Outcome.IGNORED, _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
-    seen = f"tiebreak:delivery:{delivery.id}"
     try:
-        if not await context.queue.redis.set(seen, "1", nx=True, ex=DELIVERY_TTL):
+        if not await context.deliveries.first_sighting(delivery.id):
             answer = _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
             return event, Outcome.DUPLICATE, answer
         outcome = await handler(delivery, context)
     except ValidationError as exc:
-        await _forget(context, seen)
+        await _forget(context, delivery.id)
         answer = _answer(400, error=f"unexpected {event} payload: {_first(exc)}")
         return event, REFUSALS[400], answer
-    except (RedisError, OSError) as exc:
+    except STORE_ERRORS as exc:
         log.warning("webhook %s not queued: %s", delivery.id, exc)
-        await _forget(context, seen)
+        await _forget(context, delivery.id)
         return event, "unavailable", _answer(503, error="the queue is unavailable; redeliver later")
     except Exception:
         # The endpoint's catch-all: a bug must not lose the delivery's id for good.
         log.exception("webhook %s (%s) failed", delivery.id, event)
-        await _forget(context, seen)
+        await _forget(context, delivery.id)
         return event, "error", _answer(500, error="internal error")
     status = 202 if outcome is Outcome.ENQUEUED else 200
     return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
@@ -128,8 +134,7 @@ async def _verified_delivery(request: Request, secret: str) -> Delivery:
         if len(body) > MAX_BODY_BYTES:
             raise _Refused(413, "payload too large")
     signature = request.headers.get("x-hub-signature-256", "")
-    # githubkit falls back to sha1 without the prefix: insist on sha256.
-    if not signature.startswith("sha256=") or not webhooks.verify(secret, bytes(body), signature):
+    if not signed(secret, bytes(body), signature):
         raise _Refused(401, "invalid or missing X-Hub-Signature-256")
     event = request.headers.get("x-github-event")
     delivery_id = request.headers.get("x-github-delivery")
@@ -149,12 +154,12 @@ async def _verified_delivery(request: Request, secret: str) -> Delivery:
     return Delivery(id=delivery_id, event=event, action=action, body=bytes(body))
 
 
-async def _forget(context: WebhookContext, key: str) -> None:
+async def _forget(context: WebhookContext, delivery_id: str) -> None:
     """Let a redelivery of a delivery that was not handled be handled."""
     try:
-        await context.queue.redis.delete(key)
-    except (RedisError, OSError) as exc:
-        log.warning("could not forget %s: %s", key, exc)
+        await context.deliveries.forget(delivery_id)
+    except STORE_ERRORS as exc:
+        log.warning("could not forget delivery %s: %s", delivery_id, exc)
 
 
 def _answer(status: int, **content: str) -> JSONResponse:

@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from app.store.allowance import ALLOWANCE_TTL, DailyAllowance
+from app.store.allowance import DailyAllowance
+from app.store.keys import ALLOWANCE_TTL
 from policies.budget import Allowance, TokenCeiling
 from policies.errors import AllowanceExhausted
 

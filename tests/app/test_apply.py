@@ -23,7 +23,9 @@ from agents.protocol import Finding, Patch, Severity
 from agents.review import Review, review_diff
 from agents.scripted import ScriptedLLM, by_role
 from app.events import PullRequestRef
-from app.github.client import GitFile, GitHubApp, Installation, pushable
+from app.github.client import GitHubApp, Installation
+from app.github.git_data import pushable
+from app.github.models import GitFile
 from app.jobs.apply import (
     AppliedCommit,
     AppliedFix,
@@ -506,14 +508,14 @@ async def test_an_executable_file_stays_executable(github: FakeGitHub, key: AppK
     open_pull(github)
     client = installation(github, key)
     script = GitFile(path="bin/run.sh", mode="100755", content=b"#!/bin/sh\necho hi\n")
-    head = await client.commit_files(REPO, BRANCH, HEAD, [script], "Add a script")
+    head = await client.git.commit_files(REPO, BRANCH, HEAD, [script], "Add a script")
     diff = diff_of({"bin/run.sh": ("", "#!/bin/sh\necho hi\n")})
     fix = outcome("F1", "bin/run.sh", 2, 2, "echo hello")
     run = record(diff, fix).model_copy(update={"ref": REF.model_copy(update={"head_sha": head})})
 
     applied = await apply_fixes(client, run, await client.pull_request(REF))
 
-    assert await client.head_file(REPO, "bin/run.sh", applied.sha) == GitFile(
+    assert await client.git.head_file(REPO, "bin/run.sh", applied.sha) == GitFile(
         path="bin/run.sh", mode="100755", content=b"#!/bin/sh\necho hello\n"
     )
 
@@ -649,10 +651,10 @@ async def test_head_file_answers_none_for_what_is_not_a_regular_file(
     open_pull(github)
     client = installation(github, key)
 
-    assert await client.head_file(REPO, "app", HEAD) is None
-    assert await client.head_file(REPO, "app/missing.py", HEAD) is None
-    assert await client.head_file(REPO, "README.md/x", HEAD) is None
-    found = await client.head_file(REPO, NOTES, HEAD)
+    assert await client.git.head_file(REPO, "app", HEAD) is None
+    assert await client.git.head_file(REPO, "app/missing.py", HEAD) is None
+    assert await client.git.head_file(REPO, "README.md/x", HEAD) is None
+    found = await client.git.head_file(REPO, NOTES, HEAD)
     assert found == GitFile(path=NOTES, mode="100644", content=NOTES_AFTER.encode())
 
 
@@ -660,7 +662,7 @@ async def test_a_branch_name_with_a_hash_is_refused_before_anything_is_written(
     github: FakeGitHub, key: AppKey
 ) -> None:
     # githubkit 0.16 cannot send a request whose path has a `#` in it
-    # (see app.github.client.pushable).
+    # (see app.github.git_data.pushable).
     open_pull(github, head_ref="fix#12")
 
     with pytest.raises(ApplyRefused, match="cannot push to the branch"):

@@ -4,11 +4,11 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from githubkit.exception import RequestFailed
 
 from agents.diff import Diff
 from app.events import PullRequestRef
 from app.github.client import GitHubApp, Installation
+from app.github.errors import GitHubError
 from app.github.retry import CappedRetry
 from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, WORKFLOW, git_diff
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
@@ -139,8 +139,10 @@ async def test_a_rate_limit_longer_than_a_minute_is_not_slept_on(
         headers={"retry-after": "3600"},
     )
 
-    with pytest.raises(RequestFailed):
+    with pytest.raises(GitHubError) as refused:
         await installation(github, key, retry=True).pull_request(REF)
+    assert refused.value.status == 403
+    assert "You have exceeded a secondary rate limit." in str(refused.value)
 
 
 def test_the_retry_cap_is_a_minute() -> None:

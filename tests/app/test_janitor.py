@@ -13,7 +13,8 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from app.github.client import GitHubApp
 from app.jobs.deps import CHECK_DEADLINE
 from app.jobs.janitor import complete_overdue
-from app.store.pulls import OPEN_CHECKS, RunStore
+from app.store.keys import OPEN_CHECKS
+from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
 from tests.app.review_kit import (
     APP_ID,

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from fastapi.testclient import TestClient
-from githubkit.exception import RequestError
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
@@ -27,11 +26,14 @@ from agents.outcome import Consensus
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest
 from app.github.client import GitHubApp
+from app.github.errors import GitHubError
 from app.publishing.models import RunRecord
 from app.settings import Settings
+from app.store.counters import FleetCounters
 from app.store.embedded import EmbeddedRedis
+from app.store.keys import UNIT_QUEUE
 from app.store.pulls import RunStore
-from app.store.queue import UNIT_QUEUE, JobName, ReviewQueue, unit_job_id
+from app.store.queue import JobName, ReviewQueue, unit_job_id
 from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
 from app.web.server import create_app
 from tests.agents.kit import (
@@ -348,11 +350,12 @@ async def test_a_request_that_never_reaches_github_counts_as_a_transport_error(
     metrics = Metrics()
     app = GitHubApp(APP_ID, key.private_pem, closed, retry=False, metrics=metrics)
 
-    with pytest.raises(RequestError):
+    with pytest.raises(GitHubError) as unreachable:
         await app.installation(1).pull_request(REF)
+    assert unreachable.value.status is None
     redis = Redis.from_url(redis_url)
     try:
-        assert await metrics.flush(redis)
+        assert await FleetCounters(redis).flush(metrics)
     finally:
         await redis.aclose()
 
@@ -444,10 +447,10 @@ async def test_counts_flushed_by_two_processes_add_up(client: TestClient, redis_
     worker.inc(LLM_TOKENS, 500, role="tester", kind="output")
     redis = Redis.from_url(redis_url)
     try:
-        assert await web.flush(redis)
-        assert await worker.flush(redis)
+        assert await FleetCounters(redis).flush(web)
+        assert await FleetCounters(redis).flush(worker)
         worker.inc(LLM_TOKENS, 7, role="tester", kind="output")
-        assert await worker.flush(redis)
+        assert await FleetCounters(redis).flush(worker)
     finally:
         await redis.aclose()
 
@@ -465,10 +468,10 @@ async def test_a_flush_while_redis_is_down_keeps_its_counts_for_the_next(tmp_pat
         metrics.inc(WEBHOOKS, event="ping", outcome="pong")
         server.stop()
 
-        assert not await metrics.flush(redis)
+        assert not await FleetCounters(redis).flush(metrics)
         metrics.inc(WEBHOOKS, event="ping", outcome="pong")
         server.start()
-        assert await metrics.flush(redis)
+        assert await FleetCounters(redis).flush(metrics)
 
         assert metrics.pending() == {}
         assert scrape_fleet(server.url)["tiebreak_webhooks_total"] == {("ping", "pong"): 2}

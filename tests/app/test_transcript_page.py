@@ -13,7 +13,8 @@ from redis.asyncio import Redis as AsyncRedis
 from agents.scripted import ScriptedLLM, by_role
 from app.links import TranscriptLinks, links_for
 from app.settings import Settings
-from app.store.transcripts import DAY, TranscriptRecord, TranscriptStore
+from app.store.keys import DAY
+from app.store.transcripts import TranscriptRecord, TranscriptStore
 from app.web.server import create_app
 from tests.agents.kit import LOG_FIX, LOG_LINE, force_fix, rulings
 from tests.agents.panel_kit import (

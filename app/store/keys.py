@@ -1,0 +1,179 @@
+"""Every key Tiebreak keeps in Redis, what it holds and how long it lives: the keyspace at a
+glance. Every module of :mod:`app.store` takes its keys from here, and no other module
+names a key.
+
+Besides these, arq keeps its own keys for the jobs (`arq:queue`, `arq:job:*`, `arq:result:*`,
+`arq:in-progress:*`, `arq:abort`), and the unit queue under :data:`UNIT_QUEUE`.
+"""
+
+from datetime import date
+
+from arq.constants import default_queue_name
+
+from app.events import PullKey
+
+DAY = 24 * 3600
+"""Seconds in a day: the unit of the TTLs below and of the transcripts' retention."""
+
+# -- the queue (app.store.queue) ----------------------------------------------------------------
+
+REVIEW_QUEUE = default_queue_name
+"""zset (arq's): reviews and commands, every job but the units'. The queue is named on every
+enqueue, so it never depends on which Redis pool queues the job."""
+
+UNIT_QUEUE = "tiebreak:units"
+"""zset (arq's): units have their own queue and workers, so a review waiting for its units
+never holds the slot a unit needs."""
+
+HEAD_TTL = 30 * DAY
+"""How long Redis remembers a pull request's latest head and job."""
+
+
+def head(pull: PullKey) -> str:
+    """string: the pull request's latest head SHA."""
+    return f"tiebreak:head:{pull.key}"
+
+
+def current_job(pull: PullKey) -> str:
+    """string: the id of the latest review job queued for the pull request."""
+    return f"tiebreak:job:{pull.key}"
+
+
+# -- webhook deliveries and installations (app.store.deliveries) --------------------------------
+
+DELIVERY_TTL = 7 * DAY
+"""How long a delivery id is remembered. GitHub keeps the id on redelivery."""
+
+
+def delivery(delivery_id: str) -> str:
+    """string: set once a delivery is being handled, so a redelivery is not handled twice."""
+    return f"tiebreak:delivery:{delivery_id}"
+
+
+def installation(installation_id: int) -> str:
+    """hash: the installation's account and whether it is active (kept until uninstalled)."""
+    return f"tiebreak:installation:{installation_id}"
+
+
+def installation_repos(installation_id: int) -> str:
+    """set: the repositories the installation covers, by full name."""
+    return f"{installation(installation_id)}:repos"
+
+
+# -- what is remembered per pull request (app.store.pulls) -------------------------------------
+
+RUN_TTL = 14 * DAY
+"""How long the latest run of a pull request, and a budget set for the next, are kept."""
+
+STOP_TTL = 3600
+"""How long a request to stop a review job waits for the job to see it."""
+
+OPEN_CHECKS = "tiebreak:checks:open"
+"""zset: check runs in progress (JSON), scored by the time past which the janitor completes
+them."""
+
+
+def latest_run(pull: PullKey) -> str:
+    """string: the pull request's latest finished run (JSON)."""
+    return f"tiebreak:run:{pull.key}"
+
+
+def budget(pull: PullKey) -> str:
+    """string: the token budget `/tiebreak budget` set for the pull request's next run."""
+    return f"tiebreak:budget:{pull.key}"
+
+
+def stop(job_id: str) -> str:
+    """string: who asked to stop the review job `job_id`."""
+    return f"tiebreak:stop:{job_id}"
+
+
+# -- live review runs (app.store.live) ----------------------------------------------------------
+
+LIVE = "tiebreak:live"
+"""zset: live runs, by start time."""
+
+LIVE_TTL = 2 * 3600
+"""How long a run's keys live after their last write: longer than any review may take."""
+
+FINISHED_TTL = 600
+"""How long a finished run's keys are kept (a late unit or `tiebreak status` may look)."""
+
+
+def run(run_id: str) -> str:
+    """hash: the run's coordinator: state, worker, units, started, ref, trigger, resumes."""
+    return f"{LIVE}:{run_id}"
+
+
+def plan(run_id: str) -> str:
+    """string: what every unit of the run needs (a RunPlan)."""
+    return f"{run(run_id)}:plan"
+
+
+def run_heartbeat(run_id: str) -> str:
+    """string: the coordinator's heartbeat, its worker (expires unless renewed)."""
+    return f"{run(run_id)}:hb"
+
+
+def done(run_id: str) -> str:
+    """list: unit numbers, pushed as units end (the coordinator's wake-ups)."""
+    return f"{run(run_id)}:done"
+
+
+def spent(run_id: str) -> str:
+    """string: the tokens the run has spent of its ceiling (app.store.allowance.RunCeiling)."""
+    return f"{run(run_id)}:spent"
+
+
+def unit(run_id: str, n: int) -> str:
+    """hash: unit n: state, attempt, worker, round, calls, tokens, each agent's state."""
+    return f"{run(run_id)}:u{n}"
+
+
+def unit_heartbeat(run_id: str, n: int) -> str:
+    """string: unit n's heartbeat, the attempt that beats (expires unless renewed)."""
+    return f"{unit(run_id, n)}:hb"
+
+
+def journal(run_id: str, n: int) -> str:
+    """list: unit n's answered model calls (agents.journal), replayed by a fresh attempt."""
+    return f"{unit(run_id, n)}:journal"
+
+
+def outcome(run_id: str, n: int) -> str:
+    """string: unit n's outcome, set once."""
+    return f"{unit(run_id, n)}:outcome"
+
+
+def run_keys(run_id: str, units: int) -> list[str]:
+    """Every key of a run with `units` units, but the heartbeats (they expire on their own)."""
+    keys = [run(run_id), plan(run_id), done(run_id), spent(run_id)]
+    for n in range(units):
+        keys += [unit(run_id, n), journal(run_id, n), outcome(run_id, n)]
+    return keys
+
+
+# -- transcripts (app.store.transcripts) --------------------------------------------------------
+
+
+def transcript(run_id: str) -> str:
+    """string: a finished run's transcript, compressed; kept as long as the operator chose."""
+    return f"tiebreak:transcript:{run_id}"
+
+
+# -- token allowances (app.store.allowance) ----------------------------------------------------
+
+ALLOWANCE_TTL = 2 * DAY
+"""How long a day's counter outlives its last write: yesterday's is still there for a call
+that settles after midnight."""
+
+
+def allowance(installation_id: int, day: date) -> str:
+    """string: the tokens an installation spent on one UTC day, reservations included."""
+    return f"tiebreak:allowance:{installation_id}:{day.isoformat()}"
+
+
+# -- the fleet's counters (app.store.counters) --------------------------------------------------
+
+METRICS = "tiebreak:metrics"
+"""hash: field, a counter and its labels (JSON); value, the fleet's total."""
