@@ -126,6 +126,19 @@ class RepoConfig(_Section):
     def ignores_author(self, login: str) -> bool:
         return login.lower() in {a.lower() for a in self.ignore_authors}
 
+    def declines(self, trigger: str, *, draft: bool, author: str) -> str | None:
+        """Why the pull request event `trigger` gets no automatic review, if it gets none:
+        Tiebreak turned off, another event, a draft, an ignored author."""
+        if not self.enabled:
+            return "Tiebreak is turned off for this repository"
+        if trigger not in set(self.triggers):
+            return f"the config does not review on {trigger!r}"
+        if draft and not self.review_drafts:
+            return "drafts are reviewed once they are ready"
+        if self.ignores_author(author):
+            return f"the config ignores pull requests by {author}"
+        return None
+
 
 class PathFilter:
     """Decides which changed files a review covers."""

@@ -13,7 +13,6 @@ with a clear message: this job is one of the two places allowed to catch everyth
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from agents.diff import Diff
@@ -27,11 +26,8 @@ from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
-from app.publishing import checks, markdown
+from app.publishing import checks
 from app.publishing.models import (
-    ANNOTATIONS_PER_REQUEST,
-    Annotation,
-    AnnotationLevel,
     CheckRunResult,
     Conversation,
     RunInfo,
@@ -136,7 +132,10 @@ class ReviewRun:
     async def _start(self) -> str:
         pull = await self.github.pull_request(self.ref)
         self.config, self.config_problems = await self._config(pull.base_sha)
-        quiet = self._why_not(pull)
+        # A review a person asked for always happens (unless the config turns Tiebreak off).
+        quiet = None
+        if self.trigger is not None:
+            quiet = self.config.declines(self.trigger, draft=pull.draft, author=pull.author)
         if quiet is not None:
             return f"not reviewed: {quiet}"
         self.check_id = await self._open_check_run("queued")
@@ -146,22 +145,6 @@ class ReviewRun:
         self.config, self.check_id, self.units = plan.config, plan.check_run_id, plan.units
         self.config_problems = [ConfigProblem(m, line) for m, line in plan.config_problems]
         log.warning("picking up run %s of %s where its worker left it", self.run_id, self.ref.key)
-
-    def _why_not(self, pull: PullRequest) -> str | None:
-        """Why this automatic review should not happen, if it should not; a review a person
-        asked for always happens (unless the repository turned Tiebreak off)."""
-        config = self.config
-        if self.trigger is None:
-            return None
-        if not config.enabled:
-            return "Tiebreak is turned off for this repository"
-        if self.trigger not in set(config.triggers):
-            return f"the config does not review on {self.trigger!r}"
-        if pull.draft and not config.review_drafts:
-            return "drafts are reviewed once they are ready"
-        if config.ignores_author(pull.author):
-            return f"the config ignores pull requests by {pull.author}"
-        return None
 
     async def _review(self, check_id: int, pull: PullRequest) -> str:
         github, ref, config = self.github, self.ref, self.config
@@ -224,7 +207,7 @@ class ReviewRun:
             daily_remaining=await allowance.remaining(),
             daily_cap=allowance.cap,
         )
-        notes = _scope_notes(
+        notes = checks.scope_notes(
             excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(review.findings),
             min_severity=config.min_severity,
@@ -350,7 +333,7 @@ class ReviewRun:
             self.github,
             self.ref,
             check_id,
-            _with_config_problems(result, self.config_problems),
+            checks.with_config_problems(result, self.config_problems),
             details_url=self.details_url,
         )
         if self.deps.runs is not None:
@@ -399,52 +382,6 @@ class ReviewRun:
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
     return checks.daily_budget_reached(
         spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
-    )
-
-
-def _scope_notes(*, excluded: int, hidden: int, min_severity: str) -> tuple[str, ...]:
-    notes = []
-    if excluded:
-        files = "file is" if excluded == 1 else "files are"
-        was = "was" if excluded == 1 else "were"
-        notes.append(
-            f"_{excluded:,} changed {files} outside the config's `paths` and {was} not reviewed._"
-        )
-    if hidden:
-        findings = "finding" if hidden == 1 else "findings"
-        notes.append(
-            f"_{hidden:,} {findings} below the config's `min_severity` ({min_severity}) not shown._"
-        )
-    return tuple(notes)
-
-
-def _with_config_problems(
-    result: CheckRunResult, problems: Sequence[ConfigProblem]
-) -> CheckRunResult:
-    """`result`, saying why the config was ignored, with an annotation on each problem's
-    line of the config file."""
-    if not problems:
-        return result
-    notes = "\n".join(f"- {markdown.inline(str(p), 500)}" for p in problems)
-    summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
-    annotations = [
-        Annotation(
-            path=CONFIG_PATH,
-            start_line=p.line,
-            end_line=p.line,
-            annotation_level=AnnotationLevel.WARNING,
-            title="Tiebreak ignored this config file",
-            message=markdown.clip(p.message, markdown.PROSE_LIMIT),
-        )
-        for p in problems
-        if p.line is not None
-    ][:ANNOTATIONS_PER_REQUEST]
-    batches = result.annotation_batches
-    return result.model_copy(
-        update={
-            "summary": summary[: markdown.LIMIT],
-            "annotation_batches": [annotations, *batches] if annotations else batches,
-        }
     )
 
 

@@ -1,16 +1,27 @@
 """The check run of a review that did not publish a review, or whose outcome a person changed.
 
 A review that crashed, was superseded, stopped, timed out, or found Tiebreak turned off or the
-day's tokens spent still completes its check run, with a title and summary that say why.
+day's tokens spent still completes its check run, with a title and summary that say why. Any
+check run says when the repository's config was ignored, and what the config left out.
 """
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 
 from app.publishing import markdown as md
 from app.publishing import text
 from app.publishing.markers import SUMMARY_MARKER
-from app.publishing.models import CheckRunResult, Conclusion, Publication, RunInfo
+from app.publishing.models import (
+    ANNOTATIONS_PER_REQUEST,
+    Annotation,
+    AnnotationLevel,
+    CheckRunResult,
+    Conclusion,
+    Publication,
+    RunInfo,
+)
+from policies.config import CONFIG_PATH, ConfigProblem
 
 
 def failed(reason: str, *, run: RunInfo) -> CheckRunResult:
@@ -89,4 +100,52 @@ def daily_budget_reached(
         summary=text.daily_budget_reached(
             spent=spent, cap=cap, resets_at=resets_at, run_id=run.run_id, sha=run.head_sha
         ),
+    )
+
+
+def scope_notes(*, excluded: int, hidden: int, min_severity: str) -> tuple[str, ...]:
+    """Lines for the summary saying what the config kept out of the review: files outside its
+    `paths`, findings below its `min_severity`."""
+    notes = []
+    if excluded:
+        files = "file is" if excluded == 1 else "files are"
+        was = "was" if excluded == 1 else "were"
+        notes.append(
+            f"_{excluded:,} changed {files} outside the config's `paths` and {was} not reviewed._"
+        )
+    if hidden:
+        findings = "finding" if hidden == 1 else "findings"
+        notes.append(
+            f"_{hidden:,} {findings} below the config's `min_severity` ({min_severity}) not shown._"
+        )
+    return tuple(notes)
+
+
+def with_config_problems(
+    result: CheckRunResult, problems: Sequence[ConfigProblem]
+) -> CheckRunResult:
+    """`result`, saying why the config was ignored, with an annotation on each problem's
+    line of the config file."""
+    if not problems:
+        return result
+    notes = "\n".join(f"- {md.inline(str(p), 500)}" for p in problems)
+    summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
+    annotations = [
+        Annotation(
+            path=CONFIG_PATH,
+            start_line=p.line,
+            end_line=p.line,
+            annotation_level=AnnotationLevel.WARNING,
+            title="Tiebreak ignored this config file",
+            message=md.clip(p.message, md.PROSE_LIMIT),
+        )
+        for p in problems
+        if p.line is not None
+    ][:ANNOTATIONS_PER_REQUEST]
+    batches = result.annotation_batches
+    return result.model_copy(
+        update={
+            "summary": summary[: md.LIMIT],
+            "annotation_batches": [annotations, *batches] if annotations else batches,
+        }
     )

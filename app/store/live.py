@@ -22,13 +22,13 @@ from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
 from agents.diff import Diff, ReviewUnit
+from agents.journal import JournalEntry
 from agents.llm import Role
 from agents.outcome import Outcome
 from app.events import PullRequestRef
 from app.publishing.rereview import Scope
 from app.store import keys
 from app.store.allowance import RunCeiling
-from app.store.journals import RedisJournal
 from app.store.replies import reply, text
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
@@ -106,6 +106,34 @@ class Orphan(BaseModel):
     ref: PullRequestRef
     trigger: str | None
     resumes: int
+
+
+class RedisJournal:
+    """One unit's journal of model calls (see :mod:`agents.journal`) in a Redis list, so that
+    a fresh attempt on any worker replays what a dead one was answered."""
+
+    def __init__(self, redis: Redis, key: str, *, ttl: int) -> None:
+        self.redis = redis
+        self.key = key
+        self.ttl = ttl
+
+    async def entries(self) -> list[JournalEntry]:
+        return [
+            JournalEntry.model_validate_json(raw)
+            for raw in await reply(self.redis.lrange(self.key, 0, -1))
+        ]
+
+    async def append(self, entry: JournalEntry) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(self.key, entry.model_dump_json())
+            pipe.expire(self.key, self.ttl)
+            await pipe.execute()
+
+    async def truncate(self, keep: int) -> None:
+        if keep <= 0:
+            await self.redis.delete(self.key)
+        else:
+            await reply(self.redis.ltrim(self.key, 0, keep - 1))
 
 
 class LiveRuns:

@@ -602,3 +602,25 @@ def test_a_config_adds_protected_paths_to_the_always_protected(
     assert config.debate.protected_paths == protected
     assert guard.forbids(".github/workflows/ci.yml") is not None
     assert guard.forbids(".github/tiebreak.yml") is not None
+
+
+@pytest.mark.parametrize(
+    ("config", "trigger", "draft", "author", "why"),
+    [
+        ("", "opened", False, "octocat", None),
+        ("enabled: false\n", "opened", False, "octocat", "Tiebreak is turned off"),
+        ("triggers: [opened]\n", "synchronize", False, "octocat", "does not review on"),
+        ("", "opened", True, "octocat", "drafts are reviewed once they are ready"),
+        ("review_drafts: true\n", "opened", True, "octocat", None),
+        ('ignore_authors: ["Dependabot[bot]"]\n', "opened", False, "dependabot[bot]", "ignores"),
+    ],
+)
+def test_the_config_declines_the_automatic_reviews_it_does_not_want(
+    config: str, trigger: str, draft: bool, author: str, why: str | None
+) -> None:
+    parsed, problems = parse_config(config)
+    assert problems == []
+
+    declined = parsed.declines(trigger, draft=draft, author=author)
+
+    assert declined is None if why is None else why in (declined or "")
