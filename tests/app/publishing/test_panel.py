@@ -26,8 +26,7 @@ from tests.agents.panel_kit import (
     Script,
 )
 from tests.app.panel_kit import PANEL_DIFF, panel_review
-from tests.app.review_kit import BASE, NUMBER, REPO, run_review
-from tests.app.test_publish import (
+from tests.app.publishing.test_plan import (
     BIG,
     RUN,
     draft,
@@ -41,6 +40,7 @@ from tests.app.test_publish import (
     unit,
     visible_text,
 )
+from tests.app.review_kit import BASE, NUMBER, REPO, run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 VOTE_KEPT = (

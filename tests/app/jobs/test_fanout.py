@@ -14,6 +14,7 @@ from app.jobs.janitor import resume_orphans
 from app.store.live import LiveRuns, State
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue, review_job_id
+from tests.app.jobs.test_review import HeldModel
 from tests.app.review_kit import (
     REF,
     REPO,
@@ -23,7 +24,6 @@ from tests.app.review_kit import (
     run_worker,
     worker_deps,
 )
-from tests.app.test_review_job import HeldModel
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 RUN = review_job_id(REF)

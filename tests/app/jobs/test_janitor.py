@@ -16,6 +16,7 @@ from app.jobs.janitor import complete_overdue
 from app.store.keys import OPEN_CHECKS
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
+from tests.app.jobs.test_review import HeldModel
 from tests.app.review_kit import (
     APP_ID,
     REF,
@@ -25,7 +26,6 @@ from tests.app.review_kit import (
     run_review,
     worker_deps,
 )
-from tests.app.test_review_job import HeldModel
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 
