@@ -1,1 +1,2 @@
-"""The GitHub side of Tiebreak: settings, webhooks, the queue, publishing, the CLI."""
+"""The GitHub App: everything of Tiebreak that does I/O, in packages that name its parts
+(docs/architecture.md)."""

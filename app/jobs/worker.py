@@ -14,6 +14,7 @@ from typing import Any
 from arq import Worker, cron, func
 from arq.connections import RedisSettings
 from arq.typing import WorkerCoroutine
+from arq.worker import Function
 from redis.asyncio import Redis
 
 from agents.claude import ClaudeLLM
@@ -131,9 +132,36 @@ class Workers:
             worker.burst, worker.max_burst_jobs = True, 0
 
 
+FAILED_PREFIX = "failed:"
+"""How a job that caught its own failure says so in its result (the review and unit jobs
+catch everything, so that the pull request gets an answer)."""
+
+
+def counted(job: Callable[..., Awaitable[Any]], name: str, metrics: Metrics) -> WorkerCoroutine:
+    """`job`, counting how each run of it ends: cancelled (aborted, timed out, or stopped by
+    a shutdown, after which arq runs it again), failed (raised, or returned a result starting
+    with `failed:`), or completed."""
+
+    @functools.wraps(job)
+    async def run(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            result = await job(ctx, *args, **kwargs)
+        except asyncio.CancelledError:
+            metrics.inc(JOBS, function=name, outcome="cancelled")
+            raise
+        except Exception:
+            metrics.inc(JOBS, function=name, outcome="failed")
+            raise
+        failed = isinstance(result, str) and result.startswith(FAILED_PREFIX)
+        metrics.inc(JOBS, function=name, outcome="failed" if failed else "completed")
+        return result
+
+    return run
+
+
 def _function(
     job: JobName, run: Callable[..., Awaitable[Any]], timeout: int, metrics: Metrics
-) -> Any:
+) -> Function:
     """`run` as arq runs `job`: under its name, counted, within its timeout."""
     return func(counted(run, job, metrics), name=job, timeout=timeout, keep_result=KEEP)
 
@@ -164,30 +192,3 @@ async def _drain(worker: Worker, running: "asyncio.Task[None]") -> None:
     await asyncio.gather(running, *worker.tasks.values(), return_exceptions=True)
     worker.tasks.clear()  # all ended; `close` would raise a cancellation of ours again
     await worker.close()
-
-
-FAILED_PREFIX = "failed:"
-"""How a job that caught its own failure says so in its result (the review and unit jobs
-catch everything, so that the pull request gets an answer)."""
-
-
-def counted(job: Callable[..., Awaitable[Any]], name: str, metrics: Metrics) -> WorkerCoroutine:
-    """`job`, counting how each run of it ends: cancelled (aborted, timed out, or stopped by
-    a shutdown, after which arq runs it again), failed (raised, or returned a result starting
-    with `failed:`), or completed."""
-
-    @functools.wraps(job)
-    async def run(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> Any:
-        try:
-            result = await job(ctx, *args, **kwargs)
-        except asyncio.CancelledError:
-            metrics.inc(JOBS, function=name, outcome="cancelled")
-            raise
-        except Exception:
-            metrics.inc(JOBS, function=name, outcome="failed")
-            raise
-        failed = isinstance(result, str) and result.startswith(FAILED_PREFIX)
-        metrics.inc(JOBS, function=name, outcome="failed" if failed else "completed")
-        return result
-
-    return run

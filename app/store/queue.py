@@ -55,7 +55,8 @@ long."""
 
 
 class ReviewQueue:
-    """Enqueues reviews and tracks each pull request's latest head."""
+    """Enqueues every job (:class:`JobName`), each with the arguments its function takes,
+    tracks each pull request's latest head and tells how the queues stand."""
 
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
