@@ -13,7 +13,7 @@ from agents.scripted import Reply, ScriptedLLM, by_role
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEventKind, TokenCeiling
 from policies.debate import DebatePolicy
-from tests.agents.kit import (
+from tests.scenarios.debates import (
     LOG_FIX,
     PAYMENTS,
     UNDEFINED,

@@ -47,9 +47,9 @@ from app.publishing.models import (
 )
 from app.publishing.plan import plan
 from policies.arbitration import ArbitrationTrigger
-from tests.agents.kit import accept, answers, concede, dispute, evaluations, report
-from tests.agents.kit import finding as raw_finding
-from tests.agents.kit import patch as raw_patch
+from tests.scenarios.debates import accept, answers, concede, dispute, evaluations, report
+from tests.scenarios.debates import finding as raw_finding
+from tests.scenarios.debates import patch as raw_patch
 
 # A real `git diff -M` (git 2.x): a binary file, a last line without a newline, a new file,
 # a file with two hunks, a deleted file, a pure rename (no hunks) and a rename with changes.

@@ -17,25 +17,19 @@ from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import ScriptedLLM, by_role
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue, review_job_id
-from tests.agents.kit import (
-    LOG_LINE,
-    PAYMENTS,
-    UNDEFINED,
-)
-from tests.app.review_kit import (
+from tests.app.review_kit import STUBBORN, agreed, run_review
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED
+from tests.scenarios.reviews import (
     BASE,
     DIFF,
     HEAD,
     NUMBER,
     REF,
     REPO,
-    STUBBORN,
-    agreed,
     background_worker,
-    run_review,
     worker_deps,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub
 
 
 def states(github: FakeGitHub) -> list[tuple[str, str | None]]:

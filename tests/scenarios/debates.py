@@ -4,8 +4,6 @@ import difflib
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
-from agents.llm import LLMRequest, LLMResponse
-from agents.scripted import ScriptedLLM
 
 PAYMENTS_BEFORE = """\
 import decimal
@@ -183,25 +181,3 @@ def agreed_by_role() -> dict[str, list[dict[str, Any]]]:
         "tester": [*AGREED["report_findings"], *AGREED["evaluate_answers"]],
         "coder": list(AGREED["answer_findings"]),
     }
-
-
-# -- a worker that dies mid-debate ---------------------------------------------------------------
-
-
-class WorkerDied(Exception):
-    """The process running the debate went away mid-call."""
-
-
-class DiesAt:
-    """A model client whose `call`-th call never comes back (the worker died during it)."""
-
-    def __init__(self, llm: ScriptedLLM, call: int) -> None:
-        self.llm = llm
-        self.call = call
-        self.calls = 0
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        self.calls += 1
-        if self.calls == self.call:
-            raise WorkerDied
-        return await self.llm.complete(request)
