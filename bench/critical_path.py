@@ -45,7 +45,8 @@ from bench.fleet import (
     publication_problems,
     unit_path,
 )
-from tests.agents.kit import (
+from tests.fakes.github_api import AppKey, new_app_key
+from tests.scenarios.debates import (
     accept,
     answers,
     concede,
@@ -56,9 +57,8 @@ from tests.agents.kit import (
     patch,
     reject,
 )
-from tests.agents.kit import report as findings_report
-from tests.app.review_kit import background_worker, worker_deps
-from tests.fakes.github_api import AppKey, new_app_key
+from tests.scenarios.debates import report as findings_report
+from tests.scenarios.reviews import background_worker, worker_deps
 
 GOAL = 1.10
 CALLS_PER_UNIT = 5

@@ -26,9 +26,9 @@ from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import Script, ScriptedLLM
 from app.events import PullRequestRef
 from app.store.queue import ReviewQueue
-from tests.app.review_kit import APP_ID, BASE, INSTALLATION, REPO
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.loopback import Response
+from tests.scenarios.reviews import APP_ID, BASE, INSTALLATION, REPO
 
 OWNER, NAME = REPO.split("/")
 _CHECK_RUNS = re.compile(r"/repos/[^/]+/[^/]+/check-runs(?:/\d+)?")

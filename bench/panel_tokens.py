@@ -3,14 +3,14 @@
 Sparse communication is a panel's cost argument: Li et al. (2024, "Improving Multi-Agent
 Debate with Sparse Communication Topology") report roughly 40% fewer input tokens for sparse
 topologies than for a fully connected debate. This scenario bills a `ring` of five testers
-against a `full` panel of five, on the diff, the client and the fake API of `bench.tokens`,
-with caching on and off, each run on a fresh fake API, and prints what it measures next to
-that anchor.
+against a `full` panel of five, on the diff (`bench.shop_diff`), the client and the fake API
+of `bench.tokens`, with caching on and off, each run on a fresh fake API, and prints what it
+measures next to that anchor.
 
-Both topologies run the same rules. The fake answers every call from the request alone: it
-tells the testers apart by the focus their role brief names, and each tester votes on the
-answer it is shown by its own judgement, never by what it hears, so the same findings end
-the same way in both:
+Both topologies run the same rules. The fake answers every call from the request alone
+(`bench.panel_responder`): it tells the testers apart by the focus their role brief names,
+and each tester votes on the answer it is shown by its own judgement, never by what it
+hears, so the same findings end the same way in both (their courses: `bench.panel_courses`):
 
 * correctness raises F1 (a draft cart's missing amount breaks a sum, major) and F2 (an
   amount rendered unquantized, minor); security F3 (a refund from any state, major);
@@ -31,46 +31,26 @@ The benchmark checks that both debates ran so — every finding's end, the voter
 ring, a finding closed in round 1 has the votes of its raiser and the raiser's two
 neighbours; on the full panel, all five), 17 calls each, no failed turn, the engine's usage
 equal to the API's — before it prints anything. Billed input is counted as in
-`bench.tokens`.
+`bench.tokens`, by `bench.billing`.
 """
 
-import json
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from agents.claude import ClaudeLLM
-from agents.diff import Diff, ReviewUnit
+from agents.diff import ReviewUnit
 from agents.engine import Debate
 from agents.llm import Role
-from agents.outcome import Consensus, Resolution, StopReason
-from agents.prompts import FOCUS
+from agents.outcome import StopReason
 from agents.protocol import ToolName
 from agents.tokens import typical_tokens
-from bench.tokens import (
-    KEY,
-    MODULES,
-    Figures,
-    Run,
-    ScenarioBroken,
-    call_costs,
-    line_of,
-    sample_diff,
-    sample_unit,
-    span,
-    usage_problems,
-)
-from policies.arbitration import ArbitrationTrigger
+from bench.billing import KEY, Figures, Run, ScenarioBroken, call_costs, usage_problems
+from bench.panel_courses import Course, End, courses
+from bench.panel_responder import PanelResponder, data, user_text
+from bench.shop_diff import sample_diff, sample_unit
 from policies.debate import DebatePolicy
 from policies.panel import Focus, Panel, Topology
-from tests.fakes.messages_api import (
-    Body,
-    FakeMessagesAPI,
-    ManualClock,
-    Unscripted,
-    forced_tool,
-)
+from tests.fakes.messages_api import FakeMessagesAPI, ManualClock
 
 TESTERS = 5
 ROUNDS = 2
@@ -78,421 +58,6 @@ ROUNDS = 2
 ANCHOR = 0.40
 """The input tokens a sparse topology saves against a fully connected debate, roughly, in
 Li et al. 2024."""
-
-# -- the courses of the findings ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """The coder's answer to a finding in one round, and how the testers take it: those in
-    `kept` keep the finding, each for its reason; the others accept, for `accepted`."""
-
-    argument: str
-    accepted: str
-    patch: dict[str, Any] | None = None
-    """A concession's patch; none for a dispute."""
-    kept: Mapping[Focus, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class End:
-    """How a finding ends: its consensus and resolution, the round, and why it left the
-    debate if a trigger ended it."""
-
-    consensus: Consensus
-    resolution: Resolution
-    round: int
-    trigger: ArbitrationTrigger | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Course:
-    """One finding from its report to its end: who raises it, the coder's answer and the
-    testers' votes in each round, and how it must end."""
-
-    raiser: Focus
-    finding: dict[str, Any]
-    exchanges: tuple[Exchange, ...]
-    end: End
-
-    @property
-    def claim(self) -> str:
-        return str(self.finding["claim"])
-
-
-def _only_line(diff: Diff, path: str, text: str) -> int:
-    """The new-file line number of the one line of `path` the diff shows with `text`."""
-    diff_file = diff.file(path)
-    hunks = diff_file.hunks if diff_file else ()
-    numbers = [n for hunk in hunks for n, line in hunk.lines.items() if line == text]
-    if len(numbers) != 1:
-        raise LookupError(f"{len(numbers)} lines of {path} read {text!r}")
-    return numbers[0]
-
-
-def courses(diff: Diff) -> tuple[Course, ...]:
-    """The scenario's findings in the order the engine numbers them (the testers report in
-    panel order, each most severe first): the n-th course is F<n>."""
-    orders, payments, inventory = (m.path for m in MODULES)
-    cart_sum = line_of(diff, orders, "total_cart_amount", "        total += record.amount")
-    amount = line_of(diff, payments, "invoice_to_dict", '        "amount": str(invoice.amount),')
-    refund = line_of(
-        diff, payments, "mark_payment_refunded", '    if payment.status == "refunded":'
-    )
-    lock = line_of(diff, orders, "load_coupon", "    if for_update:")
-    release = line_of(
-        diff, inventory, "mark_reservation_released", '    if reservation.status == "released":'
-    )
-    count = _only_line(diff, payments, '    log.debug("summed %d payment records", len(records))')
-    status = line_of(diff, payments, "mark_payout_refunded", '    payout.status = "refunded"')
-    flush = line_of(diff, payments, "mark_payout_refunded", "    session.flush()")
-    return (
-        Course(
-            Focus.CORRECTNESS,
-            {
-                **span(orders, cart_sum),
-                "severity": "major",
-                "claim": (
-                    "Draft carts have amount None, so `total += record.amount` raises TypeError "
-                    "for any list of carts that contains a draft."
-                ),
-                "evidence": (
-                    "Cart.amount is nullable until checkout; total_cart_amount sums every record "
-                    "it is given without filtering drafts."
-                ),
-            },
-            (
-                Exchange(
-                    "Right: drafts reach this path. Skip records with no amount.",
-                    "The patch skips drafts before summing.",
-                    patch={
-                        **span(orders, cart_sum),
-                        "replacement": (
-                            "        if record.amount is None:\n"
-                            "            continue  # a draft has no amount yet\n"
-                            "        total += record.amount"
-                        ),
-                    },
-                ),
-            ),
-            End(Consensus.UNANIMOUS, Resolution.FIXED, 1),
-        ),
-        Course(
-            Focus.CORRECTNESS,
-            {
-                **span(payments, amount),
-                "severity": "minor",
-                "claim": (
-                    "invoice_to_dict renders the amount with str(): Decimal('10.5') becomes "
-                    '"10.5", while the clients of this JSON expect two decimals.'
-                ),
-                "evidence": "Nothing quantizes the amount to CENT before it is rendered.",
-            },
-            (
-                Exchange(
-                    "Invoice.amount is a NUMERIC(12, 2) column: the database hands back every "
-                    "amount with two decimals, so str() already renders 10.50.",
-                    "A NUMERIC(12, 2) column always carries two decimals; str() keeps them.",
-                ),
-            ),
-            End(Consensus.UNANIMOUS, Resolution.WITHDRAWN, 1),
-        ),
-        Course(
-            Focus.SECURITY,
-            {
-                **span(payments, refund, refund + 1),
-                "severity": "major",
-                "claim": (
-                    "mark_payment_refunded trusts its caller on the payment's state: an "
-                    "authorised-only or disputed payment can be marked refunded, and the "
-                    "ledger then books money that never moved."
-                ),
-                "evidence": (
-                    "The only guard returns early when the payment is already refunded; the "
-                    "provider's refund webhook calls this function with whatever payment it "
-                    "names."
-                ),
-            },
-            (
-                Exchange(
-                    "Refunds are only started from the payment page, which offers the button "
-                    "for captured payments only; other statuses never get here.",
-                    "If the payment page is the only caller, its status check suffices.",
-                    kept={
-                        Focus.SECURITY: (
-                            "The provider's refund webhook calls this function directly, "
-                            "whatever the payment's status: the page is not the only caller, "
-                            "and the webhook's payload is not ours to trust."
-                        ),
-                        Focus.CORRECTNESS: (
-                            "Refunded may only follow captured, and nothing in the function "
-                            "enforces that transition: any caller can break the invariant."
-                        ),
-                        Focus.CONCURRENCY: (
-                            "A payment that turns disputed between the page's check and this "
-                            "call is still marked refunded: the check and the write are apart."
-                        ),
-                    },
-                ),
-                Exchange(
-                    "Fair: the webhook bypasses the page. Refuse anything but a captured "
-                    "payment here.",
-                    "Refunds now require a captured payment, whoever calls.",
-                    patch={
-                        **span(payments, refund, refund + 1),
-                        "replacement": (
-                            '    if payment.status == "refunded":\n'
-                            "        return payment\n"
-                            '    if payment.status != "captured":\n'
-                            '        raise ValueError(f"cannot refund a {payment.status} payment")'
-                        ),
-                    },
-                ),
-            ),
-            End(Consensus.UNANIMOUS, Resolution.FIXED, 2),
-        ),
-        Course(
-            Focus.PERFORMANCE,
-            {
-                **span(orders, lock, lock + 1),
-                "severity": "minor",
-                "claim": (
-                    "load_coupon(for_update=True) locks the coupon row until the transaction "
-                    "ends: during a promotion every checkout redeeming the same coupon queues "
-                    "on that one lock."
-                ),
-                "evidence": (
-                    "with_for_update() holds the row lock to commit, and a checkout's "
-                    "transaction also waits on the payment provider."
-                ),
-            },
-            (
-                Exchange(
-                    "Only the redemption of a limited coupon passes for_update=True, and there "
-                    "serialising is the point: the redemption count must not overshoot the "
-                    "limit. Every other lookup keeps the default, False.",
-                    "The lock guards a limited coupon's redemption count; that is its job.",
-                    kept={
-                        Focus.PERFORMANCE: (
-                            "Serialising redemptions is right, holding the lock across the "
-                            "provider call is not: count redemptions with one atomic UPDATE."
-                        ),
-                    },
-                ),
-            ),
-            End(Consensus.MAJORITY, Resolution.WITHDRAWN, 1),
-        ),
-        Course(
-            Focus.CONCURRENCY,
-            {
-                **span(inventory, release, release + 2),
-                "severity": "major",
-                "claim": (
-                    "mark_reservation_released checks the status and then writes it with no "
-                    "lock on the reservation: two workers releasing the same reservation both "
-                    "pass the check, both add an AuditEvent, and the stock is returned twice."
-                ),
-                "evidence": (
-                    'The check `if reservation.status == "released"` and the assignment are '
-                    "separate statements on an object loaded without for_update."
-                ),
-            },
-            (
-                Exchange(
-                    "Callers lock the stock item with load_stock_item(..., for_update=True), "
-                    "added in this diff, before they release a reservation, so concurrent "
-                    "releases are serialised on the stock row.",
-                    "Serialising on the stock row covers the releases the callers make.",
-                    kept={
-                        Focus.CONCURRENCY: (
-                            "Locking the stock item does not lock the reservation: two releases "
-                            "of one reservation still read the same status before either writes."
-                        ),
-                        Focus.ERROR_HANDLING: (
-                            "Nothing makes a caller take that lock, and a second release that "
-                            "then fails on flush leaves the stock returned once too often."
-                        ),
-                        Focus.CORRECTNESS: (
-                            "'Released once' must hold in this function; here it depends on "
-                            "every caller remembering a lock on another row."
-                        ),
-                    },
-                ),
-                Exchange(
-                    "A double release is harmless downstream: the stock ledger ignores a second "
-                    "reservation.released event for the same reservation, so the stock is not "
-                    "returned twice.",
-                    "With the ledger ignoring repeated releases, the race returns no stock twice.",
-                    kept={
-                        Focus.CONCURRENCY: (
-                            "The ledger drops the repeat, but both workers still write an "
-                            "AuditEvent and both report the reservation as freshly released."
-                        ),
-                        Focus.ERROR_HANDLING: (
-                            "The ledger's deduplication does not cover a flush failing half way: "
-                            "the reservation can end released while its stock never returns."
-                        ),
-                        Focus.CORRECTNESS: (
-                            "Two audit events for one release make the audit trail wrong, "
-                            "whatever the ledger does with them."
-                        ),
-                    },
-                ),
-            ),
-            End(Consensus.MAJORITY, Resolution.OPEN, 2, ArbitrationTrigger.ROUND_LIMIT),
-        ),
-        Course(
-            Focus.ERROR_HANDLING,
-            {
-                **span(payments, count),
-                "severity": "major",
-                "claim": (
-                    "The new debug line calls len(records) after the loop: for a generator or a "
-                    "query it raises TypeError, so total_payment_amount fails after summing "
-                    "everything."
-                ),
-                "evidence": "records is any iterable; the payout report passes a generator.",
-            },
-            (
-                Exchange(
-                    "Right: records may be a generator. Log the total instead of the count.",
-                    "The debug line no longer calls len().",
-                    patch={
-                        **span(payments, count),
-                        "replacement": '    log.debug("summed payment records to %s", total)',
-                    },
-                ),
-            ),
-            End(Consensus.UNANIMOUS, Resolution.FIXED, 1),
-        ),
-        Course(
-            Focus.ERROR_HANDLING,
-            {
-                **span(payments, status, flush),
-                "severity": "minor",
-                "claim": (
-                    "mark_payout_refunded sets payout.status before it flushes: if the flush "
-                    "fails, the session still holds a refunded payout, and a retry in the same "
-                    "session takes the early return and reports success."
-                ),
-                "evidence": (
-                    "The early return trusts the in-memory status; nothing restores it when "
-                    "session.flush() raises."
-                ),
-            },
-            (
-                Exchange(
-                    "A failed flush makes the session roll back, which expires every loaded "
-                    "object: a retry reloads the payout with its stored status.",
-                    "After the rollback the payout is reloaded with its stored status.",
-                    kept={
-                        Focus.ERROR_HANDLING: (
-                            "Only once the caller calls rollback(): the refund webhook's handler "
-                            "catches IntegrityError and retries in the same session without one."
-                        ),
-                    },
-                ),
-            ),
-            End(Consensus.MAJORITY, Resolution.WITHDRAWN, 1),
-        ),
-    )
-
-
-# -- the fake's answers -------------------------------------------------------------------------
-
-_DATA = re.compile(r"<untrusted-(\w+)-([0-9a-f]{16})>\n(.*?)\n</untrusted-\1-\2>", re.DOTALL)
-
-
-class PanelResponder:
-    """Answers every call of the scenario from the request body alone, by the courses' rules,
-    so that a ring and a full panel are answered alike: a tester reports its focus's findings
-    and votes on each answer it is shown as the course says; the coder gives each open
-    finding its next answer."""
-
-    def __init__(self, plan: Sequence[Course]) -> None:
-        self.plan = tuple(plan)
-        self.by_claim = {course.claim: course for course in plan}
-
-    def __call__(self, body: Body) -> dict[str, Any]:
-        tool = forced_tool(body)
-        text = _user_text(body)
-        if tool == ToolName.REPORT_FINDINGS:
-            focus = _focus(text)
-            return {"findings": [c.finding for c in self.plan if c.raiser is focus]}
-        if tool == ToolName.ANSWER_FINDINGS:
-            shown = _data(text, "findings")["open_findings"]
-            return {"answers": [self._answer(entry) for entry in shown]}
-        if tool == ToolName.EVALUATE_ANSWERS:
-            focus = _focus(text)
-            return {"evaluations": [self._vote(entry, focus) for entry in _data(text, "answers")]}
-        raise Unscripted(f"the scenario makes no {tool} call")
-
-    def _answer(self, entry: dict[str, Any]) -> dict[str, Any]:
-        course = self._course(entry["finding"])
-        last = entry.get("your_last_answer")
-        index = 0 if last is None else self._exchange(course, last["argument"]) + 1
-        if index >= len(course.exchanges):
-            raise Unscripted(f"{entry['finding']['id']} has no answer for exchange {index + 1}")
-        exchange = course.exchanges[index]
-        answer: dict[str, Any] = {
-            "finding_id": entry["finding"]["id"],
-            "stance": "dispute" if exchange.patch is None else "concede",
-            "argument": exchange.argument,
-        }
-        if exchange.patch is not None:
-            answer["patch"] = exchange.patch
-        return answer
-
-    def _vote(self, entry: dict[str, Any], focus: Focus) -> dict[str, Any]:
-        course = self._course(entry["finding"])
-        exchange = course.exchanges[self._exchange(course, entry["coder_answer"]["argument"])]
-        reason = exchange.kept.get(focus)
-        return {
-            "finding_id": entry["finding"]["id"],
-            "decision": "accept" if reason is None else "reject",
-            "reason": exchange.accepted if reason is None else reason,
-        }
-
-    def _course(self, finding: dict[str, Any]) -> Course:
-        course = self.by_claim.get(finding["claim"])
-        if course is None:
-            raise Unscripted(f"no course raises {finding['claim']!r}")
-        return course
-
-    @staticmethod
-    def _exchange(course: Course, argument: str) -> int:
-        for i, exchange in enumerate(course.exchanges):
-            if exchange.argument == argument:
-                return i
-        raise Unscripted(f"the coder never answers {course.claim!r} with {argument!r}")
-
-
-def _user_text(body: Body) -> str:
-    """The text of the request's user message: the role brief and the turn."""
-    return "\n".join(
-        block["text"]
-        for message in body["messages"]
-        if message["role"] == "user"
-        for block in message["content"]
-        if block.get("type") == "text"
-    )
-
-
-def _focus(text: str) -> Focus:
-    """The focus the request's role brief gives its tester."""
-    named = [f for f, says in FOCUS.items() if f"Your focus is {says}." in text]
-    if len(named) != 1:
-        raise Unscripted(f"the request names {len(named)} focuses")
-    return named[0]
-
-
-def _data(text: str, kind: str) -> Any:
-    """The JSON of the request's one `<untrusted-{kind}-…>` block."""
-    blocks = [m.group(3) for m in _DATA.finditer(text) if m.group(1) == kind]
-    if len(blocks) != 1:
-        raise Unscripted(f"the request has {len(blocks)} {kind} blocks")
-    return json.loads(blocks[0])
-
 
 # -- running it ---------------------------------------------------------------------------------
 
@@ -619,7 +184,7 @@ class PanelFigures:
         for request, cost in zip(result.requests, costs, strict=True):
             by_tool[request.tool] = by_tool.get(request.tool, 0.0) + cost.billed
             if request.tool == ToolName.EVALUATE_ANSWERS:
-                entries = _data(_user_text(request.body), "answers")
+                entries = data(user_text(request.body), "answers")
                 shown += len(entries)
                 heard += sum(len(e.get("testers_you_hear", [])) for e in entries)
         return cls(

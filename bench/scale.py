@@ -53,9 +53,9 @@ from bench.fleet import (
     positive,
     publication_problems,
 )
-from tests.agents.kit import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
-from tests.app.review_kit import APP_ID, DIFF
 from tests.fakes.github_api import new_app_key
+from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
+from tests.scenarios.reviews import APP_ID, DIFF
 
 CALLS_PER_REVIEW = sum(len(replies) for replies in AGREED.values())
 CONCLUSION = "neutral"

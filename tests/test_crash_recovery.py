@@ -25,7 +25,9 @@ from agents.llm import Usage
 from app.events import PullRequestRef
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue, review_job_id
-from tests.agents.kit import (
+from tests.fakes.github_api import FakeGitHub, new_app_key
+from tests.fakes.messages_api import Body, Error, FakeMessagesAPI, QueuedResponder, Reply
+from tests.scenarios.debates import (
     LOG_FIX,
     PAYMENTS,
     PAYMENTS_AFTER,
@@ -40,8 +42,6 @@ from tests.agents.kit import (
     reject,
     report,
 )
-from tests.fakes.github_api import FakeGitHub, new_app_key
-from tests.fakes.messages_api import Body, Error, FakeMessagesAPI, QueuedResponder, Reply
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
 APP_ID, INSTALLATION, REPO, NUMBER = 42, 9, "octo/shop", 1

@@ -24,7 +24,9 @@ import pytest
 
 from app.store.embedded import free_port
 from app.telemetry.redaction import REDACTED
-from tests.agents.kit import (
+from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.fakes.messages_api import FakeMessagesAPI
+from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,
     PAYMENTS,
@@ -34,9 +36,7 @@ from tests.agents.kit import (
     finding,
     git_diff,
 )
-from tests.app.webhook_kit import SECRET, payload, signed
-from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
-from tests.fakes.messages_api import FakeMessagesAPI
+from tests.scenarios.webhooks import SECRET, payload, signed
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
 APP_ID, INSTALLATION, REPO = 42, 9, "octo/shop"

@@ -16,7 +16,6 @@ from agents.prompts import SYSTEM
 from agents.protocol import TOOLS, ToolName
 from policies.budget import BudgetEventKind
 from policies.debate import DebatePolicy
-from tests.agents.kit import LOG_FIX, UNDEFINED, payments_unit
 from tests.agents.messages_kit import (
     BASE_URL,
     MESSAGES_URL,
@@ -25,6 +24,7 @@ from tests.agents.messages_kit import (
     forced_tool,
     message,
 )
+from tests.scenarios.debates import LOG_FIX, UNDEFINED, payments_unit
 
 DIFF_BLOCK = PromptBlock(text="<untrusted-diff-1>…</untrusted-diff-1>", stable=True)
 

@@ -13,8 +13,10 @@ from agents.scripted import Reply, ScriptedLLM, by_role
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEventKind, TokenCeiling
 from policies.debate import DebatePolicy
-from tests.agents.kit import (
+from tests.scenarios.debates import (
     LOG_FIX,
+    NEGATIVE,
+    NEGATIVE_FIX,
     PAYMENTS,
     UNDEFINED,
     WORKFLOW,
@@ -34,9 +36,6 @@ from tests.agents.kit import (
 )
 
 DIVIDE = finding(8, "Quantizing each share loses the remainder: 10 split 3 ways gives 9.99.")
-NEGATIVE = finding(13, "A negative amount passes the check and increases the balance.", "minor")
-
-NEGATIVE_FIX = patch(13, "    if amount <= 0 or amount > payment.balance:")
 
 
 async def debate(

@@ -23,7 +23,7 @@ from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Tally, Topology
 from policies.safety import ProtectedPaths
-from tests.agents.kit import PAYMENTS, WORKFLOW, payments_unit
+from tests.scenarios.debates import PAYMENTS, WORKFLOW, payments_unit
 
 UNIT = payments_unit()
 WORDS = ["It is fine.", "It is wrong.", "See line 3.", "see LINE 4.", "", "Agreed."]

@@ -10,10 +10,11 @@ from agents.journal import MemoryJournal
 from agents.outcome import Outcome
 from agents.scripted import ScriptedLLM, by_role
 from policies.budget import Settle, TokenCeiling
-from tests.agents.kit import (
+from tests.agents.crash_kit import DiesAt, WorkerDied
+from tests.scenarios.debates import (
+    NEGATIVE,
+    NEGATIVE_FIX,
     UNDEFINED,
-    DiesAt,
-    WorkerDied,
     accept,
     answers,
     concede,
@@ -26,7 +27,6 @@ from tests.agents.kit import (
     rulings,
     warn,
 )
-from tests.agents.test_engine import NEGATIVE, NEGATIVE_FIX
 
 
 def script() -> ScriptedLLM:

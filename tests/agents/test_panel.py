@@ -19,11 +19,10 @@ from policies.arbitration import ArbitrationTrigger
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Focus, Topology, Vote
-from tests.agents.kit import (
+from tests.agents.crash_kit import DiesAt, WorkerDied
+from tests.scenarios.debates import (
     LOG_FIX,
     UNDEFINED,
-    DiesAt,
-    WorkerDied,
     accept,
     answers,
     concede,
@@ -34,7 +33,7 @@ from tests.agents.kit import (
     reject,
     report,
 )
-from tests.agents.panel_kit import (
+from tests.scenarios.panels import (
     CORRECTNESS,
     FIXED_BY_MAJORITY,
     KEPT,

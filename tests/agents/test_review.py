@@ -10,7 +10,7 @@ from agents.protocol import ToolName
 from agents.review import review_diff
 from agents.scripted import Reply, ScriptedLLM
 from policies.debate import DebatePolicy
-from tests.agents.kit import git_diff
+from tests.scenarios.debates import git_diff
 
 FILES = {
     f"pkg/mod{n}.py": ("def f():\n    return 0\n", f"def f():\n    return {n} / 0\n")

@@ -4,9 +4,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
-from tests.app.review_kit import APP_ID, BASE, DIFF, HEAD, INSTALLATION, NUMBER, REPO
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
+from tests.scenarios.reviews import APP_ID, BASE, DIFF, HEAD, INSTALLATION, NUMBER, REPO
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Debates of a panel of testers (the scripts of :mod:`tests.agents.panel_kit`), run by the
+"""Debates of a panel of testers (the scripts of :mod:`tests.scenarios.panels`), run by the
 engine with scripted models over the app tests' pull request."""
 
 from typing import Any
@@ -9,11 +9,11 @@ from agents.outcome import Outcome
 from agents.review import Review
 from agents.scripted import ScriptedLLM, by_agent
 from policies.debate import DebatePolicy
-from tests.agents.panel_kit import Script
-from tests.app.review_kit import DIFF
+from tests.scenarios.panels import Script
+from tests.scenarios.reviews import DIFF
 
 PANEL_DIFF = Diff.parse(DIFF)
-"""The pull request of :mod:`tests.app.review_kit`: the panels debate it."""
+"""The pull request of :mod:`tests.scenarios.reviews`: the panels debate it."""
 
 
 async def panel_outcome(script: Script, testers: int = 3, **limits: Any) -> Outcome:

@@ -1,43 +1,28 @@
-"""A pull request on the fake GitHub, and a real worker to run Tiebreak's jobs on it."""
+"""Reviews and commands on the scenarios' pull request (:mod:`tests.scenarios.reviews`), run by
+a real worker, and the summary comments the app tests look for afterwards."""
 
 import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from agents.llm import LLMClient
+from agents.llm import LLMClient, LLMRequest, LLMResponse
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
-from app.github.client import GitHubApp
-from app.jobs.deps import WorkerDeps
 from app.jobs.worker import Workers
 from app.publishing.markers import SUMMARY_MARKER
-from app.settings import Settings
 from app.store.queue import ReviewQueue, review_job_id
-from app.telemetry.metrics import Metrics
-from tests.agents.kit import (
-    PAYMENTS,
-    PAYMENTS_AFTER,
-    PAYMENTS_BEFORE,
-    UNDEFINED,
-    agreed_by_role,
-    git_diff,
-)
 from tests.fakes.github_api import AppKey, FakeGitHub, IssueComment
-
-REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
-HEAD, BASE = "a" * 40, "b" * 40
-DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
-REF = PullRequestRef(
-    installation_id=INSTALLATION,
-    owner="Codertocat",
-    repo="Hello-World",
-    number=NUMBER,
-    head_sha=HEAD,
+from tests.scenarios.debates import UNDEFINED, agreed_by_role
+from tests.scenarios.reviews import (
+    NUMBER,
+    REF,
+    REPO,
+    worker_deps,
 )
+
 STUBBORN: dict[str, list[Reply]] = {
     "tester": [
         {"findings": [UNDEFINED]},
@@ -72,47 +57,6 @@ def summary(github: FakeGitHub, number: int = NUMBER) -> str:
 def agreed() -> ScriptedLLM:
     """A model that raises one finding and fixes it by agreement."""
     return ScriptedLLM(by_role(**agreed_by_role()))
-
-
-def worker_deps(
-    github: FakeGitHub,
-    key: AppKey,
-    llm: LLMClient,
-    *,
-    retry_backoff: float | None = None,
-    **deps_fields: Any,
-) -> WorkerDeps:
-    """A worker's dependencies on the fake GitHub. GitHub calls are not retried unless
-    `retry_backoff` scales the production policy's waits; `deps_fields` override the others
-    (the settings, the clock). The GitHub client counts its failures in the worker's
-    metrics, as in production."""
-    metrics = Metrics()
-    app = GitHubApp(
-        APP_ID,
-        key.private_pem,
-        github.base_url,
-        retry=retry_backoff is not None,
-        retry_backoff=retry_backoff or 1.0,
-        metrics=metrics,
-    )
-    return WorkerDeps(
-        **{"settings": Settings(), "github": app, "llm": llm, "metrics": metrics, **deps_fields}
-    )
-
-
-@contextlib.asynccontextmanager
-async def background_worker(deps: WorkerDeps, redis_url: str) -> AsyncIterator[ArqRedis]:
-    """A real worker running in the background, and a Redis pool to queue work with; the
-    worker stops (cancelling what it runs, as a shutdown does) when the block ends."""
-    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    workers = Workers(deps, redis_url)
-    running = asyncio.create_task(workers.run())
-    try:
-        yield redis
-    finally:
-        await workers.stop()
-        await running
-        await redis.aclose()
 
 
 async def run_worker(
@@ -191,3 +135,19 @@ def asked(
         return await queue.enqueue_commands(request, f"comment-{comment_id}")
 
     return Asked(comment_id, enqueue)
+
+
+class HeldModel:
+    """A scripted model whose first call waits until the review is cancelled."""
+
+    def __init__(self, llm: ScriptedLLM) -> None:
+        self.llm = llm
+        self.first_call = asyncio.Event()
+        self._held = False
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        if not self._held:
+            self._held = True
+            self.first_call.set()
+            await asyncio.Event().wait()  # until the job is cancelled
+        return await self.llm.complete(request)

@@ -20,7 +20,7 @@ from agents.tokens import typical_tokens
 from app.events import PullRequestRef
 from app.store.transcripts import TranscriptRecord
 from policies.debate import DebatePolicy
-from tests.agents.kit import (
+from tests.scenarios.debates import (
     LOG_FIX,
     PAYMENTS,
     PAYMENTS_AFTER,

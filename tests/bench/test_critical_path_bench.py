@@ -7,7 +7,7 @@ import pytest
 
 from agents.diff import Diff
 from bench import critical_path as bench
-from tests.agents.kit import git_diff
+from tests.scenarios.debates import git_diff
 
 
 def test_the_benchmark_prints_the_ratio_after_checking_the_review(

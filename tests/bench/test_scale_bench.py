@@ -7,8 +7,8 @@ import pytest
 
 from bench import scale as bench
 from bench.fleet import TimedGitHub, open_pulls, publication_problems
-from tests.app.review_kit import DIFF
 from tests.fakes.github_api import new_app_key
+from tests.scenarios.reviews import DIFF
 
 
 def test_the_benchmark_prints_its_figures_after_checking_every_review(

@@ -15,6 +15,9 @@ from agents.protocol import ToolName
 from agents.tokens import typical_tokens
 from bench import panel_tokens as panel
 from bench import tokens as bench
+from bench.billing import ScenarioBroken
+from bench.panel_courses import courses
+from bench.shop_diff import sample_diff, sample_unit
 from policies.panel import Topology
 
 ROWS = (
@@ -169,11 +172,11 @@ def test_the_report_prints_the_panel_section_with_both_topologies_and_the_anchor
 
 
 async def test_a_debate_that_strays_from_its_plan_breaks_the_panel_scenario() -> None:
-    unit = bench.sample_unit(bench.sample_diff())
-    plan = list(panel.courses(unit.diff))
+    unit = sample_unit(sample_diff())
+    plan = list(courses(unit.diff))
     f5 = plan[4]
     convinced = dataclasses.replace(f5.exchanges[1], kept={})  # nobody keeps F5 in round 2
     plan[4] = dataclasses.replace(f5, exchanges=(f5.exchanges[0], convinced))
 
-    with pytest.raises(bench.ScenarioBroken, match="F5 ended"):
+    with pytest.raises(ScenarioBroken, match="F5 ended"):
         await panel.run(unit, Topology.RING, cache=True, plan=plan)

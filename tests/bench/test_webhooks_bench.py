@@ -8,6 +8,8 @@ import pytest
 from githubkit import webhooks
 
 from bench import webhooks as bench
+from bench.webhook_load import Answer, deliveries
+from bench.webhook_servers import SECRET, BenchmarkFailed
 
 
 @pytest.mark.parametrize("client", ["raw", "httpx"])
@@ -36,12 +38,10 @@ def test_the_benchmark_prints_both_endpoints_figures_after_checking_every_delive
 
 
 def test_every_delivery_is_signed_and_for_its_own_pull_request_and_head() -> None:
-    sent = bench.deliveries(3)
+    sent = deliveries(3)
 
     payloads = [json.loads(d.body) for d in sent]
-    assert all(
-        webhooks.verify(bench.SECRET, d.body, d.headers["X-Hub-Signature-256"]) for d in sent
-    )
+    assert all(webhooks.verify(SECRET, d.body, d.headers["X-Hub-Signature-256"]) for d in sent)
     assert [p["pull_request"]["number"] for p in payloads] == [1, 2, 3]
     assert len({p["pull_request"]["head"]["sha"] for p in payloads}) == 3
     assert len({d.id for d in sent}) == len({d.job_id for d in sent}) == 3
@@ -53,15 +53,15 @@ def test_every_delivery_is_signed_and_for_its_own_pull_request_and_head() -> Non
 
 
 def test_a_delivery_not_acknowledged_as_enqueued_fails_the_run() -> None:
-    sent = bench.deliveries(2)
+    sent = deliveries(2)
     enqueued = json.dumps({"outcome": "enqueued", "delivery": sent[0].id}).encode()
     duplicate = json.dumps({"outcome": "duplicate", "delivery": sent[1].id}).encode()
-    answers = [bench.Answer(202, enqueued, 0.001), bench.Answer(200, duplicate, 0.001)]
+    answers = [Answer(202, enqueued, 0.001), Answer(200, duplicate, 0.001)]
 
-    with pytest.raises(bench.BenchmarkFailed, match="bench-2 got 200"):
+    with pytest.raises(BenchmarkFailed, match="bench-2 got 200"):
         bench.check_acknowledged("real", sent, answers)
 
 
 def test_a_delivery_without_its_job_in_redis_fails_the_run(redis_url: str) -> None:
-    with pytest.raises(bench.BenchmarkFailed, match="ZCARD arq:queue = 0 after 2 deliveries"):
-        bench.check_enqueued(redis_url, bench.deliveries(2))
+    with pytest.raises(BenchmarkFailed, match="ZCARD arq:queue = 0 after 2 deliveries"):
+        bench.check_enqueued(redis_url, deliveries(2))

@@ -4,7 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.agents.kit import (
+from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
+from tests.scenarios.debates import (
     AGREED,
     LOG_LINE,
     PAYMENTS,
@@ -12,7 +13,6 @@ from tests.agents.kit import (
     PAYMENTS_BEFORE,
     git_diff,
 )
-from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
 DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})

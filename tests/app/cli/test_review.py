@@ -9,7 +9,8 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli.main import main
-from tests.agents.kit import (
+from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool, error
+from tests.scenarios.debates import (
     AGREED,
     LOG_FIX,
     PAYMENTS,
@@ -19,7 +20,6 @@ from tests.agents.kit import (
     finding,
     git_diff,
 )
-from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool, error
 
 DIVIDE = finding(8, "Quantizing each share loses the remainder.")
 

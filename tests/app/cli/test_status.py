@@ -13,9 +13,9 @@ from app.cli.main import main
 from app.cli.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
 from app.store.live import LiveRuns, State, UnitStatus
 from app.store.queue import ReviewQueue, review_job_id
-from tests.app.jobs.test_review import HeldModel
-from tests.app.review_kit import REF, agreed, background_worker, worker_deps
+from tests.app.review_kit import HeldModel, agreed
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.reviews import REF, background_worker, worker_deps
 
 NOW = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
 RUN_ID = review_job_id(REF)

@@ -3,7 +3,8 @@
 import click
 
 from app.cli.terminal import render
-from tests.agents.panel_kit import (
+from tests.app.panel_kit import panel_review
+from tests.scenarios.panels import (
     CORRECTNESS,
     FIXED_BY_MAJORITY,
     KEPT,
@@ -11,7 +12,6 @@ from tests.agents.panel_kit import (
     SECURITY,
     TIE_WARNED,
 )
-from tests.app.panel_kit import panel_review
 
 
 async def test_a_finding_that_stands_prints_as_such_in_its_own_colour() -> None:

@@ -10,8 +10,8 @@ from app.events import PullRequestRef
 from app.github.client import GitHubApp, Installation
 from app.github.errors import GitHubError
 from app.github.retry import CappedRetry
-from tests.agents.kit import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, WORKFLOW, git_diff
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, WORKFLOW, git_diff
 
 REPO, NUMBER, INSTALLATION, APP_ID = "octo/shop", 7, 3, 42
 HEAD, BASE = "a" * 40, "b" * 40

@@ -35,7 +35,8 @@ from app.jobs.apply import (
     patched_files,
 )
 from app.publishing.models import RunRecord
-from tests.agents.kit import (
+from tests.fakes.github_api import AppKey, FakeGitHub, RefUpdate, new_app_key
+from tests.scenarios.debates import (
     LOG_LINE,
     PAYMENTS,
     PAYMENTS_AFTER,
@@ -44,7 +45,6 @@ from tests.agents.kit import (
     agreed_by_role,
     git_diff,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub, RefUpdate, new_app_key
 
 # -- records ----------------------------------------------------------------------------------
 

@@ -7,12 +7,7 @@ from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.pulls import RunStore
-from tests.agents.kit import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
 from tests.app.review_kit import (
-    DIFF,
-    NUMBER,
-    REF,
-    REPO,
     STUBBORN,
     Asked,
     agreed,
@@ -23,6 +18,8 @@ from tests.app.review_kit import (
     summary,
 )
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
+from tests.scenarios.reviews import DIFF, NUMBER, REF, REPO
 
 PULL = REF.model_copy()
 

@@ -9,9 +9,10 @@ from app.github.client import GitHubApp, Installation
 from app.jobs.conversation import posted_threads, write_summary
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
-from tests.agents.kit import PAYMENTS
-from tests.app.review_kit import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO, summaries
+from tests.app.review_kit import summaries
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import PAYMENTS
+from tests.scenarios.reviews import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO
 
 BOT = "tiebreak[bot]"
 

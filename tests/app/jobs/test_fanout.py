@@ -14,17 +14,9 @@ from app.jobs.janitor import resume_orphans
 from app.store.live import LiveRuns, State
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue, review_job_id
-from tests.app.jobs.test_review import HeldModel
-from tests.app.review_kit import (
-    REF,
-    REPO,
-    agreed,
-    background_worker,
-    run_review,
-    run_worker,
-    worker_deps,
-)
+from tests.app.review_kit import HeldModel, agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.reviews import REF, REPO, background_worker, worker_deps
 
 RUN = review_job_id(REF)
 

@@ -11,10 +11,11 @@ from typing import Any
 
 from agents.claude import ClaudeLLM
 from agents.llm import Usage
-from tests.agents.kit import AGREED
-from tests.app.review_kit import NUMBER, REPO, run_review
+from tests.app.review_kit import run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import Body, Error, FakeMessagesAPI, QueuedResponder, Reply
+from tests.scenarios.debates import AGREED
+from tests.scenarios.reviews import NUMBER, REPO
 
 QUICK = 0.01
 WRITES = ("POST", "PATCH", "PUT", "DELETE")

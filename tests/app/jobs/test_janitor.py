@@ -16,17 +16,9 @@ from app.jobs.janitor import complete_overdue
 from app.store.keys import OPEN_CHECKS
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
-from tests.app.jobs.test_review import HeldModel
-from tests.app.review_kit import (
-    APP_ID,
-    REF,
-    REPO,
-    agreed,
-    background_worker,
-    run_review,
-    worker_deps,
-)
+from tests.app.review_kit import HeldModel, agreed, run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.reviews import APP_ID, REF, REPO, background_worker, worker_deps
 
 
 async def abandoned_review(github: FakeGitHub, key: AppKey, redis_url: str) -> None:

@@ -6,8 +6,9 @@ finding in its body.
 """
 
 from agents.scripted import ScriptedLLM, by_role
-from tests.app.review_kit import NUMBER, REPO, STUBBORN, agreed, run_review, summary
+from tests.app.review_kit import STUBBORN, agreed, run_review, summary
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.reviews import NUMBER, REPO
 
 REVIEWS = r"/repos/[^/]+/[^/]+/pulls/\d+/reviews"
 

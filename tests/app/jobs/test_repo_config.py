@@ -13,7 +13,11 @@ from agents.claude import ClaudeLLM
 from agents.llm import Role
 from agents.scripted import ScriptedLLM, by_role
 from app.settings import Settings
-from tests.agents.kit import (
+from tests.app.review_kit import STUBBORN, agreed, run_review
+from tests.app.review_kit import summary as summary_comment
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.scenarios.debates import (
     AGREED,
     LOG_LINE,
     PAYMENTS,
@@ -28,10 +32,7 @@ from tests.agents.kit import (
     patch,
     report,
 )
-from tests.app.review_kit import BASE, DIFF, HEAD, NUMBER, REPO, STUBBORN, agreed, run_review
-from tests.app.review_kit import summary as summary_comment
-from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 
 CONFIG = ".github/tiebreak.yml"
 NOT_AGREEING = "debate:\n  arbitration: false\n"

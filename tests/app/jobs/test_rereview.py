@@ -16,7 +16,9 @@ from agents.llm import LLMRequest
 from agents.scripted import ScriptedLLM
 from app.events import PullRequestRef
 from app.publishing.markers import ANSWERED_MARKER
-from tests.agents.kit import (
+from tests.app.review_kit import run_review, summaries
+from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.scenarios.debates import (
     ORDERS,
     ORDERS_V1,
     answers,
@@ -27,8 +29,7 @@ from tests.agents.kit import (
     reject,
     report,
 )
-from tests.app.review_kit import BASE, INSTALLATION, REPO, run_review, summaries
-from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.scenarios.reviews import BASE, INSTALLATION, REPO
 
 PULL = 7
 NOTES = "app/notes.py"

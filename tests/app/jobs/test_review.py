@@ -13,29 +13,22 @@ from arq.constants import abort_jobs_ss
 from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
-from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import ScriptedLLM, by_role
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue, review_job_id
-from tests.agents.kit import (
-    LOG_LINE,
-    PAYMENTS,
-    UNDEFINED,
-)
-from tests.app.review_kit import (
+from tests.app.review_kit import STUBBORN, HeldModel, agreed, run_review
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED
+from tests.scenarios.reviews import (
     BASE,
     DIFF,
     HEAD,
     NUMBER,
     REF,
     REPO,
-    STUBBORN,
-    agreed,
     background_worker,
-    run_review,
     worker_deps,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub
 
 
 def states(github: FakeGitHub) -> list[tuple[str, str | None]]:
@@ -189,22 +182,6 @@ async def test_a_review_superseded_in_the_queue_never_starts(
     # Only the newer head got a check run: the older job was aborted before it started.
     assert [c.head_sha for c in github.check_runs(REPO)] == ["c" * 40]
     assert len(github.reviews(REPO, NUMBER)) == 1
-
-
-class HeldModel:
-    """A scripted model whose first call waits until the review is cancelled."""
-
-    def __init__(self, llm: ScriptedLLM) -> None:
-        self.llm = llm
-        self.first_call = asyncio.Event()
-        self._held = False
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        if not self._held:
-            self._held = True
-            self.first_call.set()
-            await asyncio.Event().wait()  # until the job is cancelled
-        return await self.llm.complete(request)
 
 
 async def _until(condition: Callable[[], bool], seconds: float = 20) -> None:

@@ -18,18 +18,10 @@ from app.jobs.review import MIN_CEILING
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.queue import ReviewQueue
-from tests.agents.kit import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
-from tests.app.review_kit import (
-    BASE,
-    INSTALLATION,
-    NUMBER,
-    REF,
-    REPO,
-    agreed,
-    run_review,
-    run_worker,
-)
+from tests.app.review_kit import agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
+from tests.scenarios.reviews import BASE, INSTALLATION, NUMBER, REF, REPO
 
 TODAY = datetime(2026, 11, 21, 15, 0, tzinfo=UTC)
 SPEND = re.compile(

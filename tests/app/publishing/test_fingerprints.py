@@ -6,7 +6,7 @@ from agents.claims import gist, same_gist
 from agents.diff import Diff
 from agents.protocol import Finding
 from app.publishing.fingerprints import Fingerprint
-from tests.agents.kit import ORDERS, ORDERS_V1, git_diff
+from tests.scenarios.debates import ORDERS, ORDERS_V1, git_diff
 
 CLAIM = "The rate is never checked: a rate above 1 makes the total negative."
 

@@ -13,20 +13,8 @@ from app.publishing.models import AnnotationLevel, Conclusion, LabelAction, Publ
 from app.publishing.plan import plan
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
-from tests.agents.kit import LOG_LINE, PAYMENTS
-from tests.agents.panel_kit import (
-    CORRECTNESS,
-    FIXED_BY_MAJORITY,
-    KEPT,
-    PERFORMANCE,
-    SECURITY,
-    TIE_FIXED,
-    TIE_WARNED,
-    WITHDRAWN_BY_MAJORITY,
-    Script,
-)
 from tests.app.panel_kit import PANEL_DIFF, panel_review
-from tests.app.publishing.test_plan import (
+from tests.app.publishing.plan_kit import (
     BIG,
     RUN,
     draft,
@@ -40,8 +28,21 @@ from tests.app.publishing.test_plan import (
     unit,
     visible_text,
 )
-from tests.app.review_kit import BASE, NUMBER, REPO, run_review
+from tests.app.review_kit import run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import LOG_LINE, PAYMENTS
+from tests.scenarios.panels import (
+    CORRECTNESS,
+    FIXED_BY_MAJORITY,
+    KEPT,
+    PERFORMANCE,
+    SECURITY,
+    TIE_FIXED,
+    TIE_WARNED,
+    WITHDRAWN_BY_MAJORITY,
+    Script,
+)
+from tests.scenarios.reviews import BASE, NUMBER, REPO
 
 VOTE_KEPT = (
     "Kept by 2 of 3 testers (tester-correctness, tester-security); tester-performance "

@@ -36,7 +36,10 @@ from app.store.pulls import RunStore
 from app.store.queue import JobName, ReviewQueue, unit_job_id
 from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
 from app.web.server import create_app
-from tests.agents.kit import (
+from tests.app.review_kit import STUBBORN, agreed, run_review, run_worker
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.scenarios.debates import (
     AGREED,
     LOG_FIX,
     UNDEFINED,
@@ -48,21 +51,8 @@ from tests.agents.kit import (
     report,
     rulings,
 )
-from tests.app.review_kit import (
-    APP_ID,
-    BASE,
-    REF,
-    REPO,
-    STUBBORN,
-    agreed,
-    background_worker,
-    run_review,
-    run_worker,
-    worker_deps,
-)
-from tests.app.webhook_kit import SECRET, payload, signed
-from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.scenarios.reviews import APP_ID, BASE, REF, REPO, background_worker, worker_deps
+from tests.scenarios.webhooks import SECRET, payload, signed
 
 Samples = dict[str, dict[tuple[str, ...], float]]
 """Sample values by sample name, then by label values (in the order of `LABELS`)."""

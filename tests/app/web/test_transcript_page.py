@@ -16,28 +16,14 @@ from app.settings import Settings
 from app.store.keys import DAY
 from app.store.transcripts import TranscriptRecord, TranscriptStore
 from app.web.server import create_app
-from tests.agents.kit import LOG_FIX, LOG_LINE, force_fix, rulings
-from tests.agents.panel_kit import (
-    CORRECTNESS,
-    KEPT,
-    PERFORMANCE,
-    REPEATED,
-    SECURITY,
-    TIE_FIXED,
-)
-from tests.app.review_kit import (
-    NUMBER,
-    REPO,
-    STUBBORN,
-    agreed,
-    asked,
-    run_review,
-    run_worker,
-    summary,
-)
+from tests.app.review_kit import STUBBORN, agreed, asked, run_review, run_worker, summary
+from tests.app.store_kit import Store
 from tests.app.transcript_kit import PWNED, hostile_record, panel_record
-from tests.app.webhook_kit import SECRET, Store
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import LOG_FIX, LOG_LINE, force_fix, rulings
+from tests.scenarios.panels import CORRECTNESS, KEPT, PERFORMANCE, REPEATED, SECURITY, TIE_FIXED
+from tests.scenarios.reviews import NUMBER, REPO
+from tests.scenarios.webhooks import SECRET
 
 PUBLIC_URL = "https://tiebreak.example.com"
 SETTINGS = Settings(github_webhook_secret=SECRET, public_url=PUBLIC_URL)

@@ -14,7 +14,8 @@ from app.store.embedded import EmbeddedRedis
 from app.store.queue import JobName, review_job_id
 from app.web.server import create_app
 from app.web.webhooks import MAX_BODY_BYTES
-from tests.app.webhook_kit import SECRET, Store, payload, signed
+from tests.app.store_kit import Store
+from tests.scenarios.webhooks import SECRET, payload, signed
 
 OPENED = payload("pull_request/opened")
 HEAD = OPENED["pull_request"]["head"]["sha"]

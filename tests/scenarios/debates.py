@@ -4,8 +4,6 @@ import difflib
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
-from agents.llm import LLMRequest, LLMResponse
-from agents.scripted import ScriptedLLM
 
 PAYMENTS_BEFORE = """\
 import decimal
@@ -185,23 +183,7 @@ def agreed_by_role() -> dict[str, list[dict[str, Any]]]:
     }
 
 
-# -- a worker that dies mid-debate ---------------------------------------------------------------
+NEGATIVE = finding(13, "A negative amount passes the check and increases the balance.", "minor")
 
 
-class WorkerDied(Exception):
-    """The process running the debate went away mid-call."""
-
-
-class DiesAt:
-    """A model client whose `call`-th call never comes back (the worker died during it)."""
-
-    def __init__(self, llm: ScriptedLLM, call: int) -> None:
-        self.llm = llm
-        self.call = call
-        self.calls = 0
-
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        self.calls += 1
-        if self.calls == self.call:
-            raise WorkerDied
-        return await self.llm.complete(request)
+NEGATIVE_FIX = patch(13, "    if amount <= 0 or amount > payment.balance:")

@@ -2,13 +2,13 @@
 
 Each script is by agent (`agents.scripted.by_agent`): three testers — correctness, security,
 performance — or two for a tie, the coder, and the arbiter where a split calls it. They
-debate the payments change of :mod:`tests.agents.kit` (its lines 8 and 16).
+debate the payments change of :mod:`tests.scenarios.debates` (its lines 8 and 16).
 """
 
 from typing import Any
 
 from agents.scripted import ScriptStep
-from tests.agents.kit import (
+from tests.scenarios.debates import (
     LOG_FIX,
     UNDEFINED,
     accept,

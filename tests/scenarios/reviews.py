@@ -1,0 +1,71 @@
+"""The App's test identity on the fake GitHub, its pull request, and a real worker's wiring to
+run Tiebreak's jobs on it."""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from agents.llm import LLMClient
+from app.events import PullRequestRef
+from app.github.client import GitHubApp
+from app.jobs.deps import WorkerDeps
+from app.jobs.worker import Workers
+from app.settings import Settings
+from app.telemetry.metrics import Metrics
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
+
+REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
+HEAD, BASE = "a" * 40, "b" * 40
+DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
+REF = PullRequestRef(
+    installation_id=INSTALLATION,
+    owner="Codertocat",
+    repo="Hello-World",
+    number=NUMBER,
+    head_sha=HEAD,
+)
+
+
+def worker_deps(
+    github: FakeGitHub,
+    key: AppKey,
+    llm: LLMClient,
+    *,
+    retry_backoff: float | None = None,
+    **deps_fields: Any,
+) -> WorkerDeps:
+    """A worker's dependencies on the fake GitHub. GitHub calls are not retried unless
+    `retry_backoff` scales the production policy's waits; `deps_fields` override the others
+    (the settings, the clock). The GitHub client counts its failures in the worker's
+    metrics, as in production."""
+    metrics = Metrics()
+    app = GitHubApp(
+        APP_ID,
+        key.private_pem,
+        github.base_url,
+        retry=retry_backoff is not None,
+        retry_backoff=retry_backoff or 1.0,
+        metrics=metrics,
+    )
+    return WorkerDeps(
+        **{"settings": Settings(), "github": app, "llm": llm, "metrics": metrics, **deps_fields}
+    )
+
+
+@contextlib.asynccontextmanager
+async def background_worker(deps: WorkerDeps, redis_url: str) -> AsyncIterator[ArqRedis]:
+    """A real worker running in the background, and a Redis pool to queue work with; the
+    worker stops (cancelling what it runs, as a shutdown does) when the block ends."""
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    workers = Workers(deps, redis_url)
+    running = asyncio.create_task(workers.run())
+    try:
+        yield redis
+    finally:
+        await workers.stop()
+        await running
+        await redis.aclose()

@@ -1,0 +1,35 @@
+"""GitHub's webhook payload examples (tests/fixtures, octokit, MIT) and signed deliveries."""
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from githubkit import webhooks
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github-webhooks"
+SECRET = "webhook-secret-for-tests"
+
+
+def payload(name: str) -> dict[str, Any]:
+    """A payload example, e.g. `payload("pull_request/opened")`."""
+    path = FIXTURES / f"{name}.payload.json"
+    if not path.exists():
+        path = FIXTURES / f"{name}.json"
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def signed(
+    event: str, body: dict[str, Any] | bytes, *, delivery: str | None = None, secret: str = SECRET
+) -> tuple[bytes, dict[str, str]]:
+    """A delivery's raw body and headers, signed as GitHub signs them."""
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {
+        "X-GitHub-Event": event,
+        "X-GitHub-Delivery": delivery or str(uuid.uuid4()),
+        "X-Hub-Signature-256": webhooks.sign(secret, raw, method="sha256"),
+        "Content-Type": "application/json",
+        "User-Agent": "GitHub-Hookshot/tests",
+    }
+    return raw, headers
