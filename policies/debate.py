@@ -72,8 +72,11 @@ class DebatePolicy(BaseModel):
     protected_paths: Annotated[tuple[str, ...], AfterValidator(_with_always_protected)] = (
         ALWAYS_PROTECTED
     )
-    """Gitignore-style globs of paths no patch may touch. `.github/workflows/**` and
-    `.github/tiebreak.yml` are always among them."""
+    """Gitignore-style globs of paths no patch may touch. The default ones are always among
+    them: everything that runs in CI with the repository's secrets (workflows, actions and an
+    `action.yml` anywhere, other CI services' files, dev containers, pre-commit hooks), what
+    changes what a build fetches (`.gitmodules`, Dependabot's and Renovate's config),
+    `CODEOWNERS` and Tiebreak's own config."""
 
     arbitration: bool = True
     """Whether deadlocks go to the arbiter; when off they end unresolved."""

@@ -10,8 +10,40 @@ from collections.abc import Iterable, Sequence
 
 from pathspec import GitIgnoreSpec
 
-ALWAYS_PROTECTED = (".github/workflows/**", ".github/tiebreak.yml")
-"""Paths no patch touches whatever a config says: CI definitions and Tiebreak's own rules."""
+ALWAYS_PROTECTED = (
+    # What runs in CI with the repository's secrets: GitHub's workflows and the actions they
+    # use (an `action.yml` anywhere is a composite or JavaScript action), other CI services'
+    # definitions, and the containers and hooks CI runs.
+    ".github/workflows/**",
+    ".github/actions/**",
+    "action.yml",
+    "action.yaml",
+    ".gitlab-ci.yml",
+    ".circleci/**",
+    ".travis.yml",
+    "azure-pipelines.yml",
+    ".buildkite/**",
+    "Jenkinsfile",
+    "bitbucket-pipelines.yml",
+    ".drone.yml",
+    ".devcontainer/**",
+    ".pre-commit-config.yaml",
+    # What changes what a build fetches: submodules, and the bots that update dependencies.
+    ".gitmodules",
+    ".github/dependabot.yml",
+    ".github/dependabot.yaml",
+    "renovate.json",
+    "renovate.json5",
+    ".renovaterc",
+    ".renovaterc.json",
+    # Who must approve a change, and Tiebreak's own rules.
+    "CODEOWNERS",
+    ".github/tiebreak.yml",
+)
+"""Paths no patch touches whatever a config says: everything that runs in CI with the
+repository's secrets or changes what is fetched, who must approve a change, and Tiebreak's own
+rules. A glob without a `/` (`action.yml`) matches at any depth; the others are anchored at the
+repository's root, as in a `.gitignore`."""
 
 
 class ProtectedPaths:

@@ -27,6 +27,7 @@ from app.publishing import markdown as md
 from app.publishing.finding_text import location
 from app.publishing.models import RunRecord
 from policies.errors import TiebreakError
+from policies.safety import ProtectedPaths
 
 SUBJECT = "Apply Tiebreak's fixes"
 MAX_CLAIM = 120
@@ -79,12 +80,19 @@ def patched_files(record: RunRecord, files: Mapping[str, str]) -> dict[str, str]
     """The new text of every file the run's fixes change, from `files` (path → text at the
     reviewed head, for at least the paths the fixes touch); unchanged files are left out.
 
-    Raise :class:`ApplyRefused` if a patch's lines at the head are not the lines the review
-    saw, or if two patches of one file overlap.
+    Raise :class:`ApplyRefused` if a patch is on a protected path (by today's rules: a run
+    recorded under older ones gets no exception), if its lines at the head are not the lines
+    the review saw, or if two patches of one file overlap.
     """
     diff = Diff.parse(record.diff, allow_empty=True)
+    protected = ProtectedPaths(record.policy.protected_paths)
     by_path: dict[str, list[tuple[str, Patch]]] = {}
     for label, _, patch in _fixed(record):
+        if (reason := protected.forbids(patch.path)) is not None:
+            raise ApplyRefused(
+                f"The fix for {_label(label)} at {_where(patch)} is refused: "
+                f"{md.inline(reason, 300)}. Tiebreak never commits there."
+            )
         by_path.setdefault(patch.path, []).append((label, patch))
     changed = {}
     for path, patches in by_path.items():

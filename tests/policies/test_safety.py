@@ -17,6 +17,22 @@ DEFAULT = ProtectedPaths(DebatePolicy().protected_paths)
         (".github/workflows/ci.yml", True),
         (".github/workflows/a/b.yml", True),
         (".github/tiebreak.yml", True),
+        # CI code outside the workflows, and what changes what a build fetches
+        (".github/actions/setup/action.yml", True),
+        (".github/actions/setup/scripts/install.sh", True),
+        ("tools/deploy/action.yaml", True),
+        ("action.yml", True),
+        (".gitmodules", True),
+        (".gitlab-ci.yml", True),
+        (".circleci/config.yml", True),
+        ("Jenkinsfile", True),
+        (".devcontainer/devcontainer.json", True),
+        (".pre-commit-config.yaml", True),
+        (".github/dependabot.yml", True),
+        ("renovate.json", True),
+        # who must approve a change
+        (".github/CODEOWNERS", True),
+        ("docs/CODEOWNERS", True),
         # the same paths spelled indirectly are still protected
         ("./.github/workflows/ci.yml", True),
         (".github//workflows/ci.yml", True),
@@ -35,10 +51,10 @@ DEFAULT = ProtectedPaths(DebatePolicy().protected_paths)
         # ordinary files
         ("src/app.py", False),
         ("README.md", False),
-        (".github/CODEOWNERS", False),
-        (".github/dependabot.yml", False),
         ("src/..hidden/file.py", False),  # dots inside a name are not a climb
         ("..config", False),
+        ("src/actions.yml", False),  # only a file named exactly action.yml is an action
+        ("docs/gitmodules.md", False),
         # the default globs are anchored at the repository root, gitignore-style
         ("docs/.github/workflows/x", False),
         ("docs/.github/tiebreak.yml", False),
