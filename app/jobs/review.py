@@ -16,7 +16,6 @@ import time
 from typing import Any
 
 from agents.diff import Diff
-from agents.errors import DiffError, LLMFatal
 from agents.protocol import Severity
 from agents.review import Review
 from app.events import PullRequestRef
@@ -24,6 +23,7 @@ from app.github.errors import GitHubError
 from app.github.models import PullRequest
 from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
+from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
 from app.publishing import checks
@@ -124,7 +124,7 @@ class ReviewRun:
             # The job's catch-all: whatever failed, the pull request gets a clear answer.
             log.exception("review of %s failed", self.ref.key)
             await self._report_failure(exc)
-            return f"failed: {_reason(exc)}"
+            return f"failed: {logged_reason(exc)}"
         finally:
             if ended is not None:
                 await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
@@ -355,7 +355,9 @@ class ReviewRun:
         try:
             if self.check_id is None:
                 self.check_id = await self._open_check_run("in_progress")
-            await self._complete(self.check_id, checks.failed(_reason(exc), run=self.run_info))
+            await self._complete(
+                self.check_id, checks.failed(public_reason(exc), run=self.run_info)
+            )
         except GitHubError as report:
             # Without a check run there is nowhere to report; the log is the only trace.
             log.error("could not report the failure on %s: %s", self.ref.key, report)
@@ -383,9 +385,3 @@ async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> Chec
     return checks.daily_budget_reached(
         spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
     )
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, LLMFatal | DiffError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"

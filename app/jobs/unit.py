@@ -17,6 +17,7 @@ from agents.errors import LLMFatal
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.deps import WorkerDeps, deps_of
+from app.jobs.failures import logged_reason, public_reason
 from app.store.live import STARTED, LiveRuns, RunPlan, State, worker_name
 from app.telemetry.debates import record_outcome
 from app.telemetry.logs import bind, log_context
@@ -69,8 +70,8 @@ class UnitRun:
                 # One of the two catch-alls of the fleet: the coordinator gets the reason and
                 # decides whether a fresh attempt follows.
                 log.exception("unit %s of %s failed", n, run)
-                await self._failed(f"{type(exc).__name__}: {exc}")
-                return f"failed: {exc}"
+                await self._failed(public_reason(exc))
+                return f"failed: {logged_reason(exc)}"
             await live.set_unit(run, n, state=State.COMPLETING)
             if await live.save_outcome(run, n, outcome):
                 # Counted by the attempt whose outcome is kept: a retried unit counts once.

@@ -2,6 +2,7 @@
 checks, on one Redis pool."""
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -20,6 +21,8 @@ from app.telemetry.metrics import Metrics
 from app.web import prometheus, transcript_page, webhooks
 
 READY_TIMEOUT = 2.0
+
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings, redis_url: str) -> FastAPI:
@@ -57,7 +60,10 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
         finally:
             await redis.aclose()
 
-    app = FastAPI(title="Tiebreak", lifespan=lifespan, docs_url=None, redoc_url=None)
+    # No API documentation is served: the schema would only tell a stranger what to try.
+    app = FastAPI(
+        title="Tiebreak", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
     app.include_router(webhooks.router)
     app.include_router(transcript_page.router)
     app.include_router(prometheus.router)
@@ -72,9 +78,9 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
         try:
             await asyncio.wait_for(context.queue.ping(), READY_TIMEOUT)
         except STORE_ERRORS as exc:
-            return JSONResponse(
-                status_code=503, content={"status": "redis unreachable", "error": str(exc)}
-            )
+            # What failed is for the operator's logs, not for whoever asks.
+            log.warning("not ready: Redis did not answer: %s", exc)
+            return JSONResponse(status_code=503, content={"status": "redis unreachable"})
         return JSONResponse(content={"status": "ready"})
 
     return app

@@ -5,7 +5,9 @@ worker stopped is picked up — with its check run — by another."""
 import asyncio
 import time
 
+import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agents.errors import LLMFatal
 from agents.llm import LLMRequest, LLMResponse
@@ -22,17 +24,18 @@ RUN = review_job_id(REF)
 
 
 class FailsFirst:
-    """A model client whose first `failures` calls raise what a bug would raise."""
+    """A model client whose first `failures` calls raise what a bug would raise (or `error`)."""
 
-    def __init__(self, llm: ScriptedLLM, failures: int) -> None:
+    def __init__(self, llm: ScriptedLLM, failures: int, error: Exception | None = None) -> None:
         self.llm = llm
         self.failures = failures
+        self.error = error
         self.calls = 0
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         self.calls += 1
         if self.calls <= self.failures:
-            raise RuntimeError(f"worker bug #{self.calls}")
+            raise self.error or RuntimeError(f"worker bug #{self.calls}")
         return await self.llm.complete(request)
 
 
@@ -68,9 +71,27 @@ async def test_a_unit_that_fails_every_attempt_is_reported_not_reviewed(
     (check,) = github.check_runs(REPO)
     summary = check.output["summary"]
     assert "Not reviewed" in summary
-    assert "worker bug #3" in summary
+    assert "Tiebreak failed with an internal error; its operators' logs say why." in summary
+    assert "worker bug" not in summary
     assert "gave up after 3 attempts" in summary
     assert model.calls == 3
+
+
+async def test_an_internal_error_reaches_the_pull_request_in_words_not_as_its_text(
+    github: FakeGitHub, key: AppKey, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    lost = RedisConnectionError("Error 111 connecting to 127.0.0.1:36917. Connection refused.")
+    model = FailsFirst(agreed(), failures=3, error=lost)
+
+    await run_review(github, key, redis_url, model, heartbeat=1.0)
+
+    (check,) = github.check_runs(REPO)
+    public = check.output["summary"] + github.issue_comments(REPO, 2)[0].body
+    assert "Tiebreak lost the connection to its queue." in public
+    assert "127.0.0.1" not in public
+    assert "Error 111" not in public
+    # The operator's logs keep the exception, with its traceback.
+    assert "Error 111 connecting to 127.0.0.1:36917" in caplog.text
 
 
 async def test_a_fatal_model_error_stops_the_review_without_retrying(
