@@ -3,8 +3,11 @@
 Models write the claims, arguments and rulings; a pull request's author writes the paths.
 None of it may act on the page. Model text cannot ping anyone (an @mention gets a zero-width
 joiner), cannot open a code fence, HTML block or comment that swallows what follows (fences
-are re-emitted closed, `<` is escaped), and cannot forge a committable suggestion or
-Tiebreak's hidden run marker. Inline code survives as `<code>` with its punctuation encoded
+are re-emitted closed, `<` is escaped), cannot forge a committable suggestion or
+Tiebreak's hidden run marker, and cannot link anywhere or embed an image — a tracking pixel or
+a phishing link posted under Tiebreak's name: brackets are escaped, so `[text](url)` and
+`![alt](url)` read as the characters they are, and a web address reads as inline code, which
+GitHub does not turn into a link. Tiebreak's own links are its own text, never a model's. Inline code survives as `<code>` with its punctuation encoded
 as character references, so it still renders as code but cannot be read as Markdown or HTML.
 """
 
@@ -23,6 +26,8 @@ ZWJ = "\u200d"
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 _TILDES = re.compile(r"~(?=~~)")
+# What GitHub would turn into a link by itself: a URL with a scheme, or a `www.` address.
+_ADDRESS = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]{1,20}://|www\.)[^\s<>`]*[^\s<>`.,:;!?'\")\]]")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _INFO = re.compile(r"[A-Za-z0-9_+#.-]{1,30}")
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -163,7 +168,7 @@ def _inline(text: str) -> str:
             i += 2
             continue
         if char != "`":
-            plain.append("&lt;" if char == "<" else char)
+            plain.append(_INERT.get(char, char))
             i += 1
             continue
         run = len(text[i:]) - len(text[i:].lstrip("`"))
@@ -187,8 +192,18 @@ def _closing_run(text: str, start: int, length: int) -> int | None:
     return None
 
 
+_INERT = {"<": "&lt;", "[": "\\[", "]": "\\]"}
+"""Plain characters of model text replaced where they could start HTML, a link or an image."""
+
+
 def _neutralise(text: str) -> str:
-    return _TILDES.sub("&#126;", _MENTION.sub("@" + ZWJ, text))
+    pieces = _ADDRESS.split(text)
+    addresses = _ADDRESS.findall(text)
+    out = [_TILDES.sub("&#126;", _MENTION.sub("@" + ZWJ, pieces[0]))]
+    for address, piece in zip(addresses, pieces[1:], strict=True):
+        out.append(code(address.replace("\\[", "[").replace("\\]", "]").replace("&lt;", "<")))
+        out.append(_TILDES.sub("&#126;", _MENTION.sub("@" + ZWJ, piece)))
+    return "".join(out)
 
 
 def _encode(text: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 from pydantic import ValidationError
 
 from agents.llm import Role, Usage
@@ -492,6 +493,37 @@ def test_mentions_in_model_text_ping_nobody() -> None:
     assert "cc @\u200doctocat and @\u200dgithub/security" in draft(publication).comments[0].body
 
 
+LURES = (
+    "Pixel: ![t](https://evil.example/t.png) and ![](//evil.example/p.gif). "
+    'Phish: [click](https://evil.example/login "sign in"), [ref][1], <https://evil.example/a>, '
+    "https://evil.example/b?x=1, www.evil.example/c and HTTP://EVIL.EXAMPLE/D.\n\n"
+    "[1]: https://evil.example/ref"
+)
+"""Every way Markdown and GitHub turn text into a link or an image."""
+
+
+def test_model_text_can_neither_embed_an_image_nor_link_anywhere() -> None:
+    fixed = result("F1", BIG, 5, claim=LURES, evidence=LURES)
+    warned = result("F2", BIG, 30, resolution=Resolution.WARNING, warning=LURES)
+    stuck = result("F3", BIG, 12, resolution=Resolution.OPEN, claim=LURES, note=LURES)
+    thread = [says("F2", MessageKind.RULING, LURES), says("F3", MessageKind.DISPUTE, LURES)]
+
+    publication = publish(unit(fixed, warned, stuck, messages=thread), broken_unit(error=LURES))
+
+    for text in everything(publication):
+        rendered = MarkdownIt("commonmark").render(text)
+        hrefs = re.findall(r"<a href=\"([^\"]*)\"", rendered)
+        assert [h for h in hrefs if "evil" in h.lower()] == []
+        assert "<img" not in rendered
+        # GitHub also links a bare address by itself (a scheme's or `www.`), never in code.
+        words = re.sub(r"<[^>]*>", "", re.sub(r"<code>.*?</code>", "", rendered))
+        assert re.findall(r"(?i)[a-z]+://|\bwww\.", words) == []
+    # A reader still sees every address, as code.
+    body = draft(publication).comments[0].body
+    assert "<code>https://evil.example/t.png</code>" in body
+    assert "<code>www.evil.example/c</code>" in body
+
+
 def test_inline_code_in_a_claim_still_reads_as_code() -> None:
     claim = "`@lru_cache` on `get(a<b)` caches `None` | and `x*y`."
 
@@ -555,6 +587,9 @@ def test_model_text_cannot_forge_a_suggestion_html_or_the_run_marker() -> None:
         ("```a`b\nc", "&#96;&#96;&#96;a&#96;b\nc"),
         ("~~~ sh never closed\n<b>", "```sh\n<b>\n```"),
         ("```suggestion\nrm -rf /", "```\nrm -rf /\n```"),
+        ("![t](https://e.example/t.png)", "!\\[t\\](<code>https://e.example/t.png</code>)"),
+        ("[a](b) and \\[c]", "\\[a\\](b) and \\[c\\]"),
+        ("go to www.e.example.", "go to <code>www.e.example</code>."),
     ],
 )
 def test_prose_keeps_what_renders_and_neutralises_what_acts(text: str, expected: str) -> None:
