@@ -1,14 +1,15 @@
 """Markdown for GitHub: untrusted text made inert.
 
-Models write the claims, arguments and rulings; a pull request's author writes the paths.
-None of it may act on the page. Model text cannot ping anyone (an @mention gets a zero-width
-joiner), cannot open a code fence, HTML block or comment that swallows what follows (fences
-are re-emitted closed, `<` is escaped), cannot forge a committable suggestion or
-Tiebreak's hidden run marker, and cannot link anywhere or embed an image — a tracking pixel or
-a phishing link posted under Tiebreak's name: brackets are escaped, so `[text](url)` and
-`![alt](url)` read as the characters they are, and a web address reads as inline code, which
-GitHub does not turn into a link. Tiebreak's own links are its own text, never a model's. Inline code survives as `<code>` with its punctuation encoded
-as character references, so it still renders as code but cannot be read as Markdown or HTML.
+Models write the claims, arguments and rulings; a pull request's author writes the paths. None
+of it may act on the page. Model text cannot ping anyone (an @mention gets a zero-width
+joiner), cannot open a code fence, HTML block or comment that swallows what follows (fences are
+re-emitted closed, `<` is escaped), cannot forge a committable suggestion or Tiebreak's hidden
+run marker, and cannot link anywhere or embed an image — a tracking pixel or a phishing link
+posted under Tiebreak's name: brackets are escaped, so `[text](url)` and `![alt](url)` read as
+the characters they are, and a web address reads as inline code, which GitHub does not turn
+into a link. Tiebreak's own links are its own text, never a model's. Inline code survives as
+`<code>` with its punctuation encoded as character references, so it still renders as code but
+cannot be read as Markdown or HTML.
 """
 
 import re
