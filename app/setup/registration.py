@@ -1,18 +1,23 @@
 """Registering Tiebreak's GitHub App with GitHub's manifest flow, for `tiebreak setup`.
 
 1. :meth:`Registration.start` gives the page's form: `app.yml` completed for this deployment,
-   to post to GitHub's "new GitHub App" page with a fresh random `state`.
+   to post to GitHub's "new GitHub App" page with a fresh random `state`, and the fresh random
+   `browser` value the page sets as a cookie. The state is bound to that value: only the
+   browser that was given the form can finish the flow with it.
 2. GitHub registers the App once its owner confirms, and sends the browser back to the
    `redirect_url` with a temporary `code` and the `state`.
 3. :meth:`Registration.finish` checks the `state` — one this flow handed out, unused, within
-   the hour GitHub gives the whole flow — so a redirect that another site forged is refused;
-   then it trades the code for the App's id, private key and webhook secret
-   (`POST /app-manifests/{code}/conversions`, without authentication) and writes them to the
-   dotenv file, readable by its owner only.
+   the hour GitHub gives the whole flow — and that the redirect came back with the cookie
+   the state is bound to, so a redirect that another site forged, or one carrying a state
+   that someone else fetched from the page (another user of the machine, a page reaching it
+   through DNS rebinding) and their own App's code, is refused; then it trades the code for
+   the App's id, private key and webhook secret (`POST /app-manifests/{code}/conversions`,
+   without authentication) and writes them to the dotenv file, readable by its owner only.
 
 Nothing is written unless every step succeeded. A `state` is spent once its code is traded
 or refused; while GitHub cannot be reached, or the file is in the way, it stays valid, so
-reloading the page GitHub sent the browser to tries again.
+reloading the page GitHub sent the browser to tries again. A redirect refused for its state
+or its cookie spends nothing.
 """
 
 import asyncio
@@ -57,6 +62,11 @@ class ForgedRedirect(SetupError):
     """A redirect with a state this flow did not hand out, or already spent, or expired."""
 
     status = 403
+
+
+class OtherBrowser(ForgedRedirect):
+    """A redirect with a state this flow handed out, but not with the cookie of the browser it
+    was handed to: someone else's state, with (most likely) their own App's code."""
 
 
 class CodeRefused(SetupError):
@@ -114,6 +124,16 @@ class Form:
 
     action: str
     manifest: dict[str, Any]
+    browser: str
+    """The cookie's value for the browser given this form: the redirect must carry it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Issued:
+    """A state handed out: when, and to which browser (its cookie's value)."""
+
+    at: float
+    browser: str
 
 
 class Registration:
@@ -133,7 +153,7 @@ class Registration:
         self.clock = clock
         self.app: AppConfig | None = None
         """The App, once registered and written down."""
-        self._states: dict[str, float] = {}
+        self._states: dict[str, _Issued] = {}
         # One redirect at a time: a reload while GitHub answers must not trade the code twice.
         self._lock = asyncio.Lock()
 
@@ -142,22 +162,34 @@ class Registration:
         return self.manifest.webhook_url(self.options.public_url)
 
     def start(self) -> Form:
-        """A form with a fresh state."""
+        """A form with a fresh state, bound to a fresh browser value (never one a request
+        offers: a value someone else chose or saw must not get a state)."""
         state = secrets.token_urlsafe(32)
-        self._states[state] = self.clock()
+        browser = secrets.token_urlsafe(32)
+        self._states[state] = _Issued(self.clock(), browser)
         action = registration_url(self.options.github_url, state, self.options.org)
         manifest = self.manifest.for_deployment(self.options.public_url, self.redirect_url)
-        return Form(action, manifest)
+        return Form(action, manifest, browser)
 
-    async def finish(self, code: str, state: str) -> AppConfig:
-        """Check the redirect, trade its code and write the App's credentials."""
+    async def finish(self, code: str, state: str, browser: str) -> AppConfig:
+        """Check the redirect (its state, and `browser`: the value of the cookie it came back
+        with, "" for none), trade its code and write the App's credentials."""
         async with self._lock:
             issued = self._issued(state)
-            if issued is None or self.clock() - self._states[issued] > FLOW_LIFETIME:
+            if issued is None or self.clock() - self._states[issued].at > FLOW_LIFETIME:
                 raise ForgedRedirect(
                     "this redirect does not carry a state this page handed out (or it was "
                     "used, or is more than an hour old): nothing was done. Start again from "
                     "the page this command printed."
+                )
+            # In constant time too: the cookie is what tells the browser given the state apart.
+            if not hmac.compare_digest(self._states[issued].browser.encode(), browser.encode()):
+                raise OtherBrowser(
+                    "this redirect did not come back to the browser this page gave its state "
+                    "to (its cookie is missing or different): someone else may have fetched "
+                    "the page and sent their own App here, or the page was opened again since. "
+                    "Nothing was done. Start again from the page this command printed, in "
+                    "one browser tab."
                 )
             if not CODE.fullmatch(code):
                 del self._states[issued]

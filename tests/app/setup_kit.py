@@ -1,7 +1,8 @@
 """What the setup tests share: a browser's part of the manifest flow, over real HTTP.
 
-`parse_form` reads the setup page's form as a browser would (attribute values unescaped);
-`submit` posts it to the fake GitHub as the browser does when its user presses the button.
+`parse_form` reads the setup page's form as a browser would (attribute values unescaped); a
+`Browser` keeps the cookies pages set and sends them back, and `Browser.submit` posts the form
+to the fake GitHub as the browser does when its user presses the button.
 """
 
 import json
@@ -9,11 +10,14 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from http.cookiejar import CookieJar
 from typing import Any
 from urllib.parse import urlencode
 
 APP_ID = 4242
 PUBLIC_URL = "https://tiebreak.example.com"
+CONVERSIONS = r"/app-manifests/[^/]+/conversions"
+"""The path of GitHub's manifest conversion, as `FakeGitHub.requests_to` matches it."""
 EVENTS = [
     "pull_request",
     "issue_comment",
@@ -70,24 +74,39 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def submit(form: Form, *, follow: bool) -> tuple[int, str, dict[str, str]]:
-    """Post the form as a browser does: its status, body and headers, after GitHub's redirect
-    when `follow` (a browser's GET of the `Location`)."""
-    data = urlencode({"manifest": form.manifest_text}).encode()
-    request = urllib.request.Request(form.action, data=data, method="POST")
-    request.add_header("content-type", "application/x-www-form-urlencoded")
-    handlers = [] if follow else [_NoRedirects()]
-    opener = urllib.request.build_opener(*handlers)
-    try:
-        with opener.open(request, timeout=30) as response:
-            return int(response.status), response.read().decode(), dict(response.headers)
-    except urllib.error.HTTPError as error:
-        return int(error.code), error.read().decode(), dict(error.headers)
+class Browser:
+    """One browser: the cookies pages set are sent back with its later requests, GitHub's
+    redirect back to the setup page included. Two `Browser`s share nothing."""
 
+    def __init__(self) -> None:
+        self.cookies = CookieJar()
 
-def get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as response:
-            return int(response.status), response.read().decode()
-    except urllib.error.HTTPError as error:
-        return int(error.code), error.read().decode()
+    def _open(
+        self, request: urllib.request.Request, *, follow: bool = True
+    ) -> tuple[int, str, dict[str, str]]:
+        handlers: list[urllib.request.BaseHandler] = [
+            urllib.request.HTTPCookieProcessor(self.cookies)
+        ]
+        if not follow:
+            handlers.append(_NoRedirects())
+        opener = urllib.request.build_opener(*handlers)
+        try:
+            with opener.open(request, timeout=30) as response:
+                return int(response.status), response.read().decode(), dict(response.headers)
+        except urllib.error.HTTPError as error:
+            return int(error.code), error.read().decode(), dict(error.headers)
+
+    def get(self, url: str, *, host: str | None = None) -> tuple[int, str, dict[str, str]]:
+        """GET `url` (with `host` as its Host header: a name rebound to this address)."""
+        request = urllib.request.Request(url)
+        if host is not None:
+            request.add_header("Host", host)
+        return self._open(request)
+
+    def submit(self, form: Form, *, follow: bool) -> tuple[int, str, dict[str, str]]:
+        """Post the form as a browser does: its status, body and headers, after GitHub's
+        redirect when `follow` (a browser's GET of the `Location`, with its cookies)."""
+        data = urlencode({"manifest": form.manifest_text}).encode()
+        request = urllib.request.Request(form.action, data=data, method="POST")
+        request.add_header("content-type", "application/x-www-form-urlencoded")
+        return self._open(request, follow=follow)

@@ -1,5 +1,6 @@
-"""`tiebreak setup` as a user runs it: a real process, a browser's requests, the fake GitHub;
-then `tiebreak serve` started on the `.env` it wrote, and nothing else."""
+"""`tiebreak setup` as a user runs it: a real process, a browser's requests (with the cookies
+the page sets), the fake GitHub; then `tiebreak serve` started on the `.env` it wrote, and
+nothing else. And as an attacker tries it: from another browser, or under another name."""
 
 import os
 import signal
@@ -16,7 +17,7 @@ import pytest
 from dotenv import dotenv_values
 
 from app.store.embedded import free_port
-from tests.app.setup_kit import APP_ID, PUBLIC_URL, get, parse_form, submit
+from tests.app.setup_kit import APP_ID, CONVERSIONS, PUBLIC_URL, Browser, parse_form
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
@@ -87,8 +88,9 @@ def test_setup_registers_the_app_and_serve_runs_on_what_it_wrote(
     page = f"http://127.0.0.1:{port}/"
     wait_for(page, process)
 
-    status, html = get(page)
-    done, text, _ = submit(parse_form(html), follow=True)  # to GitHub, and back
+    browser = Browser()
+    status, html, _ = browser.get(page)
+    done, text, _ = browser.submit(parse_form(html), follow=True)  # to GitHub, and back
     code, out, err = finish(process)
 
     assert (status, done) == (200, 200)
@@ -128,6 +130,58 @@ def test_ctrl_c_before_github_answers_writes_nothing(fake: FakeGitHub, tmp_path:
     assert code == 1
     assert "nothing was written" in err
     assert "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_setup_refuses_a_state_fetched_by_another_browser_and_writes_nothing(
+    fake: FakeGitHub, tmp_path: Path
+) -> None:
+    port = free_port()
+    process = setup(fake, tmp_path, port)
+    page = f"http://127.0.0.1:{port}/"
+    wait_for(page, process)
+    user, attacker = Browser(), Browser()
+    user.get(page)
+    # Another user of the machine fetches the page, registers an App of their own with its
+    # state, and gets the user's browser to follow GitHub's redirect for it.
+    _, html, _ = attacker.get(page)
+    status, _, headers = attacker.submit(parse_form(html), follow=False)
+    assert status == 302
+
+    refused, text, _ = user.get(headers["location"])
+    ctrl_c(process)
+    code, out, err = finish(process)
+
+    assert refused == 403
+    assert "did not come back to the browser this page gave its state to" in text
+    assert fake.requests_to("POST", CONVERSIONS) == []
+    assert code == 1
+    assert "did not come back to the browser this page gave its state to" in err
+    assert "nothing was written" in err
+    assert "installations/new" not in out
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_setup_gives_no_form_to_a_foreign_host(fake: FakeGitHub, tmp_path: Path) -> None:
+    # DNS rebinding: a page of another site, its name now resolving to 127.0.0.1, asks for
+    # the setup page under that name.
+    port = free_port()
+    process = setup(fake, tmp_path, port)
+    page = f"http://127.0.0.1:{port}/"
+    wait_for(page, process)
+    host = f"rebound.attacker.example:{port}"
+
+    status, body, headers = Browser().get(page, host=host)
+    ctrl_c(process)
+    code, _, err = finish(process)
+
+    assert status == 400
+    assert "<form" not in body
+    assert "settings/apps/new" not in body
+    assert "set-cookie" not in {name.lower() for name in headers}
+    assert code == 1
+    assert f"refused a request for {host!r}: this page answers only at {page}" in err
+    assert "DNS rebinding" in err
     assert list(tmp_path.iterdir()) == []
 
 

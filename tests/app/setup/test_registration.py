@@ -1,7 +1,8 @@
 """`tiebreak setup`'s page and flow, in process, against the fake GitHub over real HTTP.
 
-The test plays the browser: it loads the page, posts its form to the fake GitHub's "new App"
-page, and follows GitHub's redirect back to the page's callback.
+The test plays the browser: it loads the page (at the address the command prints, keeping the
+cookie the page sets), posts its form to the fake GitHub's "new App" page, and follows GitHub's
+redirect back to the page's callback. Another `TestClient` of the same page is another browser.
 """
 
 import asyncio
@@ -23,11 +24,21 @@ from app.setup.manifest import load_manifest
 from app.setup.page import create_registration_app
 from app.setup.registration import FLOW_LIFETIME, Registration, SetupOptions
 from app.store.embedded import free_port
-from tests.app.setup_kit import APP_ID, EVENTS, PERMISSIONS, PUBLIC_URL, Form, parse_form, submit
+from tests.app.setup_kit import (
+    APP_ID,
+    CONVERSIONS,
+    EVENTS,
+    PERMISSIONS,
+    PUBLIC_URL,
+    Browser,
+    Form,
+    parse_form,
+)
 from tests.fakes.github_api import AppKey, FakeGitHub
 
-REDIRECT_URL = "http://127.0.0.1:9/callback"
-CONVERSIONS = r"/app-manifests/[^/]+/conversions"
+PAGE = "http://127.0.0.1:9"
+"""The page's address, as `tiebreak setup` prints it."""
+REDIRECT_URL = f"{PAGE}/callback"
 
 
 @pytest.fixture
@@ -65,8 +76,13 @@ class SetupPage:
         )
         self.stopped = 0
         self.reports: list[str] = []
-        app = create_registration_app(self.flow, self._stop, self.reports.append)
-        self.client = TestClient(app)
+        self.app = create_registration_app(self.flow, self._stop, self.reports.append)
+        self.client = self.browser()
+        """The browser of the user who ran the command."""
+
+    def browser(self) -> TestClient:
+        """A browser of its own (its own cookies), on the page's address."""
+        return TestClient(self.app, base_url=PAGE)
 
     def _stop(self) -> None:
         self.stopped += 1
@@ -78,15 +94,20 @@ class SetupPage:
 
     def register(self) -> tuple[str, str]:
         """Press the button on GitHub: the code and state GitHub redirects back with."""
-        status, _, headers = submit(self.form(), follow=False)
-        assert status == 302
-        location = headers["location"]
-        assert location.startswith(REDIRECT_URL + "?")
-        query = parse_qs(urlsplit(location).query)
-        return query["code"][0], query["state"][0]
+        return on_github(self.form())
 
     def callback(self, code: str, state: str) -> Response:
         return self.client.get("/callback", params={"code": code, "state": state})
+
+
+def on_github(form: Form) -> tuple[str, str]:
+    """Post `form` to GitHub and confirm: the code and state GitHub redirects back with."""
+    status, _, headers = Browser().submit(form, follow=False)
+    assert status == 302
+    location = headers["location"]
+    assert location.startswith(REDIRECT_URL + "?")
+    query = parse_qs(urlsplit(location).query)
+    return query["code"][0], query["state"][0]
 
 
 @pytest.fixture
@@ -138,7 +159,7 @@ def test_an_organizations_app_is_registered_on_its_page(fake: FakeGitHub, env_fi
     page = SetupPage(fake, env_file, org="acme")
 
     form = page.form()
-    submit(form, follow=False)
+    Browser().submit(form, follow=False)
 
     assert urlsplit(form.action).path == "/organizations/acme/settings/apps/new"
     (registered,) = fake.registered_apps()
@@ -304,3 +325,134 @@ def test_an_unreachable_github_keeps_the_state_for_a_retry(
     assert (first.status_code, second.status_code) == (502, 502)
     assert "reload this page to try again" in first.text
     assert not env_file.exists()
+
+
+def test_the_page_binds_its_state_to_the_browser_with_a_fresh_cookie(
+    fake: FakeGitHub, env_file: Path
+) -> None:
+    page = SetupPage(fake, env_file)
+
+    cookies = [page.client.get("/").headers["set-cookie"] for _ in range(2)]
+
+    for cookie in cookies:
+        name_value, *attributes = [part.strip().lower() for part in cookie.split(";")]
+        assert name_value.startswith("tiebreak_setup=")
+        assert len(name_value.partition("=")[2]) >= 43
+        # Not readable by a script, sent with GitHub's top-level redirect back, for the whole
+        # page, and over plain http (the page is on 127.0.0.1).
+        assert {"httponly", "samesite=lax", "path=/"} <= set(attributes)
+        assert "secure" not in attributes
+    assert cookies[0].split(";")[0] != cookies[1].split(";")[0]
+
+
+def test_a_state_fetched_by_another_browser_is_refused_and_nothing_is_written(
+    fake: FakeGitHub, env_file: Path
+) -> None:
+    page = SetupPage(fake, env_file)
+    page.form()  # the user opened the page
+    # Someone else (another user of the machine) fetches the page too, registers an App of
+    # their own with its state, and sends the user's browser their App's redirect.
+    attackers_code, attackers_state = on_github(parse_form(page.browser().get("/").text))
+
+    refused = page.callback(attackers_code, attackers_state)
+
+    assert refused.status_code == 403
+    assert "did not come back to the browser this page gave its state to" in refused.text
+    assert "Registered" not in refused.text
+    assert "installations/new" not in refused.text
+    assert conversions(fake) == []
+    (attackers_app,) = fake.registered_apps()
+    assert attackers_app.conversions == 0
+    assert not env_file.exists()
+    assert page.stopped == 0
+    (report,) = page.reports
+    assert "did not come back to the browser this page gave its state to" in report
+    assert "Nothing was done" in report
+    # The user's own registration still goes through.
+    assert page.callback(*page.register()).status_code == 200
+
+
+def test_a_redirect_without_the_pages_cookie_is_refused_and_spends_nothing(
+    fake: FakeGitHub, env_file: Path
+) -> None:
+    page = SetupPage(fake, env_file)
+    code, state = page.register()
+
+    refused = page.browser().get("/callback", params={"code": code, "state": state})
+
+    assert refused.status_code == 403
+    assert "its cookie is missing or different" in refused.text
+    assert conversions(fake) == []
+    assert not env_file.exists()
+    assert len(page.reports) == 1
+    # The browser that opened the page finishes with the same redirect.
+    assert page.callback(code, state).status_code == 200
+
+
+def test_a_second_cookie_set_by_another_page_on_the_loopback_is_refused(
+    fake: FakeGitHub, env_file: Path
+) -> None:
+    # Cookies do not keep to a port: a page on another port of 127.0.0.1 can set one of this
+    # name. A redirect that carries two is not trusted, whichever is the page's.
+    page = SetupPage(fake, env_file)
+    code, state = page.register()
+    mine = page.client.cookies["tiebreak_setup"]
+    intruder = page.browser()
+    intruder.get("/")
+    theirs = intruder.cookies["tiebreak_setup"]
+
+    refused = [
+        page.browser().get(
+            "/callback",
+            params={"code": code, "state": state},
+            headers={"cookie": f"tiebreak_setup={first}; tiebreak_setup={second}"},
+        )
+        for first, second in [(theirs, mine), (mine, theirs)]
+    ]
+
+    assert [r.status_code for r in refused] == [403, 403]
+    assert conversions(fake) == []
+    assert not env_file.exists()
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["rebound.attacker.example:9", "rebound.attacker.example", "localhost:9", "127.0.0.1:8000"],
+)
+def test_a_foreign_host_gets_no_form(fake: FakeGitHub, env_file: Path, host: str) -> None:
+    # DNS rebinding: a page of another site whose name now resolves to 127.0.0.1 asks for the
+    # page with its own name as the Host.
+    page = SetupPage(fake, env_file)
+
+    response = page.client.get("/", headers={"host": host})
+
+    assert response.status_code == 400
+    assert "<form" not in response.text
+    assert "state" not in response.text
+    assert "settings/apps/new" not in response.text
+    assert "set-cookie" not in response.headers
+    assert not page.client.cookies
+    (report,) = page.reports
+    assert f"refused a request for {host!r}" in report
+    assert f"answers only at {PAGE}/" in report
+    assert not env_file.exists()
+
+
+def test_a_foreign_host_cannot_finish_a_registration(fake: FakeGitHub, env_file: Path) -> None:
+    page = SetupPage(fake, env_file)
+    code, state = page.register()
+
+    refused = page.client.get(
+        "/callback",
+        params={"code": code, "state": state},
+        headers={"host": "rebound.attacker.example:9"},
+    )
+
+    assert refused.status_code == 400
+    assert "Registered" not in refused.text
+    assert conversions(fake) == []
+    assert not env_file.exists()
+    assert page.stopped == 0
+    assert "refused a request for 'rebound.attacker.example:9'" in page.reports[0]
+    # At the page's own address, the same redirect finishes.
+    assert page.callback(code, state).status_code == 200
