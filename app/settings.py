@@ -109,6 +109,16 @@ class Settings(BaseSettings):
     tiebreak_janitor_every: int = Field(default=60, ge=1, le=60)
     """Seconds between the janitor's sweeps, a divisor of 60 (`TIEBREAK_JANITOR_EVERY`)."""
 
+    tiebreak_webhook_buffer_mb: int = Field(default=64, ge=25, le=4096)
+    """MiB that webhook bodies not yet verified may hold at once in a web server process
+    (`TIEBREAK_WEBHOOK_BUFFER_MB`); at least 25, so GitHub's largest delivery fits. A delivery
+    that would go past it is answered 503 without being read."""
+
+    tiebreak_webhook_read_timeout: float = Field(default=10.0, ge=1.0, le=60.0)
+    """Seconds a webhook delivery's whole body has to arrive in once its headers have
+    (`TIEBREAK_WEBHOOK_READ_TIMEOUT`); a slower one is answered 408 and its connection closed.
+    GitHub itself gives up on a delivery after 10 seconds."""
+
     tiebreak_metrics_token: SecretStr | None = None
     """The bearer token `GET /metrics` requires (`TIEBREAK_METRICS_TOKEN`); unset, the
     endpoint is open (it shows counts only, nothing private)."""

@@ -4,11 +4,17 @@ Pure, as gidgethub's `sansio` is: no request is made. Only GitHub's SHA-256 sign
 a check fails closed on anything else.
 """
 
+import re
+
 from githubkit import webhooks
+
+_SHA256 = re.compile(r"sha256=[0-9a-f]{64}")
+"""The one shape of the header GitHub sends: the prefix, then the digest in lowercase hex."""
 
 
 def signed(secret: str, body: bytes, signature: str) -> bool:
     """Whether `signature` (the `X-Hub-Signature-256` header) is the HMAC-SHA256 of `body`
     under `secret`."""
-    # githubkit falls back to sha1 without the prefix: insist on sha256.
-    return signature.startswith("sha256=") and webhooks.verify(secret, body, signature)
+    # Anything of another shape is no signature, checked before comparing: githubkit falls
+    # back to sha1 without the prefix, and `hmac.compare_digest` raises on a non-ASCII string.
+    return _SHA256.fullmatch(signature) is not None and webhooks.verify(secret, body, signature)

@@ -25,7 +25,7 @@ WEBHOOKS = Counter(
     "tiebreak_webhooks_total",
     "Webhook deliveries answered, by event (unknown before the signature is verified) and "
     "outcome (enqueued, recorded, skipped, ignored, duplicate, pong; invalid_signature, "
-    "too_large, bad_request, unavailable, error).",
+    "too_large, bad_request, busy, too_slow, incomplete, unavailable, error).",
     ("event", "outcome"),
 )
 JOBS = Counter(

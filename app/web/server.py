@@ -19,8 +19,10 @@ from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptStore
 from app.telemetry.metrics import Metrics
 from app.web import prometheus, transcript_page, webhooks
+from app.web.intake import Intake
 
 READY_TIMEOUT = 2.0
+MiB = 1024 * 1024
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,9 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
             metrics,
             Deliveries(redis),
             Installations(redis),
+            Intake(
+                settings.tiebreak_webhook_buffer_mb * MiB, settings.tiebreak_webhook_read_timeout
+            ),
         )
         counters = FleetCounters(redis)
         app.state.exposition = prometheus.Exposition(

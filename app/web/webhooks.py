@@ -3,7 +3,8 @@
 Nothing slow happens here: a handler enqueues at most one job, and the answer goes back in
 milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over GitHub's
 25 MB cap is 413, anything that is not a JSON object or lacks what its handler needs is 400,
-and an event or action Tiebreak does not act on is acknowledged and ignored. Each answer is
+and an event or action Tiebreak does not act on is acknowledged and ignored. The body is read
+within the budget and deadline of :mod:`app.web.intake`: past them, 503 or 408. Each answer is
 one log line, carrying the delivery's id and event, and its repository and pull request once
 a handler has read them; and it is counted by event and outcome (the event is "unknown" until
 the signature is verified, so a forger cannot invent label values).
@@ -24,14 +25,7 @@ from app.telemetry.logs import log_context
 from app.telemetry.metrics import WEBHOOKS, Metrics
 from app.web.dispatch import Delivery, Outcome
 from app.web.handlers import ROUTER
-
-MAX_BODY_BYTES = 25 * 1024 * 1024
-"""GitHub does not deliver payloads above 25 MB; anything larger is not from GitHub."""
-
-UNKNOWN_EVENT = "unknown"
-
-REFUSALS = {401: "invalid_signature", 413: "too_large", 400: "bad_request"}
-"""How a refused delivery is counted, by its status."""
+from app.web.intake import UNKNOWN_EVENT, Intake, Refused
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -47,8 +41,10 @@ class WebhookContext:
         metrics: Metrics,
         deliveries: Deliveries,
         installations: Installations,
+        intake: Intake,
     ) -> None:
         self.secret = secret
+        self.intake = intake
         self.queue = queue
         self.metrics = metrics
         self.deliveries = deliveries
@@ -69,14 +65,6 @@ class _Envelope(BaseModel):
     action: object = None
 
 
-class _Refused(Exception):
-    def __init__(self, status: int, reason: str, *, event: str = UNKNOWN_EVENT) -> None:
-        self.status = status
-        self.reason = reason
-        self.event = event
-        """The delivery's event, once its signature is verified."""
-
-
 @router.post("/api/github/webhooks")
 async def receive_webhook(request: Request, context: WebhookContextDep) -> JSONResponse:
     # The ids as the headers claim them: a refused delivery's line says which it was too.
@@ -92,10 +80,10 @@ async def receive_webhook(request: Request, context: WebhookContextDep) -> JSONR
 async def _receive(request: Request, context: WebhookContext) -> tuple[str, str, JSONResponse]:
     """The delivery's event, the outcome to count, and the answer."""
     try:
-        delivery = await _verified_delivery(request, context.secret)
-    except _Refused as refused:
-        outcome = REFUSALS[refused.status]
-        return refused.event, outcome, _answer(refused.status, error=refused.reason)
+        delivery = await _verified_delivery(request, context)
+    except Refused as refused:
+        answer = _answer(refused.status, refused.headers, error=refused.reason)
+        return refused.event, refused.outcome, answer
     event = delivery.event
     if event == "ping":
         return event, Outcome.PONG, _answer(200, outcome=Outcome.PONG, delivery=delivery.id)
@@ -110,7 +98,7 @@ async def _receive(request: Request, context: WebhookContext) -> tuple[str, str,
     except ValidationError as exc:
         await _forget(context, delivery.id)
         answer = _answer(400, error=f"unexpected {event} payload: {_first(exc)}")
-        return event, REFUSALS[400], answer
+        return event, "bad_request", answer
     except STORE_ERRORS as exc:
         log.warning("webhook %s not queued: %s", delivery.id, exc)
         await _forget(context, delivery.id)
@@ -124,23 +112,19 @@ async def _receive(request: Request, context: WebhookContext) -> tuple[str, str,
     return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
 
 
-async def _verified_delivery(request: Request, secret: str) -> Delivery:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise _Refused(413, "payload too large")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise _Refused(413, "payload too large")
-    signature = request.headers.get("x-hub-signature-256", "")
-    if not signed(secret, bytes(body), signature):
-        raise _Refused(401, "invalid or missing X-Hub-Signature-256")
+async def _verified_delivery(request: Request, context: WebhookContext) -> Delivery:
+    body = await context.intake.read(request)
+    # Checked before anything is awaited: until then the body is a stranger's (see `Intake`).
+    if not signed(context.secret, body, request.headers.get("x-hub-signature-256", "")):
+        raise Refused(401, "invalid or missing X-Hub-Signature-256", "invalid_signature")
     event = request.headers.get("x-github-event")
     delivery_id = request.headers.get("x-github-delivery")
     if not event or not delivery_id:
-        raise _Refused(
-            400, "missing X-GitHub-Event or X-GitHub-Delivery", event=event or UNKNOWN_EVENT
+        raise Refused(
+            400,
+            "missing X-GitHub-Event or X-GitHub-Delivery",
+            "bad_request",
+            event=event or UNKNOWN_EVENT,
         )
     try:
         # pydantic's parser reads only `action` and skips the rest without building objects.
@@ -148,10 +132,13 @@ async def _verified_delivery(request: Request, secret: str) -> Delivery:
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         if error["type"] == "json_invalid":
-            raise _Refused(400, f"malformed JSON: {error['msg']}", event=event) from exc
-        raise _Refused(400, "the payload is not a JSON object", event=event) from exc
+            raise Refused(
+                400, f"malformed JSON: {error['msg']}", "bad_request", event=event
+            ) from exc
+        reason = "the payload is not a JSON object"
+        raise Refused(400, reason, "bad_request", event=event) from exc
     action = envelope.action if isinstance(envelope.action, str) else None
-    return Delivery(id=delivery_id, event=event, action=action, body=bytes(body))
+    return Delivery(id=delivery_id, event=event, action=action, body=body)
 
 
 async def _forget(context: WebhookContext, delivery_id: str) -> None:
@@ -162,9 +149,9 @@ async def _forget(context: WebhookContext, delivery_id: str) -> None:
         log.warning("could not forget delivery %s: %s", delivery_id, exc)
 
 
-def _answer(status: int, **content: str) -> JSONResponse:
+def _answer(status: int, headers: dict[str, str] | None = None, **content: str) -> JSONResponse:
     log.info("webhook answered %s: %s", status, content.get("outcome") or content.get("error"))
-    return JSONResponse(status_code=status, content=content)
+    return JSONResponse(status_code=status, content=content, headers=headers)
 
 
 def _first(exc: ValidationError) -> str:

@@ -149,6 +149,19 @@ def test_webhook_answers_are_counted_by_event_and_outcome(client: TestClient) ->
     }
 
 
+def test_non_ascii_signature_is_401(client: TestClient) -> None:
+    raw, headers = signed("pull_request", payload("pull_request/opened"))
+    del headers["X-Hub-Signature-256"]
+    # As a forger sends it: a byte no hex digest holds, where GitHub's digest would be.
+    forged = (b"X-Hub-Signature-256", b"sha256=\xe9" + b"0" * 63)
+    raw_headers = [(name.encode(), value.encode()) for name, value in headers.items()]
+
+    response = client.post("/api/github/webhooks", content=raw, headers=[*raw_headers, forged])
+
+    assert response.status_code == 401
+    assert scrape(client)["tiebreak_webhooks_total"] == {("unknown", "invalid_signature"): 1}
+
+
 # -- a review through a real worker -------------------------------------------------------------
 
 

@@ -12,8 +12,8 @@ from app.events import PullRequestRef
 from app.settings import Settings, SettingsError
 from app.store.embedded import EmbeddedRedis
 from app.store.queue import JobName, review_job_id
+from app.web.intake import MAX_BODY_BYTES
 from app.web.server import create_app
-from app.web.webhooks import MAX_BODY_BYTES
 from tests.app.store_kit import Store
 from tests.scenarios.webhooks import SECRET, payload, signed
 
@@ -213,6 +213,16 @@ def test_a_body_over_githubs_cap_is_refused(client: TestClient, store: Store) ->
     response = post(client, "pull_request", b" " * (MAX_BODY_BYTES + 1))
 
     assert response.status_code == 413
+    assert queued_jobs(store) == []
+
+
+def test_a_body_without_a_declared_length_is_refused(client: TestClient, store: Store) -> None:
+    raw, headers = signed("pull_request", OPENED)
+
+    # Sent in chunks, with no Content-Length, as GitHub never sends a delivery.
+    response = client.post("/api/github/webhooks", content=iter([raw]), headers=headers)
+
+    assert response.status_code == 411
     assert queued_jobs(store) == []
 
 

@@ -1,0 +1,125 @@
+"""Reading a webhook's body before anyone knows it is GitHub's: within a budget and a deadline.
+
+A signature covers the whole body, so the body must be read before it can be checked, and
+until then it is anyone's. Such bodies share one budget of bytes per process: each request
+reserves its declared `Content-Length` before a byte is read, and when the budget cannot
+hold it the request is turned away at once (503, with `Retry-After`) instead of being
+buffered. Each body must arrive whole within a deadline, or the request is answered 408 and
+its connection closed, which frees what it held. So stalled uploads hold at most the budget,
+for at most the deadline, however many connections carry them.
+
+GitHub always declares a delivery's length, sends it within its own 10-second timeout, and
+never sends more than 25 MB: a request without a length, with a larger one, or whose body
+does not match its length is refused too.
+"""
+
+import asyncio
+import math
+import re
+
+from starlette.requests import ClientDisconnect, Request
+
+from policies.errors import TiebreakError
+
+MAX_BODY_BYTES = 25 * 1024 * 1024
+"""GitHub does not deliver payloads above 25 MB; anything larger is not from GitHub."""
+
+CONNECTION_FLOOR = 64 * 1024
+"""The least a request reserves, whatever length it declares: uvicorn buffers about this much
+of a body per connection before it stops reading, so an empty declared body is not free."""
+
+UNKNOWN_EVENT = "unknown"
+
+_LENGTH = re.compile(r"[0-9]{1,20}")
+# Without it, uvicorn keeps the connection open after the answer and reads on whatever
+# remains of an unread body.
+_HANG_UP = {"Connection": "close"}
+
+
+class Refused(TiebreakError):
+    """A delivery turned away: the answer's status, reason and headers, and its outcome as
+    the metrics count it."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        outcome: str,
+        *,
+        event: str = UNKNOWN_EVENT,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+        self.outcome = outcome
+        self.event = event
+        """The delivery's event, once its signature is verified."""
+        self.headers = headers or {}
+
+
+class Intake:
+    """The bytes that unverified bodies may hold at once in this process, and the time each
+    has to arrive. Built once per process; the event loop is its only lock."""
+
+    def __init__(self, budget: int, timeout: float) -> None:
+        self.budget = budget
+        self.timeout = timeout
+        self._free = budget
+
+    async def read(self, request: Request) -> bytes:
+        """The request's whole body; raises :class:`Refused` when it may not be read.
+
+        The caller checks the signature before it awaits anything else: until then the bytes
+        are still a stranger's, though no longer counted.
+        """
+        declared = _declared_length(request)
+        reserved = max(declared, CONNECTION_FLOOR)
+        if reserved > self._free:
+            raise Refused(
+                503,
+                "too many deliveries arriving at once; redeliver later",
+                "busy",
+                headers={"Retry-After": str(math.ceil(self.timeout)), **_HANG_UP},
+            )
+        self._free -= reserved
+        try:
+            return await self._receive(request, declared)
+        finally:
+            self._free += reserved
+
+    async def _receive(self, request: Request, declared: int) -> bytes:
+        body = bytearray()
+        try:
+            async with asyncio.timeout(self.timeout):
+                async for chunk in request.stream():
+                    body += chunk
+                    if len(body) > declared:
+                        raise _mismatch()
+        except TimeoutError:
+            raise Refused(
+                408, "the body did not arrive in time", "too_slow", headers=_HANG_UP
+            ) from None
+        except ClientDisconnect:
+            # Nobody reads this answer; it is for the log line and the count.
+            raise Refused(400, "the client hung up mid-body", "incomplete") from None
+        if len(body) != declared:
+            raise _mismatch()
+        return bytes(body)
+
+
+def _declared_length(request: Request) -> int:
+    declared = request.headers.get("content-length")
+    if declared is None:
+        raise Refused(411, "Content-Length required", "bad_request", headers=_HANG_UP)
+    if not _LENGTH.fullmatch(declared):
+        raise Refused(400, "malformed Content-Length", "bad_request", headers=_HANG_UP)
+    if int(declared) > MAX_BODY_BYTES:
+        raise Refused(413, "payload too large", "too_large", headers=_HANG_UP)
+    return int(declared)
+
+
+def _mismatch() -> Refused:
+    return Refused(
+        400, "the body's length differs from its Content-Length", "bad_request", headers=_HANG_UP
+    )
