@@ -41,6 +41,9 @@ class CommandName(StrEnum):
     HELP = "help"
 
 
+_NAMES = {str(name): name for name in CommandName}
+
+
 @dataclass(frozen=True, slots=True)
 class Command:
     """A recognised command; `argument` is set for `budget N`."""
@@ -129,9 +132,8 @@ def _lines(body: str) -> Iterator[str]:
 
 def _command(rest: str) -> Parsed:
     word, _, argument = rest.strip().partition(" ")
-    try:
-        name = CommandName(word.lower())
-    except ValueError:
+    name = _NAMES.get(word.lower())
+    if name is None:
         return _unrecognised(rest)
     argument = argument.strip()
     if name is CommandName.BUDGET:
