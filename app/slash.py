@@ -2,17 +2,33 @@
 
 A command is a line of its own that starts with `/tiebreak` or `@tiebreak`, in any case.
 Lines inside fenced code blocks, indented code and quotes (`>`) are never commands: quoting
-someone's command must not run it again. Parsing is pure; who may run what is decided later.
+someone's command must not run it again. Lines are split where GitHub's Markdown splits them
+(CommonMark's line endings), so a command is what the comment shows on a line of its own.
+Parsing is pure and linear in the comment, and stops at :data:`MAX_COMMANDS`; who may run
+what is decided later.
 """
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
 APP_NAME = "tiebreak"
 MAX_BUDGET_DIGITS = 9
 
+MAX_COMMANDS = 5
+"""Commands taken from one comment, an unrecognised line included; the rest is not read.
+Seven commands exist and each runs at most once per comment: more than this is no request a
+person makes, and each one may cost a reply."""
+
+MAX_UNRECOGNISED = 100
+"""Characters of an unrecognised line kept to quote back."""
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CLOSING_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+# CommonMark's line endings, and no others: `str.splitlines` also breaks at U+2028, U+0085,
+# form feeds..., which GitHub shows inside the line (and so inside its quote or code block).
+_LINE_ENDING = re.compile(r"\r\n|\r|\n")
 
 
 class CommandName(StrEnum):
@@ -23,6 +39,9 @@ class CommandName(StrEnum):
     STOP = "stop"
     BUDGET = "budget"
     HELP = "help"
+
+
+_NAMES = {str(name): name for name in CommandName}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,49 +75,76 @@ Tiebreak's commands, each on a line of its own (`/{APP_NAME}` or `@{APP_NAME}`):
 | `/{APP_NAME} budget N` | set the token budget of this pull request's next review |
 | `/{APP_NAME} help` | show this list |
 
-Only people with write access to the repository can run them."""
+Only people with write access to the repository can run them; a comment runs at most \
+{MAX_COMMANDS} commands, each once."""
 
 
 def parse_commands(body: str, *, app_name: str = APP_NAME) -> list[Parsed]:
-    """Every command line of a comment, in order, each once."""
+    """The command lines of a comment, in order: each command once (the first `budget N`),
+    every unrecognised line folded into the first, and at most :data:`MAX_COMMANDS` in all."""
     prefix = re.compile(rf"^[/@]{re.escape(app_name)}(?:\[bot\])?(?:\s+(.*))?$", re.IGNORECASE)
     found: list[Parsed] = []
+    taken: set[CommandName | None] = set()  # None: an unrecognised line
+    for line in _command_lines(body):
+        match = prefix.match(line)
+        if match is None:
+            continue
+        parsed = _command(match.group(1) or "")
+        name = parsed.name if isinstance(parsed, Command) else None
+        if name in taken:
+            continue
+        taken.add(name)
+        found.append(parsed)
+        if len(found) == MAX_COMMANDS:
+            break
+    return found
+
+
+def _command_lines(body: str) -> Iterator[str]:
+    """The lines of `body` that may hold a command, stripped: not in code, not quoted."""
     fence: str | None = None
-    for line in body.splitlines():
-        opening = _FENCE.match(line)
+    for line in _lines(body):
         if fence is not None:
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
+            closing = _CLOSING_FENCE.match(line)
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= len(fence):
                 fence = None
             continue
+        opening = _FENCE.match(line)
         if opening:
             fence = opening.group(1)
             continue
         if line.startswith(("    ", "\t")):
             continue  # indented code
         text = line.strip()
-        if text.startswith(">"):
-            continue
-        match = prefix.match(text)
-        if match is None:
-            continue
-        parsed = _command(match.group(1) or "")
-        if parsed not in found:
-            found.append(parsed)
-    return found
+        if not text.startswith(">"):
+            yield text
+
+
+def _lines(body: str) -> Iterator[str]:
+    """`body`'s lines as GitHub's Markdown splits them, one at a time."""
+    start = 0
+    for ending in _LINE_ENDING.finditer(body):
+        yield body[start : ending.start()]
+        start = ending.end()
+    if start < len(body):
+        yield body[start:]
 
 
 def _command(rest: str) -> Parsed:
     word, _, argument = rest.strip().partition(" ")
-    try:
-        name = CommandName(word.lower())
-    except ValueError:
-        return Unrecognised(rest.strip())
+    name = _NAMES.get(word.lower())
+    if name is None:
+        return _unrecognised(rest)
     argument = argument.strip()
     if name is CommandName.BUDGET:
         digits = argument.replace(",", "").replace("_", "")
         if not digits.isdigit() or len(digits) > MAX_BUDGET_DIGITS or int(digits) == 0:
-            return Unrecognised(rest.strip())
+            return _unrecognised(rest)
         return Command(name, int(digits))
     if argument:
-        return Unrecognised(rest.strip())
+        return _unrecognised(rest)
     return Command(name)
+
+
+def _unrecognised(rest: str) -> Unrecognised:
+    return Unrecognised(rest.strip()[:MAX_UNRECOGNISED])

@@ -1,8 +1,9 @@
 """The command job: what people asked for in a comment, or with a check-run button.
 
 Every accepted command gets an 👀 at once and a 🚀 or 😕 when done; a person without write
-access gets a short reply saying so, and nothing runs. A check-run button needs no check:
-GitHub shows buttons only to people with write access.
+access gets a short reply saying so, and nothing runs. A comment runs at most `MAX_COMMANDS`
+commands, each once, and earns one reply at most for the lines Tiebreak did not know. A
+check-run button needs no check: GitHub shows buttons only to people with write access.
 """
 
 import hashlib
@@ -23,7 +24,7 @@ from app.jobs.review import MIN_CEILING
 from app.publishing import checks, markdown
 from app.publishing.models import LabelAction, RunRecord
 from app.publishing.plan import plan
-from app.slash import HELP, CommandName
+from app.slash import HELP, MAX_COMMANDS, CommandName
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
 from app.telemetry.debates import record_rulings
@@ -65,7 +66,7 @@ class CommandRun:
             await self._react("confused")
             return "refused"
         pull = await self.github.pull_request(self.pull_key)
-        results = [await self._run(call, pull) for call in self.request.calls]
+        results = [await self._run(call, pull) for call in _bounded(self.request.calls)]
         await self._react("rocket" if all(results) else "confused")
         return "done" if all(results) else "not all done"
 
@@ -284,6 +285,20 @@ class CommandRun:
         if self.deps.runs is None:
             raise RuntimeError("the worker has not started")
         return self.deps.runs
+
+
+def _bounded(calls: list[CommandCall]) -> list[CommandCall]:
+    """The calls to run: each command once and one unrecognised line (`None`) at most, no
+    more than `MAX_COMMANDS` — the parser's rule, kept here whatever queued the request."""
+    kept: list[CommandCall] = []
+    seen: set[str | None] = set()
+    for call in calls:
+        if call.name not in seen:
+            seen.add(call.name)
+            kept.append(call)
+            if len(kept) == MAX_COMMANDS:
+                break
+    return kept
 
 
 def _quoted(text: str) -> str:

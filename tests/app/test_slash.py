@@ -80,3 +80,99 @@ def test_a_command_after_a_closed_fence_counts() -> None:
 
 def test_an_unclosed_fence_hides_the_rest() -> None:
     assert parse_commands("```\n/tiebreak apply") == []
+
+
+# Breaks `str.splitlines` knows and GitHub's Markdown does not: to GitHub, what follows one is on
+# the same line, inside the same quote or code block.
+NOT_LINE_ENDINGS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
+
+
+@pytest.mark.parametrize("separator", NOT_LINE_ENDINGS, ids=ascii)
+@pytest.mark.parametrize(
+    "template",
+    [
+        "> Thanks for the review.{sep}/tiebreak resolve",
+        ">> nested{sep}@tiebreak apply",
+        "```\nprint(1){sep}```{sep}/tiebreak resolve\n```",
+        "~~~\nx{sep}~~~{sep}/tiebreak resolve\n~~~",
+        "    code(){sep}/tiebreak resolve",
+        "Please run{sep}/tiebreak resolve",
+    ],
+    ids=["quote", "nested-quote", "backtick-fence", "tilde-fence", "indented-code", "sentence"],
+)
+def test_command_after_unicode_line_separator_in_quote_does_not_run(
+    template: str, separator: str
+) -> None:
+    assert parse_commands(template.format(sep=separator)) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "/tiebreak review\n/tiebreak apply",
+        "/tiebreak review\r\n/tiebreak apply",
+        "/tiebreak review\r/tiebreak apply",
+    ],
+    ids=["lf", "crlf", "cr"],
+)
+def test_commonmark_line_endings_separate_commands(body: str) -> None:
+    assert parse_commands(body) == [REVIEW, APPLY]
+
+
+def test_a_fence_line_with_an_info_string_does_not_close_a_fence() -> None:
+    # CommonMark: a closing fence carries nothing but spaces after its backticks.
+    body = "```\nx = 1\n```python\n/tiebreak resolve\n```"
+
+    assert parse_commands(body) == []
+
+
+def test_distinct_commands_are_kept_in_order_and_unknown_lines_collapse_into_one() -> None:
+    body = "\n".join(
+        [
+            "/tiebreak deploy",
+            "/tiebreak review",
+            "/tiebreak ship it",
+            "/tiebreak budget 50000",
+            "/tiebreak budget 60000",
+            "/tiebreak review",
+            "/tiebreak apply",
+        ]
+    )
+
+    assert parse_commands(body) == [
+        Unrecognised("deploy"),
+        REVIEW,
+        Command(CommandName.BUDGET, 50_000),
+        APPLY,
+    ]
+
+
+def test_no_more_than_the_cap_of_commands_is_taken_from_a_comment() -> None:
+    every = "\n".join(f"/tiebreak {name}" for name in ("stop", "help", "review", "apply"))
+    body = f"{every}\n/tiebreak resolve\n/tiebreak arbitrate\n/tiebreak budget 9000"
+
+    assert parse_commands(body) == [STOP, HELP, REVIEW, APPLY, Command(CommandName.RESOLVE)]
+
+
+def sixty_five_kb_of_distinct_command_lines() -> str:
+    """GitHub's largest comment (65,536 characters), one distinct command line after another."""
+    lines, size, i = [], 0, 0
+    while size < 65_536:
+        line = [f"/tiebreak x{i}", f"/tiebreak budget {10_000 + i}", f"@tiebreak help {i}"][i % 3]
+        lines.append(line)
+        size += len(line) + 1
+        i += 1
+    return "\n".join(lines)[:65_536]
+
+
+def test_huge_comment_of_commands_yields_at_most_the_cap() -> None:
+    parsed = parse_commands(sixty_five_kb_of_distinct_command_lines())
+
+    assert parsed == [Unrecognised("x0"), Command(CommandName.BUDGET, 10_001)]
+
+
+def test_an_unknown_line_is_kept_short() -> None:
+    (parsed,) = parse_commands("/tiebreak " + "deploy " * 10_000)
+
+    assert isinstance(parsed, Unrecognised)
+    assert len(parsed.text) <= 100

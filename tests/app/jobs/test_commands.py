@@ -89,6 +89,24 @@ async def test_an_unknown_command_gets_the_help(
     assert github.reactions(REPO, comment.comment_id)[-1] == "confused"
 
 
+async def test_a_request_of_many_commands_runs_five_and_answers_unknown_lines_once(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    unknown: tuple[str | None, int | None] = (None, None)
+    commands = [unknown, ("stop", None), unknown, ("stop", None), ("help", None)]
+    commands += [unknown, ("resolve", None), ("apply", None), ("arbitrate", None)] * 3
+    await run_command(github, key, redis_url, *commands)
+
+    answers = replies(github)
+    assert [a.split("\n")[0] for a in answers] == [
+        "I don't know `/tiebreak`.",
+        "No review of this pull request is running.",
+        "Tiebreak's commands, each on a line of its own (`/tiebreak` or `@tiebreak`):",
+        "Tiebreak has not reviewed this pull request yet.",
+        "Tiebreak has not reviewed this pull request yet.",
+    ]
+
+
 async def test_review_reviews_the_head_again(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
