@@ -19,6 +19,7 @@ from githubkit.exception import RequestFailed
 
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.errors import translating
+from app.github.file_diffs import file_section
 from app.github.git_data import GitData
 from app.github.identity import AppIdentity
 from app.github.models import Comparison, PullRequest, Reaction
@@ -151,7 +152,7 @@ class Installation:
                 ref.owner, ref.repo, ref.number, per_page=100, page=page
             )
             files: Any = response.json()
-            parts += [_file_diff(f) for f in files if f.get("patch")]
+            parts += [file_section(f) for f in files]
             if len(files) < 100:
                 break
         return "".join(parts)
@@ -368,16 +369,3 @@ class Installation:
         )
         comment_id: int = response.json()["id"]
         return comment_id
-
-
-def _file_diff(entry: Mapping[str, Any]) -> str:
-    """One file of the files API as a git diff section."""
-    name = entry["filename"]
-    old = entry.get("previous_filename") or name
-    status = entry.get("status")
-    source = "/dev/null" if status == "added" else f"a/{old}"
-    target = "/dev/null" if status == "removed" else f"b/{name}"
-    patch = entry["patch"]
-    return f"diff --git a/{old} b/{name}\n--- {source}\n+++ {target}\n{patch}" + (
-        "" if patch.endswith("\n") else "\n"
-    )
