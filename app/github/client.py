@@ -19,7 +19,9 @@ from githubkit.exception import RequestFailed
 
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.errors import translating
+from app.github.file_diffs import file_section
 from app.github.git_data import GitData
+from app.github.identity import AppIdentity
 from app.github.models import Comparison, PullRequest, Reaction
 from app.github.retry import CappedRetry, CountedFailures
 from app.telemetry.metrics import Metrics
@@ -80,18 +82,27 @@ class GitHubApp:
             # Tokens are cached per App client, not in githubkit's module-wide default.
             cache_strategy=MemCacheStrategy(),
         )
+        self.identity = AppIdentity(self._github)
+        """The App's bot user, the author of everything it posts: looked up once."""
 
     def installation(self, installation_id: int) -> "Installation":
         client = self._github.with_auth(self._auth.as_installation(installation_id))
-        return Installation(client, retry_backoff=self.retry_backoff)
+        return Installation(client, self.identity, retry_backoff=self.retry_backoff)
 
 
 class Installation:
-    """Calls on behalf of one installation."""
+    """Calls on behalf of one installation.
 
-    def __init__(self, github: GitHub[Any], *, retry_backoff: float = 1.0) -> None:
+    What it reads back of Tiebreak's own posts (reviews, comments) is only what the App's
+    bot user wrote: a marker anyone else writes is not Tiebreak's.
+    """
+
+    def __init__(
+        self, github: GitHub[Any], identity: AppIdentity, *, retry_backoff: float = 1.0
+    ) -> None:
         self._github = github
         self._rest = github.rest
+        self._identity = identity
         self.git = GitData(github)
         """The Git Data API, for committing fixes."""
         self.retry_backoff = retry_backoff
@@ -141,7 +152,7 @@ class Installation:
                 ref.owner, ref.repo, ref.number, per_page=100, page=page
             )
             files: Any = response.json()
-            parts += [_file_diff(f) for f in files if f.get("patch")]
+            parts += [file_section(f) for f in files]
             if len(files) < 100:
                 break
         return "".join(parts)
@@ -194,19 +205,10 @@ class Installation:
         return review_id
 
     @translating
-    async def review_bodies(self, ref: PullKey) -> list[str]:
-        """The body of every review the pull request has, oldest first."""
-        bodies: list[str] = []
-        review: Any
-        async for review in self._rest.paginate(
-            self._rest.pulls.async_list_reviews,
-            owner=ref.owner,
-            repo=ref.repo,
-            pull_number=ref.number,
-            per_page=100,
-        ):
-            bodies.append(review.body or "")
-        return bodies
+    async def own_review_bodies(self, ref: PullKey) -> list[str]:
+        """The body of every review the App posted on the pull request, oldest first."""
+        reviews = await self._all_pages(self._rest.pulls.async_list_reviews, ref)
+        return [str(r.get("body") or "") for r in await self._own(reviews)]
 
     @translating
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
@@ -230,15 +232,20 @@ class Installation:
         )
 
     @translating
-    async def review_comments(self, ref: PullKey) -> list[dict[str, Any]]:
-        """Every review comment on the pull request (of every review, and replies), oldest
-        first, as GitHub's JSON."""
-        return await self._all_pages(self._rest.pulls.async_list_review_comments, ref)
+    async def own_review_comments(self, ref: PullKey) -> list[dict[str, Any]]:
+        """The App's review comments on the pull request (of its reviews, and its replies),
+        oldest first, as GitHub's JSON."""
+        comments = await self._all_pages(self._rest.pulls.async_list_review_comments, ref)
+        return await self._own(comments)
 
     @translating
-    async def issue_comments(self, ref: PullKey) -> list[dict[str, Any]]:
-        """Every comment in the pull request's conversation, oldest first, as GitHub's JSON."""
-        return await self._all_pages(self._rest.issues.async_list_comments, ref)
+    async def own_issue_comments(self, ref: PullKey) -> list[dict[str, Any]]:
+        """The App's comments in the pull request's conversation, oldest first, as GitHub's
+        JSON."""
+        return await self._own(await self._all_pages(self._rest.issues.async_list_comments, ref))
+
+    async def _own(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [item for item in items if await self._identity.authored(item)]
 
     @translating
     async def resolved_threads(self, ref: PullKey) -> set[int]:
@@ -362,16 +369,3 @@ class Installation:
         )
         comment_id: int = response.json()["id"]
         return comment_id
-
-
-def _file_diff(entry: Mapping[str, Any]) -> str:
-    """One file of the files API as a git diff section."""
-    name = entry["filename"]
-    old = entry.get("previous_filename") or name
-    status = entry.get("status")
-    source = "/dev/null" if status == "added" else f"a/{old}"
-    target = "/dev/null" if status == "removed" else f"b/{name}"
-    patch = entry["patch"]
-    return f"diff --git a/{old} b/{name}\n--- {source}\n+++ {target}\n{patch}" + (
-        "" if patch.endswith("\n") else "\n"
-    )

@@ -2,13 +2,14 @@
 
 What Tiebreak posted is read from the pull request itself, by the hidden markers its comments
 carry: each inline comment ends with its finding's fingerprint, the summary comment starts
-with the summary marker, a reply on a thread whose finding is gone ends with its own. Whether
-a person resolved a thread comes from GitHub's GraphQL API, a 👎 from the comment's reactions.
+with the summary marker, a reply on a thread whose finding is gone ends with its own. Only
+comments the App's own bot user wrote are read (the gateway's `own_…` calls): anyone can
+write a marker. Whether a person resolved a thread comes from GitHub's GraphQL API, a 👎 from
+the comment's reactions.
 """
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from app.events import PullKey
 from app.github.client import Installation
@@ -27,7 +28,7 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
     If GitHub will not say which threads are resolved, they are all taken as open (and so
     stay listed): a finding is never posted twice either way, its thread is there.
     """
-    comments = await github.review_comments(ref)
+    comments = await github.own_review_comments(ref)
     try:
         resolved = await github.resolved_threads(ref)
     except GitHubError as exc:
@@ -36,8 +37,6 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
     roots: dict[int, tuple[Fingerprint, bool]] = {}
     answered: set[int] = set()
     for comment in comments:
-        if not _by_a_bot(comment):
-            continue
         body = comment.get("body") or ""
         parent = comment.get("in_reply_to_id")
         if parent is not None:
@@ -62,9 +61,9 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
 
 async def write_summary(github: Installation, ref: PullKey, body: str) -> None:
     """Edit the pull request's summary comment to `body`, or write it if there is none."""
-    for comment in await github.issue_comments(ref):
+    for comment in await github.own_issue_comments(ref):
         old = comment.get("body") or ""
-        if _by_a_bot(comment) and old.split("\n", 1)[0] == SUMMARY_MARKER:
+        if old.split("\n", 1)[0] == SUMMARY_MARKER:
             if old != body:
                 await github.edit_comment(ref, int(comment["id"]), body)
             return
@@ -80,8 +79,3 @@ async def answer(github: Installation, ref: PullKey, replies: Sequence[ThreadRep
             if exc.status not in (404, 422):
                 raise
             log.warning("could not reply on thread %s of %s: %s", reply.thread, ref.key, exc)
-
-
-def _by_a_bot(comment: dict[str, Any]) -> bool:
-    """Written by an App: a person's comment that quotes a marker is not Tiebreak's."""
-    return (comment.get("user") or {}).get("type") == "Bot"

@@ -96,10 +96,12 @@ async def post_inline(
 
 
 async def _post(github: Installation, ref: PullRequestRef, draft: ReviewDraft) -> bool:
-    """Post `draft` unless the pull request has it; False if GitHub refused it with 422."""
+    """Post `draft` unless the pull request has it (a review of the App's with its run's
+    marker: a review anyone else wrote may carry it too); False if GitHub refused it with
+    422."""
     run_id = run_id_of(draft.body)
     attempt = 1
-    while run_id not in {run_id_of(body) for body in await github.review_bodies(ref)}:
+    while run_id not in {run_id_of(body) for body in await github.own_review_bodies(ref)}:
         try:
             await github.create_review(ref, draft.payload())
         except GitHubError as exc:

@@ -40,11 +40,12 @@ STUBBORN: dict[str, list[Reply]] = {
 
 
 def summaries(github: FakeGitHub, number: int = NUMBER) -> list[IssueComment]:
-    """Tiebreak's summary comments on the pull request: there should be one at most."""
+    """Tiebreak's summary comments on the pull request (the App's, with the summary marker):
+    there should be one at most."""
     return [
         c
         for c in github.issue_comments(REPO, number)
-        if c.author_type == "Bot" and c.body.startswith(SUMMARY_MARKER + "\n")
+        if c.author == f"{github.app_slug}[bot]" and c.body.startswith(SUMMARY_MARKER + "\n")
     ]
 
 

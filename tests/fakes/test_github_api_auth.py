@@ -10,8 +10,9 @@ from typing import Any
 import httpx
 import jwt
 import pytest
-from githubkit import GitHub
+from githubkit import AppAuthStrategy, GitHub
 from githubkit.auth import AppInstallationAuthStrategy
+from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestError, RequestFailed
 
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
@@ -51,6 +52,37 @@ def exchange_failure(exc: pytest.ExceptionInfo[RequestError[Any]]) -> tuple[int,
 
 
 # -- authentication ---------------------------------------------------------------------------
+
+
+async def test_the_app_reads_itself_with_its_jwt_and_learns_its_slug(
+    fake: FakeGitHub, app_key: AppKey
+) -> None:
+    app = GitHub(
+        AppAuthStrategy(APP_ID, app_key.private_pem),
+        base_url=fake.base_url + "/",
+        auto_retry=False,
+        http_cache=False,
+        cache_strategy=MemCacheStrategy(),
+        timeout=5,
+    )
+
+    response = await app.rest.apps.async_get_authenticated()
+
+    integration = response.parsed_data  # every field GitHub's schema requires is there
+    assert integration is not None
+    assert (integration.id, integration.slug) == (APP_ID, fake.app_slug)
+    (request,) = fake.requests_to("GET", r"/app")
+    assert request.headers["authorization"].startswith("Bearer ey")
+
+
+async def test_the_app_cannot_be_read_with_an_installation_token(
+    fake: FakeGitHub, plain: httpx.AsyncClient
+) -> None:
+    token = fake.issue_token(INSTALLATION)
+
+    response = await plain.get("/app", headers={"authorization": f"token {token}"})
+
+    assert response.status_code == 401
 
 
 async def test_the_app_jwt_is_exchanged_for_an_installation_token_once(

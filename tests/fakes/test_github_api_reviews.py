@@ -89,6 +89,32 @@ async def test_reviews_are_listed_and_parse_with_githubkits_models(
     ]
 
 
+async def test_a_review_shows_who_wrote_it_the_apps_bot_user_or_another(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_review(REPO, NUMBER, "LGTM", author="mona")
+    fake.add_review(REPO, NUMBER, "CI passed.", author="github-actions[bot]", author_type="Bot")
+    await github.rest.pulls.async_create_review(OWNER, NAME, NUMBER, body="One.", event="COMMENT")
+
+    pages: Paginator[PullRequestReview] = github.rest.paginate(
+        github.rest.pulls.async_list_reviews, owner=OWNER, repo=NAME, pull_number=NUMBER
+    )
+    reviews = [review async for review in pages]
+
+    authors = [(r.user.login, r.user.type, r.body) for r in reviews if r.user]
+    assert authors == [
+        ("mona", "User", "LGTM"),
+        ("github-actions[bot]", "Bot", "CI passed."),
+        (f"{fake.app_slug}[bot]", "Bot", "One."),
+    ]
+    assert [(r.author, r.author_type) for r in fake.reviews(REPO, NUMBER)] == [
+        ("mona", "User"),
+        ("github-actions[bot]", "Bot"),
+        ("tiebreak[bot]", "Bot"),
+    ]
+    assert len({r.user.id for r in reviews if r.user}) == 3
+
+
 @pytest.mark.parametrize(
     ("comment", "error"),
     [

@@ -79,6 +79,24 @@ async def test_a_diff_over_githubs_limits_is_rebuilt_from_the_files_api(
     assert rebuilt.paths == (PAYMENTS, WORKFLOW, "docs/new.md")
 
 
+async def test_only_the_apps_own_reviews_and_comments_are_read_back_its_slug_asked_once(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    app = GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False)
+    github.add_review(REPO, NUMBER, "Mona's.", author="mona")
+    github.add_review(REPO, NUMBER, "CI's.", author="github-actions[bot]", author_type="Bot")
+    github.add_issue_comment(REPO, NUMBER, "Hubot's.", author="hubot[bot]", author_type="Bot")
+    # GitHub spells a login in any case; the App's bot user is the same one.
+    github.add_issue_comment(REPO, NUMBER, "Ours.", author="Tiebreak[bot]", author_type="Bot")
+    await app.installation(INSTALLATION).create_review(REF, {"body": "Ours.", "event": "COMMENT"})
+
+    first, second = app.installation(INSTALLATION), app.installation(INSTALLATION)
+    assert await first.own_review_bodies(REF) == ["Ours."]
+    assert [c["body"] for c in await second.own_issue_comments(REF)] == ["Ours."]
+    assert await second.own_review_comments(REF) == []
+    assert len(github.requests_to("GET", r"/app")) == 1
+
+
 async def test_files_are_read_at_the_commit_asked_for(github: FakeGitHub, key: AppKey) -> None:
     github.set_file(REPO, BASE, ".github/tiebreak.yml", "enabled: true\n")
     github.set_file(REPO, HEAD, ".github/tiebreak.yml", "enabled: false\n")

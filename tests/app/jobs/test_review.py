@@ -136,6 +136,30 @@ async def test_a_diff_too_large_for_the_diff_media_type_is_read_from_the_files_a
     assert review.comments[0].line == 16
 
 
+async def test_a_pull_request_too_large_for_the_diff_media_type_may_delete_a_file(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    deleted = (
+        "diff --git a/app/legacy.py b/app/legacy.py\n"
+        "deleted file mode 100644\n"
+        "index 3b18e51..0000000\n"
+        "--- a/app/legacy.py\n"
+        "+++ /dev/null\n"
+        "@@ -1,2 +0,0 @@\n"
+        "-def refund(payment):\n"
+        "-    return payment.amount\n"
+    )
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=deleted + DIFF, too_large=True)
+
+    result, _ = await run_review(github, key, redis_url, agreed())
+
+    assert result == "neutral"
+    (review,) = github.reviews(REPO, NUMBER)
+    (comment,) = review.comments
+    assert (comment.path, comment.line) == (PAYMENTS, 16)
+    assert f"```suggestion\n{LOG_LINE}\n```" in comment.body
+
+
 async def test_a_model_that_refuses_every_call_fails_the_check_run_clearly(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:

@@ -14,7 +14,7 @@ through `GITHUB_API_URL`:
     fake.reviews("octo/app", 1)
 
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
-`add_pull`, `add_label`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
+`add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
 `resolve_thread`, `set_permission`) and inspect it (`requests`, `check_runs`, `reviews`,
 `review_comments`, `issue_comments`, `reactions`, `thread_resolved`, `labels`,
 `issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`, and the credentials
@@ -33,7 +33,8 @@ Git Data API (refs, commits, trees, blobs) read and write this store.
 Requests are checked the way GitHub checks them, so a test fails exactly where GitHub would
 answer an error:
 
-* `POST /app/installations/{id}/access_tokens` wants an RS256 JWT signed with the App's key,
+* `POST /app/installations/{id}/access_tokens` and `GET /app` (the App, with its `slug`)
+  want an RS256 JWT signed with the App's key,
   `iss` equal to the App id and `exp` at most ten minutes ahead; every other endpoint wants an
   installation token (`Authorization: token …`, `ghs_` and 36 letters and digits, as GitHub's
   look) that covers the repository. A missing or
@@ -52,6 +53,10 @@ answer an error:
 * Labels: names are case-insensitive; creating an existing one is 422 `already_exists`;
   adding a missing one to an issue creates it with color `ededed`; removing one the issue
   lacks is 404.
+* Authorship: whatever an installation posts (a review, a comment, a reply, a reaction) is
+  written by the App's bot user, login `<app_slug>[bot]` and type `Bot`; what a test adds
+  (`add_review`, `add_issue_comment`, `add_review_comment`) is written by whoever it names,
+  a person (`User`) by default or another App (`Bot`, such as `github-actions[bot]`).
 * Comments: an issue comment's body is at most 65,536 characters (GitHub's 422 `Body is too
   long`); the App may edit only its own issue comments (403 `Resource not accessible by
   integration` otherwise). A reply goes to a review comment of that pull request (404

@@ -1,7 +1,7 @@
-"""Who may do what on the fake GitHub: a GitHub App's key pair, the JWT the App exchanges for
-an installation token, the repositories a token reaches (a fork through an open pull
-request from it, writable only where maintainers may modify it), and a collaborator's
-permission on a repository.
+"""Who may do what on the fake GitHub: a GitHub App's key pair, the JWT the App exchanges
+for an installation token (and reads itself with, `GET /app`), the repositories a token
+reaches (a fork through an open pull request from it, writable only where maintainers may
+modify it), and a collaborator's permission on a repository.
 """
 
 import secrets
@@ -14,11 +14,14 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.fakes.github_api.base import _Base, _user
 from tests.fakes.github_api.constants import (
+    APP_OWNER,
+    APP_PERMISSIONS,
     CLOCK_SKEW,
     DOCS,
     JWT_MAX_LIFETIME,
     NOT_ACCESSIBLE,
     ROLE_PERMISSIONS,
+    SETUP_DATE,
     TOKEN_ALPHABET,
     TOKEN_EXPIRES_AT,
 )
@@ -86,9 +89,33 @@ class _Auth(_Base):
             {
                 "token": token,
                 "expires_at": TOKEN_EXPIRES_AT,
-                "permissions": body.get("permissions")
-                or {"checks": "write", "contents": "read", "issues": "write", "metadata": "read"},
+                "permissions": body.get("permissions") or dict(APP_PERMISSIONS),
                 "repository_selection": "selected",
+            },
+        )
+
+    def _get_app(self, request: _Request) -> _Answer:
+        """`GET /app`: the App the JWT authenticates, with its slug (its bot user is
+        `<slug>[bot]`). An installation token is refused, as GitHub refuses it."""
+        self._verify_jwt(request.headers.get("authorization", ""))
+        app_id = int(self.app_id) if self.app_id.isdigit() else self._user_id(self.app_id)
+        return _Answer(
+            200,
+            {
+                "id": app_id,
+                "slug": self.app_slug,
+                "node_id": f"A_{app_id}",
+                "client_id": f"Iv1.{app_id:016x}",
+                "owner": _user(APP_OWNER, "Organization", self._user_id(APP_OWNER)),
+                "name": self.app_slug.replace("-", " ").title(),
+                "description": "",
+                "external_url": "https://example.com",
+                "html_url": f"https://github.com/apps/{self.app_slug}",
+                "created_at": SETUP_DATE,
+                "updated_at": SETUP_DATE,
+                "permissions": dict(APP_PERMISSIONS),
+                "events": ["check_run", "issue_comment", "pull_request"],
+                "installations_count": len(self._installations),
             },
         )
 

@@ -19,6 +19,12 @@ JWT_MAX_LIFETIME = 600
 CLOCK_SKEW = 60
 """Leeway for `iat`/`exp`, as GitHub allows for clock drift (and githubkit backdates `iat`)."""
 
+APP_OWNER = "octo-org"
+"""The account that owns the fake's App."""
+
+APP_PERMISSIONS = {"checks": "write", "contents": "read", "issues": "write", "metadata": "read"}
+"""The permissions the fake's App has, and an installation token's unless narrowed."""
+
 FORM_TYPE = "application/x-www-form-urlencoded"
 
 DIFF_MEDIA_TYPES = ("application/vnd.github.diff", "application/vnd.github.v3.diff")

@@ -267,6 +267,8 @@ class FakeGitHub(
             return _manifest_answer(flow)
         if request.method == "POST" and (match := self._token_route.fullmatch(request.path)):
             return self._create_token(request, int(match["installation"]))
+        if request.method == "GET" and request.path == "/app":
+            return self._get_app(request)
         if request.method == "POST" and request.path == "/graphql":
             return self._graphql(request)
         for method, pattern, name in self._repo_routes:

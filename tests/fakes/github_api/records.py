@@ -92,6 +92,8 @@ class ReviewComment:
 
 @dataclass(slots=True)
 class Review:
+    """A review: one the App posted, or one a person (or another App) wrote."""
+
     id: int
     number: int
     body: str
@@ -101,6 +103,10 @@ class Review:
     commit_id: str
     comments: list[ReviewComment]
     submitted_at: str | None
+    author: str
+    """The login of whoever wrote it: the App's bot user (`<slug>[bot]`) for the App's."""
+    author_type: str
+    """`Bot` for an App's review, `User` for a person's."""
 
 
 @dataclass(slots=True)

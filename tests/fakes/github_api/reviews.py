@@ -82,6 +82,9 @@ class _Reviews(_Base):
             commit_id=commit_id,
             comments=comments,
             submitted_at=_now() if event else None,
+            # Whatever an installation posts, GitHub shows as written by the App's bot user.
+            author=f"{self.app_slug}[bot]",
+            author_type="Bot",
         )
         for comment in comments:
             comment.author = f"{self.app_slug}[bot]"
@@ -154,11 +157,10 @@ class _Reviews(_Base):
         html = (
             f"https://github.com/{repo.full_name}/pull/{pull.number}#pullrequestreview-{review.id}"
         )
-        bot = f"{self.app_slug}[bot]"
         answer: dict[str, Any] = {
             "id": review.id,
             "node_id": f"PRR_{review.id}",
-            "user": _user(bot, "Bot", self._user_id(bot)),
+            "user": _user(review.author, review.author_type, self._user_id(review.author)),
             "body": review.body,
             "state": review.state,
             "html_url": html,

@@ -1,6 +1,7 @@
 """How tests set the fake GitHub up: repositories, installations, files, pull requests and
-their pushes, comments, reactions, resolved threads, permissions and labels, the App
-manifest flow, tokens issued or revoked, and the faults it answers instead of the request.
+their pushes, reviews and comments by people or other Apps, reactions, resolved threads,
+permissions and labels, the App manifest flow, tokens issued or revoked, and the faults it
+answers instead of the request.
 """
 
 import copy
@@ -15,6 +16,7 @@ from tests.fakes.github_api.constants import (
     AUTO_LABEL_COLOR,
     FILE_MODE,
     REACTIONS,
+    REVIEW_STATES,
     ROLE_PERMISSIONS,
 )
 from tests.fakes.github_api.diffs import (
@@ -26,7 +28,7 @@ from tests.fakes.github_api.diffs import (
 )
 from tests.fakes.github_api.gitstore import _GitStore
 from tests.fakes.github_api.pulls import _PullRequests
-from tests.fakes.github_api.records import IssueComment, Label, ReviewComment
+from tests.fakes.github_api.records import IssueComment, Label, Review, ReviewComment
 from tests.fakes.github_api.state import _error_body, _Fault, _now, _Pull
 
 
@@ -169,6 +171,37 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
             )
             repo.issue_comments[comment.id] = comment
             return comment.id
+
+    def add_review(
+        self,
+        full_name: str,
+        number: int,
+        body: str,
+        *,
+        author: str = "octocat",
+        author_type: str = "User",
+        event: str = "COMMENT",
+    ) -> int:
+        """A review someone wrote on the pull request's head, without inline comments;
+        answers its id. `author_type` is `Bot` for another App (`github-actions[bot]`)."""
+        if event not in REVIEW_STATES:
+            raise ValueError(f"{event!r} is not one of {list(REVIEW_STATES)}")
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            review = Review(
+                id=next(self._ids),
+                number=pull.number,
+                body=body,
+                event=event,
+                state=REVIEW_STATES[event],
+                commit_id=pull.head_sha,
+                comments=[],
+                submitted_at=_now(),
+                author=author,
+                author_type=author_type,
+            )
+            pull.reviews.append(review)
+            return review.id
 
     def add_review_comment(
         self,

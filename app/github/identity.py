@@ -1,0 +1,45 @@
+"""Who the App is on GitHub, so that Tiebreak trusts only what it posted itself.
+
+Everything an App posts through an installation — reviews, comments, replies — is authored
+by the App's bot user, `<slug>[bot]`, of type `Bot`. Tiebreak finds its own posts again by
+hidden markers, and anyone can write a marker: a person, or another App (any contributor who
+can run a workflow makes `github-actions[bot]` post). So a marker counts only on an item the
+App's bot user wrote. The slug is read once per process, with the App's JWT (`GET /app`).
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from githubkit import GitHub
+
+from app.github.errors import GitHubError, translating
+
+
+class AppIdentity:
+    """The App's bot user, looked up on first use and kept for the process's life."""
+
+    def __init__(self, github: GitHub[Any]) -> None:
+        self._github = github
+        """A client authenticated as the App itself (its JWT), as `GET /app` requires."""
+        self._login: str | None = None
+
+    @translating
+    async def bot_login(self) -> str:
+        """`<slug>[bot]`, the login that authors the App's posts."""
+        if self._login is None:
+            # Two jobs asking at once may both look it up: the answer is the same.
+            response = await self._github.rest.apps.async_get_authenticated()
+            raw: Any = response.json()
+            slug = raw.get("slug") if isinstance(raw, dict) else None
+            if not isinstance(slug, str) or not slug:
+                raise GitHubError("GitHub did not say the App's slug")
+            self._login = f"{slug}[bot]"
+        return self._login
+
+    async def authored(self, item: Mapping[str, Any]) -> bool:
+        """Whether the App itself wrote `item` (a review or a comment, as GitHub's JSON)."""
+        user = item.get("user")
+        if not isinstance(user, Mapping) or user.get("type") != "Bot":
+            return False
+        # Logins are case-insensitive on GitHub.
+        return str(user.get("login") or "").lower() == (await self.bot_login()).lower()
