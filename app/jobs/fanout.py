@@ -12,10 +12,12 @@ Everything the coordinator knows is in Redis, so a coordinator restarted on anot
 """
 
 import logging
+import time
 
 from agents.errors import LLMFatal
 from agents.outcome import Outcome
-from app.store.live import STARTED, LiveRuns, RunPlan, State, UnitStatus
+from app.store.live import STARTED, LiveRuns, State, UnitStatus
+from app.store.plans import RunPlan
 from app.store.queue import ReviewQueue, unit_job_id
 
 log = logging.getLogger(__name__)
@@ -39,19 +41,26 @@ class Fanout:
         # Queued again on a restart: arq keeps one job per id, so an attempt is queued once.
         for unit in await live.units(run, sorted(pending)):
             await self.queue.enqueue_unit(run, unit.number, unit.attempt)
+        # A wake-up looks at the units that signalled, not at every unit still pending (that
+        # would cost a review of n units n² reads); all of them are looked at every half
+        # heartbeat, for a worker that died without a signal.
+        looking, scan_at = sorted(pending), time.monotonic() + live.heartbeat / 2
         while True:
-            done = await live.outcomes(run, sorted(pending))
+            done = await live.outcomes(run, looking)
             finished.update(done)
             pending -= done.keys()
-            if not pending:
-                break
-            for unit in await live.units(run, sorted(pending)):
+            for unit in await live.units(run, [n for n in looking if n in pending]):
                 given_up = await self._check(unit)
                 if given_up is not None:
                     finished[unit.number] = given_up
                     pending.discard(unit.number)
-            if pending:
-                await live.wait(run, live.heartbeat / 2)
+            if not pending:
+                break
+            left = scan_at - time.monotonic()
+            ended = await live.wait(run, left) if left > 0 else []
+            looking = sorted(pending.intersection(ended))
+            if not ended:
+                looking, scan_at = sorted(pending), time.monotonic() + live.heartbeat / 2
         return [finished[n] for n in range(self.plan.units)]
 
     async def stop(self) -> None:
@@ -79,9 +88,9 @@ class Fanout:
             return None
         log.warning("unit %s of %s, attempt %s, failed: %s", unit.number, run, unit.attempt, reason)
         if unit.attempt >= self.max_attempts:
-            units = self.plan.review_units()
             return Outcome.failed(
-                units[unit.number].id, f"{reason} (gave up after {unit.attempt} attempts)"
+                self.plan.unit_ids[unit.number],
+                f"{reason} (gave up after {unit.attempt} attempts)",
             )
         await live.retry_unit(run, unit.number, unit.attempt + 1)
         await self.queue.enqueue_unit(run, unit.number, unit.attempt + 1)

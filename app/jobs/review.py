@@ -36,7 +36,8 @@ from app.publishing.models import (
 )
 from app.publishing.rereview import Scope, reconcile
 from app.store.allowance import DailyAllowance
-from app.store.live import ENDED, RunPlan, State
+from app.store.live import ENDED, State
+from app.store.plans import RunPlan
 from app.store.pulls import OpenCheck
 from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptRecord
@@ -106,10 +107,11 @@ class ReviewRun:
     async def _run(self) -> str:
         ended: State | None = State.FAILED
         try:
-            plan = await self.live.plan(self.run_id)
-            if plan is not None:  # picked up from a coordinator that died
+            planned = await self.live.plan(self.run_id)
+            if planned is not None:  # picked up from a coordinator that died
+                plan, diff = planned
                 self._resume(plan)
-                result = await self._coordinate(plan)
+                result = await self._coordinate(plan, diff)
             else:
                 result = await self._start()
             ended = State.COMPLETE
@@ -159,19 +161,18 @@ class ReviewRun:
         if await allowance.remaining() < MIN_CEILING:
             await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
             return "daily budget reached"
-        diff_text = await github.diff(ref)
-        whole = Diff.parse(diff_text, allow_empty=True)
+        # The diff is parsed and split once, here; each unit job reads only its own slice.
+        whole = Diff.parse(await github.diff(ref), allow_empty=True)
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         scope = await self._scope(await self._earlier())
+        units = scope.part(diff).units(self.deps.unit_tokens)
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
             check_run_id=check_id,
-            diff=diff.text,
             scope=scope,
-            unit_tokens=self.deps.unit_tokens,
-            units=len(scope.part(diff).units(self.deps.unit_tokens)),
+            unit_ids=tuple(u.id for u in units),
             policy=await self._policy(),
             config=config,
             config_problems=[(p.message, p.line) for p in self.config_problems],
@@ -181,11 +182,12 @@ class ReviewRun:
             started_at=time.time(),
         )
         self.units = plan.units
-        await self.live.begin(plan)
-        return await self._coordinate(plan)
+        await self.live.begin(plan, diff, units)
+        return await self._coordinate(plan, diff)
 
-    async def _coordinate(self, plan: RunPlan) -> str:
-        """Have the fleet debate the plan's units; publish what they found, once."""
+    async def _coordinate(self, plan: RunPlan, diff: Diff) -> str:
+        """Have the fleet debate the plan's units; publish what they found, once. `diff` is
+        the part of the pull request's diff the run covers."""
         ref, check_id, config = self.ref, plan.check_run_id, self.config
         queue = self._queue()
         fanout = Fanout(self.live, queue, plan, max_attempts=self.deps.max_unit_attempts)
@@ -222,12 +224,11 @@ class ReviewRun:
                 "pull_url": plan.html_url or None,
             }
         )
-        diff = Diff.parse(plan.diff, allow_empty=True)
         review, conversation = await self._reconcile(plan, review, diff)
         publication = await publish_review(self.github, ref, review, diff, run, conversation)
         conclusion = str(publication.check.conclusion)
         await self.deps.transcripts().save(
-            TranscriptRecord.of_run(plan, debated, spend, conclusion)
+            TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
         )
         await set_label(self.github, ref, publication.label, publication.label_name)
         await self._complete(check_id, publication.check)
@@ -239,7 +240,7 @@ class ReviewRun:
                     check_run_id=check_id,
                     conclusion=str(publication.check.conclusion),
                     review=review,
-                    diff=plan.diff,
+                    diff=diff.text,
                     policy=plan.policy,
                     config=config,
                     details_url=self.details_url,

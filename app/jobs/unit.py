@@ -1,7 +1,7 @@
 """The unit job: one attempt at one review unit's debate, on whichever worker picks it up.
 
-    plan (from the coordinator) → heartbeat → initializing → active (the debate, replaying the
-    unit's journal first) → completing → outcome saved → complete
+    its unit's plan (from the coordinator) → heartbeat → initializing → active (the debate,
+    replaying the unit's journal first) → completing → outcome saved → complete
 
 A unit job never publishes: it leaves its outcome in Redis and wakes its coordinator. An
 attempt that is no longer the unit's current one (the coordinator gave up on it and started a
@@ -18,7 +18,8 @@ from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
-from app.store.live import STARTED, LiveRuns, RunPlan, State, worker_name
+from app.store.live import STARTED, LiveRuns, State, worker_name
+from app.store.plans import UnitPlan
 from app.telemetry.debates import record_outcome
 from app.telemetry.logs import bind, log_context
 from policies.budget import AllOf, TokenCeiling
@@ -48,7 +49,8 @@ class UnitRun:
 
     async def _run(self) -> str:
         live, run, n = self.live, self.run_id, self.number
-        plan = await live.plan(run)
+        # The unit's own key, the size of its unit: never the whole pull request's plan.
+        plan = await live.unit_plan(run, n)
         if plan is None:
             return "the run has ended"
         bind(repository=plan.ref.full_name, pull_number=plan.ref.number)
@@ -83,9 +85,9 @@ class UnitRun:
                 await live.set_agent(run, n, role, State.COMPLETE)
         return str(outcome.stop)
 
-    async def _debate(self, plan: RunPlan) -> Outcome:
+    async def _debate(self, plan: UnitPlan) -> Outcome:
         live, run, n = self.live, self.run_id, self.number
-        unit = plan.review_units()[n]
+        unit = plan.review_unit()
         journal = live.journal(run, n)
         for role in DEBATERS:
             await live.set_agent(run, n, role, State.INITIALIZING)
@@ -97,7 +99,7 @@ class UnitRun:
             self.deps.allowance(plan.ref.installation_id),
         )
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
-        llm = Tracked(self.deps.llm_for(plan.config.models), live, run, n)
+        llm = Tracked(self.deps.llm_for(plan.models), live, run, n)
         llm.tokens, llm.calls = tokens, len(recorded)
         await live.set_unit(run, n, state=State.ACTIVE, tokens=tokens, replayed=len(recorded))
         return await Debate(llm, plan.policy, ceiling=ceiling).run(unit, journal=journal)

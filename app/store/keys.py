@@ -74,7 +74,8 @@ them."""
 
 
 def latest_run(pull: PullKey) -> str:
-    """string: the pull request's latest finished run (JSON)."""
+    """string: the pull request's latest finished run (a RunRecord, diff included),
+    zlib-compressed JSON."""
     return f"tiebreak:run:{pull.key}"
 
 
@@ -106,8 +107,15 @@ def run(run_id: str) -> str:
 
 
 def plan(run_id: str) -> str:
-    """string: what every unit of the run needs (a RunPlan)."""
+    """string: what the run's coordinator needs (app.store.plans.RunPlan, JSON): small, no
+    diff in it."""
     return f"{run(run_id)}:plan"
+
+
+def diff(run_id: str) -> str:
+    """string: the part of the pull request's diff the run covers, zlib-compressed; read by
+    the coordinator alone."""
+    return f"{run(run_id)}:diff"
 
 
 def run_heartbeat(run_id: str) -> str:
@@ -135,6 +143,12 @@ def unit_heartbeat(run_id: str, n: int) -> str:
     return f"{unit(run_id, n)}:hb"
 
 
+def unit_plan(run_id: str, n: int) -> str:
+    """string: what unit n's debate needs, its slice of the diff included
+    (app.store.plans.UnitPlan, zlib-compressed JSON): all a unit job reads of the plan."""
+    return f"{unit(run_id, n)}:plan"
+
+
 def journal(run_id: str, n: int) -> str:
     """list: unit n's answered model calls (agents.journal), replayed by a fresh attempt."""
     return f"{unit(run_id, n)}:journal"
@@ -147,9 +161,9 @@ def outcome(run_id: str, n: int) -> str:
 
 def run_keys(run_id: str, units: int) -> list[str]:
     """Every key of a run with `units` units, but the heartbeats (they expire on their own)."""
-    keys = [run(run_id), plan(run_id), done(run_id), spent(run_id)]
+    keys = [run(run_id), plan(run_id), diff(run_id), done(run_id), spent(run_id)]
     for n in range(units):
-        keys += [unit(run_id, n), journal(run_id, n), outcome(run_id, n)]
+        keys += [unit(run_id, n), unit_plan(run_id, n), journal(run_id, n), outcome(run_id, n)]
     return keys
 
 
@@ -157,7 +171,8 @@ def run_keys(run_id: str, units: int) -> list[str]:
 
 
 def transcript(run_id: str) -> str:
-    """string: a finished run's transcript, compressed; kept as long as the operator chose."""
+    """string: a finished run's transcript (zlib-compressed JSON, with only the files of the
+    diff its findings and patches are about); kept as long as the operator chose."""
     return f"tiebreak:transcript:{run_id}"
 
 

@@ -1,4 +1,5 @@
-"""Live review runs in Redis: plans, lifecycle states, heartbeats, journals and outcomes.
+"""Live review runs in Redis: lifecycle states, heartbeats, journals and outcomes (their plans:
+:mod:`app.store.plans`).
 
 A review run is a coordinator (the review job) and its units (one `debate_unit` job each, run
 by any worker of the fleet). They meet only here, in the keys under `tiebreak:live`
@@ -18,7 +19,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from agents.diff import Diff, ReviewUnit
@@ -26,12 +27,10 @@ from agents.journal import JournalEntry
 from agents.llm import Role
 from agents.outcome import Outcome
 from app.events import PullRequestRef
-from app.publishing.rereview import Scope
 from app.store import keys
 from app.store.allowance import RunCeiling
+from app.store.plans import RunPlan, UnitPlan, plan_values, read_plan, read_unit_plan
 from app.store.replies import reply, text
-from policies.config import RepoConfig
-from policies.debate import DebatePolicy
 
 
 class State(StrEnum):
@@ -54,33 +53,6 @@ ENDED = frozenset({State.COMPLETE, State.FAILED})
 def worker_name() -> str:
     """This process, as states and heartbeats name it."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-class RunPlan(BaseModel):
-    """What a run's units need, written once by its coordinator before any unit starts."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    ref: PullRequestRef
-    check_run_id: int
-    diff: str
-    """The part of the pull request's diff in the config's `paths`."""
-    scope: Scope = Scope()
-    """The files of `diff` the run debates: all, or those changed since the last review."""
-    unit_tokens: int
-    units: int
-    policy: DebatePolicy
-    config: RepoConfig
-    config_problems: list[tuple[str, int | None]] = []
-    excluded_files: int = 0
-    title: str = ""
-    html_url: str = ""
-    started_at: float = 0.0
-    """When the plan was made (Unix time)."""
-
-    def review_units(self) -> list[ReviewUnit]:
-        return self.scope.part(Diff.parse(self.diff, allow_empty=True)).units(self.unit_tokens)
 
 
 class UnitStatus(BaseModel):
@@ -156,11 +128,14 @@ class LiveRuns:
 
     # -- the run ----------------------------------------------------------------------
 
-    async def begin(self, plan: RunPlan) -> None:
-        """Record a run's plan, its coordinator active and each unit waiting for a worker."""
+    async def begin(self, plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> None:
+        """Record a run's plan (see :mod:`app.store.plans`: `diff` is the part of the pull
+        request's diff it covers, `units` its review units), its coordinator active and each
+        unit waiting for a worker."""
         run = plan.run_id
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(keys.plan(run), plan.model_dump_json(), ex=keys.LIVE_TTL)
+            for key, value in plan_values(plan, diff, units).items():
+                pipe.set(key, value, ex=keys.LIVE_TTL)
             pipe.zadd(keys.LIVE, {run: time.time()})
             for n in range(plan.units):
                 pipe.delete(keys.unit(run, n))
@@ -198,9 +173,13 @@ class LiveRuns:
         """Count one more restart of the run's coordinator; return how many there were."""
         return int(await reply(self.redis.hincrby(keys.run(run), "resumes", 1)))
 
-    async def plan(self, run: str) -> RunPlan | None:
-        raw = await self.redis.get(keys.plan(run))
-        return None if raw is None else RunPlan.model_validate_json(raw)
+    async def plan(self, run: str) -> tuple[RunPlan, Diff] | None:
+        """The run's plan and the diff it covers (for its coordinator alone)."""
+        return await read_plan(self.redis, run)
+
+    async def unit_plan(self, run: str, n: int) -> UnitPlan | None:
+        """What unit n's debate needs: all a unit job reads of the plan."""
+        return await read_unit_plan(self.redis, run, n)
 
     async def set_run(self, run: str, **fields: object) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -299,9 +278,17 @@ class LiveRuns:
             if value is not None
         }
 
-    async def wait(self, run: str, seconds: float) -> None:
-        """Block until a unit of the run ends or `seconds` pass (whole seconds, at least one)."""
-        await reply(self.redis.blpop([keys.done(run)], timeout=max(1, math.ceil(seconds))))
+    async def wait(self, run: str, seconds: float) -> list[int]:
+        """Block until a unit of the run ends or `seconds` pass (whole seconds, at least one);
+        return the numbers of the units that ended meanwhile (none: time ran out)."""
+        first = await reply(self.redis.blpop([keys.done(run)], timeout=max(1, math.ceil(seconds))))
+        if first is None:
+            return []
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.lrange(keys.done(run), 0, -1)
+            pipe.delete(keys.done(run))
+            rest, _ = await pipe.execute()
+        return [int(first[1]), *(int(n) for n in rest)]
 
     def journal(self, run: str, n: int) -> RedisJournal:
         return RedisJournal(self.redis, keys.journal(run, n), ttl=keys.LIVE_TTL)

@@ -2,8 +2,9 @@
 
 The latest review run (its check run, the findings that stand after it and the diff they are
 on) is what `/tiebreak resolve`, `arbitrate` and `apply` act on, and what the next run
-reconciles its findings with; a budget set with `/tiebreak budget`
-waits for the next run; a stop request marks the job it stops.
+reconciles its findings with; it is kept compressed, for it holds the pull request's diff. A
+budget set with `/tiebreak budget` waits for the next run; a stop request marks the job it
+stops.
 """
 
 from arq.connections import ArqRedis
@@ -12,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 from app.events import PullKey, PullRequestRef
 from app.publishing.models import RunRecord
 from app.store import keys
+from app.store.packed import pack, unpack
 
 
 class OpenCheck(BaseModel):
@@ -46,11 +48,11 @@ class RunStore:
         return claimed
 
     async def save(self, record: RunRecord) -> None:
-        await self.redis.set(keys.latest_run(record.ref), record.model_dump_json(), ex=keys.RUN_TTL)
+        await self.redis.set(keys.latest_run(record.ref), pack(record), ex=keys.RUN_TTL)
 
     async def latest(self, ref: PullKey) -> RunRecord | None:
         raw = await self.redis.get(keys.latest_run(ref))
-        return None if raw is None else RunRecord.model_validate_json(raw)
+        return None if raw is None else unpack(RunRecord, raw)
 
     async def set_budget(self, ref: PullKey, tokens: int) -> None:
         await self.redis.set(keys.budget(ref), str(tokens), ex=keys.RUN_TTL)

@@ -2,22 +2,25 @@
 
 A transcript holds private code (the diff, the patches, the agents' arguments), so it lives
 only as long as the repository's operator chose (`TIEBREAK_TRANSCRIPT_RETENTION`) and is read
-only through a signed link (:mod:`app.links`). Stored compressed: most of it is the diff and
-the agents' prose, which compress several times over.
+only through a signed link (:mod:`app.links`). Stored compressed (most of it is the agents'
+prose, which compresses several times over), and without the pull request's whole diff: the
+page shows the diff only as the lines a patch replaces, so a transcript keeps the files that a
+finding or a patch is about, and no other.
 """
 
 import time
-import zlib
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
+from agents.diff import Diff
 from agents.review import Review
 from app.events import PullRequestRef
 from app.publishing.models import Spend
 from app.store import keys
-from app.store.live import RunPlan
+from app.store.packed import pack, unpack
+from app.store.plans import RunPlan
 
 
 class TranscriptRecord(BaseModel):
@@ -36,15 +39,18 @@ class TranscriptRecord(BaseModel):
     review: Review
     """Every finding the debates ended with, including those the config did not publish."""
     diff: str
-    """The part of the diff that was reviewed, for the patches' context."""
+    """The files of the reviewed diff that findings and patches are about, for the patches'
+    context."""
     min_severity: str = "nit"
     spent: int = 0
     """Billed tokens of the run, as its ceiling counted them."""
     ceiling: int = 0
 
     @classmethod
-    def of_run(cls, plan: RunPlan, debated: Review, spend: Spend, conclusion: str) -> Self:
-        """The record of a run that has just published what its debates found."""
+    def of_run(
+        cls, plan: RunPlan, diff: Diff, debated: Review, spend: Spend, conclusion: str
+    ) -> Self:
+        """The record of a run that has just published what its debates found on `diff`."""
         return cls(
             run_id=plan.run_id,
             ref=plan.ref,
@@ -54,7 +60,7 @@ class TranscriptRecord(BaseModel):
             finished_at=time.time(),
             conclusion=conclusion,
             review=debated,
-            diff=plan.diff,
+            diff=_discussed(diff, debated).text,
             min_severity=plan.config.min_severity,
             spent=spend.spent,
             ceiling=spend.ceiling,
@@ -71,7 +77,7 @@ class TranscriptStore:
         """Keep `record` for the retention period; False when transcripts are not kept."""
         if not self.retention:
             return False
-        await self.redis.set(keys.transcript(record.run_id), _pack(record), ex=self.retention)
+        await self.redis.set(keys.transcript(record.run_id), pack(record), ex=self.retention)
         return True
 
     async def add_rulings(self, run_id: str, review: Review, conclusion: str) -> None:
@@ -93,14 +99,18 @@ class TranscriptStore:
         updated = record.model_copy(
             update={"review": Review(units=units), "conclusion": conclusion}
         )
-        await self.redis.set(keys.transcript(run_id), _pack(updated), keepttl=True, xx=True)
+        await self.redis.set(keys.transcript(run_id), pack(updated), keepttl=True, xx=True)
 
     async def load(self, run_id: str) -> TranscriptRecord | None:
         data = await self.redis.get(keys.transcript(run_id))
         if data is None:
             return None
-        return TranscriptRecord.model_validate_json(zlib.decompress(data))
+        return unpack(TranscriptRecord, data)
 
 
-def _pack(record: TranscriptRecord) -> bytes:
-    return zlib.compress(record.model_dump_json().encode(), 6)
+def _discussed(diff: Diff, review: Review) -> Diff:
+    """The files of `diff` that a finding or a patch of `review` is about."""
+    paths = {f.finding.path for f in review.findings} | {
+        m.patch.path for u in review.units for m in u.transcript.messages if m.patch is not None
+    }
+    return Diff(tuple(f for f in diff.files if f.path in paths))

@@ -1,0 +1,107 @@
+"""A review run's plan in Redis: what its coordinator and each of its units need.
+
+The coordinator parses the pull request's diff once, splits it into review units and writes:
+
+- the run's plan (:class:`RunPlan`): small, read by the coordinator alone — a coordinator that
+  picks up a dead one's run starts from it;
+- the part of the diff the run covers, packed, for the coordinator to publish against;
+- one :class:`UnitPlan` per unit, packed: its own slice of the diff and what its debate needs.
+
+A unit job reads its unit's key and nothing else of the plan, so what it reads and parses is
+the size of its unit, whatever the size of the pull request.
+"""
+
+from pydantic import BaseModel, ConfigDict
+from redis.asyncio import Redis
+
+from agents.diff import Diff, ReviewUnit
+from app.events import PullRequestRef
+from app.publishing.rereview import Scope
+from app.store import keys
+from app.store.packed import pack, pack_text, unpack, unpack_text
+from policies.config import Models, RepoConfig
+from policies.debate import DebatePolicy
+from policies.errors import TiebreakError
+
+
+class PlanLost(TiebreakError):
+    """A run's plan is in Redis without the diff it was written with."""
+
+
+class RunPlan(BaseModel):
+    """What a run's coordinator needs, written once before any unit starts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ref: PullRequestRef
+    check_run_id: int
+    scope: Scope = Scope()
+    """The files of the diff the run debates: all, or those changed since the last review."""
+    unit_ids: tuple[str, ...] = ()
+    """Each unit's id, by unit number."""
+    policy: DebatePolicy
+    config: RepoConfig
+    config_problems: list[tuple[str, int | None]] = []
+    excluded_files: int = 0
+    title: str = ""
+    html_url: str = ""
+    started_at: float = 0.0
+    """When the plan was made (Unix time)."""
+
+    @property
+    def units(self) -> int:
+        return len(self.unit_ids)
+
+
+class UnitPlan(BaseModel):
+    """Everything one unit's debate needs, on any worker."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    ref: PullRequestRef
+    number: int
+    unit_id: str
+    diff: str
+    """The unit's slice of the diff, as split by the coordinator."""
+    policy: DebatePolicy
+    models: Models
+
+    def review_unit(self) -> ReviewUnit:
+        return ReviewUnit(self.unit_id, Diff.parse(self.diff))
+
+
+def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str, bytes]:
+    """The keys a run's plan is written to, and their values: the diff, in scope and
+    filtered, and `units`, its review units."""
+    run = plan.run_id
+    values = {keys.plan(run): plan.model_dump_json().encode(), keys.diff(run): pack_text(diff.text)}
+    for n, unit in enumerate(units):
+        values[keys.unit_plan(run, n)] = pack(
+            UnitPlan(
+                run_id=run,
+                ref=plan.ref,
+                number=n,
+                unit_id=unit.id,
+                diff=unit.diff.text,
+                policy=plan.policy,
+                models=plan.config.models,
+            )
+        )
+    return values
+
+
+async def read_plan(redis: Redis, run: str) -> tuple[RunPlan, Diff] | None:
+    """The run's plan and its diff, parsed; None if the run has none."""
+    plan, diff = await redis.mget([keys.plan(run), keys.diff(run)])
+    if plan is None:
+        return None
+    if diff is None:
+        raise PlanLost(f"the plan of run {run} has lost its diff")
+    return RunPlan.model_validate_json(plan), Diff.parse(unpack_text(diff), allow_empty=True)
+
+
+async def read_unit_plan(redis: Redis, run: str, n: int) -> UnitPlan | None:
+    raw = await redis.get(keys.unit_plan(run, n))
+    return None if raw is None else unpack(UnitPlan, raw)
