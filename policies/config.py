@@ -75,7 +75,9 @@ class Paths(_Section):
 
 
 class Models(_Section):
-    """The model each role runs on; unset roles use the server's default model."""
+    """The model each role runs on, named as the server's provider names it (Anthropic's API
+    and Vertex AI: `claude-sonnet-5-5`; Bedrock: `us.anthropic.claude-sonnet-5-5`, or an
+    inference profile's ARN); unset roles use the server's default model."""
 
     tester: ModelName | None = None
     """The model that raises findings."""
