@@ -5,7 +5,7 @@ from pydantic import ValidationError
 
 from app.settings import MissingSettings, Settings
 
-APP = {"github_app_id": 1, "github_private_key": "pem"}
+APP: dict[str, object] = {"github_app_id": 1, "github_private_key": "pem"}
 
 
 @pytest.mark.parametrize(
@@ -36,9 +36,9 @@ APP = {"github_app_id": 1, "github_private_key": "pem"}
     ],
 )
 def test_the_default_model_is_named_as_the_provider_names_it(
-    settings: dict[str, str], model: str
+    settings: dict[str, object], model: str
 ) -> None:
-    assert Settings(**settings).tiebreak_model == model
+    assert Settings.model_validate(settings).tiebreak_model == model
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_the_default_model_is_named_as_the_provider_names_it(
 )
 def test_a_model_in_another_providers_naming_is_refused(provider: str, model: str) -> None:
     with pytest.raises(ValidationError, match=r"(?i)tiebreak_model"):
-        Settings(tiebreak_provider=provider, tiebreak_model=model)
+        Settings.model_validate({"tiebreak_provider": provider, "tiebreak_model": model})
 
 
 @pytest.mark.parametrize(
@@ -66,10 +66,10 @@ def test_a_model_in_another_providers_naming_is_refused(provider: str, model: st
     ],
 )
 def test_a_worker_refuses_to_start_naming_what_its_provider_lacks(
-    settings: dict[str, str], missing: str
+    settings: dict[str, object], missing: str
 ) -> None:
     with pytest.raises(MissingSettings) as refused:
-        Settings(**APP, **settings).require(worker=True)
+        Settings.model_validate(APP | settings).require(worker=True)
     assert str(refused.value) == f"missing settings: {missing}"
 
 
@@ -85,5 +85,5 @@ def test_a_worker_refuses_to_start_naming_what_its_provider_lacks(
         },
     ],
 )
-def test_a_cloud_needs_no_anthropic_key(settings: dict[str, str]) -> None:
-    Settings(**APP, **settings).require(worker=True)
+def test_a_cloud_needs_no_anthropic_key(settings: dict[str, object]) -> None:
+    Settings.model_validate(APP | settings).require(worker=True)
