@@ -9,10 +9,22 @@ system prompt (a second breakpoint); the role and the turn's new material follow
 message. The first call of a unit writes the diff once; every later call of a role on the
 same model reads it.
 
+Models that always think refuse a forced tool (a 400 naming thinking and `tool_choice`). For
+such a model the call is made again with `tool_choice` `auto` and the turn told which tool to
+call; the model is remembered, so later calls go that way at once. The four tools stay offered,
+in the same order: the tools open the cached prefix, so offering only the turn's tool would
+make every tool a prefix of its own and write the diff to the cache once per tool instead of
+once per unit. The answer is read as strictly as a forced one: only a call of the turn's tool
+counts, anything else is no answer.
+
+The same client runs on Amazon Bedrock or Google Vertex AI (:class:`agents.providers.Cloud`),
+whose SDK clients speak the same Messages API with the same usage; only the model's name, the
+address and the signature differ.
+
 Faults: the SDK retries 408/409/429/5xx and connection errors itself; a `retry-after` longer
 than `max_retry_after` is shortened by a middleware (the SDK honours it uncapped). What still
 fails becomes :class:`LLMUnavailable` (one failed turn) or, when no call can succeed (bad key,
-no permission, no credit, unknown model), :class:`LLMFatal`.
+no permission, no credit, unknown model, no cloud credentials), :class:`LLMFatal`.
 """
 
 import email.utils
@@ -20,12 +32,17 @@ import time
 from typing import Any
 
 import anthropic
+import botocore.exceptions
+import google.auth.exceptions
+from anthropic.lib.bedrock import AsyncAnthropicBedrock
+from anthropic.lib.vertex import AsyncAnthropicVertex
 from anthropic.types import Message
 from pydantic import BaseModel, ConfigDict
 
 from agents.errors import LLMFatal, LLMUnavailable
 from agents.llm import LLMRequest, LLMResponse, Role, Usage
 from agents.protocol import TOOLS
+from agents.providers import MODEL, Cloud, Provider
 
 CACHE = {"type": "ephemeral"}
 TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -35,9 +52,23 @@ _FATAL = (
     anthropic.PaymentRequiredError,
     anthropic.NotFoundError,
 )
+_NO_CREDENTIALS = (
+    botocore.exceptions.BotoCoreError,
+    google.auth.exceptions.DefaultCredentialsError,
+    google.auth.exceptions.RefreshError,
+)
+"""A cloud's credential chain found nothing usable (raised before any request is sent)."""
 
+_VENDOR = {
+    Provider.ANTHROPIC: "the Anthropic API",
+    Provider.BEDROCK: "Amazon Bedrock",
+    Provider.VERTEX: "Vertex AI",
+}
 
-DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_MODEL = MODEL
+
+Client = anthropic.AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
+"""The SDK's clients of the three providers: one `messages.create`, one usage."""
 
 
 class RoleModels(BaseModel):
@@ -80,19 +111,25 @@ class ClaudeLLM:
 
     def __init__(
         self,
-        client: anthropic.AsyncAnthropic,
+        client: "Client",
         models: RoleModels | None = None,
         *,
         cache: bool = True,
+        provider: Provider = Provider.ANTHROPIC,
+        unforced: set[str] | None = None,
     ) -> None:
         self.client = client
         self.models = models or RoleModels()
         self.cache = cache
+        self.provider = provider
+        self.unforced = set() if unforced is None else unforced
+        """The models found to refuse a forced tool, shared by every copy of this client."""
 
     @classmethod
     def connect(
         cls,
         *,
+        cloud: Cloud | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         models: RoleModels | None = None,
@@ -101,20 +138,37 @@ class ClaudeLLM:
         max_retry_after: float = 30.0,
         timeout: float = 120.0,
     ) -> "ClaudeLLM":
-        """A client with Tiebreak's retry policy. Key and URL default to the SDK's own
-        `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`."""
-        client = anthropic.AsyncAnthropic(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=timeout,
-            middleware=[CapRetryAfter(max_retry_after)],
-        )
-        return cls(client, models, cache=cache)
+        """A client with Tiebreak's retry policy, on Anthropic's API or on `cloud`'s provider.
+
+        On Anthropic's API, key and URL default to the SDK's own `ANTHROPIC_API_KEY` and
+        `ANTHROPIC_BASE_URL`. On Bedrock and Vertex AI, `base_url` replaces the cloud's
+        regional endpoint (a proxy, or a fake in tests) and the key is not used: the cloud's
+        own credentials sign the calls. No call is made here."""
+        cloud = cloud or Cloud()
+        common: dict[str, Any] = {
+            "base_url": base_url,
+            "max_retries": max_retries,
+            "timeout": timeout,
+            "middleware": [CapRetryAfter(max_retry_after)],
+        }
+        client: Client
+        if cloud.provider is Provider.BEDROCK:
+            client = AsyncAnthropicBedrock(aws_region=cloud.region, **common)
+        elif cloud.provider is Provider.VERTEX:
+            client = AsyncAnthropicVertex(
+                region=cloud.region or anthropic.not_given,
+                project_id=cloud.project or anthropic.not_given,
+                **common,
+            )
+        else:
+            client = anthropic.AsyncAnthropic(api_key=api_key, **common)
+        return cls(client, models, cache=cache, provider=cloud.provider)
 
     def with_models(self, models: RoleModels) -> "ClaudeLLM":
         """The same client (its connections, its retry policy) on other models."""
-        return ClaudeLLM(self.client, models, cache=self.cache)
+        return ClaudeLLM(
+            self.client, models, cache=self.cache, provider=self.provider, unforced=self.unforced
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -122,20 +176,46 @@ class ClaudeLLM:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         started = time.monotonic()
+        model = self.models.for_role(request.role)
+        forced = model not in self.unforced
         try:
-            message = await self.client.messages.create(**self.params(request))
+            try:
+                message = await self._create(request, forced=forced)
+            except anthropic.BadRequestError as exc:
+                if not (forced and _refuses_forced_tools(exc)):
+                    raise
+                self.unforced.add(model)
+                message = await self._create(request, forced=False)
         except _FATAL as exc:
-            raise LLMFatal(f"the Anthropic API refused the call: {_reason(exc)}") from exc
+            raise LLMFatal(f"{self.vendor} refused the call: {_reason(exc)}") from exc
         except anthropic.APIStatusError as exc:
             raise LLMUnavailable(_reason(exc)) from exc
         except anthropic.APIConnectionError as exc:
-            raise LLMUnavailable(f"no answer from the Anthropic API: {exc}") from exc
+            raise LLMUnavailable(f"no answer from {self.vendor}: {exc}") from exc
+        except _NO_CREDENTIALS as exc:
+            raise LLMFatal(f"no credentials for {self.vendor}: {exc}") from exc
+        except google.auth.exceptions.TransportError as exc:
+            raise LLMUnavailable(f"no answer from Google's token service: {exc}") from exc
+        except RuntimeError as exc:
+            # The Bedrock client's words when AWS's credential chain finds nothing.
+            if "credentials" not in str(exc):
+                raise
+            raise LLMFatal(f"no credentials for {self.vendor}: {exc}") from exc
         return _response(message, request).model_copy(
             update={"seconds": round(time.monotonic() - started, 3)}
         )
 
-    def params(self, request: LLMRequest) -> dict[str, Any]:
-        """The Messages API parameters for a request."""
+    @property
+    def vendor(self) -> str:
+        """Who answers the calls, as errors name it."""
+        return _VENDOR[self.provider]
+
+    async def _create(self, request: LLMRequest, *, forced: bool) -> Message:
+        message: Message = await self.client.messages.create(**self.params(request, forced=forced))
+        return message
+
+    def params(self, request: LLMRequest, *, forced: bool = True) -> dict[str, Any]:
+        """The Messages API parameters for a request: its tool forced, or only asked for."""
         stable = [b.text for b in request.blocks if b.stable]
         system: list[dict[str, Any]] = [
             {"type": "text", "text": text} for text in (request.system, *stable)
@@ -145,6 +225,9 @@ class ClaudeLLM:
             system[0]["cache_control"] = CACHE
             system[-1]["cache_control"] = CACHE
         turn = [{"type": "text", "text": b.text} for b in request.blocks if not b.stable]
+        if not forced:
+            # After the cached prefix, so asking rather than forcing costs no cache write.
+            turn.append({"type": "text", "text": _ask_for(request.tool.name)})
         return {
             "model": self.models.for_role(request.role),
             "max_tokens": request.max_output_tokens,
@@ -157,9 +240,24 @@ class ClaudeLLM:
                 }
                 for spec in TOOLS.values()
             ],
-            "tool_choice": {"type": "tool", "name": request.tool.name},
+            "tool_choice": (
+                {"type": "tool", "name": request.tool.name} if forced else {"type": "auto"}
+            ),
             "messages": [{"role": "user", "content": turn}],
         }
+
+
+def _ask_for(tool: str) -> str:
+    return (
+        f"Answer by calling the `{tool}` tool, once. Call no other tool and write no other "
+        "answer: only that call is read."
+    )
+
+
+def _refuses_forced_tools(exc: anthropic.BadRequestError) -> bool:
+    """Whether a 400 is a thinking model refusing a forced `tool_choice`."""
+    reason = _reason(exc).lower()
+    return "thinking" in reason and "tool_choice" in reason
 
 
 def _response(message: Message, request: LLMRequest) -> LLMResponse:

@@ -12,11 +12,21 @@ import hmac
 import os
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
-from pydantic import AnyHttpUrl, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import (
+    AnyHttpUrl,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.claude import DEFAULT_MODEL
+from agents.claude import ClaudeLLM, RoleModels
+from agents.providers import Cloud, Provider, default_model, model_fault
+from policies.config import MODEL_ID
 from policies.errors import TiebreakError
 
 
@@ -72,6 +82,33 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = None
     """Another Messages API endpoint (`ANTHROPIC_BASE_URL`): a proxy, or a fake in tests."""
 
+    tiebreak_provider: Provider = Provider.ANTHROPIC
+    """Who serves the model (`TIEBREAK_PROVIDER`): `anthropic`, `bedrock` (Amazon Bedrock) or
+    `vertex` (Google Vertex AI). On a cloud, its own credentials sign the calls: AWS's
+    credential chain, or Google's application-default credentials."""
+
+    aws_region: str | None = None
+    """Bedrock's AWS region (`AWS_REGION`)."""
+
+    aws_default_region: str | None = None
+    """Bedrock's AWS region when `AWS_REGION` is unset (`AWS_DEFAULT_REGION`)."""
+
+    anthropic_bedrock_base_url: str | None = None
+    """Another Bedrock runtime endpoint (`ANTHROPIC_BEDROCK_BASE_URL`): a VPC endpoint, a
+    proxy, or a fake in tests."""
+
+    cloud_ml_region: str | None = None
+    """Vertex AI's region (`CLOUD_ML_REGION`): `global`, `us-east5`, `europe-west1`, …"""
+
+    anthropic_vertex_project_id: str | None = None
+    """The Google Cloud project that calls Vertex AI (`ANTHROPIC_VERTEX_PROJECT_ID`)."""
+
+    google_cloud_project: str | None = None
+    """The project when `ANTHROPIC_VERTEX_PROJECT_ID` is unset (`GOOGLE_CLOUD_PROJECT`)."""
+
+    anthropic_vertex_base_url: str | None = None
+    """Another Vertex AI endpoint (`ANTHROPIC_VERTEX_BASE_URL`): a proxy, or a fake in tests."""
+
     redis_url: str | None = None
     """Redis for the queue and deduplication (`REDIS_URL`); `tiebreak serve` starts its own
     when unset."""
@@ -95,9 +132,11 @@ class Settings(BaseSettings):
     commands (`TIEBREAK_DAILY_TOKEN_CAP`). When it is reached, no model is called until the
     next day."""
 
-    tiebreak_model: str = Field(default=DEFAULT_MODEL, pattern=r"^[a-z0-9][a-z0-9.:@-]{0,99}$")
+    tiebreak_model: str = Field(pattern=MODEL_ID)
     """The model every role runs on unless a repository's config chooses another
-    (`TIEBREAK_MODEL`)."""
+    (`TIEBREAK_MODEL`), as the provider names it. By default the same Claude model on every
+    provider: `claude-sonnet-5-5`, on Bedrock the inference profile of the region's
+    geography (`us.anthropic.claude-sonnet-5-5` in `us-east-1`)."""
 
     tiebreak_unit_concurrency: int = Field(default=8, ge=1, le=256)
     """Review units each worker process debates at a time (`TIEBREAK_UNIT_CONCURRENCY`)."""
@@ -130,6 +169,27 @@ class Settings(BaseSettings):
     tiebreak_log_level: LogLevel = LogLevel.INFO
     """The least severe log lines written (`TIEBREAK_LOG_LEVEL`): at `DEBUG`, the HTTP
     clients' own lines too."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_default_model(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("tiebreak_model"):
+            return data
+        provider = Provider(str(data.get("tiebreak_provider") or "anthropic").strip().lower())
+        region = data.get("aws_region") or data.get("aws_default_region")
+        return data | {"tiebreak_model": default_model(provider, region)}
+
+    @model_validator(mode="after")
+    def _model_fits_provider(self) -> "Settings":
+        fault = model_fault(self.tiebreak_provider, self.tiebreak_model)
+        if fault is not None:
+            raise ValueError(f"TIEBREAK_MODEL: {fault}")
+        return self
+
+    @field_validator("tiebreak_provider", mode="before")
+    @classmethod
+    def _provider_in_any_case(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("tiebreak_log_format", mode="before")
     @classmethod
@@ -188,10 +248,43 @@ class Settings(BaseSettings):
                 missing.append("GITHUB_APP_ID")
             if self.github_private_key is None and self.github_private_key_path is None:
                 missing.append("GITHUB_PRIVATE_KEY or GITHUB_PRIVATE_KEY_PATH")
-            if self.anthropic_api_key is None:
-                missing.append("ANTHROPIC_API_KEY")
+            missing.extend(self.model_missing())
         if missing:
             raise MissingSettings(f"missing settings: {', '.join(missing)}")
+
+    def model_missing(self) -> list[str]:
+        """The settings the model's provider needs but lacks (credentials aside: only a call
+        can tell whether a cloud's credential chain finds any)."""
+        if self.tiebreak_provider is Provider.ANTHROPIC and self.anthropic_api_key is None:
+            return ["ANTHROPIC_API_KEY"]
+        return self.cloud().missing()
+
+    def cloud(self) -> Cloud:
+        """Where the model is called, and as whom, as far as settings say (credentials aside)."""
+        if self.tiebreak_provider is Provider.BEDROCK:
+            region = self.aws_region or self.aws_default_region
+            return Cloud(self.tiebreak_provider, region=region)
+        if self.tiebreak_provider is Provider.VERTEX:
+            project = self.anthropic_vertex_project_id or self.google_cloud_project
+            return Cloud(self.tiebreak_provider, region=self.cloud_ml_region, project=project)
+        return Cloud()
+
+    def claude(self, models: RoleModels | None = None) -> ClaudeLLM:
+        """The model client these settings describe, every role on `models` (by default on
+        `TIEBREAK_MODEL`). Makes no call: missing credentials fail the first one."""
+        default = self.tiebreak_model
+        base_url = {
+            Provider.ANTHROPIC: self.anthropic_base_url,
+            Provider.BEDROCK: self.anthropic_bedrock_base_url,
+            Provider.VERTEX: self.anthropic_vertex_base_url,
+        }[self.tiebreak_provider]
+        key = self.anthropic_api_key
+        return ClaudeLLM.connect(
+            cloud=self.cloud(),
+            api_key=None if key is None else key.get_secret_value(),
+            base_url=base_url,
+            models=models or RoleModels(tester=default, coder=default, arbiter=default),
+        )
 
 
 ENV_FILE = ".env"

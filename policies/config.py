@@ -49,7 +49,14 @@ class Trigger(StrEnum):
 Login = Annotated[
     str, StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 ]
-ModelName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.:@-]{0,99}$")]
+MODEL_ID = (
+    r"^(?:[a-z0-9][a-z0-9.:@-]{0,99}"
+    r"|arn:aws[a-z-]*:bedrock:[a-z0-9-]+:[0-9]{12}:[a-z-]+/[A-Za-z0-9.:-]{1,120})$"
+)
+"""A model as Anthropic's API (`claude-sonnet-5-5`), Vertex AI (`claude-sonnet-5-5@20260101`) or
+Bedrock names it: a model or inference profile id (`us.anthropic.claude-sonnet-5-5`), or the ARN
+of an inference profile or of provisioned throughput."""
+ModelName = Annotated[str, StringConstraints(pattern=MODEL_ID)]
 Globs = Annotated[tuple[str, ...], AfterValidator(plain_globs)]
 
 
@@ -68,7 +75,9 @@ class Paths(_Section):
 
 
 class Models(_Section):
-    """The model each role runs on; unset roles use the server's default model."""
+    """The model each role runs on, named as the server's provider names it (Anthropic's API
+    and Vertex AI: `claude-sonnet-5-5`; Bedrock: `us.anthropic.claude-sonnet-5-5`, or an
+    inference profile's ARN); unset roles use the server's default model."""
 
     tester: ModelName | None = None
     """The model that raises findings."""

@@ -98,20 +98,20 @@ def review(
     models = {"tester": tester_model, "coder": coder_model, "arbiter": arbiter_model}
     try:
         policy = DebatePolicy(**{k: v for k, v in overrides.items() if v is not None})
-        role_models = RoleModels(**{k: v for k, v in models.items() if v})
         diff = Diff.parse(patch.read())
     except ValidationError as exc:
         _fail(f"invalid option: {_first_error(exc)}")
     except DiffError as exc:
         _fail(str(exc))
-    settings = get_settings()
-    if settings.anthropic_api_key is None:
-        _fail("ANTHROPIC_API_KEY is not set")
-    llm = ClaudeLLM.connect(
-        api_key=settings.anthropic_api_key.get_secret_value(),
-        base_url=settings.anthropic_base_url,
-        models=role_models,
-    )
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        _fail(str(exc).splitlines()[0])
+    if missing := settings.model_missing():
+        _fail(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set")
+    # Unset roles run on the server's model, in the provider's naming.
+    role_models = RoleModels(**{k: v or settings.tiebreak_model for k, v in models.items()})
+    llm = settings.claude(role_models)
     try:
         result = asyncio.run(_review(diff, llm, policy))
     except LLMFatal as exc:

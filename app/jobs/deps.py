@@ -106,9 +106,9 @@ class WorkerDeps:
     @classmethod
     def from_settings(cls, settings: Settings) -> "WorkerDeps":
         settings.require(worker=True)
-        key, app_id = settings.anthropic_api_key, settings.github_app_id
-        if key is None or app_id is None:  # `require` made sure; this informs the type checker
-            raise SettingsError("ANTHROPIC_API_KEY and GITHUB_APP_ID are required")
+        app_id = settings.github_app_id
+        if app_id is None:  # `require` made sure; this informs the type checker
+            raise SettingsError("GITHUB_APP_ID is required")
         every = settings.tiebreak_janitor_every
         metrics = Metrics()
         return cls(
@@ -121,15 +121,7 @@ class WorkerDeps:
             github=GitHubApp(
                 app_id, settings.private_key(), str(settings.github_api_url), metrics=metrics
             ),
-            llm=ClaudeLLM.connect(
-                api_key=key.get_secret_value(),
-                base_url=settings.anthropic_base_url,
-                models=RoleModels(
-                    tester=settings.tiebreak_model,
-                    coder=settings.tiebreak_model,
-                    arbiter=settings.tiebreak_model,
-                ),
-            ),
+            llm=settings.claude(),
         )
 
 

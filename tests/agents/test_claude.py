@@ -319,3 +319,116 @@ async def test_schema_violating_tool_input_is_a_failed_turn_not_a_crash() -> Non
     assert "findings.0" in first.error
     assert second.error is None
     assert outcome.findings == []
+
+
+FIX_ANSWER = {
+    "answers": [{"finding_id": "F1", "stance": "concede", "argument": "Yes.", "patch": LOG_FIX}]
+}
+FIX_ACCEPTED = {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fixed."}]}
+
+THINKING_REFUSAL = error(
+    400,
+    "invalid_request_error",
+    "Thinking may not be enabled when tool_choice forces tool use.",
+)
+
+
+def always_thinking(*content: dict[str, Any]) -> Any:
+    """A model that always thinks: a forced tool is refused; asked, it answers `content`."""
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body["tool_choice"]["type"] in ("tool", "any"):
+            return THINKING_REFUSAL
+        reply = message("report_findings", {"findings": []}, output_tokens=300)
+        return httpx.Response(200, json=json.loads(reply.content) | {"content": list(content)})
+
+    return answer
+
+
+THOUGHT = {"type": "thinking", "thinking": "The diff looks fine.", "signature": "sig"}
+
+
+def tool_use(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": "toolu_01", "name": name, "input": tool_input}
+
+
+@respx.mock
+async def test_a_model_that_refuses_forced_tools_is_asked_for_the_tool_instead() -> None:
+    route = respx.post(MESSAGES_URL).mock(
+        side_effect=always_thinking(THOUGHT, tool_use("answer_findings", {"answers": []}))
+    )
+    llm = client()
+
+    first = await llm.complete(request())
+    second = await llm.with_models(RoleModels()).complete(request())
+
+    assert first.tool_input == second.tool_input == {"answers": []}
+    assert first.usage.output_tokens == 300
+    # The refusal is paid once per model: later calls, on any copy of the client, ask at once.
+    assert [sent(route, i)["tool_choice"] for i in range(3)] == [
+        {"type": "tool", "name": "answer_findings"},
+        {"type": "auto"},
+        {"type": "auto"},
+    ]
+    asked = sent(route, 1)
+    forced = sent(route, 0)
+    # The cached prefix (tools, then system) is the one a forced call sends.
+    assert asked["tools"] == forced["tools"]
+    assert asked["system"] == forced["system"]
+    assert asked["messages"][0]["content"][:-1] == forced["messages"][0]["content"]
+    assert "`answer_findings` tool" in asked["messages"][0]["content"][-1]["text"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        [THOUGHT, {"type": "text", "text": "No findings, I think."}],
+        [THOUGHT, tool_use("report_findings", {"findings": []})],
+    ],
+    ids=["words only", "another tool"],
+)
+@respx.mock
+async def test_an_asked_model_that_does_not_call_the_turns_tool_gave_no_answer(
+    content: list[dict[str, Any]],
+) -> None:
+    respx.post(MESSAGES_URL).mock(side_effect=always_thinking(*content))
+
+    answer = await client().complete(request())
+
+    assert answer.tool_input is None
+
+
+@respx.mock
+async def test_another_bad_request_is_not_taken_for_a_thinking_model() -> None:
+    route = respx.post(MESSAGES_URL).mock(
+        return_value=error(400, "invalid_request_error", "max_tokens: too large")
+    )
+
+    with pytest.raises(LLMUnavailable, match="max_tokens: too large"):
+        await client().complete(request())
+    assert route.call_count == 1
+
+
+@respx.mock
+async def test_a_debate_runs_to_a_fix_on_a_model_that_always_thinks() -> None:
+    queues = {
+        "report_findings": [{"findings": [UNDEFINED]}],
+        "answer_findings": [FIX_ANSWER],
+        "evaluate_answers": [FIX_ACCEPTED],
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body["tool_choice"]["type"] == "tool":
+            return THINKING_REFUSAL
+        # It calls the tool the turn asks for, as a model reads it.
+        tool = body["messages"][0]["content"][-1]["text"].split("`")[1]
+        return message(tool, queues[tool].pop(0))
+
+    route = respx.post(MESSAGES_URL).mock(side_effect=answer)
+
+    outcome = await Debate(client()).run(payments_unit())
+
+    assert [f.resolution for f in outcome.findings] == [Resolution.FIXED]
+    assert route.call_count == 4  # one refusal, then three asked calls

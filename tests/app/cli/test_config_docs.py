@@ -79,7 +79,7 @@ def test_every_option_is_in_the_reference_by_its_dotted_name() -> None:
         ("max_inline_comments", "integer, from 0 to 100", "`10`"),
         ("min_severity", 'one of `"blocker"`, `"major"`, `"minor"`, `"nit"`', '`"nit"`'),
         ("triggers", 'list, each one of `"opened"`, `"reopened"`', '`["opened", "reopened"'),
-        ("models.tester", "string matching `^[a-z0-9]", "`null`"),
+        ("models.tester", "string matching `^(?:[a-z0-9]", "`null`"),
         ("debate.token_ceiling", "integer, at least 10000", "`400000`"),
         ("debate.budget_growth", "number, from 1.0 to 4.0", "`1.5`"),
     ],
