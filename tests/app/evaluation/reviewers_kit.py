@@ -44,7 +44,7 @@ def case(
         repo="example/shop",
         introducing_commit="a" * 40,
         diff="".join(new_file_diff(p, lines) for p in files),
-        bug=tuple({"path": p, "lines": tuple(ls)} for p, ls in bug),  # type: ignore[misc]
+        bug=tuple({"path": p, "lines": tuple(ls)} for p, ls in bug),
         needs_context=needs_context,
     )
 
