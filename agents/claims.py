@@ -8,6 +8,8 @@ claim when half the smaller gist is in both.
 
 import re
 
+from agents.protocol import Finding
+
 GIST_WORDS = 12
 """At most this many words of a claim make its gist (the longest, then in order)."""
 
@@ -45,6 +47,17 @@ def same_gist(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
         return not a and not b
     shared = len(set(a) & set(b))
     return shared >= SAME_GIST * min(len(set(a)), len(set(b)))
+
+
+def same_finding(a: Finding, b: Finding) -> bool:
+    """Whether two findings are one: same path, overlapping lines, the same claim. This is
+    how a panel knows a tester raised what another already had."""
+    return (
+        a.path == b.path
+        and a.start_line <= b.end_line
+        and b.start_line <= a.end_line
+        and same_gist(gist(a.claim), gist(b.claim))
+    )
 
 
 def _stem(word: str) -> str:

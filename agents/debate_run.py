@@ -37,6 +37,17 @@ class DebateRun(DebateState):
             await self._settle(ended, ceiling=str(exc))
         return self._outcome()
 
+    async def report(self) -> Outcome:
+        """The testers' reports alone, as a one-pass reviewer gives them: every finding
+        raised is left open, undebated."""
+        try:
+            if await self._seed():
+                self._leave_unresolved(self._open(), None, "reported without a debate")
+        except OutOfTokens as exc:
+            self.stop = StopReason.CEILING
+            self._leave_unresolved(self._open(), ArbitrationTrigger.CEILING, str(exc))
+        return self._outcome()
+
     async def _seed(self) -> bool:
         """Every tester reports on the diff; False when the debate ends here."""
         errors, reported = [], False

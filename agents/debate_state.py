@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from agents import briefs
 from agents.checks import InputChecks
-from agents.claims import gist, same_gist
+from agents.claims import same_finding
 from agents.diff import ReviewUnit
 from agents.journal import Replay
 from agents.llm import LLMClient, Role
@@ -238,17 +238,7 @@ class DebateState:
         return admitted
 
     def _same_open_finding(self, finding: Finding) -> Thread | None:
-        claim = gist(finding.claim)
-        for thread in self._open():
-            other = thread.finding
-            if (
-                other.path == finding.path
-                and other.start_line <= finding.end_line
-                and finding.start_line <= other.end_line
-                and same_gist(gist(other.claim), claim)
-            ):
-                return thread
-        return None
+        return next((t for t in self._open() if same_finding(t.finding, finding)), None)
 
     def _open(self) -> list[Thread]:
         return [t for t in self.threads.values() if t.is_open]

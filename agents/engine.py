@@ -39,6 +39,11 @@ class Debate:
         replay = None if journal is None else await Replay.open(journal)
         return await DebateRun(self.llm, self.policy, self.ceiling, unit, replay).run()
 
+    async def report(self, unit: ReviewUnit) -> Outcome:
+        """Only the testers' reports on `unit`, without a debate: each finding ends open
+        (`unresolved`). What a one-pass reviewer would post, for comparison with a debate."""
+        return await DebateRun(self.llm, self.policy, self.ceiling, unit).report()
+
     async def arbitrate(
         self, unit: ReviewUnit, outcome: Outcome, finding_ids: Collection[str]
     ) -> Outcome:

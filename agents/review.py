@@ -101,19 +101,21 @@ async def review_diff(
     concurrency: int = 4,
     unit_tokens: int = DEFAULT_UNIT_TOKENS,
     ceiling: TokenCeiling | None = None,
+    debate: bool = True,
 ) -> Review:
     """Debate every review unit of `diff`, at most `concurrency` at a time.
 
     `ceiling` defaults to the policy's own; pass one to share an allowance or to read what
     the review spent even if it is cancelled. An :class:`agents.errors.LLMFatal` from any
-    unit cancels the others and propagates.
+    unit cancels the others and propagates. With `debate` off, each unit gets the testers'
+    reports alone (:meth:`Debate.report`).
     """
-    debate = Debate(llm, policy, ceiling=ceiling)
+    engine = Debate(llm, policy, ceiling=ceiling)
     slots = asyncio.Semaphore(concurrency)
 
     async def run(unit: ReviewUnit) -> Outcome:
         async with slots:
-            return await debate.run(unit)
+            return await (engine.run(unit) if debate else engine.report(unit))
 
     try:
         async with asyncio.TaskGroup() as group:

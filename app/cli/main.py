@@ -5,17 +5,20 @@ import contextlib
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TextIO
 
 import click
 import uvicorn
 from pydantic import ValidationError
 
-from agents.claude import ClaudeLLM, RoleModels
+from agents.claude import ClaudeLLM
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.review import Review, review_diff
 from app.cli import config_docs
+from app.cli.evaluate import evaluate
+from app.cli.exits import fail as _fail
+from app.cli.models import connect, model_options
 from app.cli.status import watch
 from app.cli.terminal import Progress, render
 from app.jobs.deps import WorkerDeps
@@ -33,7 +36,7 @@ from app.web.server import create_app
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
 from policies.debate import DebatePolicy
 
-EXIT_SETTLED, EXIT_UNRESOLVED, EXIT_USAGE = 0, 1, 2
+EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 EXIT_PROBLEMS = 1
 """`check-config` found a problem, `config-docs --check` a stale file, or `setup` stopped
 before an App was registered."""
@@ -64,9 +67,7 @@ def main() -> None:
     type=click.Choice(["ring", "full"]),
     help="Whom each panel tester hears: its two neighbours, or everyone (default ring).",
 )
-@click.option("--tester-model", help="Model of the tester.")
-@click.option("--coder-model", help="Model of the coder.")
-@click.option("--arbiter-model", help="Model of the arbiter.")
+@model_options
 def review(
     patch: TextIO,
     as_json: bool,
@@ -95,7 +96,6 @@ def review(
         "focus": focus or None,
         "topology": topology,
     }
-    models = {"tester": tester_model, "coder": coder_model, "arbiter": arbiter_model}
     try:
         policy = DebatePolicy(**{k: v for k, v in overrides.items() if v is not None})
         diff = Diff.parse(patch.read())
@@ -103,15 +103,7 @@ def review(
         _fail(f"invalid option: {_first_error(exc)}")
     except DiffError as exc:
         _fail(str(exc))
-    try:
-        settings = get_settings()
-    except ValidationError as exc:
-        _fail(str(exc).splitlines()[0])
-    if missing := settings.model_missing():
-        _fail(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set")
-    # Unset roles run on the server's model, in the provider's naming.
-    role_models = RoleModels(**{k: v or settings.tiebreak_model for k, v in models.items()})
-    llm = settings.claude(role_models)
+    llm = connect(tester_model, coder_model, arbiter_model)
     try:
         result = asyncio.run(_review(diff, llm, policy))
     except LLMFatal as exc:
@@ -126,6 +118,9 @@ async def _review(diff: Diff, llm: ClaudeLLM, policy: DebatePolicy) -> Review:
         return await review_diff(diff, progress, policy)
     finally:
         await llm.aclose()
+
+
+main.add_command(evaluate)
 
 
 @main.command()
@@ -370,11 +365,6 @@ def _redis_url(settings: Settings) -> str:
     if settings.redis_url is None:
         _fail("REDIS_URL is not set (only `tiebreak serve` starts its own Redis)")
     return settings.redis_url
-
-
-def _fail(reason: str) -> NoReturn:
-    click.echo(f"tiebreak: {reason}", err=True)
-    sys.exit(EXIT_USAGE)
 
 
 def _first_error(exc: ValidationError) -> str:

@@ -1,0 +1,55 @@
+"""What one configuration of Tiebreak posted on one case, and what it cost.
+
+Stored as it is (not scored), so a finished run can be scored again — with another
+tolerance, say — without paying for a model call.
+"""
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.protocol import Severity
+
+
+class Config(StrEnum):
+    """A way of reviewing a diff, compared on the same model."""
+
+    SINGLE = "single"
+    """One tester's report, every finding posted: a one-pass reviewer."""
+    VOTE = "vote"
+    """Three independent tester reports; a finding posted when two or more raise it."""
+    TRIO = "trio"
+    """The default debate of a tester, a coder and an arbiter."""
+    PANEL = "panel"
+    """Three testers in a ring, a finding settled by their majority."""
+
+
+class Posted(BaseModel):
+    """A finding a configuration posted."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    start_line: int
+    end_line: int
+    severity: Severity
+    claim: str
+
+
+class CaseRun(BaseModel):
+    """One configuration on one case. A run with an `error` was not measured: it is
+    reported as failed, never as a miss."""
+
+    model_config = ConfigDict(frozen=True)
+
+    case_id: str
+    config: Config
+    posted: tuple[Posted, ...] = ()
+    billed_tokens: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None

@@ -1,0 +1,132 @@
+"""Scoring: which posted findings hit a labelled bug, and each configuration's figures.
+
+A posted finding hits a labelled bug when it is on the bug's path and its lines overlap the
+bug's lines widened by `tolerance` on each side. A buggy case is caught when a posted
+finding hits any of its labelled locations. Precision counts posted findings on buggy cases
+only, and is a lower bound: a finding on an unlabelled line may point at a real bug. Every
+finding posted on a clean case is a false alarm (as far as anyone knows).
+
+Intervals are 95% percentile bootstraps over cases, seeded: the same results give the same
+intervals.
+"""
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from app.evaluation.cases import Case, Location
+from app.evaluation.results import CaseRun, Config, Posted
+
+DEFAULT_TOLERANCE = 3
+RESAMPLES = 2_000
+SEED = 20_240_601
+
+
+def hits(posted: Posted, bug: Location, tolerance: int = DEFAULT_TOLERANCE) -> bool:
+    """Whether `posted` lands on `bug`: same path, lines within `tolerance` of a bug line."""
+    return posted.path == bug.path and any(
+        posted.start_line - tolerance <= line <= posted.end_line + tolerance for line in bug.lines
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CaseScore:
+    """One configuration's run on one case, scored."""
+
+    case: Case
+    run: CaseRun
+    hits: int
+    """Posted findings that hit a labelled bug."""
+
+    @property
+    def caught(self) -> bool:
+        return self.hits > 0
+
+    @property
+    def false_alarms(self) -> int:
+        """Posted findings on a clean case (none are counted on a buggy one)."""
+        return 0 if self.case.buggy else len(self.run.posted)
+
+
+def score(case: Case, run: CaseRun, tolerance: int = DEFAULT_TOLERANCE) -> CaseScore:
+    found = sum(1 for p in run.posted if any(hits(p, bug, tolerance) for bug in case.bug))
+    return CaseScore(case, run, found)
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A figure with its 95% interval (None when there is nothing to measure it on)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """One configuration's figures over the cases it was measured on."""
+
+    config: Config
+    cases: int
+    """Cases measured (failed ones left out)."""
+    failed: int
+    recall: Estimate
+    precision: Estimate
+    recall_by_context: Mapping[bool, Estimate]
+    """Recall of the cases whose bug needs context beyond the hunks (True), and the rest."""
+    false_alarms_per_clean_case: float | None
+    billed_tokens_per_case: float | None
+    calls_per_case: float | None
+    seconds_per_case: float | None
+
+
+def summarize(config: Config, scores: Sequence[CaseScore]) -> Summary:
+    """The figures of `config` over its scored runs (failed runs counted apart)."""
+    measured = [s for s in scores if not s.run.failed]
+    buggy = [s for s in measured if s.case.buggy]
+    clean = [s for s in measured if not s.case.buggy]
+    return Summary(
+        config=config,
+        cases=len(measured),
+        failed=len(scores) - len(measured),
+        recall=_estimate(buggy, _recall),
+        precision=_estimate(buggy, _precision),
+        recall_by_context={
+            needs: Estimate(_recall([s for s in buggy if s.case.needs_context is needs]))
+            for needs in (True, False)
+        },
+        false_alarms_per_clean_case=_mean([s.false_alarms for s in clean]),
+        billed_tokens_per_case=_mean([s.run.billed_tokens for s in measured]),
+        calls_per_case=_mean([s.run.calls for s in measured]),
+        seconds_per_case=_mean([s.run.seconds for s in measured]),
+    )
+
+
+Statistic = Callable[[Sequence[CaseScore]], float | None]
+
+
+def _recall(buggy: Sequence[CaseScore]) -> float | None:
+    return sum(s.caught for s in buggy) / len(buggy) if buggy else None
+
+
+def _precision(buggy: Sequence[CaseScore]) -> float | None:
+    posted = sum(len(s.run.posted) for s in buggy)
+    return sum(s.hits for s in buggy) / posted if posted else None
+
+
+def _estimate(scores: Sequence[CaseScore], statistic: Statistic) -> Estimate:
+    value = statistic(scores)
+    if value is None:
+        return Estimate(None)
+    rng = random.Random(SEED)
+    draws = sorted(
+        v
+        for _ in range(RESAMPLES)
+        if (v := statistic(rng.choices(scores, k=len(scores)))) is not None
+    )
+    last = len(draws) - 1
+    return Estimate(value, draws[round(0.025 * last)], draws[round(0.975 * last)])
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None

@@ -1,0 +1,167 @@
+"""Scoring against tables computed by hand: tolerance edges, multi-file bugs, clean cases."""
+
+import pytest
+
+from app.evaluation.cases import Location
+from app.evaluation.report import document, summaries, table
+from app.evaluation.results import CaseRun, Config, Posted
+from app.evaluation.scoring import hits, score
+from tests.app.evaluation.reviewers_kit import case
+
+BUG = Location(path="shop/cart.py", lines=(10, 11))
+
+
+def posted(path: str, start: int, end: int | None = None) -> Posted:
+    return Posted(path=path, start_line=start, end_line=end or start, severity="major", claim="x")
+
+
+@pytest.mark.parametrize(
+    ("path", "start", "end", "tolerance", "hit"),
+    [
+        ("shop/cart.py", 10, 10, 3, True),
+        ("shop/cart.py", 13, 14, 3, True),  # 11 + 3 = 14: widened bug reaches line 13..14
+        ("shop/cart.py", 14, 14, 3, True),
+        ("shop/cart.py", 15, 20, 3, False),  # one past the edge
+        ("shop/cart.py", 7, 7, 3, True),  # 10 - 3 = 7
+        ("shop/cart.py", 6, 6, 3, False),
+        ("shop/cart.py", 1, 30, 0, True),  # a span around the bug
+        ("shop/cart.py", 12, 12, 0, False),
+        ("shop/cart.py", 11, 11, 0, True),
+        ("shop/tax.py", 10, 10, 3, False),  # right lines, wrong file
+    ],
+)
+def test_a_finding_hits_a_bug_within_the_tolerance(
+    path: str, start: int, end: int, tolerance: int, hit: bool
+) -> None:
+    assert hits(posted(path, start, end), BUG, tolerance) is hit
+
+
+CASES = [
+    case("one", [("shop/cart.py", [10, 11])]),
+    case("multi", [("shop/tax.py", [5]), ("shop/rates.py", [30])], needs_context=True),
+    case("missed", [("shop/ship.py", [20])]),
+    case("clean-a", paths=["shop/a.py"]),
+    case("clean-b", paths=["shop/b.py"]),
+]
+
+RUNS = [
+    # one: two findings, one on the bug → caught, 1 hit of 2.
+    CaseRun(
+        case_id="one",
+        config=Config.SINGLE,
+        posted=(posted("shop/cart.py", 12), posted("shop/cart.py", 30)),
+        billed_tokens=1000,
+        calls=1,
+    ),
+    # multi: hits in both files of the bug (rates 33 = 30 + 3, tax 8 = 5 + 3; tax 1 misses).
+    CaseRun(
+        case_id="multi",
+        config=Config.SINGLE,
+        posted=(posted("shop/rates.py", 33), posted("shop/tax.py", 1), posted("shop/tax.py", 8)),
+        billed_tokens=2000,
+        calls=1,
+    ),
+    # missed: one finding, off by four lines.
+    CaseRun(
+        case_id="missed",
+        config=Config.SINGLE,
+        posted=(posted("shop/ship.py", 24),),
+        billed_tokens=3000,
+        calls=1,
+    ),
+    # clean cases: three findings on one, none on the other → 1.5 false alarms a case.
+    CaseRun(
+        case_id="clean-a",
+        config=Config.SINGLE,
+        posted=(posted("shop/a.py", 1), posted("shop/a.py", 2), posted("shop/a.py", 3)),
+        billed_tokens=1000,
+        calls=1,
+    ),
+    CaseRun(case_id="clean-b", config=Config.SINGLE, billed_tokens=1000, calls=1),
+    # trio failed on "missed": left out of its figures, not counted as a miss.
+    CaseRun(case_id="one", config=Config.TRIO, posted=(posted("shop/cart.py", 10),)),
+    CaseRun(case_id="missed", config=Config.TRIO, error="the tester could not report findings"),
+    CaseRun(case_id="clean-a", config=Config.TRIO),
+]
+
+
+def test_hits_and_false_alarms_per_case() -> None:
+    by_id = {c.id: c for c in CASES}
+    table_ = {
+        r.case_id: (score(by_id[r.case_id], r).hits, score(by_id[r.case_id], r).false_alarms)
+        for r in RUNS
+        if r.config is Config.SINGLE
+    }
+    assert table_ == {
+        "one": (1, 0),
+        "multi": (2, 0),
+        "missed": (0, 0),
+        "clean-a": (0, 3),
+        "clean-b": (0, 0),
+    }
+
+
+def test_each_configuration_is_summed_up_as_computed_by_hand() -> None:
+    single, trio = summaries(CASES, RUNS, tolerance=3)
+
+    assert single.recall.value == pytest.approx(2 / 3)
+    assert single.precision.value == pytest.approx(3 / 6)
+    assert single.recall_by_context[True].value == 1.0
+    assert single.recall_by_context[False].value == 0.5
+    assert single.false_alarms_per_clean_case == 1.5
+    assert single.billed_tokens_per_case == 1600
+    assert (single.cases, single.failed) == (5, 0)
+
+    assert trio.recall.value == 1.0
+    assert trio.precision.value == 1.0
+    assert trio.false_alarms_per_clean_case == 0.0
+    assert (trio.cases, trio.failed) == (2, 1)
+
+
+def test_intervals_are_deterministic_and_hold_the_figure() -> None:
+    first, again = summaries(CASES, RUNS, 3)[0], summaries(CASES, RUNS, 3)[0]
+
+    assert first.recall == again.recall
+    assert first.recall.low is not None
+    assert first.recall.high is not None
+    assert 0.0 <= first.recall.low <= 2 / 3 <= first.recall.high <= 1.0
+    assert first.precision.low is not None
+    assert first.precision.high is not None
+    assert first.precision.low <= 0.5 <= first.precision.high
+
+
+def test_a_wider_tolerance_rescores_without_running_again() -> None:
+    (single, _) = summaries(CASES, RUNS, tolerance=4)
+
+    assert single.recall.value == 1.0  # ship.py:24 is four lines from the bug at 20
+
+
+def test_the_document_and_the_table() -> None:
+    doc = document(CASES, RUNS, tolerance=3)
+
+    assert set(doc["configs"]) == {"single", "trio"}
+    assert doc["configs"]["single"]["recall"] == pytest.approx(2 / 3)
+    assert doc["configs"]["single"]["false_alarms_per_clean_case"] == 1.5
+    assert doc["configs"]["single"]["billed_tokens_per_case"] == 1600
+    assert doc["configs"]["trio"]["cases"] == 2
+    failed = [c for c in doc["cases"] if c["error"]]
+    assert failed == [
+        {
+            "id": "missed",
+            "config": "trio",
+            "buggy": True,
+            "needs_context": False,
+            "posted": [],
+            "hits": 0,
+            "caught": None,
+            "false_alarms": 0,
+            "billed_tokens": 0,
+            "calls": 0,
+            "seconds": 0.0,
+            "error": "the tester could not report findings",
+        }
+    ]
+    lines = table(summaries(CASES, RUNS, 3)).splitlines()
+    assert lines[0].split()[:3] == ["config", "recall", "[95%"]
+    assert lines[1].startswith("single  0.67 [")
+    assert lines[2].startswith("trio    1.00 [1.00-1.00]  1.00 [1.00-1.00]")
