@@ -11,6 +11,7 @@ from collections.abc import Collection
 
 from agents.debate_run import DebateRun
 from agents.diff import ReviewUnit
+from agents.hearing import Hearing, PersonReply, Verdict
 from agents.journal import Journal, Replay
 from agents.llm import LLMClient
 from agents.outcome import Outcome
@@ -51,3 +52,13 @@ class Debate:
         asked; every other finding keeps its end. Returns the debate's new outcome."""
         run = DebateRun(self.llm, self.policy, self.ceiling, unit)
         return await run.arbitrate_requested(outcome, finding_ids)
+
+    async def hear(
+        self, unit: ReviewUnit, outcome: Outcome, finding_id: str, reply: PersonReply
+    ) -> tuple[Outcome, Verdict]:
+        """Hear a person's reply on an open finding of a finished debate: the tester accepts
+        it (the finding is withdrawn) or rejects it (it stands). Raises
+        :class:`agents.errors.NotHeard` when it could not be weighed."""
+        return await Hearing(self.llm, self.policy, self.ceiling, unit).hear(
+            outcome, finding_id, reply
+        )

@@ -6,7 +6,8 @@ DebateError
 │   ├── LLMUnavailable   transient (overloaded, rate limited, timed out) after the client's
 │   │                    own retries: one failed turn, never a crash
 │   └── LLMFatal         no call can succeed (bad key, no permission): the review stops
-└── TurnRejected     an agent's tool input is malformed or breaks a rule: one failed turn
+├── TurnRejected     an agent's tool input is malformed or breaks a rule: one failed turn
+└── NotHeard         a person's reply on a finding could not be weighed: nothing changed
 """
 
 from policies.errors import TiebreakError
@@ -38,3 +39,8 @@ class TurnRejected(DebateError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("; ".join(problems))
         self.problems = problems
+
+
+class NotHeard(DebateError):
+    """A person's reply could not be weighed: the finding is not open, or the tester could
+    not be asked (the token ceiling, or every attempt at the call failed)."""

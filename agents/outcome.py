@@ -52,6 +52,8 @@ class MessageKind(StrEnum):
     RULING = "ruling"
     OVERRIDE = "override"
     NOTICE = "notice"
+    PERSON = "person"
+    """A person's reply on the finding's thread on the pull request, spoken for the code."""
 
 
 class Message(BaseModel):

@@ -235,3 +235,17 @@ class CommandRequest(BaseModel):
 
 def is_bot(user: User) -> bool:
     return user.type == "Bot" or user.login.lower().endswith("[bot]")
+
+
+class ReplyRequest(BaseModel):
+    """A person's reply in a review thread (no command in it), as it travels to the worker:
+    whether the thread is one of Tiebreak's findings, and whether the person may be heard,
+    is the worker's to check."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pull: PullKey
+    login: str
+    comment: CommentRef
+    """The reply; its `thread_id` is the thread's first comment."""
+    text: Annotated[str, StringConstraints(max_length=65_536)]

@@ -148,3 +148,13 @@ def _command(rest: str) -> Parsed:
 
 def _unrecognised(rest: str) -> Unrecognised:
     return Unrecognised(rest.strip()[:MAX_UNRECOGNISED])
+
+
+_SUGGESTION = re.compile(r"^ {0,3}(?:`{3,}|~{3,})[ \t]*suggestion\b", re.IGNORECASE | re.MULTILINE)
+_FIXED_IN = re.compile(r"\bfixed\s+(?:in|by)\s+`?[0-9a-f]{7,40}\b", re.IGNORECASE)
+
+
+def carries_fix(body: str) -> bool:
+    """Whether a reply on a finding brings a fix rather than an argument: a ```suggestion
+    block, or "fixed in <sha>". The next push's review sees the fix; it is not argued."""
+    return bool(_SUGGESTION.search(body) or _FIXED_IN.search(body))

@@ -22,6 +22,7 @@ from pydantic import (
     ValidationError,
 )
 
+from policies.conversation import ConversationPolicy
 from policies.debate import DebatePolicy
 from policies.safety import plain_globs
 
@@ -128,6 +129,9 @@ class RepoConfig(_Section):
 
     debate: DebatePolicy = DebatePolicy()
     """The debate's limits, budgets and protected paths."""
+
+    conversation: ConversationPolicy = ConversationPolicy()
+    """Whether people's replies on Tiebreak's finding threads are heard, and how many."""
 
     def path_filter(self) -> "PathFilter":
         return PathFilter(self.paths)

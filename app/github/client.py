@@ -24,6 +24,7 @@ from app.github.git_data import GitData
 from app.github.identity import AppIdentity
 from app.github.models import Comparison, PullRequest, Reaction
 from app.github.retry import CappedRetry, CountedFailures
+from app.github.threads import resolve_thread
 from app.telemetry.metrics import Metrics
 
 CHECK_RUN_NAME = "Tiebreak"
@@ -270,6 +271,12 @@ class Installation:
                 break
             cursor = threads["pageInfo"]["endCursor"]
         return resolved
+
+    @translating
+    async def resolve_thread(self, ref: PullKey, comment_id: int) -> bool:
+        """Resolve the review thread whose first comment is `comment_id`; False if the pull
+        request has no such thread."""
+        return await resolve_thread(self._github, ref, comment_id)
 
     @translating
     async def edit_comment(self, ref: PullKey, comment_id: int, body: str) -> None:

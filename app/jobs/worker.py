@@ -21,6 +21,7 @@ from agents.claude import ClaudeLLM
 from app.jobs.commands import run_commands
 from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, deps_of
 from app.jobs.janitor import sweep
+from app.jobs.replies import hear_reply
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
 from app.store.counters import FleetCounters
@@ -74,6 +75,7 @@ class Workers:
             functions=[
                 _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
                 _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
+                _function(JobName.REPLY, hear_reply, COMMAND_TIMEOUT, metrics),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[

@@ -192,3 +192,26 @@ def allowance(installation_id: int, day: date) -> str:
 
 METRICS = "tiebreak:metrics"
 """hash: field, a counter and its labels (JSON); value, the fleet's total."""
+
+
+# -- people's replies on finding threads (app.store.hearings) -----------------------------------
+
+HEARD_TTL = 30 * DAY
+"""How long a pull request's heard replies are remembered: as long as its head is."""
+
+
+def reply_seen(pull: PullKey, comment_id: int) -> str:
+    """string: set once a reply (a review comment) is taken up, so that a redelivery or a
+    second job never handles it again."""
+    return f"tiebreak:reply:{pull.key}:{comment_id}"
+
+
+def replies_heard(pull: PullKey) -> str:
+    """string: how many replies the pull request's threads have had heard (the config's
+    `conversation.max_replies` caps it)."""
+    return f"tiebreak:replies:{pull.key}"
+
+
+def replies_capped(pull: PullKey) -> str:
+    """string: set once the note that the pull request heard its last reply is posted."""
+    return f"tiebreak:replies:{pull.key}:capped"

@@ -13,7 +13,7 @@ from arq.constants import abort_jobs_ss, in_progress_key_prefix
 from arq.jobs import Job, JobStatus
 from arq.utils import timestamp_ms
 
-from app.events import CommandRequest, PullKey, PullRequestRef
+from app.events import CommandRequest, PullKey, PullRequestRef, ReplyRequest
 from app.store import keys
 from app.store.replies import text
 
@@ -26,6 +26,8 @@ class JobName(StrEnum):
     """One pull request head, from check run to published review (:mod:`app.jobs.review`)."""
     COMMANDS = "run_commands"
     """The commands of one comment or button press (:mod:`app.jobs.commands`)."""
+    REPLY = "hear_reply"
+    """A person's reply on one of Tiebreak's finding threads (:mod:`app.jobs.replies`)."""
     UNIT = "debate_unit"
     """One attempt at one review unit's debate (:mod:`app.jobs.unit`)."""
     JANITOR = "janitor"
@@ -96,6 +98,16 @@ class ReviewQueue:
             JobName.COMMANDS,
             request.model_dump(mode="json"),
             _job_id=f"commands:{request.pull.key}:{source}",
+            _queue_name=keys.REVIEW_QUEUE,
+        )
+        return job is not None
+
+    async def enqueue_reply(self, request: ReplyRequest) -> bool:
+        """Queue a person's reply in a review thread to be heard, once per comment."""
+        job = await self.redis.enqueue_job(
+            JobName.REPLY,
+            request.model_dump(mode="json"),
+            _job_id=f"reply:{request.pull.key}:{request.comment.id}",
             _queue_name=keys.REVIEW_QUEUE,
         )
         return job is not None

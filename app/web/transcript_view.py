@@ -32,6 +32,8 @@ class ThreadItem:
     text: str
     patch: str | None = None
     """The message's patch as a unified diff."""
+    person: bool = False
+    """A person's reply on the pull request, not an agent's message."""
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,7 @@ def _item(message: Message, diff: Diff) -> ThreadItem:
         kind=str(message.kind),
         text=message.text,
         patch=patch_diff(message.patch, diff) if message.patch else None,
+        person=message.kind is MessageKind.PERSON,
     )
 
 

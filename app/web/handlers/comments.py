@@ -1,8 +1,11 @@
-"""`issue_comment` and `pull_request_review_comment`: slash commands from people.
+"""`issue_comment` and `pull_request_review_comment`: slash commands and replies from people.
 
 Only new comments on pull requests count, and never a bot's — above all not Tiebreak's own,
-so nothing Tiebreak writes can trigger it again. Who may run a command is checked in the
-worker, which may call GitHub; here the comment is only parsed and queued.
+so nothing Tiebreak writes can trigger it again; an edit is no new comment. Who may run a
+command is checked in the worker, which may call GitHub; here the comment is only parsed and
+queued. A reply in a review thread that carries no command is queued to be heard, unless it
+brings a fix (the next push's review sees that); whether the thread is one of Tiebreak's and
+the person may be heard is the worker's to check.
 """
 
 from app.events import (
@@ -12,11 +15,12 @@ from app.events import (
     CommentRef,
     IssueCommentPayload,
     PullKey,
+    ReplyRequest,
     ReviewCommentPayload,
     User,
     is_bot,
 )
-from app.slash import Command, parse_commands
+from app.slash import Command, carries_fix, parse_commands
 from app.telemetry.logs import bind
 from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
 
@@ -60,7 +64,7 @@ async def _queue(
         return Outcome.IGNORED
     parsed = parse_commands(comment.body or "")
     if not parsed:
-        return Outcome.IGNORED
+        return await _queue_reply(deps, pull, where, comment)
     calls = [
         CommandCall(name=str(p.name), argument=p.argument)
         if isinstance(p, Command)
@@ -75,4 +79,15 @@ async def _queue(
         calls=calls,
     )
     queued = await deps.queue.enqueue_commands(request, f"{where.kind}-comment-{where.id}")
+    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
+
+
+async def _queue_reply(
+    deps: HandlerDeps, pull: PullKey, where: CommentRef, comment: Comment
+) -> Outcome:
+    body = comment.body or ""
+    if comment.in_reply_to_id is None or not body.strip() or carries_fix(body):
+        return Outcome.IGNORED
+    request = ReplyRequest(pull=pull, login=comment.user.login, comment=where, text=body)
+    queued = await deps.queue.enqueue_reply(request)
     return Outcome.ENQUEUED if queued else Outcome.DUPLICATE

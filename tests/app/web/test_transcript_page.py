@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from redis.asyncio import Redis as AsyncRedis
 
 from agents.scripted import ScriptedLLM, by_role
+from app.events import CommentRef, ReplyRequest
 from app.links import TranscriptLinks, links_for
 from app.settings import Settings
 from app.store.keys import DAY
@@ -20,9 +21,17 @@ from tests.app.review_kit import STUBBORN, agreed, asked, run_review, run_worker
 from tests.app.store_kit import Store
 from tests.app.transcript_kit import PWNED, hostile_record, panel_record
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.scenarios.debates import LOG_FIX, LOG_LINE, force_fix, rulings
+from tests.scenarios.debates import (
+    LOG_FIX,
+    LOG_LINE,
+    PAYMENTS,
+    evaluations,
+    force_fix,
+    reject,
+    rulings,
+)
 from tests.scenarios.panels import CORRECTNESS, KEPT, PERFORMANCE, REPEATED, SECURITY, TIE_FIXED
-from tests.scenarios.reviews import NUMBER, REPO
+from tests.scenarios.reviews import NUMBER, REF, REPO
 from tests.scenarios.webhooks import SECRET
 
 PUBLIC_URL = "https://tiebreak.example.com"
@@ -270,3 +279,34 @@ async def test_a_tie_and_testers_leaving_are_shown(redis_url: str, web: TestClie
     for tester in (CORRECTNESS, SECURITY, PERFORMANCE):
         assert f"{tester} leaves the debate: its budget with the coder is spent" in left
     assert "its debate ended: the debate&#39;s token budget ran out" in left
+
+
+async def test_a_persons_reply_joins_the_findings_thread_marked_as_a_persons(
+    github: FakeGitHub, key: AppKey, redis_url: str, web: TestClient
+) -> None:
+    github.set_file(REPO, "b" * 40, ".github/tiebreak.yml", "debate:\n  arbitration: false\n")
+    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)), **linking())
+    url = details_url(github)
+    (tiebreaks,) = github.reviews(REPO, NUMBER)[0].comments
+    argument = "The caller defines log before <b>refund</b> runs."
+    reply = github.add_review_comment(
+        REPO, NUMBER, PAYMENTS, 16, argument, in_reply_to=tiebreaks.id
+    )
+    request = ReplyRequest(
+        pull=REF,
+        login="octocat",
+        comment=CommentRef(id=reply, kind="review", thread_id=tiebreaks.id),
+        text=argument,
+    )
+    tester = ScriptedLLM(by_role(tester=[evaluations(reject("F1", "Nothing defines log."))]))
+
+    await run_worker(
+        github, key, redis_url, tester, lambda q: q.enqueue_reply(request), **linking()
+    )
+
+    page = web.get(local(url)).text
+    assert (
+        '<span class="who">@octocat</span> <span class="muted">a person&#39;s reply on the '
+        "pull request</span>"
+    ) in page
+    assert "The caller defines log before &lt;b&gt;refund&lt;/b&gt; runs." in page

@@ -84,7 +84,8 @@ answer an error:
 * GraphQL (`POST /graphql`) answers one query, the review threads of a pull request
   (`repository.pullRequest.reviewThreads`: `pageInfo`, and per thread `isResolved` and its
   comments' `databaseId`s), recognised by `reviewThreads` in it rather than parsed. A thread
-  is a review comment that is no reply, in the order made; `resolve_thread` resolves one.
+  is a review comment that is no reply, in the order made; `resolve_thread` resolves one. It
+  also takes the `resolveReviewThread` mutation, on a thread's node id (`id` in the query).
   The token is checked as for REST (401 without a valid one); a repository it does not
   cover or a pull request the repository lacks is 200 with `NOT_FOUND` errors, as GitHub
   answers. Any other query is 200 with an error and is noted in `problems`.

@@ -1,7 +1,8 @@
 """The fake GitHub's GraphQL endpoint, which answers the one query Tiebreak sends — the review
 threads of a pull request — recognised rather than parsed, with the errors GitHub answers
 for it (a variable of the wrong type, a page size missing or too large, a bad cursor, a
-repository or pull request it cannot resolve) shaped as GitHub's.
+repository or pull request it cannot resolve) shaped as GitHub's; and the one mutation,
+`resolveReviewThread`, on a thread's node id (`id` in the query's nodes).
 """
 
 import base64
@@ -33,6 +34,10 @@ class _GraphQL(_Auth):
         if not isinstance(query, str):
             message = "A query attribute must be specified and must be a string."
             return _graphql_answer(None, [{"message": message}])
+        if not isinstance(variables, dict):
+            variables = {}
+        if re.search(r"\bresolveReviewThread\b", query):
+            return self._resolve_review_thread(covered, variables.get("threadId"))
         if "reviewThreads" not in query:
             self.problems.append(f"POST /graphql: {GRAPHQL_UNSUPPORTED}, not:\n{query}")
             return _graphql_answer(
@@ -92,8 +97,10 @@ class _GraphQL(_Auth):
             data = {"repository": {"pullRequest": {"reviewThreads": None}}}
             return _graphql_answer(data, [error])
         chunk = roots[start : start + pages["reviewThreads"]]
+        with_id = re.search(r"\bnodes\s*\{\s*id\b", query) is not None
         nodes = [
-            {
+            ({"id": _thread_node_id(root.id)} if with_id else {})
+            | {
                 "isResolved": root.id in pull.resolved,
                 "comments": {
                     "nodes": [
@@ -114,6 +121,26 @@ class _GraphQL(_Auth):
             "nodes": nodes,
         }
         return _graphql_answer({"repository": {"pullRequest": {"reviewThreads": threads}}})
+
+    def _resolve_review_thread(self, covered: frozenset[str], thread_id: Any) -> _Answer:
+        """`resolveReviewThread(input: {threadId})`: the thread resolved, as by a person."""
+        with self._lock:
+            for (key, _), pull in self._pulls.items():
+                if key not in covered:
+                    continue
+                for root in pull.comments:
+                    if root.in_reply_to is None and _thread_node_id(root.id) == thread_id:
+                        pull.resolved.add(root.id)
+                        thread = {"id": thread_id, "isResolved": True}
+                        return _graphql_answer({"resolveReviewThread": {"thread": thread}})
+        message = f"Could not resolve to a node with the global id of '{thread_id}'"
+        error = {"type": "NOT_FOUND", "path": ["resolveReviewThread"], "message": message}
+        return _graphql_answer({"resolveReviewThread": None}, [error])
+
+
+def _thread_node_id(root_id: int) -> str:
+    """A review thread's node id, as GitHub's look (`PRRT_…`), from its first comment."""
+    return "PRRT_" + base64.b64encode(f"thread:{root_id}".encode()).decode().rstrip("=")
 
 
 def _graphql_answer(

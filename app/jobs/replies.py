@@ -1,0 +1,163 @@
+"""The reply job: a person's reply on one of Tiebreak's finding threads, heard.
+
+The reply must be on a thread Tiebreak started (its first comment the App's own, carrying a
+finding's fingerprint), about a finding the latest review of the current head left open, and
+by the pull request's author or someone with write access; anyone else's reply is left alone,
+unanswered. Each reply is taken up once, whatever GitHub redelivers. The tester weighs it
+(:mod:`agents.hearing`): accepted, the finding is withdrawn, the thread resolved and the
+summary, check run and label follow; rejected, one reply says why and offers the arbiter. A
+pull request has at most `conversation.max_replies` replies heard, each under the
+installation's daily allowance; the first reply past the cap gets one note.
+"""
+
+import logging
+from typing import Any
+
+from agents.diff import Diff
+from agents.engine import Debate
+from agents.errors import LLMFatal, NotHeard
+from agents.hearing import PersonReply, Verdict
+from agents.review import Review
+from app.events import ReplyRequest
+from app.jobs.commands import WRITERS
+from app.jobs.conversation import posted_threads, write_summary
+from app.jobs.deps import WorkerDeps, deps_of
+from app.jobs.landing import complete_check_run, set_label
+from app.jobs.review import MIN_CEILING
+from app.publishing import hearing
+from app.publishing.models import RunRecord
+from app.publishing.plan import plan
+from app.publishing.rereview import PostedThread
+from app.store.hearings import Hearings
+from app.store.pulls import RunStore
+from app.telemetry.logs import bind, log_context
+from policies.budget import TokenCeiling
+
+log = logging.getLogger(__name__)
+
+
+async def hear_reply(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
+    """arq's entry point: hear one person's reply in a review thread."""
+    request = ReplyRequest.model_validate(request_data)
+    return await ReplyRun(deps_of(ctx), request).run()
+
+
+class ReplyRun:
+    def __init__(self, deps: WorkerDeps, request: ReplyRequest) -> None:
+        self.deps = deps
+        self.request = request
+        self.pull_key = request.pull
+        self.github = deps.github.installation(request.pull.installation_id)
+
+    async def run(self) -> str:
+        pull = self.pull_key
+        with log_context(repository=pull.full_name, pull_number=pull.number):
+            return await self._hear()
+
+    async def _hear(self) -> str:
+        key, request = self.pull_key, self.request
+        if not await self._hearings().take_up(key, request.comment.id):
+            return "already heard"
+        thread = await self._thread()
+        if thread is None or thread.resolved:
+            return "not an open thread of Tiebreak's"
+        pull = await self.github.pull_request(key)
+        if not await self._may_be_heard(pull.author):
+            return "not the author or a writer"
+        record = await self._runs().latest(key)
+        if record is None or record.ref.head_sha != pull.head_sha:
+            return "no review of the current head"  # the next review hears the code as it is
+        bind(run_id=record.run_id)
+        policy = record.config.conversation
+        if not policy.enabled:
+            return "conversation is off"
+        diff = Diff.parse(record.diff, allow_empty=True)
+        found = hearing.finding_of_thread(
+            record.review,
+            diff,
+            thread.fingerprint,
+            thread.comment_id,
+            record.conversation.threads,
+        )
+        if found is None:
+            return "the finding is not open"
+        if not await self._hearings().within_cap(key, policy.max_replies):
+            if await self._hearings().note_cap_once(key):
+                await self._reply(hearing.over_cap(policy.max_replies))
+            return "over the cap"
+        return await self._weigh(record, diff, found)
+
+    async def _weigh(self, record: RunRecord, diff: Diff, found: tuple[str, str]) -> str:
+        unit_id, finding_id = found
+        units = {unit.id: unit for unit in diff.units()}
+        outcome = next((u for u in record.review.units if u.unit_id == unit_id), None)
+        if unit_id not in units or outcome is None:
+            return "the finding's unit is gone"
+        allowance = self.deps.allowance(self.pull_key.installation_id)
+        if await allowance.remaining() < MIN_CEILING:
+            resets = f"{allowance.resets_at():%Y-%m-%d %H:%M} UTC"
+            why = f"this installation has spent its daily token allowance (it resets {resets})"
+            await self._reply(hearing.not_weighed(why))
+            return "allowance spent"
+        ceiling = TokenCeiling(record.policy.token_ceiling, allowance)
+        debate = Debate(self.deps.llm_for(record.config.models), record.policy, ceiling=ceiling)
+        reply = PersonReply(login=self.request.login, text=self.request.text)
+        try:
+            heard, verdict = await debate.hear(units[unit_id], outcome, finding_id, reply)
+        except (NotHeard, LLMFatal) as exc:
+            log.warning("a reply on %s was not weighed: %s", finding_id, exc)
+            await self._reply(hearing.not_weighed("the tester could not be asked"))
+            return "not weighed"
+        review = Review(units=[heard if u.unit_id == unit_id else u for u in record.review.units])
+        return await self._land(record, diff, review, finding_id, verdict)
+
+    async def _land(
+        self, record: RunRecord, diff: Diff, review: Review, finding_id: str, verdict: Verdict
+    ) -> str:
+        """Remember the debate as it now stands, then tell the pull request."""
+        whole = plan(review, diff, run=record.run_info(), conversation=record.conversation)
+        conclusion = str(whole.check.conclusion) if verdict.accepted else record.conclusion
+        await self._runs().save(
+            record.model_copy(update={"review": review, "conclusion": conclusion})
+        )
+        await self.deps.transcripts().add_rulings(record.run_id, review, conclusion)
+        if not verdict.accepted:
+            await self._reply(hearing.stands(finding_id, verdict.reason))
+            return "stands"
+        await self._reply(hearing.withdrawn(finding_id, verdict.reason))
+        await self.github.resolve_thread(self.pull_key, self.request.comment.thread_id)
+        await write_summary(self.github, self.pull_key, whole.summary)
+        await complete_check_run(
+            self.github,
+            record.ref,
+            record.check_run_id,
+            whole.check,
+            details_url=record.details_url,
+        )
+        await set_label(self.github, self.pull_key, whole.label, whole.label_name)
+        return "withdrawn"
+
+    async def _thread(self) -> PostedThread | None:
+        """The thread the reply is in, if Tiebreak started it about a finding."""
+        root = self.request.comment.thread_id
+        threads = await posted_threads(self.github, self.pull_key)
+        return next((t for t in threads if t.comment_id == root), None)
+
+    async def _may_be_heard(self, author: str) -> bool:
+        login = self.request.login
+        if login.lower() == author.lower():
+            return True
+        return await self.github.permission(self.pull_key, login) in WRITERS
+
+    async def _reply(self, body: str) -> None:
+        await self.github.reply(self.pull_key, self.request.comment, body)
+
+    def _runs(self) -> RunStore:
+        if self.deps.runs is None:
+            raise RuntimeError("the worker has not started")
+        return self.deps.runs
+
+    def _hearings(self) -> Hearings:
+        if self.deps.queue is None:
+            raise RuntimeError("the worker has not started")
+        return Hearings(self.deps.queue.redis)
