@@ -331,6 +331,7 @@ class DebateState:
             rounds=self.round,
             calls=len(self.turns.turns),
             failed_turns=self.turns.failed_turns,
+            partial_turns=self.turns.partial_turns,
             dropped_findings=self.dropped,
             usage_by_role=self.turns.usage_by_role,
             budget_history={**self.earlier_history, **history},

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from agents.briefs import retry_brief
 from agents.checks import schema_problems
-from agents.errors import LLMUnavailable, TurnRejected
+from agents.errors import LLMUnavailable
 from agents.journal import JournalEntry, Replay, request_digest
 from agents.llm import LLMClient, LLMRequest, LLMResponse, PromptBlock, Role, Usage
 from agents.outcome import Outcome, Turn
@@ -261,8 +261,6 @@ def _read(
         checked = parse(response.tool_input, request.subject)
     except ValidationError as exc:
         return schema_problems(exc), None
-    except TurnRejected as exc:
-        return exc.problems, None
     return checked.problems(), checked
 
 
