@@ -92,10 +92,8 @@ class TurnRunner:
         the review's ceiling or the allowance it shares; what was adopted before stays.
         """
         asked, adopted = subject, False
-        problems: list[str] = []
-        """Why the last call was refused (nothing, if it was adopted whole)."""
-        pending: tuple[Refusal, ...] = ()
-        """The items refused so far that the next attempt asks about again."""
+        problems: list[str] = []  # why the last call was refused as a whole
+        pending: tuple[Refusal, ...] = ()  # the refused items the next attempt asks about
         for attempt in range(1, self.policy.max_turn_attempts + 1):
             charged = edges(asked) if callable(edges) else edges
             for budget in charged:
@@ -117,7 +115,7 @@ class TurnRunner:
             )
             response, problems, checked = await self._attempt(request, parse, charged, round)
             took = checked is not None and checked.adoptable
-            if checked is not None and took:
+            if took and checked is not None:
                 adopt(checked.value)
                 adopted = True
             error = "; ".join(problems) or None
