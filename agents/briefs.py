@@ -18,6 +18,7 @@ from agents.llm import PromptBlock
 from agents.outcome import Message
 from agents.patches import current_lines
 from agents.protocol import Answer, Finding, Patch, ToolName
+from agents.refusals import Refusal
 from agents.threads import Thread
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
@@ -167,13 +168,41 @@ def arbitration_brief(
     )
 
 
-def retry_brief(tool: ToolName, problems: Sequence[str]) -> PromptBlock:
+def retry_brief(
+    tool: ToolName, problems: Sequence[str], refused: Sequence[Refusal] = ()
+) -> PromptBlock:
+    """The next attempt after a refusal: of the whole call (`problems`), or, once part of the
+    turn's input was adopted, of the `refused` items alone, each with its reasons (and the
+    `problems` of the last call, if it was refused whole)."""
+    if not refused:
+        return PromptBlock(
+            text=(
+                f"Your previous call of {tool} was refused for the reasons below. Call {tool} "
+                "again with corrected input.\n" + data_json("problems", list(problems))
+            )
+        )
+    payload: dict[str, Any] = {"refused": [_refusal(r) for r in refused]}
+    if problems:
+        payload["last_call_refused_because"] = list(problems)
     return PromptBlock(
         text=(
-            f"Your previous call of {tool} was refused for the reasons below. Call {tool} "
-            "again with corrected input.\n" + data_json("problems", list(problems))
+            f"Part of your input to {tool} was adopted; the items below were refused for the "
+            f"reasons given. Call {tool} again with input for these items only, corrected: an "
+            "item about a finding by its finding_id, a refused finding raised again on the "
+            "diff's lines or left out. Do not repeat what was adopted.\n"
+            + data_json("refused", payload)
         )
     )
+
+
+def _refusal(refusal: Refusal) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    if refusal.finding_id is not None:
+        entry["finding_id"] = refusal.finding_id
+    if refusal.finding is not None:
+        entry["finding"] = refusal.finding
+    entry["problems"] = list(refusal.problems)
+    return entry
 
 
 def _finding(finding: Finding) -> dict[str, Any]:

@@ -1,19 +1,61 @@
-"""Checks of the agents' tool input against the unit under review.
+"""Checks of the agents' tool input against the unit under review, item by item.
 
-Each check parses a tool input with its protocol model (a schema violation raises
-`pydantic.ValidationError`) and then applies the debate's rules — only the findings the
-turn asked about, each at most once, every patch adoptable, every finding on the diff —
-raising :class:`TurnRejected` with every problem found, for the agent's next attempt.
+Each tool input is a list (or two) of items. Its top level is parsed with a loose model: a
+missing field or one that is not a list refuses the whole input (`pydantic.ValidationError`).
+Then each item is parsed on its own with its protocol model and checked against the debate's
+rules — only the findings the turn asked about, each at most once, every patch adoptable,
+every finding on the diff. The items that pass are kept; each one that does not becomes a
+:class:`agents.refusals.Refusal` with its reasons, for the agent's next attempt.
 """
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.diff import Diff
-from agents.errors import TurnRejected
 from agents.patches import finding_problem, patch_problem
-from agents.protocol import AnswerFindings, Arbitrate, EvaluateAnswers, Finding, ReportFindings
+from agents.protocol import (
+    Answer,
+    AnswerFindings,
+    Arbitrate,
+    EvaluateAnswers,
+    Evaluation,
+    Finding,
+    ReportFindings,
+    Ruling,
+)
+from agents.refusals import Checked, Refusal, merged
 from policies.safety import ProtectedPaths
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Loose(BaseModel):
+    """A tool input's top level: its lists, their items not yet parsed."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class _Report(_Loose):
+    findings: list[Any]
+
+
+class _Answers(_Loose):
+    answers: list[Any]
+
+
+class _Evaluations(_Loose):
+    evaluations: list[Any]
+    new_findings: list[Any] = []
+
+
+class _Rulings(_Loose):
+    rulings: list[Any]
+
+
+class _Keyed(_Loose):
+    finding_id: str
 
 
 class InputChecks:
@@ -23,53 +65,102 @@ class InputChecks:
         self.diff = diff
         self.protected = protected
 
-    def report(self, raw: dict[str, Any]) -> ReportFindings:
-        result = ReportFindings.model_validate(raw)
-        _reject_if(self._finding_problems(result.findings))
-        return result
+    def report(self, raw: dict[str, Any], asked: Sequence[str] = ()) -> Checked[ReportFindings]:
+        shape = _Report.model_validate(raw)
+        several = len(shape.findings) > 1
+        findings, refused = self._findings("findings", shape.findings, several=several)
+        return Checked(ReportFindings(findings=findings), len(findings), merged(refused))
 
-    def answers(self, raw: dict[str, Any], asked: Sequence[str]) -> AnswerFindings:
-        result = AnswerFindings.model_validate(raw)
-        problems = _id_problems([a.finding_id for a in result.answers], asked)
-        problems += [
-            p
-            for a in result.answers
-            if a.patch is not None and (p := patch_problem(a.patch, self.diff, self.protected))
-        ]
-        _reject_if(problems)
-        return result
+    def answers(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[AnswerFindings]:
+        shape = _Answers.model_validate(raw)
+        answers, refused = self._answers("answers", shape.answers, Answer, asked, self._patch)
+        return Checked(AnswerFindings(answers=answers), len(answers), merged(refused))
 
-    def evaluations(self, raw: dict[str, Any], asked: Sequence[str]) -> EvaluateAnswers:
-        result = EvaluateAnswers.model_validate(raw)
-        problems = _id_problems([e.finding_id for e in result.evaluations], asked)
-        _reject_if(problems + self._finding_problems(result.new_findings))
-        return result
+    def evaluations(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[EvaluateAnswers]:
+        shape = _Evaluations.model_validate(raw)
+        several = len(shape.evaluations) + len(shape.new_findings) > 1
+        evaluations, refused = self._answers(
+            "evaluations", shape.evaluations, Evaluation, asked, lambda _: None
+        )
+        findings, unfit = self._findings("new_findings", shape.new_findings, several=several)
+        value = EvaluateAnswers(evaluations=evaluations, new_findings=findings)
+        return Checked(value, len(evaluations) + len(findings), merged([*refused, *unfit]))
 
-    def rulings(self, raw: dict[str, Any], asked: Sequence[str]) -> Arbitrate:
-        result = Arbitrate.model_validate(raw)
-        problems = _id_problems([r.finding_id for r in result.rulings], asked)
-        problems += [
-            p
-            for r in result.rulings
-            if r.patch is not None and (p := patch_problem(r.patch, self.diff, self.protected))
-        ]
-        _reject_if(problems)
-        return result
+    def rulings(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[Arbitrate]:
+        shape = _Rulings.model_validate(raw)
+        rulings, refused = self._answers("rulings", shape.rulings, Ruling, asked, self._patch)
+        return Checked(Arbitrate(rulings=rulings), len(rulings), merged(refused))
 
-    def _finding_problems(self, findings: Sequence[Finding]) -> list[str]:
-        return [p for f in findings if (p := finding_problem(f, self.diff))]
+    def _patch(self, item: Answer | Ruling) -> str | None:
+        return patch_problem(item.patch, self.diff, self.protected) if item.patch else None
+
+    def _answers(
+        self,
+        field: str,
+        items: Sequence[Any],
+        model: type[M],
+        asked: Sequence[str],
+        rule: Callable[[M], str | None],
+    ) -> tuple[list[M], list[Refusal]]:
+        """The items about one asked finding each that parse and keep `rule`, and a refusal
+        for each other item."""
+        ids = [_finding_id(item) for item in items]
+        kept: list[M] = []
+        refused: list[Refusal] = []
+        for i, (item, finding_id) in enumerate(zip(items, ids, strict=True)):
+            problems = []
+            if finding_id is not None and finding_id not in asked:
+                listed = ", ".join(asked) or "none"
+                problems.append(f"{finding_id} is not one of the findings asked about ({listed})")
+            elif finding_id is not None and ids.count(finding_id) > 1:
+                problems.append(f"{finding_id} is answered more than once")
+            try:
+                parsed = model.model_validate(item)
+            except ValidationError as exc:
+                problems += schema_problems(exc, f"{field}.{i}")
+            else:
+                if problem := rule(parsed):
+                    # Name the item when the reason alone would not say which one it was.
+                    problems.append(f"{finding_id}: {problem}" if len(items) > 1 else problem)
+                if not problems:
+                    kept.append(parsed)
+            if problems:
+                askable = finding_id if finding_id in asked else None
+                refused.append(Refusal(tuple(problems), finding_id=askable))
+        return kept, refused
+
+    def _findings(
+        self, field: str, items: Sequence[Any], *, several: bool
+    ) -> tuple[list[Finding], list[Refusal]]:
+        """The raised findings that parse and lie on the diff, and a refusal for each other."""
+        kept: list[Finding] = []
+        refused: list[Refusal] = []
+        for i, item in enumerate(items):
+            try:
+                finding = Finding.model_validate(item)
+            except ValidationError as exc:
+                refused.append(Refusal(tuple(schema_problems(exc, f"{field}.{i}")), finding=item))
+                continue
+            if problem := finding_problem(finding, self.diff):
+                named = f"{field}.{i}: {problem}" if several else problem
+                refused.append(Refusal((named,), finding=item))
+            else:
+                kept.append(finding)
+        return kept, refused
 
 
-def _id_problems(given: Sequence[str], asked: Sequence[str]) -> list[str]:
-    problems = [
-        f"{i} is not one of the findings asked about ({', '.join(asked)})"
-        for i in given
-        if i not in asked
-    ]
-    duplicates = sorted({i for i in given if given.count(i) > 1})
-    return problems + [f"{i} is answered more than once" for i in duplicates]
+def schema_problems(exc: ValidationError, prefix: str = "") -> list[str]:
+    """A schema violation's errors, each located in the tool input (at most ten)."""
+    problems = []
+    for err in exc.errors(include_url=False, include_input=False)[:10]:
+        where = ".".join([*([prefix] if prefix else []), *(str(p) for p in err["loc"])])
+        problems.append(f"{where or 'input'}: {err['msg']}")
+    return problems
 
 
-def _reject_if(problems: list[str]) -> None:
-    if problems:
-        raise TurnRejected(problems)
+def _finding_id(item: Any) -> str | None:
+    """The finding an item says it is about, if it names one."""
+    try:
+        return _Keyed.model_validate(item).finding_id
+    except ValidationError:
+        return None

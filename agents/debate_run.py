@@ -9,19 +9,29 @@ counted when the round ends: a finding the testers accept closes, one they keep 
 the coder, one a panel splits on goes to the arbiter with the round's other deadlocks.
 """
 
+import functools
 from collections.abc import Collection
 
 from agents import briefs
 from agents.debate_state import CODER, DebateState
 from agents.llm import Role
 from agents.outcome import MessageKind, Outcome, StopReason
-from agents.protocol import Decision, Evaluation, Stance, ToolName
+from agents.protocol import (
+    AnswerFindings,
+    Decision,
+    EvaluateAnswers,
+    Evaluation,
+    ReportFindings,
+    Stance,
+    ToolName,
+)
 from agents.threads import Phase, Position, Thread
 from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_trigger
 from policies.budget import edge_name
 from policies.errors import BudgetExhausted, OutOfTokens
 from policies.loops import message_digest
 from policies.panel import Verdict, Vote
+from policies.proposals import TurnProposals
 
 
 class DebateRun(DebateState):
@@ -50,18 +60,18 @@ class DebateRun(DebateState):
 
     async def _seed(self) -> bool:
         """Every tester reports on the diff; False when the debate ends here."""
-        errors, reported = [], False
+        errors: list[str] = []
+        reported: set[str] = set()
         for tester in self.panel.names:
-            blocks = [
-                briefs.diff_brief(self.diff),
-                briefs.seed_brief(self.proposals[tester].allowance()),
-            ]
+            turn = self.proposals[tester].turn()
+            blocks = [briefs.diff_brief(self.diff), briefs.seed_brief(turn.allowance())]
             try:
-                report = await self.turns.run(
+                await self.turns.run(
                     Role.TESTER,
                     ToolName.REPORT_FINDINGS,
                     blocks,
                     self.checks.report,
+                    functools.partial(self._reported, tester, turn, reported),
                     edges=[self._edge(tester)],
                     round=0,
                     agent=tester,
@@ -70,15 +80,11 @@ class DebateRun(DebateState):
             except (BudgetExhausted, OutOfTokens) as exc:
                 if reported and isinstance(exc, OutOfTokens):
                     raise  # the findings reported so far end at the ceiling
-                # A unit no tester reported on was not reviewed, whatever stopped it.
-                report = None
-                errors.append(str(exc))
-            if report is None:
-                if self.panel.is_panel:
-                    self._note(f"{tester} could not report findings")
-                continue
-            reported = True
-            self._raise(report.findings, tester)
+                if tester not in reported:
+                    # A unit no tester reported on was not reviewed, whatever stopped it.
+                    errors.append(str(exc))
+            if tester not in reported and self.panel.is_panel:
+                self._note(f"{tester} could not report findings")
         if not reported:
             self.stop = StopReason.SEED_FAILED
             nobody = "no tester could" if self.panel.is_panel else "the tester could not"
@@ -89,6 +95,12 @@ class DebateRun(DebateState):
             return False
         self.open_diff = {t: self._open_diff(t) for t in self.panel.names}
         return True
+
+    def _reported(
+        self, tester: str, turn: TurnProposals, reported: set[str], report: ReportFindings
+    ) -> None:
+        reported.add(tester)
+        self._raise(report.findings, tester, turn)
 
     async def _debate(self) -> None:
         previous: str | None = self.panel.names[-1]
@@ -135,22 +147,38 @@ class DebateRun(DebateState):
                 panel=self.panel.is_panel,
             ),
         ]
+        digests: dict[str, str] = {}
+        spent: str | None = None
         try:
-            result = await self.turns.run(
+            await self.turns.run(
                 Role.CODER,
                 ToolName.ANSWER_FINDINGS,
                 blocks,
-                lambda raw: self.checks.answers(raw, ids),
-                edges=[self._edge(t) for t in listeners],
+                self.checks.answers,
+                lambda result: digests.update(self._answered(result)),
+                edges=lambda asked: [self._edge(t) for t in self._listeners(asked)],
                 round=self.round,
                 subject=ids,
             )
         except BudgetExhausted as exc:
-            await self._leave(self.edge_testers[exc.edge])
-            return
-        self.settled_unseen.clear()
-        if result is None:
-            return
+            spent = self.edge_testers[exc.edge]
+        if digests or spent is None:
+            self.settled_unseen.clear()  # the coder has seen them
+        dropped = [
+            tester
+            for tester in listeners
+            if self._edge(tester).observe_answers(
+                {f: d for f, d in digests.items() if f in self.views[tester]}, round=self.round
+            )
+        ]
+        if dropped:
+            edges = f" with {', '.join(dropped)}" if self.panel.is_panel else ""
+            self._note(f"the coder repeated its previous answers: the budget{edges} drops to zero")
+        if spent is not None:
+            await self._leave(spent)
+
+    def _answered(self, result: AnswerFindings) -> dict[str, str]:
+        """Take the coder's answers; return each one's message digest, by finding."""
         digests: dict[str, str] = {}
         for answer in result.answers:
             thread = self.threads[answer.finding_id]
@@ -162,16 +190,7 @@ class DebateRun(DebateState):
             self._say(thread, CODER, kind, answer.argument, answer.patch)
             home = edge_name(CODER, thread.raised_by)
             thread.loop = thread.loop or self.loops.observe(home, thread.id, CODER, digest)
-        dropped = [
-            tester
-            for tester in listeners
-            if self._edge(tester).observe_answers(
-                {f: d for f, d in digests.items() if f in self.views[tester]}, round=self.round
-            )
-        ]
-        if dropped:
-            edges = f" with {', '.join(dropped)}" if self.panel.is_panel else ""
-            self._note(f"the coder repeated its previous answers: the budget{edges} drops to zero")
+        return digests
 
     def _listeners(self, ids: Collection[str]) -> list[str]:
         """The testers still debating who have heard of any of `ids` (all of them if none
@@ -194,7 +213,8 @@ class DebateRun(DebateState):
             await self._leave(tester)
             return
         ids = tuple(t.id for t in pending)
-        allowance = self.proposals[tester].allowance()
+        turn = self.proposals[tester].turn()
+        allowance = turn.allowance()
         if self.panel.is_panel:
             brief = briefs.panel_evaluation_brief(
                 pending, self.diff, allowance, tester=tester, panel=self.panel, round=self.round
@@ -202,11 +222,12 @@ class DebateRun(DebateState):
         else:
             brief = briefs.evaluation_brief(pending, self.diff, allowance)
         try:
-            result = await self.turns.run(
+            await self.turns.run(
                 Role.TESTER,
                 ToolName.EVALUATE_ANSWERS,
                 [briefs.diff_brief(self.diff), brief],
-                lambda raw: self.checks.evaluations(raw, ids),
+                self.checks.evaluations,
+                functools.partial(self._evaluated, tester, turn),
                 edges=[edge],
                 round=self.round,
                 subject=ids,
@@ -215,12 +236,12 @@ class DebateRun(DebateState):
             )
         except BudgetExhausted:
             await self._leave(tester)
-            return
-        if result is None:
-            return
+
+    def _evaluated(self, tester: str, turn: TurnProposals, result: EvaluateAnswers) -> None:
+        """Take `tester`'s evaluations and raise its new findings."""
         for evaluation in result.evaluations:
             self._evaluate(tester, self.threads[evaluation.finding_id], evaluation)
-        if self._raise(result.new_findings, tester):
+        if self._raise(result.new_findings, tester, turn):
             self.round_progress = True
 
     def _evaluate(self, tester: str, thread: Thread, evaluation: Evaluation) -> None:

@@ -25,7 +25,7 @@ from agents.outcome import (
     Transcript,
 )
 from agents.patches import changed_lines
-from agents.protocol import Finding, Patch, Ruling, RulingKind, ToolName
+from agents.protocol import Arbitrate, Finding, Patch, Ruling, RulingKind, ToolName
 from agents.threads import Closure, Position, Thread
 from agents.turns import TurnRunner
 from policies.arbitration import ArbitrationTrigger
@@ -34,7 +34,7 @@ from policies.debate import DebatePolicy
 from policies.errors import BudgetExhausted
 from policies.loops import LoopMonitor
 from policies.panel import Tally, Verdict, Vote
-from policies.proposals import ProposalBudget
+from policies.proposals import ProposalBudget, TurnProposals
 from policies.routing import Router
 from policies.safety import ProtectedPaths
 
@@ -144,8 +144,6 @@ class DebateState:
             self._leave_unresolved(threads, None, "arbitration is turned off")
             return
         ids = tuple(t.id for t in threads)
-        voters = {p.tester for t in threads for p in t.positions}
-        parties = [CODER, *(t for t in self.panel.names if t in voters)]
         blocks = [
             briefs.diff_brief(self.diff),
             briefs.arbitration_brief(
@@ -155,28 +153,42 @@ class DebateState:
             ),
         ]
         try:
-            result = await self.turns.run(
+            end = await self.turns.run(
                 Role.ARBITER,
                 ToolName.ARBITRATE,
                 blocks,
-                lambda raw: self.checks.rulings(raw, ids),
-                edges=[self.budgets[edge_name(ARBITER, party)] for party in parties],
+                self.checks.rulings,
+                self._ruled,
+                edges=lambda asked: [
+                    self.budgets[edge_name(ARBITER, party)]
+                    for party in self._parties([t for t in threads if t.id in asked])
+                ],
                 round=self.round,
                 subject=ids,
             )
         except BudgetExhausted as exc:
-            self._leave_unresolved(threads, None, f"the arbiter could not rule: {exc}")
+            unruled = [t for t in threads if t.is_open]
+            self._leave_unresolved(unruled, None, f"the arbiter could not rule: {exc}")
             return
-        if result is None:
+        if not end.adopted:
             self._leave_unresolved(threads, None, "the arbiter's call failed")
             return
-        rulings = {r.finding_id: r for r in result.rulings}
         for thread in threads:
-            ruling = rulings.get(thread.id)
-            if ruling is None:
-                self._leave_unresolved([thread], None, "the arbiter gave no ruling on it")
+            if not thread.is_open:
+                continue
+            if thread.id in end.refused:
+                self._leave_unresolved([thread], None, "the arbiter's ruling on it was refused")
             else:
-                self._apply(thread, ruling)
+                self._leave_unresolved([thread], None, "the arbiter gave no ruling on it")
+
+    def _parties(self, threads: Sequence[Thread]) -> list[str]:
+        """The coder and the testers who voted on `threads`: the arbiter's edges."""
+        voters = {p.tester for t in threads for p in t.positions}
+        return [CODER, *(t for t in self.panel.names if t in voters)]
+
+    def _ruled(self, result: Arbitrate) -> None:
+        for ruling in result.rulings:
+            self._apply(self.threads[ruling.finding_id], ruling)
 
     def _apply(self, thread: Thread, ruling: Ruling) -> None:
         self._say(thread, ARBITER, MessageKind.RULING, ruling.reasoning, ruling.patch)
@@ -208,11 +220,13 @@ class DebateState:
 
     # -- findings -----------------------------------------------------------------------
 
-    def _raise(self, findings: Sequence[Finding], tester: str) -> int:
-        """Open threads for `tester`'s new findings within its proposal budget, most severe
-        first; on a panel, a finding another tester already raised (same path, overlapping
-        lines, the same claim) is that finding, now raised by both. Returns how many threads
-        were opened."""
+    def _raise(
+        self, findings: Sequence[Finding], tester: str, turn: TurnProposals | None = None
+    ) -> int:
+        """Open threads for `tester`'s new findings within its proposal budget (the allowance
+        left to its `turn`, when given), most severe first; on a panel, a finding another
+        tester already raised (same path, overlapping lines, the same claim) is that finding,
+        now raised by both. Returns how many threads were opened."""
         ranked = sorted(findings, key=lambda f: f.severity.rank)
         fresh = []
         for finding in ranked:
@@ -222,7 +236,7 @@ class DebateState:
                 continue
             same.take(Position(tester, Vote.KEEP, "", self.round, raised=True))
             self._say(same, tester, MessageKind.FINDING, finding.claim)
-        admitted = self.proposals[tester].admit(len(fresh))
+        admitted = (turn or self.proposals[tester]).admit(len(fresh))
         if admitted < len(fresh):
             self.dropped += len(fresh) - admitted
             by = f" from {tester}" if self.panel.is_panel else ""
@@ -317,6 +331,7 @@ class DebateState:
             rounds=self.round,
             calls=len(self.turns.turns),
             failed_turns=self.turns.failed_turns,
+            partial_turns=self.turns.partial_turns,
             dropped_findings=self.dropped,
             usage_by_role=self.turns.usage_by_role,
             budget_history={**self.earlier_history, **history},

@@ -6,8 +6,10 @@ DebateError
 │   ├── LLMUnavailable   transient (overloaded, rate limited, timed out) after the client's
 │   │                    own retries: one failed turn, never a crash
 │   └── LLMFatal         no call can succeed (bad key, no permission): the review stops
-├── TurnRejected     an agent's tool input is malformed or breaks a rule: one failed turn
 └── NotHeard         a person's reply on a finding could not be weighed: nothing changed
+
+An agent's tool input that is malformed or breaks a rule is no error: it is refused back to
+the agent, item by item (:mod:`agents.checks`, :mod:`agents.turns`).
 """
 
 from policies.errors import TiebreakError
@@ -31,14 +33,6 @@ class LLMUnavailable(LLMError):
 
 class LLMFatal(LLMError):
     """The model cannot be called at all; the review must stop with this message."""
-
-
-class TurnRejected(DebateError):
-    """An agent's tool input was refused; `problems` says why, for the agent's next attempt."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
 
 
 class NotHeard(DebateError):

@@ -18,7 +18,7 @@ from agents.debate_state import DebateState
 from agents.errors import NotHeard
 from agents.llm import PromptBlock, Role
 from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Outcome, Resolution
-from agents.protocol import Decision, ToolName
+from agents.protocol import Decision, Evaluation, ToolName
 from agents.threads import Closure, Position, Thread
 from policies.arbitration import CONTEXT_MESSAGES
 from policies.errors import BudgetExhausted, OutOfTokens
@@ -90,14 +90,16 @@ class Hearing(DebateState):
         names = self.panel.names
         tester = thread.raised_by if thread.raised_by in names else names[0]
         blocks = [briefs.diff_brief(self.diff), reply_brief(thread, reply)]
+        given: list[Evaluation] = []
         try:
             # No pairwise edge pays for it: the debate's edges are spent or closed. The
             # review's token ceiling and the installation's allowance bound the call.
-            result = await self.turns.run(
+            await self.turns.run(
                 Role.TESTER,
                 ToolName.EVALUATE_ANSWERS,
                 blocks,
-                lambda raw: self.checks.evaluations(raw, (finding_id,)),
+                self.checks.evaluations,
+                lambda result: given.extend(result.evaluations),
                 edges=[],
                 round=self.round,
                 subject=(finding_id,),
@@ -106,7 +108,6 @@ class Hearing(DebateState):
             )
         except (BudgetExhausted, OutOfTokens) as exc:
             raise NotHeard(f"the tester could not be asked: {exc}") from exc
-        given = result.evaluations if result is not None else []
         evaluation = next((e for e in given if e.finding_id == finding_id), None)
         if evaluation is None:
             raise NotHeard("the tester gave no evaluation of the reply")

@@ -70,7 +70,12 @@ class Message(BaseModel):
 
 
 class Turn(BaseModel):
-    """One model call: who, which tool, what it cost, and why it failed if it did."""
+    """One model call: who, which tool, what it cost, and why it failed if it did.
+
+    A call is a success (no `error`), a failure (an `error`: nothing of it was adopted), or a
+    partial failure (an `error` and `partial`: its valid items were adopted, those the error
+    names were refused and asked again on the turn's next attempt, about them alone).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -82,6 +87,8 @@ class Turn(BaseModel):
     usage: Usage
     subject: tuple[str, ...] = ()
     error: str | None = None
+    partial: bool = False
+    """Whether the call's valid items were adopted although `error` refused the others."""
     seconds: float = 0.0
     """How long the model took to answer (0 when unknown)."""
 
@@ -147,11 +154,15 @@ class Outcome(BaseModel):
     rounds: int
     calls: int
     failed_turns: int
+    """The turns that adopted nothing: every attempt failed."""
     dropped_findings: int
     usage_by_role: dict[Role, Usage]
     budget_history: dict[str, list[BudgetEvent]]
     transcript: Transcript
     error: str | None = None
+    partial_turns: int = 0
+    """The turns that adopted part of their input and still had items refused when their
+    attempts ran out (the refused items wait for the next turn, as unanswered ones do)."""
     carried_from: str | None = None
     """The commit whose review debated this unit, when a later review carries its findings
     forward unchanged (its code did not change); its counts are then the earlier review's."""

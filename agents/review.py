@@ -67,6 +67,15 @@ class Review(BaseModel):
         return sum(u.failed_turns for u in self.debated)
 
     @property
+    def partial_turns(self) -> int:
+        return sum(u.partial_turns for u in self.debated)
+
+    def failures(self) -> str:
+        """The turns that failed, as a summary says them: `2 failed`, `2 failed, 1 in part`."""
+        partly = f", {self.partial_turns} in part" if self.partial_turns else ""
+        return f"{self.failed_turns} failed{partly}"
+
+    @property
     def usage(self) -> Usage:
         return sum((u.usage for u in self.debated), Usage())
 

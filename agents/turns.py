@@ -4,28 +4,51 @@ A turn is one forced tool call, repeated up to `max_turn_attempts` times while t
 answer is unusable: the model is unavailable, the answer was cut at the output limit, the tool
 was not called, or the tool input breaks the schema or a rule. Each attempt is charged to the
 edges it used and to the review's ceiling, and each refusal is fed back to the next attempt.
-A turn whose attempts all fail returns None: one failed turn, never a crash.
+
+A tool input is judged item by item (:mod:`agents.checks`): the items that pass are adopted
+at once, and when some are refused, the next attempt asks again about those alone, each with
+its reasons — its subject, and so its tokens and the edges it is charged to, are theirs. A
+call whose every item is refused, or whose input is unusable as a whole, is a failed attempt
+and is asked again whole. A turn that adopted nothing is one failed turn, never a crash; one
+that adopted part of its input and still had items refused when its attempts ran out is one
+partial turn.
 """
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from agents.briefs import retry_brief
-from agents.errors import LLMUnavailable, TurnRejected
+from agents.checks import schema_problems
+from agents.errors import LLMUnavailable
 from agents.journal import JournalEntry, Replay, request_digest
 from agents.llm import LLMClient, LLMRequest, LLMResponse, PromptBlock, Role, Usage
 from agents.outcome import Outcome, Turn
 from agents.prompts import SYSTEM, role_brief
 from agents.protocol import TOOLS, ToolName
+from agents.refusals import Checked, Refusal
 from policies.budget import PairwiseBudget, TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Focus
 
 T = TypeVar("T")
 
-Parse = Callable[[dict[str, Any]], T]
+Parse = Callable[[dict[str, Any], tuple[str, ...]], Checked[T]]
+"""Parses and checks a tool input, given the findings the attempt asked about."""
+Adopt = Callable[[T], None]
+Edges = Sequence[PairwiseBudget] | Callable[[tuple[str, ...]], Sequence[PairwiseBudget]]
+"""The edges a call is charged to, or how to find them from the findings it asks about."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """How a turn ended: whether any of its input was adopted, and the findings whose items
+    were still refused when its attempts ran out."""
+
+    adopted: bool
+    refused: tuple[str, ...] = ()
 
 
 class TurnRunner:
@@ -46,6 +69,7 @@ class TurnRunner:
         self.turns: list[Turn] = []
         self.usage_by_role: dict[Role, Usage] = {}
         self.failed_turns = 0
+        self.partial_turns = 0
 
     async def run(
         self,
@@ -53,43 +77,64 @@ class TurnRunner:
         tool: ToolName,
         blocks: Sequence[PromptBlock],
         parse: Parse[T],
+        adopt: Adopt[T],
         *,
-        edges: Sequence[PairwiseBudget],
+        edges: Edges,
         round: int,
         subject: tuple[str, ...] = (),
         agent: str | None = None,
         focus: Focus = Focus.GENERAL,
-    ) -> T | None:
-        """Run one turn; return the parsed tool input, or None if every attempt failed.
+    ) -> TurnEnd:
+        """Run one turn, handing each attempt's adoptable input to `adopt` as it lands.
 
         Raises :class:`policies.errors.BudgetExhausted` when an edge is spent before an
         attempt, and :class:`policies.errors.OutOfTokens` when the next attempt could cross
-        the review's ceiling or the allowance it shares.
+        the review's ceiling or the allowance it shares; what was adopted before stays.
         """
-        problems: list[str] = []
+        asked, adopted = subject, False
+        problems: list[str] = []  # why the last call was refused as a whole
+        pending: tuple[Refusal, ...] = ()  # the refused items the next attempt asks about
         for attempt in range(1, self.policy.max_turn_attempts + 1):
-            for budget in edges:
+            charged = edges(asked) if callable(edges) else edges
+            for budget in charged:
                 budget.check()
+            retry = None
+            if adopted:
+                retry = retry_brief(tool, problems, pending)
+            elif problems:
+                retry = retry_brief(tool, problems)
             request = LLMRequest(
                 role=role,
                 agent=agent or str(role),
                 tool=TOOLS[tool],
                 system=SYSTEM,
-                blocks=_layout(
-                    role_brief(role, focus),
-                    blocks,
-                    retry_brief(tool, problems) if problems else None,
-                ),
+                blocks=_layout(role_brief(role, focus), blocks, retry),
                 max_output_tokens=self.policy.max_output_tokens,
                 round=round,
-                subject=subject,
+                subject=asked,
             )
-            response, problems, value = await self._attempt(request, parse, edges, round)
-            self._record(request, round, attempt, response, "; ".join(problems) or None)
+            response, problems, checked = await self._attempt(request, parse, charged, round)
+            took = checked is not None and checked.adoptable
+            if took and checked is not None:
+                adopt(checked.value)
+                adopted = True
+            error = "; ".join(problems) or None
+            self._record(request, round, attempt, response, error, partial=took and bool(error))
             if not problems:
-                return value
-        self.failed_turns += 1
-        return None
+                return TurnEnd(adopted=True)
+            if checked is not None:
+                pending = tuple(r for r in checked.refused if r.askable)
+                if adopted:
+                    problems = []  # the refusals carry their own reasons
+            if adopted:
+                if not pending:
+                    break  # nothing refused can be asked about again
+                asked = _asked_again(subject, pending)
+        if not adopted:
+            self.failed_turns += 1
+            return TurnEnd(adopted=False)
+        self.partial_turns += 1
+        return TurnEnd(adopted=True, refused=_asked_again(subject, pending))
 
     async def _attempt(
         self,
@@ -97,9 +142,9 @@ class TurnRunner:
         parse: Parse[T],
         edges: Sequence[PairwiseBudget],
         round: int,
-    ) -> tuple[LLMResponse | None, list[str], T | None]:
-        """One call: the answer (None if there was none), the problems that make it
-        unusable, and the parsed input."""
+    ) -> tuple[LLMResponse | None, list[str], Checked[T] | None]:
+        """One call: the answer (None if there was none), why it was refused (wholly or in
+        part), and the checked input (None if it was unusable as a whole)."""
         if self.replay is not None and (entry := await self.replay.recorded(request)):
             return self._replayed(request, entry, parse, edges, round)
         reserved = request.estimated_tokens()
@@ -117,8 +162,8 @@ class TurnRunner:
             await settle(usage.billed if answered else reserved)
             self._charge(request, usage, edges, round)
         await self._journal(request, response=response)
-        problems, value = _read(response, request, parse)
-        return response, problems, value
+        problems, checked = _read(response, request, parse)
+        return response, problems, checked
 
     def _replayed(
         self,
@@ -127,7 +172,7 @@ class TurnRunner:
         parse: Parse[T],
         edges: Sequence[PairwiseBudget],
         round: int,
-    ) -> tuple[LLMResponse | None, list[str], T | None]:
+    ) -> tuple[LLMResponse | None, list[str], Checked[T] | None]:
         """A call answered from the journal: charged to the debate's own accounts (they
         evolve as they did the first time), not to the allowances that paid for it then."""
         usage = entry.response.usage if entry.response else Usage()
@@ -135,8 +180,8 @@ class TurnRunner:
         self._charge(request, usage, edges, round)
         if entry.response is None:
             return None, [f"the model was unavailable: {entry.unavailable}"], None
-        problems, value = _read(entry.response, request, parse)
-        return entry.response, problems, value
+        problems, checked = _read(entry.response, request, parse)
+        return entry.response, problems, checked
 
     async def _journal(
         self,
@@ -156,6 +201,7 @@ class TurnRunner:
         self.turns = list(outcome.transcript.turns)
         self.usage_by_role = dict(outcome.usage_by_role)
         self.failed_turns = outcome.failed_turns
+        self.partial_turns = outcome.partial_turns
 
     def tokens_by_finding(self) -> dict[str, int]:
         """Each finding's share of the billed tokens of the turns that were about it."""
@@ -181,6 +227,8 @@ class TurnRunner:
         attempt: int,
         response: LLMResponse | None,
         error: str | None,
+        *,
+        partial: bool,
     ) -> None:
         self.turns.append(
             Turn(
@@ -192,6 +240,7 @@ class TurnRunner:
                 usage=response.usage if response else Usage(),
                 subject=request.subject,
                 error=error,
+                partial=partial,
                 seconds=response.seconds if response else 0.0,
             )
         )
@@ -199,25 +248,24 @@ class TurnRunner:
 
 def _read(
     response: LLMResponse, request: LLMRequest, parse: Parse[T]
-) -> tuple[list[str], T | None]:
-    """What is wrong with an answer (nothing, if it is usable), and its parsed tool input."""
+) -> tuple[list[str], Checked[T] | None]:
+    """Why an answer was refused (nothing, if it is adopted whole), and its checked input
+    (None if it is unusable as a whole)."""
     if response.truncated:
         return ["the answer was cut off at the output limit; be briefer"], None
     if response.tool_input is None:
         return [f"you did not call {request.tool.name}"], None
     try:
-        return [], parse(response.tool_input)
+        checked = parse(response.tool_input, request.subject)
     except ValidationError as exc:
-        return _schema_problems(exc), None
-    except TurnRejected as exc:
-        return exc.problems, None
+        return schema_problems(exc), None
+    return checked.problems(), checked
 
 
-def _schema_problems(exc: ValidationError) -> list[str]:
-    return [
-        f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
-        for err in exc.errors(include_url=False, include_input=False)[:10]
-    ]
+def _asked_again(subject: tuple[str, ...], pending: Sequence[Refusal]) -> tuple[str, ...]:
+    """The findings of `subject` whose items were refused, in the turn's order."""
+    refused = {r.finding_id for r in pending}
+    return tuple(i for i in subject if i in refused)
 
 
 def _layout(

@@ -22,3 +22,24 @@ class ProposalBudget:
         admitted = min(proposed, self.allowance())
         self._used += admitted
         return admitted
+
+    def turn(self) -> "TurnProposals":
+        """The allowance of one turn, over however many attempts it takes."""
+        return TurnProposals(self)
+
+
+class TurnProposals:
+    """One turn's share of a tester's proposal budget: what the turn's earlier attempts
+    raised counts against its per-turn allowance, so a retry cannot raise a turn's worth more."""
+
+    def __init__(self, budget: ProposalBudget) -> None:
+        self.budget = budget
+        self.admitted = 0
+
+    def allowance(self) -> int:
+        return min(self.budget.per_turn - self.admitted, self.budget.remaining)
+
+    def admit(self, proposed: int) -> int:
+        admitted = self.budget.admit(min(proposed, self.allowance()))
+        self.admitted += admitted
+        return admitted

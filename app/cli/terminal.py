@@ -92,7 +92,7 @@ def _totals(review: Review) -> str:
     findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
     return (
         f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
-        f"{_count(review.calls, 'call')}, {review.failed_turns} failed · "
+        f"{_count(review.calls, 'call')}, {review.failures()} · "
         f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
     )
 

@@ -128,7 +128,7 @@ def totals(review: Review) -> str:
     text = (
         f"**{_count(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
         f"{_count(len(review.debated), 'unit')} · {_count(review.rounds, 'round')} · "
-        f"{_count(review.calls, 'call')} ({review.failed_turns} failed) · "
+        f"{_count(review.calls, 'call')} ({review.failures()}) · "
         f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
     )
     dropped = sum(u.dropped_findings for u in review.debated)

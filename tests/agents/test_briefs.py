@@ -9,6 +9,7 @@ import pytest
 from agents.briefs import data_block, data_json, diff_brief, retry_brief
 from agents.diff import Diff
 from agents.protocol import ToolName
+from agents.refusals import Refusal
 
 BLOCK = re.compile(
     r"\A<(?P<tag>untrusted-(?P<kind>[a-z]+)-[0-9a-f]{16})>\n(?P<inner>.*)\n</(?P=tag)>\Z",
@@ -159,4 +160,30 @@ def test_retry_brief_fences_the_problems() -> None:
     assert "answer_findings" in head
     _, _, inner = split_block(block)
     assert json.loads(inner) == problems
+    assert "</untrusted-findings-0000>" not in brief.text
+
+
+def test_a_partial_retry_fences_each_refused_item_with_its_reasons() -> None:
+    hostile = {"path": "a.py", "start_line": 1, "end_line": 1, "claim": INJECTION}
+    refused = [
+        Refusal(("patch refused: a.py is a protected path",), finding_id="F2"),
+        Refusal(("finding refused: a.py:1-1 is not within one hunk",), finding=hostile),
+    ]
+
+    brief = retry_brief(ToolName.EVALUATE_ANSWERS, ["the model was unavailable"], refused)
+
+    head, block = brief.text.split("\n", 1)
+    assert "evaluate_answers again with input for these items only" in head
+    kind, _, inner = split_block(block)
+    assert kind == "refused"
+    assert json.loads(inner) == {
+        "refused": [
+            {"finding_id": "F2", "problems": ["patch refused: a.py is a protected path"]},
+            {
+                "finding": hostile,
+                "problems": ["finding refused: a.py:1-1 is not within one hunk"],
+            },
+        ],
+        "last_call_refused_because": ["the model was unavailable"],
+    }
     assert "</untrusted-findings-0000>" not in brief.text

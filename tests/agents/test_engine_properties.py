@@ -6,6 +6,7 @@ outside the diff or on a protected path.
 """
 
 import asyncio
+import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -221,6 +222,18 @@ def test_any_script_ends_bounded_with_one_verdict_per_finding(
             assert not protected.forbids(result.patch.path)
         if result.consensus is Consensus.ARBITER:
             assert policy.arbitration
+    turns = outcome.transcript.turns
+    assert all(t.error for t in turns if t.partial)
+    for before, after in itertools.pairwise(turns):
+        if after.attempt > 1:
+            # A retry follows a refused call of its turn and asks only about its findings.
+            assert (after.agent, after.tool, after.attempt) == (
+                before.agent,
+                before.tool,
+                before.attempt + 1,
+            )
+            assert before.error
+            assert set(after.subject) <= set(before.subject)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

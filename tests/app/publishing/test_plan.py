@@ -697,6 +697,20 @@ def test_the_summary_tables_every_finding_with_its_consensus_rounds_and_tokens()
     assert table_rows(publication.summary) == table_rows(summary)
 
 
+@pytest.mark.parametrize(
+    ("failed", "partial", "said"),
+    [(1, 0, "(1 failed)"), (0, 2, "(0 failed, 2 in part)"), (1, 1, "(1 failed, 1 in part)")],
+)
+def test_the_summary_counts_failed_turns_and_turns_refused_in_part(
+    failed: int, partial: int, said: str
+) -> None:
+    counted = unit(FIXED).model_copy(update={"failed_turns": failed, "partial_turns": partial})
+
+    publication = publish(counted)
+
+    assert f"3 calls {said} · " in publication.check.summary
+
+
 def test_failed_units_are_listed_with_their_error() -> None:
     publication = publish(unit(FIXED), broken_unit("u2", "the tester's output was malformed"))
 
