@@ -12,6 +12,7 @@ from policies.config import (
     Trigger,
     parse_config,
 )
+from policies.conversation import ConversationPolicy
 from policies.debate import DebatePolicy
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
@@ -55,6 +56,9 @@ debate:
   testers: 3
   focus: [security, correctness]
   topology: full
+conversation:
+  enabled: false
+  max_replies: 3
 """
 
 
@@ -140,6 +144,7 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             focus=(Focus.SECURITY, Focus.CORRECTNESS),
             topology=Topology.FULL,
         ),
+        conversation=ConversationPolicy(enabled=False, max_replies=3),
     )
     assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
 
@@ -153,6 +158,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.paths, DEFAULTS.paths),
         (config.models, DEFAULTS.models),
         (config.debate, DEFAULTS.debate),
+        (config.conversation, DEFAULTS.conversation),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name
