@@ -53,7 +53,7 @@ class DebateRun(DebateState):
         errors, reported = [], False
         for tester in self.panel.names:
             blocks = [
-                briefs.diff_brief(self.diff),
+                *briefs.unit_briefs(self.unit),
                 briefs.seed_brief(self.proposals[tester].allowance()),
             ]
             try:
@@ -127,7 +127,7 @@ class DebateRun(DebateState):
         if not listeners:
             return
         blocks = [
-            briefs.diff_brief(self.diff),
+            *briefs.unit_briefs(self.unit),
             briefs.answer_brief(
                 pending,
                 self.settled_unseen,
@@ -205,7 +205,7 @@ class DebateRun(DebateState):
             result = await self.turns.run(
                 Role.TESTER,
                 ToolName.EVALUATE_ANSWERS,
-                [briefs.diff_brief(self.diff), brief],
+                [*briefs.unit_briefs(self.unit), brief],
                 lambda raw: self.checks.evaluations(raw, ids),
                 edges=[edge],
                 round=self.round,

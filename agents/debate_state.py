@@ -147,7 +147,7 @@ class DebateState:
         voters = {p.tester for t in threads for p in t.positions}
         parties = [CODER, *(t for t in self.panel.names if t in voters)]
         blocks = [
-            briefs.diff_brief(self.diff),
+            *briefs.unit_briefs(self.unit),
             briefs.arbitration_brief(
                 batch,
                 self.policy.protected_paths,

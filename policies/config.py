@@ -23,6 +23,13 @@ from pydantic import (
 )
 
 from policies.debate import DebatePolicy
+from policies.guidance import (
+    MAX_GUIDELINES,
+    ContextOptions,
+    GuidelinePath,
+    Instructions,
+    PathInstruction,
+)
 from policies.safety import plain_globs
 
 CONFIG_PATH = ".github/tiebreak.yml"
@@ -128,6 +135,22 @@ class RepoConfig(_Section):
 
     debate: DebatePolicy = DebatePolicy()
     """The debate's limits, budgets and protected paths."""
+
+    context: ContextOptions = ContextOptions()
+    """The code around each change the agents read, at the pull request's head."""
+
+    instructions: Instructions = ""
+    """Free text every review's agents read as the project's guidance: what the tester looks
+    for, how the coder answers, what the arbiter weighs. It cannot change the debate's rules,
+    limits or protected paths."""
+
+    path_instructions: tuple[PathInstruction, ...] = Field(default=(), max_length=50)
+    """Instructions for the review units whose files match a glob: a list of
+    `{path: glob, instructions: text}`."""
+
+    guidelines: tuple[GuidelinePath, ...] = Field(default=("AGENTS.md",), max_length=MAX_GUIDELINES)
+    """Files of the base branch whose text the agents read as the project's conventions,
+    each up to 16,000 characters; a missing file is skipped."""
 
     def path_filter(self) -> "PathFilter":
         return PathFilter(self.paths)
