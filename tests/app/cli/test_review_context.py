@@ -4,6 +4,7 @@ side (`--repo DIR`, or the current directory), and says once when it cannot."""
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import respx
@@ -14,7 +15,7 @@ from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool
 from tests.scenarios.invoices import AFTER, BEFORE, CHANGED_LINE, DIFF, INVOICES
 
 CONTRACT = "CONTRACT: the caller must strip the currency sign first"
-NO_FINDINGS = {"report_findings": [{"findings": []}]}
+NO_FINDINGS: dict[str, list[dict[str, Any]]] = {"report_findings": [{"findings": []}]}
 
 
 def git(repo: Path, *args: str) -> None:
