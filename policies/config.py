@@ -146,7 +146,8 @@ class RepoConfig(_Section):
 
     path_instructions: tuple[PathInstruction, ...] = Field(default=(), max_length=50)
     """Instructions for the review units whose files match a glob: a list of
-    `{path: glob, instructions: text}`."""
+    `{path: glob, instructions: text}`, each glob gitignore-style and each text up to 8,000
+    characters."""
 
     guidelines: tuple[GuidelinePath, ...] = Field(default=("AGENTS.md",), max_length=MAX_GUIDELINES)
     """Files of the base branch whose text the agents read as the project's conventions,
