@@ -64,7 +64,7 @@ class DebateRun(DebateState):
         reported: set[str] = set()
         for tester in self.panel.names:
             turn = self.proposals[tester].turn()
-            blocks = [briefs.diff_brief(self.diff), briefs.seed_brief(turn.allowance())]
+            blocks = [*briefs.unit_briefs(self.unit), briefs.seed_brief(turn.allowance())]
             try:
                 await self.turns.run(
                     Role.TESTER,
@@ -139,7 +139,7 @@ class DebateRun(DebateState):
         if not listeners:
             return
         blocks = [
-            briefs.diff_brief(self.diff),
+            *briefs.unit_briefs(self.unit),
             briefs.answer_brief(
                 pending,
                 self.settled_unseen,
@@ -225,7 +225,7 @@ class DebateRun(DebateState):
             await self.turns.run(
                 Role.TESTER,
                 ToolName.EVALUATE_ANSWERS,
-                [briefs.diff_brief(self.diff), brief],
+                [*briefs.unit_briefs(self.unit), brief],
                 self.checks.evaluations,
                 functools.partial(self._evaluated, tester, turn),
                 edges=[edge],

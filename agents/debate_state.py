@@ -145,7 +145,7 @@ class DebateState:
             return
         ids = tuple(t.id for t in threads)
         blocks = [
-            briefs.diff_brief(self.diff),
+            *briefs.unit_briefs(self.unit),
             briefs.arbitration_brief(
                 batch,
                 self.policy.protected_paths,

@@ -129,10 +129,14 @@ class Diff:
 
 @dataclass(frozen=True, slots=True)
 class ReviewUnit:
-    """The part of a diff one debate reviews."""
+    """The part of a diff one debate reviews, and what its agents read beside it."""
 
     id: str
     diff: Diff
+    context: str = ""
+    """The code around its changes at the head (`agents.context`); empty for none."""
+    guidance: str = ""
+    """The repository's guidance for its files (`policies.guidance`); empty for none."""
 
 
 def _file(patched: PatchedFile) -> DiffFile:

@@ -89,7 +89,7 @@ class Hearing(DebateState):
             raise NotHeard(f"{finding_id} is not an open finding")
         names = self.panel.names
         tester = thread.raised_by if thread.raised_by in names else names[0]
-        blocks = [briefs.diff_brief(self.diff), reply_brief(thread, reply)]
+        blocks = [*briefs.unit_briefs(self.unit), reply_brief(thread, reply)]
         given: list[Evaluation] = []
         try:
             # No pairwise edge pays for it: the debate's edges are spent or closed. The

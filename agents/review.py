@@ -8,6 +8,7 @@ import asyncio
 
 from pydantic import BaseModel
 
+from agents.context import Reading
 from agents.diff import DEFAULT_UNIT_TOKENS, Diff, ReviewUnit
 from agents.engine import Debate
 from agents.errors import LLMFatal
@@ -111,13 +112,15 @@ async def review_diff(
     unit_tokens: int = DEFAULT_UNIT_TOKENS,
     ceiling: TokenCeiling | None = None,
     debate: bool = True,
+    reading: Reading | None = None,
 ) -> Review:
     """Debate every review unit of `diff`, at most `concurrency` at a time.
 
     `ceiling` defaults to the policy's own; pass one to share an allowance or to read what
     the review spent even if it is cancelled. An :class:`agents.errors.LLMFatal` from any
     unit cancels the others and propagates. With `debate` off, each unit gets the testers'
-    reports alone (:meth:`Debate.report`).
+    reports alone (:meth:`Debate.report`). `reading` is what the agents read beside each
+    unit's diff: the code around it and the repository's guidance (none by default).
     """
     engine = Debate(llm, policy, ceiling=ceiling)
     slots = asyncio.Semaphore(concurrency)
@@ -128,7 +131,8 @@ async def review_diff(
 
     try:
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(run(unit)) for unit in diff.units(unit_tokens)]
+            units = (reading or Reading()).attach(diff.units(unit_tokens))
+            tasks = [group.create_task(run(unit)) for unit in units]
     except ExceptionGroup as errors:
         # A fatal model error (bad key, no credit) is the review's answer, not a bug.
         fatal = next((e for e in errors.exceptions if isinstance(e, LLMFatal)), None)

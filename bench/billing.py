@@ -111,10 +111,12 @@ class CallCost:
     diff_block: int
     turn: int
     usage: Usage
+    context_block: int = 0
+    """The code around the diff, after it in the cached prefix (0 without context)."""
 
     @property
     def prefix(self) -> int:
-        return self.tools + self.system + self.diff_block
+        return self.tools + self.system + self.diff_block + self.context_block
 
     @property
     def prefix_rate(self) -> float:
@@ -132,8 +134,9 @@ class CallCost:
 def call_costs(result: Run) -> list[CallCost]:
     """Each call's prompt split into tools, system prompt, diff block and turn material.
 
-    ClaudeLLM sends the shared system prompt and the diff block as the two system blocks (the
-    breakpoint after the diff), and the turn as the user message.
+    ClaudeLLM sends the shared system prompt, the diff block and, with context, the context
+    block as the system blocks (the breakpoint after the last), and the turn as the user
+    message.
     """
     costs = []
     for request in result.requests:
@@ -145,6 +148,7 @@ def call_costs(result: Run) -> list[CallCost]:
             tools=sum(u.tokens for u in units if u.section == "tools"),
             system=by_label["system[0]"],
             diff_block=by_label["system[1]"],
+            context_block=by_label.get("system[2]", 0),
             turn=sum(u.tokens for u in units if u.section == "messages"),
             usage=request.usage,
         )
@@ -153,6 +157,6 @@ def call_costs(result: Run) -> list[CallCost]:
         if counted != cost.prefix + cost.turn:
             raise ScenarioBroken(f"{counted} input tokens reported, {cost.prefix + cost.turn} sent")
         costs.append(cost)
-    if len({(c.tools, c.system, c.diff_block) for c in costs}) != 1:
+    if len({(c.tools, c.system, c.diff_block, c.context_block) for c in costs}) != 1:
         raise ScenarioBroken("the calls do not share one prompt prefix")
     return costs

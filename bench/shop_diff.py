@@ -207,6 +207,11 @@ def sample_diff() -> str:
     return "".join(out)
 
 
+def sample_sources() -> dict[str, str]:
+    """Each file of the scenario at the change's head, as the agents' context reads it."""
+    return {module.path: _versions(module)[1] for module in MODULES}
+
+
 def sample_unit(diff_text: str) -> ReviewUnit:
     """The scenario's diff as the one review unit it is reviewed as."""
     # The whole diff in one unit: a limit well above its size, whatever the rounding per file.

@@ -17,7 +17,13 @@ reads at 0.1 base input tokens each; the figure is that sum divided by the diff'
 The diff is `bench.shop_diff`'s, the scripted replies are `bench.tokens_script`'s, and the
 run and its bill are `bench.billing`'s, which the panel scenario shares.
 
-A second section is the panel scenario (`bench.panel_tokens`): the same diff reviewed by a
+A second section runs the first scenario again with the code around the changes read from the
+files at the head (`agents.context`, the default budget): the review's billed input per diff
+token beside the figure without context, the context's share of it, and what each context
+token is billed over the review, beside the goal of one cache write and a read per later call
+(1.25 + 0.1 * (calls - 1)).
+
+A third section is the panel scenario (`bench.panel_tokens`): the same diff reviewed by a
 panel of five testers, one per focus, in a `ring` (each hears its two neighbours) and in a
 `full` panel (each hears everyone), under the same rules: seven findings, two rounds, two of
 them contested into round 2. It prints both topologies' billed tokens side by side, with
@@ -32,13 +38,24 @@ import asyncio
 from collections.abc import Sequence
 
 from agents.claude import ClaudeLLM
+from agents.context import Reading
 from agents.diff import Diff, ReviewUnit
 from agents.engine import Debate
 from agents.outcome import Consensus, Resolution, StopReason
 from agents.tokens import typical_tokens
 from bench import panel_tokens
-from bench.billing import KEY, CallCost, Figures, Run, ScenarioBroken, call_costs, usage_problems
-from bench.shop_diff import MODULES, sample_diff, sample_unit
+from bench.billing import (
+    KEY,
+    READ_RATE,
+    WRITE_RATE,
+    CallCost,
+    Figures,
+    Run,
+    ScenarioBroken,
+    call_costs,
+    usage_problems,
+)
+from bench.shop_diff import MODULES, sample_diff, sample_sources, sample_unit
 from bench.tokens_script import script
 from policies.arbitration import ArbitrationTrigger
 from policies.debate import DebatePolicy
@@ -208,22 +225,50 @@ def report(on: Run, off: Run, warm: Run, diff_text: str) -> str:
     return "\n".join(lines)
 
 
-async def measure() -> tuple[Run, Run, Run, str]:
-    """The scenario with caching on, off, and on after an earlier review, each on a fresh
-    fake API."""
+def context_report(plain: Run, with_context: Run, diff_text: str) -> str:
+    """The scenario again with the code around the changes read (the default budget): what
+    the review is billed per diff token, the context's share of it, and what each context
+    token was billed over the review against the goal of one cache write and then reads."""
+    diff_tokens = typical_tokens(diff_text)
+    a, c = Figures.of(plain, diff_tokens), Figures.of(with_context, diff_tokens)
+    costs = call_costs(with_context)
+    context_tokens = costs[0].context_block
+    context_billed = sum(cost.context_block * cost.prefix_rate for cost in costs)
+    per_token = context_billed / context_tokens
+    goal = WRITE_RATE + READ_RATE * (len(costs) - 1)
+    return "\n".join(
+        [
+            f"With context (caching on): a context block of {context_tokens:,} tokens "
+            f"(default budget), after the diff in the cached prefix",
+            f"{'':34}{'context off':>14}{'context on':>14}",
+            f"{'billed input / diff tokens':34}{a.ratio:>14.2f}{c.ratio:>14.2f}",
+            f"{'  context share of billed input':34}{'':>14}{context_billed / c.billed:>14.0%}",
+            f"{'billed per context token':34}{'':>14}{per_token:>14.2f}"
+            f"   goal ≤ 1.25 + 0.1 * ({len(costs)} calls - 1) = {goal:.2f}",
+        ]
+    )
+
+
+async def measure() -> tuple[Run, Run, Run, Run, str]:
+    """The scenario with caching on, off, on after an earlier review, and on with the code
+    around the changes, each on a fresh fake API."""
     diff_text = sample_diff()
     unit = sample_unit(diff_text)
     on = await run(unit, cache=True)
     off = await run(unit, cache=False)
     warm = await run(unit, cache=True, warm=True)
-    return on, off, warm, diff_text
+    (read,) = Reading(sample_sources()).attach([unit])
+    with_context = await run(read, cache=True)
+    return on, off, warm, with_context, diff_text
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args(argv)
-    on, off, warm, diff_text = asyncio.run(measure())
+    on, off, warm, with_context, diff_text = asyncio.run(measure())
     print(report(on, off, warm, diff_text))
+    print()
+    print(context_report(on, with_context, diff_text))
     print()
     print(panel_tokens.report(asyncio.run(panel_tokens.measure())))
 

@@ -24,6 +24,13 @@ from pydantic import (
 
 from policies.conversation import ConversationPolicy
 from policies.debate import DebatePolicy
+from policies.guidance import (
+    MAX_GUIDELINES,
+    ContextOptions,
+    GuidelinePath,
+    Instructions,
+    PathInstruction,
+)
 from policies.safety import plain_globs
 
 CONFIG_PATH = ".github/tiebreak.yml"
@@ -132,6 +139,23 @@ class RepoConfig(_Section):
 
     conversation: ConversationPolicy = ConversationPolicy()
     """Whether people's replies on Tiebreak's finding threads are heard, and how many."""
+
+    context: ContextOptions = ContextOptions()
+    """The code around each change the agents read, at the pull request's head."""
+
+    instructions: Instructions = ""
+    """Free text every review's agents read as the project's guidance: what the tester looks
+    for, how the coder answers, what the arbiter weighs. It cannot change the debate's rules,
+    limits or protected paths."""
+
+    path_instructions: tuple[PathInstruction, ...] = Field(default=(), max_length=50)
+    """Instructions for the review units whose files match a glob: a list of
+    `{path: glob, instructions: text}`, each glob gitignore-style and each text up to 8,000
+    characters."""
+
+    guidelines: tuple[GuidelinePath, ...] = Field(default=("AGENTS.md",), max_length=MAX_GUIDELINES)
+    """Files of the base branch whose text the agents read as the project's conventions,
+    each up to 16,000 characters; a missing file is skipped."""
 
     def path_filter(self) -> "PathFilter":
         return PathFilter(self.paths)

@@ -69,6 +69,11 @@ def evaluate() -> None:
     show_default=True,
     help="Lines either side of a labelled bug a finding may land on and still hit it.",
 )
+@click.option(
+    "--no-context",
+    is_flag=True,
+    help="Show the agents the diff alone, not the code around it from each case's files.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
     "--out",
@@ -84,6 +89,7 @@ def run(
     limit: int | None,
     ids: str | None,
     tolerance: int,
+    no_context: bool,
     as_json: bool,
     out: Path | None,
     tester_model: str | None,
@@ -101,12 +107,15 @@ def run(
     Recall is the share of buggy cases where a posted finding hits a labelled bug;
     precision the share of findings posted on buggy cases that hit one (a lower bound);
     false alarms are findings posted on clean cases. Needs the model's settings, as
-    `tiebreak review` does.
+    `tiebreak review` does. The agents read the code around each change from the case's
+    `files`, as the App reads it from GitHub; compare recall on the `needs_context` cases
+    with and without it (`--no-context`, into another `--out`).
     """
     chosen = _configs(configs)
     cases = _select(_read_cases(cases_file), ids, limit)
     llm = connect(tester_model, coder_model, arbiter_model)
-    runner = Runner(llm, budget=budget, store=ResultStore(out) if out else None, jobs=jobs)
+    store = ResultStore(out) if out else None
+    runner = Runner(llm, budget=budget, store=store, jobs=jobs, context=not no_context)
     runs = asyncio.run(_run(runner, llm, cases, chosen))
     if as_json:
         click.echo(json.dumps(document(cases, runs, tolerance), indent=2))

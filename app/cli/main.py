@@ -12,10 +12,12 @@ import uvicorn
 from pydantic import ValidationError
 
 from agents.claude import ClaudeLLM
+from agents.context import Reading
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.review import Review, review_diff
 from app.cli import config_docs
+from app.cli.checkout import checkout_sources
 from app.cli.evaluate import evaluate
 from app.cli.exits import fail as _fail
 from app.cli.models import connect, model_options
@@ -67,6 +69,13 @@ def main() -> None:
     type=click.Choice(["ring", "full"]),
     help="Whom each panel tester hears: its two neighbours, or everyone (default ring).",
 )
+@click.option(
+    "--repo",
+    "repo_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A checkout at the diff's new side, to read the code around each change from "
+    "(default: the current directory, when it is one).",
+)
 @model_options
 def review(
     patch: TextIO,
@@ -78,6 +87,7 @@ def review(
     testers: int | None,
     focus: tuple[str, ...],
     topology: str | None,
+    repo_dir: Path | None,
     tester_model: str | None,
     coder_model: str | None,
     arbiter_model: str | None,
@@ -104,18 +114,23 @@ def review(
     except DiffError as exc:
         _fail(str(exc))
     llm = connect(tester_model, coder_model, arbiter_model)
+    sources, read = checkout_sources(diff, repo_dir or Path.cwd())
+    if sources is None:
+        click.echo(
+            f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
+        )
     try:
-        result = asyncio.run(_review(diff, llm, policy))
+        result = asyncio.run(_review(diff, llm, policy, Reading(sources)))
     except LLMFatal as exc:
         _fail(str(exc))
     click.echo(result.model_dump_json(indent=2) if as_json else render(result))
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
 
 
-async def _review(diff: Diff, llm: ClaudeLLM, policy: DebatePolicy) -> Review:
+async def _review(diff: Diff, llm: ClaudeLLM, policy: DebatePolicy, reading: Reading) -> Review:
     progress = Progress(llm, lambda line: click.echo(line, err=True))
     try:
-        return await review_diff(diff, progress, policy)
+        return await review_diff(diff, progress, policy, reading=reading)
     finally:
         await llm.aclose()
 

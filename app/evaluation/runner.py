@@ -1,6 +1,7 @@
 """The runner: every configuration of Tiebreak on every case, on one model.
 
-Each configuration reviews a case's diff as `tiebreak review` would (`agents.review`):
+Each configuration reviews a case's diff as `tiebreak review` would (`agents.review`), the
+code around each change read from the case's `files` unless context is off:
 `single` and `vote` take the testers' reports without a debate, `trio` and `panel` debate.
 With a budget, every configuration's billed tokens on a case are capped at the same figure:
 a comparison at equal cost. A configuration whose calls fail on a case is recorded as failed
@@ -12,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from agents.context import Reading
 from agents.diff import Diff
 from agents.errors import DebateError
 from agents.llm import LLMClient
@@ -47,6 +49,8 @@ class Runner:
     jobs: int = 1
     """Cases run at once."""
     clock: Callable[[], float] = field(default=time.monotonic)
+    context: bool = True
+    """Whether the agents read the code around each change, from the case's `files`."""
 
     async def run(
         self,
@@ -86,7 +90,14 @@ class Runner:
             rounds = VOTERS if config is Config.VOTE else 1
             debate = config in (Config.TRIO, Config.PANEL)
             for _ in range(rounds):
-                review = await review_diff(diff, self.llm, policy, ceiling=ceiling, debate=debate)
+                review = await review_diff(
+                    diff,
+                    self.llm,
+                    policy,
+                    ceiling=ceiling,
+                    debate=debate,
+                    reading=Reading(case.files) if self.context else None,
+                )
                 reviews.append(review)
                 if review.failed_units:
                     unit = review.failed_units[0]

@@ -26,6 +26,7 @@ from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
+from app.jobs.reading import reading_for
 from app.publishing import checks
 from app.publishing.models import (
     CheckRunResult,
@@ -166,7 +167,9 @@ class ReviewRun:
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         scope = await self._scope(await self._earlier())
-        units = scope.part(diff).units(self.deps.unit_tokens)
+        reviewed = scope.part(diff)
+        reading = await reading_for(github, ref, pull, config, reviewed)
+        units = reading.attach(reviewed.units(self.deps.unit_tokens))
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,

@@ -67,9 +67,13 @@ class UnitPlan(BaseModel):
     """The unit's slice of the diff, as split by the coordinator."""
     policy: DebatePolicy
     models: Models
+    context: str = ""
+    """The code around the unit's changes at the head, as its agents read it."""
+    guidance: str = ""
+    """The repository's guidance for the unit's files, read from the base branch."""
 
     def review_unit(self) -> ReviewUnit:
-        return ReviewUnit(self.unit_id, Diff.parse(self.diff))
+        return ReviewUnit(self.unit_id, Diff.parse(self.diff), self.context, self.guidance)
 
 
 def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str, bytes]:
@@ -87,6 +91,8 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 diff=unit.diff.text,
                 policy=plan.policy,
                 models=plan.config.models,
+                context=unit.context,
+                guidance=unit.guidance,
             )
         )
     return values

@@ -78,7 +78,7 @@ def test_the_benchmark_prints_its_figures_and_caching_lowers_the_bill(printed: s
 
 
 def test_with_caching_every_call_reads_or_writes_the_prefix_and_without_none_does() -> None:
-    on, off, warm, diff_text = asyncio.run(bench.measure())
+    on, off, warm, _, diff_text = asyncio.run(bench.measure())
 
     first, *rest = on.usages
     assert first.cache_creation_input_tokens > typical_tokens(diff_text)
@@ -180,3 +180,16 @@ async def test_a_debate_that_strays_from_its_plan_breaks_the_panel_scenario() ->
 
     with pytest.raises(ScenarioBroken, match="F5 ended"):
         await panel.run(unit, Topology.RING, cache=True, plan=plan)
+
+
+def test_the_context_is_written_to_the_cache_once_and_read_on_every_later_call() -> None:
+    on, _, _, with_context, diff_text = asyncio.run(bench.measure())
+
+    out = bench.context_report(on, with_context, diff_text)
+
+    per_token = re.search(r"^billed per context token +(\d+\.\d\d) .*= (\d+\.\d\d)$", out, re.M)
+    assert per_token is not None, out
+    assert float(per_token.group(1)) <= float(per_token.group(2))
+    ratios = re.search(r"^billed input / diff tokens +(\d+\.\d\d) +(\d+\.\d\d)$", out, re.M)
+    assert ratios is not None, out
+    assert float(ratios.group(1)) < float(ratios.group(2))

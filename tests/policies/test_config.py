@@ -14,6 +14,7 @@ from policies.config import (
 )
 from policies.conversation import ConversationPolicy
 from policies.debate import DebatePolicy
+from policies.guidance import ContextOptions, PathInstruction
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
 
@@ -59,6 +60,14 @@ debate:
 conversation:
   enabled: false
   max_replies: 3
+context:
+  enabled: false
+  max_tokens: 4000
+instructions: Money is Decimal, never float.
+path_instructions:
+  - path: "migrations/**"
+    instructions: Every migration must be reversible.
+guidelines: [CONTRIBUTING.md, docs/style.md]
 """
 
 
@@ -145,6 +154,14 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             topology=Topology.FULL,
         ),
         conversation=ConversationPolicy(enabled=False, max_replies=3),
+        context=ContextOptions(enabled=False, max_tokens=4000),
+        instructions="Money is Decimal, never float.",
+        path_instructions=(
+            PathInstruction(
+                path="migrations/**", instructions="Every migration must be reversible."
+            ),
+        ),
+        guidelines=("CONTRIBUTING.md", "docs/style.md"),
     )
     assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
 
@@ -159,6 +176,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.models, DEFAULTS.models),
         (config.debate, DEFAULTS.debate),
         (config.conversation, DEFAULTS.conversation),
+        (config.context, DEFAULTS.context),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name
@@ -630,3 +648,35 @@ def test_the_config_declines_the_automatic_reviews_it_does_not_want(
     declined = parsed.declines(trigger, draft=draft, author=author)
 
     assert declined is None if why is None else why in (declined or "")
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "line"),
+    [
+        ("guidelines: [../secrets.txt]\n", "guidelines.0", 1),
+        ("guidelines: [/etc/passwd]\n", "guidelines.0", 1),
+        (
+            "path_instructions:\n  - path: '!src/**'\n    instructions: x\n",
+            "path_instructions.0.path",
+            3 - 1,
+        ),
+        ("path_instructions:\n  - path: src/**\n", "path_instructions.0.instructions", 2),
+        ("context:\n  max_tokens: 1000000\n", "context.max_tokens", 2),
+        ("instructions: " + "x" * 9_000 + "\n", "instructions", 1),
+    ],
+    ids=[
+        "climbing-guideline",
+        "absolute-guideline",
+        "negated-glob",
+        "no-instructions",
+        "huge-context-budget",
+        "huge-instructions",
+    ],
+)
+def test_a_bad_guidance_or_context_option_is_named_on_its_line(
+    text: str, where: str, line: int
+) -> None:
+    problem = only_problem(text)
+
+    assert problem.message.startswith(f"{where}:"), problem
+    assert problem.line == line

@@ -199,7 +199,16 @@ def test_the_schema_refuses_unknown_keys_everywhere() -> None:
     schema = json.loads(schema_text())
     sections = list(objects(schema))
 
-    assert {s["title"] for s in sections} >= {"Paths", "Models", "DebatePolicy"}
+    assert {s["title"] for s in sections} >= {"Paths", "Models", "DebatePolicy", "PathInstruction"}
     for section in [schema, *sections]:
         assert section["additionalProperties"] is False, section.get("title")
-        assert all("default" in prop for prop in section["properties"].values())
+        # An option may be left out; an item of a list (a path instruction) says all it holds.
+        required = set(section.get("required", []))
+        assert required == (
+            {"path", "instructions"} if section["title"] == "PathInstruction" else set()
+        )
+        assert all(
+            "default" in prop
+            for name, prop in section["properties"].items()
+            if name not in required
+        )

@@ -1,0 +1,170 @@
+"""The code around a review unit's changes, as its agents read it beside the diff.
+
+For each hunk, the function or class enclosing its changed lines (`agents.scopes`), then the
+helpers in the same file those lines call, then the whole file when it is small — in that
+order of relevance, within a budget of tokens per unit. What the budget leaves out is listed
+by name at the end, never dropped silently. The text is built once per unit and is the same
+on every call of its debate, so it sits in the cached prefix after the diff.
+
+Every line shown is the file at the pull request's head, numbered as the diff's new side
+numbers it; findings and patches still land only on the diff's own lines
+(`agents.checks`).
+"""
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+
+from agents.diff import Diff, DiffFile, Hunk, ReviewUnit
+from agents.scopes import Scope, callees, enclosing
+from agents.tokens import typical_tokens
+from policies.guidance import Guidance
+
+MIN_TOKENS = 1_000
+"""The least a unit's default budget allows, so a one-line change still gets its function."""
+DEFAULT_MAX_TOKENS = 8_000
+"""The most a unit's default budget allows: about the diff's own size, up to this."""
+SMALL_FILE_TOKENS = 2_000
+"""A changed file this small is shown whole, when the budget has room for it."""
+MAX_SOURCE_CHARS = 1_000_000
+"""A larger file is not parsed: its changes get no context."""
+
+_ENCLOSING, _CALLED, _WHOLE = 0, 1, 2
+"""Relevance ranks: the scope around a change, a helper the change calls, the whole file."""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a review's agents read beside each unit's diff."""
+
+    sources: Mapping[str, str] | None = None
+    """Each changed file's text at the head, by path; None for no context at all."""
+    max_tokens: int | None = None
+    """The context budget per unit; None for :func:`default_budget`."""
+    guidance: Guidance = field(default_factory=Guidance)
+
+    def attach(self, units: Iterable[ReviewUnit]) -> list[ReviewUnit]:
+        """`units` with their context and guidance."""
+        return [
+            replace(
+                unit,
+                context=""
+                if self.sources is None
+                else unit_context(unit.diff, self.sources, self.max_tokens),
+                guidance=self.guidance.for_paths(unit.diff.paths),
+            )
+            for unit in units
+        ]
+
+
+def default_budget(diff: Diff) -> int:
+    """About the unit's diff size, between :data:`MIN_TOKENS` and :data:`DEFAULT_MAX_TOKENS`."""
+    return max(MIN_TOKENS, min(typical_tokens(diff.text), DEFAULT_MAX_TOKENS))
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    path: str
+    scope: Scope
+    rank: int
+    why: str
+
+    def render(self, lines: list[str]) -> str:
+        body = "".join(
+            f"{n:>5} {lines[n - 1]}\n" for n in range(self.scope.first, self.scope.last + 1)
+        )
+        return f"{self.path} lines {self.scope.first}-{self.scope.last}: {self.why}\n{body}"
+
+
+def unit_context(diff: Diff, sources: Mapping[str, str], max_tokens: int | None = None) -> str:
+    """The context of the unit `diff` from `sources` (each file's text at the head, by
+    path), at most about `max_tokens` tokens (default :func:`default_budget`); empty when
+    there is none."""
+    budget = default_budget(diff) if max_tokens is None else max_tokens
+    if budget <= 0:
+        return ""
+    files = {
+        f.path: sources[f.path].splitlines()
+        for f in diff.files
+        if f.path in sources and len(sources[f.path]) <= MAX_SOURCE_CHARS
+    }
+    unread = [f.path for f in diff.files if f.path not in files]
+    pieces = sorted(_pieces(diff, sources, files), key=lambda p: p.rank)
+    shown: list[_Piece] = []
+    cut: list[_Piece] = []
+    spent = 0
+    for piece in pieces:
+        mine = [s for s in shown if s.path == piece.path]
+        if any(_inside(piece.scope, s.scope) for s in mine):
+            continue  # already shown, whole or in a larger scope
+        held = [s for s in mine if _inside(s.scope, piece.scope)]
+        cost = typical_tokens(piece.render(files[piece.path])) - sum(
+            typical_tokens(s.render(files[s.path])) for s in held
+        )
+        if spent + cost > budget:
+            cut.append(piece)
+            continue
+        shown = [s for s in shown if s not in held] + [piece]
+        spent += cost
+    text = "\n".join(p.render(files[p.path]) for p in _in_file_order(diff, shown))
+    notes = [
+        f"Left out for the context budget of {budget:,} tokens: "
+        + "; ".join(f"{p.path} lines {p.scope.first}-{p.scope.last} ({p.why})" for p in cut)
+    ] * bool(cut)
+    if unread:
+        notes.append("Not read (deleted, binary, too large or unavailable): " + ", ".join(unread))
+    return "\n".join(filter(None, [text, *notes]))
+
+
+def _pieces(
+    diff: Diff, sources: Mapping[str, str], files: Mapping[str, list[str]]
+) -> Iterator[_Piece]:
+    for diff_file in diff.files:
+        path = diff_file.path
+        if path not in files:
+            continue
+        text, count = sources[path], len(files[path])
+        if not count:
+            continue
+        changed: list[int] = []
+        for hunk in diff_file.hunks:
+            lines = [n for n in _added(hunk) if n <= count] or [min(hunk.target_start, count)]
+            changed += lines
+            scope = enclosing(path, text, lines[0])
+            last = max(lines)
+            if scope.last < last:  # the hunk runs past its first line's scope
+                scope = Scope(scope.first, max(scope.last, min(last, count)), scope.what)
+            yield _Piece(path, _clamped(scope, count), _ENCLOSING, f"{scope.what}, around a change")
+        for scope in callees(path, text, set(changed)):
+            yield _Piece(path, _clamped(scope, count), _CALLED, f"{scope.what}, called by a change")
+        if typical_tokens(text) <= SMALL_FILE_TOKENS:
+            yield _Piece(path, Scope(1, count, "the whole file"), _WHOLE, "the whole file")
+
+
+def _added(hunk: Hunk) -> list[int]:
+    """The new-side numbers of the lines the hunk adds or changes."""
+    added, line = [], hunk.target_start
+    for raw in hunk.text.splitlines()[1:]:
+        if raw.startswith("+"):
+            added.append(line)
+            line += 1
+        elif raw.startswith(" ") or raw == "":
+            line += 1
+    return added
+
+
+def _clamped(scope: Scope, count: int) -> Scope:
+    return Scope(max(1, scope.first), min(scope.last, count), scope.what)
+
+
+def _inside(inner: Scope, outer: Scope) -> bool:
+    return outer.first <= inner.first and inner.last <= outer.last
+
+
+def _in_file_order(diff: Diff, pieces: list[_Piece]) -> list[_Piece]:
+    order = {f.path: i for i, f in enumerate(diff.files)}
+    return sorted(pieces, key=lambda p: (order[p.path], p.scope.first))
+
+
+def changed_files(diff: Diff) -> list[DiffFile]:
+    """The files of `diff` whose head text the context reads: those with new-side lines."""
+    return [f for f in diff.files if not f.deleted and not f.binary and f.hunks]

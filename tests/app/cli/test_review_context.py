@@ -1,0 +1,93 @@
+"""`tiebreak review` reads the code around each change from a local checkout at the diff's new
+side (`--repo DIR`, or the current directory), and says once when it cannot."""
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import respx
+from click.testing import CliRunner, Result
+
+from app.cli.main import main
+from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool
+from tests.scenarios.invoices import AFTER, BEFORE, CHANGED_LINE, DIFF, INVOICES
+
+CONTRACT = "CONTRACT: the caller must strip the currency sign first"
+NO_FINDINGS: dict[str, list[dict[str, Any]]] = {"report_findings": [{"findings": []}]}
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def checkout(tmp_path: Path, text: str) -> Path:
+    """A git work tree with the invoices module holding `text`."""
+    repo = tmp_path / "repo"
+    (repo / "billing").mkdir(parents=True)
+    git(repo, "init", "-q")
+    (repo / INVOICES).write_text(text)
+    return repo
+
+
+def review(tmp_path: Path, *args: str) -> tuple[Result, list[str]]:
+    """Run the review with a model that reports nothing; the prompts it was sent."""
+    patch = tmp_path / "change.diff"
+    patch.write_text(DIFF)
+    env = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
+    with respx.mock:
+        route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(**NO_FINDINGS))
+        result = CliRunner().invoke(main, ["review", str(patch), *args], env=env)
+        prompts = [json.dumps(json.loads(c.request.content)["system"]) for c in route.calls]
+    return result, prompts
+
+
+def test_a_checkout_at_the_new_side_gives_the_tester_the_helper_s_contract(
+    tmp_path: Path,
+) -> None:
+    repo = checkout(tmp_path, AFTER)
+
+    result, (prompt,) = review(tmp_path, "--repo", str(repo))
+
+    assert result.exit_code == 0, result.output
+    assert CONTRACT in prompt
+    assert "without the code around it" not in result.stderr
+
+
+def test_the_current_directory_is_read_when_it_is_such_a_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = checkout(tmp_path, AFTER)
+    monkeypatch.chdir(repo / "billing")
+
+    result, (prompt,) = review(tmp_path)
+
+    assert result.exit_code == 0, result.output
+    assert CONTRACT in prompt
+
+
+def test_a_checkout_at_another_commit_gives_no_context_and_says_so_once(tmp_path: Path) -> None:
+    repo = checkout(tmp_path, BEFORE)
+
+    result, (prompt,) = review(tmp_path, "--repo", str(repo))
+
+    assert result.exit_code == 0, result.output
+    assert CONTRACT not in prompt
+    assert "untrusted-context" not in prompt
+    said = [line for line in result.stderr.splitlines() if "without the code around it" in line]
+    assert said == [
+        "tiebreak: reviewing the diff alone, without the code around it: "
+        f"{INVOICES} line {CHANGED_LINE} in {repo.resolve()} is not the diff's: "
+        "the checkout is not at the diff's new side"
+    ]
+
+
+def test_a_directory_that_is_no_work_tree_gives_no_context(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+
+    result, (prompt,) = review(tmp_path, "--repo", str(plain))
+
+    assert CONTRACT not in prompt
+    assert f"without the code around it: {plain} is not a git work tree" in result.stderr
