@@ -167,8 +167,7 @@ class CommandRun:
         if record is None:
             return False
         wanted = await self._thread_finding(record)
-        diff = Diff.parse(record.diff, allow_empty=True)
-        units = {unit.id: unit for unit in diff.units()}
+        units = record.review_units()
         # Asked for by a person: the arbiter rules even where the config turned arbitration off.
         policy = record.policy.model_copy(update={"arbitration": True})
         allowance = self.deps.allowance(self.pull_key.installation_id)
@@ -200,6 +199,7 @@ class CommandRun:
         if not ruled:
             await self._reply("There is no unresolved finding to send to the arbiter.")
             return False
+        diff = Diff.parse(record.diff, allow_empty=True)
         await self._publish_rulings(record, diff, Review(units=outcomes), ruled)
         return True
 

@@ -89,7 +89,7 @@ class ReplyRun:
 
     async def _weigh(self, record: RunRecord, diff: Diff, found: tuple[str, str]) -> str:
         unit_id, finding_id = found
-        units = {unit.id: unit for unit in diff.units()}
+        units = record.review_units()
         outcome = next((u for u in record.review.units if u.unit_id == unit_id), None)
         if unit_id not in units or outcome is None:
             return "the finding's unit is gone"

@@ -248,6 +248,7 @@ class ReviewRun:
                     config=config,
                     details_url=self.details_url,
                     conversation=conversation,
+                    readings=await self.live.readings(self.run_id, plan.units),
                 )
             )
         return str(publication.check.conclusion)

@@ -5,6 +5,7 @@ GitHub's own limits before anything is sent. :class:`RunInfo` says which run is 
 under which of the repository's choices; :class:`RunRecord` is what is remembered of it.
 """
 
+from dataclasses import replace
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
@@ -18,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from agents.diff import Diff, ReviewUnit
 from agents.outcome import FindingOutcome
 from agents.review import Review
 from app.events import PullRequestRef
@@ -214,6 +216,16 @@ class Publication(_Frozen):
     label_name: str
 
 
+class UnitReading(BaseModel):
+    """What a unit's agents read beside its diff: later commands give the arbiter, or the
+    tester weighing a person's reply, the same."""
+
+    model_config = ConfigDict(frozen=True)
+
+    context: str = ""
+    guidance: str = ""
+
+
 class RunRecord(BaseModel):
     """One finished review run of a pull request head."""
 
@@ -234,6 +246,22 @@ class RunRecord(BaseModel):
     conversation: Conversation = Conversation()
     """What the pull request showed of earlier runs when this one published, for commands
     that publish the run's summary again."""
+    readings: dict[str, UnitReading] = {}
+    """What each unit's agents read beside the diff, by unit id (none for a unit that read
+    nothing more)."""
+
+    def review_units(self) -> dict[str, ReviewUnit]:
+        """The run's review units by id, each with what its agents read beside the diff."""
+        units = Diff.parse(self.diff, allow_empty=True).units()
+        none = UnitReading()
+        return {
+            unit.id: replace(
+                unit,
+                context=self.readings.get(unit.id, none).context,
+                guidance=self.readings.get(unit.id, none).guidance,
+            )
+            for unit in units
+        }
 
     def run_info(self) -> RunInfo:
         return RunInfo.of(

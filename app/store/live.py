@@ -27,9 +27,17 @@ from agents.journal import JournalEntry
 from agents.llm import Role
 from agents.outcome import Outcome
 from app.events import PullRequestRef
+from app.publishing.models import UnitReading
 from app.store import keys
 from app.store.allowance import RunCeiling
-from app.store.plans import RunPlan, UnitPlan, plan_values, read_plan, read_unit_plan
+from app.store.plans import (
+    RunPlan,
+    UnitPlan,
+    plan_values,
+    read_plan,
+    read_readings,
+    read_unit_plan,
+)
 from app.store.replies import reply, text
 
 
@@ -180,6 +188,10 @@ class LiveRuns:
     async def unit_plan(self, run: str, n: int) -> UnitPlan | None:
         """What unit n's debate needs: all a unit job reads of the plan."""
         return await read_unit_plan(self.redis, run, n)
+
+    async def readings(self, run: str, count: int) -> dict[str, UnitReading]:
+        """What each unit's agents read beside the diff (see :func:`read_readings`)."""
+        return await read_readings(self.redis, run, count)
 
     async def set_run(self, run: str, **fields: object) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:

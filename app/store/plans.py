@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 
 from agents.diff import Diff, ReviewUnit
 from app.events import PullRequestRef
+from app.publishing.models import UnitReading
 from app.publishing.rereview import Scope
 from app.store import keys
 from app.store.packed import pack, pack_text, unpack, unpack_text
@@ -111,3 +112,15 @@ async def read_plan(redis: Redis, run: str) -> tuple[RunPlan, Diff] | None:
 async def read_unit_plan(redis: Redis, run: str, n: int) -> UnitPlan | None:
     raw = await redis.get(keys.unit_plan(run, n))
     return None if raw is None else unpack(UnitPlan, raw)
+
+
+async def read_readings(redis: Redis, run: str, count: int) -> dict[str, UnitReading]:
+    """What each of the run's `count` units read beside its diff, by unit id: what a run
+    remembers for the arbiter of a later command, or the tester weighing a reply."""
+    raw = await redis.mget([keys.unit_plan(run, n) for n in range(count)]) if count else []
+    plans = [unpack(UnitPlan, value) for value in raw if value is not None]
+    return {
+        p.unit_id: UnitReading(context=p.context, guidance=p.guidance)
+        for p in plans
+        if p.context or p.guidance
+    }

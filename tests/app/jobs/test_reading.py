@@ -5,7 +5,7 @@ import re
 
 from agents.llm import LLMRequest, Role
 from agents.scripted import ScriptedLLM, by_role
-from tests.app.review_kit import STUBBORN, run_review
+from tests.app.review_kit import STUBBORN, asked, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER
 from tests.scenarios.reviews import BASE, HEAD, REPO
@@ -91,3 +91,32 @@ async def test_a_config_turning_context_off_shows_the_diff_alone(
 
     (seed,) = llm.requests
     assert "untrusted-context" not in "".join(b.text for b in seed.blocks)
+
+
+async def test_the_arbiter_asked_by_a_command_later_reads_what_the_debate_read(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    config = BASE_CONFIG + "debate:\n  max_rounds: 1\n  arbitration: false\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
+    github.set_file(REPO, BASE, "AGENTS.md", "BASE-GUIDELINE use the ledger.\n")
+    review = ScriptedLLM(by_role(**STUBBORN))
+    await run_review(github, key, redis_url, review)
+    ruling = {
+        "rulings": [
+            {
+                "finding_id": "F1",
+                "ruling": "accept_with_warning",
+                "reasoning": "Acceptable.",
+                "warning": "Check log.",
+            }
+        ]
+    }
+    arbiter = ScriptedLLM(by_role(arbiter=[ruling]))
+
+    comment = asked(github, ("arbitrate", None), association="OWNER")
+    await run_worker(github, key, redis_url, arbiter, comment.enqueue)
+
+    (call,) = arbiter.requests
+    debated = review.requests[0]
+    assert fenced(call, "context") == fenced(debated, "context")
+    assert "BASE-GUIDELINE" in fenced(call, "guidance")

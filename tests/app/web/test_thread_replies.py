@@ -106,6 +106,8 @@ async def test_the_authors_convincing_reply_withdraws_the_finding(
 
     (heard,) = llm.calls(Role.TESTER)
     assert CONVINCING in untrusted(heard, "reply")
+    # The tester weighs it with the code around the change that the debate read.
+    assert "lines 1-" in untrusted(heard, "context")
     (answer,) = tiebreaks_replies(github, thread)
     assert answer.body.startswith("Withdrawn: the tester accepts your reply")
     assert "Right: the caller injects log first." in answer.body
