@@ -19,7 +19,7 @@ from app.github.models import PullRequest, Reaction
 from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.landing import complete_check_run, post_inline, set_label
+from app.jobs.landing import complete_check_run, post_inline, restate, set_label
 from app.jobs.review import MIN_CEILING
 from app.publishing import checks, markdown
 from app.publishing.models import LabelAction, RunRecord
@@ -236,15 +236,7 @@ class CommandRun:
         ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
         await post_inline(self.github, record.ref, changed, diff, ruling)
         whole = plan(review, diff, run=run, conversation=record.conversation)
-        await write_summary(self.github, self.pull_key, whole.summary)
-        await complete_check_run(
-            self.github,
-            record.ref,
-            record.check_run_id,
-            whole.check,
-            details_url=record.details_url,
-        )
-        await set_label(self.github, self.pull_key, whole.label, whole.label_name)
+        await restate(self.github, record, whole)
         conclusion = str(whole.check.conclusion)
         await self._runs().save(
             record.model_copy(update={"review": review, "conclusion": conclusion})

@@ -24,6 +24,7 @@ from app.publishing.models import (
     Publication,
     ReviewDraft,
     RunInfo,
+    RunRecord,
 )
 from app.publishing.plan import plan
 
@@ -151,6 +152,20 @@ async def set_label(github: Installation, pull: PullKey, action: LabelAction, na
         await github.add_label(pull, name)
     else:
         await github.remove_label(pull, name)
+
+
+async def restate(github: Installation, record: RunRecord, publication: Publication) -> None:
+    """Bring the summary comment, the check run and the label of `record`'s pull request to
+    `publication`, after a command or a reply changed the run's findings."""
+    await write_summary(github, record.ref, publication.summary)
+    await complete_check_run(
+        github,
+        record.ref,
+        record.check_run_id,
+        publication.check,
+        details_url=record.details_url,
+    )
+    await set_label(github, record.ref, publication.label, publication.label_name)
 
 
 def now() -> str:

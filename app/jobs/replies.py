@@ -20,9 +20,9 @@ from agents.hearing import PersonReply, Verdict
 from agents.review import Review
 from app.events import ReplyRequest
 from app.jobs.commands import WRITERS
-from app.jobs.conversation import posted_threads, write_summary
+from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.landing import complete_check_run, set_label
+from app.jobs.landing import restate
 from app.jobs.review import MIN_CEILING
 from app.publishing import hearing
 from app.publishing.models import RunRecord
@@ -126,15 +126,7 @@ class ReplyRun:
             return "stands"
         await self._reply(hearing.withdrawn(finding_id, verdict.reason))
         await self.github.resolve_thread(self.pull_key, self.request.comment.thread_id)
-        await write_summary(self.github, self.pull_key, whole.summary)
-        await complete_check_run(
-            self.github,
-            record.ref,
-            record.check_run_id,
-            whole.check,
-            details_url=record.details_url,
-        )
-        await set_label(self.github, self.pull_key, whole.label, whole.label_name)
+        await restate(self.github, record, whole)
         return "withdrawn"
 
     async def _thread(self) -> PostedThread | None:
