@@ -24,7 +24,7 @@ from app.github.git_data import GitData
 from app.github.identity import AppIdentity
 from app.github.models import Comparison, PullRequest, Reaction
 from app.github.retry import CappedRetry, CountedFailures
-from app.github.threads import resolve_thread
+from app.github.threads import resolve_thread, review_threads
 from app.telemetry.metrics import Metrics
 
 CHECK_RUN_NAME = "Tiebreak"
@@ -32,25 +32,9 @@ TIMEOUT_SECONDS = 30.0
 MAX_FILE_PAGES = 30
 """The files API lists at most 3,000 files: 30 pages of 100."""
 MAX_PAGES = 30
-"""Pages of 100 read of any list (comments, review threads): 3,000 items."""
+"""Pages of 100 read of any REST list (comments, reviews): 3,000 items."""
 COMPARE_FILES = 300
 """The most files GitHub lists when comparing two commits."""
-
-REVIEW_THREADS = """
-query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
-  repository(owner: $owner, name: $name) {
-    pullRequest(number: $number) {
-      reviewThreads(first: 100, after: $cursor) {
-        pageInfo { hasNextPage endCursor }
-        nodes {
-          isResolved
-          comments(first: 1) { nodes { databaseId } }
-        }
-      }
-    }
-  }
-}
-"""
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
@@ -252,25 +236,11 @@ class Installation:
     async def resolved_threads(self, ref: PullKey) -> set[int]:
         """The review threads a person resolved, by the id of their first comment (GitHub
         tells this through GraphQL only)."""
-        resolved: set[int] = set()
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            data = await self._github.async_graphql(
-                REVIEW_THREADS,
-                {"owner": ref.owner, "name": ref.repo, "number": ref.number, "cursor": cursor},
-            )
-            pull = (data.get("repository") or {}).get("pullRequest")
-            if pull is None:  # not visible to this installation: nothing is resolved
-                break
-            threads = pull["reviewThreads"]
-            for node in threads["nodes"]:
-                first = node["comments"]["nodes"]
-                if node["isResolved"] and first and first[0].get("databaseId") is not None:
-                    resolved.add(int(first[0]["databaseId"]))
-            if not threads["pageInfo"]["hasNextPage"]:
-                break
-            cursor = threads["pageInfo"]["endCursor"]
-        return resolved
+        return {
+            thread.first_comment
+            async for thread in review_threads(self._github, ref)
+            if thread.resolved
+        }
 
     @translating
     async def resolve_thread(self, ref: PullKey, comment_id: int) -> bool:
