@@ -26,6 +26,7 @@ from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
+from app.jobs.together import together
 from app.publishing import checks
 from app.publishing.models import (
     CheckRunResult,
@@ -150,22 +151,28 @@ class ReviewRun:
 
     async def _review(self, check_id: int, pull: PullRequest) -> str:
         github, ref, config = self.github, self.ref, self.config
-        await github.update_check_run(ref, check_id, {"status": "in_progress", "started_at": now()})
+        in_progress = github.update_check_run(
+            ref, check_id, {"status": "in_progress", "started_at": now()}
+        )
+        allowance = self.deps.allowance(ref.installation_id)
         if pull.head_sha != ref.head_sha:
+            await in_progress
             await self._complete(check_id, checks.superseded(pull.head_sha, run=self.run_info))
             return "superseded: the pull request has a newer head"
         if not config.enabled:
+            await in_progress
             await self._complete(check_id, checks.disabled(run=self.run_info))
             return "disabled by the repository's config"
-        allowance = self.deps.allowance(ref.installation_id)
         if await allowance.remaining() < MIN_CEILING:
+            await in_progress
             await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
             return "daily budget reached"
+        # None of these waits for another: GitHub is asked all three at once.
+        _, text, scope = await together(in_progress, github.diff(ref), self._scope_now())
         # The diff is parsed and split once, here; each unit job reads only its own slice.
-        whole = Diff.parse(await github.diff(ref), allow_empty=True)
+        whole = Diff.parse(text, allow_empty=True)
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
-        scope = await self._scope(await self._earlier())
         units = scope.part(diff).units(self.deps.unit_tokens)
         plan = RunPlan(
             run_id=self.run_id,
@@ -227,10 +234,12 @@ class ReviewRun:
         review, conversation = await self._reconcile(plan, review, diff)
         publication = await publish_review(self.github, ref, review, diff, run, conversation)
         conclusion = str(publication.check.conclusion)
-        await self.deps.transcripts().save(
-            TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
+        await together(
+            self.deps.transcripts().save(
+                TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
+            ),
+            set_label(self.github, ref, publication.label, publication.label_name),
         )
-        await set_label(self.github, ref, publication.label, publication.label_name)
         await self._complete(check_id, publication.check)
         if self.deps.runs is not None:
             await self.deps.runs.save(
@@ -253,6 +262,9 @@ class ReviewRun:
         """The pull request's latest finished review before this run, if it has one."""
         earlier = await self.deps.runs.latest(self.ref) if self.deps.runs else None
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
+
+    async def _scope_now(self) -> Scope:
+        return await self._scope(await self._earlier())
 
     async def _scope(self, earlier: RunRecord | None) -> Scope:
         """Review the files changed since the last reviewed head, where that is safe; every
@@ -284,10 +296,9 @@ class ReviewRun:
     ) -> tuple[Review, Conversation]:
         """The pull request's standing findings after this run, and what its conversation
         already has of them (see :mod:`app.publishing.rereview`)."""
-        threads = await posted_threads(self.github, self.ref)
         # Read again rather than kept from planning: a ruling asked for meanwhile may have
         # changed it, and a run picked up from a dead coordinator has no plan-time copy.
-        earlier = await self._earlier()
+        threads, earlier = await together(posted_threads(self.github, self.ref), self._earlier())
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = Conversation(
             threads=standing.threads,

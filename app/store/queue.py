@@ -6,6 +6,8 @@ latest head: a push records it and asks arq to abort the job of the head it repl
 running review checks it before publishing, so a superseded review never posts.
 """
 
+import asyncio
+from collections.abc import Iterable
 from enum import StrEnum
 
 from arq.connections import ArqRedis
@@ -16,6 +18,7 @@ from arq.utils import timestamp_ms
 from app.events import CommandRequest, PullKey, PullRequestRef
 from app.store import keys
 from app.store.replies import text
+from app.store.wakeups import ring
 
 
 class JobName(StrEnum):
@@ -88,6 +91,8 @@ class ReviewQueue:
             _job_id=job_id,
             _queue_name=keys.REVIEW_QUEUE,
         )
+        if job is not None or previous is not None:
+            await ring(self.redis, keys.REVIEW_QUEUE)
         return job is not None
 
     async def enqueue_commands(self, request: CommandRequest, source: str) -> bool:
@@ -98,19 +103,33 @@ class ReviewQueue:
             _job_id=f"commands:{request.pull.key}:{source}",
             _queue_name=keys.REVIEW_QUEUE,
         )
+        if job is not None:
+            await ring(self.redis, keys.REVIEW_QUEUE)
         return job is not None
 
     async def enqueue_unit(self, run_id: str, number: int, attempt: int) -> bool:
         """Queue one attempt at one unit of a run; False if that attempt is queued already."""
-        job = await self.redis.enqueue_job(
-            JobName.UNIT,
-            run_id,
-            number,
-            attempt,
-            _job_id=unit_job_id(run_id, number, attempt),
-            _queue_name=keys.UNIT_QUEUE,
+        return (await self.enqueue_units(run_id, [(number, attempt)]))[0]
+
+    async def enqueue_units(self, run_id: str, attempts: Iterable[tuple[int, int]]) -> list[bool]:
+        """Queue attempts at units of a run, given as (unit, attempt), all at once; for each,
+        False if it is queued already."""
+        jobs = await asyncio.gather(
+            *(
+                self.redis.enqueue_job(
+                    JobName.UNIT,
+                    run_id,
+                    number,
+                    attempt,
+                    _job_id=unit_job_id(run_id, number, attempt),
+                    _queue_name=keys.UNIT_QUEUE,
+                )
+                for number, attempt in attempts
+            )
         )
-        return job is not None
+        if any(job is not None for job in jobs):
+            await ring(self.redis, keys.UNIT_QUEUE)
+        return [job is not None for job in jobs]
 
     async def resume_review(
         self, ref: PullRequestRef, trigger: str | None, run_id: str, resume: int
@@ -124,6 +143,8 @@ class ReviewQueue:
             _job_id=_resume_job_id(run_id, resume),
             _queue_name=keys.REVIEW_QUEUE,
         )
+        if job is not None:
+            await ring(self.redis, keys.REVIEW_QUEUE)
         return job is not None
 
     async def resume_pending(self, run_id: str, resume: int) -> bool:
@@ -157,6 +178,8 @@ class ReviewQueue:
 
     async def abort(self, job_id: str) -> None:
         await self.redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
+        # Every worker looks for aborted jobs when it looks at its queue.
+        await ring(self.redis, *QUEUES.values())
 
     async def job_states(self) -> dict[str, dict[str, int]]:
         """The jobs of each queue by state: ready and waiting for a worker (queued), scheduled

@@ -1,0 +1,89 @@
+"""Workers that pick a job up as soon as it is queued, without polling fast.
+
+arq's worker looks at its queue every `poll_delay` seconds, so each hop of a review (webhook →
+review job → unit jobs) waits half that on average, and a short delay costs CPU while nothing
+happens. Here whoever queues a job also publishes on the queue's wake-up channel (:func:`ring`),
+and a :class:`PromptWorker` listens on it: it looks at its queue when a message comes, when
+one of its own jobs ends (a slot is free for the next job waiting), and otherwise every
+`idle_poll` seconds, for what nobody announces (a job deferred to later, arq re-queueing a job
+after a shutdown, a cron job). Waiting for a message is a blocking read: an idle worker uses
+next to no CPU.
+"""
+
+import asyncio
+import contextlib
+import weakref
+from typing import Any
+
+from arq import Worker
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+
+from app.store import keys
+
+BURST_POLL = 0.05
+"""Seconds between looks at the queue of a worker in burst mode (it ends when the queue is
+empty, so it does not wait for messages)."""
+
+
+async def ring(redis: Redis, *queues: str) -> None:
+    """Wake the workers of each queue: a job was queued or asked to stop."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for queue in queues:
+            pipe.publish(keys.wakeups(queue), b"")
+        await pipe.execute()
+
+
+class PromptWorker(Worker):
+    """An arq worker woken by :func:`ring` and by the end of its own jobs; it looks at its
+    queue at least every `idle_poll` seconds."""
+
+    def __init__(self, *args: Any, idle_poll: float, **kwargs: Any) -> None:
+        # arq's own pause between looks would delay each wake-up: the wait is ours.
+        super().__init__(*args, poll_delay=0, **kwargs)
+        self.idle_poll = idle_poll
+        self._wake = asyncio.Event()
+        self._listening: asyncio.Task[None] | None = None
+        self._pubsub: PubSub | None = None
+        self._watched: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+
+    def wake(self) -> None:
+        """Look at the queue now (a stop in burst mode ends the loop at its next look)."""
+        self._wake.set()
+
+    async def _poll_iteration(self) -> None:
+        if self._listening is None:
+            await self._listen()
+        await super()._poll_iteration()
+        for task in self.tasks.values():
+            if task not in self._watched:
+                # Added after arq's own callback, which frees the job's slot: when this one
+                # runs, the slot is free for the next job.
+                task.add_done_callback(lambda _: self._wake.set())
+                self._watched.add(task)
+        if self.burst:
+            await asyncio.sleep(BURST_POLL)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), self.idle_poll)
+        # Cleared before the next look at the queue, which sees every job announced so far.
+        self._wake.clear()
+
+    async def _listen(self) -> None:
+        self._pubsub = self.pool.pubsub(ignore_subscribe_messages=True)
+        await self._pubsub.subscribe(keys.wakeups(self.queue_name))
+        self._listening = asyncio.create_task(self._receive(self._pubsub))
+
+    async def _receive(self, pubsub: PubSub) -> None:
+        async for _ in pubsub.listen():
+            self._wake.set()
+
+    async def close(self) -> None:
+        listening, self._listening = self._listening, None
+        if listening is not None:
+            listening.cancel()
+            await asyncio.gather(listening, return_exceptions=True)
+        if self._pubsub is not None:
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            self._pubsub = None
+        await super().close()
