@@ -2,12 +2,13 @@
 
 arq's worker looks at its queue every `poll_delay` seconds, so each hop of a review (webhook →
 review job → unit jobs) waits half that on average, and a short delay costs CPU while nothing
-happens. Here whoever queues a job also publishes on the queue's wake-up channel (:func:`ring`),
-and a :class:`PromptWorker` listens on it: it looks at its queue when a message comes, when
-one of its own jobs ends (a slot is free for the next job waiting), and otherwise every
-`idle_poll` seconds, for what nobody announces (a job deferred to later, arq re-queueing a job
-after a shutdown, a cron job). Waiting for a message is a blocking read: an idle worker uses
-next to no CPU.
+happens. Here a job is announced on its queue's wake-up channel as it is queued (in the same
+step: see :mod:`app.store.queue`), anything else a worker should see at once is announced by
+:func:`ring`, and a :class:`PromptWorker` listens:
+it looks at its queue when a message comes, when one of its own jobs ends (a slot is free for
+the next job waiting), and otherwise every `idle_poll` seconds, for what nobody announces (a
+job deferred to later, arq re-queueing a job after a shutdown, a cron job). Waiting for a
+message is a blocking read: an idle worker uses next to no CPU.
 """
 
 import asyncio
