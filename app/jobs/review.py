@@ -167,8 +167,7 @@ class ReviewRun:
             await in_progress
             await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
             return "daily budget reached"
-        # None of these waits for another: GitHub is asked all three at once.
-        _, text, scope = await together(in_progress, github.diff(ref), self._scope_now())
+        _, text, scope = await together(in_progress, github.diff(ref), self._scope())
         # The diff is parsed and split once, here; each unit job reads only its own slice.
         whole = Diff.parse(text, allow_empty=True)
         paths = config.path_filter()
@@ -207,18 +206,19 @@ class ReviewRun:
         if await self._superseded():
             await self._complete_superseded(check_id)
             return "superseded before publishing"
-        await self.live.set_run(self.run_id, state=State.COMPLETING)
-        review = debated.at_least(Severity(config.min_severity))
+        shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
-        spend = Spend(
-            spent=await self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
-            ceiling=plan.policy.token_ceiling,
-            daily_remaining=await allowance.remaining(),
-            daily_cap=allowance.cap,
+        _, spent, remaining, (review, conversation) = await together(
+            self.live.set_run(self.run_id, state=State.COMPLETING),
+            self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
+            allowance.remaining(),
+            self._reconcile(plan, shown, diff),
         )
+        ceiling, cap = plan.policy.token_ceiling, allowance.cap
+        spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
         notes = checks.scope_notes(
             excluded=plan.excluded_files,
-            hidden=len(debated.findings) - len(review.findings),
+            hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
         )
         links = self.deps.links
@@ -231,7 +231,6 @@ class ReviewRun:
                 "pull_url": plan.html_url or None,
             }
         )
-        review, conversation = await self._reconcile(plan, review, diff)
         publication = await publish_review(self.github, ref, review, diff, run, conversation)
         conclusion = str(publication.check.conclusion)
         await together(
@@ -263,12 +262,10 @@ class ReviewRun:
         earlier = await self.deps.runs.latest(self.ref) if self.deps.runs else None
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
-    async def _scope_now(self) -> Scope:
-        return await self._scope(await self._earlier())
-
-    async def _scope(self, earlier: RunRecord | None) -> Scope:
+    async def _scope(self) -> Scope:
         """Review the files changed since the last reviewed head, where that is safe; every
         file after a force-push or a rebase, a config change, or a partly failed review."""
+        earlier = await self._earlier()
         if earlier is None:
             return Scope.full("")
         old, new = earlier.ref.head_sha, self.ref.head_sha

@@ -12,6 +12,7 @@ from typing import Any, TypeVar, overload
 A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
+D = TypeVar("D")
 
 
 @overload
@@ -20,6 +21,12 @@ async def together(a: Awaitable[A], b: Awaitable[B], /) -> tuple[A, B]: ...
 
 @overload
 async def together(a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], /) -> tuple[A, B, C]: ...
+
+
+@overload
+async def together(
+    a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], d: Awaitable[D], /
+) -> tuple[A, B, C, D]: ...
 
 
 async def together(*calls: Awaitable[Any]) -> tuple[Any, ...]:

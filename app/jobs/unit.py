@@ -62,7 +62,15 @@ class UnitRun:
         if current.state in STARTED and await live.unit_alive(run, n, self.attempt):
             return f"attempt {self.attempt} is running on {current.worker}"
         async with live.beating_unit(run, n, self.attempt):
-            await live.set_unit(run, n, state=State.INITIALIZING, worker=worker_name())
+            agents = {f"agent:{role}": State.INITIALIZING for role in DEBATERS}
+            await live.set_unit(
+                run,
+                n,
+                state=State.INITIALIZING,
+                worker=worker_name(),
+                **agents,
+                **{f"agent:{Role.ARBITER}": State.WAITING},
+            )
             try:
                 outcome = await self._debate(plan)
             except LLMFatal as exc:
@@ -92,8 +100,6 @@ class UnitRun:
         live, run, n = self.live, self.run_id, self.number
         unit = plan.review_unit()
         journal = live.journal(run, n)
-        agents = {f"agent:{role}": State.INITIALIZING for role in DEBATERS}
-        await live.set_unit(run, n, **agents, **{f"agent:{Role.ARBITER}": State.WAITING})
         recorded = await journal.entries()
         tokens = sum(e.response.usage.billed for e in recorded if e.response)
         allowance = AllOf(

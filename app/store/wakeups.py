@@ -13,10 +13,11 @@ message is a blocking read: an idle worker uses next to no CPU.
 
 import asyncio
 import contextlib
-import weakref
 from typing import Any
 
 from arq import Worker
+from arq.constants import in_progress_key_prefix
+from arq.utils import timestamp_ms
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 
@@ -35,6 +36,21 @@ async def ring(redis: Redis, *queues: str) -> None:
         await pipe.execute()
 
 
+CLAIM = """
+if redis.call('exists', KEYS[1]) == 1 then
+    return false
+end
+local score = redis.call('zscore', KEYS[2], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then
+    return false
+end
+redis.call('psetex', KEYS[1], ARGV[3], '1')
+return score
+"""
+"""arq's claim on a job, atomic: unless it is in progress, or gone from the queue, or not due
+yet, mark it in progress; its score."""
+
+
 class PromptWorker(Worker):
     """An arq worker woken by :func:`ring` and by the end of its own jobs; it looks at its
     queue at least every `idle_poll` seconds."""
@@ -46,7 +62,6 @@ class PromptWorker(Worker):
         self._wake = asyncio.Event()
         self._listening: asyncio.Task[None] | None = None
         self._pubsub: PubSub | None = None
-        self._watched: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 
     def wake(self) -> None:
         """Look at the queue now (a stop in burst mode ends the loop at its next look)."""
@@ -56,12 +71,6 @@ class PromptWorker(Worker):
         if self._listening is None:
             await self._listen()
         await super()._poll_iteration()
-        for task in self.tasks.values():
-            if task not in self._watched:
-                # Added after arq's own callback, which frees the job's slot: when this one
-                # runs, the slot is free for the next job.
-                task.add_done_callback(lambda _: self._wake.set())
-                self._watched.add(task)
         if self.burst:
             await asyncio.sleep(BURST_POLL)
             return
@@ -69,6 +78,31 @@ class PromptWorker(Worker):
             await asyncio.wait_for(self._wake.wait(), self.idle_poll)
         # Cleared before the next look at the queue, which sees every job announced so far.
         self._wake.clear()
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's `start_jobs`, each job claimed by one script where arq takes four round trips
+        (the units of a review start together, one after another), and each job's end waking
+        the worker."""
+        for raw_id in job_ids:
+            await self.sem.acquire()
+            if self.job_counter >= self.max_jobs:
+                self.sem.release()
+                return
+            self.job_counter += 1
+            job_id = raw_id.decode()
+            score = await self.pool.register_script(CLAIM)(
+                keys=[in_progress_key_prefix + job_id, self.queue_name],
+                args=[job_id, timestamp_ms(), int(self.in_progress_timeout_s * 1000)],
+            )
+            if score is None:  # running elsewhere, done, or deferred meanwhile
+                self.job_counter -= 1
+                self.sem.release()
+                continue
+            task = self.loop.create_task(self.run_job(job_id, int(float(score))))
+            task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+            # After arq's own callback, which frees the job's slot for the next job waiting.
+            task.add_done_callback(lambda _: self._wake.set())
+            self.tasks[job_id] = task
 
     async def _listen(self) -> None:
         self._pubsub = self.pool.pubsub(ignore_subscribe_messages=True)
