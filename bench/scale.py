@@ -13,12 +13,18 @@ scripted model that sleeps `--latency` seconds a call. The fake GitHub (a real H
 persistence) are shared by all. The daily token allowance is raised out of the way: the run
 measures the fleet, not the allowance.
 
+Before the load, the workers are left idle for `--idle` seconds, and the CPU they use
+meanwhile (their processes' user and system time, read from /proc) is printed as a share of
+one core, the most of any worker. Worker CPU per review is all the CPU the worker processes
+used from queueing the first review to the last review's completion, over the reviews.
+
 Time to review is from queueing a review to the fake GitHub answering the request that
 completed its check run, both on this process's clock: exact, not polled. Before printing,
 the run checks that every pull request has exactly one check run, completed, and exactly one
 review, and that the model was called 3 times a review; it exits non-zero otherwise.
 
     uv run python -m bench.scale [--pulls N] [--workers W] [--latency SECONDS] [--timeout S]
+                                 [--idle SECONDS]
 """
 
 import argparse
@@ -53,6 +59,7 @@ from bench.fleet import (
     positive,
     publication_problems,
 )
+from bench.webhook_load import cpu_seconds
 from tests.fakes.github_api import new_app_key
 from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
 from tests.scenarios.reviews import APP_ID, DIFF
@@ -65,6 +72,15 @@ ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 60.0
 """Seconds the worker processes may take to import and start."""
 STOP_TIMEOUT = 30.0
+SETTLE = 1.0
+"""Seconds the workers are given, once ready, before their idle CPU is measured."""
+GOAL_CPU_PER_REVIEW = 0.1
+"""Seconds of worker CPU a review may take (3 scripted model calls)."""
+GOAL_IDLE_SHARE = 2.0
+"""Percent of a core a worker with nothing to do may use."""
+GOAL_THROUGHPUT = 3 * 2.6
+"""Reviews a second on 4 workers at 50 ms a model call: three times 2.6, before the GitHub
+client and the queue's wake-ups were made cheap."""
 
 
 def agreed(request: LLMRequest) -> dict[str, Any]:
@@ -145,6 +161,10 @@ class Fleet:
             raise
         return self
 
+    def cpu(self) -> list[float]:
+        """The CPU seconds each worker process has used so far (0 where /proc has none)."""
+        return [cpu_seconds(process.pid) or 0.0 for process in self._processes]
+
     def stop(self) -> tuple[list[int], list[str]]:
         """Stop every worker as a shutdown does (SIGTERM): the model calls each made, and
         what went wrong in stopping them."""
@@ -215,6 +235,12 @@ class Result:
     """When each check run completed."""
     calls: list[int]
     """Model calls, by worker process."""
+    idle: float
+    """Seconds the workers were left idle before the load."""
+    idle_cpu: list[float]
+    """CPU seconds each worker used while idle."""
+    load_cpu: list[float]
+    """CPU seconds each worker used from the first review queued to the last completed."""
     before: Memory
     after: Memory
     problems: list[str]
@@ -237,7 +263,7 @@ async def _load(
     return queued, True
 
 
-def measure(pulls: int, workers: int, latency: float, timeout: float) -> Result:
+def measure(pulls: int, workers: int, latency: float, timeout: float, idle: float) -> Result:
     """Open the pull requests, start the fleet, queue every review, wait, check, figure."""
     key = new_app_key()
     with (
@@ -261,8 +287,13 @@ def measure(pulls: int, workers: int, latency: float, timeout: float) -> Result:
             latency=latency,
         )
         with fleet:
+            time.sleep(SETTLE)
+            idle_start = fleet.cpu()
+            time.sleep(idle)
+            load_start = fleet.cpu()
             before = Memory.of(store.url)
             queued, done = asyncio.run(_load(github, fleet, store.url, refs, timeout))
+            load_end = fleet.cpu()
             after = Memory.of(store.url)
             calls, problems = fleet.stop()
         if not done:
@@ -280,6 +311,9 @@ def measure(pulls: int, workers: int, latency: float, timeout: float) -> Result:
             created=dict(github.created),
             completed=dict(github.completed),
             calls=calls,
+            idle=idle,
+            idle_cpu=[b - a for a, b in zip(idle_start, load_start, strict=True)],
+            load_cpu=[b - a for a, b in zip(load_start, load_end, strict=True)],
             before=before,
             after=after,
             problems=problems,
@@ -313,7 +347,20 @@ def report(result: Result) -> str:
         _row(
             "throughput (reviews/s)",
             f"{len(to_review) / wall:,.1f}" if wall else "-",
-            f"{len(to_review):,} in {wall:.1f} s; queueing them took {enqueueing:.1f} s",
+            f"{len(to_review):,} in {wall:.1f} s; queueing them took {enqueueing:.1f} s; "
+            f"goal ≥ {GOAL_THROUGHPUT:.1f} on 4 workers",
+        ),
+        _row(
+            "worker CPU per review (s)",
+            f"{sum(result.load_cpu) / result.pulls:.3f}",
+            f"goal ≤ {GOAL_CPU_PER_REVIEW}; {sum(result.load_cpu):.1f} s on "
+            f"{result.workers} workers",
+        ),
+        _row(
+            "idle worker CPU (% of a core)",
+            f"{max(result.idle_cpu) / result.idle * 100:.2f}" if result.idle else "-",
+            f"goal < {GOAL_IDLE_SHARE:g}; the busiest worker over {result.idle:g} s with "
+            "nothing queued",
         ),
     ]
     for label, spans in (
@@ -363,6 +410,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds all the reviews may take"
     )
+    parser.add_argument(
+        "--idle", type=float, default=10.0, help="seconds the workers idle before the load"
+    )
     # The child process's side: one worker (see Fleet).
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--redis-url", help=argparse.SUPPRESS)
@@ -372,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.worker is not None:
         work(args.redis_url, args.github_url, args.key_file, args.latency, args.worker)
         return
-    result = measure(args.pulls, args.workers, args.latency, args.timeout)
+    result = measure(args.pulls, args.workers, args.latency, args.timeout, args.idle)
     print(report(result))
     if result.problems:
         raise SystemExit(1)

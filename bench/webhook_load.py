@@ -205,7 +205,7 @@ async def _send(senders: Sequence[Sender], batch: Sequence[Delivery]) -> Phase:
     return Phase(done, wall)
 
 
-def _cpu_seconds(pid: int) -> float | None:
+def cpu_seconds(pid: int) -> float | None:
     """User + system CPU a process has used so far (Linux only; None elsewhere)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
@@ -239,11 +239,11 @@ async def load(
     try:
         # The warm-up opens every connection and runs every code path once, unmeasured.
         warm = await _send(senders, warmup)
-        server_cpu, redis_cpu = _cpu_seconds(server.pid), _redis_cpu(server.redis_url)
+        server_cpu, redis_cpu = cpu_seconds(server.pid), _redis_cpu(server.redis_url)
         client_cpu = time.process_time()
         phase = await _send(senders, measured)
         cpu = Cpu(
-            server=_minus(_cpu_seconds(server.pid), server_cpu),
+            server=_minus(cpu_seconds(server.pid), server_cpu),
             redis=_minus(_redis_cpu(server.redis_url), redis_cpu),
             client=time.process_time() - client_cpu,
         )

@@ -1,10 +1,12 @@
 """The GitHub side of a review, through githubkit: one App client per process.
 
 The App authenticates with its JWT; each job asks for an installation client by the
-installation id it carries (never a token). Every client has an explicit timeout, and retries
-rate limits and server errors by :class:`app.github.retry.CappedRetry`: a review never sleeps
-for an hour on a rate-limit reset. Every failed request is counted in the process's metrics
-(:class:`app.github.retry.CountedFailures`). A call that fails raises
+installation id it carries (never a token). Every client of the App, its installations'
+included, sends through one transport (:class:`app.github.pool.ConnectionPool`), whose
+connections a worker keeps open from its start to its shutdown. Every client has an explicit
+timeout, and retries rate limits and server errors by :class:`app.github.retry.CappedRetry`: a
+review never sleeps for an hour on a rate-limit reset. Every failed request is counted in the
+process's metrics (:class:`app.github.retry.CountedFailures`). A call that fails raises
 :class:`app.github.errors.GitHubError`, never one of githubkit's exceptions.
 """
 
@@ -23,6 +25,7 @@ from app.github.file_diffs import file_section
 from app.github.git_data import GitData
 from app.github.identity import AppIdentity
 from app.github.models import Comparison, PullRequest, Reaction
+from app.github.pool import ConnectionPool
 from app.github.retry import CappedRetry, CountedFailures
 from app.github.threads import resolve_thread, review_threads
 from app.telemetry.metrics import Metrics
@@ -58,6 +61,7 @@ class GitHubApp:
         self.metrics = Metrics() if metrics is None else metrics
         """Where failed requests are counted: the worker's own, which it flushes."""
         decide = CappedRetry(backoff=retry_backoff) if retry else None
+        self._pool = ConnectionPool()
         self._github = GitHub(
             self._auth,
             base_url=base_url.rstrip("/") + "/",
@@ -66,6 +70,7 @@ class GitHubApp:
             http_cache=False,
             # Tokens are cached per App client, not in githubkit's module-wide default.
             cache_strategy=MemCacheStrategy(),
+            async_transport=self._pool,
         )
         self.identity = AppIdentity(self._github)
         """The App's bot user, the author of everything it posts: looked up once."""
@@ -73,6 +78,15 @@ class GitHubApp:
     def installation(self, installation_id: int) -> "Installation":
         client = self._github.with_auth(self._auth.as_installation(installation_id))
         return Installation(client, self.identity, retry_backoff=self.retry_backoff)
+
+    def keep_alive(self) -> None:
+        """Keep connections to GitHub open between calls (on the running event loop), until
+        :meth:`aclose`: a worker's calls, from its start to its shutdown."""
+        self._pool.open()
+
+    async def aclose(self) -> None:
+        """Close the connections kept open; later calls close theirs once answered."""
+        await self._pool.close()
 
 
 class Installation:

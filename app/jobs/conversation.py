@@ -10,6 +10,7 @@ the comment's reactions.
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from app.events import PullKey
 from app.github.client import Installation
@@ -59,9 +60,14 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
     ]
 
 
-async def write_summary(github: Installation, ref: PullKey, body: str) -> None:
-    """Edit the pull request's summary comment to `body`, or write it if there is none."""
-    for comment in await github.own_issue_comments(ref):
+async def write_summary(
+    github: Installation, ref: PullKey, body: str, comments: list[dict[str, Any]] | None = None
+) -> None:
+    """Edit the pull request's summary comment to `body`, or write it if there is none;
+    `comments` are the App's conversation comments, if they were just read."""
+    if comments is None:
+        comments = await github.own_issue_comments(ref)
+    for comment in comments:
         old = comment.get("body") or ""
         if old.split("\n", 1)[0] == SUMMARY_MARKER:
             if old != body:

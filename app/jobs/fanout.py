@@ -39,8 +39,8 @@ class Fanout:
         pending = set(range(self.plan.units))
         finished: dict[int, Outcome] = {}
         # Queued again on a restart: arq keeps one job per id, so an attempt is queued once.
-        for unit in await live.units(run, sorted(pending)):
-            await self.queue.enqueue_unit(run, unit.number, unit.attempt)
+        units = await live.units(run, sorted(pending))
+        await self.queue.enqueue_units(run, [(unit.number, unit.attempt) for unit in units])
         # A wake-up looks at the units that signalled, not at every unit still pending (that
         # would cost a review of n units n² reads); all of them are looked at every half
         # heartbeat, for a worker that died without a signal.

@@ -15,6 +15,7 @@ from app.events import PullKey, PullRequestRef
 from app.github.client import Installation
 from app.github.errors import GitHubError
 from app.jobs.conversation import answer, write_summary
+from app.jobs.together import together
 from app.publishing.markers import run_id_of
 from app.publishing.models import (
     CheckRunResult,
@@ -72,8 +73,12 @@ async def publish_review(
     the outcome is never lost. The summary is edited only if it changed; a reply already
     given is known from its marker before the run plans replies.
     """
-    publication = await post_inline(github, ref, review, diff, run, conversation)
-    await write_summary(github, ref, publication.summary)
+    # The conversation's comments are read while the review is posted: the summary is among
+    # them, and posting a review adds none.
+    publication, comments = await together(
+        post_inline(github, ref, review, diff, run, conversation), github.own_issue_comments(ref)
+    )
+    await write_summary(github, ref, publication.summary, comments)
     await answer(github, ref, publication.replies)
     return publication
 

@@ -27,6 +27,7 @@ from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
 from app.jobs.reading import reading_for
+from app.jobs.together import together
 from app.publishing import checks
 from app.publishing.models import (
     CheckRunResult,
@@ -151,22 +152,27 @@ class ReviewRun:
 
     async def _review(self, check_id: int, pull: PullRequest) -> str:
         github, ref, config = self.github, self.ref, self.config
-        await github.update_check_run(ref, check_id, {"status": "in_progress", "started_at": now()})
+        in_progress = github.update_check_run(
+            ref, check_id, {"status": "in_progress", "started_at": now()}
+        )
+        allowance = self.deps.allowance(ref.installation_id)
         if pull.head_sha != ref.head_sha:
+            await in_progress
             await self._complete(check_id, checks.superseded(pull.head_sha, run=self.run_info))
             return "superseded: the pull request has a newer head"
         if not config.enabled:
+            await in_progress
             await self._complete(check_id, checks.disabled(run=self.run_info))
             return "disabled by the repository's config"
-        allowance = self.deps.allowance(ref.installation_id)
         if await allowance.remaining() < MIN_CEILING:
+            await in_progress
             await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
             return "daily budget reached"
+        _, text, scope = await together(in_progress, github.diff(ref), self._scope())
         # The diff is parsed and split once, here; each unit job reads only its own slice.
-        whole = Diff.parse(await github.diff(ref), allow_empty=True)
+        whole = Diff.parse(text, allow_empty=True)
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
-        scope = await self._scope(await self._earlier())
         reviewed = scope.part(diff)
         reading = await reading_for(github, ref, pull, config, reviewed)
         units = reading.attach(reviewed.units(self.deps.unit_tokens))
@@ -203,18 +209,19 @@ class ReviewRun:
         if await self._superseded():
             await self._complete_superseded(check_id)
             return "superseded before publishing"
-        await self.live.set_run(self.run_id, state=State.COMPLETING)
-        review = debated.at_least(Severity(config.min_severity))
+        shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
-        spend = Spend(
-            spent=await self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
-            ceiling=plan.policy.token_ceiling,
-            daily_remaining=await allowance.remaining(),
-            daily_cap=allowance.cap,
+        _, spent, remaining, (review, conversation) = await together(
+            self.live.set_run(self.run_id, state=State.COMPLETING),
+            self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
+            allowance.remaining(),
+            self._reconcile(plan, shown, diff),
         )
+        ceiling, cap = plan.policy.token_ceiling, allowance.cap
+        spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
         notes = checks.scope_notes(
             excluded=plan.excluded_files,
-            hidden=len(debated.findings) - len(review.findings),
+            hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
         )
         links = self.deps.links
@@ -227,13 +234,14 @@ class ReviewRun:
                 "pull_url": plan.html_url or None,
             }
         )
-        review, conversation = await self._reconcile(plan, review, diff)
         publication = await publish_review(self.github, ref, review, diff, run, conversation)
         conclusion = str(publication.check.conclusion)
-        await self.deps.transcripts().save(
-            TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
+        await together(
+            self.deps.transcripts().save(
+                TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
+            ),
+            set_label(self.github, ref, publication.label, publication.label_name),
         )
-        await set_label(self.github, ref, publication.label, publication.label_name)
         await self._complete(check_id, publication.check)
         if self.deps.runs is not None:
             await self.deps.runs.save(
@@ -258,9 +266,10 @@ class ReviewRun:
         earlier = await self.deps.runs.latest(self.ref) if self.deps.runs else None
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
-    async def _scope(self, earlier: RunRecord | None) -> Scope:
+    async def _scope(self) -> Scope:
         """Review the files changed since the last reviewed head, where that is safe; every
         file after a force-push or a rebase, a config change, or a partly failed review."""
+        earlier = await self._earlier()
         if earlier is None:
             return Scope.full("")
         old, new = earlier.ref.head_sha, self.ref.head_sha
@@ -288,10 +297,9 @@ class ReviewRun:
     ) -> tuple[Review, Conversation]:
         """The pull request's standing findings after this run, and what its conversation
         already has of them (see :mod:`app.publishing.rereview`)."""
-        threads = await posted_threads(self.github, self.ref)
         # Read again rather than kept from planning: a ruling asked for meanwhile may have
         # changed it, and a run picked up from a dead coordinator has no plan-time copy.
-        earlier = await self._earlier()
+        threads, earlier = await together(posted_threads(self.github, self.ref), self._earlier())
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = Conversation(
             threads=standing.threads,

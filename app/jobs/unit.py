@@ -62,7 +62,15 @@ class UnitRun:
         if current.state in STARTED and await live.unit_alive(run, n, self.attempt):
             return f"attempt {self.attempt} is running on {current.worker}"
         async with live.beating_unit(run, n, self.attempt):
-            await live.set_unit(run, n, state=State.INITIALIZING, worker=worker_name())
+            agents = {f"agent:{role}": State.INITIALIZING for role in DEBATERS}
+            await live.set_unit(
+                run,
+                n,
+                state=State.INITIALIZING,
+                worker=worker_name(),
+                **agents,
+                **{f"agent:{Role.ARBITER}": State.WAITING},
+            )
             try:
                 outcome = await self._debate(plan)
             except LLMFatal as exc:
@@ -79,19 +87,19 @@ class UnitRun:
                 # Counted by the attempt whose outcome is kept: a retried unit counts once.
                 record_outcome(self.deps.metrics, outcome)
             await live.set_unit(
-                run, n, state=State.COMPLETE, round=outcome.rounds, calls=outcome.calls
+                run,
+                n,
+                state=State.COMPLETE,
+                round=outcome.rounds,
+                calls=outcome.calls,
+                **{f"agent:{role}": State.COMPLETE for role in Role},
             )
-            for role in Role:
-                await live.set_agent(run, n, role, State.COMPLETE)
         return str(outcome.stop)
 
     async def _debate(self, plan: UnitPlan) -> Outcome:
         live, run, n = self.live, self.run_id, self.number
         unit = plan.review_unit()
         journal = live.journal(run, n)
-        for role in DEBATERS:
-            await live.set_agent(run, n, role, State.INITIALIZING)
-        await live.set_agent(run, n, Role.ARBITER, State.WAITING)
         recorded = await journal.entries()
         tokens = sum(e.response.usage.billed for e in recorded if e.response)
         allowance = AllOf(
@@ -128,9 +136,11 @@ class Tracked:
         await live.set_unit(run, n, round=request.round, **{f"agent:{request.role}": State.ACTIVE})
         try:
             response = await self.llm.complete(request)
-        finally:
+        except BaseException:
             await live.set_agent(run, n, request.role, State.WAITING)
+            raise
         self.tokens += response.usage.billed
         self.calls += 1
-        await live.set_unit(run, n, tokens=self.tokens, calls=self.calls)
+        waiting = {f"agent:{request.role}": State.WAITING}
+        await live.set_unit(run, n, tokens=self.tokens, calls=self.calls, **waiting)
         return response

@@ -11,7 +11,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from arq import Worker, cron, func
+from arq import cron, func
 from arq.connections import RedisSettings
 from arq.typing import WorkerCoroutine
 from arq.worker import Function
@@ -28,6 +28,7 @@ from app.store.counters import FleetCounters
 from app.store.keys import UNIT_QUEUE
 from app.store.pulls import RunStore
 from app.store.queue import JobName, ReviewQueue
+from app.store.wakeups import PromptWorker
 from app.telemetry.metrics import JOBS, Metrics
 
 COMMAND_TIMEOUT = 5 * 60
@@ -38,6 +39,10 @@ UNIT_TIMEOUT = REVIEW_TIMEOUT
 
 JANITOR_TIMEOUT = 120
 
+IDLE_POLL = 0.5
+"""Seconds between looks at a queue nobody announced a job on (a job is announced as it is
+queued, and picked up at once: see :mod:`app.store.wakeups`)."""
+
 KEEP = 3600
 """Seconds a finished review's job id keeps blocking a second review of the same head."""
 
@@ -45,12 +50,14 @@ KEEP = 3600
 async def _startup(ctx: dict[str, Any]) -> None:
     deps = deps_of(ctx)
     deps.queue, deps.runs = ReviewQueue(ctx["redis"]), RunStore(ctx["redis"])
+    deps.github.keep_alive()
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:
-    llm = deps_of(ctx).llm
-    if isinstance(llm, ClaudeLLM):
-        await llm.aclose()
+    deps = deps_of(ctx)
+    await deps.github.aclose()
+    if isinstance(deps.llm, ClaudeLLM):
+        await deps.llm.aclose()
 
 
 class Workers:
@@ -70,8 +77,9 @@ class Workers:
             "ctx": {"deps": deps},
             "allow_abort_jobs": True,
             "handle_signals": False,
+            "idle_poll": IDLE_POLL,
         }
-        self.reviews = Worker(
+        self.reviews = PromptWorker(
             functions=[
                 _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
                 _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
@@ -89,15 +97,12 @@ class Workers:
             ],
             on_shutdown=_shutdown,
             burst=burst,
-            poll_delay=0.2,
             max_jobs=8,
             **common,
         )
-        self.units = Worker(
+        self.units = PromptWorker(
             functions=[_function(JobName.UNIT, debate_unit, UNIT_TIMEOUT, metrics)],
             queue_name=UNIT_QUEUE,
-            # Picked up fast: a unit's wait is on the review's critical path.
-            poll_delay=0.05,
             max_jobs=deps.unit_concurrency,
             **common,
         )
@@ -132,6 +137,7 @@ class Workers:
         for worker in (self.reviews, self.units):
             _cancel_jobs(worker)
             worker.burst, worker.max_burst_jobs = True, 0
+            worker.wake()
 
 
 FAILED_PREFIX = "failed:"
@@ -181,16 +187,17 @@ def run_until_signalled(deps: WorkerDeps, redis_url: str) -> None:
     asyncio.run(main())
 
 
-def _cancel_jobs(worker: Worker) -> None:
+def _cancel_jobs(worker: PromptWorker) -> None:
     for task in worker.tasks.values():
         task.cancel()
 
 
-async def _drain(worker: Worker, running: "asyncio.Task[None]") -> None:
+async def _drain(worker: PromptWorker, running: "asyncio.Task[None]") -> None:
     """End a worker's poll loop after its current iteration, cancel its jobs, wait for both
     (whatever they end with: the cancellations are ours), then close the worker."""
     _cancel_jobs(worker)
     worker.burst, worker.max_burst_jobs = True, 0
+    worker.wake()
     await asyncio.gather(running, *worker.tasks.values(), return_exceptions=True)
     worker.tasks.clear()  # all ended; `close` would raise a cancellation of ours again
     await worker.close()

@@ -29,6 +29,12 @@ HEAD_TTL = 30 * DAY
 """How long Redis remembers a pull request's latest head and job."""
 
 
+def wakeups(queue: str) -> str:
+    """pub/sub channel (nothing kept): a message on it wakes the workers of `queue` at once,
+    rather than at their next poll (:mod:`app.store.wakeups`)."""
+    return f"tiebreak:wakeup:{queue}"
+
+
 def head(pull: PullKey) -> str:
     """string: the pull request's latest head SHA."""
     return f"tiebreak:head:{pull.key}"

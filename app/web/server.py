@@ -2,6 +2,7 @@
 checks, on one Redis pool."""
 
 import asyncio
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -59,6 +60,10 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
         app.state.transcripts = transcript_page.TranscriptPages(
             TranscriptStore(redis, settings.tiebreak_transcript_retention), links_for(settings)
         )
+        # What was made so far (the app, its settings, the libraries' modules) lives as long as
+        # the process: kept out of the garbage collector's full passes, which would otherwise
+        # walk it all, pausing every request in flight.
+        gc.freeze()
         try:
             async with counters.flushing(metrics):
                 yield

@@ -14,10 +14,20 @@ from tests.scenarios.reviews import DIFF
 def test_the_benchmark_prints_its_figures_after_checking_every_review(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    bench.main(["--pulls", "12", "--workers", "2", "--latency", "0.01"])
+    bench.main(["--pulls", "12", "--workers", "2", "--latency", "0.01", "--idle", "1"])
 
     out = capsys.readouterr().out
     assert re.search(r"^throughput \(reviews/s\) +[\d,.]+   12 in [\d.]+ s", out, re.MULTILINE)
+    assert re.search(
+        r"^worker CPU per review \(s\) +\d+\.\d{3}   goal ≤ 0\.1; [\d.]+ s on 2 workers$",
+        out,
+        re.MULTILINE,
+    )
+    assert re.search(
+        r"^idle worker CPU \(% of a core\) +\d+\.\d\d   goal < 2; the busiest worker over 1 s",
+        out,
+        re.MULTILINE,
+    )
     for label in (
         "time to review p50 (s)",
         "time to review p99 (s)",

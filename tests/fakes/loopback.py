@@ -51,6 +51,8 @@ class LoopbackServer(ThreadingHTTPServer):
         self.respond = respond
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+        self.accepted = 0
+        """Connections accepted so far: what a client's connection pool saves shows here."""
         # BaseHTTPRequestHandler answers a method it has no `do_<METHOD>` for with 501.
         handler = type(
             "LoopbackHandler",
@@ -69,6 +71,7 @@ class LoopbackServer(ThreadingHTTPServer):
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:
             self._connections.add(request)
+            self.accepted += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
@@ -148,6 +151,13 @@ class LoopbackFake:
             raise RuntimeError(f"{self.description} is not running")
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    @property
+    def connections(self) -> int:
+        """How many connections clients have opened to the fake."""
+        if self._server is None:
+            raise RuntimeError(f"{self.description} is not running")
+        return self._server.accepted
 
     def start(self) -> Self:
         if self._server is not None:

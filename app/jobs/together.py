@@ -1,0 +1,41 @@
+"""Awaiting independent calls at once, failing as the first of them fails.
+
+`asyncio.gather` leaves the others running when one raises; a `TaskGroup` wraps what was
+raised in an `ExceptionGroup`, which the jobs' catch-alls would report as something else. Here
+the first error is raised as it is, once the others are cancelled and have ended.
+"""
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, TypeVar, overload
+
+A = TypeVar("A")
+B = TypeVar("B")
+C = TypeVar("C")
+D = TypeVar("D")
+
+
+@overload
+async def together(a: Awaitable[A], b: Awaitable[B], /) -> tuple[A, B]: ...
+
+
+@overload
+async def together(a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], /) -> tuple[A, B, C]: ...
+
+
+@overload
+async def together(
+    a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], d: Awaitable[D], /
+) -> tuple[A, B, C, D]: ...
+
+
+async def together(*calls: Awaitable[Any]) -> tuple[Any, ...]:
+    """The results of `calls`, awaited concurrently, in their order."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return tuple(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

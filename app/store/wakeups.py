@@ -1,0 +1,124 @@
+"""Workers that pick a job up as soon as it is queued, without polling fast.
+
+arq's worker looks at its queue every `poll_delay` seconds, so each hop of a review (webhook →
+review job → unit jobs) waits half that on average, and a short delay costs CPU while nothing
+happens. Here a job is announced on its queue's wake-up channel as it is queued (in the same
+step: see :mod:`app.store.queue`), anything else a worker should see at once is announced by
+:func:`ring`, and a :class:`PromptWorker` listens:
+it looks at its queue when a message comes, when one of its own jobs ends (a slot is free for
+the next job waiting), and otherwise every `idle_poll` seconds, for what nobody announces (a
+job deferred to later, arq re-queueing a job after a shutdown, a cron job). Waiting for a
+message is a blocking read: an idle worker uses next to no CPU.
+"""
+
+import asyncio
+import contextlib
+from typing import Any
+
+from arq import Worker
+from arq.constants import in_progress_key_prefix
+from arq.utils import timestamp_ms
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+
+from app.store import keys
+
+BURST_POLL = 0.05
+"""Seconds between looks at the queue of a worker in burst mode (it ends when the queue is
+empty, so it does not wait for messages)."""
+
+
+async def ring(redis: Redis, *queues: str) -> None:
+    """Wake the workers of each queue: a job was queued or asked to stop."""
+    async with redis.pipeline(transaction=False) as pipe:
+        for queue in queues:
+            pipe.publish(keys.wakeups(queue), b"")
+        await pipe.execute()
+
+
+CLAIM = """
+if redis.call('exists', KEYS[1]) == 1 then
+    return false
+end
+local score = redis.call('zscore', KEYS[2], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then
+    return false
+end
+redis.call('psetex', KEYS[1], ARGV[3], '1')
+return score
+"""
+"""arq's claim on a job, atomic: unless it is in progress, or gone from the queue, or not due
+yet, mark it in progress; its score."""
+
+
+class PromptWorker(Worker):
+    """An arq worker woken by :func:`ring` and by the end of its own jobs; it looks at its
+    queue at least every `idle_poll` seconds."""
+
+    def __init__(self, *args: Any, idle_poll: float, **kwargs: Any) -> None:
+        # arq's own pause between looks would delay each wake-up: the wait is ours.
+        super().__init__(*args, poll_delay=0, **kwargs)
+        self.idle_poll = idle_poll
+        self._wake = asyncio.Event()
+        self._listening: asyncio.Task[None] | None = None
+        self._pubsub: PubSub | None = None
+
+    def wake(self) -> None:
+        """Look at the queue now (a stop in burst mode ends the loop at its next look)."""
+        self._wake.set()
+
+    async def _poll_iteration(self) -> None:
+        if self._listening is None:
+            await self._listen()
+        await super()._poll_iteration()
+        if self.burst:
+            await asyncio.sleep(BURST_POLL)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), self.idle_poll)
+        # Cleared before the next look at the queue, which sees every job announced so far.
+        self._wake.clear()
+
+    async def start_jobs(self, job_ids: list[bytes]) -> None:
+        """arq's `start_jobs`, each job claimed by one script where arq takes four round trips
+        (the units of a review start together, one after another), and each job's end waking
+        the worker."""
+        for raw_id in job_ids:
+            await self.sem.acquire()
+            if self.job_counter >= self.max_jobs:
+                self.sem.release()
+                return
+            self.job_counter += 1
+            job_id = raw_id.decode()
+            score = await self.pool.register_script(CLAIM)(
+                keys=[in_progress_key_prefix + job_id, self.queue_name],
+                args=[job_id, timestamp_ms(), int(self.in_progress_timeout_s * 1000)],
+            )
+            if score is None:  # running elsewhere, done, or deferred meanwhile
+                self.job_counter -= 1
+                self.sem.release()
+                continue
+            task = self.loop.create_task(self.run_job(job_id, int(float(score))))
+            task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+            # After arq's own callback, which frees the job's slot for the next job waiting.
+            task.add_done_callback(lambda _: self._wake.set())
+            self.tasks[job_id] = task
+
+    async def _listen(self) -> None:
+        self._pubsub = self.pool.pubsub(ignore_subscribe_messages=True)
+        await self._pubsub.subscribe(keys.wakeups(self.queue_name))
+        self._listening = asyncio.create_task(self._receive(self._pubsub))
+
+    async def _receive(self, pubsub: PubSub) -> None:
+        async for _ in pubsub.listen():
+            self._wake.set()
+
+    async def close(self) -> None:
+        listening, self._listening = self._listening, None
+        if listening is not None:
+            listening.cancel()
+            await asyncio.gather(listening, return_exceptions=True)
+        if self._pubsub is not None:
+            await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+            self._pubsub = None
+        await super().close()

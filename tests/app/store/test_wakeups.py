@@ -1,0 +1,90 @@
+"""A worker starts a job as soon as it is queued, and the next one as soon as one of its own
+ends, however rarely it polls its queue."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from arq import func
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from app.store.keys import UNIT_QUEUE, wakeups
+from app.store.queue import JobName, ReviewQueue
+from app.store.wakeups import PromptWorker
+
+IDLE_POLL = 600.0
+"""Longer than the test may take: only a wake-up explains a job started within it."""
+PROMPT = 10.0
+
+
+class Units:
+    """Unit jobs that note when each starts and end when the test lets them."""
+
+    def __init__(self) -> None:
+        self.started: asyncio.Queue[int] = asyncio.Queue()
+        self.finish = asyncio.Event()
+
+    async def debate_unit(self, ctx: dict[str, Any], run_id: str, number: int, attempt: int) -> str:
+        self.started.put_nowait(number)
+        await self.finish.wait()
+        return "done"
+
+
+@pytest.fixture
+async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
+    redis = await create_pool(RedisSettings.from_dsn(redis_url))
+    yield redis
+    await redis.aclose()
+
+
+@pytest.fixture
+async def units(redis_url: str, pool: ArqRedis) -> AsyncIterator[Units]:
+    units = Units()
+    worker = PromptWorker(
+        functions=[func(units.debate_unit, name=JobName.UNIT)],
+        queue_name=UNIT_QUEUE,
+        redis_settings=RedisSettings.from_dsn(redis_url),
+        handle_signals=False,
+        max_jobs=1,
+        idle_poll=IDLE_POLL,
+    )
+    running = asyncio.create_task(worker.main())
+    await _listening(pool)
+    try:
+        yield units
+    finally:
+        units.finish.set()
+        worker.burst, worker.max_burst_jobs = True, 0
+        worker.wake()
+        await running
+        await worker.close()
+
+
+async def _listening(pool: ArqRedis) -> None:
+    """Until the worker listens for wake-ups (past its first look at the empty queue)."""
+    async with asyncio.timeout(PROMPT):
+        while True:
+            if (await pool.pubsub_numsub(wakeups(UNIT_QUEUE)))[0][1]:
+                return
+            await asyncio.sleep(0.01)
+
+
+async def test_a_queued_job_starts_at_once_on_a_worker_that_polls_rarely(
+    units: Units, pool: ArqRedis
+) -> None:
+    assert await ReviewQueue(pool).enqueue_unit("run", 4, 1)
+
+    assert await asyncio.wait_for(units.started.get(), PROMPT) == 4
+
+
+async def test_a_job_waiting_for_a_slot_starts_as_soon_as_one_ends(
+    units: Units, pool: ArqRedis
+) -> None:
+    # One slot: the second unit is announced while the first holds it, and waits.
+    await ReviewQueue(pool).enqueue_units("run", [(0, 1), (1, 1)])
+    assert await asyncio.wait_for(units.started.get(), PROMPT) == 0
+
+    units.finish.set()
+
+    assert await asyncio.wait_for(units.started.get(), PROMPT) == 1
