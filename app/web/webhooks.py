@@ -83,23 +83,26 @@ async def _receive(request: Request, context: WebhookContext) -> tuple[str, str,
     handler = ROUTER.handler(delivery)
     if handler is None:
         return event, Outcome.IGNORED, _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
+    # A handler that remembers the delivery itself does so in the round trip that queues its
+    # job: nothing of it is remembered unless that job was queued, so nothing is forgotten.
+    handler_remembers = ROUTER.remembers(handler)
     try:
-        if not await context.deliveries.first_sighting(delivery.id):
+        if not handler_remembers and not await context.deliveries.first_sighting(delivery.id):
             answer = _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
             return event, Outcome.DUPLICATE, answer
         outcome = await handler(delivery, context)
     except ValidationError as exc:
-        await _forget(context, delivery.id)
+        await _forget(context, delivery.id, handler_remembers)
         answer = _answer(400, error=f"unexpected {event} payload: {_first(exc)}")
         return event, "bad_request", answer
     except STORE_ERRORS as exc:
         log.warning("webhook %s not queued: %s", delivery.id, exc)
-        await _forget(context, delivery.id)
+        await _forget(context, delivery.id, handler_remembers)
         return event, "unavailable", _answer(503, error="the queue is unavailable; redeliver later")
     except Exception:
         # The endpoint's catch-all: a bug must not lose the delivery's id for good.
         log.exception("webhook %s (%s) failed", delivery.id, event)
-        await _forget(context, delivery.id)
+        await _forget(context, delivery.id, handler_remembers)
         return event, "error", _answer(500, error="internal error")
     status = 202 if outcome is Outcome.ENQUEUED else 200
     return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
@@ -134,8 +137,10 @@ async def _verified_delivery(request: Request, context: WebhookContext) -> Deliv
     return Delivery(id=delivery_id, event=event, action=action, body=body)
 
 
-async def _forget(context: WebhookContext, delivery_id: str) -> None:
+async def _forget(context: WebhookContext, delivery_id: str, handler_remembers: bool) -> None:
     """Let a redelivery of a delivery that was not handled be handled."""
+    if handler_remembers:
+        return
     try:
         await context.deliveries.forget(delivery_id)
     except STORE_ERRORS as exc:
