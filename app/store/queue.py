@@ -7,7 +7,9 @@ running review checks it before publishing, so a superseded review never posts.
 
 A job is queued as arq's `enqueue_job` queues it, but by one script, which also announces it
 on its queue's wake-up channel (:mod:`app.store.wakeups`): one round trip to Redis where arq's
-takes three, and for a review, a fourth that records the head.
+takes three, and for a review, a fourth that records the head. A review asked for by a
+webhook delivery remembers the delivery's id in that same round trip (:mod:`app.store.deliveries`
+tells why it is remembered).
 """
 
 import asyncio
@@ -76,6 +78,14 @@ return 1
 """arq's `enqueue_job`, atomic: unless a job or a result is kept under the id, keep the job
 and put it in its queue, ready now; then wake the queue's workers."""
 
+ONCE = """
+if not redis.call('set', KEYS[#KEYS], '1', 'NX', 'EX', ARGV[#ARGV]) then
+    return -1
+end
+"""
+"""Before anything else: remember the delivery asking for the job, unless it was remembered
+already, in which case nothing is done (its key and time to live come last)."""
+
 SUPERSEDE = """
 redis.call('set', KEYS[4], ARGV[6], 'EX', ARGV[7])
 local previous = redis.call('getset', KEYS[5], ARGV[4])
@@ -96,14 +106,21 @@ class ReviewQueue:
         self.redis = redis
 
     async def enqueue_review(
-        self, ref: PullRequestRef, *, trigger: str | None = None, rerun: str | None = None
+        self,
+        ref: PullRequestRef,
+        *,
+        trigger: str | None = None,
+        rerun: str | None = None,
+        delivery: str | None = None,
     ) -> bool:
-        """Queue a review of `ref`; False if that head is already queued, running or done.
+        """Queue a review of `ref`; False if that head is already queued, running or done, or
+        if `delivery` (the id of the webhook delivery asking for it) was seen already.
 
         `trigger` is the pull request event that asks for an automatic review; the
         repository's config decides whether it gets one. `rerun` names a review a person asked
         for (`/tiebreak review`, "Re-run"): a new job even for a head that was reviewed
-        already.
+        already. The delivery is remembered in the same step (see :class:`Deliveries`), so
+        its redelivery queues nothing.
         """
         job_id = review_job_id(ref, rerun)
         supersede = [keys.head(ref), keys.current_job(ref), abort_jobs_ss]
@@ -114,6 +131,7 @@ class ReviewQueue:
             job_id=job_id,
             queue=keys.REVIEW_QUEUE,
             supersede=(supersede, [ref.head_sha, keys.HEAD_TTL]),
+            delivery=delivery,
         )
 
     async def enqueue_commands(self, request: CommandRequest, source: str) -> bool:
@@ -177,18 +195,29 @@ class ReviewQueue:
         job_id: str,
         queue: str,
         supersede: tuple[list[str], list[str | int]] | None = None,
+        delivery: str | None = None,
     ) -> bool:
         """Queue `function(*args)` as arq does, under `job_id`; False if a job or a result is
-        kept under that id. `supersede` has the keys and arguments of :data:`SUPERSEDE`."""
+        kept under that id, or `delivery` was remembered already. `supersede` has the keys
+        and arguments of :data:`SUPERSEDE`."""
         now = timestamp_ms()
         job = serialize_job(function, args, {}, None, now, serializer=self.redis.job_serializer)
         extra_keys, extra_args = supersede or ([], [])
         script = SUPERSEDE + ENQUEUE if supersede else ENQUEUE
+        if delivery is not None:
+            script = ONCE + script
+            extra_keys, extra_args = (
+                [*extra_keys, keys.delivery(delivery)],
+                [
+                    *extra_args,
+                    keys.DELIVERY_TTL,
+                ],
+            )
         added = await self.redis.register_script(script)(
             keys=[job_key_prefix + job_id, result_key_prefix + job_id, queue, *extra_keys],
             args=[self.redis.expires_extra_ms, job, now, job_id, keys.wakeups(queue), *extra_args],
         )
-        return bool(added)
+        return int(added) == 1
 
     async def resume_pending(self, run_id: str, resume: int) -> bool:
         """Whether the `resume`th coordinator queued for the run has yet to start beating."""

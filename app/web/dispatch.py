@@ -3,7 +3,9 @@
 Each event module owns a :class:`WebhookRouter` and registers its handlers with
 `@router.on("pull_request", "opened", "synchronize")`; the app combines them. A handler
 pulls what it needs out of the payload into a narrow model and enqueues work; nothing slow
-happens in it.
+happens in it. A delivery is remembered before its handler runs, so that a redelivery is not
+handled twice; a handler registered with `remembers=True` remembers it itself, in the same
+round trip to Redis as the job it queues.
 """
 
 from collections.abc import Awaitable, Callable, Iterable
@@ -63,9 +65,14 @@ class WebhookRouter:
 
     def __init__(self) -> None:
         self._handlers: dict[tuple[str, str | None], Handler] = {}
+        self._remembering: set[Handler] = set()
 
-    def on(self, event: str, *actions: str) -> Callable[[Handler], Handler]:
+    def on(
+        self, event: str, *actions: str, remembers: bool = False
+    ) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
+            if remembers:
+                self._remembering.add(handler)
             for action in actions or (None,):
                 key = (event, action)
                 if key in self._handlers:
@@ -81,11 +88,17 @@ class WebhookRouter:
                 if key in self._handlers:
                     raise ValueError(f"two handlers for {key[0]}.{key[1]}")
                 self._handlers[key] = handler
+            self._remembering |= router._remembering
         return self
 
     def events(self) -> frozenset[str]:
         """The events some handler answers (the App's manifest subscribes to them)."""
         return frozenset(event for event, _ in self._handlers)
+
+    def remembers(self, handler: Handler) -> bool:
+        """Whether `handler` remembers its delivery itself (and answers DUPLICATE for one
+        remembered already)."""
+        return handler in self._remembering
 
     def handler(self, delivery: Delivery) -> Handler | None:
         return self._handlers.get((delivery.event, delivery.action)) or self._handlers.get(

@@ -11,9 +11,8 @@ the signature is verified, so a forger cannot invent label values).
 """
 
 import logging
-from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -51,22 +50,16 @@ class WebhookContext:
         self.installations = installations
 
 
-async def get_webhook_context(request: Request) -> WebhookContext:
-    context: WebhookContext = request.app.state.webhooks
-    return context
-
-
-WebhookContextDep = Annotated[WebhookContext, Depends(get_webhook_context)]
-
-
 class _Envelope(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     action: object = None
 
 
-@router.post("/api/github/webhooks")
-async def receive_webhook(request: Request, context: WebhookContextDep) -> JSONResponse:
+async def receive_webhook(request: Request) -> JSONResponse:
+    """The endpoint, as a plain Starlette route: FastAPI's dependency and response handling
+    would cost more than the rest of a delivery's handling put together."""
+    context: WebhookContext = request.app.state.webhooks
     # The ids as the headers claim them: a refused delivery's line says which it was too.
     headers = request.headers
     with log_context(
@@ -90,23 +83,26 @@ async def _receive(request: Request, context: WebhookContext) -> tuple[str, str,
     handler = ROUTER.handler(delivery)
     if handler is None:
         return event, Outcome.IGNORED, _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
+    # A handler that remembers the delivery itself does so in the round trip that queues its
+    # job: nothing of it is remembered unless that job was queued, so nothing is forgotten.
+    handler_remembers = ROUTER.remembers(handler)
     try:
-        if not await context.deliveries.first_sighting(delivery.id):
+        if not handler_remembers and not await context.deliveries.first_sighting(delivery.id):
             answer = _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
             return event, Outcome.DUPLICATE, answer
         outcome = await handler(delivery, context)
     except ValidationError as exc:
-        await _forget(context, delivery.id)
+        await _forget(context, delivery.id, handler_remembers)
         answer = _answer(400, error=f"unexpected {event} payload: {_first(exc)}")
         return event, "bad_request", answer
     except STORE_ERRORS as exc:
         log.warning("webhook %s not queued: %s", delivery.id, exc)
-        await _forget(context, delivery.id)
+        await _forget(context, delivery.id, handler_remembers)
         return event, "unavailable", _answer(503, error="the queue is unavailable; redeliver later")
     except Exception:
         # The endpoint's catch-all: a bug must not lose the delivery's id for good.
         log.exception("webhook %s (%s) failed", delivery.id, event)
-        await _forget(context, delivery.id)
+        await _forget(context, delivery.id, handler_remembers)
         return event, "error", _answer(500, error="internal error")
     status = 202 if outcome is Outcome.ENQUEUED else 200
     return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
@@ -141,8 +137,10 @@ async def _verified_delivery(request: Request, context: WebhookContext) -> Deliv
     return Delivery(id=delivery_id, event=event, action=action, body=body)
 
 
-async def _forget(context: WebhookContext, delivery_id: str) -> None:
+async def _forget(context: WebhookContext, delivery_id: str, handler_remembers: bool) -> None:
     """Let a redelivery of a delivery that was not handled be handled."""
+    if handler_remembers:
+        return
     try:
         await context.deliveries.forget(delivery_id)
     except STORE_ERRORS as exc:
@@ -152,6 +150,9 @@ async def _forget(context: WebhookContext, delivery_id: str) -> None:
 def _answer(status: int, headers: dict[str, str] | None = None, **content: str) -> JSONResponse:
     log.info("webhook answered %s: %s", status, content.get("outcome") or content.get("error"))
     return JSONResponse(status_code=status, content=content, headers=headers)
+
+
+router.add_route("/api/github/webhooks", receive_webhook, methods=["POST"])
 
 
 def _first(exc: ValidationError) -> str:

@@ -18,6 +18,11 @@ class Store:
     def _call(self, command: str, *args: Any) -> Any:
         return self._redis.execute_command(command, *args)  # type: ignore[no-untyped-call]
 
+    def drop_job(self, job_id: str) -> None:
+        """As a worker that ran the job and kept no result does."""
+        self._call("DEL", "arq:job:" + job_id)
+        self._call("ZREM", "arq:queue", job_id)
+
     def queued_jobs(self) -> list[str]:
         return sorted(self._call("ZRANGE", "arq:queue", 0, -1))
 

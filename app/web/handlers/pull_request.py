@@ -12,10 +12,11 @@ from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
 router = WebhookRouter()
 
 
-@router.on("pull_request", "opened", "reopened", "synchronize", "ready_for_review")
+@router.on("pull_request", "opened", "reopened", "synchronize", "ready_for_review", remembers=True)
 async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
     payload = delivery.parse(PullRequestPayload)
     ref = PullRequestRef.of(payload)
     bind(repository=ref.full_name, pull_number=ref.number)
-    enqueued = await deps.queue.enqueue_review(ref, trigger=payload.action)
+    # One round trip: the delivery is remembered as the review is queued.
+    enqueued = await deps.queue.enqueue_review(ref, trigger=payload.action, delivery=delivery.id)
     return Outcome.ENQUEUED if enqueued else Outcome.DUPLICATE

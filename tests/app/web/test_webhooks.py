@@ -80,6 +80,18 @@ def test_a_redelivery_is_acknowledged_once(client: TestClient, store: Store) -> 
     assert len(queued_jobs(store)) == 1
 
 
+def test_a_redelivery_is_not_handled_again_once_its_review_is_gone(
+    client: TestClient, store: Store
+) -> None:
+    # A worker ran the review and kept no result: only the delivery's id is left to tell.
+    post(client, "pull_request", OPENED, delivery="d-1")
+    store.drop_job(review_job_id(REF))
+    again = post(client, "pull_request", OPENED, delivery="d-1")
+
+    assert (again.status_code, again.json()["outcome"]) == (200, "duplicate")
+    assert queued_jobs(store) == []
+
+
 def test_another_event_for_the_same_head_does_not_start_a_second_review(
     client: TestClient, store: Store
 ) -> None:
