@@ -21,6 +21,7 @@ from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, result_key_prefix
 from arq.jobs import Job, JobStatus, serialize_job
 from arq.utils import timestamp_ms
+from redis.commands.core import AsyncScript
 
 from app.events import CommandRequest, PullKey, PullRequestRef, ReplyRequest
 from app.store import keys
@@ -104,6 +105,7 @@ class ReviewQueue:
 
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
+        self._scripts: dict[str, AsyncScript] = {}
 
     async def enqueue_review(
         self,
@@ -213,7 +215,10 @@ class ReviewQueue:
                     keys.DELIVERY_TTL,
                 ],
             )
-        added = await self.redis.register_script(script)(
+        if script not in self._scripts:
+            # Registered once: a script object hashes its text, on every delivery otherwise.
+            self._scripts[script] = self.redis.register_script(script)
+        added = await self._scripts[script](
             keys=[job_key_prefix + job_id, result_key_prefix + job_id, queue, *extra_keys],
             args=[self.redis.expires_extra_ms, job, now, job_id, keys.wakeups(queue), *extra_args],
         )
