@@ -17,10 +17,11 @@ from fastapi import FastAPI, Response
 from app.settings import Settings
 from app.store.embedded import free_port
 from app.telemetry import logs
+from app.web import webhooks
 from app.web.server import create_app
 
 HOST = "127.0.0.1"
-PATH = "/api/github/webhooks"
+PATH = webhooks.PATH
 SECRET = "bench-webhook-secret"
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,6 +56,7 @@ def serve(kind: str, port: int, redis_url: str | None) -> None:
         # As `tiebreak web` runs it (app.cli.main._serve): Tiebreak's JSON log lines, redacted,
         # uvicorn's access log among them, so the figures are production's.
         logs.configure(settings)
+        logs.skip_access_lines(PATH)
         config = uvicorn.Config(
             create_app(settings, redis_url), host=HOST, port=port, log_config=None
         )

@@ -244,8 +244,15 @@ def _wait_for_health(url: str, process: "subprocess.Popen[bytes]", log: Path) ->
 def test_an_opened_pull_request_gets_a_review_and_a_check_run(tiebreak: Tiebreak) -> None:
     head = "1" * 40
 
-    assert tiebreak.deliver("pull_request", tiebreak.open_pull(1, head)) == 202
+    assert tiebreak.deliver("pull_request", tiebreak.open_pull(1, head), delivery="d-1") == 202
     tiebreak.wait_until_completed(head)
+    # One line for the delivery, the endpoint's own: no access line besides it.
+    (line,) = [
+        json.loads(line)
+        for line in tiebreak.log_lines()
+        if "/api/github/webhooks" in line or "d-1" in line
+    ]
+    assert (line["delivery_id"], line["message"]) == ("d-1", "webhook answered 202: enqueued")
 
     (review,) = tiebreak.github.reviews(REPO, 1)
     (comment,) = review.comments

@@ -34,6 +34,7 @@ from app.setup.registration import Registration, SetupOptions
 from app.store.connection import STORE_ERRORS
 from app.store.embedded import EmbeddedRedis
 from app.telemetry import logs
+from app.web import webhooks
 from app.web.server import create_app
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
 from policies.debate import DebatePolicy
@@ -345,6 +346,8 @@ async def _serve(
     settings: Settings, redis_url: str, host: str, port: int, deps: WorkerDeps | None
 ) -> None:
     # No log config of uvicorn's own: its lines go through the root handler, JSON and redacted.
+    # A webhook's answer is logged by its endpoint, with more than the access line would say.
+    logs.skip_access_lines(webhooks.PATH)
     server = uvicorn.Server(
         uvicorn.Config(create_app(settings, redis_url), host=host, port=port, log_config=None)
     )

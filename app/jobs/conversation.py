@@ -15,6 +15,7 @@ from typing import Any
 from app.events import PullKey
 from app.github.client import Installation
 from app.github.errors import GitHubError
+from app.jobs.together import together
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
 from app.publishing.models import ThreadReply
@@ -29,12 +30,7 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
     If GitHub will not say which threads are resolved, they are all taken as open (and so
     stay listed): a finding is never posted twice either way, its thread is there.
     """
-    comments = await github.own_review_comments(ref)
-    try:
-        resolved = await github.resolved_threads(ref)
-    except GitHubError as exc:
-        log.warning("could not read which threads of %s are resolved: %s", ref.key, exc)
-        resolved = set()
+    comments, resolved = await together(github.own_review_comments(ref), _resolved(github, ref))
     roots: dict[int, tuple[Fingerprint, bool]] = {}
     answered: set[int] = set()
     for comment in comments:
@@ -58,6 +54,15 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
         )
         for comment_id, (fingerprint, disliked) in roots.items()
     ]
+
+
+async def _resolved(github: Installation, ref: PullKey) -> set[int]:
+    """The first comments of the pull request's resolved threads; none if GitHub will not say."""
+    try:
+        return await github.resolved_threads(ref)
+    except GitHubError as exc:
+        log.warning("could not read which threads of %s are resolved: %s", ref.key, exc)
+        return set()
 
 
 async def write_summary(

@@ -12,7 +12,6 @@ webhook delivery remembers the delivery's id in that same round trip (:mod:`app.
 tells why it is remembered).
 """
 
-import asyncio
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
@@ -21,6 +20,7 @@ from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, result_key_prefix
 from arq.jobs import Job, JobStatus, serialize_job
 from arq.utils import timestamp_ms
+from redis.commands.core import AsyncScript
 
 from app.events import CommandRequest, PullKey, PullRequestRef, ReplyRequest
 from app.store import keys
@@ -78,6 +78,25 @@ return 1
 """arq's `enqueue_job`, atomic: unless a job or a result is kept under the id, keep the job
 and put it in its queue, ready now; then wake the queue's workers."""
 
+ENQUEUE_EACH = """
+local queue = KEYS[#KEYS]
+local added = {}
+for i = 1, (#KEYS - 1) / 2 do
+    if redis.call('exists', KEYS[2 * i - 1], KEYS[2 * i]) > 0 then
+        added[i] = 0
+    else
+        redis.call('psetex', KEYS[2 * i - 1], ARGV[1], ARGV[2 * i + 2])
+        redis.call('zadd', queue, ARGV[2], ARGV[2 * i + 3])
+        added[i] = 1
+    end
+end
+redis.call('publish', ARGV[3], '')
+return added
+"""
+""":data:`ENQUEUE` for many jobs of one queue (keys: each job's job and result keys, then the
+queue; arguments: the time to live, the time, the wake-up channel, then each job's data and
+id), waking the queue's workers once."""
+
 ONCE = """
 if not redis.call('set', KEYS[#KEYS], '1', 'NX', 'EX', ARGV[#ARGV]) then
     return -1
@@ -104,6 +123,7 @@ class ReviewQueue:
 
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
+        self._scripts: dict[str, AsyncScript] = {}
 
     async def enqueue_review(
         self,
@@ -158,22 +178,37 @@ class ReviewQueue:
         return (await self.enqueue_units(run_id, [(number, attempt)]))[0]
 
     async def enqueue_units(self, run_id: str, attempts: Iterable[tuple[int, int]]) -> list[bool]:
-        """Queue attempts at units of a run, given as (unit, attempt), all at once; for each,
-        False if it is queued already."""
-        queued = await asyncio.gather(
-            *(
-                self._enqueue(
-                    JobName.UNIT,
-                    run_id,
-                    number,
-                    attempt,
-                    job_id=unit_job_id(run_id, number, attempt),
-                    queue=keys.UNIT_QUEUE,
-                )
-                for number, attempt in attempts
-            )
+        """Queue attempts at units of a run, given as (unit, attempt), all at once, in one
+        round trip that wakes the unit workers once; for each, False if it is queued already."""
+        jobs = [(unit_job_id(run_id, n, attempt), (run_id, n, attempt)) for n, attempt in attempts]
+        if not jobs:
+            return []
+        now = timestamp_ms()
+        serializer = self.redis.job_serializer
+        added = await self._script(ENQUEUE_EACH)(
+            keys=[
+                *(
+                    key
+                    for job_id, _ in jobs
+                    for key in (job_key_prefix + job_id, result_key_prefix + job_id)
+                ),
+                keys.UNIT_QUEUE,
+            ],
+            args=[
+                self.redis.expires_extra_ms,
+                now,
+                keys.wakeups(keys.UNIT_QUEUE),
+                *(
+                    value
+                    for job_id, args in jobs
+                    for value in (
+                        serialize_job(JobName.UNIT, args, {}, None, now, serializer=serializer),
+                        job_id,
+                    )
+                ),
+            ],
         )
-        return list(queued)
+        return [int(a) == 1 for a in added]
 
     async def resume_review(
         self, ref: PullRequestRef, trigger: str | None, run_id: str, resume: int
@@ -213,11 +248,17 @@ class ReviewQueue:
                     keys.DELIVERY_TTL,
                 ],
             )
-        added = await self.redis.register_script(script)(
+        added = await self._script(script)(
             keys=[job_key_prefix + job_id, result_key_prefix + job_id, queue, *extra_keys],
             args=[self.redis.expires_extra_ms, job, now, job_id, keys.wakeups(queue), *extra_args],
         )
         return int(added) == 1
+
+    def _script(self, script: str) -> AsyncScript:
+        if script not in self._scripts:
+            # Registered once: a script object hashes its text, on every delivery otherwise.
+            self._scripts[script] = self.redis.register_script(script)
+        return self._scripts[script]
 
     async def resume_pending(self, run_id: str, resume: int) -> bool:
         """Whether the `resume`th coordinator queued for the run has yet to start beating."""

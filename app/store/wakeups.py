@@ -20,6 +20,7 @@ from arq.constants import in_progress_key_prefix
 from arq.utils import timestamp_ms
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
+from redis.commands.core import AsyncScript
 
 from app.store import keys
 
@@ -62,6 +63,7 @@ class PromptWorker(Worker):
         self._wake = asyncio.Event()
         self._listening: asyncio.Task[None] | None = None
         self._pubsub: PubSub | None = None
+        self._claim: AsyncScript | None = None
 
     def wake(self) -> None:
         """Look at the queue now (a stop in burst mode ends the loop at its next look)."""
@@ -83,6 +85,8 @@ class PromptWorker(Worker):
         """arq's `start_jobs`, each job claimed by one script where arq takes four round trips
         (the units of a review start together, one after another), and each job's end waking
         the worker."""
+        if self._claim is None:
+            self._claim = self.pool.register_script(CLAIM)
         for raw_id in job_ids:
             await self.sem.acquire()
             if self.job_counter >= self.max_jobs:
@@ -90,7 +94,7 @@ class PromptWorker(Worker):
                 return
             self.job_counter += 1
             job_id = raw_id.decode()
-            score = await self.pool.register_script(CLAIM)(
+            score = await self._claim(
                 keys=[in_progress_key_prefix + job_id, self.queue_name],
                 args=[job_id, timestamp_ms(), int(self.in_progress_timeout_s * 1000)],
             )

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from types import MappingProxyType
 from typing import TextIO, TypedDict, Unpack
@@ -153,6 +153,33 @@ def configure(settings: Settings, stream: TextIO = sys.stderr) -> logging.Handle
     root.setLevel(settings.tiebreak_log_level.value)
     logging.captureWarnings(True)  # a warning is a line like any other, JSON and redacted
     return handler
+
+
+class AccessLines(logging.Filter):
+    """Drops uvicorn's access line of a request to one of `paths`: their routes write a line
+    of their own per answer, with the status and what the request was about, so one request
+    makes one line."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        super().__init__()
+        self.paths = frozenset(paths)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # uvicorn's access record: (client, method, path with query string, version, status).
+        args = record.args
+        if not isinstance(args, tuple) or len(args) < 3:
+            return True
+        return str(args[2]).partition("?")[0] not in self.paths
+
+
+def skip_access_lines(*paths: str) -> AccessLines:
+    """Write no uvicorn access line for requests to `paths` (see :class:`AccessLines`)."""
+    access = logging.getLogger("uvicorn.access")
+    for old in [f for f in access.filters if isinstance(f, AccessLines)]:
+        access.removeFilter(old)
+    kept = AccessLines(paths)
+    access.addFilter(kept)
+    return kept
 
 
 def make_handler(settings: Settings, stream: TextIO) -> logging.Handler:

@@ -6,8 +6,9 @@ milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over
 and an event or action Tiebreak does not act on is acknowledged and ignored. The body is read
 within the budget and deadline of :mod:`app.web.intake`: past them, 503 or 408. Each answer is
 one log line, carrying the delivery's id and event, and its repository and pull request once
-a handler has read them; and it is counted by event and outcome (the event is "unknown" until
-the signature is verified, so a forger cannot invent label values).
+a handler has read them (`tiebreak web` writes no uvicorn access line for this path: this one
+says more); and it is counted by event and outcome (the event is "unknown" until the
+signature is verified, so a forger cannot invent label values).
 """
 
 import logging
@@ -28,6 +29,8 @@ from app.web.intake import UNKNOWN_EVENT, Intake, Refused
 
 log = logging.getLogger(__name__)
 router = APIRouter()
+
+PATH = "/api/github/webhooks"
 
 
 class WebhookContext:
@@ -152,7 +155,7 @@ def _answer(status: int, headers: dict[str, str] | None = None, **content: str) 
     return JSONResponse(status_code=status, content=content, headers=headers)
 
 
-router.add_route("/api/github/webhooks", receive_webhook, methods=["POST"])
+router.add_route(PATH, receive_webhook, methods=["POST"])
 
 
 def _first(exc: ValidationError) -> str:

@@ -88,3 +88,17 @@ async def test_a_job_waiting_for_a_slot_starts_as_soon_as_one_ends(
     units.finish.set()
 
     assert await asyncio.wait_for(units.started.get(), PROMPT) == 1
+
+
+async def test_units_queued_together_start_each_once_and_an_attempt_is_queued_once(
+    units: Units, pool: ArqRedis
+) -> None:
+    queue = ReviewQueue(pool)
+    units.finish.set()
+
+    assert await queue.enqueue_units("run", [(0, 1), (1, 1), (2, 1)]) == [True, True, True]
+    assert await queue.enqueue_units("run", [(1, 1), (1, 2)]) == [False, True]
+    assert await queue.enqueue_units("run", []) == []
+
+    started = [await asyncio.wait_for(units.started.get(), PROMPT) for _ in range(4)]
+    assert sorted(started) == [0, 1, 1, 2]

@@ -14,7 +14,14 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from app.settings import LogFormat, LogLevel, Settings
-from app.telemetry.logs import bind, configure, known_secrets, log_context, make_handler
+from app.telemetry.logs import (
+    bind,
+    configure,
+    known_secrets,
+    log_context,
+    make_handler,
+    skip_access_lines,
+)
 from app.telemetry.redaction import REDACTED, Redactor
 from tests.fakes.github_api import AppKey, new_app_key
 
@@ -368,3 +375,23 @@ def test_configure_leaves_one_root_handler_that_every_logger_reaches(
     assert http["message"].endswith(f"[(b'Authorization', b'token {REDACTED}')]")
     assert warning["logger"] == "py.warnings"
     assert WEBHOOK_SECRET not in warning["message"]
+
+
+def test_no_access_line_is_written_for_a_path_whose_route_logs_its_own_answers(
+    root: logging.Logger, key: AppKey
+) -> None:
+    stream = io.StringIO()
+    configure(settings(key), stream)
+    access = logging.getLogger("uvicorn.access")
+    kept = skip_access_lines("/api/github/webhooks")
+    try:
+        for path in ("/api/github/webhooks", "/api/github/webhooks?x=1", "/runs/abc", "/healthz"):
+            access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "POST", path, "1.1", 202)
+    finally:
+        access.removeFilter(kept)
+
+    lines = [json.loads(line)["message"] for line in stream.getvalue().splitlines()]
+    assert lines == [
+        '127.0.0.1:5000 - "POST /runs/abc HTTP/1.1" 202',
+        '127.0.0.1:5000 - "POST /healthz HTTP/1.1" 202',
+    ]
