@@ -10,8 +10,7 @@ process's metrics (:class:`app.github.retry.CountedFailures`). A call that fails
 :class:`app.github.errors.GitHubError`, never one of githubkit's exceptions.
 """
 
-import base64
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -20,6 +19,7 @@ from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestFailed
 
 from app.events import CommentRef, PullKey, PullRequestRef
+from app.github.blobs import FileAt, file_text, read_texts
 from app.github.errors import translating
 from app.github.file_diffs import file_section
 from app.github.git_data import GitData
@@ -159,19 +159,13 @@ class Installation:
     @translating
     async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
         """A file's text at a commit, or None if it does not exist there."""
-        try:
-            response = await self._rest.repos.async_get_content(
-                ref.owner, ref.repo, path, ref=commit
-            )
-        except RequestFailed as exc:
-            if exc.response.status_code == 404:
-                return None
-            raise
-        raw: Any = response.json()
-        if not isinstance(raw, dict) or raw.get("type") != "file":
-            return None
-        content = str(raw.get("content") or "")
-        return base64.b64decode(content).decode("utf-8", errors="replace")
+        return await file_text(self._github, ref, path, commit)
+
+    async def texts(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, str | None]:
+        """Many files' texts, each at its commit, in one GraphQL request per hundred files;
+        None for a file missing, binary or too large. Never fails: a failed request is read
+        file by file instead, and a file GitHub cannot give is None (:mod:`app.github.blobs`)."""
+        return await read_texts(self._github, ref, files)
 
     @translating
     async def create_check_run(self, ref: PullRequestRef, fields: Mapping[str, Any]) -> int:

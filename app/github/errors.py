@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
-from githubkit.exception import GitHubException, RequestError, RequestFailed
+from githubkit.exception import GitHubException, GraphQLFailed, RequestError, RequestFailed
 
 from policies.errors import TiebreakError
 
@@ -28,7 +28,8 @@ class GitHubError(TiebreakError):
         super().__init__(message)
         self.status = status
         """The HTTP status GitHub answered with; None when no answer came (a timeout, a
-        connection that failed, credentials refused before anything was sent)."""
+        connection that failed, credentials refused before anything was sent) or when the
+        answer was GraphQL's `errors` (whose HTTP status says nothing)."""
         self.body = body
         """GitHub's answer, as text (its JSON `message` and `errors` are in there)."""
 
@@ -56,6 +57,9 @@ def translated(exc: GitHubException) -> GitHubError:
             status=status,
             body=response.text,
         )
+    if isinstance(exc, GraphQLFailed):
+        said = "; ".join(error.message for error in exc.response.errors or ())
+        return GitHubError(f"GitHub's GraphQL API answered errors: {said[:MESSAGE_CHARS]}")
     if isinstance(exc, RequestError):
         return GitHubError(f"GitHub could not be reached: {exc.exc or repr(exc.exc)}")
     return GitHubError(f"GitHub refused the App's credentials: {exc!r}")

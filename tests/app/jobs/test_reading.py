@@ -6,7 +6,7 @@ import re
 from agents.llm import LLMRequest, Role
 from agents.scripted import ScriptedLLM, by_role
 from tests.app.review_kit import STUBBORN, asked, run_review, run_worker
-from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.github_api import AppKey, FakeGitHub, Recorded
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER
 from tests.scenarios.reviews import BASE, HEAD, REPO
 
@@ -120,3 +120,49 @@ async def test_the_arbiter_asked_by_a_command_later_reads_what_the_debate_read(
     debated = review.requests[0]
     assert fenced(call, "context") == fenced(debated, "context")
     assert "BASE-GUIDELINE" in fenced(call, "guidance")
+
+
+def objects_queries(github: FakeGitHub) -> list[Recorded]:
+    """The GraphQL requests that read files (the threads' query aside)."""
+    return [r for r in github.requests_to("POST", r"/graphql") if "object(" in r.body["query"]]
+
+
+async def test_guidelines_and_changed_files_are_read_in_one_graphql_request(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", BASE_CONFIG)
+    github.set_file(REPO, BASE, "AGENTS.md", "BASE-GUIDELINE use the ledger.\n")
+    llm = ScriptedLLM(by_role(tester=[{"findings": []}]))
+
+    await run_review(github, key, redis_url, llm)
+
+    (seed,) = llm.requests
+    assert "BASE-GUIDELINE" in fenced(seed, "guidance")
+    assert fenced(seed, "context").startswith(f"{PAYMENTS} lines 1-")
+    (request,) = objects_queries(github)
+    expressions = [f"{BASE}:AGENTS.md", f"{BASE}:docs/missing.md", f"{HEAD}:{PAYMENTS}"]
+    assert sorted(request.body["variables"].values()) == sorted(
+        ["Codertocat", "Hello-World", *expressions]
+    )
+    contents = github.requests_to("GET", rf"/repos/{REPO}/contents/.*")
+    assert [r.path.rsplit("/contents/", 1)[1] for r in contents] == [".github/tiebreak.yml"]
+
+
+async def test_a_failed_graphql_read_still_gives_the_agents_their_context(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", BASE_CONFIG)
+    github.set_file(REPO, BASE, "AGENTS.md", "BASE-GUIDELINE use the ledger.\n")
+    errors = {"errors": [{"message": "Something went wrong while executing your query."}]}
+    github.fail_next("POST", r"/graphql", 200, body=errors)
+    llm = ScriptedLLM(by_role(tester=[{"findings": []}]))
+
+    await run_review(github, key, redis_url, llm)
+
+    (seed,) = llm.requests
+    assert "BASE-GUIDELINE" in fenced(seed, "guidance")
+    context = fenced(seed, "context")
+    assert context.startswith(f"{PAYMENTS} lines 1-{len(PAYMENTS_AFTER.splitlines())}: ")
+    (failed,) = objects_queries(github)
+    assert failed.response == errors
+    assert github.requests_to("GET", rf"/repos/{REPO}/contents/{PAYMENTS}")

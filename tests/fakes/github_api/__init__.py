@@ -81,14 +81,21 @@ answer an error:
   `behind_by` from the commit graph, the newest 250 commits oldest first, and `files` from
   the merge base to HEAD (at most 300, patches computed from the snapshots). Not modelled:
   paging, the diff media types, another repository's `owner:ref`.
-* GraphQL (`POST /graphql`) answers one query, the review threads of a pull request
+* GraphQL (`POST /graphql`) answers two queries. The review threads of a pull request
   (`repository.pullRequest.reviewThreads`: `pageInfo`, and per thread `isResolved` and its
   comments' `databaseId`s), recognised by `reviewThreads` in it rather than parsed. A thread
   is a review comment that is no reply, in the order made; `resolve_thread` resolves one. It
   also takes the `resolveReviewThread` mutation, on a thread's node id (`id` in the query).
+  And files' texts: a repository's aliased `object(expression: $var)` fields, each `... on
+  Blob` with some of `text`, `isBinary`, `isTruncated`, `byteSize`, parsed strictly (a
+  variable undeclared, not `String!` or not a string, a field Blob lacks: errors, as
+  GitHub's); each expression `<commit or branch>:<path>` read from the git store, null for
+  a commit or path the repository lacks, `{}` for a directory (no Blob), `isBinary` with a
+  null `text` for bytes that are not UTF-8 (truncation is not modelled).
   The token is checked as for REST (401 without a valid one); a repository it does not
   cover or a pull request the repository lacks is 200 with `NOT_FOUND` errors, as GitHub
-  answers. Any other query is 200 with an error and is noted in `problems`.
+  answers. Any other query (or one asking for objects in another shape) is 200 with an
+  error and is noted in `problems`.
 * The diff media type answers 406 `too_large` above 300 files or 20,000 lines (or when the
   pull request was added with `too_large=True`).
 * The App manifest flow (:mod:`tests.fakes.app_manifests`): GitHub's "new App" form, which
@@ -112,10 +119,11 @@ with `retry-after`), optionally after the request took effect.
 
 The package has one module per API section, each a mixin of `FakeGitHub`: `auth`, `pulls`,
 `reviews`, `contents`, `checks`, `labels`, `comments` (issue comments, reactions and review
-comments), `graphql`, `git_data` and `compare`, built on `gitstore` (the git store) and
-`base` (the state they share, typed). `fake` assembles the class, with its constructor,
-routing table and answering, from those and from `setting_up` and `inspecting`, its methods
-for tests; `constants`, `records`, `state` and `diffs` are the leaves they all import.
+comments), `graphql` (with `blobs`, its files' texts), `git_data` and `compare`, built on
+`gitstore` (the git store) and `base` (the state they share, typed). `fake` assembles the
+class, with its constructor, routing table and answering, from those and from `setting_up`
+and `inspecting`, its methods for tests; `constants`, `records`, `state` and `diffs` are the
+leaves they all import.
 """
 
 from tests.fakes.github_api.auth import AppKey, new_app_key

@@ -130,7 +130,9 @@ to answer that with a bare 500 (github/rest-api-description#714), which would on
 clients retry."""
 REPLY_TO_REPLY = "Replies to replies are not supported."
 """The docs' sentence; not seen as an error in a report: the fake's wording."""
-GRAPHQL_UNSUPPORTED = "the fake GitHub answers only the reviewThreads query"
+GRAPHQL_UNSUPPORTED = (
+    "the fake GitHub answers only the reviewThreads query and objects by expression"
+)
 """The fake's GraphQL error for any other query (which it also notes in `problems`)."""
 
 _REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"

@@ -61,7 +61,7 @@ class FakeGitHub(
     _Auth,
     _GitStore,
 ):
-    """A fake of GitHub's REST API (and one GraphQL query) on 127.0.0.1, for one GitHub App.
+    """A fake of GitHub's REST API (and two GraphQL queries) on 127.0.0.1, for one GitHub App.
 
     Use it as a context manager; `base_url` (no trailing slash) is valid inside. Every
     request is recorded in `requests`.

@@ -1,7 +1,8 @@
-"""The fake GitHub's GraphQL endpoint, which answers the one query Tiebreak sends — the review
-threads of a pull request — recognised rather than parsed, with the errors GitHub answers
+"""The fake GitHub's GraphQL endpoint, which answers the two queries Tiebreak sends: the review
+threads of a pull request, recognised rather than parsed, with the errors GitHub answers
 for it (a variable of the wrong type, a page size missing or too large, a bad cursor, a
-repository or pull request it cannot resolve) shaped as GitHub's; and the one mutation,
+repository or pull request it cannot resolve) shaped as GitHub's; files' texts by aliased
+`object(expression:)` fields (:mod:`tests.fakes.github_api.blobs`); and the one mutation,
 `resolveReviewThread`, on a thread's node id (`id` in the query's nodes).
 """
 
@@ -11,19 +12,21 @@ import re
 from typing import Any
 
 from tests.fakes.github_api.auth import _Auth
+from tests.fakes.github_api.blobs import _Blobs
 from tests.fakes.github_api.constants import _GRAPHQL_DOCS, GRAPHQL_UNSUPPORTED, MAX_GRAPHQL_PAGE
 from tests.fakes.github_api.state import _Answer, _error, _Request
 
 
-class _GraphQL(_Auth):
+class _GraphQL(_Auth, _Blobs):
     """`POST /graphql` (its token checked as for REST)."""
 
     def _graphql(self, request: _Request) -> _Answer:
-        """`POST /graphql`, for the one query Tiebreak sends: a pull request's review threads.
+        """`POST /graphql`, for the queries Tiebreak sends: a pull request's review threads,
+        and files' texts by `object(expression:)`.
 
-        No parser: the query is recognised by `reviewThreads` in it, its pages by the
-        `first:` arguments, and its subject by the variables `owner`, `name`, `number` and
-        `cursor`. Errors are shaped as GitHub's: 200 with `errors` beside the `data` that
+        No parser for the first: the query is recognised by `reviewThreads` in it, its pages
+        by the `first:` arguments, and its subject by the variables `owner`, `name`, `number`
+        and `cursor`. Errors are shaped as GitHub's: 200 with `errors` beside the `data` that
         resolved.
         """
         if not request.headers.get("authorization"):
@@ -38,6 +41,11 @@ class _GraphQL(_Auth):
             variables = {}
         if re.search(r"\bresolveReviewThread\b", query):
             return self._resolve_review_thread(covered, variables.get("threadId"))
+        if self._asks_for_objects(query):
+            data, errors = self._objects(covered, query, variables)
+            if any(error.get("type") == "FAKE_UNPARSED" for error in errors):
+                self.problems.append(f"POST /graphql: {errors[0]['message']}:\n{query}")
+            return _graphql_answer(data, errors)
         if "reviewThreads" not in query:
             self.problems.append(f"POST /graphql: {GRAPHQL_UNSUPPORTED}, not:\n{query}")
             return _graphql_answer(

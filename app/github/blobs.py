@@ -1,0 +1,135 @@
+"""Files' texts at commits, many in one GraphQL request rather than one REST call each.
+
+One query reads up to `MAX_BLOBS` files, each an aliased `object(expression:)` of the
+repository with its `"<commit>:<path>"` expression passed as a variable (a path is the pull
+request author's to choose: it never enters the query's text), and the batches of one read
+are sent together. Files at several commits (guidelines at the base, sources at the head)
+share a request. A file reads as None when GitHub has no blob there (no such path, a
+directory, a submodule), when it is binary, or when GitHub truncated its text.
+
+A failed request never fails the caller: when GitHub answers a batch with GraphQL `errors`
+(githubkit raises them; a GraphQL rate limit among them), with a status the client's retries
+did not get past (a 5xx, a rate limit too long to wait), with no answer at all, or with an
+answer that is not GraphQL's, a warning is logged and that batch's files are read one by
+one through the contents API (`file_text`, `REST_READS` at a time), where a file GitHub
+cannot give reads as None too.
+"""
+
+import asyncio
+import base64
+import functools
+import logging
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from githubkit import GitHub
+from githubkit.exception import GitHubException, RequestFailed
+from pydantic import ValidationError
+
+from app.events import PullKey
+from app.github.errors import translated
+
+MAX_BLOBS = 100
+"""Files read by one GraphQL request; a read of more sends several, at once."""
+REST_READS = 8
+"""Files read at once through the contents API when a GraphQL request failed."""
+BLOB_FIELDS = "text isBinary isTruncated byteSize"
+
+log = logging.getLogger(__name__)
+
+
+class FileAt(NamedTuple):
+    """A file at a commit."""
+
+    commit: str
+    path: str
+
+
+async def read_texts(
+    github: GitHub[Any], ref: PullKey, files: Iterable[FileAt]
+) -> dict[FileAt, str | None]:
+    """Each file's text, or None when it has none to give (see the module's docstring)."""
+    unique = list(dict.fromkeys(files))
+    batches = [unique[i : i + MAX_BLOBS] for i in range(0, len(unique), MAX_BLOBS)]
+    read = await asyncio.gather(*(_batch(github, ref, batch) for batch in batches))
+    return {file: text for texts in read for file, text in texts.items()}
+
+
+async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str) -> str | None:
+    """A file's text at a commit through the contents API, or None if it does not exist
+    there; githubkit's exception when GitHub fails the call."""
+    try:
+        response = await github.rest.repos.async_get_content(ref.owner, ref.repo, path, ref=commit)
+    except RequestFailed as exc:
+        if exc.response.status_code == 404:
+            return None
+        raise
+    raw: Any = response.json()
+    if not isinstance(raw, dict) or raw.get("type") != "file":
+        return None
+    content = str(raw.get("content") or "")
+    return base64.b64decode(content).decode("utf-8", errors="replace")
+
+
+@functools.cache
+def blobs_query(count: int) -> str:
+    """The query reading `count` files: `$e0`… their expressions, `f0`… their objects."""
+    expressions = "".join(f", $e{i}: String!" for i in range(count))
+    objects = "".join(
+        f"    f{i}: object(expression: $e{i}) {{ ... on Blob {{ {BLOB_FIELDS} }} }}\n"
+        for i in range(count)
+    )
+    return (
+        f"query($owner: String!, $name: String!{expressions}) {{\n"
+        f"  repository(owner: $owner, name: $name) {{\n{objects}  }}\n}}\n"
+    )
+
+
+async def _batch(
+    github: GitHub[Any], ref: PullKey, files: list[FileAt]
+) -> dict[FileAt, str | None]:
+    variables: dict[str, Any] = {"owner": ref.owner, "name": ref.repo}
+    variables.update((f"e{i}", f"{f.commit}:{f.path}") for i, f in enumerate(files))
+    try:
+        data = await github.async_graphql(blobs_query(len(files)), variables)
+    except GitHubException as exc:
+        reason = str(translated(exc))
+    except ValidationError as exc:
+        reason = f"GitHub's answer was not GraphQL's: {exc.error_count()} errors"
+    else:
+        repository = data.get("repository")
+        if isinstance(repository, dict):
+            return {file: _text(file, repository.get(f"f{i}")) for i, file in enumerate(files)}
+        reason = "GitHub resolved no repository"
+    log.warning("reading %d files through the contents API instead: %s", len(files), reason)
+    return await _one_by_one(github, ref, files)
+
+
+def _text(file: FileAt, node: Any) -> str | None:
+    """A blob's text; None for no object, one that is not a blob (an empty selection), a
+    binary blob or a truncated text."""
+    if not isinstance(node, dict):
+        return None
+    if node.get("isTruncated"):
+        log.info("%s at %s left out: %s bytes", file.path, file.commit[:7], node.get("byteSize"))
+        return None
+    text = node.get("text")
+    return text if isinstance(text, str) and node.get("isBinary") is not True else None
+
+
+async def _one_by_one(
+    github: GitHub[Any], ref: PullKey, files: list[FileAt]
+) -> dict[FileAt, str | None]:
+    slots = asyncio.Semaphore(REST_READS)
+
+    async def read(file: FileAt) -> str | None:
+        async with slots:
+            try:
+                return await file_text(github, ref, file.path, file.commit)
+            except GitHubException as exc:
+                log.warning(
+                    "could not read %s at %s: %s", file.path, file.commit[:7], translated(exc)
+                )
+                return None
+
+    return dict(zip(files, await asyncio.gather(*(read(f) for f in files)), strict=True))
