@@ -137,13 +137,14 @@ class UnitWrites:
         if not self._status and not self._adjusts:
             return bool(await self._reserve(keys=counter_keys, args=args))
         # What was given back is given back before the caps are checked, in one transaction.
-        *_, reserved = await self.write(
+        reserved, *_ = await self.write(
             lambda pipe: pipe.eval(RESERVE, len(counter_keys), *counter_keys, *map(str, args))
         )
         return bool(reserved)
 
     async def adjust(self, counters: Sequence[Counter], tokens: int) -> None:
-        """Staged: the engine journals the call next, and this rides with its entry."""
+        """Staged, to ride with the attempt's next write: after a call answered, the journal
+        entry the engine appends next."""
         self._adjusts.append((counters, tokens))
 
     # -- the end ----------------------------------------------------------------------
