@@ -14,7 +14,9 @@ Wall time is from queueing the review to the fake GitHub answering the request t
 its check run. The LLM critical path is the largest, over units, of the sum of that unit's
 model call durations as the model saw them. `--reviews` reviews run one after another; each
 must complete with one check run and one review, and make 5 model calls a unit, or the run
-exits non-zero. The ratio is a figure: missing its goal does not fail the run.
+exits non-zero. The ratio is a figure: missing its goal does not fail the run. Beside it, what
+the redis-server received over the reviews (its `INFO stats`, read before and after them), per
+model call: commands, and reads of a client's socket (a pipeline or a transaction is one).
 
     uv run python -m bench.critical_path [--units 20] [--latency 0.2] [--reviews 3]
 """
@@ -28,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import redis
 
 from agents.diff import Diff
 from agents.llm import LLMRequest
@@ -148,6 +152,23 @@ class Review:
         return max(firsts.values()) - min(firsts.values())
 
 
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    """What the redis-server received: commands processed, and reads of clients' sockets."""
+
+    commands: int
+    reads: int
+
+    @classmethod
+    def of(cls, url: str) -> "Traffic":
+        with redis.Redis.from_url(url) as client:
+            stats = client.info("stats")
+        return cls(int(stats["total_commands_processed"]), int(stats["total_reads_processed"]))
+
+    def __sub__(self, earlier: "Traffic") -> "Traffic":
+        return Traffic(self.commands - earlier.commands, self.reads - earlier.reads)
+
+
 async def _review_each(
     github: TimedGitHub,
     key: AppKey,
@@ -179,8 +200,9 @@ async def _review_each(
     return reviews
 
 
-def measure(units: int, latency: float, count: int) -> list[Review]:
-    """Open the pull requests, review them one after another, check what was published."""
+def measure(units: int, latency: float, count: int) -> tuple[list[Review], Traffic]:
+    """Open the pull requests, review them one after another, check what was published;
+    return the reviews and what Redis received meanwhile."""
     files = changed_files(units)
     diff = git_diff(files)
     found = len(Diff.parse(diff).units(UNIT_TOKENS))
@@ -199,14 +221,16 @@ def measure(units: int, latency: float, count: int) -> list[Review]:
             base_files={path: before for path, (before, _) in files.items()},
             head_files={path: after for path, (_, after) in files.items()},
         )
+        before = Traffic.of(store.url)
         reviews = asyncio.run(_review_each(github, key, store.url, refs, units, latency))
+        traffic = Traffic.of(store.url) - before
         problems = publication_problems(github, refs, CONCLUSION)
     if problems:
         raise BenchmarkFailed("; ".join(problems))
-    return reviews
+    return reviews, traffic
 
 
-def report(reviews: Sequence[Review], units: int, latency: float) -> str:
+def report(reviews: Sequence[Review], traffic: Traffic, units: int, latency: float) -> str:
     columns = (
         "wall",
         "critical path",
@@ -235,16 +259,21 @@ def report(reviews: Sequence[Review], units: int, latency: float) -> str:
         )
         lines.append(f"{n:<8}" + "".join(f"{f:>14.3f}" for f in figures))
     median = statistics.median(r.ratio for r in reviews)
+    calls = sum(len(r.calls) for r in reviews)
     lines += [
         "",
         f"{'wall / LLM critical path (median)':36}{median:>8.2f}   goal ≤ {GOAL:.2f}",
+        f"{'Redis commands per model call':36}{traffic.commands / calls:>8.1f}",
+        f"{'Redis reads per model call':36}{traffic.reads / calls:>8.1f}",
         "",
         "seconds; wall: queueing the review → the fake GitHub answering the request that "
         "completed its check run; critical path: the largest sum, over a unit, of its model "
         f"calls' durations (nominal {CALLS_PER_UNIT * latency:g} s); before calls: queueing → "
         "the first model call; unit starts: first unit's first call → last unit's first call; "
         "calls span: first call → last call's end; after calls: last "
-        "call's end → check run completed",
+        "call's end → check run completed; Redis: what its server received over the reviews, "
+        "everything of the App's included (queue, coordinators, units), over their model calls; "
+        "a read is one round trip",
         "",
         f"verified: each review completed once (one check run, completed {CONCLUSION}, and one "
         f"review) after {CALLS_PER_UNIT} model calls on each of its {units} units",
@@ -258,8 +287,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument("--reviews", type=positive, default=3, help="reviews, one after another")
     args = parser.parse_args(argv)
-    reviews = measure(args.units, args.latency, args.reviews)
-    print(report(reviews, args.units, args.latency))
+    reviews, traffic = measure(args.units, args.latency, args.reviews)
+    print(report(reviews, traffic, args.units, args.latency))
 
 
 if __name__ == "__main__":

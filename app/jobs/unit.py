@@ -1,28 +1,32 @@
 """The unit job: one attempt at one review unit's debate, on whichever worker picks it up.
 
-    its unit's plan (from the coordinator) → heartbeat → initializing → active (the debate,
-    replaying the unit's journal first) → completing → outcome saved → complete
+    its unit's plan, status and journal (from the coordinator, or a dead attempt) → heartbeat
+    and active, its agents initializing until each first speaks (the debate, replaying the
+    unit's journal first) → outcome saved and complete
 
 A unit job never publishes: it leaves its outcome in Redis and wakes its coordinator. An
 attempt that is no longer the unit's current one (the coordinator gave up on it and started a
 fresh one) does nothing. A failure is recorded for the coordinator, which decides whether a
-fresh attempt follows; a fatal model error (a bad key) is marked so that none does.
+fresh attempt follows; a fatal model error (a bad key) is marked so that none does. What the
+attempt reads and writes, and in how few round trips: :mod:`app.store.unit_writes`.
 """
 
 import logging
 from typing import Any
 
 from agents.engine import Debate
-from agents.errors import LLMFatal
+from agents.errors import LLMFatal, LLMUnavailable
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
-from app.store.live import STARTED, LiveRuns, State, worker_name
+from app.store.allowance import Pools
+from app.store.live import STARTED, State, worker_name
 from app.store.plans import UnitPlan
+from app.store.unit_writes import UnitWrites
 from app.telemetry.debates import record_outcome
 from app.telemetry.logs import bind, log_context
-from policies.budget import AllOf, TokenCeiling
+from policies.budget import TokenCeiling
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +43,7 @@ class UnitRun:
     def __init__(self, deps: WorkerDeps, run_id: str, number: int, attempt: int) -> None:
         self.deps = deps
         self.live = deps.live_runs()
+        self.writes = UnitWrites(self.live, run_id, number, attempt)
         self.run_id = run_id
         self.number = number
         self.attempt = attempt
@@ -48,31 +53,30 @@ class UnitRun:
             return await self._run()
 
     async def _run(self) -> str:
-        live, run, n = self.live, self.run_id, self.number
+        writes, run, n = self.writes, self.run_id, self.number
         # The unit's own key, the size of its unit: never the whole pull request's plan.
-        plan = await live.unit_plan(run, n)
+        start = await writes.read()
+        plan, current = start.plan, start.status
         if plan is None:
             return "the run has ended"
         bind(repository=plan.ref.full_name, pull_number=plan.ref.number)
-        current = await live.unit(run, n)
         if current.attempt != self.attempt:
             return f"attempt {self.attempt} was given up for attempt {current.attempt}"
         if current.state in (State.COMPLETE, State.FAILED):
             return f"attempt {self.attempt} has ended ({current.state})"
-        if current.state in STARTED and await live.unit_alive(run, n, self.attempt):
+        if current.state in STARTED and start.beating == str(self.attempt):
             return f"attempt {self.attempt} is running on {current.worker}"
-        async with live.beating_unit(run, n, self.attempt):
-            agents = {f"agent:{role}": State.INITIALIZING for role in DEBATERS}
-            await live.set_unit(
-                run,
-                n,
-                state=State.INITIALIZING,
-                worker=worker_name(),
-                **agents,
-                **{f"agent:{Role.ARBITER}": State.WAITING},
-            )
+        tokens = sum(e.response.usage.billed for e in start.recorded if e.response)
+        async with writes.running(
+            state=State.ACTIVE,
+            worker=worker_name(),
+            tokens=tokens,
+            replayed=len(start.recorded),
+            **{f"agent:{role}": State.INITIALIZING for role in DEBATERS},
+            **{f"agent:{Role.ARBITER}": State.WAITING},
+        ):
             try:
-                outcome = await self._debate(plan)
+                outcome = await self._debate(plan, tokens, len(start.recorded))
             except LLMFatal as exc:
                 await self._failed(str(exc), fatal=True)
                 return f"failed: {exc}"
@@ -82,65 +86,67 @@ class UnitRun:
                 log.exception("unit %s of %s failed", n, run)
                 await self._failed(public_reason(exc))
                 return f"failed: {logged_reason(exc)}"
-            await live.set_unit(run, n, state=State.COMPLETING)
-            if await live.save_outcome(run, n, outcome):
-                # Counted by the attempt whose outcome is kept: a retried unit counts once.
-                record_outcome(self.deps.metrics, outcome)
-            await live.set_unit(
-                run,
-                n,
+            kept = await writes.complete(
+                outcome,
                 state=State.COMPLETE,
                 round=outcome.rounds,
                 calls=outcome.calls,
                 **{f"agent:{role}": State.COMPLETE for role in Role},
             )
+            if kept:
+                # Counted by the attempt whose outcome is kept: a retried unit counts once.
+                record_outcome(self.deps.metrics, outcome)
         return str(outcome.stop)
 
-    async def _debate(self, plan: UnitPlan) -> Outcome:
-        live, run, n = self.live, self.run_id, self.number
-        unit = plan.review_unit()
-        journal = live.journal(run, n)
-        recorded = await journal.entries()
-        tokens = sum(e.response.usage.billed for e in recorded if e.response)
-        allowance = AllOf(
-            live.ceiling(run, plan.policy.token_ceiling),
+    async def _debate(self, plan: UnitPlan, tokens: int, calls: int) -> Outcome:
+        live, writes = self.live, self.writes
+        # The run's ceiling and the installation's day, reserved on and settled together.
+        allowance = Pools(
+            writes,
+            live.ceiling(self.run_id, plan.policy.token_ceiling),
             self.deps.allowance(plan.ref.installation_id),
         )
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
-        llm = Tracked(self.deps.llm_for(plan.models), live, run, n)
-        llm.tokens, llm.calls = tokens, len(recorded)
-        await live.set_unit(run, n, state=State.ACTIVE, tokens=tokens, replayed=len(recorded))
-        return await Debate(llm, plan.policy, ceiling=ceiling).run(unit, journal=journal)
+        llm = Tracked(self.deps.llm_for(plan.models), writes)
+        llm.tokens, llm.calls = tokens, calls
+        debate = Debate(llm, plan.policy, ceiling=ceiling)
+        return await debate.run(plan.review_unit(), journal=writes.journal)
 
     async def _failed(self, error: str, *, fatal: bool = False) -> None:
-        live, run, n = self.live, self.run_id, self.number
-        await live.set_unit(run, n, state=State.FAILED, error=error[:500], fatal=fatal)
-        for role in Role:
-            await live.set_agent(run, n, role, State.FAILED)
-        await live.signal(run, n)
+        await self.writes.fail(
+            state=State.FAILED,
+            error=error[:500],
+            fatal=fatal,
+            **{f"agent:{role}": State.FAILED for role in Role},
+        )
 
 
 class Tracked:
-    """A model client that keeps a unit's agents' states, round and tokens in Redis."""
+    """A model client that keeps a unit's agents' states, round and tokens in Redis.
 
-    def __init__(self, llm: LLMClient, live: LiveRuns, run: str, number: int) -> None:
+    An agent is shown active before its call starts; what the call changed is staged, to be
+    written with the journal entry the engine appends after every call (answered or refused
+    by the API), in the same transaction."""
+
+    def __init__(self, llm: LLMClient, writes: UnitWrites) -> None:
         self.llm = llm
-        self.live = live
-        self.run = run
-        self.number = number
+        self.writes = writes
         self.tokens = 0
         self.calls = 0
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        live, run, n = self.live, self.run, self.number
-        await live.set_unit(run, n, round=request.round, **{f"agent:{request.role}": State.ACTIVE})
+        agent = f"agent:{request.role}"
+        await self.writes.set(round=request.round, **{agent: State.ACTIVE})
         try:
             response = await self.llm.complete(request)
+        except LLMUnavailable:
+            self.writes.stage(**{agent: State.WAITING})
+            raise
         except BaseException:
-            await live.set_agent(run, n, request.role, State.WAITING)
+            # Not journaled (the attempt is failing or cancelled): written at once.
+            await self.writes.set(**{agent: State.WAITING})
             raise
         self.tokens += response.usage.billed
         self.calls += 1
-        waiting = {f"agent:{request.role}": State.WAITING}
-        await live.set_unit(run, n, tokens=self.tokens, calls=self.calls, **waiting)
+        self.writes.stage(tokens=self.tokens, calls=self.calls, **{agent: State.WAITING})
         return response

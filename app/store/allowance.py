@@ -9,31 +9,115 @@ reservation stays counted for that day, which errs on the side of spending less.
 The day is the UTC day. Each installation and day has its own counter (:mod:`app.store.keys`),
 which expires two days after its last write, so yesterday's counter is still there for a call
 that settles after midnight.
+
+A review's unit reserves each call on its run's ceiling and on the day's allowance together
+(:class:`Pools`): one script checks both caps and reserves on both, and one write settles both.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
+from typing import NamedTuple, Protocol
 
 from redis.asyncio import Redis
 
 from app.store import keys
 from policies.budget import Settle
 
-# Refuses, leaving the counter untouched, when the reservation would pass the cap; otherwise
-# reserves and returns 1. GET then INCRBY is safe here because a script runs atomically.
-_RESERVE = """
-local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
-if spent + tonumber(ARGV[1]) > tonumber(ARGV[2]) then
-    return 0
+RESERVE = """
+local tokens = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+    local spent = tonumber(redis.call('GET', key) or '0')
+    if spent + tokens > tonumber(ARGV[2 * i]) then
+        return 0
+    end
 end
-redis.call('INCRBY', KEYS[1], ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
+for i, key in ipairs(KEYS) do
+    redis.call('INCRBY', key, tokens)
+    redis.call('EXPIRE', key, ARGV[2 * i + 1])
+end
 return 1
 """
+"""Reserves ARGV[1] tokens on every counter of KEYS, or, changing nothing, on none when that
+would pass one's cap (ARGV[2i] for KEYS[i], which lives ARGV[2i+1] seconds); returns 1 if it
+reserved. GET then INCRBY is safe here because a script runs atomically."""
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+class Counter(NamedTuple):
+    """A Redis counter of reserved and spent tokens, its cap and how long it lives."""
+
+    key: str
+    cap: int
+    ttl: int
+
+
+def reserve_call(counters: Sequence[Counter], tokens: int) -> tuple[list[str], list[int]]:
+    """The keys and arguments of :data:`RESERVE` reserving `tokens` on `counters`."""
+    if tokens <= 0:
+        raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
+    return [c.key for c in counters], [tokens, *(n for c in counters for n in (c.cap, c.ttl))]
+
+
+class Ledger(Protocol):
+    """Where reservations on counters are made and settled."""
+
+    async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
+        """Reserve `tokens` on every counter, or on none (False) if one's cap would pass."""
+        ...
+
+    async def adjust(self, counters: Sequence[Counter], tokens: int) -> None:
+        """Add `tokens` (fewer than zero: give them back) to every counter."""
+        ...
+
+
+class RedisLedger:
+    """A :class:`Ledger` writing at once: one script reserves, one transaction adjusts."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+        self._reserve = redis.register_script(RESERVE)
+
+    async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
+        counter_keys, args = reserve_call(counters, tokens)
+        return bool(await self._reserve(keys=counter_keys, args=args))
+
+    async def adjust(self, counters: Sequence[Counter], tokens: int) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for counter in counters:
+                pipe.incrby(counter.key, tokens)
+                pipe.expire(counter.key, counter.ttl)
+            await pipe.execute()
+
+
+async def reserve_all(ledger: Ledger, counters: Sequence[Counter], tokens: int) -> Settle | None:
+    """Reserve `tokens` on every one of `counters` at once, all or nothing; None, changing
+    nothing, if that would pass one's cap, else the function that settles the reservation on
+    all of them with what the call used.
+
+    Only the settle function's first call counts; later calls do nothing. It raises
+    ValueError for a negative usage (before counting as that first call). Usage above the
+    reservation is charged.
+    """
+    if not await ledger.reserve(counters, tokens):
+        return None
+    settled = False
+
+    async def settle(used: int) -> None:
+        nonlocal settled
+        if used < 0:
+            raise ValueError(f"a call cannot use a negative number of tokens, got {used}")
+        if settled:
+            return
+        # Marked before the write, so two concurrent calls cannot both adjust; if the write
+        # fails the reservation stays counted, as for a worker that died.
+        settled = True
+        if used != tokens:
+            await ledger.adjust(counters, used - tokens)
+
+    return settle
 
 
 class TokenPool:
@@ -49,40 +133,11 @@ class TokenPool:
         self.redis = redis
         self.cap = cap
         self.ttl = ttl
-        self._reserve = redis.register_script(_RESERVE)
+        self._ledger = RedisLedger(redis)
 
     async def reserve_on(self, key: str, tokens: int) -> Settle | None:
-        """Reserve `tokens` on the counter `key`; None, changing nothing, if that would pass the
-        cap, else the function that settles the reservation with what the call used.
-
-        Only the settle function's first call counts; later calls do nothing. It raises
-        ValueError for a negative usage (before counting as that first call). Usage above the
-        reservation is charged.
-        """
-        if tokens <= 0:
-            raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
-        reserved = await self._reserve(keys=[key], args=[tokens, self.cap, self.ttl])
-        if not reserved:
-            return None
-        settled = False
-
-        async def settle(used: int) -> None:
-            nonlocal settled
-            if used < 0:
-                raise ValueError(f"a call cannot use a negative number of tokens, got {used}")
-            if settled:
-                return
-            # Marked before the write, so two concurrent calls cannot both adjust; if the write
-            # fails the reservation stays counted, as for a worker that died.
-            settled = True
-            if used == tokens:
-                return
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.incrby(key, used - tokens)
-                pipe.expire(key, self.ttl)
-                await pipe.execute()
-
-        return settle
+        """Reserve `tokens` on the counter `key` (see :func:`reserve_all`)."""
+        return await reserve_all(self._ledger, [Counter(key, self.cap, self.ttl)], tokens)
 
     async def spent_on(self, key: str) -> int:
         """The counter's tokens, settled usage and open reservations alike."""
@@ -111,8 +166,12 @@ class DailyAllowance(TokenPool):
         self._clock = clock
 
     async def reserve(self, tokens: int) -> Settle | None:
-        """Reserve `tokens` on today's counter (see :meth:`TokenPool.reserve_on`)."""
+        """Reserve `tokens` on today's counter (see :func:`reserve_all`)."""
         return await self.reserve_on(self._key(self._today()), tokens)
+
+    def counter(self) -> Counter:
+        """Today's counter."""
+        return Counter(self._key(self._today()), self.cap, self.ttl)
 
     async def spent(self) -> int:
         """Today's tokens, settled usage and open reservations alike."""
@@ -146,5 +205,29 @@ class RunCeiling(TokenPool):
     async def reserve(self, tokens: int) -> Settle | None:
         return await self.reserve_on(self.key, tokens)
 
+    def counter(self) -> Counter:
+        return Counter(self.key, self.cap, self.ttl)
+
     async def spent(self) -> int:
         return await self.spent_on(self.key)
+
+
+class Pool(Protocol):
+    """A pool with one counter to reserve on at a time (a day's, a run's)."""
+
+    def counter(self) -> Counter: ...
+
+
+class Pools:
+    """An :class:`~policies.budget.Allowance` that holds when every one of `pools` does: a
+    call reserves on all of their counters at once, in one script (all or nothing, never past
+    any cap, whoever reserves meanwhile), and settles on all of them in one write, through
+    `ledger`."""
+
+    def __init__(self, ledger: Ledger, *pools: Pool) -> None:
+        self.ledger = ledger
+        self.pools = pools
+
+    async def reserve(self, tokens: int) -> Settle | None:
+        # Each pool's counter as of now: a day's reservation is settled on that day.
+        return await reserve_all(self.ledger, [p.counter() for p in self.pools], tokens)

@@ -1,5 +1,5 @@
 """Live review runs in Redis: lifecycle states, heartbeats, journals and outcomes (their plans:
-:mod:`app.store.plans`).
+:mod:`app.store.plans`; what a unit's attempt writes, batched: :mod:`app.store.unit_writes`).
 
 A review run is a coordinator (the review job) and its units (one `debate_unit` job each, run
 by any worker of the fleet). They meet only here, in the keys under `tiebreak:live`
@@ -124,6 +124,11 @@ class LiveRuns:
         self.heartbeat = heartbeat
         """Seconds a heartbeat lives without renewal."""
 
+    @property
+    def heartbeat_ms(self) -> int:
+        """Milliseconds a heartbeat lives without renewal."""
+        return max(1, round(self.heartbeat * 1000))
+
     @classmethod
     @contextlib.asynccontextmanager
     async def at(cls, url: str, heartbeat: float) -> AsyncIterator["LiveRuns"]:
@@ -147,7 +152,7 @@ class LiveRuns:
             pipe.zadd(keys.LIVE, {run: time.time()})
             for n in range(plan.units):
                 pipe.delete(keys.unit(run, n))
-                pipe.hset(keys.unit(run, n), mapping=_fields(state=State.WAITING, attempt=1))
+                pipe.hset(keys.unit(run, n), mapping=hash_fields(state=State.WAITING, attempt=1))
                 pipe.expire(keys.unit(run, n), keys.LIVE_TTL)
             await pipe.execute()
         await self.set_run(run, state=State.ACTIVE, units=plan.units)
@@ -196,7 +201,7 @@ class LiveRuns:
     async def set_run(self, run: str, **fields: object) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.hsetnx(keys.run(run), "started", str(time.time()))
-            pipe.hset(keys.run(run), mapping=_fields(worker=worker_name(), **fields))
+            pipe.hset(keys.run(run), mapping=hash_fields(worker=worker_name(), **fields))
             pipe.expire(keys.run(run), keys.LIVE_TTL)
             await pipe.execute()
 
@@ -223,16 +228,13 @@ class LiveRuns:
             for n in numbers:
                 pipe.hgetall(keys.unit(run, n))
             raw = await pipe.execute()
-        return [_unit_status(n, fields) for n, fields in zip(numbers, raw, strict=True)]
+        return [parse_unit(n, fields) for n, fields in zip(numbers, raw, strict=True)]
 
     async def set_unit(self, run: str, n: int, **fields: object) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(keys.unit(run, n), mapping=_fields(updated=time.time(), **fields))
+            pipe.hset(keys.unit(run, n), mapping=hash_fields(updated=time.time(), **fields))
             pipe.expire(keys.unit(run, n), keys.LIVE_TTL)
             await pipe.execute()
-
-    async def set_agent(self, run: str, n: int, role: Role, state: State) -> None:
-        await self.set_unit(run, n, **{f"agent:{role}": state})
 
     async def retry_unit(self, run: str, n: int, attempt: int) -> None:
         """Hand unit n to a fresh attempt: waiting for a worker, its agents not yet made."""
@@ -243,7 +245,7 @@ class LiveRuns:
                 pipe.hdel(keys.unit(run, n), *agents)
             pipe.hset(
                 keys.unit(run, n),
-                mapping=_fields(state=State.WAITING, attempt=attempt, error="", fatal=0),
+                mapping=hash_fields(state=State.WAITING, attempt=attempt, error="", fatal=0),
             )
             await pipe.execute()
 
@@ -253,32 +255,17 @@ class LiveRuns:
         return beat is not None and beat.decode() == str(attempt)
 
     def beating_unit(
-        self, run: str, n: int, attempt: int
+        self, run: str, n: int, attempt: int, *, beaten: bool = False
     ) -> contextlib.AbstractAsyncContextManager[None]:
-        return self._beating(keys.unit_heartbeat(run, n), str(attempt))
+        """Keep attempt `attempt` at unit n beating while the block runs (`beaten`: its first
+        beat is written already, with its status)."""
+        return self._beating(keys.unit_heartbeat(run, n), str(attempt), beaten=beaten)
 
     def beating_run(self, run: str) -> contextlib.AbstractAsyncContextManager[None]:
         return self._beating(keys.run_heartbeat(run), worker_name())
 
     async def run_alive(self, run: str) -> bool:
         return bool(await self.redis.exists(keys.run_heartbeat(run)))
-
-    async def save_outcome(self, run: str, n: int, outcome: Outcome) -> bool:
-        """Keep unit n's outcome (the first attempt to finish wins) and wake the coordinator.
-        Return whether this outcome was kept (False: an earlier attempt's was)."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(keys.outcome(run, n), outcome.model_dump_json(), ex=keys.LIVE_TTL, nx=True)
-            pipe.rpush(keys.done(run), n)
-            pipe.expire(keys.done(run), keys.LIVE_TTL)
-            saved, _, _ = await pipe.execute()
-        return bool(saved)
-
-    async def signal(self, run: str, n: int) -> None:
-        """Wake the coordinator: unit n ended without an outcome."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(keys.done(run), n)
-            pipe.expire(keys.done(run), keys.LIVE_TTL)
-            await pipe.execute()
 
     async def outcomes(self, run: str, numbers: Sequence[int]) -> dict[int, Outcome]:
         if not numbers:
@@ -341,11 +328,12 @@ class LiveRuns:
         return {text(k): text(v) for k, v in raw.items()}
 
     @contextlib.asynccontextmanager
-    async def _beating(self, key: str, value: str) -> AsyncIterator[None]:
+    async def _beating(self, key: str, value: str, *, beaten: bool = False) -> AsyncIterator[None]:
         """Renew `key` every third of the heartbeat's life while the block runs. The key is
         left to expire afterwards: a watcher never mistakes a finishing owner for a dead one."""
-        life = max(1, round(self.heartbeat * 1000))
-        await self.redis.set(key, value, px=life)
+        life = self.heartbeat_ms
+        if not beaten:
+            await self.redis.set(key, value, px=life)
 
         async def beat() -> None:
             while True:
@@ -361,7 +349,7 @@ class LiveRuns:
                 await beating
 
 
-def _unit_status(n: int, raw: dict[bytes, bytes]) -> UnitStatus:
+def parse_unit(n: int, raw: dict[bytes, bytes]) -> UnitStatus:
     fields = {k.decode(): v.decode() for k, v in raw.items()}
     agents = {
         Role(k.removeprefix("agent:")): State(v)
@@ -374,7 +362,7 @@ def _unit_status(n: int, raw: dict[bytes, bytes]) -> UnitStatus:
     )
 
 
-def _fields(**fields: object) -> dict[str, str | int | float]:
+def hash_fields(**fields: object) -> dict[str, str | int | float]:
     """Hash fields as Redis stores them (enums by value, booleans as 0 or 1)."""
     out: dict[str, str | int | float] = {}
     for name, value in fields.items():

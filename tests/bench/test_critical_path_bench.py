@@ -25,6 +25,8 @@ def test_the_benchmark_prints_the_ratio_after_checking_the_review(
     assert re.search(
         r"^wall / LLM critical path \(median\) +\d+\.\d\d   goal ≤ 1\.10$", out, re.MULTILINE
     )
+    for figure in ("commands", "reads"):
+        assert re.search(rf"^Redis {figure} per model call +\d+\.\d$", out, re.MULTILINE)
     assert (
         "verified: each review completed once (one check run, completed neutral, and one "
         "review) after 5 model calls on each of its 4 units"

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from app.store.allowance import DailyAllowance
-from app.store.keys import ALLOWANCE_TTL
+from app.store.allowance import DailyAllowance, Pools, RedisLedger, RunCeiling
+from app.store.keys import ALLOWANCE_TTL, LIVE_TTL
 from policies.budget import Allowance, TokenCeiling
 from policies.errors import AllowanceExhausted
 
@@ -301,3 +301,76 @@ async def test_reviews_sharing_an_installation_stop_at_its_allowance(
     await settle(500)
     await (await second.take(300))(300)
     assert await allowance(redis, clock).spent() == 800
+
+
+def run_ceiling(redis: ArqRedis, run: str, cap: int) -> RunCeiling:
+    return RunCeiling(redis, f"tiebreak:test:spent:{run}", cap, ttl=LIVE_TTL)
+
+
+async def test_a_run_and_its_day_are_reserved_on_together_or_not_at_all(
+    redis: ArqRedis, clock: Clock
+) -> None:
+    run, day = run_ceiling(redis, "r1", 1000), allowance(redis, clock, cap=5000)
+    both = Pools(RedisLedger(redis), run, day)
+    assert await day.reserve(4800) is not None  # another review's, today
+
+    assert await both.reserve(300) is None  # the day cannot cover it: the run keeps nothing
+    assert (await run.spent(), await day.spent()) == (0, 4800)
+    assert await Pools(RedisLedger(redis), run_ceiling(redis, "r2", 100), day).reserve(150) is None
+    assert await day.spent() == 4800  # the run could not cover it: the day keeps nothing
+
+    settle = await both.reserve(150)
+    assert settle is not None
+    assert (await run.spent(), await day.spent()) == (150, 4950)
+    with pytest.raises(ValueError, match="negative"):
+        await settle(-1)
+    await settle(180)  # more than reserved: charged on both
+    await settle(0)  # only the first settlement counts
+    assert (await run.spent(), await day.spent()) == (180, 4980)
+    assert 0 < await redis.ttl(run.key) <= LIVE_TTL
+    assert LIVE_TTL < await redis.ttl(TODAY_KEY) <= ALLOWANCE_TTL
+
+
+async def test_concurrent_runs_never_pass_their_ceilings_or_the_day_together(
+    redis_url: str,
+) -> None:
+    """Two runs of one installation, on two connections, race 100 calls each reserving on its
+    run and the day at once: no counter ever passes its cap, and each ends at what its calls
+    used."""
+    clock = Clock(MORNING)
+    pools = [await create_pool(RedisSettings.from_dsn(redis_url)) for _ in range(2)]
+    try:
+        runs = [run_ceiling(pool, f"r{i}", 4_000) for i, pool in enumerate(pools)]
+        days = [allowance(pool, clock, cap=6_000) for pool in pools]
+        rng = random.Random(11)
+        everyone_tried = asyncio.Barrier(100)
+        used = [0, 0]
+        refused = 0
+        seen: list[tuple[int, int, int]] = []
+
+        async def call(i: int, tokens: int, usage: int) -> None:
+            nonlocal refused
+            settle = await Pools(RedisLedger(pools[i]), runs[i], days[i]).reserve(tokens)
+            if settle is None:
+                refused += 1
+            else:
+                seen.append((await runs[0].spent(), await runs[1].spent(), await days[i].spent()))
+            await everyone_tried.wait()  # the caps are contested for certain
+            if settle is not None:
+                await settle(usage)
+                used[i] += usage
+
+        calls = []
+        for _ in range(100):
+            tokens = rng.randint(100, 400)
+            calls.append(call(rng.randrange(2), tokens, rng.randint(0, tokens)))
+        await asyncio.gather(*calls)
+
+        assert refused > 0
+        assert max(max(r0, r1) for r0, r1, _ in seen) <= 4_000
+        assert max(d for _, _, d in seen) <= 6_000
+        assert [await r.spent() for r in runs] == used
+        assert await days[0].spent() == sum(used)
+    finally:
+        for pool in pools:
+            await pool.aclose()

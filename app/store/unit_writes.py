@@ -1,0 +1,199 @@
+"""One attempt at one review unit, as it reads and writes Redis: in as few round trips as its
+guarantees allow, since each costs the worker's event loop (shared by every unit it debates)
+about a tenth of a millisecond.
+
+    start      its plan, status, heartbeat and journal read in one pipeline; its first beat
+               and its status written in one transaction
+    each call  its reservation (one script, on every pool at once); the agent shown active,
+               written before the call starts; after the call, its journal entry, the
+               reservation settled and the unit's status, in one transaction
+    end        its status, its outcome (the first attempt's kept) and the coordinator's
+               wake-up in one transaction
+
+A write that may wait (the status after a call, a reservation settled) is staged and rides
+with the attempt's next write, whichever comes first: the journal entry the engine appends
+after every call, the next agent's status, the next reservation (so a reservation given back
+is given back before the next one is checked), or the end. Nothing staged waits on a model
+call: what shows an agent active is written before its call starts.
+"""
+
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+
+from agents.journal import JournalEntry
+from agents.outcome import Outcome
+from app.store import keys
+from app.store.allowance import RESERVE, Counter, reserve_call
+from app.store.live import LiveRuns, RedisJournal, UnitStatus, hash_fields, parse_unit
+from app.store.packed import unpack
+from app.store.plans import UnitPlan
+from app.store.replies import text
+
+Queue = Callable[[Pipeline], object]
+"""Queues commands on a transaction."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitStart:
+    """What an attempt reads before it starts: its unit's plan (None: the run has ended), its
+    status, the attempt whose heartbeat is alive (None: none), and the unit's journal."""
+
+    plan: UnitPlan | None
+    status: UnitStatus
+    beating: str | None
+    recorded: list[JournalEntry]
+
+
+class UnitJournal(RedisJournal):
+    """The unit's journal, its entries read with the attempt's start, and each entry
+    appended in one transaction with what the attempt staged."""
+
+    def __init__(self, writes: "UnitWrites", recorded: list[JournalEntry] | None) -> None:
+        super().__init__(writes.redis, keys.journal(writes.run, writes.number), ttl=keys.LIVE_TTL)
+        self.writes = writes
+        self._recorded = recorded
+        """Read with the attempt's start, given once; None: read from Redis."""
+
+    async def entries(self) -> list[JournalEntry]:
+        if self._recorded is not None:  # read at the start, before anything was appended
+            recorded, self._recorded = self._recorded, None
+            return recorded
+        return await super().entries()
+
+    async def append(self, entry: JournalEntry) -> None:
+        # Durable before the engine goes on: the transaction is done when this returns.
+        def queue(pipe: Pipeline) -> None:
+            pipe.rpush(self.key, entry.model_dump_json())
+            pipe.expire(self.key, self.ttl)
+
+        self._recorded = None
+        await self.writes.write(queue)
+
+
+class UnitWrites:
+    """The reads and writes of attempt `attempt` at unit `number` of run `run`; a
+    :class:`~app.store.allowance.Ledger` for its reservations."""
+
+    def __init__(self, live: LiveRuns, run: str, number: int, attempt: int) -> None:
+        self.live = live
+        self.redis: Redis = live.redis
+        self.run = run
+        self.number = number
+        self.attempt = attempt
+        self._status: dict[str, str | int | float] = {}
+        self._adjusts: list[tuple[Sequence[Counter], int]] = []
+        self._reserve = self.redis.register_script(RESERVE)
+        self.journal = UnitJournal(self, None)
+
+    # -- the start --------------------------------------------------------------------
+
+    async def read(self) -> UnitStart:
+        """The unit's plan, status, live heartbeat and journal, in one pipeline."""
+        run, n = self.run, self.number
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.get(keys.unit_plan(run, n))
+            pipe.hgetall(keys.unit(run, n))
+            pipe.get(keys.unit_heartbeat(run, n))
+            pipe.lrange(keys.journal(run, n), 0, -1)
+            plan, status, beat, journal = await pipe.execute()
+        recorded = [JournalEntry.model_validate_json(raw) for raw in journal]
+        self.journal = UnitJournal(self, recorded)
+        return UnitStart(
+            plan=None if plan is None else unpack(UnitPlan, plan),
+            status=parse_unit(n, status),
+            beating=None if beat is None else text(beat),
+            recorded=recorded,
+        )
+
+    @contextlib.asynccontextmanager
+    async def running(self, **fields: object) -> AsyncIterator[None]:
+        """Start the attempt (its first heartbeat and its status `fields`, in one
+        transaction) and keep it beating while the block runs."""
+        beat = keys.unit_heartbeat(self.run, self.number)
+        await self.write(
+            lambda pipe: pipe.set(beat, str(self.attempt), px=self.live.heartbeat_ms), **fields
+        )
+        async with self.live.beating_unit(self.run, self.number, self.attempt, beaten=True):
+            yield
+
+    # -- each call --------------------------------------------------------------------
+
+    def stage(self, **fields: object) -> None:
+        """Status fields written with the attempt's next write."""
+        self._status.update(hash_fields(**fields))
+
+    async def set(self, **fields: object) -> None:
+        """Write status fields now, with what was staged."""
+        await self.write(**fields)
+
+    async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
+        counter_keys, args = reserve_call(counters, tokens)
+        if not self._status and not self._adjusts:
+            return bool(await self._reserve(keys=counter_keys, args=args))
+        # What was given back is given back before the caps are checked, in one transaction.
+        reserved, *_ = await self.write(
+            lambda pipe: pipe.eval(RESERVE, len(counter_keys), *counter_keys, *map(str, args))
+        )
+        return bool(reserved)
+
+    async def adjust(self, counters: Sequence[Counter], tokens: int) -> None:
+        """Staged, to ride with the attempt's next write: after a call answered, the journal
+        entry the engine appends next."""
+        self._adjusts.append((counters, tokens))
+
+    # -- the end ----------------------------------------------------------------------
+
+    async def complete(self, outcome: Outcome, **fields: object) -> bool:
+        """Keep the unit's outcome (the first attempt to finish wins), mark it with `fields`
+        and wake the coordinator, in one transaction. Return whether this outcome was kept
+        (False: an earlier attempt's was)."""
+        kept = keys.outcome(self.run, self.number)
+
+        def queue(pipe: Pipeline) -> None:
+            pipe.set(kept, outcome.model_dump_json(), ex=keys.LIVE_TTL, nx=True)
+            self._wake(pipe)
+
+        saved, *_ = await self.write(queue, **fields)
+        return bool(saved)
+
+    async def fail(self, **fields: object) -> None:
+        """Mark the unit with `fields` and wake the coordinator (it ended without an
+        outcome), in one transaction."""
+        await self.write(self._wake, **fields)
+
+    def _wake(self, pipe: Pipeline) -> None:
+        done = keys.done(self.run)
+        pipe.rpush(done, self.number)
+        pipe.expire(done, keys.LIVE_TTL)
+
+    # -- the transaction ----------------------------------------------------------------
+
+    async def write(self, queue: Queue | None = None, /, **fields: object) -> list[Any]:
+        """One transaction: what was staged, then `queue`'s commands and the status `fields`;
+        return the replies of `queue`'s commands and those after them."""
+        status = {**self._status, **hash_fields(**fields)}
+        adjusts = self._adjusts
+        # Cleared before the write: should it fail, a settled reservation stays counted, as
+        # for a worker that died, rather than being given back twice.
+        self._status, self._adjusts = {}, []
+        unit = keys.unit(self.run, self.number)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            staged = 0
+            for counters, tokens in adjusts:
+                for counter in counters:
+                    pipe.incrby(counter.key, tokens)
+                    pipe.expire(counter.key, counter.ttl)
+                    staged += 2
+            if queue is not None:
+                queue(pipe)
+            if status:
+                pipe.hset(unit, mapping={**status, "updated": time.time()})
+                pipe.expire(unit, keys.LIVE_TTL)
+            replies: list[Any] = await pipe.execute()
+        return replies[staged:]

@@ -1,0 +1,178 @@
+"""One attempt at one review unit, as Redis sees it: what the redis-server receives while a
+real unit job debates a scripted model, counted by the server itself (`INFO stats`).
+
+Each round trip costs the worker's event loop, shared by every unit it debates, about a tenth
+of a millisecond; a unit's calls wait for one another's."""
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from itertools import pairwise
+
+import pytest
+from arq.connections import ArqRedis, RedisSettings, create_pool
+from redis.asyncio import Redis
+
+from agents.diff import Diff
+from agents.errors import LLMUnavailable
+from agents.journal import JournalEntry
+from agents.llm import LLMRequest, LLMResponse
+from agents.scripted import ScriptedLLM, by_role
+from app.jobs.unit import debate_unit
+from app.store import keys
+from app.store.live import LiveRuns, State
+from app.store.plans import RunPlan
+from app.store.queue import ReviewQueue
+from app.store.replies import reply
+from policies.config import RepoConfig
+from policies.debate import DebatePolicy
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import agreed_by_role
+from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_deps
+
+RUN = "run-unit"
+TODAY = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
+START_AND_END = 3
+"""Round trips of a unit's start and end around its calls: its reads, its start, its end."""
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What the redis-server has received so far: socket reads (one per round trip) and
+    commands."""
+
+    reads: int
+    commands: int
+
+
+class Server:
+    """The redis-server's own counts, read on a connection of the test's: each reading is
+    one read and one command more."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+
+    async def received(self) -> Received:
+        stats = await self.redis.info("stats")
+        return Received(stats["total_reads_processed"], stats["total_commands_processed"])
+
+
+class Sampled:
+    """A scripted model that reads what the server received as each of its calls starts."""
+
+    def __init__(self, llm: ScriptedLLM, server: Server) -> None:
+        self.llm = llm
+        self.server = server
+        self.starts: list[Received] = []
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.starts.append(await self.server.received())
+        return await self.llm.complete(request)
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
+    pool: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        yield pool
+    finally:
+        await pool.aclose()
+
+
+@pytest.fixture
+async def server(redis_url: str) -> AsyncIterator[Server]:
+    client = Redis.from_url(redis_url)
+    try:
+        await client.ping()  # connected (and introduced) before anything is counted
+        yield Server(client)
+    finally:
+        await client.aclose()
+
+
+async def debate(
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, model: Sampled, run: str = RUN
+) -> tuple[str, Received, Received]:
+    """Plan a one-unit run as its coordinator does, then run its unit's job (attempt 1) on
+    `model`; return what the job returned and what the server had received before and after."""
+    # A heartbeat that is not renewed during the debate.
+    deps = worker_deps(github, key, model, heartbeat=60.0, clock=lambda: TODAY)
+    deps.queue = ReviewQueue(redis)
+    diff = Diff.parse(DIFF)
+    units = diff.units()
+    plan = RunPlan(
+        run_id=run,
+        ref=REF,
+        check_run_id=1,
+        unit_ids=tuple(u.id for u in units),
+        policy=DebatePolicy(),
+        config=RepoConfig(),
+    )
+    await LiveRuns(redis, deps.heartbeat).begin(plan, diff, units)
+    before = await model.server.received()
+    result = await debate_unit({"deps": deps}, run, 0, 1)
+    after = await model.server.received()
+    return result, before, after
+
+
+async def spent(redis: ArqRedis) -> tuple[int, int]:
+    """The run's ceiling's counter and the installation's day's counter."""
+    run, day = await redis.mget([keys.spent(RUN), keys.allowance(INSTALLATION, TODAY.date())])
+    return int(run or 0), int(day or 0)
+
+
+async def journal(redis: ArqRedis) -> list[JournalEntry]:
+    raw = await reply(redis.lrange(keys.journal(RUN, 0), 0, -1))
+    return [JournalEntry.model_validate_json(entry) for entry in raw]
+
+
+def billed(entries: list[JournalEntry]) -> int:
+    return sum(e.response.usage.billed for e in entries if e.response)
+
+
+async def test_each_model_call_of_a_unit_costs_at_most_three_redis_round_trips(
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: Server
+) -> None:
+    # A worker's first unit also loads what it runs on Redis once: the second is measured.
+    first = Sampled(ScriptedLLM(by_role(**agreed_by_role())), server)
+    await debate(github, key, redis, first, "first")
+    await redis.delete(keys.allowance(INSTALLATION, TODAY.date()))
+    model = Sampled(ScriptedLLM(by_role(**agreed_by_role())), server)
+
+    _, before, after = await debate(github, key, redis, model)
+
+    calls = len(model.starts)
+    # Between two calls' starts: the first's end and the second's start (and one reading).
+    between = [b.reads - a.reads - 1 for a, b in pairwise(model.starts)]
+    commands = [b.commands - a.commands - 1 for a, b in pairwise(model.starts)]
+    assert calls >= 3
+    assert max(between) <= 3, f"round trips between calls: {between}, commands: {commands}"
+    whole = after.reads - before.reads - (calls + 1)
+    assert whole <= 3 * calls + START_AND_END, f"{whole} round trips for {calls} calls"
+    # Nothing was left out: every call journaled, settled on both pools, the unit complete.
+    status = (await LiveRuns(redis, 60.0).units(RUN, [0]))[0]
+    assert (status.state, status.calls) == (State.COMPLETE, calls)
+    entries = await journal(redis)
+    assert len(entries) == calls
+    assert status.tokens == billed(entries) > 0
+    assert await spent(redis) == (billed(entries), billed(entries))
+    assert await redis.get(keys.outcome(RUN, 0)) is not None
+    assert await reply(redis.lrange(keys.done(RUN), 0, -1)) == [b"0"]
+
+
+async def test_a_call_the_api_refused_gives_its_reservation_back_on_both_pools(
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: Server
+) -> None:
+    script = agreed_by_role()
+    refused = LLMUnavailable("overloaded")
+    llm = ScriptedLLM(by_role(tester=[refused, *script["tester"]], coder=script["coder"]))
+    model = Sampled(llm, server)
+
+    await debate(github, key, redis, model)
+
+    entries = await journal(redis)
+    assert [e.unavailable for e in entries][:2] == ["overloaded", None]
+    assert len(entries) == len(model.starts)
+    assert await spent(redis) == (billed(entries), billed(entries))
+    status = (await LiveRuns(redis, 60.0).units(RUN, [0]))[0]
+    assert status.state is State.COMPLETE
+    assert set(status.agents.values()) == {State.COMPLETE}

@@ -1,0 +1,64 @@
+"""A unit attempt's batched writes on a real Redis: what waits for the attempt's next write
+lands with it, and a reservation given back counts before the next one is checked."""
+
+from collections.abc import AsyncIterator
+
+import pytest
+from arq.connections import ArqRedis, RedisSettings, create_pool
+
+from app.store import keys
+from app.store.allowance import Counter, Pools, RunCeiling
+from app.store.live import LiveRuns, State
+from app.store.unit_writes import UnitWrites
+
+RUN = "run-writes"
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
+    pool: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        yield pool
+    finally:
+        await pool.aclose()
+
+
+def ceiling(redis: ArqRedis, cap: int) -> RunCeiling:
+    return RunCeiling(redis, keys.spent(RUN), cap, ttl=keys.LIVE_TTL)
+
+
+async def test_a_reservation_given_back_counts_before_the_next_is_checked(
+    redis: ArqRedis,
+) -> None:
+    live = LiveRuns(redis, 60.0)
+    writes = UnitWrites(live, RUN, 0, 1)
+    run = ceiling(redis, 1000)
+    pool = Pools(writes, run)
+    settle = await pool.reserve(800)
+    assert settle is not None
+
+    await settle(0)  # refused by the API: nothing used
+    writes.stage(**{"agent:tester": State.WAITING})
+    assert await run.spent() == 800  # waiting for the attempt's next write
+
+    again = await pool.reserve(900)  # fits only once the 800 are given back
+
+    assert again is not None
+    assert await run.spent() == 900
+    (status,) = await live.units(RUN, [0])
+    assert status.agents == {"tester": State.WAITING}
+
+
+async def test_a_refused_reservation_still_writes_what_waited(redis: ArqRedis) -> None:
+    live = LiveRuns(redis, 60.0)
+    writes = UnitWrites(live, RUN, 0, 1)
+    other = Counter("tiebreak:test:other", 100, 60)
+    writes.stage(calls=2)
+    await writes.adjust([other], 40)
+
+    assert not await writes.reserve([Counter(keys.spent(RUN), 100, 60)], 101)
+
+    assert await redis.get("tiebreak:test:other") == b"40"
+    assert await redis.get(keys.spent(RUN)) is None
+    (status,) = await live.units(RUN, [0])
+    assert status.calls == 2
