@@ -5,6 +5,7 @@ climbs out of the repository (`..`) or is empty is never patchable, whatever the
 the diff comes from an untrusted change and its paths are untrusted too.
 """
 
+import functools
 import posixpath
 from collections.abc import Iterable, Sequence
 
@@ -51,7 +52,7 @@ class ProtectedPaths:
 
     def __init__(self, globs: Iterable[str]) -> None:
         self.globs = tuple(plain_globs(tuple(globs)))
-        self._spec = GitIgnoreSpec.from_lines(self.globs)
+        self._spec = _compiled(self.globs)
 
     def forbids(self, path: str) -> str | None:
         """The reason `path` may not be patched, or None if it may."""
@@ -60,6 +61,14 @@ class ProtectedPaths:
         if self._spec.match_file(posixpath.normpath(path)):
             return f"{path} is a protected path"
         return None
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(globs: tuple[str, ...]) -> GitIgnoreSpec:
+    # Compiled once per set of globs: every unit's debate checks its patches against the
+    # same few sets (the default's, a repository's), and compiling one costs more than
+    # the checks of a whole debate.
+    return GitIgnoreSpec.from_lines(globs)
 
 
 def is_safe_relative(path: str) -> bool:

@@ -38,18 +38,23 @@ async def ring(redis: Redis, *queues: str) -> None:
 
 
 CLAIM = """
-if redis.call('exists', KEYS[1]) == 1 then
-    return false
+local claimed = {}
+for i = 1, #KEYS - 1 do
+    claimed[i] = ''
+    if redis.call('exists', KEYS[i]) == 0 then
+        local score = redis.call('zscore', KEYS[#KEYS], ARGV[i + 2])
+        if score and tonumber(score) <= tonumber(ARGV[1]) then
+            redis.call('psetex', KEYS[i], ARGV[2], '1')
+            claimed[i] = score
+        end
+    end
 end
-local score = redis.call('zscore', KEYS[2], ARGV[1])
-if not score or tonumber(score) > tonumber(ARGV[2]) then
-    return false
-end
-redis.call('psetex', KEYS[1], ARGV[3], '1')
-return score
+return claimed
 """
-"""arq's claim on a job, atomic: unless it is in progress, or gone from the queue, or not due
-yet, mark it in progress; its score."""
+"""arq's claim on jobs, atomic for each (keys: their in-progress keys, then the queue;
+arguments: the time, the in-progress timeout, their ids): unless a job is in progress, or gone
+from the queue, or not due yet, mark it in progress; each job's score, or '' for one not
+claimed."""
 
 
 class PromptWorker(Worker):
@@ -82,31 +87,45 @@ class PromptWorker(Worker):
         self._wake.clear()
 
     async def start_jobs(self, job_ids: list[bytes]) -> None:
-        """arq's `start_jobs`, each job claimed by one script where arq takes four round trips
-        (the units of a review start together, one after another), and each job's end waking
-        the worker."""
+        """arq's `start_jobs`, the jobs that have a free slot claimed together by one script
+        where arq takes four round trips for each (the units of a review start together),
+        and each job's end waking the worker."""
         if self._claim is None:
             self._claim = self.pool.register_script(CLAIM)
-        for raw_id in job_ids:
-            await self.sem.acquire()
-            if self.job_counter >= self.max_jobs:
+        waiting = [raw.decode() for raw in job_ids]
+        while waiting:
+            slots = await self._free_slots(len(waiting))
+            room = min(slots, self.max_jobs - self.job_counter)
+            for _ in range(slots - max(room, 0)):
                 self.sem.release()
+            if room <= 0:
                 return
-            self.job_counter += 1
-            job_id = raw_id.decode()
-            score = await self._claim(
-                keys=[in_progress_key_prefix + job_id, self.queue_name],
-                args=[job_id, timestamp_ms(), int(self.in_progress_timeout_s * 1000)],
+            batch, waiting = waiting[:room], waiting[room:]
+            self.job_counter += room
+            scores = await self._claim(
+                keys=[*(in_progress_key_prefix + job_id for job_id in batch), self.queue_name],
+                args=[timestamp_ms(), int(self.in_progress_timeout_s * 1000), *batch],
             )
-            if score is None:  # running elsewhere, done, or deferred meanwhile
-                self.job_counter -= 1
-                self.sem.release()
-                continue
-            task = self.loop.create_task(self.run_job(job_id, int(float(score))))
-            task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
-            # After arq's own callback, which frees the job's slot for the next job waiting.
-            task.add_done_callback(lambda _: self._wake.set())
-            self.tasks[job_id] = task
+            for job_id, score in zip(batch, scores, strict=True):
+                if not score:  # running elsewhere, done, or deferred meanwhile
+                    self.job_counter -= 1
+                    self.sem.release()
+                    continue
+                task = self.loop.create_task(self.run_job(job_id, int(float(score))))
+                task.add_done_callback(lambda _: self._release_sem_dec_counter_on_complete())
+                # After arq's own callback, which frees the job's slot for the next job waiting.
+                task.add_done_callback(lambda _: self._wake.set())
+                self.tasks[job_id] = task
+
+    async def _free_slots(self, wanted: int) -> int:
+        """Take a slot, waiting for one, then as many more as are free at once, up to
+        `wanted`; how many were taken."""
+        await self.sem.acquire()
+        taken = 1
+        while taken < wanted and not self.sem.locked():
+            await self.sem.acquire()  # free: returns at once
+            taken += 1
+        return taken
 
     async def _listen(self) -> None:
         self._pubsub = self.pool.pubsub(ignore_subscribe_messages=True)

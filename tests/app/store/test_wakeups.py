@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 from arq import func
 from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.constants import in_progress_key_prefix
+from arq.utils import timestamp_ms
 
 from app.store.keys import UNIT_QUEUE, wakeups
-from app.store.queue import JobName, ReviewQueue
+from app.store.queue import JobName, ReviewQueue, unit_job_id
 from app.store.wakeups import PromptWorker
 
 IDLE_POLL = 600.0
@@ -39,14 +41,20 @@ async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
 
 
 @pytest.fixture
-async def units(redis_url: str, pool: ArqRedis) -> AsyncIterator[Units]:
+def slots() -> int:
+    """Jobs the worker runs at once."""
+    return 1
+
+
+@pytest.fixture
+async def units(redis_url: str, pool: ArqRedis, slots: int) -> AsyncIterator[Units]:
     units = Units()
     worker = PromptWorker(
         functions=[func(units.debate_unit, name=JobName.UNIT)],
         queue_name=UNIT_QUEUE,
         redis_settings=RedisSettings.from_dsn(redis_url),
         handle_signals=False,
-        max_jobs=1,
+        max_jobs=slots,
         idle_poll=IDLE_POLL,
     )
     running = asyncio.create_task(worker.main())
@@ -102,3 +110,21 @@ async def test_units_queued_together_start_each_once_and_an_attempt_is_queued_on
 
     started = [await asyncio.wait_for(units.started.get(), PROMPT) for _ in range(4)]
     assert sorted(started) == [0, 1, 1, 2]
+
+
+@pytest.mark.parametrize("slots", [1, 4])
+async def test_a_job_running_elsewhere_or_not_due_is_not_started(
+    units: Units, pool: ArqRedis
+) -> None:
+    queue = ReviewQueue(pool)
+    # Unit 1 runs on another worker; unit 3 is due in an hour.
+    await pool.psetex(in_progress_key_prefix + unit_job_id("run", 1, 1), 60_000, b"1")
+    assert await queue.enqueue_units("run", [(0, 1), (1, 1), (2, 1)]) == [True, True, True]
+    await pool.zadd(UNIT_QUEUE, {unit_job_id("run", 3, 1): timestamp_ms() + 3_600_000})
+    units.finish.set()
+    await queue.enqueue_units("run", [(4, 1)])
+
+    started = [await asyncio.wait_for(units.started.get(), PROMPT) for _ in range(3)]
+    await asyncio.sleep(0.2)  # a wrongly claimed job would have started by now
+    assert sorted(started) == [0, 2, 4]
+    assert units.started.empty()
