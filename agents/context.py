@@ -4,7 +4,8 @@ For each hunk, the function or class enclosing its changed lines (`agents.scopes
 helpers in the same file those lines call, then the whole file when it is small — in that
 order of relevance, within a budget of tokens per unit. What the budget leaves out is listed
 by name at the end, never dropped silently. The text is built once per unit and is the same
-on every call of its debate, so it sits in the cached prefix after the diff.
+on every call of its debate, so it sits in the cached prefix after the diff. A review reads,
+splits and parses each file once, however many of its units and hunks touch it.
 
 Every line shown is the file at the pull request's head, numbered as the diff's new side
 numbers it; findings and patches still land only on the diff's own lines
@@ -15,7 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.diff import Diff, DiffFile, Hunk, ReviewUnit
-from agents.scopes import Scope, callees, enclosing
+from agents.scopes import Outline, Scope, outline
 from agents.tokens import typical_tokens
 from policies.guidance import Guidance
 
@@ -44,12 +45,12 @@ class Reading:
 
     def attach(self, units: Iterable[ReviewUnit]) -> list[ReviewUnit]:
         """`units` with their context and guidance."""
+        # One read of each file for the whole review, however many units and hunks touch it.
+        files = None if self.sources is None else _Files(self.sources)
         return [
             replace(
                 unit,
-                context=""
-                if self.sources is None
-                else unit_context(unit.diff, self.sources, self.max_tokens),
+                context="" if files is None else _context(unit.diff, files, self.max_tokens),
                 guidance=self.guidance.for_paths(unit.diff.paths),
             )
             for unit in units
@@ -68,27 +69,67 @@ class _Piece:
     rank: int
     why: str
 
-    def render(self, lines: list[str]) -> str:
-        body = "".join(
-            f"{n:>5} {lines[n - 1]}\n" for n in range(self.scope.first, self.scope.last + 1)
-        )
-        return f"{self.path} lines {self.scope.first}-{self.scope.last}: {self.why}\n{body}"
+
+class _File:
+    """A changed file at the head as the context reads it: split into lines, parsed and each
+    piece of it rendered at most once per review."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+        self.small = typical_tokens(text) <= SMALL_FILE_TOKENS
+        self._text = text
+        self._outline: Outline | None = None
+        self._rendered: dict[tuple[Scope, str], tuple[str, int]] = {}
+
+    @property
+    def outline(self) -> Outline:
+        if self._outline is None:
+            self._outline = outline(self.path, self._text)
+        return self._outline
+
+    def render(self, piece: _Piece) -> tuple[str, int]:
+        """The piece's text, and its tokens."""
+        key = (piece.scope, piece.why)
+        if key not in self._rendered:
+            first, last, lines = piece.scope.first, piece.scope.last, self.lines
+            body = "".join(f"{n:>5} {lines[n - 1]}\n" for n in range(first, last + 1))
+            text = f"{self.path} lines {first}-{last}: {piece.why}\n{body}"
+            self._rendered[key] = text, typical_tokens(text)
+        return self._rendered[key]
+
+
+class _Files:
+    """The changed files of a review, each read once, on first use."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self._sources = sources
+        self._files: dict[str, _File | None] = {}
+
+    def get(self, path: str) -> _File | None:
+        """The file at `path`; None when it was not read or is too large to parse."""
+        if path not in self._files:
+            text = self._sources.get(path)
+            readable = text is not None and len(text) <= MAX_SOURCE_CHARS
+            self._files[path] = _File(path, text) if text is not None and readable else None
+        return self._files[path]
 
 
 def unit_context(diff: Diff, sources: Mapping[str, str], max_tokens: int | None = None) -> str:
     """The context of the unit `diff` from `sources` (each file's text at the head, by
     path), at most about `max_tokens` tokens (default :func:`default_budget`); empty when
     there is none."""
+    return _context(diff, _Files(sources), max_tokens)
+
+
+def _context(diff: Diff, sources: _Files, max_tokens: int | None) -> str:
     budget = default_budget(diff) if max_tokens is None else max_tokens
     if budget <= 0:
         return ""
-    files = {
-        f.path: sources[f.path].splitlines()
-        for f in diff.files
-        if f.path in sources and len(sources[f.path]) <= MAX_SOURCE_CHARS
-    }
+    read = {f.path: sources.get(f.path) for f in diff.files}
+    files = {path: file for path, file in read.items() if file is not None}
     unread = [f.path for f in diff.files if f.path not in files]
-    pieces = sorted(_pieces(diff, sources, files), key=lambda p: p.rank)
+    pieces = sorted(_pieces(diff, files), key=lambda p: p.rank)
     shown: list[_Piece] = []
     cut: list[_Piece] = []
     spent = 0
@@ -97,15 +138,13 @@ def unit_context(diff: Diff, sources: Mapping[str, str], max_tokens: int | None 
         if any(_inside(piece.scope, s.scope) for s in mine):
             continue  # already shown, whole or in a larger scope
         held = [s for s in mine if _inside(s.scope, piece.scope)]
-        cost = typical_tokens(piece.render(files[piece.path])) - sum(
-            typical_tokens(s.render(files[s.path])) for s in held
-        )
+        cost = files[piece.path].render(piece)[1] - sum(files[s.path].render(s)[1] for s in held)
         if spent + cost > budget:
             cut.append(piece)
             continue
         shown = [s for s in shown if s not in held] + [piece]
         spent += cost
-    text = "\n".join(p.render(files[p.path]) for p in _in_file_order(diff, shown))
+    text = "\n".join(files[p.path].render(p)[0] for p in _in_file_order(diff, shown))
     notes = [
         f"Left out for the context budget of {budget:,} tokens: "
         + "; ".join(f"{p.path} lines {p.scope.first}-{p.scope.last} ({p.why})" for p in cut)
@@ -115,28 +154,25 @@ def unit_context(diff: Diff, sources: Mapping[str, str], max_tokens: int | None 
     return "\n".join(filter(None, [text, *notes]))
 
 
-def _pieces(
-    diff: Diff, sources: Mapping[str, str], files: Mapping[str, list[str]]
-) -> Iterator[_Piece]:
+def _pieces(diff: Diff, files: Mapping[str, _File]) -> Iterator[_Piece]:
     for diff_file in diff.files:
         path = diff_file.path
-        if path not in files:
+        file = files.get(path)
+        if file is None or not file.lines:
             continue
-        text, count = sources[path], len(files[path])
-        if not count:
-            continue
+        count, parsed = len(file.lines), file.outline
         changed: list[int] = []
         for hunk in diff_file.hunks:
             lines = [n for n in _added(hunk) if n <= count] or [min(hunk.target_start, count)]
             changed += lines
-            scope = enclosing(path, text, lines[0])
+            scope = parsed.enclosing(lines[0])
             last = max(lines)
             if scope.last < last:  # the hunk runs past its first line's scope
                 scope = Scope(scope.first, max(scope.last, min(last, count)), scope.what)
             yield _Piece(path, _clamped(scope, count), _ENCLOSING, f"{scope.what}, around a change")
-        for scope in callees(path, text, set(changed)):
+        for scope in parsed.callees(changed):
             yield _Piece(path, _clamped(scope, count), _CALLED, f"{scope.what}, called by a change")
-        if typical_tokens(text) <= SMALL_FILE_TOKENS:
+        if file.small:
             yield _Piece(path, Scope(1, count, "the whole file"), _WHOLE, "the whole file")
 
 

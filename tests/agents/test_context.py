@@ -2,6 +2,8 @@
 the repository's guidance — fenced as data, cached with the diff, never a place to land on."""
 
 import re
+from collections import Counter
+from collections.abc import Iterator, Mapping
 
 import pytest
 
@@ -165,6 +167,49 @@ async def test_the_context_is_in_the_cached_prefix_identical_on_every_call() -> 
     (prefix,) = prefixes
     assert prefix[0].startswith("The diff under review:")
     assert CONTRACT in prefix[1]
+
+
+class CountedReads(Mapping[str, str]):
+    """Files' texts by path, counting how often each is read."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts, self.reads = texts, Counter[str]()
+
+    def __getitem__(self, path: str) -> str:
+        self.reads[path] += 1
+        return self.texts[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.texts)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def test_a_file_of_many_hunks_over_several_units_is_read_once_a_review() -> None:
+    path = "billing/ledger.py"
+    before = "".join(
+        f"def step_{n}(amount):\n    total = amount * {n}\n    return total + {n}\n\n\n"
+        for n in range(60)
+    )
+    after = before.replace("* 7\n", "* 70\n").replace("* 17\n", "* 170\n")
+    for n in range(20, 60, 4):
+        after = after.replace(f"return total + {n}\n", f"return step_{n - 1}(total)\n")
+    sources = CountedReads({path: after})
+    units = Diff.parse(git_diff({path: (before, after)})).units(max_tokens=150)
+
+    read = Reading(sources, max_tokens=400).attach(units)
+
+    assert len(units) >= 3
+    assert all(unit.diff.paths == (path,) for unit in units)
+    assert sources.reads == {path: 1}
+    # The same context each unit gets alone, helpers called by its own changes included.
+    assert [u.context for u in read] == [
+        unit_context(u.diff, {path: after}, max_tokens=400) for u in units
+    ]
+    assert "function step_19, called by a change" in read[0].context
+    assert "function step_55, called by a change" in read[-1].context
+    assert "step_55" not in read[0].context
 
 
 HOSTILE = """\
