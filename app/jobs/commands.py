@@ -26,7 +26,6 @@ from app.publishing.models import LabelAction, RunRecord
 from app.publishing.plan import plan
 from app.slash import HELP, MAX_COMMANDS, CommandName
 from app.store.pulls import RunStore
-from app.store.queue import ReviewQueue
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
 from policies.budget import TokenCeiling
@@ -98,13 +97,13 @@ class CommandRun:
                 return await self._arbitrate(pull)
 
     async def _review(self, pull: PullRequest) -> bool:
-        queue = self._queue()
+        queue = self.deps.started_queue()
         source = self.request.comment.id if self.request.comment else "button"
         await queue.enqueue_review(self.pull_key.at(pull.head_sha), rerun=f"asked-{source}")
         return True
 
     async def _stop(self) -> bool:
-        queue, runs = self._queue(), self._runs()
+        queue, runs = self.deps.started_queue(), self._runs()
         job_id = await queue.unfinished_review(self.pull_key)
         if job_id is None:
             await self._reply("No review of this pull request is running.")
@@ -267,11 +266,6 @@ class CommandRun:
             await self.github.reply(self.pull_key, self.request.comment, body)
         else:
             await self.github.comment(self.pull_key, body)
-
-    def _queue(self) -> ReviewQueue:
-        if self.deps.queue is None:
-            raise RuntimeError("the worker has not started")
-        return self.deps.queue
 
     def _runs(self) -> RunStore:
         if self.deps.runs is None:

@@ -68,17 +68,20 @@ class WorkerDeps:
     """This process's counts, flushed to Redis while the workers run. `github` counts its
     failed requests in its own: give both the same."""
 
-    def live_runs(self) -> LiveRuns:
-        """The coordination keys of live runs, on the worker's Redis."""
+    def started_queue(self) -> ReviewQueue:
+        """The queue, which the worker sets as it starts."""
         if self.queue is None:
             raise RuntimeError("the worker has not started")
-        return LiveRuns(self.queue.redis, self.heartbeat)
+        return self.queue
+
+    def live_runs(self) -> LiveRuns:
+        """The coordination keys of live runs, on the worker's Redis."""
+        return LiveRuns(self.started_queue().redis, self.heartbeat)
 
     def transcripts(self) -> TranscriptStore:
         """Where finished runs' transcripts are kept, on the worker's Redis."""
-        if self.queue is None:
-            raise RuntimeError("the worker has not started")
-        return TranscriptStore(self.queue.redis, self.settings.tiebreak_transcript_retention)
+        retention = self.settings.tiebreak_transcript_retention
+        return TranscriptStore(self.started_queue().redis, retention)
 
     def llm_for(self, models: Models) -> LLMClient:
         """The model client with a repository's choice of models, where it made one; its
@@ -98,10 +101,8 @@ class WorkerDeps:
 
     def allowance(self, installation_id: int) -> DailyAllowance:
         """The installation's daily token allowance."""
-        if self.queue is None:
-            raise RuntimeError("the worker has not started")
         cap = self.settings.tiebreak_daily_token_cap
-        return DailyAllowance(self.queue.redis, installation_id, cap, clock=self.clock)
+        return DailyAllowance(self.started_queue().redis, installation_id, cap, clock=self.clock)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "WorkerDeps":

@@ -61,10 +61,13 @@ async def publish_review(
     diff: Diff,
     run: RunInfo,
     conversation: Conversation | None = None,
+    *,
+    unposted: bool = False,
 ) -> Publication:
     """Land `review` on the pull request once, whatever GitHub answers, and return what was
     planned: the run's new inline comments as one review, the summary comment edited (or
-    written), replies on the threads of findings that are gone.
+    written), replies on the threads of findings that are gone. `unposted`: no earlier
+    attempt of the run can have posted its review (it is not resuming a dead coordinator's).
 
     Idempotent: a run whose review the pull request already has (its hidden marker) is not
     posted again, and a 5xx answer (which may hide a review that was posted) is followed by
@@ -76,7 +79,8 @@ async def publish_review(
     # The conversation's comments are read while the review is posted: the summary is among
     # them, and posting a review adds none.
     publication, comments = await together(
-        post_inline(github, ref, review, diff, run, conversation), github.own_issue_comments(ref)
+        post_inline(github, ref, review, diff, run, conversation, unposted=unposted),
+        github.own_issue_comments(ref),
     )
     await write_summary(github, ref, publication.summary, comments)
     await answer(github, ref, publication.replies)
@@ -90,26 +94,39 @@ async def post_inline(
     diff: Diff,
     run: RunInfo,
     conversation: Conversation | None = None,
+    *,
+    unposted: bool = False,
 ) -> Publication:
     """Post the run's review of new inline comments, once; return what was planned (with
     every finding in the summary instead if GitHub refused the comments)."""
     publication = plan(review, diff, run=run, conversation=conversation)
-    if publication.review is not None and not await _post(github, ref, publication.review):
+    if publication.review is not None and not await _post(
+        github, ref, publication.review, unposted=unposted
+    ):
         log.error("GitHub refused the review of %s; every finding goes in the summary", ref.key)
         inline_off = run.model_copy(update={"max_inline_comments": 0})
         publication = plan(review, diff, run=inline_off, conversation=conversation)
     return publication
 
 
-async def _post(github: Installation, ref: PullRequestRef, draft: ReviewDraft) -> bool:
+async def _post(
+    github: Installation, ref: PullRequestRef, draft: ReviewDraft, *, unposted: bool = False
+) -> bool:
     """Post `draft` unless the pull request has it (a review of the App's with its run's
     marker: a review anyone else wrote may carry it too); False if GitHub refused it with
-    422."""
+    422. `unposted`: no earlier attempt can have posted it, so GitHub is not asked first."""
     run_id = run_id_of(draft.body)
+
+    async def posted() -> bool:
+        return run_id in {run_id_of(body) for body in await github.own_review_bodies(ref)}
+
+    if not unposted and await posted():
+        return True
     attempt = 1
-    while run_id not in {run_id_of(body) for body in await github.own_review_bodies(ref)}:
+    while True:
         try:
             await github.create_review(ref, draft.payload())
+            return True
         except GitHubError as exc:
             status = exc.status or 0
             if status == 422:
@@ -117,11 +134,11 @@ async def _post(github: Installation, ref: PullRequestRef, draft: ReviewDraft) -
                 return False
             if status < 500 or attempt == PUBLISH_ATTEMPTS:
                 raise
-            await asyncio.sleep(attempt**2 * github.retry_backoff)
-            attempt += 1
-        else:
-            break
-    return True
+        # A 5xx may hide a review that was posted: looked for before the next try.
+        await asyncio.sleep(attempt**2 * github.retry_backoff)
+        attempt += 1
+        if await posted():
+            return True
 
 
 async def complete_check_run(

@@ -41,7 +41,6 @@ from app.store.allowance import DailyAllowance
 from app.store.live import ENDED, State
 from app.store.plans import RunPlan
 from app.store.pulls import OpenCheck
-from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
@@ -192,13 +191,13 @@ class ReviewRun:
         )
         self.units = plan.units
         await self.live.begin(plan, diff, units)
-        return await self._coordinate(plan, diff)
+        return await self._coordinate(plan, diff, fresh=True)
 
-    async def _coordinate(self, plan: RunPlan, diff: Diff) -> str:
+    async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
-        the part of the pull request's diff the run covers."""
+        the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
         ref, check_id, config = self.ref, plan.check_run_id, self.config
-        queue = self._queue()
+        queue = self.deps.started_queue()
         fanout = Fanout(self.live, queue, plan, max_attempts=self.deps.max_unit_attempts)
         try:
             debated = Review(units=await fanout.outcomes())
@@ -234,7 +233,9 @@ class ReviewRun:
                 "pull_url": plan.html_url or None,
             }
         )
-        publication = await publish_review(self.github, ref, review, diff, run, conversation)
+        publication = await publish_review(
+            self.github, ref, review, diff, run, conversation, unposted=fresh
+        )
         conclusion = str(publication.check.conclusion)
         await together(
             self.deps.transcripts().save(
@@ -383,11 +384,6 @@ class ReviewRun:
     async def _stopped_by(self) -> str | None:
         runs = self.deps.runs
         return await runs.stopped_by(self.run_id) if runs else None
-
-    def _queue(self) -> ReviewQueue:
-        if self.deps.queue is None:
-            raise RuntimeError("the worker has not started")
-        return self.deps.queue
 
     async def _superseded(self) -> bool:
         queue = self.deps.queue

@@ -52,6 +52,8 @@ async def test_an_agreed_fix_lands_as_a_committable_suggestion(
     assert check.output["title"]
     assert "unanimous" in check.output["summary"]
     assert github.issue_labels(REPO, NUMBER) == []
+    # A run that resumed no one else's cannot have posted before: GitHub is not asked.
+    assert github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}/reviews") == []
 
 
 async def test_an_unresolved_finding_labels_the_pull_request_and_asks_for_action(
