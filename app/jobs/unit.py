@@ -20,6 +20,7 @@ from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
+from app.jobs.together import together
 from app.store.allowance import Pools
 from app.store.live import STARTED, State, worker_name
 from app.store.plans import UnitPlan
@@ -124,7 +125,7 @@ class UnitRun:
 class Tracked:
     """A model client that keeps a unit's agents' states, round and tokens in Redis.
 
-    An agent is shown active before its call starts; what the call changed is staged, to be
+    An agent is shown active as its call starts; what the call changed is staged, to be
     written with the journal entry the engine appends after every call (answered or refused
     by the API), in the same transaction."""
 
@@ -136,9 +137,14 @@ class Tracked:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         agent = f"agent:{request.role}"
-        await self.writes.set(round=request.round, **{agent: State.ACTIVE})
         try:
-            response = await self.llm.complete(request)
+            # Shown active as the call starts, the write alongside the call (which takes far
+            # longer): the units of a review answered at once all start their next calls at
+            # once, and each one's write would otherwise hold up the others' calls.
+            _, response = await together(
+                self.writes.set(round=request.round, **{agent: State.ACTIVE}),
+                self.llm.complete(request),
+            )
         except LLMUnavailable:
             self.writes.stage(**{agent: State.WAITING})
             raise

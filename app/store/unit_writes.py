@@ -5,7 +5,7 @@ about a tenth of a millisecond.
     start      its plan, status, heartbeat and journal read in one pipeline; its first beat
                and its status written in one transaction
     each call  its reservation (one script, on every pool at once); the agent shown active,
-               written before the call starts; after the call, its journal entry, the
+               written as the call starts; after the call, its journal entry, the
                reservation settled and the unit's status, in one transaction
     end        its status, its outcome (the first attempt's kept) and the coordinator's
                wake-up in one transaction
@@ -14,7 +14,7 @@ A write that may wait (the status after a call, a reservation settled) is staged
 with the attempt's next write, whichever comes first: the journal entry the engine appends
 after every call, the next agent's status, the next reservation (so a reservation given back
 is given back before the next one is checked), or the end. Nothing staged waits on a model
-call: what shows an agent active is written before its call starts.
+call: what shows an agent active is written as its call starts.
 """
 
 import contextlib

@@ -4,6 +4,7 @@ real unit job debates a scripted model, counted by the server itself (`INFO stat
 Each round trip costs the worker's event loop, shared by every unit it debates, about a tenth
 of a millisecond; a unit's calls wait for one another's."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -176,3 +177,30 @@ async def test_a_call_the_api_refused_gives_its_reservation_back_on_both_pools(
     status = (await LiveRuns(redis, 60.0).units(RUN, [0]))[0]
     assert status.state is State.COMPLETE
     assert set(status.agents.values()) == {State.COMPLETE}
+
+
+class Watching(Sampled):
+    """A scripted model whose calls take a while, as a remote model's do; it notes, while
+    each call is in flight, how the unit's status shows the calling agent."""
+
+    def __init__(self, llm: ScriptedLLM, server: Server, redis: ArqRedis) -> None:
+        super().__init__(llm, server)
+        self.redis = redis
+        self.seen: list[tuple[str, State | None]] = []
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        await asyncio.sleep(0.05)
+        (status,) = await LiveRuns(self.redis, 60.0).units(RUN, [0])
+        self.seen.append((str(request.role), status.agents.get(request.role)))
+        return await super().complete(request)
+
+
+async def test_an_agent_is_shown_active_while_its_call_is_in_flight(
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: Server
+) -> None:
+    model = Watching(ScriptedLLM(by_role(**agreed_by_role())), server, redis)
+
+    await debate(github, key, redis, model)
+
+    assert len(model.seen) >= 3
+    assert all(state is State.ACTIVE for _, state in model.seen), model.seen
