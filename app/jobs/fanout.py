@@ -25,12 +25,21 @@ log = logging.getLogger(__name__)
 
 class Fanout:
     def __init__(
-        self, live: LiveRuns, queue: ReviewQueue, plan: RunPlan, *, max_attempts: int
+        self,
+        live: LiveRuns,
+        queue: ReviewQueue,
+        plan: RunPlan,
+        *,
+        max_attempts: int,
+        fresh: bool = False,
     ) -> None:
         self.live = live
         self.queue = queue
         self.plan = plan
         self.max_attempts = max_attempts
+        self.fresh = fresh
+        """A run just planned, every unit at its first attempt; else one picked up, whose
+        units' attempts are read."""
 
     async def outcomes(self) -> list[Outcome]:
         """Every unit's outcome, in unit order, once each unit has finished or given up."""
@@ -39,8 +48,11 @@ class Fanout:
         pending = set(range(self.plan.units))
         finished: dict[int, Outcome] = {}
         # Queued again on a restart: arq keeps one job per id, so an attempt is queued once.
-        units = await live.units(run, sorted(pending))
-        await self.queue.enqueue_units(run, [(unit.number, unit.attempt) for unit in units])
+        if self.fresh:
+            attempts = [(n, 1) for n in sorted(pending)]
+        else:
+            attempts = [(u.number, u.attempt) for u in await live.units(run, sorted(pending))]
+        await self.queue.enqueue_units(run, attempts)
         # A wake-up looks at the units that signalled, not at every unit still pending (that
         # would cost a review of n units n² reads); all of them are looked at every half
         # heartbeat, for a worker that died without a signal.

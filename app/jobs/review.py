@@ -173,7 +173,9 @@ class ReviewRun:
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         reviewed = scope.part(diff)
-        reading = await reading_for(github, ref, pull, config, reviewed)
+        reading, policy = await together(
+            reading_for(github, ref, pull, config, reviewed), self._policy()
+        )
         units = reading.attach(reviewed.units(self.deps.unit_tokens))
         plan = RunPlan(
             run_id=self.run_id,
@@ -181,7 +183,7 @@ class ReviewRun:
             check_run_id=check_id,
             scope=scope,
             unit_ids=tuple(u.id for u in units),
-            policy=await self._policy(),
+            policy=policy,
             config=config,
             config_problems=[(p.message, p.line) for p in self.config_problems],
             excluded_files=len(whole.files) - len(diff.files),
@@ -198,7 +200,8 @@ class ReviewRun:
         the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
         ref, check_id, config = self.ref, plan.check_run_id, self.config
         queue = self.deps.started_queue()
-        fanout = Fanout(self.live, queue, plan, max_attempts=self.deps.max_unit_attempts)
+        attempts = self.deps.max_unit_attempts
+        fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
         try:
             debated = Review(units=await fanout.outcomes())
         except (Exception, asyncio.CancelledError):
