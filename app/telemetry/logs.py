@@ -8,6 +8,7 @@ library logged it. Every line is redacted last (:mod:`app.telemetry.redaction`).
 """
 
 import contextlib
+import functools
 import logging
 import sys
 import time
@@ -108,8 +109,13 @@ class JsonLines(logging.Formatter):
 
 def _utc_time(record: logging.LogRecord) -> str:
     """`2026-01-31T12:00:00.000Z`: the record's time to the millisecond, in UTC."""
-    seconds = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-    return f"{seconds}.{int(record.msecs):03d}Z"
+    return f"{_utc_second(int(record.created))}.{int(record.msecs):03d}Z"
+
+
+@functools.lru_cache(maxsize=4)
+def _utc_second(second: int) -> str:
+    # Lines come many to a second: the date and time are written once for all of them.
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
 
 
 class TextLines(logging.Formatter):
@@ -152,6 +158,11 @@ def configure(settings: Settings, stream: TextIO = sys.stderr) -> logging.Handle
     root.addHandler(handler)
     root.setLevel(settings.tiebreak_log_level.value)
     logging.captureWarnings(True)  # a warning is a line like any other, JSON and redacted
+    # No line says where in the code, or in which thread or process, a record was made:
+    # logging is told not to look (its documented optimisations), which spares every line,
+    # a webhook's among them, a walk up the stack and three lookups.
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     return handler
 
 

@@ -15,6 +15,7 @@ from pydantic import SecretStr, ValidationError
 
 from app.settings import LogFormat, LogLevel, Settings
 from app.telemetry.logs import (
+    JsonLines,
     bind,
     configure,
     known_secrets,
@@ -394,4 +395,21 @@ def test_no_access_line_is_written_for_a_path_whose_route_logs_its_own_answers(
     assert lines == [
         '127.0.0.1:5000 - "POST /runs/abc HTTP/1.1" 202',
         '127.0.0.1:5000 - "POST /healthz HTTP/1.1" 202',
+    ]
+
+
+def test_each_line_carries_its_own_time_to_the_millisecond_in_utc() -> None:
+    formatter = JsonLines()
+    times = []
+    for created in (0.5, 0.75, 1.25, 86_400.625, 0.001):
+        record = logging.LogRecord("tiebreak", logging.INFO, __file__, 1, "m", None, None)
+        record.created, record.msecs = created, (created - int(created)) * 1000
+        times.append(json.loads(formatter.format(record))["time"])
+
+    assert times == [
+        "1970-01-01T00:00:00.500Z",
+        "1970-01-01T00:00:00.750Z",
+        "1970-01-01T00:00:01.250Z",
+        "1970-01-02T00:00:00.625Z",
+        "1970-01-01T00:00:00.001Z",
     ]

@@ -199,6 +199,35 @@ def test_a_body_that_is_no_json_object_is_a_bad_request(
     assert reason in response.json()["error"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"action":"opened","pull_request": {',
+        b'{"action": "closed", "number": [',
+        b'  {"action":"opened"}',
+    ],
+)
+def test_a_malformed_body_is_a_bad_request_whatever_its_first_member(
+    client: TestClient, store: Store, body: bytes
+) -> None:
+    response = post(client, "pull_request", body)
+
+    assert response.status_code == 400
+    assert queued_jobs(store) == []
+
+
+def test_a_body_whose_action_is_not_its_first_member_is_routed_by_it(
+    client: TestClient, store: Store
+) -> None:
+    reordered = {k: v for k, v in OPENED.items() if k != "action"} | {"action": "opened"}
+    assert json.dumps(reordered).find('"action"') > 1
+
+    response = post(client, "pull_request", reordered)
+
+    assert response.status_code == 202
+    assert len(queued_jobs(store)) == 1
+
+
 def test_a_payload_missing_what_its_handler_needs_is_a_bad_request(
     client: TestClient, store: Store
 ) -> None:
