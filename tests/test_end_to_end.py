@@ -259,7 +259,7 @@ def test_an_opened_pull_request_gets_a_review_and_a_check_run(tiebreak: Tiebreak
     assert (comment.path, comment.line) == (PAYMENTS, 16)
     assert f"```suggestion\n{LOG_LINE}\n```" in comment.body
     (check,) = [c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head]
-    assert check.states == [("queued", None), ("in_progress", None), ("completed", "neutral")]
+    assert check.states == [("in_progress", None), ("completed", "neutral")]
     assert tiebreak.github.issue_labels(REPO, 1) == []
     assert tiebreak.github.problems == []
 

@@ -1,7 +1,7 @@
 """The review job: one pull request head, from check run to published review.
 
     pull request, config (base branch only) → does this event get a review? →
-    check run queued → in progress → daily allowance → diff, in-scope files →
+    check run (in progress) → daily allowance → diff, in-scope files →
     the debates → review, label → check run completed
 
 An automatic review the config does not want (that event, that author, a draft) ends
@@ -141,7 +141,7 @@ class ReviewRun:
             quiet = self.config.declines(self.trigger, draft=pull.draft, author=pull.author)
         if quiet is not None:
             return f"not reviewed: {quiet}"
-        self.check_id = await self._open_check_run("queued")
+        self.check_id = await self._open_check_run()
         return await self._review(self.check_id, pull)
 
     def _resume(self, plan: RunPlan) -> None:
@@ -151,23 +151,17 @@ class ReviewRun:
 
     async def _review(self, check_id: int, pull: PullRequest) -> str:
         github, ref, config = self.github, self.ref, self.config
-        in_progress = github.update_check_run(
-            ref, check_id, {"status": "in_progress", "started_at": now()}
-        )
         allowance = self.deps.allowance(ref.installation_id)
         if pull.head_sha != ref.head_sha:
-            await in_progress
             await self._complete(check_id, checks.superseded(pull.head_sha, run=self.run_info))
             return "superseded: the pull request has a newer head"
         if not config.enabled:
-            await in_progress
             await self._complete(check_id, checks.disabled(run=self.run_info))
             return "disabled by the repository's config"
         if await allowance.remaining() < MIN_CEILING:
-            await in_progress
             await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
             return "daily budget reached"
-        _, text, scope = await together(in_progress, github.diff(ref), self._scope())
+        text, scope = await together(github.diff(ref), self._scope())
         # The diff is parsed and split once, here; each unit job reads only its own slice.
         whole = Diff.parse(text, allow_empty=True)
         paths = config.path_filter()
@@ -332,11 +326,11 @@ class ReviewRun:
         text = await self.github.file(self.ref, CONFIG_PATH, base_sha)
         return (RepoConfig(), []) if text is None else parse_config(text)
 
-    async def _open_check_run(self, status: str) -> int:
-        """Create the run's check run, which the janitor completes if this job never does."""
-        check_id = await self.github.create_check_run(
-            self.ref, {"status": status, "external_id": self.run_id}
-        )
+    async def _open_check_run(self) -> int:
+        """Create the run's check run, in progress (the job is running: it was queued only
+        until now), which the janitor completes if this job never does."""
+        fields = {"status": "in_progress", "started_at": now(), "external_id": self.run_id}
+        check_id = await self.github.create_check_run(self.ref, fields)
         if self.deps.runs is not None:
             deadline = time.time() + self.deps.check_deadline
             await self.deps.runs.open_check(self._open_check(check_id), deadline)
@@ -371,7 +365,7 @@ class ReviewRun:
     async def _report_failure(self, exc: Exception) -> None:
         try:
             if self.check_id is None:
-                self.check_id = await self._open_check_run("in_progress")
+                self.check_id = await self._open_check_run()
             await self._complete(
                 self.check_id, checks.failed(public_reason(exc), run=self.run_info)
             )
