@@ -4,17 +4,18 @@ about a tenth of a millisecond.
 
     start      its plan, status, heartbeat and journal read in one pipeline; its first beat
                and its status written in one transaction
-    each call  its reservation (one script, on every pool at once); the agent shown active,
-               written as the call starts; after the call, its journal entry, the
-               reservation settled and the unit's status, in one transaction
-    end        its status, its outcome (the first attempt's kept) and the coordinator's
-               wake-up in one transaction
+    each call  what the last call left staged (its journal entry, its reservation settled,
+               the unit's status) and this call's reservation (one script, on every pool at
+               once), in one transaction; the agent shown active, written as the call starts
+    end        what was staged, its status, its outcome (the first attempt's kept) and the
+               coordinator's wake-up in one transaction
 
-A write that may wait (the status after a call, a reservation settled) is staged and rides
-with the attempt's next write, whichever comes first: the journal entry the engine appends
-after every call, the next agent's status, the next reservation (so a reservation given back
-is given back before the next one is checked), or the end. Nothing staged waits on a model
-call: what shows an agent active is written as its call starts.
+What may wait (the journal entry the engine appends after every call, the status after a
+call, a reservation settled) is staged and rides with the attempt's next write, whichever
+comes first: the next agent's status, the next reservation, or the end. So a reservation given
+back is given back before the next one is checked, and the journal holds every answered call
+before the next call starts (a worker that dies in between asks that call again). Nothing
+staged waits on a model call: what shows an agent active is written as its call starts.
 """
 
 import contextlib
@@ -52,7 +53,7 @@ class UnitStart:
 
 class UnitJournal(RedisJournal):
     """The unit's journal, its entries read with the attempt's start, and each entry
-    appended in one transaction with what the attempt staged."""
+    staged, to be appended with the attempt's next write."""
 
     def __init__(self, writes: "UnitWrites", recorded: list[JournalEntry] | None) -> None:
         super().__init__(writes.redis, keys.journal(writes.run, writes.number), ttl=keys.LIVE_TTL)
@@ -67,13 +68,14 @@ class UnitJournal(RedisJournal):
         return await super().entries()
 
     async def append(self, entry: JournalEntry) -> None:
-        # Durable before the engine goes on: the transaction is done when this returns.
+        # Durable before the next call starts: the next call's reservation is that write (or
+        # the attempt's end is, when no call follows).
         def queue(pipe: Pipeline) -> None:
             pipe.rpush(self.key, entry.model_dump_json())
             pipe.expire(self.key, self.ttl)
 
         self._recorded = None
-        await self.writes.write(queue)
+        self.writes.later(queue)
 
 
 class UnitWrites:
@@ -88,6 +90,7 @@ class UnitWrites:
         self.attempt = attempt
         self._status: dict[str, str | int | float] = {}
         self._adjusts: list[tuple[Sequence[Counter], int]] = []
+        self._later: list[Queue] = []
         self._reserve = self.redis.register_script(RESERVE)
         self.journal = UnitJournal(self, None)
 
@@ -128,9 +131,13 @@ class UnitWrites:
         """Status fields written with the attempt's next write."""
         self._status.update(hash_fields(**fields))
 
+    def later(self, queue: Queue) -> None:
+        """Commands written with the attempt's next write, in the order they were staged."""
+        self._later.append(queue)
+
     async def set(self, **fields: object) -> None:
         """Write status fields now, with what was staged."""
-        if self._status or self._adjusts:
+        if self._status or self._adjusts or self._later:
             await self.write(**fields)
             return
         # Alone, one command: the unit's hash lives on (its time to live is renewed by the
@@ -140,7 +147,7 @@ class UnitWrites:
 
     async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
         counter_keys, args = reserve_call(counters, tokens)
-        if not self._status and not self._adjusts:
+        if not self._status and not self._adjusts and not self._later:
             return bool(await self._reserve(keys=counter_keys, args=args))
         # What was given back is given back before the caps are checked, in one transaction.
         reserved, *_ = await self.write(
@@ -184,18 +191,19 @@ class UnitWrites:
         """One transaction: what was staged, then `queue`'s commands and the status `fields`;
         return the replies of `queue`'s commands and those after them."""
         status = {**self._status, **hash_fields(**fields)}
-        adjusts = self._adjusts
+        adjusts, later = self._adjusts, self._later
         # Cleared before the write: should it fail, a settled reservation stays counted, as
         # for a worker that died, rather than being given back twice.
-        self._status, self._adjusts = {}, []
+        self._status, self._adjusts, self._later = {}, [], []
         unit = keys.unit(self.run, self.number)
         async with self.redis.pipeline(transaction=True) as pipe:
-            staged = 0
             for counters, tokens in adjusts:
                 for counter in counters:
                     pipe.incrby(counter.key, tokens)
                     pipe.expire(counter.key, counter.ttl)
-                    staged += 2
+            for staged_queue in later:
+                staged_queue(pipe)
+            staged = len(pipe.command_stack)
             if queue is not None:
                 queue(pipe)
             if status:
