@@ -211,32 +211,3 @@ class TokenCeiling:
                 await settle_shared(used)
 
         return settle
-
-
-class AllOf:
-    """An :class:`Allowance` that holds when every one of `allowances` does: a call reserves
-    in each (releasing what it took if one refuses) and settles in each."""
-
-    def __init__(self, *allowances: Allowance) -> None:
-        self.allowances = allowances
-
-    async def reserve(self, tokens: int) -> Settle | None:
-        taken: list[Settle] = []
-        complete = False
-        try:
-            for allowance in self.allowances:
-                settle = await allowance.reserve(tokens)
-                if settle is None:
-                    return None
-                taken.append(settle)
-            complete = True
-        finally:
-            if not complete:  # refused, or failed: give back what was taken
-                for settle in taken:
-                    await settle(0)
-
-        async def settle_all(used: int) -> None:
-            for settle in taken:
-                await settle(used)
-
-        return settle_all

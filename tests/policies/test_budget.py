@@ -7,11 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from policies.budget import (
-    AllOf,
     BudgetEvent,
     BudgetEventKind,
     PairwiseBudget,
-    Settle,
     TokenCeiling,
     edge_name,
 )
@@ -410,38 +408,3 @@ def test_outstanding_reservations_plus_spent_never_pass_the_ceiling(
             outstanding.append(needed)
         assert ceiling.spent + sum(outstanding) <= ceiling_size
         assert ceiling.remaining == ceiling_size - ceiling.spent - sum(outstanding)
-
-
-class Pool:
-    """An allowance of `left` tokens that remembers what it was charged."""
-
-    def __init__(self, left: int) -> None:
-        self.left = left
-
-    async def reserve(self, tokens: int) -> Settle | None:
-        if tokens > self.left:
-            return None
-        self.left -= tokens
-
-        async def settle(used: int) -> None:
-            self.left += tokens - used
-
-        return settle
-
-
-async def test_all_of_charges_every_allowance_what_the_call_used() -> None:
-    review, day = Pool(1_000), Pool(5_000)
-
-    settle = await AllOf(review, day).reserve(400)
-    assert settle is not None
-    assert (review.left, day.left) == (600, 4_600)
-    await settle(150)
-
-    assert (review.left, day.left) == (850, 4_850)
-
-
-async def test_all_of_refuses_when_one_allowance_does_and_gives_back_the_others() -> None:
-    review, day = Pool(1_000), Pool(300)
-
-    assert await AllOf(review, day).reserve(400) is None
-    assert (review.left, day.left) == (1_000, 300)
