@@ -39,9 +39,7 @@ async def sweep(ctx: dict[str, Any]) -> int:
 async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
     """Queue a new coordinator for each live run whose coordinator's heartbeat lapsed (its
     worker died); it picks the run up where it was. Return how many were queued."""
-    if deps.queue is None:
-        raise RuntimeError("the worker has not started")
-    live, queue = deps.live_runs(), deps.queue
+    live, queue = deps.live_runs(), deps.started_queue()
     resumed = 0
     for orphan in await live.orphans(started_before=now - deps.heartbeat):
         with _about(orphan.run_id, orphan.ref):

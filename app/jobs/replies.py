@@ -150,6 +150,4 @@ class ReplyRun:
         return self.deps.runs
 
     def _hearings(self) -> Hearings:
-        if self.deps.queue is None:
-            raise RuntimeError("the worker has not started")
-        return Hearings(self.deps.queue.redis)
+        return Hearings(self.deps.started_queue().redis)

@@ -127,9 +127,11 @@ async def _verified_delivery(request: Request, context: WebhookContext) -> Deliv
             event=event or UNKNOWN_EVENT,
         )
     action = _leading_action(body)
-    if action is not None and ROUTER.handler(Delivery(delivery_id, event, action, body)):
-        # Its handler parses the whole body (a malformed one is its 400) and acts on it.
-        return Delivery(id=delivery_id, event=event, action=action, body=body)
+    if action is not None:
+        delivery = Delivery(id=delivery_id, event=event, action=action, body=body)
+        if ROUTER.handler(delivery):
+            # Its handler parses the whole body (a malformed one is its 400) and acts on it.
+            return delivery
     try:
         # pydantic's parser reads only `action` and skips the rest without building objects.
         envelope = _Envelope.model_validate_json(body)
