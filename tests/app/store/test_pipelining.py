@@ -3,6 +3,7 @@ are one round trip to the redis-server, not twenty, and each delivery still gets
 answer, its own error, and its job."""
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -13,7 +14,7 @@ from app.events import PullRequestRef
 from app.store import keys
 from app.store.deliveries import Deliveries
 from app.store.embedded import free_port
-from app.store.pipelining import AutoPipeline
+from app.store.pipelining import AutoPipeline, Stage
 from app.store.queue import ReviewQueue, review_job_id
 from app.store.replies import reply
 from tests.app.store_kit import ServerCounts, server_counts
@@ -118,6 +119,54 @@ async def test_deliveries_remembered_at_once_each_learn_whether_they_were_seen(
     after = await server.received()
     assert seen == [True] * 5 + [False] * 5
     assert after.reads - before.reads - 1 == 1
+
+
+def setting(key: str) -> Stage:
+    return lambda pipe: pipe.set(key, "1")
+
+
+async def out(server: ServerCounts, blocked: int) -> None:
+    """Until `blocked` connections wait in a blocking command: a pipeline holding one is out."""
+    deadline = time.monotonic() + 5
+    while (await server.redis.info("clients"))["blocked_clients"] < blocked:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{blocked} blocked connections did not appear within 5 s")
+        await asyncio.sleep(0.005)
+
+
+async def test_calls_made_while_a_pipeline_is_out_go_together_as_the_next(
+    redis: ArqRedis, server: ServerCounts
+) -> None:
+    pipeline = AutoPipeline(redis, stalled=60.0)  # never passed by here
+    first = asyncio.ensure_future(pipeline.call(lambda pipe: pipe.blpop(["release"], timeout=30)))
+    await out(server, blocked=1)
+    before = await server.received()
+
+    later = []
+    for n in range(10):  # one after another, each on a pass of its own
+        later.append(asyncio.ensure_future(pipeline.call(setting(f"key-{n}"))))
+        await asyncio.sleep(0)
+    await reply(server.redis.lpush("release", "go"))
+
+    assert await first == (b"release", b"go")
+    assert await asyncio.gather(*later) == [True] * 10
+    after = await server.received()
+    # The push that let the first back, then all ten in one (and the reading).
+    assert after.reads - before.reads - 1 == 2
+
+
+async def test_a_stalled_pipeline_does_not_hold_up_the_calls_after_it(
+    redis: ArqRedis, server: ServerCounts
+) -> None:
+    pipeline = AutoPipeline(redis, stalled=0.05)
+    stalled = asyncio.ensure_future(pipeline.call(lambda pipe: pipe.blpop(["release"], timeout=30)))
+    await out(server, blocked=1)
+
+    async with asyncio.timeout(5):  # not the 30 s the stalled one may take
+        assert await pipeline.call(lambda pipe: pipe.set("after", "1")) is True
+    assert not stalled.done()
+    await reply(server.redis.lpush("release", "go"))
+    assert await stalled == (b"release", b"go")
 
 
 async def test_a_command_that_fails_fails_only_its_caller(redis: ArqRedis) -> None:
