@@ -21,7 +21,9 @@ itself more than the servers.
 Before printing, the run checks that the real endpoint answered 202 `enqueued` to every
 delivery and that Redis holds exactly one queued arq job per delivery (`ZCARD arq:queue`),
 and fails otherwise. CPU time per request (uvicorn process, redis-server, this client)
-shows where the time goes; the three share the machine's cores. The servers are in
+shows where the time goes; the three share the machine's cores. The round trips to Redis per
+request (redis-server's reads, `INFO stats`, while the real endpoint ran) show how many
+deliveries went to Redis together (:mod:`app.store.pipelining`). The servers are in
 `bench.webhook_servers`, the deliveries and the load client in `bench.webhook_load`.
 
     uv run python -m bench.webhooks [--requests N] [--concurrency C] [--warmup W]
@@ -73,6 +75,12 @@ def check_acknowledged(kind: str, sent: Sequence[Delivery], answers: Sequence[An
                 f"{kind}: delivery {delivery.id} got {answer.status} {answer.body[:200]!r} "
                 f"(all answers by status: {_statuses(answers)})"
             )
+
+
+def redis_reads(redis_url: str) -> int:
+    """How many times redis-server has read from its clients: one per round trip."""
+    with redis.Redis.from_url(redis_url) as client:
+        return int(client.info("stats")["total_reads_processed"])
 
 
 def check_enqueued(redis_url: str, sent: Sequence[Delivery]) -> int:
@@ -135,6 +143,9 @@ class Result:
     client: str
     body_bytes: int
     queued: int
+    redis_round_trips: float
+    """Reads redis-server made while the real endpoint ran, per delivery (warm-up included):
+    its startup and its counters' flushes are in it too, which tells on a short run."""
 
 
 def report(result: Result) -> str:
@@ -157,6 +168,7 @@ def report(result: Result) -> str:
         f"{bare.cpu_ms(bare.cpu.server):>12}",
         f"{'  redis-server':28}{real.cpu_ms(real.cpu.redis):>12}{bare.cpu_ms(bare.cpu.redis):>12}",
         f"{'  load client':28}{real.cpu_ms(real.cpu.client):>12}{bare.cpu_ms(bare.cpu.client):>12}",
+        f"{'Redis round trips / request':28}{result.redis_round_trips:>12.2f}{'-':>12}",
         "",
         f"{'p99 real / bare':28}{real.p99 / bare.p99:>12.2f}   goal ≤ {GOAL_P99_RATIO:g}",
         f"{'real server CPU (ms)':28}{real.cpu_ms(real.cpu.server):>12}   "
@@ -182,10 +194,13 @@ def measure(requests: int, concurrency: int, warmup: int, client: str = "raw") -
         check_acknowledged("bare", warm, bare_warm.answers)
         check_acknowledged("bare", measured, bare_phase.answers)
         with EmbeddedRedis(log_dir / "redis", persist=False) as store:
+            reads = redis_reads(store.url)
             with Server("real", log_dir, store.url) as server:
                 warm_phase, real_phase, real_cpu = asyncio.run(
                     load(server, client, warm, measured, concurrency)
                 )
+            # Less this reading's own: the rest were the endpoint's.
+            reads = redis_reads(store.url) - reads - 1
             check_acknowledged("real", warm, warm_phase.answers)
             check_acknowledged("real", measured, real_phase.answers)
             queued = check_enqueued(store.url, sent)
@@ -198,6 +213,7 @@ def measure(requests: int, concurrency: int, warmup: int, client: str = "raw") -
         client=client,
         body_bytes=round(statistics.fmean(len(d.body) for d in sent)),
         queued=queued,
+        redis_round_trips=reads / len(sent),
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from redis.asyncio import Redis
 
 from app.store import keys
+from app.store.pipelining import AutoPipeline
 from app.store.replies import reply
 
 
@@ -19,11 +20,16 @@ class Deliveries:
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        self._pipeline = AutoPipeline(redis)
 
     async def first_sighting(self, delivery_id: str) -> bool:
         """Remember `delivery_id`; False if it was remembered already."""
+        key = keys.delivery(delivery_id)
+        # Sent with the other deliveries being remembered at the same moment.
         return bool(
-            await self.redis.set(keys.delivery(delivery_id), "1", nx=True, ex=keys.DELIVERY_TTL)
+            await self._pipeline.call(
+                lambda pipe: pipe.set(key, "1", nx=True, ex=keys.DELIVERY_TTL)
+            )
         )
 
     async def forget(self, delivery_id: str) -> None:

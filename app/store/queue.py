@@ -20,10 +20,13 @@ from arq.connections import ArqRedis
 from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, result_key_prefix
 from arq.jobs import Job, JobStatus, serialize_job
 from arq.utils import timestamp_ms
+from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 from app.events import CommandRequest, PullKey, PullRequestRef, ReplyRequest
 from app.store import keys
+from app.store.pipelining import AutoPipeline
 from app.store.replies import text
 from app.store.wakeups import ring
 
@@ -124,6 +127,7 @@ class ReviewQueue:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
         self._scripts: dict[str, AsyncScript] = {}
+        self._pipeline = AutoPipeline(redis)
 
     async def enqueue_review(
         self,
@@ -241,17 +245,31 @@ class ReviewQueue:
         script = SUPERSEDE + ENQUEUE if supersede else ENQUEUE
         if delivery is not None:
             script = ONCE + script
-            extra_keys, extra_args = (
-                [*extra_keys, keys.delivery(delivery)],
-                [
-                    *extra_args,
-                    keys.DELIVERY_TTL,
-                ],
+            extra_keys = [*extra_keys, keys.delivery(delivery)]
+            extra_args = [*extra_args, keys.DELIVERY_TTL]
+        sha = self._script(script).sha
+        script_keys = [job_key_prefix + job_id, result_key_prefix + job_id, queue, *extra_keys]
+        script_args = [
+            self.redis.expires_extra_ms,
+            job,
+            now,
+            job_id,
+            keys.wakeups(queue),
+            *extra_args,
+        ]
+
+        def run(pipe: Pipeline) -> object:
+            return pipe.execute_command(
+                "EVALSHA", sha, len(script_keys), *script_keys, *script_args
             )
-        added = await self._script(script)(
-            keys=[job_key_prefix + job_id, result_key_prefix + job_id, queue, *extra_keys],
-            args=[self.redis.expires_extra_ms, job, now, job_id, keys.wakeups(queue), *extra_args],
-        )
+
+        # Sent with the other jobs being queued at the same moment (:mod:`app.store.pipelining`).
+        try:
+            added = await self._pipeline.call(run)
+        except NoScriptError:
+            # Redis lost its scripts (a restart, `SCRIPT FLUSH`): loaded again, then run.
+            await self._pipeline.call(lambda pipe: pipe.script_load(script))
+            added = await self._pipeline.call(run)
         return int(added) == 1
 
     def _script(self, script: str) -> AsyncScript:

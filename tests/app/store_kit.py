@@ -1,9 +1,13 @@
 """A typed look into Redis, for the app tests' assertions about what a delivery or a job
-left behind."""
+left behind, and the redis-server's own counts of what it received."""
 
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import redis
+from redis.asyncio import Redis as AsyncRedis
 
 
 class Store:
@@ -60,3 +64,34 @@ class Store:
     def _url(self) -> str:
         kwargs = self._redis.connection_pool.connection_kwargs
         return f"redis://{kwargs['host']}:{kwargs['port']}/{kwargs.get('db', 0)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What the redis-server has received so far: socket reads (one per round trip) and
+    commands."""
+
+    reads: int
+    commands: int
+
+
+class ServerCounts:
+    """The redis-server's own counts (`INFO stats`), read on a connection of the test's: each
+    reading is one read and one command more."""
+
+    def __init__(self, redis: AsyncRedis) -> None:
+        self.redis = redis
+
+    async def received(self) -> Received:
+        stats = await self.redis.info("stats")
+        return Received(stats["total_reads_processed"], stats["total_commands_processed"])
+
+
+@contextlib.asynccontextmanager
+async def server_counts(url: str) -> AsyncIterator[ServerCounts]:
+    client = AsyncRedis.from_url(url)
+    try:
+        await client.ping()  # connected (and introduced) before anything is counted
+        yield ServerCounts(client)
+    finally:
+        await client.aclose()

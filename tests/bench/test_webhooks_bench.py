@@ -29,6 +29,7 @@ def test_the_benchmark_prints_both_endpoints_figures_after_checking_every_delive
     ):
         assert re.search(rf"^{re.escape(label)} +[\d,.]+ +[\d,.]+$", out, re.MULTILINE), label
     assert re.search(r"^  redis-server +\d+\.\d\d +-$", out, re.MULTILINE)
+    assert re.search(r"^Redis round trips / request +\d+\.\d\d +-$", out, re.MULTILINE)
     assert re.search(r"^p99 real / bare +\d+\.\d\d +goal ≤ 3$", out, re.MULTILINE)
     assert re.search(r"^real server CPU \(ms\) +\d+\.\d\d +goal ≤ 0\.8$", out, re.MULTILINE)
     # The warm-up defaults to the concurrency (4) or a tenth of the requests (5), the larger.

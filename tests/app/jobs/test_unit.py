@@ -6,13 +6,11 @@ of a millisecond; a unit's calls wait for one another's."""
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import pairwise
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
-from redis.asyncio import Redis
 
 from agents.diff import Diff
 from agents.errors import LLMUnavailable
@@ -27,6 +25,7 @@ from app.store.queue import ReviewQueue
 from app.store.replies import reply
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
+from tests.app.store_kit import Received, ServerCounts, server_counts
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import agreed_by_role
 from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_deps
@@ -37,31 +36,10 @@ START_AND_END = 3
 """Round trips of a unit's start and end around its calls: its reads, its start, its end."""
 
 
-@dataclass(frozen=True, slots=True)
-class Received:
-    """What the redis-server has received so far: socket reads (one per round trip) and
-    commands."""
-
-    reads: int
-    commands: int
-
-
-class Server:
-    """The redis-server's own counts, read on a connection of the test's: each reading is
-    one read and one command more."""
-
-    def __init__(self, redis: Redis) -> None:
-        self.redis = redis
-
-    async def received(self) -> Received:
-        stats = await self.redis.info("stats")
-        return Received(stats["total_reads_processed"], stats["total_commands_processed"])
-
-
 class Sampled:
     """A scripted model that reads what the server received as each of its calls starts."""
 
-    def __init__(self, llm: ScriptedLLM, server: Server) -> None:
+    def __init__(self, llm: ScriptedLLM, server: ServerCounts) -> None:
         self.llm = llm
         self.server = server
         self.starts: list[Received] = []
@@ -81,13 +59,9 @@ async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
 
 
 @pytest.fixture
-async def server(redis_url: str) -> AsyncIterator[Server]:
-    client = Redis.from_url(redis_url)
-    try:
-        await client.ping()  # connected (and introduced) before anything is counted
-        yield Server(client)
-    finally:
-        await client.aclose()
+async def server(redis_url: str) -> AsyncIterator[ServerCounts]:
+    async with server_counts(redis_url) as counts:
+        yield counts
 
 
 async def debate(
@@ -131,7 +105,7 @@ def billed(entries: list[JournalEntry]) -> int:
 
 
 async def test_each_model_call_of_a_unit_costs_at_most_two_redis_round_trips(
-    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: Server
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: ServerCounts
 ) -> None:
     # A worker's first unit also loads what it runs on Redis once: the second is measured.
     first = Sampled(ScriptedLLM(by_role(**agreed_by_role())), server)
@@ -161,7 +135,7 @@ async def test_each_model_call_of_a_unit_costs_at_most_two_redis_round_trips(
 
 
 async def test_a_call_the_api_refused_gives_its_reservation_back_on_both_pools(
-    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: Server
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: ServerCounts
 ) -> None:
     script = agreed_by_role()
     refused = LLMUnavailable("overloaded")
@@ -183,7 +157,7 @@ class Watching(Sampled):
     """A scripted model whose calls take a while, as a remote model's do; it notes, while
     each call is in flight, how the unit's status shows the calling agent."""
 
-    def __init__(self, llm: ScriptedLLM, server: Server, redis: ArqRedis) -> None:
+    def __init__(self, llm: ScriptedLLM, server: ServerCounts, redis: ArqRedis) -> None:
         super().__init__(llm, server)
         self.redis = redis
         self.seen: list[tuple[str, State | None]] = []
@@ -196,7 +170,7 @@ class Watching(Sampled):
 
 
 async def test_an_agent_is_shown_active_while_its_call_is_in_flight(
-    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: Server
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: ServerCounts
 ) -> None:
     model = Watching(ScriptedLLM(by_role(**agreed_by_role())), server, redis)
 
