@@ -29,15 +29,16 @@ Stage = Callable[[Pipeline], object]
 """Adds one command to a pipeline (`lambda pipe: pipe.set(key, value)`)."""
 
 
+STALLED = 0.05
+"""Seconds a pipeline may be out before the calls made meanwhile go without it: tens of round
+trips to a Redis across a network, hundreds to one on the same machine, so only a connection
+that stalled is passed by."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Call:
     stage: Stage
     reply: "asyncio.Future[Any]"
-
-
-STALLED = 0.05
-"""Seconds a pipeline may be out before the calls made meanwhile go without it: hundreds of
-round trips, so only a connection that stalled is passed by."""
 
 
 class AutoPipeline:
@@ -69,6 +70,8 @@ class AutoPipeline:
                 # A caller that stopped waiting before the send has its command left out.
                 calls = [call for call in self._waiting if not call.reply.done()]
                 self._waiting = []
+                if not calls:
+                    continue
                 out = loop.create_task(self._send(calls))
                 self._out.add(out)
                 out.add_done_callback(self._back)
