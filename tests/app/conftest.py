@@ -1,9 +1,12 @@
-"""Fixtures of the app tests: the App's key, and a pull request on the fake GitHub."""
+"""Fixtures of the app tests: the App's key, a pull request on the fake GitHub, an arq pool
+on the test's redis-server and that server's own counts."""
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from tests.app.store_kit import ServerCounts, server_counts
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
 from tests.scenarios.reviews import APP_ID, BASE, DIFF, HEAD, INSTALLATION, NUMBER, REPO
@@ -29,3 +32,20 @@ def github(key: AppKey) -> Iterator[FakeGitHub]:
             head_files={PAYMENTS: PAYMENTS_AFTER},
         )
         yield fake
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
+    """An arq pool on the test's emptied redis-server, as the App's processes make one."""
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        yield pool
+    finally:
+        await pool.aclose()
+
+
+@pytest.fixture
+async def counts(redis_url: str) -> AsyncIterator[ServerCounts]:
+    """What the test's redis-server has received, as it counts it."""
+    async with server_counts(redis_url) as counts:
+        yield counts

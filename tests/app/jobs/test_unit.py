@@ -5,12 +5,10 @@ Each round trip costs the worker's event loop, shared by every unit it debates, 
 of a millisecond; a unit's calls wait for one another's."""
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from itertools import pairwise
 
-import pytest
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis
 
 from agents.diff import Diff
 from agents.errors import LLMUnavailable
@@ -25,7 +23,7 @@ from app.store.queue import ReviewQueue
 from app.store.replies import reply
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
-from tests.app.store_kit import Received, ServerCounts, server_counts
+from tests.app.store_kit import Received, ServerCounts
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import agreed_by_role
 from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_deps
@@ -47,21 +45,6 @@ class Sampled:
     async def complete(self, request: LLMRequest) -> LLMResponse:
         self.starts.append(await self.server.received())
         return await self.llm.complete(request)
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
-    pool: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
-
-
-@pytest.fixture
-async def server(redis_url: str) -> AsyncIterator[ServerCounts]:
-    async with server_counts(redis_url) as counts:
-        yield counts
 
 
 async def debate(
@@ -105,13 +88,13 @@ def billed(entries: list[JournalEntry]) -> int:
 
 
 async def test_each_model_call_of_a_unit_costs_at_most_two_redis_round_trips(
-    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: ServerCounts
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, counts: ServerCounts
 ) -> None:
     # A worker's first unit also loads what it runs on Redis once: the second is measured.
-    first = Sampled(ScriptedLLM(by_role(**agreed_by_role())), server)
+    first = Sampled(ScriptedLLM(by_role(**agreed_by_role())), counts)
     await debate(github, key, redis, first, "first")
     await redis.delete(keys.allowance(INSTALLATION, TODAY.date()))
-    model = Sampled(ScriptedLLM(by_role(**agreed_by_role())), server)
+    model = Sampled(ScriptedLLM(by_role(**agreed_by_role())), counts)
 
     _, before, after = await debate(github, key, redis, model)
 
@@ -135,12 +118,12 @@ async def test_each_model_call_of_a_unit_costs_at_most_two_redis_round_trips(
 
 
 async def test_a_call_the_api_refused_gives_its_reservation_back_on_both_pools(
-    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: ServerCounts
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, counts: ServerCounts
 ) -> None:
     script = agreed_by_role()
     refused = LLMUnavailable("overloaded")
     llm = ScriptedLLM(by_role(tester=[refused, *script["tester"]], coder=script["coder"]))
-    model = Sampled(llm, server)
+    model = Sampled(llm, counts)
 
     await debate(github, key, redis, model)
 
@@ -170,9 +153,9 @@ class Watching(Sampled):
 
 
 async def test_an_agent_is_shown_active_while_its_call_is_in_flight(
-    github: FakeGitHub, key: AppKey, redis: ArqRedis, server: ServerCounts
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, counts: ServerCounts
 ) -> None:
-    model = Watching(ScriptedLLM(by_role(**agreed_by_role())), server, redis)
+    model = Watching(ScriptedLLM(by_role(**agreed_by_role())), counts, redis)
 
     await debate(github, key, redis, model)
 

@@ -2,7 +2,6 @@
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -26,15 +25,6 @@ class Clock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
-    pool = await create_pool(RedisSettings.from_dsn(redis_url))
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 @pytest.fixture

@@ -4,10 +4,9 @@ answer, its own error, and its job."""
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
 import pytest
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis
 from redis.exceptions import ConnectionError, ResponseError
 
 from app.events import PullRequestRef
@@ -17,7 +16,7 @@ from app.store.embedded import free_port
 from app.store.pipelining import AutoPipeline, Stage
 from app.store.queue import ReviewQueue, review_job_id
 from app.store.replies import reply
-from tests.app.store_kit import ServerCounts, server_counts
+from tests.app.store_kit import ServerCounts
 
 AT_ONCE = 20
 
@@ -26,21 +25,6 @@ def pull(number: int) -> PullRequestRef:
     return PullRequestRef(
         installation_id=7, owner="octo", repo="hello", number=number, head_sha=f"{number:040x}"
     )
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
-    pool = await create_pool(RedisSettings.from_dsn(redis_url))
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
-
-
-@pytest.fixture
-async def server(redis_url: str) -> AsyncIterator[ServerCounts]:
-    async with server_counts(redis_url) as counts:
-        yield counts
 
 
 async def queue_at_once(queue: ReviewQueue, deliveries: list[tuple[int, str]]) -> list[bool]:
@@ -59,15 +43,15 @@ async def queued(redis: ArqRedis) -> set[str]:
 
 
 async def test_reviews_queued_at_once_cost_one_round_trip_and_each_is_queued(
-    redis: ArqRedis, server: ServerCounts
+    redis: ArqRedis, counts: ServerCounts
 ) -> None:
     queue = ReviewQueue(redis)
     await queue_at_once(queue, [(0, "warm-up")])  # the script is loaded, a connection open
-    before = await server.received()
+    before = await counts.received()
 
     added = await queue_at_once(queue, [(n, f"delivery-{n}") for n in range(1, AT_ONCE + 1)])
 
-    after = await server.received()
+    after = await counts.received()
     assert added == [True] * AT_ONCE
     # One read for all twenty scripts, and one more for the reading itself.
     assert after.reads - before.reads - 1 == 1
@@ -91,16 +75,16 @@ async def test_each_delivery_gets_its_own_answer_in_a_shared_round_trip(redis: A
 
 
 async def test_reviews_are_queued_after_redis_lost_its_scripts(
-    redis: ArqRedis, server: ServerCounts
+    redis: ArqRedis, counts: ServerCounts
 ) -> None:
     queue = ReviewQueue(redis)
     await queue_at_once(queue, [(0, "warm-up")])
     await redis.script_flush()  # as a restarted redis-server has none
-    before = await server.received()
+    before = await counts.received()
 
     added = await queue_at_once(queue, [(n, f"delivery-{n}") for n in range(1, AT_ONCE + 1)])
 
-    after = await server.received()
+    after = await counts.received()
     assert added == [True] * AT_ONCE
     assert await queued(redis) == {review_job_id(pull(n)) for n in range(AT_ONCE + 1)}
     # Refused, loaded, run: three round trips for all twenty (and one for the reading).
@@ -108,15 +92,15 @@ async def test_reviews_are_queued_after_redis_lost_its_scripts(
 
 
 async def test_deliveries_remembered_at_once_each_learn_whether_they_were_seen(
-    redis: ArqRedis, server: ServerCounts
+    redis: ArqRedis, counts: ServerCounts
 ) -> None:
     deliveries = Deliveries(redis)
     await deliveries.first_sighting("warm-up")
-    before = await server.received()
+    before = await counts.received()
 
     seen = await asyncio.gather(*(deliveries.first_sighting(f"d-{n % 5}") for n in range(10)))
 
-    after = await server.received()
+    after = await counts.received()
     assert seen == [True] * 5 + [False] * 5
     assert after.reads - before.reads - 1 == 1
 
@@ -125,47 +109,47 @@ def setting(key: str) -> Stage:
     return lambda pipe: pipe.set(key, "1")
 
 
-async def out(server: ServerCounts, blocked: int) -> None:
+async def out(counts: ServerCounts, blocked: int) -> None:
     """Until `blocked` connections wait in a blocking command: a pipeline holding one is out."""
     deadline = time.monotonic() + 5
-    while (await server.redis.info("clients"))["blocked_clients"] < blocked:
+    while (await counts.redis.info("clients"))["blocked_clients"] < blocked:
         if time.monotonic() > deadline:
             raise AssertionError(f"{blocked} blocked connections did not appear within 5 s")
         await asyncio.sleep(0.005)
 
 
 async def test_calls_made_while_a_pipeline_is_out_go_together_as_the_next(
-    redis: ArqRedis, server: ServerCounts
+    redis: ArqRedis, counts: ServerCounts
 ) -> None:
     pipeline = AutoPipeline(redis, stalled=60.0)  # never passed by here
     first = asyncio.ensure_future(pipeline.call(lambda pipe: pipe.blpop(["release"], timeout=30)))
-    await out(server, blocked=1)
-    before = await server.received()
+    await out(counts, blocked=1)
+    before = await counts.received()
 
     later = []
     for n in range(10):  # one after another, each on a pass of its own
         later.append(asyncio.ensure_future(pipeline.call(setting(f"key-{n}"))))
         await asyncio.sleep(0)
-    await reply(server.redis.lpush("release", "go"))
+    await reply(counts.redis.lpush("release", "go"))
 
     assert await first == (b"release", b"go")
     assert await asyncio.gather(*later) == [True] * 10
-    after = await server.received()
+    after = await counts.received()
     # The push that let the first back, then all ten in one (and the reading).
     assert after.reads - before.reads - 1 == 2
 
 
 async def test_a_stalled_pipeline_does_not_hold_up_the_calls_after_it(
-    redis: ArqRedis, server: ServerCounts
+    redis: ArqRedis, counts: ServerCounts
 ) -> None:
     pipeline = AutoPipeline(redis, stalled=0.05)
     stalled = asyncio.ensure_future(pipeline.call(lambda pipe: pipe.blpop(["release"], timeout=30)))
-    await out(server, blocked=1)
+    await out(counts, blocked=1)
 
     async with asyncio.timeout(5):  # not the 30 s the stalled one may take
         assert await pipeline.call(lambda pipe: pipe.set("after", "1")) is True
     assert not stalled.done()
-    await reply(server.redis.lpush("release", "go"))
+    await reply(counts.redis.lpush("release", "go"))
     assert await stalled == (b"release", b"go")
 
 

@@ -1,10 +1,7 @@
 """A unit attempt's batched writes on a real Redis: what waits for the attempt's next write
 lands with it, and a reservation given back counts before the next one is checked."""
 
-from collections.abc import AsyncIterator
-
-import pytest
-from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.connections import ArqRedis
 
 from app.store import keys
 from app.store.allowance import Counter, Pools, RunCeiling
@@ -12,15 +9,6 @@ from app.store.live import LiveRuns, State
 from app.store.unit_writes import UnitWrites
 
 RUN = "run-writes"
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[ArqRedis]:
-    pool: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    try:
-        yield pool
-    finally:
-        await pool.aclose()
 
 
 def ceiling(redis: ArqRedis, cap: int) -> RunCeiling:
