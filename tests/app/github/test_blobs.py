@@ -10,7 +10,7 @@ import pytest
 from app.events import PullKey
 from app.github.blobs import FileAt
 from app.github.client import GitHubApp, Installation
-from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.fakes.github_api import AppKey, FakeGitHub
 
 REPO, NUMBER, INSTALLATION, APP_ID = "octo/shop", 7, 3, 42
 HEAD, BASE = "a" * 40, "b" * 40
@@ -18,11 +18,6 @@ REF = PullKey(installation_id=INSTALLATION, owner="octo", repo="shop", number=NU
 CONTENTS = rf"/repos/{REPO}/contents/.*"
 STRANGE = 'docs/say "hi" \\ ") { viewer { login } }\nü 名前.md'
 """A path that would break out of a string, or of the query, were it written into one."""
-
-
-@pytest.fixture(scope="module")
-def key() -> AppKey:
-    return new_app_key()
 
 
 @pytest.fixture
