@@ -25,6 +25,7 @@ from app.cli.status import watch
 from app.cli.terminal import Progress, render
 from app.jobs.deps import WorkerDeps
 from app.jobs.worker import Workers, run_until_signalled
+from app.parsing import Parsing
 from app.settings import MissingSettings, Settings, SettingsError, env_file, get_settings
 from app.setup.manifest import DEFAULT_GITHUB_URL, api_url_for, base_url, install_url, is_private
 from app.setup.manifest import load_manifest as load_app_manifest
@@ -121,18 +122,24 @@ def review(
             f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
         )
     try:
-        result = asyncio.run(_review(diff, llm, policy, Reading(sources)))
+        result = asyncio.run(_review(diff, llm, policy, sources))
     except LLMFatal as exc:
         _fail(str(exc))
     click.echo(result.model_dump_json(indent=2) if as_json else render(result))
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
 
 
-async def _review(diff: Diff, llm: ClaudeLLM, policy: DebatePolicy, reading: Reading) -> Review:
+async def _review(
+    diff: Diff, llm: ClaudeLLM, policy: DebatePolicy, sources: dict[str, str] | None
+) -> Review:
     progress = Progress(llm, lambda line: click.echo(line, err=True))
+    parsing = Parsing()
     try:
+        outlines = await parsing.outlines(sources) if sources else {}
+        reading = Reading(sources, outlines=outlines)
         return await review_diff(diff, progress, policy, reading=reading)
     finally:
+        parsing.close()
         await llm.aclose()
 
 

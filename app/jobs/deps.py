@@ -14,6 +14,7 @@ from agents.diff import DEFAULT_UNIT_TOKENS
 from agents.llm import LLMClient
 from app.github.client import GitHubApp
 from app.links import TranscriptLinks, links_for
+from app.parsing import Parsing
 from app.settings import Settings, SettingsError
 from app.store.allowance import DailyAllowance, utc_now
 from app.store.live import LiveRuns
@@ -67,6 +68,9 @@ class WorkerDeps:
     metrics: Metrics = field(default_factory=Metrics)
     """This process's counts, flushed to Redis while the workers run. `github` counts its
     failed requests in its own: give both the same."""
+    parsing: Parsing = field(default_factory=Parsing)
+    """Where the changed files are parsed for context, off the event loop; closed with the
+    workers."""
 
     def started_queue(self) -> ReviewQueue:
         """The queue, which the worker sets as it starts."""

@@ -168,7 +168,7 @@ class ReviewRun:
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         reviewed = scope.part(diff)
         reading, policy = await together(
-            reading_for(github, ref, pull, config, reviewed), self._policy()
+            reading_for(github, ref, pull, config, reviewed, self.deps.parsing), self._policy()
         )
         units = reading.attach(reviewed.units(self.deps.unit_tokens))
         plan = RunPlan(

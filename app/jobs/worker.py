@@ -68,6 +68,7 @@ async def _startup(ctx: dict[str, Any]) -> None:
 async def _shutdown(ctx: dict[str, Any]) -> None:
     deps = deps_of(ctx)
     await deps.github.aclose()
+    deps.parsing.close()
     if isinstance(deps.llm, ClaudeLLM):
         await deps.llm.aclose()
 
