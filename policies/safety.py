@@ -1,7 +1,8 @@
 """Which paths a patch may touch.
 
 Protected paths are gitignore-style globs (`.github/workflows/**`). A path that is absolute,
-climbs out of the repository (`..`) or is empty is never patchable, whatever the globs say:
+climbs out of the repository (`..`), reaches into `.git` or is empty is never patchable,
+whatever the globs say:
 the diff comes from an untrusted change and its paths are untrusted too.
 """
 
@@ -72,10 +73,13 @@ def _compiled(globs: tuple[str, ...]) -> GitIgnoreSpec:
 
 
 def is_safe_relative(path: str) -> bool:
-    """Whether `path` is a non-empty relative path that stays inside the repository."""
+    """Whether `path` is a non-empty relative path that stays inside the repository: it
+    neither climbs out (`..`) nor reaches into git's own `.git` (which git itself never
+    tracks, in any case, and where a remote's credentials may be kept)."""
     if not path or path.startswith("/") or "\\" in path or "\x00" in path:
         return False
-    return ".." not in path.split("/")
+    parts = path.split("/")
+    return ".." not in parts and ".git" not in (part.casefold() for part in parts)
 
 
 def plain_globs(globs: Sequence[str]) -> Sequence[str]:

@@ -121,6 +121,8 @@ def review(
         click.echo(
             f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
         )
+    else:
+        click.echo(f"tiebreak: {read}", err=True)
     try:
         result = asyncio.run(_review(diff, llm, policy, sources))
     except LLMFatal as exc:
