@@ -12,8 +12,8 @@ installation's daily allowance; the first reply past the cap gets one note.
 The replies of one thread are weighed one at a time, so a finding the first withdrew is not
 weighed again. The tester is asked holding no lock on the run; the verdict then lands on the
 run as it stands (:mod:`agents.rebase`), with what other replies and commands changed since,
-under the pull request's landing lock. It lands nowhere if a newer review did meanwhile or
-if the finding was settled meanwhile.
+under the pull request's landing lock. It lands nowhere if a newer review did meanwhile (one
+reply says so) or if the finding was settled meanwhile (nothing is said).
 """
 
 import logging
@@ -137,6 +137,8 @@ class ReplyRun:
         """Remember the verdict on the run as it now stands, then tell the pull request; a
         newer run, or a finding settled meanwhile, keeps what it has."""
         if latest is None or latest.record.run_id != read.record.run_id:
+            if latest is not None:
+                await self._reply(hearing.superseded(latest.record.ref.head_sha))
             return "a newer review landed meanwhile"
         rebased = rebase(review, read.record.review, latest.record.review, [found])
         if found not in rebased.applied:
