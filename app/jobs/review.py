@@ -6,13 +6,17 @@
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run. A newer push supersedes the job: it stops before publishing
-and completes its check run as superseded. Whatever goes wrong, the check run is completed
-with a clear message: this job is one of the two places allowed to catch everything.
+and completes its check run as superseded. It publishes holding the pull request's landing
+lock, so a reply or a command changing the earlier run lands wholly before it or not at all.
+Whatever goes wrong, the check run is completed with a clear message: this job is one of the
+two places allowed to catch everything.
 """
 
 import asyncio
+import contextlib
 import logging
 import time
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from agents.diff import Diff
@@ -40,7 +44,7 @@ from app.publishing.rereview import Scope, reconcile
 from app.store.allowance import DailyAllowance
 from app.store.live import ENDED, State
 from app.store.plans import RunPlan
-from app.store.pulls import OpenCheck
+from app.store.pulls import OpenCheck, StoredRun
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
@@ -192,7 +196,7 @@ class ReviewRun:
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
         the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
-        ref, check_id, config = self.ref, plan.check_run_id, self.config
+        check_id = plan.check_run_id
         queue = self.deps.started_queue()
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
@@ -202,16 +206,32 @@ class ReviewRun:
             # Failed, stopped or superseded: the units still queued or running are not needed.
             await asyncio.shield(fanout.stop())
             raise
-        if await self._superseded():
-            await self._complete_superseded(check_id)
-            return "superseded before publishing"
+        # Landed under the pull request's landing lock: after the replies and commands that
+        # changed the earlier run, before those that will read this one.
+        async with self._landing() as latest:
+            if await self._superseded():
+                await self._complete_superseded(check_id)
+                return "superseded before publishing"
+            earlier = latest.record if latest and latest.record.run_id != self.run_id else None
+            return await self._publish(plan, debated, diff, earlier, fresh=fresh)
+
+    def _landing(self) -> AbstractAsyncContextManager[StoredRun | None]:
+        runs = self.deps.runs
+        return contextlib.nullcontext(None) if runs is None else runs.landing(self.ref)
+
+    async def _publish(
+        self, plan: RunPlan, debated: Review, diff: Diff, earlier: RunRecord | None, *, fresh: bool
+    ) -> str:
+        """Publish what the units found, reconciled with `earlier` (the pull request's latest
+        run as it stands), and remember it as the latest run."""
+        ref, check_id, config = self.ref, plan.check_run_id, self.config
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
         _, spent, remaining, (review, conversation) = await together(
             self.live.set_run(self.run_id, state=State.COMPLETING),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
-            self._reconcile(plan, shown, diff),
+            self._reconcile(plan, shown, diff, earlier),
         )
         ceiling, cap = plan.policy.token_ceiling, allowance.cap
         spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
@@ -247,7 +267,7 @@ class ReviewRun:
                     run_id=self.run_id,
                     ref=ref,
                     check_run_id=check_id,
-                    conclusion=str(publication.check.conclusion),
+                    conclusion=conclusion,
                     review=review,
                     diff=diff.text,
                     policy=plan.policy,
@@ -257,7 +277,7 @@ class ReviewRun:
                     readings=await self.live.readings(self.run_id, plan.units),
                 )
             )
-        return str(publication.check.conclusion)
+        return conclusion
 
     async def _earlier(self) -> RunRecord | None:
         """The pull request's latest finished review before this run, if it has one."""
@@ -291,13 +311,14 @@ class ReviewRun:
         return Scope.changed_since(old, comparison.paths)
 
     async def _reconcile(
-        self, plan: RunPlan, review: Review, diff: Diff
+        self, plan: RunPlan, review: Review, diff: Diff, earlier: RunRecord | None
     ) -> tuple[Review, Conversation]:
         """The pull request's standing findings after this run, and what its conversation
-        already has of them (see :mod:`app.publishing.rereview`)."""
-        # Read again rather than kept from planning: a ruling asked for meanwhile may have
-        # changed it, and a run picked up from a dead coordinator has no plan-time copy.
-        threads, earlier = await together(posted_threads(self.github, self.ref), self._earlier())
+        already has of them (see :mod:`app.publishing.rereview`). `earlier` is the latest
+        run as it stands now, not as planning read it: a ruling or a reply heard meanwhile
+        may have changed it, and a run picked up from a dead coordinator has no plan-time
+        copy."""
+        threads = await posted_threads(self.github, self.ref)
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = Conversation(
             threads=standing.threads,

@@ -52,6 +52,16 @@ def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
     return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
 
 
+def commands_job_id(pull: PullKey, source: str) -> str:
+    """`commands:owner/repo#7:source`: a comment's or a button's commands run once."""
+    return f"commands:{pull.key}:{source}"
+
+
+def reply_job_id(request: ReplyRequest) -> str:
+    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers."""
+    return f"reply:{request.pull.key}:{request.comment.id}"
+
+
 def _resume_job_id(run_id: str, resume: int) -> str:
     return f"{run_id}:resume-{resume}"
 
@@ -163,7 +173,7 @@ class ReviewQueue:
         return await self._enqueue(
             JobName.COMMANDS,
             request.model_dump(mode="json"),
-            job_id=f"commands:{request.pull.key}:{source}",
+            job_id=commands_job_id(request.pull, source),
             queue=keys.REVIEW_QUEUE,
         )
 
@@ -172,7 +182,7 @@ class ReviewQueue:
         job = await self.redis.enqueue_job(
             JobName.REPLY,
             request.model_dump(mode="json"),
-            _job_id=f"reply:{request.pull.key}:{request.comment.id}",
+            _job_id=reply_job_id(request),
             _queue_name=keys.REVIEW_QUEUE,
         )
         return job is not None
