@@ -67,6 +67,15 @@ class Patch(_Span):
     replacement: Annotated[str, StringConstraints(max_length=40_000)]
 
 
+class Reproduction(_Model):
+    """A test file that shows a finding's bug: it should fail at the pull request's head and
+    pass at its base. `path` is a new file in the repository (beside the project's own
+    tests), `content` its full text."""
+
+    path: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    content: Annotated[str, StringConstraints(min_length=1, max_length=40_000)]
+
+
 class Finding(_Span):
     """A problem the tester sees in the diff."""
 
@@ -74,6 +83,8 @@ class Finding(_Span):
     severity: Severity
     claim: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
     evidence: Text = ""
+    reproduction: Reproduction | None = None
+    """A test that shows the bug, when one can; Tiebreak runs it at the base and the head."""
 
 
 class Answer(_Model):
@@ -92,11 +103,15 @@ class Answer(_Model):
 
 
 class Evaluation(_Model):
-    """The tester's verdict on the coder's answer to one finding."""
+    """The tester's verdict on the coder's answer to one finding (or, when the finding's
+    test passed at the head, on its own finding: accept withdraws it, reject keeps it with a
+    new `reproduction`)."""
 
     finding_id: str
     decision: Decision
     reason: Text = ""
+    reproduction: Reproduction | None = None
+    """Another test for the finding, when its last one did not reproduce the bug."""
 
 
 class Ruling(_Model):

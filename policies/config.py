@@ -32,6 +32,7 @@ from policies.guidance import (
     PathInstruction,
 )
 from policies.safety import plain_globs
+from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
 MAX_CONFIG_BYTES = 64 * 1024
@@ -142,6 +143,9 @@ class RepoConfig(_Section):
 
     context: ContextOptions = ContextOptions()
     """The code around each change the agents read, at the pull request's head."""
+
+    verify: VerifyConfig = VerifyConfig()
+    """Running the tests the tester writes as proof of its findings (`tiebreak review`)."""
 
     instructions: Instructions = ""
     """Free text every review's agents read as the project's guidance: what the tester looks

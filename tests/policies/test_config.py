@@ -17,6 +17,7 @@ from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
+from policies.verification import VerifyConfig
 
 DEFAULTS = RepoConfig()
 
@@ -63,6 +64,15 @@ conversation:
 context:
   enabled: false
   max_tokens: 4000
+verify:
+  command: python -m pytest -x -q {test}
+  setup: python -m compileall -q .
+  timeout_s: 30
+  memory_mb: 512
+  processes: 32
+  max_runs: 10
+  max_seconds: 300
+  max_attempts: 3
 instructions: Money is Decimal, never float.
 path_instructions:
   - path: "migrations/**"
@@ -155,6 +165,16 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
         ),
         conversation=ConversationPolicy(enabled=False, max_replies=3),
         context=ContextOptions(enabled=False, max_tokens=4000),
+        verify=VerifyConfig(
+            command="python -m pytest -x -q {test}",
+            setup="python -m compileall -q .",
+            timeout_s=30,
+            memory_mb=512,
+            processes=32,
+            max_runs=10,
+            max_seconds=300,
+            max_attempts=3,
+        ),
         instructions="Money is Decimal, never float.",
         path_instructions=(
             PathInstruction(
@@ -177,6 +197,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.debate, DEFAULTS.debate),
         (config.conversation, DEFAULTS.conversation),
         (config.context, DEFAULTS.context),
+        (config.verify, DEFAULTS.verify),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name
