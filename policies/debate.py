@@ -9,13 +9,16 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from policies.globs import plain_globs
 from policies.panel import MAX_TESTERS, Focus, Panel, Topology
-from policies.safety import ALWAYS_PROTECTED, plain_globs
+from policies.safety import ALWAYS_PROTECTED
 
 
 def _with_always_protected(globs: tuple[str, ...]) -> tuple[str, ...]:
-    plain_globs(globs)
-    return (*ALWAYS_PROTECTED, *(g for g in globs if g not in ALWAYS_PROTECTED))
+    protected = (*ALWAYS_PROTECTED, *(g for g in globs if g not in ALWAYS_PROTECTED))
+    # Checked whole, as the debate compiles it: the check leaves it compiled for the debate.
+    plain_globs(protected)
+    return protected
 
 
 class DebatePolicy(BaseModel):

@@ -599,6 +599,49 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
 
 
 @pytest.mark.parametrize(
+    ("text", "where", "line", "why"),
+    [
+        ("paths:\n  exclude: ['x[z-a]y']\n", "paths.exclude", 2, "can match: bad character range"),
+        ("paths:\n  include:\n    - src/**\n    - 'src\\'\n", "paths.include", 2, "git does not"),
+        (
+            "path_instructions:\n  - path: 'db/[z-a]'\n    instructions: x\n",
+            "path_instructions.0.path",
+            2,
+            "bad character range",
+        ),
+        (
+            "debate:\n  protected_paths: ['secrets/**', '" + "*a" * 8_000 + "']\n",
+            "debate.protected_paths",
+            2,
+            "too large",
+        ),
+        (
+            "path_instructions:\n  - path: '[[:digit:]]*.sql'\n    instructions: x\n",
+            "path_instructions.0.path",
+            2,
+            "character classes such as [:digit:] are not supported",
+        ),
+    ],
+    ids=[
+        "bad-range",
+        "trailing-backslash",
+        "bad-range-in-instructions",
+        "too-large-for-re2",
+        "posix-character-class",
+    ],
+)
+def test_a_glob_tiebreak_cannot_match_is_named_on_its_line(
+    text: str, where: str, line: int, why: str
+) -> None:
+    problem = only_problem(text)
+
+    assert problem.message.startswith(f"{where}:"), problem
+    assert why in problem.message
+    assert len(problem.message) < 300  # a glob too long to show is cut
+    assert problem.line == line
+
+
+@pytest.mark.parametrize(
     ("login", "ignored"),
     [
         ("dependabot[bot]", True),
