@@ -613,7 +613,19 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
             "debate:\n  protected_paths: ['secrets/**', '" + "*a" * 8_000 + "']\n",
             "debate.protected_paths",
             2,
-            "too large",
+            "longer than 200 characters",
+        ),
+        (
+            "paths:\n  exclude: [" + ", ".join(f"'d{i}/*.py'" for i in range(101)) + "]\n",
+            "paths.exclude",
+            2,
+            "at most 100, not 101",
+        ),
+        (
+            "paths:\n  exclude: ['" + "*a" * 9 + "b']\n",
+            "paths.exclude",
+            2,
+            "has more than 8 wildcards",
         ),
         (
             "path_instructions:\n  - path: '[[:digit:]]*.sql'\n    instructions: x\n",
@@ -626,7 +638,9 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
         "bad-range",
         "trailing-backslash",
         "bad-range-in-instructions",
-        "too-large-for-re2",
+        "too-long",
+        "too-many",
+        "too-many-wildcards",
         "posix-character-class",
     ],
 )

@@ -254,8 +254,9 @@ STUBBORN_AFTER_A_REFUSED_PATCH: dict[str, list[Any]] = {
 }
 """The coder first concedes with a patch (on a path the config protects), then disputes."""
 
-HOSTILE = "*a" * 30 + "b"
-"""Thirty wildcards, each of which a backtracking matcher tries at every `a` of a path."""
+HOSTILE = "*a" * 8 + "b"
+"""Eight wildcards, as many as a glob may have, each of which a backtracking matcher tries at
+every `a` of a path."""
 LONG_NAME = "app/" + "a" * 200 + ".py"
 
 
