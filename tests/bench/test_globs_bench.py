@@ -11,9 +11,7 @@ from bench import globs as bench
 def test_the_benchmark_prints_a_row_for_each_glob_and_path(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    bench.main(
-        ["--wildcards", "8", "--lengths", "40", "200", "--questions", "7", "--repeat", "1"]
-    )
+    bench.main(["--wildcards", "8", "--lengths", "40", "200", "--questions", "7", "--repeat", "1"])
 
     rows = re.findall(r"^(\*a.*?) +([\d,]+) +\d+\.\d\d +\d+\.\d{3}$", capsys.readouterr().out, re.M)
     assert rows == [
