@@ -43,46 +43,42 @@ class ProvingSteps(DebateState):
     async def _retest(self, threads: Sequence[Thread]) -> list[Thread]:
         """Ask the testers of `threads`, whose tests passed at the head, to withdraw each or
         give it another test; returns those given one. A finding whose tests are used up, or
-        whose tester cannot be asked, is withdrawn."""
-        again: list[Thread] = []
-        for tester in dict.fromkeys(t.raised_by for t in threads):
-            mine = [t for t in threads if t.raised_by == tester]
-            asked = [t for t in mine if self.proofs.may_retest(t.id)]
-            if tester not in self.present or self._edge(tester).exhausted:
-                asked = []
-            for thread in mine:
-                if thread not in asked:
+        whose tester cannot be asked, is withdrawn — past the ceiling too."""
+        given: list[str] = []
+        try:
+            for tester in dict.fromkeys(t.raised_by for t in threads):
+                mine = [t for t in threads if t.raised_by == tester]
+                asked = [t for t in mine if self.proofs.may_retest(t.id)]
+                if tester in self.present and not self._edge(tester).exhausted and asked:
+                    await self._ask_for_tests(tester, asked, given)
+        finally:
+            for thread in threads:
+                if thread.id not in given and thread.is_open:
                     self._withdraw_untested(thread)
-            if not asked:
-                continue
-            given: list[str] = []
-            self.proofs.retesting.update(t.id for t in asked)
-            try:
-                await self.turns.run(
-                    Role.TESTER,
-                    ToolName.EVALUATE_ANSWERS,
-                    [
-                        *briefs.unit_briefs(self.unit),
-                        briefs.retest_brief(asked, tests=self.proofs.about),
-                    ],
-                    self.checks.evaluations,
-                    functools.partial(self._retested, tester, given),
-                    edges=[self._edge(tester)],
-                    round=self.round,
-                    subject=tuple(t.id for t in asked),
-                    agent=tester,
-                    focus=self.panel.focus(tester),
-                )
-            except BudgetExhausted:
-                pass  # its findings are withdrawn below
-            finally:
-                self.proofs.retesting.difference_update(t.id for t in asked)
-            for thread in asked:
-                if thread.id in given:
-                    again.append(thread)
-                elif thread.is_open:
-                    self._withdraw_untested(thread)
-        return again
+        return [t for t in threads if t.id in given]
+
+    async def _ask_for_tests(self, tester: str, asked: Sequence[Thread], given: list[str]) -> None:
+        self.proofs.retesting.update(t.id for t in asked)
+        try:
+            await self.turns.run(
+                Role.TESTER,
+                ToolName.EVALUATE_ANSWERS,
+                [
+                    *briefs.unit_briefs(self.unit),
+                    briefs.retest_brief(asked, tests=self.proofs.about),
+                ],
+                self.checks.evaluations,
+                functools.partial(self._retested, tester, given),
+                edges=[self._edge(tester)],
+                round=self.round,
+                subject=tuple(t.id for t in asked),
+                agent=tester,
+                focus=self.panel.focus(tester),
+            )
+        except BudgetExhausted:
+            pass  # what it did not give a test is withdrawn
+        finally:
+            self.proofs.retesting.difference_update(t.id for t in asked)
 
     def _retested(self, tester: str, given: list[str], result: EvaluateAnswers) -> None:
         """Take a tester's word on its findings whose tests passed at the head."""
