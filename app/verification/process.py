@@ -69,6 +69,10 @@ class Tail:
         if len(self._data) > 2 * self._keep:
             del self._data[: -self._keep]
 
+    def __len__(self) -> int:
+        """Bytes held: at most twice :data:`TAIL_BYTES`, whatever was fed."""
+        return len(self._data)
+
     def text(self) -> str:
         """The last lines kept, as text (undecodable bytes replaced)."""
         kept = self._data[-self._keep :].decode("utf-8", errors="replace")

@@ -72,7 +72,8 @@ class Bwrap:
 
     async def run(self, command: str, place: Place, limits: Limits) -> Run:
         for _, seen in place.read_only:
-            _mount_point(seen)
+            if seen.is_relative_to(place.work):
+                _mount_point(seen)
         info = InfoPipe()
         marker = new_marker()
         try:
@@ -90,10 +91,7 @@ class Bwrap:
     def argv(
         self, command: str, place: Place, limits: Limits, marker: str, info_fd: int | None
     ) -> list[str]:
-        """bubblewrap's command line for one run (mounts apply in order: later over
-        earlier)."""
-        work = place.work.resolve()
-        covered = [HOME, *HIDDEN, *(p.resolve() for p in place.hidden)]
+        """bubblewrap's command line for one run."""
         args = [self.binary, *(ROOT_NAMESPACES if self._root else USER_NAMESPACES)]
         if not self._root:
             args += ["--uid", str(self.user), "--gid", str(self.user)]
@@ -102,23 +100,7 @@ class Bwrap:
             args += ["--setenv", name, value]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
-        size = str(limits.memory_mb * MB)
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-        args += ["--perms", "1777", "--size", size, "--tmpfs", str(HOME)]
-        args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
-        for hidden in covered[1:]:
-            if hidden.is_dir():
-                args += [*_directories(hidden, covered), "--tmpfs", str(hidden)]
-            elif hidden.exists():
-                # A device on a mount without devices: opening it is refused.
-                args += [*_directories(hidden, covered), "--ro-bind", "/dev/null", str(hidden)]
-        for prefix in interpreters():
-            if _under(prefix, covered):
-                args += [*_directories(prefix, covered), "--ro-bind", str(prefix), str(prefix)]
-        args += [*_directories(work, covered), "--bind", str(work), str(work)]
-        for source, seen in place.read_only:
-            args += ["--ro-bind", str(source.resolve()), str(seen.resolve())]
-        args += ["--chdir", str(work), "--"]
+        args += [*_mounts(place, limits), "--chdir", str(place.work.resolve()), "--"]
         if self._root:
             args += [
                 *("setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups"),
@@ -179,6 +161,36 @@ def _user_namespaces_problem() -> str | None:
         if value == "0":
             return f"This kernel forbids user namespaces ({knob} is 0): `{fix}`."
     return None
+
+
+def _mounts(place: Place, limits: Limits) -> list[str]:
+    """The sandbox's file system, in bubblewrap's order: later mounts go over earlier ones."""
+    work = place.work.resolve()
+    covered = [HOME, *HIDDEN, *(p.resolve() for p in place.hidden)]
+    size = str(limits.memory_mb * MB)
+    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--perms", "1777", "--size", size, "--tmpfs", str(HOME)]
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    emptied = []
+    for hidden in covered[1:]:
+        if hidden.is_dir():
+            args += [*_directories(hidden, covered), "--tmpfs", str(hidden)]
+            emptied.append(str(hidden))
+        elif hidden.exists():
+            # A device on a mount without devices: opening it is refused.
+            args += [*_directories(hidden, covered), "--ro-bind", "/dev/null", str(hidden)]
+    for prefix in interpreters():
+        if _under(prefix, covered):
+            args += [*_directories(prefix, covered), "--ro-bind", str(prefix), str(prefix)]
+    args += [*_directories(work, covered), "--bind", str(work), str(work)]
+    for source, seen in place.read_only:
+        seen = seen.resolve()
+        if seen.is_relative_to(work) or _under(seen, covered):
+            args += [*_directories(seen, covered), "--ro-bind", str(source.resolve()), str(seen)]
+    # Last, once what is mounted inside them is: a hidden directory takes no writes either.
+    for hidden_directory in emptied:
+        args += ["--remount-ro", hidden_directory]
+    return args
 
 
 def _under(path: Path, covered: list[Path]) -> bool:

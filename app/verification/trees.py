@@ -2,7 +2,8 @@
 
 * The head is a copy of the checkout as it is: the files git tracks and the untracked files
   it does not ignore, symlinks as symlinks; never `.git`, nor a nested repository.
-* The base is `git archive` of a base ref, or the head with the diff applied in reverse
+* The base is the tree of a base ref (written out by git, through an index of its own), or
+  the head with the diff applied in reverse
   (`git apply -R`, the diff given on standard input, outside any repository: git refuses
   paths that climb out of the tree or go through a symlink).
 * Each run gets its own copy of one of them (`cp -a`), owned by the sandbox's user, removed
@@ -17,7 +18,6 @@ import os
 import shutil
 import stat
 import subprocess
-import tarfile
 from pathlib import Path
 
 from policies.errors import TiebreakError
@@ -45,13 +45,23 @@ async def copy_checkout(checkout: Path, destination: Path) -> None:
 
 
 async def archive(checkout: Path, ref: str, destination: Path) -> None:
-    """`destination` (new) made the tree of `ref` in the repository at `checkout`."""
-    await asyncio.to_thread(_extract_archive, checkout, ref, destination)
+    """`destination` (new) made the tree of `ref` in the repository at `checkout`: read into
+    an index of its own (the checkout's is left alone) and written out by git."""
+    index = destination.with_name(destination.name + ".index")
+    env = {"GIT_INDEX_FILE": str(index)}
+    await asyncio.to_thread(destination.mkdir)
+    try:
+        await _git("read-tree", "--end-of-options", ref, cwd=checkout, env=env)
+        await _git("checkout-index", "--all", f"--prefix={destination}/", cwd=checkout, env=env)
+    finally:
+        await asyncio.to_thread(index.unlink, missing_ok=True)
 
 
 async def unapply(diff: str, tree: Path) -> None:
     """`diff` applied in reverse to `tree`, which must be at its new side."""
-    await _git("apply", "-R", "--whitespace=nowarn", cwd=tree, stdin=diff.encode())
+    # No repository above the tree is looked for: `git apply` must patch files, not an index.
+    env = {"GIT_CEILING_DIRECTORIES": str(tree.parent)}
+    await _git("apply", "-R", "--whitespace=nowarn", cwd=tree, env=env, stdin=diff.encode())
 
 
 async def copy_tree(source: Path, destination: Path) -> None:
@@ -126,34 +136,13 @@ def _copy_files(checkout: Path, names: list[str], destination: Path) -> None:
         # Anything else (a submodule's directory, a fifo) is not copied.
 
 
-def _extract_archive(checkout: Path, ref: str, destination: Path) -> None:
-    destination.mkdir()
-    command = ["git", "archive", "--format=tar", "--end-of-options", ref]
-    with subprocess.Popen(
-        command, cwd=checkout, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    ) as process:
-        assert process.stdout is not None
-        assert process.stderr is not None
-        try:
-            with tarfile.open(fileobj=process.stdout, mode="r|") as tar:
-                # "tar": nothing written outside the destination, no setuid bits.
-                tar.extractall(destination, filter="tar")
-        except (tarfile.TarError, OSError) as exc:
-            process.kill()
-            raise TreeRefused(f"the base {ref!r} could not be read: {exc}") from exc
-        finally:
-            err = process.stderr.read()
-    if process.returncode:
-        raise TreeRefused(f"the base {ref!r} could not be read: {_last_line(err)}")
-
-
-async def _git(*args: str, cwd: Path, stdin: bytes | None = None) -> bytes:
-    # No repository above the tree is looked for: `git apply` in a copy must not find one.
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(cwd.parent), "LC_ALL": "C"}
+async def _git(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> bytes:
     process = await asyncio.create_subprocess_exec(
         "git", *args,
         cwd=cwd,
-        env=env,
+        env={**os.environ, "LC_ALL": "C", **(env or {})},
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -6,6 +6,7 @@ second one. The project has a test of its own, a git-ignored virtual environment
 untracked file that git does not ignore (the head copy carries it, the base does not need it).
 """
 
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -108,6 +109,12 @@ def snapshot(*directories: Path) -> dict[str, tuple[int, int, int]]:
             status = path.lstat()
             seen[str(path)] = (status.st_mode, status.st_size, status.st_mtime_ns)
     return seen
+
+
+def existing(*paths: Path) -> list[Path]:
+    """Those of `paths` that exist, symlinks included (a directory Tiebreak's user may not
+    look into hides nothing from this)."""
+    return [path for path in paths if os.path.lexists(path)]
 
 
 def processes_running(name: str) -> list[str]:

@@ -17,6 +17,7 @@ from tests.app.verification.project_kit import (
     REPRODUCTION,
     Project,
     config,
+    existing,
     processes_running,
     reproduction,
     snapshot,
@@ -118,7 +119,7 @@ async def test_hostile_tests_are_contained_and_the_review_goes_on(
     assert not reached
     assert planted.verdict is Evidence.NOT_REPRODUCED, planted
     assert snapshot(project.checkout) == before
-    assert [path for path in outside if path.exists()] == []
+    assert existing(*outside) == []
     assert bomb.verdict is Evidence.BROKEN
     assert bomb.reason == f"at the head timed out after {TIMEOUT_S} s"
     assert beside_the_bomb.verdict is Evidence.REPRODUCED, beside_the_bomb

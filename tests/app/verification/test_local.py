@@ -16,6 +16,7 @@ from tests.app.verification.project_kit import (
     WRONG_FIX,
     Project,
     config,
+    existing,
     reproduction,
     snapshot,
 )
@@ -104,7 +105,7 @@ async def test_a_reproduction_where_it_may_not_be_written_is_broken_and_writes_n
     assert fix.verified is None
     assert reason in fix.reason
     assert snapshot(tmp_path) == before
-    assert not Path("/tmp/x.py").exists()
+    assert existing(Path("/tmp/x.py")) == []
 
 
 async def test_the_setup_runs_once_in_each_tree_and_its_failure_breaks_every_run(
