@@ -1,0 +1,26 @@
+"""The verification benchmark runs a small test with and without the sandbox and prints its
+figures (printed, not judged: no timing is asserted here)."""
+
+import re
+import shutil
+
+import pytest
+
+from bench import verify as bench
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None,
+    reason="no bubblewrap on this machine: install Debian's bubblewrap package (.ci/run does)",
+)
+async def test_the_benchmark_prints_each_commands_medians_ratio_and_added_seconds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await bench.run(runs=2)
+
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0] == "sandbox overhead per run, medians of 2 runs each way"
+    figures = r" +\d+\.\d{3} s +\d+\.\d{3} s +\d+\.\d\dx +[+-]\d+\.\d{3} s  goal (met|missed)"
+    assert len(rows) == 2 + len(bench.COMMANDS)
+    for row, name in zip(rows[2:], bench.COMMANDS, strict=True):
+        assert re.fullmatch(re.escape(name) + figures, row), row
