@@ -26,7 +26,7 @@ def checkout_sources(diff: Diff, directory: Path) -> tuple[dict[str, str] | None
     """Each changed file's text in the checkout at `directory` (or the git work tree it is
     in), and what was read, naming the files refused; None and the reason when it is not at
     the diff's new side."""
-    root = _work_tree(directory)
+    root = work_tree(directory)
     if root is None:
         return None, f"{directory} is not a git work tree"
     sources: dict[str, str] = {}
@@ -79,7 +79,8 @@ def _first_other_line(diff_file: DiffFile, text: str) -> int | None:
     return None
 
 
-def _work_tree(directory: Path) -> Path | None:
+def work_tree(directory: Path) -> Path | None:
+    """The root of the git work tree `directory` is in, resolved; None if it is in none."""
     try:
         done = subprocess.run(
             ["git", "-C", str(directory), "rev-parse", "--show-toplevel"],
