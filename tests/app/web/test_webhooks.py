@@ -1,11 +1,15 @@
 """`POST /api/github/webhooks` on a real Redis: verify, deduplicate, route, enqueue."""
 
 import json
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from fastapi.testclient import TestClient
 
 from app.events import PullRequestRef
@@ -17,6 +21,7 @@ from app.web.server import create_app
 from tests.app.store_kit import Store
 from tests.scenarios.webhooks import SECRET, payload, signed
 
+MiB = 1024 * 1024
 OPENED = payload("pull_request/opened")
 HEAD = OPENED["pull_request"]["head"]["sha"]
 REF = PullRequestRef(
@@ -321,6 +326,73 @@ def test_names_and_shas_that_could_bend_an_api_path_are_refused(
 
     assert response.status_code == 400
     assert store.queued_jobs() == []
+
+
+STALL_MS = 600_000
+"""How long Redis stalls: longer than the test may run, so a delivery that waits for Redis
+fails it."""
+
+
+def stalled_app(stack: ExitStack, data_dir: Path, settings: Settings) -> tuple[str, TestClient]:
+    """The app on a redis-server of its own (its URL), which is stopped before the app shuts
+    down however the test ends: the shutdown's last flush of counts would wait on it."""
+    server = stack.enter_context(EmbeddedRedis(data_dir, persist=False))
+    client = stack.enter_context(TestClient(create_app(settings, server.url)))
+    stack.callback(server.stop)
+    return server.url, client
+
+
+def stall(url: str, commands: str = "ALL") -> None:
+    """Every client's commands wait (or only those that write, with `commands="WRITE"`), as
+    they do while Redis is stuck: a fork on a large dataset, a slow disk, a network that
+    stopped answering."""
+    with redis.Redis.from_url(url) as admin:
+        admin.execute_command("CLIENT", "PAUSE", STALL_MS, commands)
+
+
+def until_waiting(url: str) -> None:
+    """Return once a client's command waits on the stalled Redis (which still answers reads)."""
+    with redis.Redis.from_url(url) as admin:
+        while not admin.info("clients")["blocked_clients"]:
+            time.sleep(0.01)
+
+
+@pytest.mark.timeout(30)
+def test_while_redis_stalls_a_delivery_gets_503_rather_than_waiting_for_it(
+    tmp_path: Path,
+) -> None:
+    with ExitStack() as stack:
+        url, client = stalled_app(stack, tmp_path, Settings(github_webhook_secret=SECRET))
+        assert post(client, "pull_request", OPENED).status_code == 202
+        stall(url)
+
+        stalled = post(client, "pull_request", payload("pull_request/synchronize"))
+
+    assert stalled.status_code == 503
+    assert stalled.json() == {"error": "the queue is unavailable; redeliver later"}
+
+
+@pytest.mark.timeout(30)
+def test_bodies_waiting_on_a_stalled_redis_count_against_the_webhook_buffer(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(github_webhook_secret=SECRET, tiebreak_webhook_buffer_mb=25)
+    # Signed by GitHub, or replayed by anyone who saw it once: a signature is no timestamp.
+    large = {**OPENED, "padding": "x" * 16 * MiB}
+    ping, ping_headers = signed("ping", {**payload("ping/payload"), "padding": "x" * 10 * MiB})
+    with ExitStack() as stack:
+        sender = stack.enter_context(ThreadPoolExecutor(1))
+        url, client = stalled_app(stack, tmp_path, settings)
+        assert post(client, "pull_request", OPENED).status_code == 202
+        stall(url, "WRITE")
+        waiting = sender.submit(post, client, "pull_request", large)
+        until_waiting(url)
+
+        meanwhile = client.post("/api/github/webhooks", content=ping, headers=ping_headers)
+
+        assert waiting.result().status_code == 503
+    assert meanwhile.status_code == 503
+    assert meanwhile.json() == {"error": "too many deliveries arriving at once; redeliver later"}
 
 
 def test_while_redis_is_down_a_delivery_gets_503_and_its_redelivery_is_queued(
