@@ -17,6 +17,7 @@ from app.links import TranscriptLinks, links_for
 from app.parsing import Parsing
 from app.settings import Settings, SettingsError
 from app.store.allowance import DailyAllowance, utc_now
+from app.store.heads import Heads
 from app.store.live import LiveRuns
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
@@ -77,6 +78,10 @@ class WorkerDeps:
         if self.queue is None:
             raise RuntimeError("the worker has not started")
         return self.queue
+
+    def heads(self) -> Heads:
+        """The pull requests' latest heads, on the worker's Redis."""
+        return Heads(self.started_queue().redis)
 
     def live_runs(self) -> LiveRuns:
         """The coordination keys of live runs, on the worker's Redis."""

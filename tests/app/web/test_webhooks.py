@@ -108,18 +108,41 @@ def test_another_event_for_the_same_head_does_not_start_a_second_review(
     assert len(queued_jobs(store)) == 1
 
 
+def pushed(before: str, after: str) -> dict[str, Any]:
+    """The pull request's `synchronize` delivery for a push from `before` to `after`."""
+    push: dict[str, Any] = json.loads(json.dumps(OPENED))
+    push["action"] = "synchronize"
+    push["before"], push["after"] = before, after
+    push["pull_request"]["head"]["sha"] = after
+    return push
+
+
 def test_a_newer_push_supersedes_the_older_review(client: TestClient, store: Store) -> None:
     post(client, "pull_request", OPENED)
-    newer = json.loads(json.dumps(OPENED))
-    newer["action"] = "synchronize"
-    newer["pull_request"]["head"]["sha"] = "f" * 40
 
-    assert post(client, "pull_request", newer).status_code == 202
+    assert post(client, "pull_request", pushed(HEAD, "f" * 40)).status_code == 202
 
     old_job = review_job_id(REF)
     assert store.zscore("arq:abort", old_job) is not None
     assert store.get("tiebreak:head:Codertocat/Hello-World#2") == "f" * 40
     assert f"review:Codertocat/Hello-World#2@{'f' * 40}" in queued_jobs(store)
+
+
+def test_a_push_heard_after_a_newer_one_does_not_supersede_it(
+    client: TestClient, store: Store
+) -> None:
+    post(client, "pull_request", OPENED)
+    # Two pushes, HEAD → e… → f…, whose deliveries arrive in the wrong order.
+    post(client, "pull_request", pushed("e" * 40, "f" * 40))
+    late = post(client, "pull_request", pushed(HEAD, "e" * 40))
+
+    # Queued all the same: when it starts, GitHub says whether its head is the current one.
+    assert late.status_code == 202
+    newest = f"review:Codertocat/Hello-World#2@{'f' * 40}"
+    assert newest in queued_jobs(store)
+    assert store.zscore("arq:abort", newest) is None
+    assert store.zscore("arq:abort", review_job_id(REF)) is not None
+    assert store.get("tiebreak:head:Codertocat/Hello-World#2") == "e" * 40
 
 
 def test_a_draft_is_queued_with_its_event_for_the_config_to_decide(
