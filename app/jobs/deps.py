@@ -13,6 +13,7 @@ from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import DEFAULT_UNIT_TOKENS
 from agents.llm import LLMClient
 from app.github.client import GitHubApp
+from app.jobs.reading import ReadingLimits
 from app.links import TranscriptLinks, links_for
 from app.parsing import Parsing
 from app.settings import Settings, SettingsError
@@ -72,6 +73,8 @@ class WorkerDeps:
     parsing: Parsing = field(default_factory=Parsing)
     """Where the changed files are parsed for context, off the event loop; closed with the
     workers."""
+    reading: ReadingLimits = field(default_factory=ReadingLimits)
+    """How much of its changed files a review reads for context."""
 
     def started_queue(self) -> ReviewQueue:
         """The queue, which the worker sets as it starts."""

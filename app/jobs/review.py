@@ -18,7 +18,7 @@ import logging
 import time
 from typing import Any
 
-from agents.diff import Diff
+from agents.diff import Diff, ReviewUnit
 from agents.protocol import Severity
 from agents.review import Review
 from app.events import PullRequestRef
@@ -170,10 +170,7 @@ class ReviewRun:
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         reviewed = scope.part(diff)
-        reading, policy = await together(
-            reading_for(github, ref, pull, config, reviewed, self.deps.parsing), self._policy()
-        )
-        units = reading.attach(reviewed.units(self.deps.unit_tokens))
+        units, policy = await together(self._units(pull, reviewed), self._policy())
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
@@ -191,6 +188,15 @@ class ReviewRun:
         self.units = plan.units
         await self.live.begin(plan, diff, units)
         return await self._coordinate(plan, diff, fresh=True)
+
+    async def _units(self, pull: PullRequest, diff: Diff) -> list[ReviewUnit]:
+        """The review units of `diff`, each with what its agents read beside it. The files
+        read for them are let go here, not held while the debates run."""
+        deps = self.deps
+        reading = await reading_for(
+            self.github, self.ref, pull, self.config, diff, deps.parsing, deps.reading
+        )
+        return reading.attach(diff.units(deps.unit_tokens))
 
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
