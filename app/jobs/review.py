@@ -6,10 +6,13 @@
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run. A newer push supersedes the job: it stops before publishing
-and completes its check run as superseded. It publishes holding the pull request's landing
-lock, so a reply or a command changing the earlier run lands wholly before it or not at all.
-Whatever goes wrong, the check run is completed with a clear message: this job is one of the
-two places allowed to catch everything.
+and completes its check run as superseded. Whether a push is newer is GitHub's to say, not
+the order deliveries arrived in (:mod:`app.store.heads`): a job whose head Redis takes for
+superseded asks GitHub before it starts and before it publishes, and goes on when GitHub
+still has its head. It publishes holding the pull request's landing lock, so a reply or a
+command changing the earlier run lands wholly before it or not at all. Whatever goes wrong,
+the check run is completed with a clear message: this job is one of the two places allowed
+to catch everything.
 """
 
 import asyncio
@@ -19,7 +22,7 @@ import time
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from agents.diff import Diff
+from agents.diff import Diff, ReviewUnit
 from agents.protocol import Severity
 from agents.review import Review
 from app.events import PullRequestRef
@@ -98,7 +101,7 @@ class ReviewRun:
     async def run(self) -> str:
         ref = self.ref
         with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
-            if await self._superseded():
+            if await self._superseded_before_start():
                 return "superseded before it started"
             live = self.live
             if await live.run_state(self.run_id) in ENDED:
@@ -171,10 +174,7 @@ class ReviewRun:
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         reviewed = scope.part(diff)
-        reading, policy = await together(
-            reading_for(github, ref, pull, config, reviewed, self.deps.parsing), self._policy()
-        )
-        units = reading.attach(reviewed.units(self.deps.unit_tokens))
+        units, policy = await together(self._units(pull, reviewed), self._policy())
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
@@ -193,6 +193,15 @@ class ReviewRun:
         await self.live.begin(plan, diff, units)
         return await self._coordinate(plan, diff, fresh=True)
 
+    async def _units(self, pull: PullRequest, diff: Diff) -> list[ReviewUnit]:
+        """The review units of `diff`, each with what its agents read beside it. The files
+        read for them are let go here, not held while the debates run."""
+        deps = self.deps
+        reading = await reading_for(
+            self.github, self.ref, pull, self.config, diff, deps.parsing, deps.reading
+        )
+        return reading.attach(diff.units(deps.unit_tokens))
+
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
         the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
@@ -209,8 +218,8 @@ class ReviewRun:
         # Landed under the pull request's landing lock: after the replies and commands that
         # changed the earlier run, before those that will read this one.
         async with self._landing() as latest:
-            if await self._superseded():
-                await self._complete_superseded(check_id)
+            if (newer := await self._newer_head()) is not None:
+                await self._complete_superseded(check_id, newer)
                 return "superseded before publishing"
             earlier = latest.record if latest and latest.record.run_id != self.run_id else None
             return await self._publish(plan, debated, diff, earlier, fresh=fresh)
@@ -377,7 +386,7 @@ class ReviewRun:
         stopped_by = await self._stopped_by()
         if stopped_by is not None:
             await self._complete(check_id, checks.stopped(stopped_by, run=self.run_info))
-        elif await self._superseded():
+        elif await self._aborted_by_push():
             await self._complete_superseded(check_id)
         else:
             return False
@@ -394,18 +403,49 @@ class ReviewRun:
             # Without a check run there is nowhere to report; the log is the only trace.
             log.error("could not report the failure on %s: %s", self.ref.key, report)
 
-    async def _complete_superseded(self, check_id: int) -> None:
-        queue = self.deps.queue
-        newer = await queue.latest_head(self.ref) if queue else None
+    async def _complete_superseded(self, check_id: int, newer: str | None = None) -> None:
+        """Complete the check run as superseded by `newer`, by default the latest head Redis
+        knows."""
+        if newer is None and self.deps.queue is not None:
+            newer = await self.deps.heads().latest(self.ref)
         await self._complete(check_id, checks.superseded(newer or "", run=self.run_info))
 
     async def _stopped_by(self) -> str | None:
         runs = self.deps.runs
         return await runs.stopped_by(self.run_id) if runs else None
 
-    async def _superseded(self) -> bool:
-        queue = self.deps.queue
-        return queue is not None and await queue.is_superseded(self.ref)
+    async def _newer_head(self) -> str | None:
+        """The pull request's head, if it moved on from this run's. When Redis knows another
+        latest head, GitHub decides: that head's push may have been heard after this one's
+        without being newer, and then this run claims the latest head back."""
+        if self.deps.queue is None:
+            return None
+        heads = self.deps.heads()
+        heard = await heads.latest(self.ref)
+        if heard is None or heard == self.ref.head_sha:
+            return None
+        head = (await self.github.pull_request(self.ref)).head_sha
+        if head != self.ref.head_sha:
+            return head
+        # Left as it is if another delivery moved it meanwhile: whichever head that was,
+        # GitHub is asked again before this run publishes.
+        await heads.claim(self.ref, self.run_id, heard)
+        return None
+
+    async def _superseded_before_start(self) -> bool:
+        try:
+            return await self._newer_head() is not None
+        except GitHubError as exc:
+            # Started, the run reads the pull request again, and fails clearly (on its check
+            # run) if GitHub still cannot answer.
+            log.warning("could not ask GitHub for the head of %s: %s", self.ref.key, exc)
+            return False
+
+    async def _aborted_by_push(self) -> bool:
+        """Whether the job was aborted because Redis knows a newer head: only a push from
+        this run's head, or a review GitHub confirmed, moves it on (:mod:`app.store.heads`),
+        so GitHub need not be asked."""
+        return self.deps.queue is not None and await self.deps.heads().superseded(self.ref)
 
 
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:

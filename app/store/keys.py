@@ -36,12 +36,13 @@ def wakeups(queue: str) -> str:
 
 
 def head(pull: PullKey) -> str:
-    """string: the pull request's latest head SHA."""
+    """string: the pull request's latest head SHA, as pushes were heard to reach it
+    (:mod:`app.store.heads`)."""
     return f"tiebreak:head:{pull.key}"
 
 
 def current_job(pull: PullKey) -> str:
-    """string: the id of the latest review job queued for the pull request."""
+    """string: the id of the review job of the pull request's latest head."""
     return f"tiebreak:job:{pull.key}"
 
 
