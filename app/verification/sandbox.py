@@ -5,9 +5,10 @@ What a run sees and may do:
 * **Isolated**: its own network (only `lo`: nothing outside answers, not even the host's own
   `127.0.0.1`), its own PIDs (every process dies with the sandbox), IPC and hostname; an
   environment cleared down to `PATH`, `HOME`, `TMPDIR` and `LANG`.
-* **Read-only**: the host's file system, except what is hidden: the home directories
-  (`/root`, `/home`), `/run`, the host's `/tmp`, and the caller's :attr:`Place.hidden` (the
-  checkout under review, the review's other trees). Put back read-only, because the command
+* **Read-only**: the host's file system, except what is hidden (empty and read-only): the
+  home directories (`/root`, `/home` and Tiebreak's user's own, wherever it is), `/run`, the
+  host's `/tmp`, and the caller's :attr:`Place.hidden` (the checkout under review, the
+  review's other trees; a hidden file cannot be opened). Put back read-only, because the command
   needs them: Tiebreak's Python (`sys.base_prefix`, `sys.prefix`, its `bin` first on the
   `PATH`) and the checkout's environments (:attr:`Place.read_only`) with their interpreters.
 * **Writable**: its copy (the working directory), and `/tmp` and `/dev/shm`, its own, in
@@ -166,7 +167,7 @@ def _user_namespaces_problem() -> str | None:
 def _mounts(place: Place, limits: Limits) -> list[str]:
     """The sandbox's file system, in bubblewrap's order: later mounts go over earlier ones."""
     work = place.work.resolve()
-    covered = [HOME, *HIDDEN, *(p.resolve() for p in place.hidden)]
+    covered = [HOME, *HIDDEN, *_own_home(), *(p.resolve() for p in place.hidden)]
     size = str(limits.memory_mb * MB)
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--perms", "1777", "--size", size, "--tmpfs", str(HOME)]
@@ -191,6 +192,15 @@ def _mounts(place: Place, limits: Limits) -> list[str]:
     for hidden_directory in emptied:
         args += ["--remount-ro", hidden_directory]
     return args
+
+
+def _own_home() -> tuple[Path, ...]:
+    """Tiebreak's user's home, wherever it is (a service's is often under /var/lib)."""
+    home = Path(os.path.expanduser("~"))
+    if not home.is_absolute():  # a user without a home: "~" is left as it is
+        return ()
+    home = home.resolve()
+    return () if home == Path("/") else (home,)
 
 
 def _under(path: Path, covered: list[Path]) -> bool:

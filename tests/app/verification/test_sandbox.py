@@ -289,3 +289,20 @@ async def test_tiebreaks_python_runs_in_the_sandbox(sandbox: Bwrap, tmp_path: Pa
 
     assert run.passed, run
     assert run.output_tail == sys.prefix
+
+
+@needs_bwrap
+async def test_tiebreaks_users_home_is_hidden_wherever_it_is(
+    sandbox: Bwrap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A service's home is often outside /home (the Docker image's is /var/lib/tiebreak): any
+    # directory of files stands for it here, nothing is written in it.
+    home = TIEBREAK / "docs"
+    monkeypatch.setenv("HOME", str(home))
+    lists_it = python(f"import os; print(os.listdir({str(home)!r}))")
+
+    run = await sandbox.run(lists_it, Place(work_for(sandbox, tmp_path)), Limits())
+
+    assert run.passed, run
+    assert run.output_tail == "[]"
+    assert "architecture.md" in os.listdir(home)
