@@ -32,6 +32,7 @@ from pathlib import Path
 from agents.verification import Run
 from app.verification.process import InfoPipe, launch, new_marker, run_bounded
 from app.verification.runner import MB, Limits, Place, environment, interpreters
+from policies.errors import TiebreakError
 
 NOBODY = 65534
 HOME = Path("/tmp")
@@ -57,6 +58,15 @@ CONTAINERS = (
 NO_SANDBOX = (
     "Or run the tests without a sandbox (--no-sandbox), trusting every test the tester writes."
 )
+
+
+class SandboxUnavailable(TiebreakError):
+    """Findings' tests cannot run in a sandbox on this machine: `reason` says why and how to
+    make one. Verification is refused then, unless a person asks for no sandbox."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Bwrap:
@@ -141,6 +151,15 @@ class Bwrap:
             f"bubblewrap cannot make a sandbox here ({output or ran.returncode}). "
             f"{CONTAINERS} {NO_SANDBOX}"
         )
+
+
+def sandboxed(binary: str = "bwrap") -> Bwrap:
+    """bubblewrap's runner, once a trial run made a sandbox; else raise
+    :class:`SandboxUnavailable`."""
+    runner = Bwrap(binary)
+    if (problem := runner.problem()) is not None:
+        raise SandboxUnavailable(problem)
+    return runner
 
 
 def sandbox_problem(binary: str = "bwrap") -> str | None:

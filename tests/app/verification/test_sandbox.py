@@ -12,7 +12,7 @@ import pytest
 
 from app.verification.process import TAIL_CHARS, TAIL_LINES
 from app.verification.runner import Limits, Place, Runner
-from app.verification.sandbox import Bwrap, sandbox_problem
+from app.verification.sandbox import Bwrap, SandboxUnavailable, sandbox_problem, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from tests.app.verification.conftest import needs_bwrap
 from tests.app.verification.project_kit import existing, processes_running, snapshot
@@ -306,3 +306,10 @@ async def test_tiebreaks_users_home_is_hidden_wherever_it_is(
     assert run.passed, run
     assert run.output_tail == "[]"
     assert "architecture.md" in os.listdir(home)
+
+
+def test_without_a_sandbox_verification_is_refused_with_the_reason() -> None:
+    with pytest.raises(SandboxUnavailable) as refused:
+        sandboxed("/nonexistent/bwrap")
+
+    assert refused.value.reason == sandbox_problem("/nonexistent/bwrap")
