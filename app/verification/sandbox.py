@@ -8,9 +8,10 @@ What a run sees and may do:
 * **Read-only**: the host's file system, except what is hidden (empty and read-only): the
   home directories (`/root`, `/home` and Tiebreak's user's own, wherever it is), `/run`, the
   host's `/tmp`, and the caller's :attr:`Place.hidden` (the checkout under review, the
-  review's other trees; a hidden file cannot be opened). Put back read-only, because the command
-  needs them: Tiebreak's Python (`sys.base_prefix`, `sys.prefix`, its `bin` first on the
-  `PATH`) and the checkout's environments (:attr:`Place.read_only`) with their interpreters.
+  review's other trees; a hidden file cannot be opened). Put back read-only, because the
+  command needs them: Tiebreak's Python (`sys.base_prefix`, `sys.prefix`, its `bin` first on
+  the `PATH`) and the checkout's environments (:attr:`Place.read_only`) with their
+  interpreters.
 * **Writable**: its copy (the working directory), and `/tmp` and `/dev/shm`, its own, in
   memory, each at most `memory_mb`, gone when it ends.
 * **As nobody** (uid 65534). Tiebreak as root drops there with `setpriv` (no groups, no
