@@ -9,6 +9,7 @@ import pytest
 from agents.verification import Evidence
 from app.verification.local import LocalVerifier
 from app.verification.sandbox import Bwrap
+from app.verification.unsandboxed import Unsandboxed
 from tests.app.verification.conftest import needs_bwrap
 from tests.app.verification.project_kit import (
     FIX,
@@ -193,3 +194,12 @@ async def test_past_the_reviews_seconds_no_test_runs_and_the_last_is_cut_short(
     assert first.reason == "at the head timed out after 1 s"
     assert second.verdict is Evidence.NOT_RUN
     assert second.reason == "the review's 1 s of test runs are spent"
+
+
+async def test_without_a_sandbox_the_runs_show_the_same(project: Project) -> None:
+    async with LocalVerifier(project.checkout, project.diff, config(), Unsandboxed()) as verifier:
+        shown = await verifier.reproduce(REPRODUCTION)
+        fixed = await verifier.check_fix(REPRODUCTION, [FIX])
+
+    assert shown.verdict is Evidence.REPRODUCED, shown
+    assert fixed.verified is True, fixed
