@@ -14,6 +14,7 @@ head passes or breaks, the base's run is stopped: it would prove nothing.
 
 import asyncio
 import contextlib
+import math
 import shlex
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
@@ -135,7 +136,7 @@ class LocalVerifier:
         if self._runs_left <= 0:
             return f"the review's {self._config.max_runs} test runs are spent"
         if self._seconds_left <= 0:
-            return f"the review's {self._config.max_seconds} seconds of test runs are spent"
+            return f"the review's {self._config.max_seconds} s of test runs are spent"
         self._runs_left -= 1
         return None
 
@@ -208,12 +209,14 @@ class LocalVerifier:
                 return await self._runner.run(self._as_run(reproduction), self._place(copy), limits)
             except TreeRefused as exc:
                 return Run(error=exc.reason)
+            except OSError as exc:  # a full disk, a tree its setup made unreadable
+                return Run(error=f"the run's copy could not be made: {exc}")
             finally:
                 await asyncio.to_thread(_remove, copy)
 
     def _limits_now(self) -> Limits:
         """The run's limits, its time cut to what the review has left."""
-        timeout = min(self._limits.timeout_s, max(self._seconds_left, 1.0))
+        timeout = min(self._limits.timeout_s, max(math.ceil(self._seconds_left), 1))
         return Limits(
             timeout_s=timeout,
             memory_mb=self._limits.memory_mb,

@@ -5,11 +5,13 @@ What a run sees and may do:
 * **Isolated**: its own network (only `lo`: nothing outside answers, not even the host's own
   `127.0.0.1`), its own PIDs (every process dies with the sandbox), IPC and hostname; an
   environment cleared down to `PATH`, `HOME`, `TMPDIR` and `LANG`.
-* **Read-only**: the host's file system, except what is hidden: the home directories
-  (`/root`, `/home`), `/run`, the host's `/tmp`, and the caller's :attr:`Place.hidden` (the
-  checkout under review, the review's other trees). Put back read-only, because the command
-  needs them: Tiebreak's Python (`sys.base_prefix`, `sys.prefix`, its `bin` first on the
-  `PATH`) and the checkout's environments (:attr:`Place.read_only`) with their interpreters.
+* **Read-only**: the host's file system, except what is hidden (empty and read-only): the
+  home directories (`/root`, `/home` and Tiebreak's user's own, wherever it is), `/run`, the
+  host's `/tmp`, and the caller's :attr:`Place.hidden` (the checkout under review, the
+  review's other trees; a hidden file cannot be opened). Put back read-only, because the
+  command needs them: Tiebreak's Python (`sys.base_prefix`, `sys.prefix`, its `bin` first on
+  the `PATH`) and the checkout's environments (:attr:`Place.read_only`) with their
+  interpreters.
 * **Writable**: its copy (the working directory), and `/tmp` and `/dev/shm`, its own, in
   memory, each at most `memory_mb`, gone when it ends.
 * **As nobody** (uid 65534). Tiebreak as root drops there with `setpriv` (no groups, no
@@ -31,6 +33,7 @@ from pathlib import Path
 from agents.verification import Run
 from app.verification.process import InfoPipe, launch, new_marker, run_bounded
 from app.verification.runner import MB, Limits, Place, environment, interpreters
+from policies.errors import TiebreakError
 
 NOBODY = 65534
 HOME = Path("/tmp")
@@ -56,6 +59,15 @@ CONTAINERS = (
 NO_SANDBOX = (
     "Or run the tests without a sandbox (--no-sandbox), trusting every test the tester writes."
 )
+
+
+class SandboxUnavailable(TiebreakError):
+    """Findings' tests cannot run in a sandbox on this machine: `reason` says why and how to
+    make one. Verification is refused then, unless a person asks for no sandbox."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 class Bwrap:
@@ -142,6 +154,15 @@ class Bwrap:
         )
 
 
+def sandboxed(binary: str = "bwrap") -> Bwrap:
+    """bubblewrap's runner, once a trial run made a sandbox; else raise
+    :class:`SandboxUnavailable`."""
+    runner = Bwrap(binary)
+    if (problem := runner.problem()) is not None:
+        raise SandboxUnavailable(problem)
+    return runner
+
+
 def sandbox_problem(binary: str = "bwrap") -> str | None:
     """Why findings' tests cannot run in a sandbox on this machine, and how to fix it; None
     when they can (a trial run made one)."""
@@ -166,7 +187,7 @@ def _user_namespaces_problem() -> str | None:
 def _mounts(place: Place, limits: Limits) -> list[str]:
     """The sandbox's file system, in bubblewrap's order: later mounts go over earlier ones."""
     work = place.work.resolve()
-    covered = [HOME, *HIDDEN, *(p.resolve() for p in place.hidden)]
+    covered = [HOME, *HIDDEN, *_own_home(), *(p.resolve() for p in place.hidden)]
     size = str(limits.memory_mb * MB)
     args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     args += ["--perms", "1777", "--size", size, "--tmpfs", str(HOME)]
@@ -191,6 +212,15 @@ def _mounts(place: Place, limits: Limits) -> list[str]:
     for hidden_directory in emptied:
         args += ["--remount-ro", hidden_directory]
     return args
+
+
+def _own_home() -> tuple[Path, ...]:
+    """Tiebreak's user's home, wherever it is (a service's is often under /var/lib)."""
+    home = Path(os.path.expanduser("~"))
+    if not home.is_absolute():  # a user without a home: "~" is left as it is
+        return ()
+    home = home.resolve()
+    return () if home == Path("/") else (home,)
 
 
 def _under(path: Path, covered: list[Path]) -> bool:

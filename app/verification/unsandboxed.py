@@ -10,6 +10,8 @@ escapes), the output kept, and the address space, file size, open files and core
 Processes are not bounded: the kernel counts them per user, Tiebreak's own included.
 """
 
+import os
+
 from agents.verification import Run
 from app.verification.process import launch, new_marker, run_bounded
 from app.verification.runner import Limits, Place, environment
@@ -24,10 +26,7 @@ class Unsandboxed:
         return None
 
     async def run(self, command: str, place: Place, limits: Limits) -> Run:
-        for source, seen in place.read_only:
-            # No mount without a sandbox: the environment is linked where the run looks.
-            if not seen.is_symlink() and not seen.exists():
-                seen.symlink_to(source.resolve(), target_is_directory=True)
+        _link_environments(place)
         marker = new_marker()
         return await run_bounded(
             [*limits.prlimit(processes=False), *launch(command, marker)],
@@ -36,3 +35,11 @@ class Unsandboxed:
             timeout_s=limits.timeout_s,
             marker=marker,
         )
+
+
+def _link_environments(place: Place) -> None:
+    """No mount without a sandbox: an environment is linked where the run looks for it in its
+    copy (an interpreter outside the copy is where it is already)."""
+    for source, seen in place.read_only:
+        if seen.is_relative_to(place.work) and not os.path.lexists(seen):
+            seen.symlink_to(source.resolve(), target_is_directory=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from agents.diff import Diff
 from agents.protocol import Patch, Reproduction
+from app.verification.runner import Runner
 from policies.verification import VerifyConfig
 
 CART_BASE = '''\
@@ -109,6 +110,15 @@ def snapshot(*directories: Path) -> dict[str, tuple[int, int, int]]:
             status = path.lstat()
             seen[str(path)] = (status.st_mode, status.st_size, status.st_mtime_ns)
     return seen
+
+
+def work_for(runner: Runner, tmp_path: Path) -> Path:
+    """A run's working directory in `tmp_path`, owned as the runner wants its copies."""
+    work = tmp_path / "copy"
+    work.mkdir()
+    if runner.owner is not None:
+        os.chown(work, runner.owner, runner.owner)
+    return work
 
 
 def existing(*paths: Path) -> list[Path]:

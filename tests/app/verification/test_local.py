@@ -9,6 +9,7 @@ import pytest
 from agents.verification import Evidence
 from app.verification.local import LocalVerifier
 from app.verification.sandbox import Bwrap
+from app.verification.unsandboxed import Unsandboxed
 from tests.app.verification.conftest import needs_bwrap
 from tests.app.verification.project_kit import (
     FIX,
@@ -175,3 +176,30 @@ async def test_a_run_sees_the_checkouts_environment_read_only_and_not_the_checko
 
     assert shown.verdict is Evidence.NOT_REPRODUCED, shown
     assert not (project.checkout / ".venv" / "planted").exists()
+
+
+async def test_past_the_reviews_seconds_no_test_runs_and_the_last_is_cut_short(
+    sandbox: Bwrap, project: Project
+) -> None:
+    sleeps = reproduction(
+        "tests/test_sleeps.py", "import time\n\n\ndef test_it():\n    time.sleep(60)\n"
+    )
+    async with LocalVerifier(
+        project.checkout, project.diff, config(max_seconds=1), sandbox
+    ) as verifier:
+        first = await verifier.reproduce(sleeps)
+        second = await verifier.reproduce(REPRODUCTION)
+
+    assert first.verdict is Evidence.BROKEN
+    assert first.reason == "at the head timed out after 1 s"
+    assert second.verdict is Evidence.NOT_RUN
+    assert second.reason == "the review's 1 s of test runs are spent"
+
+
+async def test_without_a_sandbox_the_runs_show_the_same(project: Project) -> None:
+    async with LocalVerifier(project.checkout, project.diff, config(), Unsandboxed()) as verifier:
+        shown = await verifier.reproduce(REPRODUCTION)
+        fixed = await verifier.check_fix(REPRODUCTION, [FIX])
+
+    assert shown.verdict is Evidence.REPRODUCED, shown
+    assert fixed.verified is True, fixed
