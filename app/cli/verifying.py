@@ -22,9 +22,10 @@ from pydantic import ValidationError
 from agents.diff import Diff
 from agents.proofs import Proving
 from app.cli.exits import fail
+from app.settings import env_file, get_settings
 from app.verification.local import LocalVerifier
 from app.verification.runner import Runner
-from app.verification.sandbox import Bwrap, sandbox_problem
+from app.verification.sandbox import SandboxUnavailable, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
 from policies.verification import VerifyConfig
@@ -109,8 +110,9 @@ async def proving(
     if config is None or checkout is None:
         yield None
         return
+    runner = _runner(request)
     async with LocalVerifier(
-        checkout, diff, config, _runner(request), base_ref=request.base
+        checkout, diff, config, runner, base_ref=request.base, hidden=_secrets()
     ) as verifier:
         yield Proving(verifier, config.max_attempts)
 
@@ -119,9 +121,17 @@ def _runner(request: VerifyRequest) -> Runner:
     if not request.sandbox:
         click.echo(f"tiebreak: warning: {NO_SANDBOX_WARNING}", err=True)
         return Unsandboxed()
-    if (problem := sandbox_problem()) is not None:
-        fail(f"--verify cannot run the tests in a sandbox here: {problem}")
-    return Bwrap()
+    try:
+        return sandboxed()
+    except SandboxUnavailable as exc:
+        fail(f"--verify cannot run the tests in a sandbox here: {exc.reason}")
+
+
+def _secrets() -> list[Path]:
+    """Files of Tiebreak's own secrets, which a test must not see wherever they are: the
+    `.env` file and the App's private key."""
+    found = [env_file(), get_settings().github_private_key_path]
+    return [path for path in found if path is not None and path.exists()]
 
 
 def _base_section(checkout: Path | None, base: str) -> VerifyConfig:

@@ -4,6 +4,7 @@ off-by-one reproduced and its fix verified, a false finding withdrawn, a broken 
 bug older than the change shown as no proof."""
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +164,32 @@ def test_without_verify_no_test_is_asked_for(project: Project) -> None:
     assert result.exit_code == 0, result.output
     assert "reproduction" not in json.dumps(sent["tools"])
     assert COMMAND not in json.dumps(sent["messages"])
+
+
+def test_without_bubblewrap_verification_is_refused_saying_how_to_fix_it(
+    project: Project, tmp_path: Path
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (tools / "git").symlink_to(git)
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PATH", str(tools))
+        result, sent = review(project, "--verify", COMMAND)
+
+    assert result.exit_code == 2
+    assert "--verify cannot run the tests in a sandbox here" in result.stderr
+    assert "apt-get install bubblewrap" in result.stderr
+    assert sent == []
+
+
+def test_no_sandbox_runs_the_tests_on_the_host_with_a_warning(project: Project) -> None:
+    result, _ = review(project, "--verify", COMMAND, "--no-sandbox", "--json")
+
+    assert result.exit_code == 0, result.output
+    assert "WITHOUT a sandbox" in result.stderr
+    (unit,) = json.loads(result.stdout)["units"]
+    verdicts = [f["verification"]["verdict"] for f in unit["findings"]]
+    assert verdicts == ["reproduced", "not_reproduced", "broken", "fails_at_base"]
