@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.verification.sandbox import Bwrap, sandbox_problem
-from tests.app.verification.project_kit import Project, make_project
+from tests.scenarios.shop import Project, make_project
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None,

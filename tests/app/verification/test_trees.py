@@ -8,7 +8,8 @@ import pytest
 
 from app.verification import trees
 from app.verification.trees import TreeRefused
-from tests.app.verification.project_kit import CART_BASE, CART_HEAD, Project, git, snapshot
+from tests.app.verification.project_kit import snapshot
+from tests.scenarios.shop import CART_BASE, CART_HEAD, Project, git
 
 
 def files_in(tree: Path) -> dict[str, str]:

@@ -11,7 +11,8 @@ from agents.diff import Diff
 from agents.protocol import Patch
 from app.verification.trees import TreeRefused
 from app.verification.writes import apply_to_tree, write_reproduction
-from tests.app.verification.project_kit import CART_HEAD, FIX, snapshot
+from tests.app.verification.project_kit import snapshot
+from tests.scenarios.shop import CART_HEAD, FIX
 
 DIFF = Diff.parse(
     "diff --git a/shop/cart.py b/shop/cart.py\nnew file mode 100644\n--- /dev/null\n"
