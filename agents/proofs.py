@@ -39,6 +39,7 @@ from policies.verification import VerifyConfig
 
 MAX_TAIL_SHOWN = 2_000
 """Characters of a run's output an agent is shown."""
+PROVEN = "its test fails at the head and passes at the base: it is proven, and can only be"
 
 
 @dataclass(frozen=True)
@@ -156,10 +157,7 @@ class Proofs:
 
     def answer_problem(self, answer: Answer) -> str | None:
         if answer.stance is Stance.DISPUTE and self.proven(answer.finding_id):
-            return (
-                "its test fails at the head and passes at the base: it is proven, and can only "
-                "be conceded with a patch that makes the test pass"
-            )
+            return f"{PROVEN} conceded with a patch that makes the test pass"
         return None
 
     def evaluation_problem(self, evaluation: Evaluation) -> str | None:
@@ -177,10 +175,7 @@ class Proofs:
 
     def ruling_problem(self, ruling: Ruling) -> str | None:
         if ruling.ruling is RulingKind.ACCEPT_WITH_WARNING and self.proven(ruling.finding_id):
-            return (
-                "its test fails at the head and passes at the base: it is proven, and can only "
-                "be ruled force_fix"
-            )
+            return f"{PROVEN} ruled force_fix"
         return None
 
     def new_finding_problem(self, finding: Finding) -> str | None:

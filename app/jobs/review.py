@@ -6,13 +6,11 @@
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run. A newer push supersedes the job: it stops before publishing
-and completes its check run as superseded. Whether a push is newer is GitHub's to say, not
-the order deliveries arrived in (:mod:`app.store.heads`): a job whose head Redis takes for
-superseded asks GitHub before it starts and before it publishes, and goes on when GitHub
-still has its head. It publishes holding the pull request's landing lock, so a reply or a
-command changing the earlier run lands wholly before it or not at all. Whatever goes wrong,
-the check run is completed with a clear message: this job is one of the two places allowed
-to catch everything.
+and completes its check run as superseded; whether a push is newer is GitHub's to say
+(:mod:`app.jobs.superseding`). It publishes holding the pull request's landing lock, so a
+reply or a command changing the earlier run lands wholly before it or not at all. Whatever
+goes wrong, the check run is completed with a clear message: this job is one of the two
+places allowed to catch everything.
 """
 
 import asyncio
@@ -34,6 +32,8 @@ from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
 from app.jobs.reading import reading_for
+from app.jobs.rescoping import scope_since
+from app.jobs.superseding import Superseding
 from app.jobs.together import together
 from app.publishing import checks
 from app.publishing.models import (
@@ -93,6 +93,7 @@ class ReviewRun:
         """The link to the run's transcript, once there is one."""
         self.github = deps.github.installation(ref.installation_id)
         self.live = deps.live_runs()
+        self.heads = Superseding(deps, self.github, ref, run_id)
 
     @property
     def run_info(self) -> RunInfo:
@@ -101,7 +102,7 @@ class ReviewRun:
     async def run(self) -> str:
         ref = self.ref
         with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
-            if await self._superseded_before_start():
+            if await self.heads.before_start():
                 return "superseded before it started"
             live = self.live
             if await live.run_state(self.run_id) in ENDED:
@@ -218,7 +219,7 @@ class ReviewRun:
         # Landed under the pull request's landing lock: after the replies and commands that
         # changed the earlier run, before those that will read this one.
         async with self._landing() as latest:
-            if (newer := await self._newer_head()) is not None:
+            if (newer := await self.heads.newer_head()) is not None:
                 await self._complete_superseded(check_id, newer)
                 return "superseded before publishing"
             earlier = latest.record if latest and latest.record.run_id != self.run_id else None
@@ -294,30 +295,7 @@ class ReviewRun:
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
     async def _scope(self) -> Scope:
-        """Review the files changed since the last reviewed head, where that is safe; every
-        file after a force-push or a rebase, a config change, or a partly failed review."""
-        earlier = await self._earlier()
-        if earlier is None:
-            return Scope.full("")
-        old, new = earlier.ref.head_sha, self.ref.head_sha
-        if old == new:
-            return Scope.full("a review of the same commit was asked for")
-        if earlier.config != self.config:
-            return Scope.full("the repository's config changed")
-        if earlier.review.failed_units:
-            return Scope.full("parts of the last review were not reviewed")
-        try:
-            comparison = await self.github.compare(self.ref, old, new)
-        except GitHubError as exc:
-            log.warning("could not compare %s with %s on %s: %s", old, new, self.ref.key, exc)
-            return Scope.full(f"GitHub could not compare it with {old[:7]}")
-        if comparison is None or comparison.status != "ahead":
-            return Scope.full(
-                f"{old[:7]}, reviewed last, is no longer in its history (a force-push or rebase)"
-            )
-        if not comparison.complete:
-            return Scope.full(f"too many files changed since {old[:7]} to list them")
-        return Scope.changed_since(old, comparison.paths)
+        return await scope_since(self.github, self.ref, self.config, await self._earlier())
 
     async def _reconcile(
         self, plan: RunPlan, review: Review, diff: Diff, earlier: RunRecord | None
@@ -386,7 +364,7 @@ class ReviewRun:
         stopped_by = await self._stopped_by()
         if stopped_by is not None:
             await self._complete(check_id, checks.stopped(stopped_by, run=self.run_info))
-        elif await self._aborted_by_push():
+        elif await self.heads.aborted_by_push():
             await self._complete_superseded(check_id)
         else:
             return False
@@ -406,46 +384,13 @@ class ReviewRun:
     async def _complete_superseded(self, check_id: int, newer: str | None = None) -> None:
         """Complete the check run as superseded by `newer`, by default the latest head Redis
         knows."""
-        if newer is None and self.deps.queue is not None:
-            newer = await self.deps.heads().latest(self.ref)
+        if newer is None:
+            newer = await self.heads.latest_heard()
         await self._complete(check_id, checks.superseded(newer or "", run=self.run_info))
 
     async def _stopped_by(self) -> str | None:
         runs = self.deps.runs
         return await runs.stopped_by(self.run_id) if runs else None
-
-    async def _newer_head(self) -> str | None:
-        """The pull request's head, if it moved on from this run's. When Redis knows another
-        latest head, GitHub decides: that head's push may have been heard after this one's
-        without being newer, and then this run claims the latest head back."""
-        if self.deps.queue is None:
-            return None
-        heads = self.deps.heads()
-        heard = await heads.latest(self.ref)
-        if heard is None or heard == self.ref.head_sha:
-            return None
-        head = (await self.github.pull_request(self.ref)).head_sha
-        if head != self.ref.head_sha:
-            return head
-        # Left as it is if another delivery moved it meanwhile: whichever head that was,
-        # GitHub is asked again before this run publishes.
-        await heads.claim(self.ref, self.run_id, heard)
-        return None
-
-    async def _superseded_before_start(self) -> bool:
-        try:
-            return await self._newer_head() is not None
-        except GitHubError as exc:
-            # Started, the run reads the pull request again, and fails clearly (on its check
-            # run) if GitHub still cannot answer.
-            log.warning("could not ask GitHub for the head of %s: %s", self.ref.key, exc)
-            return False
-
-    async def _aborted_by_push(self) -> bool:
-        """Whether the job was aborted because Redis knows a newer head: only a push from
-        this run's head, or a review GitHub confirmed, moves it on (:mod:`app.store.heads`),
-        so GitHub need not be asked."""
-        return self.deps.queue is not None and await self.deps.heads().superseded(self.ref)
 
 
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
