@@ -10,7 +10,7 @@ its own closing tag; model text is JSON with `<` and `>` escaped.
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
@@ -22,6 +22,20 @@ from agents.refusals import Refusal
 from agents.threads import Thread
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
+
+Tests = Callable[[str], dict[str, Any]]
+"""What an agent is told of a finding's test runs, by finding id (`agents.proofs`); given only
+when tests are run."""
+
+PROVEN_TO_CODER = (
+    " A finding whose test_run verdict is reproduced is proven: concede it with a patch that "
+    "makes its test pass."
+)
+PATCH_TESTS = (
+    " A patch whose patch_test_run is not verified is no fix. A new finding must carry a "
+    "reproduction."
+)
+PROVEN_TO_ARBITER = " A finding whose test_run verdict is reproduced is proven: rule it force_fix."
 
 
 def data_block(kind: str, content: str) -> str:
@@ -68,13 +82,34 @@ GUIDANCE_INTRO = (
 )
 
 
-def seed_brief(allowance: int) -> PromptBlock:
-    return PromptBlock(
-        text=(
-            f"Review the diff and call {ToolName.REPORT_FINDINGS} with your findings, at most "
-            f"{allowance}, most severe first. Report none if the change is sound."
-        )
+def seed_brief(allowance: int, test_command: str | None = None) -> PromptBlock:
+    text = (
+        f"Review the diff and call {ToolName.REPORT_FINDINGS} with your findings, at most "
+        f"{allowance}, most severe first. Report none if the change is sound."
     )
+    if test_command is not None:
+        text += "\n" + reproduction_brief(test_command)
+    return PromptBlock(text=text)
+
+
+def reproduction_brief(test_command: str) -> str:
+    """How a tester backs a finding with a test, when tests are run."""
+    return (
+        "Back each finding you can with a `reproduction`: a new test file of the repository "
+        "(`path`, beside the project's own tests, following their conventions; never a "
+        "conftest.py, __init__.py, a config file or an existing file) and its full `content`, "
+        "whose test fails at the change's head because of the bug and passes at its base. "
+        f"Tiebreak runs it at both with `{test_command}` from the repository's root, in a "
+        "sandbox without network. A finding whose test fails at the head and passes at the base "
+        "is proven; one whose test passes at the head is withdrawn. A finding you raise later, "
+        "when evaluating answers, must carry a reproduction."
+    )
+
+
+def _with_tests(entry: dict[str, Any], thread: Thread, tests: Tests | None) -> dict[str, Any]:
+    if tests is not None:
+        entry.update(tests(thread.id))
+    return entry
 
 
 def answer_brief(
@@ -83,10 +118,11 @@ def answer_brief(
     protected: Sequence[str],
     *,
     panel: bool = False,
+    tests: Tests | None = None,
 ) -> PromptBlock:
     findings = []
     for thread in pending:
-        entry: dict[str, Any] = {"finding": _finding(thread.finding)}
+        entry = _with_tests({"finding": _finding(thread.finding)}, thread, tests)
         if thread.answer is not None:
             entry["your_last_answer"] = _answer(thread.answer)
         rejections = thread.rejections()
@@ -104,18 +140,37 @@ def answer_brief(
     return PromptBlock(
         text=(
             f"Call {ToolName.ANSWER_FINDINGS} with one answer per open finding below: concede "
-            "with a patch, or dispute with an argument. No patch may touch a protected path.\n"
+            "with a patch, or dispute with an argument. No patch may touch a protected path."
+            + (PROVEN_TO_CODER if tests else "")
+            + "\n"
             + data_json("findings", payload)
         )
     )
 
 
-def evaluation_brief(pending: Sequence[Thread], diff: Diff, allowance: int) -> PromptBlock:
+def evaluation_brief(
+    pending: Sequence[Thread], diff: Diff, allowance: int, *, tests: Tests | None = None
+) -> PromptBlock:
     return PromptBlock(
         text=(
-            f"Call {ToolName.EVALUATE_ANSWERS}: accept or reject each answer below. You may "
-            f"raise at most {allowance} new findings.\n"
-            + data_json("answers", [_answered(thread, diff) for thread in pending])
+            f"Call {ToolName.EVALUATE_ANSWERS}: accept or reject each answer below."
+            + (PATCH_TESTS if tests else "")
+            + f" You may raise at most {allowance} new findings.\n"
+            + data_json("answers", [_answered(thread, diff, tests) for thread in pending])
+        )
+    )
+
+
+def retest_brief(pending: Sequence[Thread], *, tests: Tests) -> PromptBlock:
+    """The tester whose tests passed at the head: another test for each finding, or its
+    withdrawal."""
+    findings = [_with_tests({"finding": _finding(t.finding)}, t, tests) for t in pending]
+    return PromptBlock(
+        text=(
+            f"The tests of the findings below pass at the change's head: they do not show the "
+            f"bug. Call {ToolName.EVALUATE_ANSWERS} with one evaluation per finding: accept to "
+            "withdraw it, or reject with a new `reproduction` whose test fails at the head "
+            "because of the bug. Raise no new findings.\n" + data_json("findings", findings)
         )
     )
 
@@ -128,13 +183,14 @@ def panel_evaluation_brief(
     tester: str,
     panel: Panel,
     round: int,
+    tests: Tests | None = None,
 ) -> PromptBlock:
     """A panel tester's evaluation: each answer with who raised the finding and what the
     testers it hears said about it before this round, and when — its neighbours' latest
     findings and evaluations, never everyone's."""
     answers = []
     for thread in pending:
-        entry = _answered(thread, diff)
+        entry = _answered(thread, diff, tests)
         entry["raised_by"] = sorted({p.tester for p in thread.positions if p.raised})
         heard = [
             {"tester": name, "round": said.round, "vote": said.vote, "reason": said.reason}
@@ -150,13 +206,15 @@ def panel_evaluation_brief(
             f"{ToolName.EVALUATE_ANSWERS}: accept or reject each answer below (this is round "
             f"{round}). Each shows what the testers you hear said about it last, and in which "
             "round, perhaps about an earlier answer: weigh their reasons, but vote on your own "
-            "judgement. A finding stands when most testers reject the coder's answer. "
-            f"You may raise at most {allowance} new findings.\n" + data_json("answers", answers)
+            "judgement. A finding stands when most testers reject the coder's answer."
+            + (PATCH_TESTS if tests else "")
+            + f" You may raise at most {allowance} new findings.\n"
+            + data_json("answers", answers)
         )
     )
 
 
-def _answered(thread: Thread, diff: Diff) -> dict[str, Any]:
+def _answered(thread: Thread, diff: Diff, tests: Tests | None = None) -> dict[str, Any]:
     assert thread.answer is not None
     entry: dict[str, Any] = {
         "finding": _finding(thread.finding),
@@ -164,7 +222,7 @@ def _answered(thread: Thread, diff: Diff) -> dict[str, Any]:
     }
     if thread.answer.patch is not None:
         entry["lines_the_patch_replaces"] = current_lines(diff, thread.answer.patch)
-    return entry
+    return _with_tests(entry, thread, tests)
 
 
 def arbitration_brief(
@@ -172,9 +230,11 @@ def arbitration_brief(
     protected: Sequence[str],
     *,
     panel: Panel | None = None,
+    tests: Tests | None = None,
 ) -> PromptBlock:
-    """The disputes for the arbiter: each finding, why it came, its latest messages, and with
-    a panel, the testers' latest votes (and one more message per extra tester)."""
+    """The disputes for the arbiter: each finding, why it came, its latest messages, what its
+    test showed, and with a panel, the testers' latest votes (and one more message per extra
+    tester)."""
     context = CONTEXT_MESSAGES + (panel.size - 1 if panel else 0)
     disputes = []
     for thread, trigger in batch:
@@ -187,11 +247,13 @@ def arbitration_brief(
             tally = thread.tally()
             dispute["testers_keeping_it"] = list(tally.keep)
             dispute["testers_accepting_the_answer"] = list(tally.accept)
-        disputes.append(dispute)
+        disputes.append(_with_tests(dispute, thread, tests))
     return PromptBlock(
         text=(
             f"Call {ToolName.ARBITRATE} with one binding ruling per dispute below. A forced fix "
-            "may not touch a protected path.\n"
+            "may not touch a protected path."
+            + (PROVEN_TO_ARBITER if tests else "")
+            + "\n"
             + data_json("disputes", {"disputes": disputes, "protected_paths": list(protected)})
         )
     )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.diff import Diff
 from agents.patches import finding_problem, patch_problem
+from agents.proofs import Proofs
 from agents.protocol import (
     Answer,
     AnswerFindings,
@@ -59,11 +60,13 @@ class _Keyed(_Loose):
 
 
 class InputChecks:
-    """Parses and checks the tool inputs of one debate."""
+    """Parses and checks the tool inputs of one debate, and holds them to what its findings'
+    tests showed (`proofs`)."""
 
-    def __init__(self, diff: Diff, protected: ProtectedPaths) -> None:
+    def __init__(self, diff: Diff, protected: ProtectedPaths, proofs: Proofs | None = None) -> None:
         self.diff = diff
         self.protected = protected
+        self.proofs = proofs or Proofs()
 
     def report(self, raw: dict[str, Any], asked: Sequence[str] = ()) -> Checked[ReportFindings]:
         shape = _Report.model_validate(raw)
@@ -73,26 +76,38 @@ class InputChecks:
 
     def answers(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[AnswerFindings]:
         shape = _Answers.model_validate(raw)
-        answers, refused = self._answers("answers", shape.answers, Answer, asked, self._patch)
+        answers, refused = self._answers(
+            "answers", shape.answers, Answer, asked, self._answer_problem
+        )
         return Checked(AnswerFindings(answers=answers), len(answers), merged(refused))
 
     def evaluations(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[EvaluateAnswers]:
         shape = _Evaluations.model_validate(raw)
         several = len(shape.evaluations) + len(shape.new_findings) > 1
         evaluations, refused = self._answers(
-            "evaluations", shape.evaluations, Evaluation, asked, lambda _: None
+            "evaluations", shape.evaluations, Evaluation, asked, self.proofs.evaluation_problem
         )
-        findings, unfit = self._findings("new_findings", shape.new_findings, several=several)
+        findings, unfit = self._findings(
+            "new_findings", shape.new_findings, several=several, later=True
+        )
         value = EvaluateAnswers(evaluations=evaluations, new_findings=findings)
         return Checked(value, len(evaluations) + len(findings), merged([*refused, *unfit]))
 
     def rulings(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[Arbitrate]:
         shape = _Rulings.model_validate(raw)
-        rulings, refused = self._answers("rulings", shape.rulings, Ruling, asked, self._patch)
+        rulings, refused = self._answers(
+            "rulings", shape.rulings, Ruling, asked, self._ruling_problem
+        )
         return Checked(Arbitrate(rulings=rulings), len(rulings), merged(refused))
 
     def _patch(self, item: Answer | Ruling) -> str | None:
         return patch_problem(item.patch, self.diff, self.protected) if item.patch else None
+
+    def _answer_problem(self, answer: Answer) -> str | None:
+        return self._patch(answer) or self.proofs.answer_problem(answer)
+
+    def _ruling_problem(self, ruling: Ruling) -> str | None:
+        return self._patch(ruling) or self.proofs.ruling_problem(ruling)
 
     def _answers(
         self,
@@ -130,9 +145,10 @@ class InputChecks:
         return kept, refused
 
     def _findings(
-        self, field: str, items: Sequence[Any], *, several: bool
+        self, field: str, items: Sequence[Any], *, several: bool, later: bool = False
     ) -> tuple[list[Finding], list[Refusal]]:
-        """The raised findings that parse and lie on the diff, and a refusal for each other."""
+        """The raised findings that parse and lie on the diff (and carry a test, when raised
+        `later` than the first report and tests are run), and a refusal for each other."""
         kept: list[Finding] = []
         refused: list[Refusal] = []
         for i, item in enumerate(items):
@@ -141,7 +157,10 @@ class InputChecks:
             except ValidationError as exc:
                 refused.append(Refusal(tuple(schema_problems(exc, f"{field}.{i}")), finding=item))
                 continue
-            if problem := finding_problem(finding, self.diff):
+            problem = finding_problem(finding, self.diff)
+            if problem is None and later:
+                problem = self.proofs.new_finding_problem(finding)
+            if problem:
                 named = f"{field}.{i}: {problem}" if several else problem
                 refused.append(Refusal((named,), finding=item))
             else:

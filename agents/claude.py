@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.errors import LLMFatal, LLMUnavailable
 from agents.llm import LLMRequest, LLMResponse, Role, Usage
-from agents.protocol import TOOLS
+from agents.protocol import toolset
 from agents.providers import MODEL, Cloud, Provider
 
 CACHE = {"type": "ephemeral"}
@@ -238,7 +238,7 @@ class ClaudeLLM:
                     "description": spec.description,
                     "input_schema": spec.input_schema(),
                 }
-                for spec in TOOLS.values()
+                for spec in toolset(request.tool.tests).values()
             ],
             "tool_choice": (
                 {"type": "tool", "name": request.tool.name} if forced else {"type": "auto"}

@@ -42,11 +42,14 @@ class Reading:
     max_tokens: int | None = None
     """The context budget per unit; None for :func:`default_budget`."""
     guidance: Guidance = field(default_factory=Guidance)
+    outlines: Mapping[str, Outline] = field(default_factory=dict)
+    """Files of `sources` already parsed, by path (the App parses untrusted files where a
+    parse can be stopped: `app.parsing`); the others are parsed here, when first needed."""
 
     def attach(self, units: Iterable[ReviewUnit]) -> list[ReviewUnit]:
         """`units` with their context and guidance."""
         # One read of each file for the whole review, however many units and hunks touch it.
-        files = None if self.sources is None else _Files(self.sources)
+        files = None if self.sources is None else _Files(self.sources, self.outlines)
         return [
             replace(
                 unit,
@@ -74,12 +77,12 @@ class _File:
     """A changed file at the head as the context reads it: split into lines, parsed and each
     piece of it rendered at most once per review."""
 
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, parsed: Outline | None = None) -> None:
         self.path = path
         self.lines = text.splitlines()
         self.small = typical_tokens(text) <= SMALL_FILE_TOKENS
         self._text = text
-        self._outline: Outline | None = None
+        self._outline = parsed
         self._rendered: dict[tuple[Scope, str], tuple[str, int]] = {}
 
     @property
@@ -102,16 +105,19 @@ class _File:
 class _Files:
     """The changed files of a review, each read once, on first use."""
 
-    def __init__(self, sources: Mapping[str, str]) -> None:
+    def __init__(self, sources: Mapping[str, str], outlines: Mapping[str, Outline]) -> None:
         self._sources = sources
+        self._outlines = outlines
         self._files: dict[str, _File | None] = {}
 
     def get(self, path: str) -> _File | None:
         """The file at `path`; None when it was not read or is too large to parse."""
         if path not in self._files:
             text = self._sources.get(path)
-            readable = text is not None and len(text) <= MAX_SOURCE_CHARS
-            self._files[path] = _File(path, text) if text is not None and readable else None
+            if text is None or len(text) > MAX_SOURCE_CHARS:
+                self._files[path] = None
+            else:
+                self._files[path] = _File(path, text, self._outlines.get(path))
         return self._files[path]
 
 
@@ -119,7 +125,7 @@ def unit_context(diff: Diff, sources: Mapping[str, str], max_tokens: int | None 
     """The context of the unit `diff` from `sources` (each file's text at the head, by
     path), at most about `max_tokens` tokens (default :func:`default_budget`); empty when
     there is none."""
-    return _context(diff, _Files(sources), max_tokens)
+    return _context(diff, _Files(sources, {}), max_tokens)
 
 
 def _context(diff: Diff, sources: _Files, max_tokens: int | None) -> str:
@@ -151,6 +157,11 @@ def _context(diff: Diff, sources: _Files, max_tokens: int | None) -> str:
     ] * bool(cut)
     if unread:
         notes.append("Not read (deleted, binary, too large or unavailable): " + ", ".join(unread))
+    unparsed = [f"{p} ({f.outline.unparsed})" for p, f in files.items() if f.outline.unparsed]
+    if unparsed:
+        notes.append(
+            "Not parsed, so no enclosing function or class is known: " + ", ".join(unparsed)
+        )
     return "\n".join(filter(None, [text, *notes]))
 
 

@@ -13,7 +13,8 @@ import functools
 from collections.abc import Collection
 
 from agents import briefs
-from agents.debate_state import CODER, DebateState
+from agents.debate_proofs import ProvingSteps
+from agents.debate_state import CODER
 from agents.llm import Role
 from agents.outcome import MessageKind, Outcome, StopReason
 from agents.protocol import (
@@ -34,12 +35,13 @@ from policies.panel import Verdict, Vote
 from policies.proposals import TurnProposals
 
 
-class DebateRun(DebateState):
+class DebateRun(ProvingSteps):
     """One debate over one unit, from the testers' seed to every finding's end."""
 
     async def run(self) -> Outcome:
         try:
             if await self._seed():
+                await self._prove(list(self.threads.values()))
                 await self._debate()
         except OutOfTokens as exc:
             self.stop = StopReason.CEILING
@@ -52,6 +54,8 @@ class DebateRun(DebateState):
         raised is left open, undebated."""
         try:
             if await self._seed():
+                # Tests are run, and said, but decide nothing: there is no one to weigh them.
+                await self._prove(list(self.threads.values()), retest=False)
                 self._leave_unresolved(self._open(), None, "reported without a debate")
         except OutOfTokens as exc:
             self.stop = StopReason.CEILING
@@ -64,7 +68,8 @@ class DebateRun(DebateState):
         reported: set[str] = set()
         for tester in self.panel.names:
             turn = self.proposals[tester].turn()
-            blocks = [*briefs.unit_briefs(self.unit), briefs.seed_brief(turn.allowance())]
+            command = self.proofs.proving.verifier.command if self.proofs.proving else None
+            blocks = [*briefs.unit_briefs(self.unit), briefs.seed_brief(turn.allowance(), command)]
             try:
                 await self.turns.run(
                     Role.TESTER,
@@ -145,6 +150,7 @@ class DebateRun(DebateState):
                 self.settled_unseen,
                 self.policy.protected_paths,
                 panel=self.panel.is_panel,
+                tests=self.proofs.about_tests,
             ),
         ]
         digests: dict[str, str] = {}
@@ -162,6 +168,7 @@ class DebateRun(DebateState):
             )
         except BudgetExhausted as exc:
             spent = self.edge_testers[exc.edge]
+        await self._check_concessions(pending)
         if digests or spent is None:
             self.settled_unseen.clear()  # the coder has seen them
         dropped = [
@@ -215,12 +222,20 @@ class DebateRun(DebateState):
         ids = tuple(t.id for t in pending)
         turn = self.proposals[tester].turn()
         allowance = turn.allowance()
+        tests = self.proofs.about_tests
         if self.panel.is_panel:
             brief = briefs.panel_evaluation_brief(
-                pending, self.diff, allowance, tester=tester, panel=self.panel, round=self.round
+                pending,
+                self.diff,
+                allowance,
+                tester=tester,
+                panel=self.panel,
+                round=self.round,
+                tests=tests,
             )
         else:
-            brief = briefs.evaluation_brief(pending, self.diff, allowance)
+            brief = briefs.evaluation_brief(pending, self.diff, allowance, tests=tests)
+        raised = set(self.threads)
         try:
             await self.turns.run(
                 Role.TESTER,
@@ -236,6 +251,7 @@ class DebateRun(DebateState):
             )
         except BudgetExhausted:
             await self._leave(tester)
+        await self._prove([t for i, t in self.threads.items() if i not in raised])
 
     def _evaluated(self, tester: str, turn: TurnProposals, result: EvaluateAnswers) -> None:
         """Take `tester`'s evaluations and raise its new findings."""

@@ -17,6 +17,7 @@ from agents.llm import LLMClient, Role
 from agents.outcome import (
     SYSTEM_SPEAKER,
     Consensus,
+    FindingOutcome,
     Message,
     MessageKind,
     Outcome,
@@ -25,6 +26,7 @@ from agents.outcome import (
     Transcript,
 )
 from agents.patches import changed_lines
+from agents.proofs import Proofs, Proving, told_fix
 from agents.protocol import Arbitrate, Finding, Patch, Ruling, RulingKind, ToolName
 from agents.threads import Closure, Position, Thread
 from agents.turns import TurnRunner
@@ -53,13 +55,16 @@ class DebateState:
         ceiling: TokenCeiling,
         unit: ReviewUnit,
         replay: Replay | None = None,
+        proving: Proving | None = None,
     ) -> None:
         self.policy = policy
         self.unit = unit
         self.diff = unit.diff
         self.panel = policy.panel()
-        self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths))
-        self.turns = TurnRunner(llm, policy, ceiling, replay)
+        self.proofs = Proofs(proving)
+        """What the findings' tests showed (nothing, unless a `proving` runs them)."""
+        self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), self.proofs)
+        self.turns = TurnRunner(llm, policy, ceiling, replay, tests=proving is not None)
         self.router = Router([CODER, *self.panel.names])
         self.floor: list[str] = []
         """Every speaker the router gave the floor to, in order."""
@@ -150,6 +155,7 @@ class DebateState:
                 batch,
                 self.policy.protected_paths,
                 panel=self.panel if self.panel.is_panel else None,
+                tests=self.proofs.about_tests,
             ),
         ]
         try:
@@ -170,6 +176,10 @@ class DebateState:
             unruled = [t for t in threads if t.is_open]
             self._leave_unresolved(unruled, None, f"the arbiter could not rule: {exc}")
             return
+        # A forced fix is binding; its test, run with it, is on the record.
+        await self._check_fixes(
+            [(t, t.closure.patch) for t in threads if t.closure and t.closure.patch]
+        )
         if not end.adopted:
             self._leave_unresolved(threads, None, "the arbiter's call failed")
             return
@@ -180,6 +190,15 @@ class DebateState:
                 self._leave_unresolved([thread], None, "the arbiter's ruling on it was refused")
             else:
                 self._leave_unresolved([thread], None, "the arbiter gave no ruling on it")
+
+    async def _check_fixes(self, fixes: Sequence[tuple[Thread, Patch]]) -> None:
+        """Run the test of each finding that has one failing at the head, with its patch."""
+        checkable = [(t, patch) for t, patch in fixes if self.proofs.testable(t.id)]
+        if not checkable:
+            return
+        checks = await self.proofs.check([(t.id, patch) for t, patch in checkable])
+        for (thread, _), checked in zip(checkable, checks, strict=True):
+            self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, told_fix(checked))
 
     def _parties(self, threads: Sequence[Thread]) -> list[str]:
         """The coder and the testers who voted on `threads`: the arbiter's edges."""
@@ -301,6 +320,7 @@ class DebateState:
         for result in outcome.findings:
             thread = Thread.restored(result, outcome.transcript.thread(result.finding.id))
             self.threads[thread.id] = thread
+            self.proofs.restore(result)
         for name, history in outcome.budget_history.items():
             if name in self.budgets:
                 self.budgets[name].history[:0] = history  # earlier events first
@@ -324,10 +344,7 @@ class DebateState:
             unit_id=self.unit.id,
             stop=self.stop,
             error=self.error,
-            findings=[
-                t.outcome(tokens.get(t.id, 0), panel=self.panel.is_panel)
-                for t in self.threads.values()
-            ],
+            findings=[self._finding_outcome(t, tokens.get(t.id, 0)) for t in self.threads.values()],
             rounds=self.round,
             calls=len(self.turns.turns),
             failed_turns=self.turns.failed_turns,
@@ -336,4 +353,25 @@ class DebateState:
             usage_by_role=self.turns.usage_by_role,
             budget_history={**self.earlier_history, **history},
             transcript=Transcript(messages=self.messages, turns=self.turns.turns),
+            verification_seconds=self.proofs.seconds,
+            test_tokens=self.proofs.test_tokens,
+        )
+
+    def _finding_outcome(self, thread: Thread, tokens: int) -> FindingOutcome:
+        ended = thread.outcome(tokens, panel=self.panel.is_panel)
+        if thread.id in self.proofs.tests:  # the latest test, which may not be the first
+            ended = ended.model_copy(
+                update={
+                    "finding": ended.finding.model_copy(
+                        update={"reproduction": self.proofs.tests[thread.id]}
+                    )
+                }
+            )
+        if thread.id not in self.proofs.results:
+            return ended
+        return ended.model_copy(
+            update={
+                "verification": self.proofs.results[thread.id],
+                "fix_verified": self.proofs.fix_verified(thread.id, ended.patch),
+            }
         )

@@ -15,6 +15,7 @@ from agents.hearing import Hearing, PersonReply, Verdict
 from agents.journal import Journal, Replay
 from agents.llm import LLMClient
 from agents.outcome import Outcome
+from agents.proofs import Proving
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 
@@ -28,29 +29,34 @@ class Debate:
         policy: DebatePolicy | None = None,
         *,
         ceiling: TokenCeiling | None = None,
+        proving: Proving | None = None,
     ) -> None:
         self.llm = llm
         self.policy = policy or DebatePolicy()
         self.ceiling = ceiling or TokenCeiling(self.policy.token_ceiling)
         """Shared by every unit this instance debates: the review's hard ceiling."""
+        self.proving = proving
+        """Who runs the findings' tests, if anyone (`agents.proofs`)."""
 
     async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
         """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are
         replayed rather than paid for again, and every live call is appended to it."""
         replay = None if journal is None else await Replay.open(journal)
-        return await DebateRun(self.llm, self.policy, self.ceiling, unit, replay).run()
+        run = DebateRun(self.llm, self.policy, self.ceiling, unit, replay, self.proving)
+        return await run.run()
 
     async def report(self, unit: ReviewUnit) -> Outcome:
         """Only the testers' reports on `unit`, without a debate: each finding ends open
         (`unresolved`). What a one-pass reviewer would post, for comparison with a debate."""
-        return await DebateRun(self.llm, self.policy, self.ceiling, unit).report()
+        run = DebateRun(self.llm, self.policy, self.ceiling, unit, proving=self.proving)
+        return await run.report()
 
     async def arbitrate(
         self, unit: ReviewUnit, outcome: Outcome, finding_ids: Collection[str]
     ) -> Outcome:
         """Send unresolved findings of a finished debate to the arbiter now, because a person
         asked; every other finding keeps its end. Returns the debate's new outcome."""
-        run = DebateRun(self.llm, self.policy, self.ceiling, unit)
+        run = DebateRun(self.llm, self.policy, self.ceiling, unit, proving=self.proving)
         return await run.arbitrate_requested(outcome, finding_ids)
 
     async def hear(

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
-from agents.protocol import TOOLS, ToolSpec
+from agents.protocol import ToolSpec, toolset
 from agents.tokens import generous_tokens
 
 CACHE_WRITE_PRICE = 1.25
@@ -98,7 +98,11 @@ class LLMRequest(BaseModel):
     def estimated_tokens(self) -> int:
         """A generous upper estimate of the billed tokens this call can use: every prompt
         token written to the cache, and the longest answer allowed."""
-        chars = len(self.system) + sum(len(b.text) for b in self.blocks) + _toolset_chars()
+        chars = (
+            len(self.system)
+            + sum(len(b.text) for b in self.blocks)
+            + _toolset_chars(self.tool.tests)
+        )
         prompt = generous_tokens(chars)
         return math.ceil(prompt * CACHE_WRITE_PRICE) + self.max_output_tokens
 
@@ -123,5 +127,7 @@ class LLMClient(Protocol):
 
 
 @functools.cache
-def _toolset_chars() -> int:
-    return sum(len(t.description) + len(json.dumps(t.input_schema())) for t in TOOLS.values())
+def _toolset_chars(tests: bool) -> int:
+    return sum(
+        len(t.description) + len(json.dumps(t.input_schema())) for t in toolset(tests).values()
+    )

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from agents.llm import Role, Usage
 from agents.protocol import Finding, Patch, ToolName
+from agents.verification import Verification
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEvent
 from policies.panel import Vote
@@ -124,6 +125,11 @@ class FindingOutcome(BaseModel):
     """The finding's share of the tokens of the turns that were about it."""
     votes: dict[str, Vote] = {}
     """A panel's latest votes on the finding, by tester (empty with a single tester)."""
+    verification: Verification | None = None
+    """What the finding's test showed, run at the base and the head (when it had one and
+    tests were run)."""
+    fix_verified: bool | None = None
+    """Whether the finding's test passes with its fix (None: not checked)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -163,6 +169,11 @@ class Outcome(BaseModel):
     partial_turns: int = 0
     """The turns that adopted part of their input and still had items refused when their
     attempts ran out (the refused items wait for the next turn, as unanswered ones do)."""
+    verification_seconds: float = 0.0
+    """Seconds the findings' tests ran (each test's runs at the base and the head counted
+    once, as they run at once)."""
+    test_tokens: int = 0
+    """About how many of the testers' output tokens went into writing tests."""
     carried_from: str | None = None
     """The commit whose review debated this unit, when a later review carries its findings
     forward unchanged (its code did not change); its counts are then the earlier review's."""

@@ -3,14 +3,42 @@
 A patch may only replace lines the diff shows on the RIGHT side, all within one hunk (the
 same rule GitHub applies to a committable suggestion), never on a protected path, and it
 must change something. A finding must point at RIGHT-side lines of one hunk too, or it could
-not be posted inline.
+not be posted inline. Patches adopted on a diff are applied to a file's text at the head by
+:func:`apply_patches`, for `/tiebreak apply`'s commit and for running a test with them.
 """
 
 import difflib
+import itertools
+import re
+from collections.abc import Sequence
 
 from agents.diff import Diff
+from agents.errors import DebateError
 from agents.protocol import Finding, Patch
 from policies.safety import ProtectedPaths
+
+_LAST_LINE_ENDING = re.compile(r"\r?\n\Z")
+
+
+class PatchError(DebateError):
+    """Patches do not apply to a file's text. Indexes are into the patches given."""
+
+
+class PatchesOverlap(PatchError):
+    """Two patches of one file replace some of the same lines."""
+
+    def __init__(self, first: int, second: int) -> None:
+        super().__init__(f"patches {first} and {second} overlap")
+        self.first = first
+        self.second = second
+
+
+class StaleLines(PatchError):
+    """The lines a patch replaces are not, in the file, what the diff showed there."""
+
+    def __init__(self, index: int) -> None:
+        super().__init__(f"patch {index} replaces lines that are not what the diff shows")
+        self.index = index
 
 
 def patch_problem(patch: Patch, diff: Diff, protected: ProtectedPaths) -> str | None:
@@ -64,3 +92,40 @@ def _span_problem(diff: Diff, path: str, start: int, end: int) -> str | None:
     if diff.hunk_covering(path, start, end) is None:
         return f"{path}:{start}-{end} is not within one hunk of the diff's new-file lines"
     return None
+
+
+def apply_patches(text: str, patches: Sequence[Patch], diff: Diff) -> str:
+    """`text` (one file at the head) with `patches` (all on that file, adopted on `diff`)
+    applied. Raise :class:`PatchesOverlap` if two of them share a line, :class:`StaleLines` if
+    the lines one replaces are not those `diff` shows there.
+
+    Lines are counted as git counts them (split at newlines only); new lines take the file's
+    usual ending, so a CRLF file stays CRLF, and a file without a final newline keeps lacking
+    one, whatever its last line became.
+    """
+    lines = _git_lines(text)
+    ending = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+    ordered = sorted(enumerate(patches), key=lambda item: item[1].start_line)
+    for (first, a), (second, b) in itertools.pairwise(ordered):
+        if b.start_line <= a.end_line:
+            raise PatchesOverlap(first, second)
+    # From the bottom up, so the line numbers of the patches still to apply stay valid.
+    for index, patch in reversed(ordered):
+        seen = current_lines(diff, patch)
+        now = [line.rstrip("\r\n") for line in lines[patch.start_line - 1 : patch.end_line]]
+        if not seen or now != seen:
+            raise StaleLines(index)
+        # Split exactly as the review's committable suggestion of this patch was.
+        new = [line + ending for line in _replacement_lines(patch)]
+        lines[patch.start_line - 1 : patch.end_line] = new
+    patched = "".join(lines)
+    if text and not text.endswith("\n"):
+        patched = _LAST_LINE_ENDING.sub("", patched)
+    return patched
+
+
+def _git_lines(text: str) -> list[str]:
+    """Each line with its own ending; the last without one if the text has no final newline."""
+    pieces = text.split("\n")
+    lines = [piece + "\n" for piece in pieces[:-1]]
+    return [*lines, pieces[-1]] if pieces[-1] else lines

@@ -67,6 +67,15 @@ class Patch(_Span):
     replacement: Annotated[str, StringConstraints(max_length=40_000)]
 
 
+class Reproduction(_Model):
+    """A test file that shows a finding's bug: it should fail at the pull request's head and
+    pass at its base. `path` is a new file in the repository (beside the project's own
+    tests), `content` its full text."""
+
+    path: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    content: Annotated[str, StringConstraints(min_length=1, max_length=40_000)]
+
+
 class Finding(_Span):
     """A problem the tester sees in the diff."""
 
@@ -74,6 +83,8 @@ class Finding(_Span):
     severity: Severity
     claim: Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
     evidence: Text = ""
+    reproduction: Reproduction | None = None
+    """A test that shows the bug, when one can; Tiebreak runs it at the base and the head."""
 
 
 class Answer(_Model):
@@ -94,9 +105,14 @@ class Answer(_Model):
 class Evaluation(_Model):
     """The tester's verdict on the coder's answer to one finding."""
 
+    # Also the tester's word on its own finding when the finding's test passed at the head:
+    # accept withdraws it, reject keeps it with a new `reproduction` (`agents.proofs`).
+
     finding_id: str
     decision: Decision
     reason: Text = ""
+    reproduction: Reproduction | None = None
+    """Another test for the finding, when its last one did not reproduce the bug."""
 
 
 class Ruling(_Model):
@@ -149,10 +165,13 @@ class ToolSpec(BaseModel):
     name: ToolName
     description: str
     input_model: type[_Model]
+    tests: bool = False
+    """Whether findings' tests are run: without, the schema leaves out the `reproduction`
+    fields, so that no model writes tests that nothing would run."""
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the tool's input, self-contained and without titles."""
-        return _compact_schema(self.input_model)
+        return _compact_schema(self.input_model, self.tests)
 
 
 TOOLS: dict[ToolName, ToolSpec] = {
@@ -182,10 +201,25 @@ TOOLS: dict[ToolName, ToolSpec] = {
 }
 
 
+TESTED_TOOLS: dict[ToolName, ToolSpec] = {
+    name: spec.model_copy(update={"tests": True}) for name, spec in TOOLS.items()
+}
+"""The tools when findings' tests are run: with the `reproduction` fields."""
+
+
+def toolset(tests: bool) -> dict[ToolName, ToolSpec]:
+    """The four tools as a review shows them: with `reproduction` fields if it runs tests."""
+    return TESTED_TOOLS if tests else TOOLS
+
+
+_TEST_FIELDS = frozenset({"reproduction"})
+
+
 @functools.cache
-def _schema(model: type[_Model]) -> dict[str, Any]:
+def _schema(model: type[_Model], tests: bool) -> dict[str, Any]:
     raw = model.model_json_schema()
     definitions = raw.pop("$defs", {})
+    hidden = frozenset() if tests else _TEST_FIELDS
 
     def inline(node: Any, naming_properties: bool = False) -> Any:
         if isinstance(node, list):
@@ -194,17 +228,20 @@ def _schema(model: type[_Model]) -> dict[str, Any]:
             return node
         if "$ref" in node:
             return inline(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        # In a `properties` mapping the keys are field names (one may be `title`): the hidden
+        # fields go; elsewhere, the titles pydantic adds.
+        dropped = hidden if naming_properties else {"title"}
         return {
             key: inline(value, naming_properties=key == "properties" and not naming_properties)
             for key, value in node.items()
-            if naming_properties or key != "title"
+            if key not in dropped
         }
 
     result: dict[str, Any] = inline(raw)
     return result
 
 
-def _compact_schema(model: type[_Model]) -> dict[str, Any]:
+def _compact_schema(model: type[_Model], tests: bool = False) -> dict[str, Any]:
     # A deep copy per call: callers may change it; the cache keeps the derivation to once.
-    copy: dict[str, Any] = json.loads(json.dumps(_schema(model)))
+    copy: dict[str, Any] = json.loads(json.dumps(_schema(model, tests)))
     return copy

@@ -14,6 +14,7 @@ from agents.engine import Debate
 from agents.errors import LLMFatal
 from agents.llm import LLMClient, Role, Usage
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
+from agents.proofs import Proving
 from agents.protocol import Severity
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
@@ -80,6 +81,16 @@ class Review(BaseModel):
     def usage(self) -> Usage:
         return sum((u.usage for u in self.debated), Usage())
 
+    @property
+    def verification_seconds(self) -> float:
+        """Seconds the findings' tests ran, over the units."""
+        return sum(u.verification_seconds for u in self.units)
+
+    @property
+    def test_tokens(self) -> int:
+        """About how many output tokens the testers spent writing tests."""
+        return sum(u.test_tokens for u in self.units)
+
     def at_least(self, severity: Severity) -> "Review":
         """The review without its findings less severe than `severity`."""
         return Review(
@@ -113,6 +124,7 @@ async def review_diff(
     ceiling: TokenCeiling | None = None,
     debate: bool = True,
     reading: Reading | None = None,
+    proving: Proving | None = None,
 ) -> Review:
     """Debate every review unit of `diff`, at most `concurrency` at a time.
 
@@ -121,8 +133,9 @@ async def review_diff(
     unit cancels the others and propagates. With `debate` off, each unit gets the testers'
     reports alone (:meth:`Debate.report`). `reading` is what the agents read beside each
     unit's diff: the code around it and the repository's guidance (none by default).
+    `proving` runs the findings' tests (none by default).
     """
-    engine = Debate(llm, policy, ceiling=ceiling)
+    engine = Debate(llm, policy, ceiling=ceiling, proving=proving)
     slots = asyncio.Semaphore(concurrency)
 
     async def run(unit: ReviewUnit) -> Outcome:

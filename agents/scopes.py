@@ -4,7 +4,9 @@ Python is read with the standard `ast` module, which also names the functions a 
 calls, so a helper defined in the same file can be shown beside the change. Other languages
 are read with tree-sitter's grammars (`tree-sitter-language-pack`, whose grammars ship in its
 wheel: nothing is downloaded). A file no parser knows, or whose parse fails, gets a window of
-:data:`WINDOW` lines either side of the change instead.
+:data:`WINDOW` lines either side of the change instead; where the parser gave up on a file it
+knows (nested too deeply for Python's parser, or a parse the App stopped: see
+`app.parsing`), the outline says why, for the agents to be told.
 
 A file is parsed once into an :class:`Outline`, its scopes and the calls on each of its lines
 found in one walk of the tree, which then answers for every changed line of it: a review of
@@ -79,6 +81,9 @@ class Outline:
     """By line: the names called on it (Python only), each with its place in the walk."""
     defined: Mapping[str, Scope] = field(default_factory=dict)
     """The functions and classes by name, the last of a name winning (Python only)."""
+    unparsed: str = ""
+    """Why a parser that knows the file's language gave up on it (`nested too deeply to
+    parse`); empty when it did not, or when no parser knows the language."""
 
     def enclosing(self, line: int) -> Scope:
         """The innermost function or class around `line`; a window of lines when no parsed
@@ -97,18 +102,39 @@ class Outline:
         return [self.defined[name] for name in called if name in self.defined]
 
 
+def parsable(path: str) -> bool:
+    """Whether a parser knows the language of the file at `path`."""
+    return _is_python(path) or _language(path) is not None
+
+
 def outline(path: str, text: str) -> Outline:
     """The outline of `text`, the file at `path`, from one parse (none for a file no parser
-    knows or can read)."""
+    knows or can read).
+
+    A parse is not bounded in time: tree-sitter's C grammar takes minutes, and gigabytes, over
+    30 KB of `x=>x=>…`. Where the file is untrusted, run this where it can be stopped
+    (`app.parsing`)."""
     lines = text.count("\n") + 1
-    tree = _python(path, text)
-    if tree is not None:
-        return _python_outline(tree, lines)
-    language = LANGUAGES.get(posixpath.splitext(path)[1].lower())
+    if _is_python(path):
+        try:
+            return _python_outline(ast.parse(text), lines)
+        except (SyntaxError, ValueError):  # a half-written file, or a NUL byte in it
+            return Outline(lines)
+        except RecursionError:  # `1+1+…`: the parser's own recursion limit
+            return Outline(lines, unparsed="nested too deeply to parse")
+        except MemoryError:  # `---…1`: the parser's stack, grown past its bound
+            return Outline(lines, unparsed="too deep to parse in memory")
+    language = _language(path)
     if language is None:
         return Outline(lines)
     root = _parser(language).parse(text.encode()).root_node
     return Outline(lines, tuple(_tree_sitter_scopes(root)))
+
+
+def unparsed(text: str, why: str) -> Outline:
+    """The outline of a file whose parse was given up, `why`: no scope, a window of lines
+    around each change."""
+    return Outline(text.count("\n") + 1, unparsed=why)
 
 
 def _called_name(func: ast.expr) -> str | None:
@@ -119,13 +145,12 @@ def _called_name(func: ast.expr) -> str | None:
     return None
 
 
-def _python(path: str, text: str) -> ast.Module | None:
-    if not path.endswith((".py", ".pyi")):
-        return None
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError):  # a half-written file, or a NUL byte in it
-        return None
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def _language(path: str) -> str | None:
+    return LANGUAGES.get(posixpath.splitext(path)[1].lower())
 
 
 def _python_outline(tree: ast.Module, lines: int) -> Outline:

@@ -27,7 +27,7 @@ from agents.journal import JournalEntry, Replay, request_digest
 from agents.llm import LLMClient, LLMRequest, LLMResponse, PromptBlock, Role, Usage
 from agents.outcome import Outcome, Turn
 from agents.prompts import SYSTEM, role_brief
-from agents.protocol import TOOLS, ToolName
+from agents.protocol import ToolName, toolset
 from agents.refusals import Checked, Refusal
 from policies.budget import PairwiseBudget, TokenCeiling
 from policies.debate import DebatePolicy
@@ -60,8 +60,12 @@ class TurnRunner:
         policy: DebatePolicy,
         ceiling: TokenCeiling,
         replay: Replay | None = None,
+        *,
+        tests: bool = False,
     ) -> None:
         self.llm = llm
+        self.tools = toolset(tests)
+        """The tools as the agents are shown them: with `reproduction` if tests are run."""
         self.policy = policy
         self.ceiling = ceiling
         self.replay = replay
@@ -106,7 +110,7 @@ class TurnRunner:
             request = LLMRequest(
                 role=role,
                 agent=agent or str(role),
-                tool=TOOLS[tool],
+                tool=self.tools[tool],
                 system=SYSTEM,
                 blocks=_layout(role_brief(role, focus), blocks, retry),
                 max_output_tokens=self.policy.max_output_tokens,

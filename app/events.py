@@ -53,6 +53,8 @@ class PullRequestPayload(_Payload):
     installation: _Id
     repository: _Repository
     pull_request: _PullRequest
+    before: Sha | None = None
+    """The head a push replaced (`synchronize` only)."""
 
 
 class PullKey(BaseModel):

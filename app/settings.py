@@ -149,9 +149,10 @@ class Settings(BaseSettings):
     """Seconds between the janitor's sweeps, a divisor of 60 (`TIEBREAK_JANITOR_EVERY`)."""
 
     tiebreak_webhook_buffer_mb: int = Field(default=64, ge=25, le=4096)
-    """MiB that webhook bodies not yet verified may hold at once in a web server process
-    (`TIEBREAK_WEBHOOK_BUFFER_MB`); at least 25, so GitHub's largest delivery fits. A delivery
-    that would go past it is answered 503 without being read."""
+    """MiB that webhook bodies may hold at once in a web server process, from their first
+    byte until their delivery is answered (`TIEBREAK_WEBHOOK_BUFFER_MB`); at least 25, so
+    GitHub's largest delivery fits. A delivery that would go past it is answered 503 without
+    being read."""
 
     tiebreak_webhook_read_timeout: float = Field(default=10.0, ge=1.0, le=60.0)
     """Seconds a webhook delivery's whole body has to arrive in once its headers have

@@ -12,7 +12,6 @@ from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 import yaml
-from pathspec import GitIgnoreSpec
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -24,6 +23,7 @@ from pydantic import (
 
 from policies.conversation import ConversationPolicy
 from policies.debate import DebatePolicy
+from policies.globs import compiled, plain_globs
 from policies.guidance import (
     MAX_GUIDELINES,
     ContextOptions,
@@ -31,7 +31,7 @@ from policies.guidance import (
     Instructions,
     PathInstruction,
 )
-from policies.safety import plain_globs
+from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
 MAX_CONFIG_BYTES = 64 * 1024
@@ -143,6 +143,9 @@ class RepoConfig(_Section):
     context: ContextOptions = ContextOptions()
     """The code around each change the agents read, at the pull request's head."""
 
+    verify: VerifyConfig = VerifyConfig()
+    """Running the tests the tester writes as proof of its findings (`tiebreak review`)."""
+
     instructions: Instructions = ""
     """Free text every review's agents read as the project's guidance: what the tester looks
     for, how the coder answers, what the arbiter weighs. It cannot change the debate's rules,
@@ -181,11 +184,11 @@ class PathFilter:
     """Decides which changed files a review covers."""
 
     def __init__(self, paths: Paths) -> None:
-        self._include = GitIgnoreSpec.from_lines(paths.include)
-        self._exclude = GitIgnoreSpec.from_lines(paths.exclude)
+        self._include = compiled(paths.include)
+        self._exclude = compiled(paths.exclude)
 
     def reviews(self, path: str) -> bool:
-        return self._include.match_file(path) and not self._exclude.match_file(path)
+        return self._include.match(path) and not self._exclude.match(path)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,16 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from policies.globs import plain_globs
 from policies.panel import MAX_TESTERS, Focus, Panel, Topology
-from policies.safety import ALWAYS_PROTECTED, plain_globs
+from policies.safety import ALWAYS_PROTECTED
 
 
 def _with_always_protected(globs: tuple[str, ...]) -> tuple[str, ...]:
-    plain_globs(globs)
-    return (*ALWAYS_PROTECTED, *(g for g in globs if g not in ALWAYS_PROTECTED))
+    protected = (*ALWAYS_PROTECTED, *(g for g in globs if g not in ALWAYS_PROTECTED))
+    # Checked whole, as the debate compiles it: the check leaves it compiled for the debate.
+    plain_globs(protected)
+    return protected
 
 
 class DebatePolicy(BaseModel):
@@ -113,12 +116,15 @@ class DebatePolicy(BaseModel):
         """The testers of each debate, and whom each of them hears."""
         return Panel.of(self.testers, self.focus, self.topology)
 
-    def max_calls(self) -> int:
+    def max_calls(self, retests: int = 0) -> int:
         """Upper bound on model calls in one debate, derived from the limits.
 
         A seed turn per tester, then per round at most one coder turn, one turn per tester
         and one arbitration (the last round's arbitration settles everything still open);
-        each turn may take `max_turn_attempts` calls.
+        each turn may take `max_turn_attempts` calls. When findings' tests are run, a
+        tester's findings whose tests pass at the head get it one more turn after each of its
+        turns, up to `retests` times (the tests a finding may have beyond its first).
         """
         turns = self.testers + (self.testers + 2) * self.max_rounds
+        turns += self.testers * (1 + self.max_rounds) * retests
         return turns * self.max_turn_attempts

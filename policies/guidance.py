@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
-from pathspec import GitIgnoreSpec
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from policies.safety import is_safe_relative, plain_globs
+from policies.globs import compiled, plain_globs
+from policies.safety import is_safe_relative
 
 MAX_GUIDELINE_CHARS = 16_000
 """Characters of one guideline file the agents read (about 4,000 tokens); the rest is cut."""
@@ -102,8 +102,8 @@ class Guidance:
         if self.instructions.strip():
             parts.append("Instructions for every review:\n" + self.instructions.strip())
         for rule in self.path_instructions:
-            spec = GitIgnoreSpec.from_lines([rule.path])
-            if any(spec.match_file(p) for p in paths):
+            matched = compiled((rule.path,))
+            if any(matched.match(p) for p in paths):
                 parts.append(f"Instructions for {rule.path}:\n{rule.instructions.strip()}")
         for path, text in self.guidelines:
             kept = text[:MAX_GUIDELINE_CHARS]

@@ -1,15 +1,15 @@
 """Which paths a patch may touch.
 
 Protected paths are gitignore-style globs (`.github/workflows/**`). A path that is absolute,
-climbs out of the repository (`..`) or is empty is never patchable, whatever the globs say:
+climbs out of the repository (`..`), reaches into `.git` or is empty is never patchable,
+whatever the globs say:
 the diff comes from an untrusted change and its paths are untrusted too.
 """
 
-import functools
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from pathspec import GitIgnoreSpec
+from policies.globs import compiled, plain_globs
 
 ALWAYS_PROTECTED = (
     # What runs in CI with the repository's secrets: GitHub's workflows and the actions they
@@ -52,38 +52,22 @@ class ProtectedPaths:
 
     def __init__(self, globs: Iterable[str]) -> None:
         self.globs = tuple(plain_globs(tuple(globs)))
-        self._spec = _compiled(self.globs)
+        self._matched = compiled(self.globs)
 
     def forbids(self, path: str) -> str | None:
         """The reason `path` may not be patched, or None if it may."""
         if not is_safe_relative(path):
             return f"{path!r} is not a plain path inside the repository"
-        if self._spec.match_file(posixpath.normpath(path)):
+        if self._matched.match(posixpath.normpath(path)):
             return f"{path} is a protected path"
         return None
 
 
-@functools.lru_cache(maxsize=64)
-def _compiled(globs: tuple[str, ...]) -> GitIgnoreSpec:
-    # Compiled once per set of globs: every unit's debate checks its patches against the
-    # same few sets (the default's, a repository's), and compiling one costs more than
-    # the checks of a whole debate.
-    return GitIgnoreSpec.from_lines(globs)
-
-
 def is_safe_relative(path: str) -> bool:
-    """Whether `path` is a non-empty relative path that stays inside the repository."""
+    """Whether `path` is a non-empty relative path that stays inside the repository: it
+    neither climbs out (`..`) nor reaches into git's own `.git` (which git itself never
+    tracks, in any case, and where a remote's credentials may be kept)."""
     if not path or path.startswith("/") or "\\" in path or "\x00" in path:
         return False
-    return ".." not in path.split("/")
-
-
-def plain_globs(globs: Sequence[str]) -> Sequence[str]:
-    """`globs` as given, refusing empty patterns and `!` negations, which could carve
-    exceptions out of other patterns (out of the protected workflows, say)."""
-    for glob in globs:
-        if not glob.strip():
-            raise ValueError("a glob may not be empty")
-        if glob.lstrip().startswith("!"):
-            raise ValueError(f"{glob!r}: negated globs are not supported; list what to match")
-    return globs
+    parts = path.split("/")
+    return ".." not in parts and ".git" not in (part.casefold() for part in parts)

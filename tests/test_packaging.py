@@ -76,7 +76,7 @@ def command(args: list[str]) -> click.Command:
 def test_the_entrypoint_is_the_packages_command() -> None:
     (program,) = one("ENTRYPOINT").exec_form()
 
-    assert PYPROJECT["project"]["scripts"][program] == "app.cli.main:main"
+    assert PYPROJECT["project"]["scripts"][program] == "app.cli:main"
 
 
 def test_the_default_command_serves_the_webhooks_on_the_exposed_port() -> None:

@@ -23,6 +23,7 @@ from app.evaluation.results import CaseRun, Config
 from app.evaluation.runner import Runner
 from app.evaluation.scoring import DEFAULT_TOLERANCE
 from app.evaluation.store import ResultStore
+from app.parsing import Parsing
 
 
 class _DefaultGroup(click.Group):
@@ -115,8 +116,14 @@ def run(
     cases = _select(_read_cases(cases_file), ids, limit)
     llm = connect(tester_model, coder_model, arbiter_model)
     store = ResultStore(out) if out else None
-    runner = Runner(llm, budget=budget, store=store, jobs=jobs, context=not no_context)
-    runs = asyncio.run(_run(runner, llm, cases, chosen))
+    parsing = Parsing()
+    runner = Runner(
+        llm, budget=budget, store=store, jobs=jobs, context=not no_context, parsing=parsing
+    )
+    try:
+        runs = asyncio.run(_run(runner, llm, cases, chosen))
+    finally:
+        parsing.close()
     if as_json:
         click.echo(json.dumps(document(cases, runs, tolerance), indent=2))
     else:

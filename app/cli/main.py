@@ -5,24 +5,16 @@ import contextlib
 import sys
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TextIO
 
 import click
 import uvicorn
 from pydantic import ValidationError
 
-from agents.claude import ClaudeLLM
-from agents.context import Reading
-from agents.diff import Diff
-from agents.errors import DiffError, LLMFatal
-from agents.review import Review, review_diff
 from app.cli import config_docs
-from app.cli.checkout import checkout_sources
 from app.cli.evaluate import evaluate
 from app.cli.exits import fail as _fail
-from app.cli.models import connect, model_options
+from app.cli.review import review
 from app.cli.status import watch
-from app.cli.terminal import Progress, render
 from app.jobs.deps import WorkerDeps
 from app.jobs.worker import Workers, run_until_signalled
 from app.settings import MissingSettings, Settings, SettingsError, env_file, get_settings
@@ -37,9 +29,7 @@ from app.telemetry import logs
 from app.web import webhooks
 from app.web.server import create_app
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
-from policies.debate import DebatePolicy
 
-EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 EXIT_PROBLEMS = 1
 """`check-config` found a problem, `config-docs --check` a stale file, or `setup` stopped
 before an App was registered."""
@@ -51,91 +41,7 @@ def main() -> None:
     """Tiebreak: pull request reviews by a tester, a coder and an arbiter who debate."""
 
 
-@main.command()
-@click.argument("patch", type=click.File("r", encoding="utf-8", errors="replace"))
-@click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
-@click.option("--max-rounds", type=int, help="Rounds before open findings go to the arbiter.")
-@click.option("--budget", type=int, help="Starting token budget of the coder-tester edge.")
-@click.option("--ceiling", type=int, help="Hard token ceiling of the whole review.")
-@click.option("--no-arbitration", is_flag=True, help="Leave deadlocks unresolved.")
-@click.option("--testers", type=int, help="Testers on the panel, 1 to 5 (default 1).")
-@click.option(
-    "--focus",
-    multiple=True,
-    metavar="FOCUS",
-    help="A tester's focus, once per tester in order (correctness, security, performance, …).",
-)
-@click.option(
-    "--topology",
-    type=click.Choice(["ring", "full"]),
-    help="Whom each panel tester hears: its two neighbours, or everyone (default ring).",
-)
-@click.option(
-    "--repo",
-    "repo_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="A checkout at the diff's new side, to read the code around each change from "
-    "(default: the current directory, when it is one).",
-)
-@model_options
-def review(
-    patch: TextIO,
-    as_json: bool,
-    max_rounds: int | None,
-    budget: int | None,
-    ceiling: int | None,
-    no_arbitration: bool,
-    testers: int | None,
-    focus: tuple[str, ...],
-    topology: str | None,
-    repo_dir: Path | None,
-    tester_model: str | None,
-    coder_model: str | None,
-    arbiter_model: str | None,
-) -> None:
-    """Review a unified diff (a file, or - for standard input) with the three agents.
-
-    Exit status: 0 when no finding is left open, 1 when findings stay unresolved or a part
-    of the diff could not be reviewed, 2 for a usage or input error.
-    """
-    overrides = {
-        "max_rounds": max_rounds,
-        "initial_budget": budget,
-        "token_ceiling": ceiling,
-        "arbitration": False if no_arbitration else None,
-        "testers": testers,
-        "focus": focus or None,
-        "topology": topology,
-    }
-    try:
-        policy = DebatePolicy(**{k: v for k, v in overrides.items() if v is not None})
-        diff = Diff.parse(patch.read())
-    except ValidationError as exc:
-        _fail(f"invalid option: {_first_error(exc)}")
-    except DiffError as exc:
-        _fail(str(exc))
-    llm = connect(tester_model, coder_model, arbiter_model)
-    sources, read = checkout_sources(diff, repo_dir or Path.cwd())
-    if sources is None:
-        click.echo(
-            f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
-        )
-    try:
-        result = asyncio.run(_review(diff, llm, policy, Reading(sources)))
-    except LLMFatal as exc:
-        _fail(str(exc))
-    click.echo(result.model_dump_json(indent=2) if as_json else render(result))
-    sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
-
-
-async def _review(diff: Diff, llm: ClaudeLLM, policy: DebatePolicy, reading: Reading) -> Review:
-    progress = Progress(llm, lambda line: click.echo(line, err=True))
-    try:
-        return await review_diff(diff, progress, policy, reading=reading)
-    finally:
-        await llm.aclose()
-
-
+main.add_command(review)
 main.add_command(evaluate)
 
 
@@ -383,8 +289,3 @@ def _redis_url(settings: Settings) -> str:
     if settings.redis_url is None:
         _fail("REDIS_URL is not set (only `tiebreak serve` starts its own Redis)")
     return settings.redis_url
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"

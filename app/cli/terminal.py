@@ -7,6 +7,7 @@ import click
 from agents.llm import LLMClient, LLMRequest, LLMResponse
 from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review
+from app.publishing import proofs
 from app.publishing.finding_text import STANDS, stands
 from policies.panel import Tally
 
@@ -70,6 +71,12 @@ def _finding(result: FindingOutcome) -> list[str]:
         f"round {result.closed_in_round} · {result.tokens:,} billed tokens",
         f"  {finding.claim}",
     ]
+    if (tested := result.verification) is not None:
+        colour = "green" if tested.verdict.proof else None
+        out.append(
+            click.style(f"  Test {tested.test}: {proofs.verdict(result)}", fg=colour)
+            + f" — {tested.reason}"
+        )
     if result.votes:
         out.append(f"  Raised by {result.raised_by}; {Tally.of(result.votes).describe()}.")
     if result.patch is not None:
@@ -90,11 +97,20 @@ def _totals(review: Review) -> str:
         counts[_verdict(result)] += 1
     summary = ", ".join(f"{n} {word}" for word, n in counts.items() if n)
     findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
-    return (
+    line = (
         f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
         f"{_count(review.calls, 'call')}, {review.failures()} · "
         f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
     )
+    tested = [f.verification for f in review.findings if f.verification is not None]
+    if tested:
+        proven = sum(1 for v in tested if v.verdict.proof)
+        line += (
+            f"\nTests: {_count(len(tested), 'finding')} tested, {proven} reproduced · "
+            f"{review.verification_seconds:.1f} s of test runs · about "
+            f"{review.test_tokens:,} output tokens writing tests"
+        )
+    return line
 
 
 def _verdict(result: FindingOutcome) -> str:

@@ -21,12 +21,18 @@ from app.evaluation.szz import (
     introducing,
     is_fix,
     is_source,
+    object_id,
     parse_blame,
     ranges,
     size,
 )
 
-_FIELD, _RECORD = "\x1f", "\x1e"
+# One record a commit, ended by a NUL (`-z`): ids first, which git writes, then the subject,
+# the only text an author chose. A subject holds no newline (git joins its first paragraph
+# with spaces) and stops at a NUL, so it can neither end its record nor start another.
+_LOG_FORMAT = "--format=%H %P%n%s"
+# Nothing after it is an option, whatever it starts with (git >= 2.24).
+_END = "--end-of-options"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +73,15 @@ class Git:
 
     def commits(self) -> list[Commit]:
         """Every commit reachable from HEAD, newest first."""
-        text = self("log", f"--format=%H{_FIELD}%P{_FIELD}%s{_RECORD}", "HEAD")
+        text = self("log", "-z", _LOG_FORMAT, _END, "HEAD")
         commits = []
-        for record in text.split(_RECORD):
-            if record.strip():
-                sha, parents, subject = record.strip().split(_FIELD, 2)
-                commits.append(Commit(sha, tuple(parents.split()), subject))
+        for record in text.split("\0"):
+            if record:
+                ids, _, subject = record.partition("\n")
+                sha, *parents = ids.split()
+                commits.append(
+                    Commit(object_id(sha), tuple(object_id(p) for p in parents), subject)
+                )
         return commits
 
 
@@ -104,10 +113,12 @@ def mine_cases(mining: Mining) -> list[Case]:
 
 def _blame_fix(git: Git, fix: Commit, suffixes: Sequence[str]) -> list[Blamed]:
     parent = fix.parents[0]
-    diff = git("diff", "--no-color", "--no-ext-diff", "-U0", parent, fix.sha)
+    diff = git("diff", "--no-color", "--no-ext-diff", "-U0", _END, parent, fix.sha)
     blamed: list[Blamed] = []
     for path, lines in fixed_lines(diff, suffixes).items():
         spans = [arg for start, end in ranges(lines) for arg in ("-L", f"{start},{end}")]
+        # git blame (2.39 among others) refuses `--end-of-options`; `parent` is a full id, all
+        # hex, so it cannot be read as an option.
         blamed += parse_blame(git("blame", "--line-porcelain", *spans, parent, "--", path))
     return blamed
 
@@ -132,7 +143,7 @@ def _case(
 ) -> Case | None:
     """The case of `commit`, or None if it does not qualify: too large, no source file, or a
     label off its diff's new side."""
-    text = git("show", "--no-color", "--no-ext-diff", "--format=", "-U3", commit.sha)
+    text = git("show", "--no-color", "--no-ext-diff", "--format=", "-U3", _END, commit.sha)
     if not text.strip():
         return None
     files, lines = size(text)
@@ -164,5 +175,5 @@ def _case(
         diff=text,
         bug=tuple(labels),
         bug_summary=f"Fixed by {fix.sha[:8]}: {fix.subject}" if fix else "",
-        files={p: git("show", f"{commit.sha}:{p}") for p in sources},
+        files={p: git("show", _END, f"{commit.sha}:{p}") for p in sources},
     )

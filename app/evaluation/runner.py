@@ -24,6 +24,7 @@ from app.evaluation.cases import Case
 from app.evaluation.results import CaseRun, Config, Posted
 from app.evaluation.store import ResultStore
 from app.evaluation.voting import majority
+from app.parsing import Parsing
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 
@@ -51,6 +52,8 @@ class Runner:
     clock: Callable[[], float] = field(default=time.monotonic)
     context: bool = True
     """Whether the agents read the code around each change, from the case's `files`."""
+    parsing: Parsing | None = None
+    """Where the case's files are parsed, each within a budget; None parses them here."""
 
     async def run(
         self,
@@ -87,6 +90,7 @@ class Runner:
         error: str | None = None
         try:
             diff = Diff.parse(case.diff)
+            reading = await self._reading(case)
             rounds = VOTERS if config is Config.VOTE else 1
             debate = config in (Config.TRIO, Config.PANEL)
             for _ in range(rounds):
@@ -96,7 +100,7 @@ class Runner:
                     policy,
                     ceiling=ceiling,
                     debate=debate,
-                    reading=Reading(case.files) if self.context else None,
+                    reading=reading,
                 )
                 reviews.append(review)
                 if review.failed_units:
@@ -116,6 +120,12 @@ class Runner:
             seconds=seconds,
             error=error,
         )
+
+    async def _reading(self, case: Case) -> Reading | None:
+        if not self.context:
+            return None
+        outlines = await self.parsing.outlines(case.files) if self.parsing else {}
+        return Reading(case.files, outlines=outlines)
 
 
 def _posted(config: Config, reviews: Sequence[Review]) -> tuple[Posted, ...]:

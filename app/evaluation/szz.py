@@ -20,7 +20,20 @@ from app.evaluation.errors import HistoryError
 _FIX = re.compile(r"\b(fix(e[sd]|ing)?|bug(s|fix)?|regression|broken?|breakage|crash(es)?)\b", re.I)
 _NOT_A_BUG = re.compile(r"\b(typos?|docs?|documentation|readme|changelog|lint|spelling)\b", re.I)
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[^/]*$")
-_BLAME_HEADER = re.compile(r"^([0-9a-f]{40}) (\d+) \d+")
+# A full object id: SHA-1, or SHA-256 in a repository made with `--object-format=sha256`.
+_OBJECT_ID = r"[0-9a-f]{40}|[0-9a-f]{64}"
+_BLAME_HEADER = re.compile(rf"^({_OBJECT_ID}) (\d+) \d+")
+
+
+def object_id(text: str) -> str:
+    """`text`, if it is a full commit id as git prints one.
+
+    Whatever git read from a history goes back to git only through here: a full id is hex
+    digits and nothing else, so it can never be read as an option or a revision range.
+    """
+    if re.fullmatch(_OBJECT_ID, text) is None:
+        raise HistoryError(f"git printed {text[:80]!r} where a commit id belongs")
+    return text
 
 
 def is_fix(message: str) -> bool:
@@ -89,7 +102,7 @@ def parse_blame(porcelain: str) -> list[Blamed]:
             commit, line, boundary = match[1], int(match[2]), False
         elif row == "boundary":
             boundary = True
-        elif row.startswith("filename "):
+        elif row.startswith("filename ") and commit:
             blamed.append(Blamed(commit, row.removeprefix("filename "), line, boundary))
     return blamed
 

@@ -5,7 +5,9 @@ repository with its `"<commit>:<path>"` expression passed as a variable (a path 
 request author's to choose: it never enters the query's text), and the batches of one read
 are sent together. Files at several commits (guidelines at the base, sources at the head)
 share a request. A file reads as None when GitHub has no blob there (no such path, a
-directory, a submodule), when it is binary, or when GitHub truncated its text.
+directory, a submodule), when it is binary, or when GitHub truncated its text (it cuts a
+text at 512,000 bytes). The same query without the texts tells the files' sizes, so that a
+caller can choose which texts to ask for before any is sent.
 
 A failed request never fails the caller: when GitHub answers a batch with GraphQL `errors`
 (githubkit raises them; a GraphQL rate limit among them), with a status the client's retries
@@ -34,6 +36,7 @@ MAX_BLOBS = 100
 REST_READS = 8
 """Files read at once through the contents API when a GraphQL request failed."""
 BLOB_FIELDS = "text isBinary isTruncated byteSize"
+SIZE_FIELDS = "isBinary byteSize"
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,25 @@ async def read_texts(
     return {file: text for texts in read for file, text in texts.items()}
 
 
+async def read_sizes(
+    github: GitHub[Any], ref: PullKey, files: Iterable[FileAt]
+) -> dict[FileAt, int | None]:
+    """Each file's size in bytes, or None when it has no text to give (no blob there, or a
+    binary one). A file whose request GitHub failed is left out: its size is not known."""
+    unique = list(dict.fromkeys(files))
+    batches = [unique[i : i + MAX_BLOBS] for i in range(0, len(unique), MAX_BLOBS)]
+
+    async def batch(files: list[FileAt]) -> dict[FileAt, int | None]:
+        answered = await _objects(github, ref, files, SIZE_FIELDS)
+        if isinstance(answered, str):
+            log.warning("the sizes of %d files are not known: %s", len(files), answered)
+            return {}
+        return {file: _size(answered.get(f"f{i}")) for i, file in enumerate(files)}
+
+    read = await asyncio.gather(*(batch(b) for b in batches))
+    return {file: size for sizes in read for file, size in sizes.items()}
+
+
 async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str) -> str | None:
     """A file's text at a commit through the contents API, or None if it does not exist
     there; githubkit's exception when GitHub fails the call."""
@@ -72,11 +94,12 @@ async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str) -
 
 
 @functools.cache
-def blobs_query(count: int) -> str:
-    """The query reading `count` files: `$e0`… their expressions, `f0`… their objects."""
+def blobs_query(count: int, fields: str = BLOB_FIELDS) -> str:
+    """The query reading `fields` of `count` files: `$e0`… their expressions, `f0`… their
+    objects."""
     expressions = "".join(f", $e{i}: String!" for i in range(count))
     objects = "".join(
-        f"    f{i}: object(expression: $e{i}) {{ ... on Blob {{ {BLOB_FIELDS} }} }}\n"
+        f"    f{i}: object(expression: $e{i}) {{ ... on Blob {{ {fields} }} }}\n"
         for i in range(count)
     )
     return (
@@ -88,21 +111,28 @@ def blobs_query(count: int) -> str:
 async def _batch(
     github: GitHub[Any], ref: PullKey, files: list[FileAt]
 ) -> dict[FileAt, str | None]:
+    answered = await _objects(github, ref, files, BLOB_FIELDS)
+    if isinstance(answered, dict):
+        return {file: _text(file, answered.get(f"f{i}")) for i, file in enumerate(files)}
+    log.warning("reading %d files through the contents API instead: %s", len(files), answered)
+    return await _one_by_one(github, ref, files)
+
+
+async def _objects(
+    github: GitHub[Any], ref: PullKey, files: list[FileAt], fields: str
+) -> dict[str, Any] | str:
+    """The repository's objects `f0`… (`fields` of each file's blob), or why GitHub gave
+    none."""
     variables: dict[str, Any] = {"owner": ref.owner, "name": ref.repo}
     variables.update((f"e{i}", f"{f.commit}:{f.path}") for i, f in enumerate(files))
     try:
-        data = await github.async_graphql(blobs_query(len(files)), variables)
+        data = await github.async_graphql(blobs_query(len(files), fields), variables)
     except GitHubException as exc:
-        reason = str(translated(exc))
+        return str(translated(exc))
     except ValidationError as exc:
-        reason = f"GitHub's answer was not GraphQL's: {exc.error_count()} errors"
-    else:
-        repository = data.get("repository")
-        if isinstance(repository, dict):
-            return {file: _text(file, repository.get(f"f{i}")) for i, file in enumerate(files)}
-        reason = "GitHub resolved no repository"
-    log.warning("reading %d files through the contents API instead: %s", len(files), reason)
-    return await _one_by_one(github, ref, files)
+        return f"GitHub's answer was not GraphQL's: {exc.error_count()} errors"
+    repository = data.get("repository")
+    return repository if isinstance(repository, dict) else "GitHub resolved no repository"
 
 
 def _text(file: FileAt, node: Any) -> str | None:
@@ -115,6 +145,14 @@ def _text(file: FileAt, node: Any) -> str | None:
         return None
     text = node.get("text")
     return text if isinstance(text, str) and node.get("isBinary") is not True else None
+
+
+def _size(node: Any) -> int | None:
+    """A blob's size; None for no object, one that is not a blob, or a binary blob."""
+    if not isinstance(node, dict) or node.get("isBinary") is not False:
+        return None
+    size = node.get("byteSize")
+    return size if isinstance(size, int) else None
 
 
 async def _one_by_one(

@@ -19,7 +19,7 @@ from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestFailed
 
 from app.events import CommentRef, PullKey, PullRequestRef
-from app.github.blobs import FileAt, file_text, read_texts
+from app.github.blobs import FileAt, file_text, read_sizes, read_texts
 from app.github.errors import translating
 from app.github.file_diffs import file_section
 from app.github.git_data import GitData
@@ -166,6 +166,12 @@ class Installation:
         None for a file missing, binary or too large. Never fails: a failed request is read
         file by file instead, and a file GitHub cannot give is None (:mod:`app.github.blobs`)."""
         return await read_texts(self._github, ref, files)
+
+    async def sizes(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, int | None]:
+        """Many files' sizes in bytes, each at its commit, without their texts; None for a
+        file missing or binary. Never fails: a file whose size GitHub did not give is left
+        out (:mod:`app.github.blobs`)."""
+        return await read_sizes(self._github, ref, files)
 
     @translating
     async def create_check_run(self, ref: PullRequestRef, fields: Mapping[str, Any]) -> int:

@@ -9,7 +9,6 @@ the review, a fork that does not let maintainers edit it, a patch whose lines ch
 refused with a reason a person can read in a reply.
 """
 
-import itertools
 import re
 from collections.abc import Mapping
 
@@ -17,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
-from agents.patches import current_lines
+from agents.patches import PatchesOverlap, StaleLines, apply_patches
 from agents.protocol import Patch, Severity
 from app.github.client import Installation
 from app.github.errors import BranchMoved, NotWritable
@@ -33,7 +32,6 @@ SUBJECT = "Apply Tiebreak's fixes"
 MAX_CLAIM = 120
 """Characters of a finding's claim in the commit message."""
 
-_LAST_LINE_ENDING = re.compile(r"\r?\n\Z")
 _REFERENCE = re.compile(r"([#@])(?=[A-Za-z0-9])")
 
 
@@ -202,40 +200,20 @@ def _fixed(record: RunRecord) -> list[tuple[str, FindingOutcome, Patch]]:
 
 
 def _patch_file(text: str, patches: list[tuple[str, Patch]], diff: Diff) -> str:
-    # Lines as git counts them (split at "\n" only), each with its own ending.
-    lines = _git_lines(text)
-    # New lines take the file's usual ending: a CRLF file stays CRLF.
-    ending = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
-    ordered = sorted(patches, key=lambda item: item[1].start_line)
-    for (first, a), (second, b) in itertools.pairwise(ordered):
-        if b.start_line <= a.end_line:
-            raise ApplyRefused(
-                f"The fixes for {_label(first)} at {_where(a)} and {_label(second)} at "
-                f"{_where(b)} overlap; commit one of them from the review's suggestions instead."
-            )
-    # From the bottom up, so the line numbers of the patches still to apply stay valid.
-    for label, patch in reversed(ordered):
-        seen = current_lines(diff, patch)
-        now = [line.rstrip("\r\n") for line in lines[patch.start_line - 1 : patch.end_line]]
-        if not seen or now != seen:
-            raise ApplyRefused(
-                f"The fix for {_label(label)} at {_where(patch)} no longer applies: "
-                "those lines are not what the review saw."
-            )
-        # Split exactly as the review's committable suggestion of this patch was.
-        new = [line + ending for line in md.replacement_lines(patch.replacement)]
-        lines[patch.start_line - 1 : patch.end_line] = new
-    patched = "".join(lines)
-    if text and not text.endswith("\n"):
-        # A file without a final newline keeps lacking one, whatever its last line became.
-        patched = _LAST_LINE_ENDING.sub("", patched)
-    return patched
-
-
-def _git_lines(text: str) -> list[str]:
-    pieces = text.split("\n")
-    lines = [piece + "\n" for piece in pieces[:-1]]
-    return [*lines, pieces[-1]] if pieces[-1] else lines
+    try:
+        return apply_patches(text, [patch for _, patch in patches], diff)
+    except PatchesOverlap as exc:
+        (first, a), (second, b) = patches[exc.first], patches[exc.second]
+        raise ApplyRefused(
+            f"The fixes for {_label(first)} at {_where(a)} and {_label(second)} at "
+            f"{_where(b)} overlap; commit one of them from the review's suggestions instead."
+        ) from exc
+    except StaleLines as exc:
+        label, patch = patches[exc.index]
+        raise ApplyRefused(
+            f"The fix for {_label(label)} at {_where(patch)} no longer applies: "
+            "those lines are not what the review saw."
+        ) from exc
 
 
 def _text(found: GitFile) -> str:

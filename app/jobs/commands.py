@@ -4,6 +4,10 @@ Every accepted command gets an 👀 at once and a 🚀 or 😕 when done; a pers
 access gets a short reply saying so, and nothing runs. A comment runs at most `MAX_COMMANDS`
 commands, each once, and earns one reply at most for the lines Tiebreak did not know. A
 check-run button needs no check: GitHub shows buttons only to people with write access.
+
+`resolve` acts on the latest run holding the pull request's landing lock. The arbiter rules
+holding none; its rulings then land under that lock on the run as it stands
+(:mod:`agents.rebase`), or not at all if a newer review landed meanwhile.
 """
 
 import hashlib
@@ -13,19 +17,20 @@ from typing import Any
 from agents.diff import Diff
 from agents.engine import Debate
 from agents.errors import LLMFatal
+from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import CommandCall, CommandRequest
 from app.github.models import PullRequest, Reaction
 from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.landing import complete_check_run, post_inline, restate, set_label
+from app.jobs.landing import complete_check_run, land_rulings, set_label
 from app.jobs.review import MIN_CEILING
 from app.publishing import checks, markdown
 from app.publishing.models import LabelAction, RunRecord
 from app.publishing.plan import plan
 from app.slash import HELP, MAX_COMMANDS, CommandName
-from app.store.pulls import RunStore
+from app.store.pulls import RunStore, StoredRun
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
 from policies.budget import TokenCeiling
@@ -124,30 +129,35 @@ class CommandRun:
         return True
 
     async def _resolve(self, pull: PullRequest) -> bool:
-        record = await self._latest(pull)
-        if record is None:
-            return False
-        run = record.run_info()
-        whole = plan(
-            record.review,
-            Diff.parse(record.diff, allow_empty=True),
-            run=run,
-            conversation=record.conversation,
-        )
-        login = self.request.login
-        await complete_check_run(
-            self.github,
-            record.ref,
-            record.check_run_id,
-            checks.resolved(login, whole.check.summary),
-            details_url=record.details_url,
-        )
-        await write_summary(self.github, self.pull_key, checks.resolved_summary(login, whole))
-        await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
+        # Under the landing lock: a newer review cannot land between the reading and the
+        # resolving, to have its summary and label overwritten by the older run's.
+        async with self._runs().landing(self.pull_key) as latest:
+            record = await self._current(latest, pull)
+            if record is None:
+                return False
+            run = record.run_info()
+            whole = plan(
+                record.review,
+                Diff.parse(record.diff, allow_empty=True),
+                run=run,
+                conversation=record.conversation,
+            )
+            login = self.request.login
+            await complete_check_run(
+                self.github,
+                record.ref,
+                record.check_run_id,
+                checks.resolved(login, whole.check.summary),
+                details_url=record.details_url,
+            )
+            await write_summary(self.github, self.pull_key, checks.resolved_summary(login, whole))
+            await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:
-        record = await self._latest(pull)
+        # No lock: the commit lands only on the head the run reviewed (a push meanwhile
+        # makes GitHub refuse it), and the run is not changed.
+        record = await self._current(await self._runs().read(self.pull_key), pull)
         if record is None:
             return False
         try:
@@ -162,8 +172,9 @@ class CommandRun:
         return True
 
     async def _arbitrate(self, pull: PullRequest) -> bool:
-        record = await self._latest(pull)
-        if record is None:
+        stored = await self._runs().read(self.pull_key)
+        record = await self._current(stored, pull)
+        if stored is None or record is None:
             return False
         wanted = await self._thread_finding(record)
         units = record.review_units()
@@ -198,9 +209,8 @@ class CommandRun:
         if not ruled:
             await self._reply("There is no unresolved finding to send to the arbiter.")
             return False
-        diff = Diff.parse(record.diff, allow_empty=True)
-        await self._publish_rulings(record, diff, Review(units=outcomes), ruled)
-        return True
+        async with self._runs().landing(self.pull_key) as latest:
+            return await self._land_rulings(stored, latest, Review(units=outcomes), ruled)
 
     async def _thread_finding(self, record: RunRecord) -> tuple[str, str] | None:
         """In a review thread, the finding Tiebreak's comment there is about; else None."""
@@ -214,40 +224,50 @@ class CommandRun:
                     return outcome.unit_id, result.finding.id
         return ("", "")  # a thread about no open finding: nothing to arbitrate
 
-    async def _publish_rulings(
-        self, record: RunRecord, diff: Diff, review: Review, ruled: list[tuple[str, str]]
-    ) -> None:
-        """Comment on the findings just ruled on; bring the check run, label and the
-        remembered run up to date with the whole review."""
-        run = record.run_info()
-        changed = Review(
-            units=[
-                u.model_copy(
-                    update={
-                        "findings": [f for f in u.findings if (u.unit_id, f.finding.id) in ruled]
-                    }
-                )
-                for u in review.units
-            ]
-        )
+    async def _land_rulings(
+        self,
+        read: StoredRun,
+        latest: StoredRun | None,
+        review: Review,
+        ruled: list[FindingKey],
+    ) -> bool:
+        """Remember the rulings on the run as it now stands, comment on the findings they
+        settle, and bring the check run and label up to date; a newer run, or findings
+        settled meanwhile, keep what they have."""
+        if latest is None or latest.record.run_id != read.record.run_id:
+            newer = latest.record.ref.head_sha[:7] if latest else "the pull request again"
+            await self._reply(
+                f"Tiebreak reviewed {newer} while the arbiter ruled: that review weighs the "
+                "code as it is now, and these rulings were not kept. Comment "
+                "`/tiebreak arbitrate` to send its open findings to the arbiter."
+            )
+            return False
+        rebased = rebase(review, read.record.review, latest.record.review, ruled)
+        if not rebased.applied:
+            await self._reply("The findings sent to the arbiter were settled while it ruled.")
+            return False
+        record = latest.record
+        diff = Diff.parse(record.diff, allow_empty=True)
+        whole = plan(rebased.review, diff, run=record.run_info(), conversation=record.conversation)
+        conclusion = str(whole.check.conclusion)
+        changed = record.model_copy(update={"review": rebased.review, "conclusion": conclusion})
+        if not await self._runs().replace(latest, changed):
+            log.warning("the run of %s changed while rulings landed", self.pull_key.key)
+            await self._reply("The review changed while the arbiter ruled; nothing was kept.")
+            return False
+        await self.deps.transcripts().add_rulings(record.run_id, rebased.review, conclusion)
         # One review per command that lands rulings: its marker names the run and the command.
         command = hashlib.sha256(self.job_id.encode()).hexdigest()[:12]
-        ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
-        await post_inline(self.github, record.ref, changed, diff, ruling)
-        whole = plan(review, diff, run=run, conversation=record.conversation)
-        await restate(self.github, record, whole)
-        conclusion = str(whole.check.conclusion)
-        await self._runs().save(
-            record.model_copy(update={"review": review, "conclusion": conclusion})
-        )
-        await self.deps.transcripts().add_rulings(record.run_id, review, conclusion)
+        await land_rulings(self.github, record, rebased.review, rebased.applied, whole, command)
+        return True
 
-    async def _latest(self, pull: PullRequest) -> RunRecord | None:
-        """The latest review, if it reviewed the current head; a reply says why not."""
-        record = await self._runs().latest(self.pull_key)
-        if record is None:
+    async def _current(self, stored: StoredRun | None, pull: PullRequest) -> RunRecord | None:
+        """The latest review as `stored`, if it reviewed the current head; a reply says why
+        not."""
+        if stored is None:
             await self._reply("Tiebreak has not reviewed this pull request yet.")
             return None
+        record = stored.record
         if record.ref.head_sha != pull.head_sha:
             await self._reply(
                 f"The latest review is of {record.ref.head_sha[:7]}, but the head is now "

@@ -13,9 +13,12 @@ from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import DEFAULT_UNIT_TOKENS
 from agents.llm import LLMClient
 from app.github.client import GitHubApp
+from app.jobs.reading import ReadingLimits
 from app.links import TranscriptLinks, links_for
+from app.parsing import Parsing
 from app.settings import Settings, SettingsError
 from app.store.allowance import DailyAllowance, utc_now
+from app.store.heads import Heads
 from app.store.live import LiveRuns
 from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
@@ -67,12 +70,21 @@ class WorkerDeps:
     metrics: Metrics = field(default_factory=Metrics)
     """This process's counts, flushed to Redis while the workers run. `github` counts its
     failed requests in its own: give both the same."""
+    parsing: Parsing = field(default_factory=Parsing)
+    """Where the changed files are parsed for context, off the event loop; closed with the
+    workers."""
+    reading: ReadingLimits = field(default_factory=ReadingLimits)
+    """How much of its changed files a review reads for context."""
 
     def started_queue(self) -> ReviewQueue:
         """The queue, which the worker sets as it starts."""
         if self.queue is None:
             raise RuntimeError("the worker has not started")
         return self.queue
+
+    def heads(self) -> Heads:
+        """The pull requests' latest heads, on the worker's Redis."""
+        return Heads(self.started_queue().redis)
 
     def live_runs(self) -> LiveRuns:
         """The coordination keys of live runs, on the worker's Redis."""

@@ -1,15 +1,17 @@
 """Landing a result on a pull request: the review, the summary, the check run, the label.
 
-Shared by the review job and the commands that change a finished review (resolve, arbitrate).
-A check run that asks for action offers the buttons that take it.
+Shared by the review job, the replies and the commands that change a finished review
+(resolve, arbitrate). A check run that asks for action offers the buttons that take it.
 """
 
 import asyncio
 import logging
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
 from agents.diff import Diff
+from agents.rebase import FindingKey
 from agents.review import Review
 from app.events import PullKey, PullRequestRef
 from app.github.client import Installation
@@ -174,6 +176,33 @@ async def set_label(github: Installation, pull: PullKey, action: LabelAction, na
         await github.add_label(pull, name)
     else:
         await github.remove_label(pull, name)
+
+
+async def land_rulings(
+    github: Installation,
+    record: RunRecord,
+    review: Review,
+    ruled: Collection[FindingKey],
+    whole: Publication,
+    command: str,
+) -> None:
+    """Comment on the findings `ruled` as `review` ends them, in one review of the command
+    `command` (its marker names the run and the command), then bring the summary, check run
+    and label of `record`'s pull request to `whole`."""
+    settled = Review(
+        units=[
+            u.model_copy(
+                update={"findings": [f for f in u.findings if (u.unit_id, f.finding.id) in ruled]}
+            )
+            for u in review.units
+        ]
+    )
+    run = record.run_info()
+    ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
+    await post_inline(
+        github, record.ref, settled, Diff.parse(record.diff, allow_empty=True), ruling
+    )
+    await restate(github, record, whole)
 
 
 async def restate(github: Installation, record: RunRecord, publication: Publication) -> None:

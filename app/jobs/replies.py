@@ -8,6 +8,12 @@ unanswered. Each reply is taken up once, whatever GitHub redelivers. The tester 
 summary, check run and label follow; rejected, one reply says why and offers the arbiter. A
 pull request has at most `conversation.max_replies` replies heard, each under the
 installation's daily allowance; the first reply past the cap gets one note.
+
+The replies of one thread are weighed one at a time, so a finding the first withdrew is not
+weighed again. The tester is asked holding no lock on the run; the verdict then lands on the
+run as it stands (:mod:`agents.rebase`), with what other replies and commands changed since,
+under the pull request's landing lock. It lands nowhere if a newer review did meanwhile (one
+reply says so) or if the finding was settled meanwhile (nothing is said).
 """
 
 import logging
@@ -17,6 +23,7 @@ from agents.diff import Diff
 from agents.engine import Debate
 from agents.errors import LLMFatal, NotHeard
 from agents.hearing import PersonReply, Verdict
+from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import ReplyRequest
 from app.jobs.commands import WRITERS
@@ -25,11 +32,10 @@ from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import restate
 from app.jobs.review import MIN_CEILING
 from app.publishing import hearing
-from app.publishing.models import RunRecord
 from app.publishing.plan import plan
 from app.publishing.rereview import PostedThread
 from app.store.hearings import Hearings
-from app.store.pulls import RunStore
+from app.store.pulls import RunStore, StoredRun
 from app.telemetry.logs import bind, log_context
 from policies.budget import TokenCeiling
 
@@ -64,9 +70,16 @@ class ReplyRun:
         pull = await self.github.pull_request(key)
         if not await self._may_be_heard(pull.author):
             return "not the author or a writer"
-        record = await self._runs().latest(key)
-        if record is None or record.ref.head_sha != pull.head_sha:
+        # One reply of a thread at a time: the next finds the finding as this one leaves it.
+        async with self._hearings().weighing(key, thread.comment_id):
+            return await self._hear_in(thread, pull.head_sha)
+
+    async def _hear_in(self, thread: PostedThread, head_sha: str) -> str:
+        key = self.pull_key
+        stored = await self._runs().read(key)
+        if stored is None or stored.record.ref.head_sha != head_sha:
             return "no review of the current head"  # the next review hears the code as it is
+        record = stored.record
         bind(run_id=record.run_id)
         policy = record.config.conversation
         if not policy.enabled:
@@ -85,9 +98,10 @@ class ReplyRun:
             if await self._hearings().note_cap_once(key):
                 await self._reply(hearing.over_cap(policy.max_replies))
             return "over the cap"
-        return await self._weigh(record, diff, found)
+        return await self._weigh(stored, found)
 
-    async def _weigh(self, record: RunRecord, diff: Diff, found: tuple[str, str]) -> str:
+    async def _weigh(self, stored: StoredRun, found: FindingKey) -> str:
+        record = stored.record
         unit_id, finding_id = found
         units = record.review_units()
         outcome = next((u for u in record.review.units if u.unit_id == unit_id), None)
@@ -109,18 +123,40 @@ class ReplyRun:
             await self._reply(hearing.not_weighed("the tester could not be asked"))
             return "not weighed"
         review = Review(units=[heard if u.unit_id == unit_id else u for u in record.review.units])
-        return await self._land(record, diff, review, finding_id, verdict)
+        async with self._runs().landing(self.pull_key) as latest:
+            return await self._land(stored, latest, review, found, verdict)
 
     async def _land(
-        self, record: RunRecord, diff: Diff, review: Review, finding_id: str, verdict: Verdict
+        self,
+        read: StoredRun,
+        latest: StoredRun | None,
+        review: Review,
+        found: FindingKey,
+        verdict: Verdict,
     ) -> str:
-        """Remember the debate as it now stands, then tell the pull request."""
-        whole = plan(review, diff, run=record.run_info(), conversation=record.conversation)
-        conclusion = str(whole.check.conclusion) if verdict.accepted else record.conclusion
-        await self._runs().save(
-            record.model_copy(update={"review": review, "conclusion": conclusion})
+        """Remember the verdict on the run as it now stands, then tell the pull request; a
+        newer run, or a finding settled meanwhile, keeps what it has."""
+        if latest is None or latest.record.run_id != read.record.run_id:
+            if latest is not None:
+                await self._reply(hearing.superseded(latest.record.ref.head_sha))
+            return "a newer review landed meanwhile"
+        rebased = rebase(review, read.record.review, latest.record.review, [found])
+        if found not in rebased.applied:
+            return "the finding was settled meanwhile"
+        record = latest.record
+        whole = plan(
+            rebased.review,
+            Diff.parse(record.diff, allow_empty=True),
+            run=record.run_info(),
+            conversation=record.conversation,
         )
-        await self.deps.transcripts().add_rulings(record.run_id, review, conclusion)
+        conclusion = str(whole.check.conclusion) if verdict.accepted else record.conclusion
+        changed = record.model_copy(update={"review": rebased.review, "conclusion": conclusion})
+        if not await self._runs().replace(latest, changed):
+            log.warning("the run of %s changed while a verdict landed", self.pull_key.key)
+            return "the run changed while it landed"
+        await self.deps.transcripts().add_rulings(record.run_id, rebased.review, conclusion)
+        finding_id = found[1]
         if not verdict.accepted:
             await self._reply(hearing.stands(finding_id, verdict.reason))
             return "stands"

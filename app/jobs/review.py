@@ -6,16 +6,21 @@
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run. A newer push supersedes the job: it stops before publishing
-and completes its check run as superseded. Whatever goes wrong, the check run is completed
-with a clear message: this job is one of the two places allowed to catch everything.
+and completes its check run as superseded; whether a push is newer is GitHub's to say
+(:mod:`app.jobs.superseding`). It publishes holding the pull request's landing lock, so a
+reply or a command changing the earlier run lands wholly before it or not at all. Whatever
+goes wrong, the check run is completed with a clear message: this job is one of the two
+places allowed to catch everything.
 """
 
 import asyncio
+import contextlib
 import logging
 import time
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from agents.diff import Diff
+from agents.diff import Diff, ReviewUnit
 from agents.protocol import Severity
 from agents.review import Review
 from app.events import PullRequestRef
@@ -27,6 +32,8 @@ from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
 from app.jobs.reading import reading_for
+from app.jobs.rescoping import scope_since
+from app.jobs.superseding import Superseding
 from app.jobs.together import together
 from app.publishing import checks
 from app.publishing.models import (
@@ -40,7 +47,7 @@ from app.publishing.rereview import Scope, reconcile
 from app.store.allowance import DailyAllowance
 from app.store.live import ENDED, State
 from app.store.plans import RunPlan
-from app.store.pulls import OpenCheck
+from app.store.pulls import OpenCheck, StoredRun
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
@@ -86,6 +93,7 @@ class ReviewRun:
         """The link to the run's transcript, once there is one."""
         self.github = deps.github.installation(ref.installation_id)
         self.live = deps.live_runs()
+        self.heads = Superseding(deps, self.github, ref, run_id)
 
     @property
     def run_info(self) -> RunInfo:
@@ -94,7 +102,7 @@ class ReviewRun:
     async def run(self) -> str:
         ref = self.ref
         with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
-            if await self._superseded():
+            if await self.heads.before_start():
                 return "superseded before it started"
             live = self.live
             if await live.run_state(self.run_id) in ENDED:
@@ -167,10 +175,7 @@ class ReviewRun:
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         reviewed = scope.part(diff)
-        reading, policy = await together(
-            reading_for(github, ref, pull, config, reviewed), self._policy()
-        )
-        units = reading.attach(reviewed.units(self.deps.unit_tokens))
+        units, policy = await together(self._units(pull, reviewed), self._policy())
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
@@ -189,10 +194,19 @@ class ReviewRun:
         await self.live.begin(plan, diff, units)
         return await self._coordinate(plan, diff, fresh=True)
 
+    async def _units(self, pull: PullRequest, diff: Diff) -> list[ReviewUnit]:
+        """The review units of `diff`, each with what its agents read beside it. The files
+        read for them are let go here, not held while the debates run."""
+        deps = self.deps
+        reading = await reading_for(
+            self.github, self.ref, pull, self.config, diff, deps.parsing, deps.reading
+        )
+        return reading.attach(diff.units(deps.unit_tokens))
+
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
         the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
-        ref, check_id, config = self.ref, plan.check_run_id, self.config
+        check_id = plan.check_run_id
         queue = self.deps.started_queue()
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
@@ -202,16 +216,32 @@ class ReviewRun:
             # Failed, stopped or superseded: the units still queued or running are not needed.
             await asyncio.shield(fanout.stop())
             raise
-        if await self._superseded():
-            await self._complete_superseded(check_id)
-            return "superseded before publishing"
+        # Landed under the pull request's landing lock: after the replies and commands that
+        # changed the earlier run, before those that will read this one.
+        async with self._landing() as latest:
+            if (newer := await self.heads.newer_head()) is not None:
+                await self._complete_superseded(check_id, newer)
+                return "superseded before publishing"
+            earlier = latest.record if latest and latest.record.run_id != self.run_id else None
+            return await self._publish(plan, debated, diff, earlier, fresh=fresh)
+
+    def _landing(self) -> AbstractAsyncContextManager[StoredRun | None]:
+        runs = self.deps.runs
+        return contextlib.nullcontext(None) if runs is None else runs.landing(self.ref)
+
+    async def _publish(
+        self, plan: RunPlan, debated: Review, diff: Diff, earlier: RunRecord | None, *, fresh: bool
+    ) -> str:
+        """Publish what the units found, reconciled with `earlier` (the pull request's latest
+        run as it stands), and remember it as the latest run."""
+        ref, check_id, config = self.ref, plan.check_run_id, self.config
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
         _, spent, remaining, (review, conversation) = await together(
             self.live.set_run(self.run_id, state=State.COMPLETING),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
-            self._reconcile(plan, shown, diff),
+            self._reconcile(plan, shown, diff, earlier),
         )
         ceiling, cap = plan.policy.token_ceiling, allowance.cap
         spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
@@ -247,7 +277,7 @@ class ReviewRun:
                     run_id=self.run_id,
                     ref=ref,
                     check_run_id=check_id,
-                    conclusion=str(publication.check.conclusion),
+                    conclusion=conclusion,
                     review=review,
                     diff=diff.text,
                     policy=plan.policy,
@@ -257,7 +287,7 @@ class ReviewRun:
                     readings=await self.live.readings(self.run_id, plan.units),
                 )
             )
-        return str(publication.check.conclusion)
+        return conclusion
 
     async def _earlier(self) -> RunRecord | None:
         """The pull request's latest finished review before this run, if it has one."""
@@ -265,39 +295,17 @@ class ReviewRun:
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
     async def _scope(self) -> Scope:
-        """Review the files changed since the last reviewed head, where that is safe; every
-        file after a force-push or a rebase, a config change, or a partly failed review."""
-        earlier = await self._earlier()
-        if earlier is None:
-            return Scope.full("")
-        old, new = earlier.ref.head_sha, self.ref.head_sha
-        if old == new:
-            return Scope.full("a review of the same commit was asked for")
-        if earlier.config != self.config:
-            return Scope.full("the repository's config changed")
-        if earlier.review.failed_units:
-            return Scope.full("parts of the last review were not reviewed")
-        try:
-            comparison = await self.github.compare(self.ref, old, new)
-        except GitHubError as exc:
-            log.warning("could not compare %s with %s on %s: %s", old, new, self.ref.key, exc)
-            return Scope.full(f"GitHub could not compare it with {old[:7]}")
-        if comparison is None or comparison.status != "ahead":
-            return Scope.full(
-                f"{old[:7]}, reviewed last, is no longer in its history (a force-push or rebase)"
-            )
-        if not comparison.complete:
-            return Scope.full(f"too many files changed since {old[:7]} to list them")
-        return Scope.changed_since(old, comparison.paths)
+        return await scope_since(self.github, self.ref, self.config, await self._earlier())
 
     async def _reconcile(
-        self, plan: RunPlan, review: Review, diff: Diff
+        self, plan: RunPlan, review: Review, diff: Diff, earlier: RunRecord | None
     ) -> tuple[Review, Conversation]:
         """The pull request's standing findings after this run, and what its conversation
-        already has of them (see :mod:`app.publishing.rereview`)."""
-        # Read again rather than kept from planning: a ruling asked for meanwhile may have
-        # changed it, and a run picked up from a dead coordinator has no plan-time copy.
-        threads, earlier = await together(posted_threads(self.github, self.ref), self._earlier())
+        already has of them (see :mod:`app.publishing.rereview`). `earlier` is the latest
+        run as it stands now, not as planning read it: a ruling or a reply heard meanwhile
+        may have changed it, and a run picked up from a dead coordinator has no plan-time
+        copy."""
+        threads = await posted_threads(self.github, self.ref)
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = Conversation(
             threads=standing.threads,
@@ -356,7 +364,7 @@ class ReviewRun:
         stopped_by = await self._stopped_by()
         if stopped_by is not None:
             await self._complete(check_id, checks.stopped(stopped_by, run=self.run_info))
-        elif await self._superseded():
+        elif await self.heads.aborted_by_push():
             await self._complete_superseded(check_id)
         else:
             return False
@@ -373,18 +381,16 @@ class ReviewRun:
             # Without a check run there is nowhere to report; the log is the only trace.
             log.error("could not report the failure on %s: %s", self.ref.key, report)
 
-    async def _complete_superseded(self, check_id: int) -> None:
-        queue = self.deps.queue
-        newer = await queue.latest_head(self.ref) if queue else None
+    async def _complete_superseded(self, check_id: int, newer: str | None = None) -> None:
+        """Complete the check run as superseded by `newer`, by default the latest head Redis
+        knows."""
+        if newer is None:
+            newer = await self.heads.latest_heard()
         await self._complete(check_id, checks.superseded(newer or "", run=self.run_info))
 
     async def _stopped_by(self) -> str | None:
         runs = self.deps.runs
         return await runs.stopped_by(self.run_id) if runs else None
-
-    async def _superseded(self) -> bool:
-        queue = self.deps.queue
-        return queue is not None and await queue.is_superseded(self.ref)
 
 
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:

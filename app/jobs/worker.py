@@ -26,7 +26,7 @@ from app.jobs.replies import hear_reply
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
 from app.store.counters import FleetCounters
-from app.store.keys import UNIT_QUEUE
+from app.store.keys import HEARING_TTL, UNIT_QUEUE
 from app.store.pulls import RunStore
 from app.store.queue import JobName, ReviewQueue
 from app.store.wakeups import PromptWorker
@@ -34,6 +34,9 @@ from app.telemetry.metrics import JOBS, Metrics
 
 COMMAND_TIMEOUT = 5 * 60
 """Seconds one comment's commands may take (an apply commits several files)."""
+
+REPLY_TIMEOUT = HEARING_TTL
+"""Seconds one reply's hearing may take: no longer than it may hold its thread."""
 
 UNIT_TIMEOUT = REVIEW_TIMEOUT
 """Seconds one attempt at one unit may take before arq cancels it."""
@@ -68,6 +71,7 @@ async def _startup(ctx: dict[str, Any]) -> None:
 async def _shutdown(ctx: dict[str, Any]) -> None:
     deps = deps_of(ctx)
     await deps.github.aclose()
+    deps.parsing.close()
     if isinstance(deps.llm, ClaudeLLM):
         await deps.llm.aclose()
 
@@ -95,7 +99,7 @@ class Workers:
             functions=[
                 _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
                 _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
-                _function(JobName.REPLY, hear_reply, COMMAND_TIMEOUT, metrics),
+                _function(JobName.REPLY, hear_reply, REPLY_TIMEOUT, metrics),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[

@@ -21,6 +21,7 @@ from app.publishing.markdown import (
     replacement_lines,
     suggestion,
 )
+from app.publishing.proofs import fix_check, proof
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Tally
 
@@ -120,7 +121,7 @@ def vote(result: FindingOutcome) -> str:
 def debate(result: FindingOutcome, thread: Sequence[Message], *, committable: bool) -> list[str]:
     """The finding's claim and evidence, then its debate as it ended: Markdown blocks."""
     finding = result.finding
-    blocks = [prose(finding.claim)]
+    blocks = [*proof(result), prose(finding.claim)]
     if finding.evidence.strip():
         blocks.append("**Evidence**\n" + prose(finding.evidence))
     if result.votes:
@@ -226,11 +227,11 @@ def _fix(result: FindingOutcome, *, committable: bool) -> list[str]:
         )
         raised = code(location(finding.path, finding.start_line, finding.end_line))
         note = [f"Raised on {raised}; the suggestion replaces {where}."] if moved else []
-        return [*note, suggestion(patch.replacement)]
+        return [*note, suggestion(patch.replacement), *fix_check(result)]
     lines = replacement_lines(patch.replacement)
     if not lines:
-        return [f"The fix deletes {where}."]
-    return [f"The fix replaces {where} with:", code_block(lines)]
+        return [f"The fix deletes {where}.", *fix_check(result)]
+    return [f"The fix replaces {where} with:", code_block(lines), *fix_check(result)]
 
 
 def _tester(rejection: Message | None, *, overruled: bool) -> list[str]:

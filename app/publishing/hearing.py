@@ -68,3 +68,12 @@ def over_cap(cap: int) -> str:
 def not_weighed(why: str) -> str:
     """The reply when the tester could not be asked."""
     return f"Your reply could not be weighed: {why}. The finding stands as it was."
+
+
+def superseded(head_sha: str) -> str:
+    """The reply when a newer review landed while the tester weighed the person's reply."""
+    return (
+        f"Tiebreak reviewed {head_sha[:7]} while your reply was weighed: that review weighs "
+        "the code as it is now, and this reply changes nothing. If the finding still stands "
+        "there, reply again."
+    )

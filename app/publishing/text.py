@@ -9,6 +9,7 @@ from datetime import datetime
 
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
+from app.publishing import proofs
 from app.publishing.finding_text import (
     SEVERITY,
     agreement,
@@ -91,6 +92,8 @@ def withdrawn_line(entry: Entry) -> str:
     where = code(location(finding.path, finding.start_line, finding.end_line))
     argument = coder_answer(entry.thread)
     why = f" — the coder: {inline(argument.text, 300)}" if argument and argument.text else ""
+    if (tested := entry.result.verification) is not None and not why:
+        why = f" — its test {code(tested.test)}: {inline(tested.reason, 200)}"
     votes = f" · {vote(entry.result)}" if entry.result.votes else ""
     return (
         f"- **{entry.label}** {where} ({finding.severity}): {inline(finding.claim, 300)}"
@@ -113,10 +116,16 @@ def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
         rows.append(
             f"| {cell(entry.label)} | {SEVERITY[finding.severity]} "
             f"| {code(location(finding.path, finding.start_line, finding.end_line))} "
-            f"| {resolution(result)} | {cell(consensus(result))} | {result.closed_in_round} "
+            f"| {_ended(result)} | {cell(consensus(result))} | {result.closed_in_round} "
             f"| {result.tokens:,} | {where} |\n"
         )
     return [*rows, "\n"]
+
+
+def _ended(result: FindingOutcome) -> str:
+    """How the finding ended, and what its test showed if it had one run."""
+    tested = proofs.verdict(result)
+    return f"{resolution(result)} · {tested}" if tested else resolution(result)
 
 
 def totals(review: Review) -> str:

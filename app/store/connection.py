@@ -4,8 +4,7 @@ The web server and the CLI reach Redis only through :mod:`app.store`; they catch
 :data:`STORE_ERRORS` to answer 503 or say that Redis cannot be reached.
 """
 
-from arq import create_pool
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 STORE_ERRORS = (RedisError, OSError)
@@ -13,7 +12,14 @@ STORE_ERRORS = (RedisError, OSError)
 `OSError`) or fails a command."""
 
 
-async def connect(url: str) -> ArqRedis:
-    """A pool of connections to the Redis at `url`, able to enqueue jobs. Close it with
-    `aclose()`."""
-    return await create_pool(RedisSettings.from_dsn(url))
+def connect(url: str, *, timeout: float) -> ArqRedis:
+    """A pool of connections to the Redis at `url`, able to enqueue jobs, each connection
+    made and each reply read within `timeout` seconds, or `TimeoutError` (one of
+    :data:`STORE_ERRORS`). Connections are made as calls need them: a Redis that is down
+    when the pool is made fails the calls, not the pool. Close it with `aclose()`.
+
+    The bound suits a caller that must answer in time and makes only short calls: one that
+    blocks on Redis on purpose (a worker's wait for wake-ups, arq's reads) would be cut by it.
+    """
+    redis: ArqRedis = ArqRedis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    return redis

@@ -1,10 +1,19 @@
-"""What Redis remembers of people's replies on finding threads: each taken up once, and how
-many a pull request has had heard, against the config's cap."""
+"""What Redis remembers of people's replies on finding threads: each taken up once, how many
+a pull request has had heard, against the config's cap, and the thread whose reply is being
+weighed."""
+
+import contextlib
+from collections.abc import AsyncIterator
 
 from arq.connections import ArqRedis
 
 from app.events import PullKey
 from app.store import keys
+from app.store.locks import held
+
+HEARING_POLL = 0.5
+"""Seconds between looks at a thread whose earlier reply is being weighed: a model call takes
+seconds, and a person does not notice half of one."""
 
 
 class Hearings:
@@ -36,3 +45,12 @@ class Hearings:
         """Whether the note that the cap is reached is still to be posted (True once)."""
         first = await self.redis.set(keys.replies_capped(pull), "1", nx=True, ex=keys.HEARD_TTL)
         return bool(first)
+
+    @contextlib.asynccontextmanager
+    async def weighing(self, pull: PullKey, thread: int) -> AsyncIterator[None]:
+        """Hold the thread starting with comment `thread` while a reply in it is weighed and
+        its verdict lands: a second reply there waits, then finds the finding as the first
+        left it (withdrawn, it is not weighed again)."""
+        key = keys.hearing(pull, thread)
+        async with held(self.redis, key, ttl=keys.HEARING_TTL, poll=HEARING_POLL):
+            yield

@@ -36,12 +36,13 @@ def wakeups(queue: str) -> str:
 
 
 def head(pull: PullKey) -> str:
-    """string: the pull request's latest head SHA."""
+    """string: the pull request's latest head SHA, as pushes were heard to reach it
+    (:mod:`app.store.heads`)."""
     return f"tiebreak:head:{pull.key}"
 
 
 def current_job(pull: PullKey) -> str:
-    """string: the id of the latest review job queued for the pull request."""
+    """string: the id of the review job of the pull request's latest head."""
     return f"tiebreak:job:{pull.key}"
 
 
@@ -83,6 +84,19 @@ def latest_run(pull: PullKey) -> str:
     """string: the pull request's latest finished run (a RunRecord, diff included),
     zlib-compressed JSON."""
     return f"tiebreak:run:{pull.key}"
+
+
+LANDING_TTL = 120
+"""Seconds a job may hold a pull request's landing lock: longer than re-reading its latest
+run, saving it and telling GitHub take, even with GitHub's retries; a worker that died holding
+it holds nobody up for longer."""
+
+
+def landing(pull: PullKey) -> str:
+    """string (redis-py's lock): held while a job re-reads the pull request's latest run,
+    saves its change to it and tells GitHub, so that changes land one at a time and a summary
+    of an older run never lands after a newer one's."""
+    return f"tiebreak:landing:{pull.key}"
 
 
 def budget(pull: PullKey) -> str:
@@ -210,6 +224,17 @@ def reply_seen(pull: PullKey, comment_id: int) -> str:
     """string: set once a reply (a review comment) is taken up, so that a redelivery or a
     second job never handles it again."""
     return f"tiebreak:reply:{pull.key}:{comment_id}"
+
+
+HEARING_TTL = 5 * 60
+"""Seconds a reply's hearing may hold its thread: as long as the reply job may run."""
+
+
+def hearing(pull: PullKey, thread: int) -> str:
+    """string (redis-py's lock): held while a reply in the thread starting with comment
+    `thread` is weighed and landed, so that the next reply there waits, then finds the finding
+    as the first left it."""
+    return f"tiebreak:hearing:{pull.key}:{thread}"
 
 
 def replies_heard(pull: PullKey) -> str:

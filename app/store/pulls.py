@@ -5,15 +5,51 @@ on) is what `/tiebreak resolve`, `arbitrate` and `apply` act on, and what the ne
 reconciles its findings with; it is kept compressed, for it holds the pull request's diff. A
 budget set with `/tiebreak budget` waits for the next run; a stop request marks the job it
 stops.
+
+Several jobs change the latest run: a review saves its own, a reply or a command changes the
+findings of the one it read. Each lands its change holding the pull request's landing lock
+(:meth:`RunStore.landing`), which gives it the latest run as it stands, and a command or a
+reply saves only over the run it was given (:meth:`RunStore.replace`), so no change is lost
+to another and none lands over a newer run.
 """
+
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 
 from arq.connections import ArqRedis
 from pydantic import BaseModel, ConfigDict
+from redis.commands.core import AsyncScript
 
 from app.events import PullKey, PullRequestRef
 from app.publishing.models import RunRecord
 from app.store import keys
+from app.store.locks import held
 from app.store.packed import pack, unpack
+
+LANDING_POLL = 0.05
+"""Seconds between tries at a landing lock someone holds: a landing is a few writes."""
+
+REPLACE = """
+local held = redis.call('get', KEYS[1])
+if not held or redis.sha1hex(held) ~= ARGV[1] then
+    return 0
+end
+redis.call('set', KEYS[1], ARGV[2], 'EX', ARGV[3])
+return 1
+"""
+"""Compare and set (key: the latest run; arguments: the SHA-1 of the run that was read, the
+new run, its time to live): the new run is saved only if the one read is still there."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """The latest run as it was read, and the SHA-1 of what Redis held, by which a change
+    to it is saved only if it is still the latest."""
+
+    record: RunRecord
+    digest: str
 
 
 class OpenCheck(BaseModel):
@@ -29,6 +65,7 @@ class OpenCheck(BaseModel):
 class RunStore:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
+        self._replace: AsyncScript | None = None
 
     async def open_check(self, check: OpenCheck, deadline: float) -> None:
         """Remember a check run until it is completed; the janitor completes it past
@@ -51,8 +88,34 @@ class RunStore:
         await self.redis.set(keys.latest_run(record.ref), pack(record), ex=keys.RUN_TTL)
 
     async def latest(self, ref: PullKey) -> RunRecord | None:
+        stored = await self.read(ref)
+        return None if stored is None else stored.record
+
+    async def read(self, ref: PullKey) -> StoredRun | None:
+        """The latest run, to change it with :meth:`replace`."""
         raw = await self.redis.get(keys.latest_run(ref))
-        return None if raw is None else unpack(RunRecord, raw)
+        if raw is None:
+            return None
+        return StoredRun(
+            unpack(RunRecord, raw), hashlib.sha1(raw, usedforsecurity=False).hexdigest()
+        )
+
+    async def replace(self, read: StoredRun, record: RunRecord) -> bool:
+        """Save `record` in place of the run `read`; False, and nothing saved, if the latest
+        run is no longer that one."""
+        if self._replace is None:
+            self._replace = self.redis.register_script(REPLACE)
+        saved = await self._replace(
+            keys=[keys.latest_run(record.ref)], args=[read.digest, pack(record), keys.RUN_TTL]
+        )
+        return bool(saved)
+
+    @contextlib.asynccontextmanager
+    async def landing(self, pull: PullKey) -> AsyncIterator[StoredRun | None]:
+        """Hold the pull request's landing lock for the block, which gets the latest run as
+        it stands: save a change to it, and say so on GitHub, inside the block."""
+        async with held(self.redis, keys.landing(pull), ttl=keys.LANDING_TTL, poll=LANDING_POLL):
+            yield await self.read(pull)
 
     async def set_budget(self, ref: PullKey, tokens: int) -> None:
         await self.redis.set(keys.budget(ref), str(tokens), ex=keys.RUN_TTL)

@@ -2,8 +2,10 @@
 
 A job is keyed by repository, pull number and head sha, so a redelivered or repeated event
 never starts a second review of the same head. Redis also remembers each pull request's
-latest head: a push records it and asks arq to abort the job of the head it replaces, and a
-running review checks it before publishing, so a superseded review never posts.
+latest head: a push from it records the new one and asks arq to abort the job of the head it
+replaces (:mod:`app.store.heads` tells which push supersedes which, whatever order they are
+heard in), and a review checks it before it starts and before it publishes, so a superseded
+review never posts.
 
 A job is queued as arq's `enqueue_job` queues it, but by one script, which also announces it
 on its queue's wake-up channel (:mod:`app.store.wakeups`): one round trip to Redis where arq's
@@ -26,6 +28,7 @@ from redis.exceptions import NoScriptError
 
 from app.events import CommandRequest, PullKey, PullRequestRef, ReplyRequest
 from app.store import keys
+from app.store.heads import SUPERSEDE
 from app.store.pipelining import AutoPipeline
 from app.store.replies import text
 from app.store.wakeups import ring
@@ -50,6 +53,16 @@ class JobName(StrEnum):
 def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
     """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again."""
     return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
+
+
+def commands_job_id(pull: PullKey, source: str) -> str:
+    """`commands:owner/repo#7:source`: a comment's or a button's commands run once."""
+    return f"commands:{pull.key}:{source}"
+
+
+def reply_job_id(request: ReplyRequest) -> str:
+    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers."""
+    return f"reply:{request.pull.key}:{request.comment.id}"
 
 
 def _resume_job_id(run_id: str, resume: int) -> str:
@@ -108,17 +121,6 @@ end
 """Before anything else: remember the delivery asking for the job, unless it was remembered
 already, in which case nothing is done (its key and time to live come last)."""
 
-SUPERSEDE = """
-redis.call('set', KEYS[4], ARGV[6], 'EX', ARGV[7])
-local previous = redis.call('getset', KEYS[5], ARGV[4])
-redis.call('expire', KEYS[5], ARGV[7])
-if previous and previous ~= ARGV[4] then
-    redis.call('zadd', KEYS[6], ARGV[3], previous)
-end
-"""
-"""Before a review is queued: its head becomes the pull request's latest, and arq is asked to
-abort the job of the head it replaces (a queued job is dropped, a running one cancelled)."""
-
 
 class ReviewQueue:
     """Enqueues every job (:class:`JobName`), each with the arguments its function takes,
@@ -136,6 +138,7 @@ class ReviewQueue:
         trigger: str | None = None,
         rerun: str | None = None,
         delivery: str | None = None,
+        replaces: str | None = None,
     ) -> bool:
         """Queue a review of `ref`; False if that head is already queued, running or done, or
         if `delivery` (the id of the webhook delivery asking for it) was seen already.
@@ -144,7 +147,8 @@ class ReviewQueue:
         repository's config decides whether it gets one. `rerun` names a review a person asked
         for (`/tiebreak review`, "Re-run"): a new job even for a head that was reviewed
         already. The delivery is remembered in the same step (see :class:`Deliveries`), so
-        its redelivery queues nothing.
+        its redelivery queues nothing. `replaces` is the head a push replaced, by which it
+        supersedes the review of that head (see :mod:`app.store.heads`).
         """
         job_id = review_job_id(ref, rerun)
         supersede = [keys.head(ref), keys.current_job(ref), abort_jobs_ss]
@@ -154,7 +158,7 @@ class ReviewQueue:
             trigger,
             job_id=job_id,
             queue=keys.REVIEW_QUEUE,
-            supersede=(supersede, [ref.head_sha, keys.HEAD_TTL]),
+            supersede=(supersede, [ref.head_sha, keys.HEAD_TTL, replaces or ""]),
             delivery=delivery,
         )
 
@@ -163,7 +167,7 @@ class ReviewQueue:
         return await self._enqueue(
             JobName.COMMANDS,
             request.model_dump(mode="json"),
-            job_id=f"commands:{request.pull.key}:{source}",
+            job_id=commands_job_id(request.pull, source),
             queue=keys.REVIEW_QUEUE,
         )
 
@@ -172,7 +176,7 @@ class ReviewQueue:
         job = await self.redis.enqueue_job(
             JobName.REPLY,
             request.model_dump(mode="json"),
-            _job_id=f"reply:{request.pull.key}:{request.comment.id}",
+            _job_id=reply_job_id(request),
             _queue_name=keys.REVIEW_QUEUE,
         )
         return job is not None
@@ -299,10 +303,6 @@ class ReviewQueue:
         unfinished = (JobStatus.queued, JobStatus.in_progress, JobStatus.deferred)
         return job_id if status in unfinished else None
 
-    async def latest_head(self, ref: PullKey) -> str | None:
-        head = await self.redis.get(keys.head(ref))
-        return None if head is None else str(head.decode())
-
     async def ping(self) -> None:
         """Raise unless Redis answers."""
         await self.redis.ping()
@@ -342,7 +342,3 @@ class ReviewQueue:
                 "in_progress": in_progress,
             }
         return states
-
-    async def is_superseded(self, ref: PullRequestRef) -> bool:
-        latest = await self.latest_head(ref)
-        return latest is not None and latest != ref.head_sha

@@ -10,6 +10,7 @@ library logged it. Every line is redacted last (:mod:`app.telemetry.redaction`).
 import contextlib
 import functools
 import logging
+import os
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -157,6 +158,13 @@ def configure(settings: Settings, stream: TextIO = sys.stderr) -> logging.Handle
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(settings.tiebreak_log_level.value)
+    # google-auth cuts its `google` logger off from the root on its first request unless that
+    # logger looks configured; its lines would then bypass this handler (and so redaction),
+    # a warning reaching stderr raw through logging's last resort. A level makes it look
+    # configured, and it logs here like every other library.
+    google = logging.getLogger("google")
+    google.setLevel(settings.tiebreak_log_level.value)
+    google.propagate = True
     logging.captureWarnings(True)  # a warning is a line like any other, JSON and redacted
     # No line says where in the code, or in which thread or process, a record was made:
     # logging is told not to look (its documented optimisations), which spares every line,
@@ -206,10 +214,17 @@ def make_handler(settings: Settings, stream: TextIO) -> logging.Handler:
     return handler
 
 
-def known_secrets(settings: Settings) -> list[str]:
-    """Every secret value in the settings, and the private key wherever it comes from."""
+CLOUD_SECRETS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
+"""Variables holding secrets that AWS's SDK (and the Bedrock client) read straight from the
+environment, outside the settings."""
+
+
+def known_secrets(settings: Settings, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """Every secret value in the settings, the private key wherever it comes from, and the
+    cloud secrets `environ` holds."""
     values = [getattr(settings, name) for name in type(settings).model_fields]
     secrets = [v.get_secret_value() for v in values if isinstance(v, SecretStr)]
+    secrets += [environ[name] for name in CLOUD_SECRETS if environ.get(name)]
     if settings.github_private_key is None and settings.github_private_key_path is not None:
         # Unreadable, no line can hold it; a process that needs it has refused to start.
         with contextlib.suppress(SettingsError):

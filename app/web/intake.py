@@ -1,12 +1,18 @@
 """Reading a webhook's body before anyone knows it is GitHub's: within a budget and a deadline.
 
 A signature covers the whole body, so the body must be read before it can be checked, and
-until then it is anyone's. Such bodies share one budget of bytes per process: each request
-reserves its declared `Content-Length` before a byte is read, and when the budget cannot
-hold it the request is turned away at once (503, with `Retry-After`) instead of being
-buffered. Each body must arrive whole within a deadline, or the request is answered 408 and
-its connection closed, which frees what it held. So stalled uploads hold at most the budget,
-for at most the deadline, however many connections carry them.
+until then it is anyone's. The bodies a process holds share one budget of bytes: each request
+reserves its declared `Content-Length` before a byte is read, and when the budget cannot hold
+it the request is turned away at once (503, with `Retry-After`) instead of being buffered.
+Each body must arrive whole within a deadline, or the request is answered 408 and its
+connection closed, which frees what it held. So stalled uploads hold at most the budget, for
+at most the deadline, however many connections carry them.
+
+A body stays reserved until its delivery is answered, not only until it is checked: a valid
+signature proves that GitHub wrote the body, not that GitHub sent it now (anyone who saw a
+delivery can send it again, signed as it was), and a verified body waits on Redis, for as
+long as Redis takes to answer or time out. While Redis is stalled, the deliveries waiting on
+it hold at most the budget too, and those past it are answered 503 at once.
 
 GitHub always declares a delivery's length, sends it within its own 10-second timeout, and
 never sends more than 25 MB: a request without a length, with a larger one, or whose body
@@ -14,8 +20,10 @@ does not match its length is refused too.
 """
 
 import asyncio
+import contextlib
 import math
 import re
+from collections.abc import AsyncIterator
 
 from starlette.requests import ClientDisconnect, Request
 
@@ -59,19 +67,21 @@ class Refused(TiebreakError):
 
 
 class Intake:
-    """The bytes that unverified bodies may hold at once in this process, and the time each
-    has to arrive. Built once per process; the event loop is its only lock."""
+    """The bytes that webhook bodies may hold at once in this process, and the time each has
+    to arrive. Built once per process; the event loop is its only lock."""
 
     def __init__(self, budget: int, timeout: float) -> None:
         self.budget = budget
         self.timeout = timeout
         self._free = budget
 
-    async def read(self, request: Request) -> bytes:
-        """The request's whole body; raises :class:`Refused` when it may not be read.
+    @contextlib.asynccontextmanager
+    async def holding(self, request: Request) -> AsyncIterator[bytes]:
+        """The request's whole body, counted against the budget until the block ends (when
+        the delivery is answered); raises :class:`Refused` when it may not be read.
 
         The caller checks the signature before it awaits anything else: until then the bytes
-        are still a stranger's, though no longer counted.
+        are still a stranger's.
         """
         declared = _declared_length(request)
         reserved = max(declared, CONNECTION_FLOOR)
@@ -84,7 +94,7 @@ class Intake:
             )
         self._free -= reserved
         try:
-            return await self._receive(request, declared)
+            yield await self._receive(request, declared)
         finally:
             self._free += reserved
 

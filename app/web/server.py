@@ -23,6 +23,12 @@ from app.web import prometheus, transcript_page, webhooks
 from app.web.intake import Intake
 
 READY_TIMEOUT = 2.0
+REDIS_TIMEOUT = 2.0
+"""Seconds the server waits for Redis to connect or to answer any one call. Its calls take
+well under a millisecond; one that waits longer finds Redis stalled, and fails (a webhook
+delivery is answered 503, to be redelivered) rather than waiting for it. A delivery makes at
+most two calls that can wait this long (the first that fails, and forgetting the delivery),
+so it is answered well within the 10 seconds GitHub waits for it."""
 MiB = 1024 * 1024
 
 log = logging.getLogger(__name__)
@@ -37,7 +43,7 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        redis = await connect(redis_url)
+        redis = connect(redis_url, timeout=REDIS_TIMEOUT)
         queue, metrics = ReviewQueue(redis), Metrics()
         app.state.webhooks = webhooks.WebhookContext(
             secret.get_secret_value(),

@@ -14,6 +14,7 @@ from agents.llm import Role, Usage
 from agents.outcome import FindingOutcome, Message, MessageKind, Outcome, Turn
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity
+from app.publishing import proofs
 from app.publishing.finding_text import STANDS, TRIGGER, stands
 from app.store.transcripts import TranscriptRecord
 from policies.budget import BudgetEvent
@@ -34,6 +35,19 @@ class ThreadItem:
     """The message's patch as a unified diff."""
     person: bool = False
     """A person's reply on the pull request, not an agent's message."""
+
+
+@dataclass(frozen=True)
+class ProofView:
+    """What a finding's test showed, for the page."""
+
+    verdict: str
+    """`reproduced`, `fails at base`, …, with the fix's check when one ran."""
+    test: str
+    reason: str
+    content: str
+    output: str
+    """The end of what the test printed at the head."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +79,8 @@ class FindingView:
     """The panel's testers whose latest vote keeps the finding against the coder's answer."""
     accepted_by: list[str] = field(default_factory=list)
     """The panel's testers whose latest vote accepts the coder's answer."""
+    proof: ProofView | None = None
+    """What its test showed, when it had one run."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +226,22 @@ def _finding(
         thread=[_item(m, diff) for m in thread if not _raising(m, finding.claim)],
         kept_by=list(tally.keep),
         accepted_by=list(tally.accept),
+        proof=_proof(result),
+    )
+
+
+def _proof(result: FindingOutcome) -> ProofView | None:
+    tested = result.verification
+    if tested is None:
+        return None
+    reproduction = result.finding.reproduction
+    shown = reproduction is not None and reproduction.path == tested.test
+    return ProofView(
+        verdict=proofs.verdict(result),
+        test=tested.test,
+        reason=tested.reason,
+        content=reproduction.content if shown and reproduction else "",
+        output=tested.output_tail,
     )
 
 

@@ -4,8 +4,9 @@ Nothing slow happens here: a handler enqueues at most one job, and the answer go
 milliseconds. Bad input never gets a 5xx: no valid signature is 401, a body over GitHub's
 25 MB cap is 413, anything that is not a JSON object or lacks what its handler needs is 400,
 and an event or action Tiebreak does not act on is acknowledged and ignored. The body is read
-within the budget and deadline of :mod:`app.web.intake`: past them, 503 or 408. Each answer is
-one log line, carrying the delivery's id and event, and its repository and pull request once
+within the budget and deadline of :mod:`app.web.intake`: past them, 503 or 408. A delivery
+Redis cannot take, down or not answering in time, is 503, for GitHub to redeliver. Each answer
+is one log line, carrying the delivery's id and event, and its repository and pull request once
 a handler has read them (`tiebreak web` writes no uvicorn access line for this path: this one
 says more); and it is counted by event and outcome (the event is "unknown" until the
 signature is verified, so a forger cannot invent label values).
@@ -77,10 +78,16 @@ async def receive_webhook(request: Request) -> JSONResponse:
 async def _receive(request: Request, context: WebhookContext) -> tuple[str, str, JSONResponse]:
     """The delivery's event, the outcome to count, and the answer."""
     try:
-        delivery = await _verified_delivery(request, context)
+        # The body counts against the intake's budget until its delivery is answered.
+        async with context.intake.holding(request) as body:
+            return await _handle(_verified_delivery(request, context, body), context)
     except Refused as refused:
         answer = _answer(refused.status, refused.headers, error=refused.reason)
         return refused.event, refused.outcome, answer
+
+
+async def _handle(delivery: Delivery, context: WebhookContext) -> tuple[str, str, JSONResponse]:
+    """What a verified delivery leads to: its event, the outcome to count, and the answer."""
     event = delivery.event
     if event == "ping":
         return event, Outcome.PONG, _answer(200, outcome=Outcome.PONG, delivery=delivery.id)
@@ -112,8 +119,7 @@ async def _receive(request: Request, context: WebhookContext) -> tuple[str, str,
     return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
 
 
-async def _verified_delivery(request: Request, context: WebhookContext) -> Delivery:
-    body = await context.intake.read(request)
+def _verified_delivery(request: Request, context: WebhookContext, body: bytes) -> Delivery:
     # Checked before anything is awaited: until then the body is a stranger's (see `Intake`).
     if not signed(context.secret, body, request.headers.get("x-hub-signature-256", "")):
         raise Refused(401, "invalid or missing X-Hub-Signature-256", "invalid_signature")

@@ -11,6 +11,11 @@ from typing import Any, cast
 import pytest
 from anthropic.lib.aws import _auth as aws_auth
 
+from agents.claude import ClaudeLLM, RoleModels
+from agents.llm import LLMRequest, PromptBlock, Role
+from agents.prompts import SYSTEM
+from agents.protocol import TOOLS, ToolName
+from agents.providers import Cloud, Provider
 from tests.fakes.google_token import GoogleTokenEndpoint
 
 AWS_KEY_ID = "AKIDEXAMPLE"
@@ -26,6 +31,29 @@ VERTEX_PREDICT = (
     f"https://{VERTEX_REGION}-aiplatform.googleapis.com/v1/projects/{VERTEX_PROJECT}"
     f"/locations/{VERTEX_REGION}/publishers/anthropic/models/{VERTEX_MODEL}:rawPredict"
 )
+
+REQUEST = LLMRequest(
+    role=Role.TESTER,
+    agent="tester",
+    tool=TOOLS[ToolName.REPORT_FINDINGS],
+    system=SYSTEM,
+    blocks=(PromptBlock(text="<untrusted-diff-1>…</untrusted-diff-1>", stable=True),),
+    max_output_tokens=1024,
+)
+
+
+def bedrock(**options: Any) -> ClaudeLLM:
+    """The model client on Bedrock, as a worker builds it."""
+    models = RoleModels(tester=BEDROCK_MODEL, coder=BEDROCK_MODEL, arbiter=BEDROCK_MODEL)
+    cloud = Cloud(Provider.BEDROCK, region="us-east-1")
+    return ClaudeLLM.connect(cloud=cloud, models=models, **options)
+
+
+def vertex(**options: Any) -> ClaudeLLM:
+    """The model client on Vertex AI, as a worker builds it."""
+    models = RoleModels(tester=VERTEX_MODEL, coder=VERTEX_MODEL, arbiter=VERTEX_MODEL)
+    cloud = Cloud(Provider.VERTEX, region=VERTEX_REGION, project=VERTEX_PROJECT)
+    return ClaudeLLM.connect(cloud=cloud, models=models, **options)
 
 
 @pytest.fixture

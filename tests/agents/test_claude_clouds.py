@@ -3,59 +3,34 @@ clients, faked only at the HTTP boundary (respx) and, for Google, at a local tok
 
 import json
 import re
-from typing import Any
 
 import httpx
 import pytest
 import respx
 
-from agents.claude import ClaudeLLM, RoleModels
+from agents.claude import ClaudeLLM
 from agents.errors import LLMFatal
-from agents.llm import LLMRequest, PromptBlock, Role
-from agents.prompts import SYSTEM
-from agents.protocol import TOOLS, ToolName
-from agents.providers import Cloud, Provider
+from agents.llm import Role
 from tests.agents.clouds_kit import (
     AWS_KEY_ID,
     BEDROCK_INVOKE,
-    BEDROCK_MODEL,
-    VERTEX_MODEL,
+    REQUEST,
     VERTEX_PREDICT,
-    VERTEX_PROJECT,
-    VERTEX_REGION,
     aws_keys,
+    bedrock,
     google_adc,
     no_cloud_files,
+    vertex,
 )
 from tests.agents.messages_kit import error, message
 from tests.fakes.google_token import ACCESS_TOKEN, SERVICE_ACCOUNT, GoogleTokenEndpoint
 
 __all__ = ["aws_keys", "google_adc", "no_cloud_files"]  # fixtures
 
-REQUEST = LLMRequest(
-    role=Role.TESTER,
-    agent="tester",
-    tool=TOOLS[ToolName.REPORT_FINDINGS],
-    system=SYSTEM,
-    blocks=(PromptBlock(text="<untrusted-diff-1>…</untrusted-diff-1>", stable=True),),
-    max_output_tokens=1024,
-)
 OVERLOADED = error(529, "overloaded_error", "Overloaded", **{"retry-after-ms": "1"})
 ANSWER = message(
     "report_findings", {"findings": []}, input_tokens=30, cache_creation=2100, cache_read=0
 )
-
-
-def bedrock(**options: Any) -> ClaudeLLM:
-    models = RoleModels(tester=BEDROCK_MODEL, coder=BEDROCK_MODEL, arbiter=BEDROCK_MODEL)
-    cloud = Cloud(Provider.BEDROCK, region="us-east-1")
-    return ClaudeLLM.connect(cloud=cloud, models=models, **options)
-
-
-def vertex(**options: Any) -> ClaudeLLM:
-    models = RoleModels(tester=VERTEX_MODEL, coder=VERTEX_MODEL, arbiter=VERTEX_MODEL)
-    cloud = Cloud(Provider.VERTEX, region=VERTEX_REGION, project=VERTEX_PROJECT)
-    return ClaudeLLM.connect(cloud=cloud, models=models, **options)
 
 
 @respx.mock

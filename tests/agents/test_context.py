@@ -11,6 +11,7 @@ from agents.context import Reading, unit_context
 from agents.diff import Diff
 from agents.llm import LLMRequest, Role
 from agents.review import review_diff
+from agents.scopes import unparsed
 from agents.scripted import ScriptedLLM, by_role
 from agents.tokens import typical_tokens
 from policies.debate import DebatePolicy
@@ -105,6 +106,27 @@ def test_a_file_without_a_parser_gets_a_window_of_lines() -> None:
     assert "notes.txt lines 80-120: lines 80-120, around a change" in context
     assert "line 79\n" not in context
     assert "line 121\n" not in context
+
+
+def test_a_file_whose_parse_was_given_up_is_shown_by_lines_and_named() -> None:
+    # The App gives up a parse that runs past its budget (`app.parsing`): the outline it
+    # hands over says why, and the reader shows the lines around the change instead.
+    outlines = {INVOICES: unparsed(AFTER, "its parse took longer than 5 s")}
+    (unit,) = Reading({INVOICES: AFTER}, max_tokens=600, outlines=outlines).attach(
+        Diff.parse(DIFF).units()
+    )
+
+    # No scope, so no helper: the lines around the change, named as lines.
+    assert f"{CHANGED_LINE:>5}         price = cents(line.price_label)\n" in unit.context
+    assert re.search(
+        rf"^{INVOICES} lines \d+-\d+: lines \d+-\d+, around a change$", unit.context, re.M
+    )
+    assert "function invoice_total" not in unit.context
+    assert CONTRACT not in unit.context
+    assert unit.context.splitlines()[-1] == (
+        f"Not parsed, so no enclosing function or class is known: {INVOICES} "
+        "(its parse took longer than 5 s)"
+    )
 
 
 def test_a_javascript_change_gets_its_enclosing_function_from_tree_sitter() -> None:

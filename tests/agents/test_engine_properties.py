@@ -7,6 +7,7 @@ outside the diff or on a protected path.
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -18,8 +19,10 @@ from agents.errors import LLMUnavailable
 from agents.llm import LLMRequest, LLMResponse, Usage
 from agents.outcome import Consensus, Resolution
 from agents.patches import patch_problem
-from agents.protocol import ToolName
+from agents.proofs import Proving
+from agents.protocol import Patch, Reproduction, ToolName
 from agents.scripted import Reply, ScriptedLLM, usage_for
+from agents.verification import Evidence, FixCheck, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Tally, Topology
@@ -256,3 +259,60 @@ def test_routing_over_random_panels_never_repeats_a_speaker_and_always_ends(
     laps = len(policy.panel().names) + 1
     for start in range(0, len(run.floor) - laps + 1, laps):
         assert run.floor[start : start + laps] == ["coder", *policy.panel().names]
+
+
+class ChaosWithTests(Chaos):
+    """Chaos whose findings, and evaluations, often come with a test."""
+
+    def tool_input(self, request: LLMRequest) -> dict[str, Any]:
+        tool_input = super().tool_input(request)
+        for item in [*tool_input.get("findings", []), *tool_input.get("new_findings", [])]:
+            self.maybe_test(item)
+        for item in tool_input.get("evaluations", []):
+            self.maybe_test(item)
+        return tool_input
+
+    def maybe_test(self, item: dict[str, Any]) -> None:
+        if self.draw(st.integers(0, 3)):
+            name = self.draw(st.sampled_from(["a", "b", "c"]))
+            item["reproduction"] = {"path": f"tests/test_{name}.py", "content": "assert 0\n"}
+
+
+class ChaosVerifier:
+    """Tests that show anything, and patches that pass them or not, at random."""
+
+    command = "python -m pytest {test}"
+
+    def __init__(self, data: st.DataObject) -> None:
+        self.draw = data.draw
+
+    async def reproduce(self, reproduction: Reproduction) -> Verification:
+        head = Run(exit_code=self.draw(st.sampled_from([0, 1, 1, 2])))
+        base = Run(exit_code=self.draw(st.sampled_from([0, 1, 2])))
+        return Verification.of(reproduction.path, self.command, head, base)
+
+    async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
+        return FixCheck.of(Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
+def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
+    policy: DebatePolicy, attempts: int, data: st.DataObject
+) -> None:
+    llm = ScriptedLLM(ChaosWithTests(data))
+    proving = Proving(ChaosVerifier(data), max_attempts=attempts)
+    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(UNIT))
+
+    assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
+    assert outcome.usage.billed <= policy.token_ceiling
+    for result in outcome.findings:
+        verdict = result.verification.verdict if result.verification else None
+        if verdict is Evidence.REPRODUCED:
+            # Proof: never argued away, never waved through with a warning.
+            assert result.resolution in (Resolution.FIXED, Resolution.OPEN)
+        if verdict is Evidence.NOT_REPRODUCED:
+            assert result.resolution is Resolution.WITHDRAWN
+        if result.consensus in (Consensus.UNANIMOUS, Consensus.MAJORITY):
+            # An agreed fix is one its test does not still fail.
+            assert result.fix_verified is not False

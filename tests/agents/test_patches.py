@@ -1,10 +1,20 @@
-"""Whether a patch or a finding may stand on a diff, and how many lines a patch changes."""
+"""Whether a patch or a finding may stand on a diff, how many lines a patch changes, and a
+file's text with patches applied."""
 
 import pytest
 from pydantic import ValidationError
 
 from agents.diff import Diff
-from agents.patches import changed_lines, current_lines, finding_problem, patch_problem
+from agents.patches import (
+    PatchError,
+    PatchesOverlap,
+    StaleLines,
+    apply_patches,
+    changed_lines,
+    current_lines,
+    finding_problem,
+    patch_problem,
+)
 from agents.protocol import Finding, Patch, Severity
 from policies.safety import ProtectedPaths
 
@@ -374,3 +384,56 @@ def test_finding_with_start_after_end_is_invalid() -> None:
 )
 def test_changed_lines(start: int, end: int, replacement: str, expected: int) -> None:
     assert changed_lines(patch("src/cart.py", start, end, replacement), DIFF) == expected
+
+
+NEW_FILE = Diff.parse(
+    """\
+diff --git a/a.py b/a.py
+new file mode 100644
+--- /dev/null
++++ b/a.py
+@@ -0,0 +1,4 @@
++one
++two
++three
++four
+"""
+)
+HEAD = "one\ntwo\nthree\nfour\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "patches", "expected"),
+    [
+        (HEAD, [("a.py", 2, 2, "TWO")], "one\nTWO\nthree\nfour\n"),
+        (HEAD, [("a.py", 3, 4, "3\n4\n5\n"), ("a.py", 1, 1, "")], "two\n3\n4\n5\n"),
+        (
+            HEAD.replace("\n", "\r\n"),
+            [("a.py", 2, 2, "2\n2b")],
+            "one\r\n2\r\n2b\r\nthree\r\nfour\r\n",
+        ),
+        (HEAD.removesuffix("\n"), [("a.py", 4, 4, "FOUR\n")], "one\ntwo\nthree\nFOUR"),
+    ],
+)
+def test_apply_patches_replaces_the_lines_of_each_patch(
+    text: str, patches: list[tuple[str, int, int, str]], expected: str
+) -> None:
+    assert apply_patches(text, [patch(*p) for p in patches], NEW_FILE) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "patches", "error"),
+    [
+        (HEAD, [("a.py", 1, 2, "x"), ("a.py", 2, 3, "y")], PatchesOverlap(0, 1)),
+        (HEAD, [("a.py", 3, 3, "x"), ("a.py", 1, 3, "y")], PatchesOverlap(1, 0)),
+        (HEAD.replace("two", "2"), [("a.py", 1, 1, "x"), ("a.py", 2, 2, "y")], StaleLines(1)),
+        ("one\n", [("a.py", 3, 4, "x")], StaleLines(0)),
+        (HEAD, [("b.py", 1, 1, "x")], StaleLines(0)),
+    ],
+)
+def test_apply_patches_refuses_what_does_not_apply(
+    text: str, patches: list[tuple[str, int, int, str]], error: PatchError
+) -> None:
+    with pytest.raises(type(error)) as raised:
+        apply_patches(text, [patch(*p) for p in patches], NEW_FILE)
+    assert vars(raised.value) == vars(error)

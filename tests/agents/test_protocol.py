@@ -1,11 +1,13 @@
 """The four debate tools: their input models, validation rules and JSON Schemas."""
 
+import json
 from typing import Any
 
 import pytest
 from pydantic import BaseModel, ValidationError
 
 from agents.protocol import (
+    TESTED_TOOLS,
     TOOLS,
     Answer,
     AnswerFindings,
@@ -14,6 +16,7 @@ from agents.protocol import (
     Finding,
     Patch,
     ReportFindings,
+    Reproduction,
     Ruling,
     RulingKind,
     Severity,
@@ -259,10 +262,12 @@ def optional_ref(schema: dict[str, Any], prop: dict[str, Any]) -> dict[str, Any]
     return resolve(schema, target)
 
 
-def assert_describes(node: dict[str, Any], model: type[BaseModel]) -> None:
-    """`node` is the object schema of `model`: its fields, the required ones required."""
+def assert_describes(node: dict[str, Any], model: type[BaseModel], *, tests: bool = True) -> None:
+    """`node` is the object schema of `model`: its fields (without the tests' own unless
+    `tests`), the required ones required."""
     assert node["type"] == "object"
-    assert set(node["properties"]) == set(model.model_fields)
+    fields = set(model.model_fields) - (set() if tests else {"reproduction"})
+    assert set(node["properties"]) == fields
     required = {name for name, field in model.model_fields.items() if field.is_required()}
     assert set(node.get("required", [])) == required
 
@@ -287,12 +292,25 @@ def test_tools_are_the_four_debate_tools() -> None:
     ],
 )
 def test_tool_schema_is_derived_from_its_model(name: ToolName, model: type[BaseModel]) -> None:
-    spec = TOOLS[name]
+    spec = TESTED_TOOLS[name]
 
     assert spec.name == name
     assert spec.description
     assert spec.input_model is model
     assert_describes(spec.input_schema(), model)
+
+
+def test_without_tests_to_run_no_tool_asks_for_a_reproduction() -> None:
+    shown = json.dumps([spec.input_schema() for spec in TOOLS.values()])
+    tested = json.dumps([spec.input_schema() for spec in TESTED_TOOLS.values()])
+
+    assert "reproduction" not in shown
+    assert tested.count('"reproduction"') == 3  # a finding, a new finding, an evaluation
+    finding = item_schema(TESTED_TOOLS[ToolName.REPORT_FINDINGS].input_schema(), "findings")
+    test = optional_ref(
+        TESTED_TOOLS[ToolName.REPORT_FINDINGS].input_schema(), finding["properties"]["reproduction"]
+    )
+    assert_describes(test, Reproduction)
 
 
 @pytest.mark.parametrize(
@@ -309,7 +327,7 @@ def test_tool_schema_required_fields(name: ToolName, required: list[str]) -> Non
 
 
 def test_report_findings_schema() -> None:
-    schema = TOOLS[ToolName.REPORT_FINDINGS].input_schema()
+    schema = TESTED_TOOLS[ToolName.REPORT_FINDINGS].input_schema()
     finding = item_schema(schema, "findings")
 
     assert_describes(finding, Finding)
@@ -335,7 +353,7 @@ def test_answer_findings_schema() -> None:
 
 
 def test_evaluate_answers_schema() -> None:
-    schema = TOOLS[ToolName.EVALUATE_ANSWERS].input_schema()
+    schema = TESTED_TOOLS[ToolName.EVALUATE_ANSWERS].input_schema()
     evaluation = item_schema(schema, "evaluations")
     new_finding = item_schema(schema, "new_findings")
 

@@ -1,6 +1,8 @@
 """Where a changed line sits in its file: one outline of the file answers for all its lines —
 the innermost scope, a window where none holds the line, the helpers the lines call."""
 
+import pytest
+
 from agents.scopes import WINDOW, Scope, outline
 
 LEDGER = '''\
@@ -79,3 +81,21 @@ def test_other_languages_get_scopes_and_no_callees_and_unknown_files_neither() -
     assert parsed.callees([4]) == []
     assert outline("notes.txt", "a\nb\n").enclosing(2) == Scope(1, 3, "lines 1-3")
     assert outline("broken.py", "def f(:\n").scopes == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        # Python's parser recurses on a long chain of operators…
+        ("x = " + "1+" * 150_000 + "1\n", "nested too deeply to parse"),
+        # …and gives up for memory on a long chain of unary ones.
+        ("x = " + "-" * 200_000 + "1\n", "too deep to parse in memory"),
+    ],
+)
+def test_a_python_file_beyond_the_parser_s_limits_has_no_scopes_and_says_why(
+    text: str, why: str
+) -> None:
+    parsed = outline("deep.py", text)
+
+    assert (parsed.scopes, parsed.unparsed) == ((), why)
+    assert parsed.enclosing(1) == Scope(1, 2, "lines 1-2")

@@ -139,16 +139,22 @@ def asked(
 
 
 class HeldModel:
-    """A scripted model whose first call waits until the review is cancelled."""
+    """A scripted model whose first call waits until the review is cancelled, or until it is
+    released."""
 
     def __init__(self, llm: ScriptedLLM) -> None:
         self.llm = llm
         self.first_call = asyncio.Event()
         self._held = False
+        self._released = asyncio.Event()
+
+    def release(self) -> None:
+        """Let the first call, and any after it, be answered."""
+        self._released.set()
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         if not self._held:
             self._held = True
             self.first_call.set()
-            await asyncio.Event().wait()  # until the job is cancelled
+            await self._released.wait()
         return await self.llm.complete(request)

@@ -17,6 +17,7 @@ from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
+from policies.verification import VerifyConfig
 
 DEFAULTS = RepoConfig()
 
@@ -63,6 +64,15 @@ conversation:
 context:
   enabled: false
   max_tokens: 4000
+verify:
+  command: python -m pytest -x -q {test}
+  setup: python -m compileall -q .
+  timeout_s: 30
+  memory_mb: 512
+  processes: 32
+  max_runs: 10
+  max_seconds: 300
+  max_attempts: 3
 instructions: Money is Decimal, never float.
 path_instructions:
   - path: "migrations/**"
@@ -155,6 +165,16 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
         ),
         conversation=ConversationPolicy(enabled=False, max_replies=3),
         context=ContextOptions(enabled=False, max_tokens=4000),
+        verify=VerifyConfig(
+            command="python -m pytest -x -q {test}",
+            setup="python -m compileall -q .",
+            timeout_s=30,
+            memory_mb=512,
+            processes=32,
+            max_runs=10,
+            max_seconds=300,
+            max_attempts=3,
+        ),
         instructions="Money is Decimal, never float.",
         path_instructions=(
             PathInstruction(
@@ -177,6 +197,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.debate, DEFAULTS.debate),
         (config.conversation, DEFAULTS.conversation),
         (config.context, DEFAULTS.context),
+        (config.verify, DEFAULTS.verify),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name
@@ -575,6 +596,63 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
     config = RepoConfig(paths=Paths(include=tuple(include), exclude=tuple(exclude)))
 
     assert config.path_filter().reviews(path) is reviewed
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "line", "why"),
+    [
+        ("paths:\n  exclude: ['x[z-a]y']\n", "paths.exclude", 2, "can match: bad character range"),
+        ("paths:\n  include:\n    - src/**\n    - 'src\\'\n", "paths.include", 2, "git does not"),
+        (
+            "path_instructions:\n  - path: 'db/[z-a]'\n    instructions: x\n",
+            "path_instructions.0.path",
+            2,
+            "bad character range",
+        ),
+        (
+            "debate:\n  protected_paths: ['secrets/**', '" + "*a" * 8_000 + "']\n",
+            "debate.protected_paths",
+            2,
+            "longer than 200 characters",
+        ),
+        (
+            "paths:\n  exclude: [" + ", ".join(f"'d{i}/*.py'" for i in range(101)) + "]\n",
+            "paths.exclude",
+            2,
+            "at most 100, not 101",
+        ),
+        (
+            "paths:\n  exclude: ['" + "*a" * 9 + "b']\n",
+            "paths.exclude",
+            2,
+            "has more than 8 wildcards",
+        ),
+        (
+            "path_instructions:\n  - path: '[[:digit:]]*.sql'\n    instructions: x\n",
+            "path_instructions.0.path",
+            2,
+            "character classes such as [:digit:] are not supported",
+        ),
+    ],
+    ids=[
+        "bad-range",
+        "trailing-backslash",
+        "bad-range-in-instructions",
+        "too-long",
+        "too-many",
+        "too-many-wildcards",
+        "posix-character-class",
+    ],
+)
+def test_a_glob_tiebreak_cannot_match_is_named_on_its_line(
+    text: str, where: str, line: int, why: str
+) -> None:
+    problem = only_problem(text)
+
+    assert problem.message.startswith(f"{where}:"), problem
+    assert why in problem.message
+    assert len(problem.message) < 300  # a glob too long to show is cut
+    assert problem.line == line
 
 
 @pytest.mark.parametrize(

@@ -129,3 +129,20 @@ def test_max_calls_bounds_seed_plus_three_turns_per_round(
 
     assert policy.max_calls() == expected
     assert policy.max_calls() == max_turn_attempts * (1 + 3 * max_rounds)
+
+
+@pytest.mark.parametrize(
+    ("testers", "max_rounds", "retests", "expected"),
+    [
+        (1, 6, 0, 2 * (1 + 3 * 6)),
+        # One more turn after the seed and after each round's evaluation.
+        (1, 6, 1, 2 * (1 + 3 * 6 + 7)),
+        (3, 2, 2, 2 * (3 + 5 * 2 + 3 * 3 * 2)),
+    ],
+)
+def test_findings_tests_add_a_tester_turn_per_retest_after_each_of_its_turns(
+    testers: int, max_rounds: int, retests: int, expected: int
+) -> None:
+    policy = DebatePolicy(testers=testers, max_rounds=max_rounds)
+
+    assert policy.max_calls(retests) == expected

@@ -48,11 +48,15 @@ DEFAULT = ProtectedPaths(DebatePolicy().protected_paths)
         ("", True),
         ("src/app\x00.py", True),
         ("..", True),
+        (".git/config", True),  # git's own directory, never a tracked file
+        ("sub/.GIT/hooks/pre-commit", True),
         # ordinary files
         ("src/app.py", False),
         ("README.md", False),
         ("src/..hidden/file.py", False),  # dots inside a name are not a climb
         ("..config", False),
+        (".gitignore", False),
+        ("docs/.github.md", False),
         ("src/actions.yml", False),  # only a file named exactly action.yml is an action
         ("docs/gitmodules.md", False),
         # the default globs are anchored at the repository root, gitignore-style

@@ -18,5 +18,7 @@ async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Outc
     ref = PullRequestRef.of(payload)
     bind(repository=ref.full_name, pull_number=ref.number)
     # One round trip: the delivery is remembered as the review is queued.
-    enqueued = await deps.queue.enqueue_review(ref, trigger=payload.action, delivery=delivery.id)
+    enqueued = await deps.queue.enqueue_review(
+        ref, trigger=payload.action, delivery=delivery.id, replaces=payload.before
+    )
     return Outcome.ENQUEUED if enqueued else Outcome.DUPLICATE

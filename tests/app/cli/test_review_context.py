@@ -12,10 +12,15 @@ from click.testing import CliRunner, Result
 
 from app.cli.main import main
 from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool
+from tests.scenarios.debates import git_diff
 from tests.scenarios.invoices import AFTER, BEFORE, CHANGED_LINE, DIFF, INVOICES
 
 CONTRACT = "CONTRACT: the caller must strip the currency sign first"
 NO_FINDINGS: dict[str, list[dict[str, Any]]] = {"report_findings": [{"findings": []}]}
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+CREDENTIALS = (
+    f"[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = {SECRET}\n"
+)
 
 
 def git(repo: Path, *args: str) -> None:
@@ -31,10 +36,10 @@ def checkout(tmp_path: Path, text: str) -> Path:
     return repo
 
 
-def review(tmp_path: Path, *args: str) -> tuple[Result, list[str]]:
+def review(tmp_path: Path, *args: str, diff: str = DIFF) -> tuple[Result, list[str]]:
     """Run the review with a model that reports nothing; the prompts it was sent."""
     patch = tmp_path / "change.diff"
-    patch.write_text(DIFF)
+    patch.write_text(diff)
     env = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
     with respx.mock:
         route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(**NO_FINDINGS))
@@ -91,3 +96,70 @@ def test_a_directory_that_is_no_work_tree_gives_no_context(tmp_path: Path) -> No
 
     assert CONTRACT not in prompt
     assert f"without the code around it: {plain} is not a git work tree" in result.stderr
+
+
+def with_a_file_showing(path: str, first_line: str) -> str:
+    """The invoices change, and a change to `path` that shows its first line."""
+    return git_diff({INVOICES: (BEFORE, AFTER), path: ("", first_line + "\n")})
+
+
+def read_line(result: Result) -> str:
+    (line,) = [line for line in result.stderr.splitlines() if "read from" in line]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("path", "first_line"),
+    [
+        ("../../credentials", "[default]"),
+        ("/{home}/credentials", "[default]"),
+        ("billing/../../../credentials", "[default]"),
+        (".git/config", "[core]"),
+    ],
+)
+def test_a_diff_path_outside_the_work_tree_is_not_read_and_is_named(
+    tmp_path: Path, path: str, first_line: str
+) -> None:
+    home = tmp_path / "home"
+    repo = checkout(home / "work", AFTER)
+    (home / "credentials").write_text(CREDENTIALS)
+    git(repo, "config", "remote.origin.url", f"https://x:{SECRET}@github.com/o/r.git")
+    path = path.format(home=home.as_posix().lstrip("/"))
+
+    result, prompts = review(
+        tmp_path, "--repo", str(repo), diff=with_a_file_showing(path, first_line)
+    )
+
+    assert result.exit_code == 0, result.output
+    assert not any(SECRET in prompt for prompt in prompts)
+    # The refused file costs the others nothing: the invoices still come with their context.
+    assert any(CONTRACT in prompt for prompt in prompts)
+    assert read_line(result) == (
+        f"tiebreak: code around the changes read from {repo.resolve()}; "
+        f"not read, as not a regular file inside it: {path!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "link", "target"),
+    [
+        ("billing/rates.py", "billing/rates.py", "credentials"),
+        ("billing/conf/credentials", "billing/conf", "."),
+    ],
+)
+def test_a_symlink_leaving_the_work_tree_is_not_followed_and_is_named(
+    tmp_path: Path, path: str, link: str, target: str
+) -> None:
+    home = tmp_path / "home"
+    repo = checkout(home / "work", AFTER)
+    (home / "credentials").write_text(CREDENTIALS)
+    (repo / link).symlink_to(home / target)
+
+    result, prompts = review(
+        tmp_path, "--repo", str(repo), diff=with_a_file_showing(path, "[default]")
+    )
+
+    assert result.exit_code == 0, result.output
+    assert not any(SECRET in prompt for prompt in prompts)
+    assert any(CONTRACT in prompt for prompt in prompts)
+    assert read_line(result).endswith(f"not read, as not a regular file inside it: {path!r}")

@@ -101,3 +101,21 @@ def test_a_directory_that_is_no_repository_is_an_error(tmp_path: Path) -> None:
 
     assert result.exit_code == 2
     assert result.stderr.startswith("tiebreak: git log: ")
+
+
+def test_a_commit_message_cannot_pass_options_to_git(
+    repo: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    stolen = tmp_path_factory.mktemp("outside") / "stolen.diff"
+    # Split on the separators a naive parser uses, this subject reads as a second commit
+    # whose "sha" is an option of `git show`.
+    forged = f"tweak\x1e--output={stolen}\x1fdeadbeef\x1frefactor"
+    tweak = commit(Path(repo["repo"]), forged, {"shop/tweak.py": "TWEAK = 1\n"})
+
+    result = CliRunner().invoke(main, ["eval", "cases", "--repo", repo["repo"]])
+
+    assert result.exit_code == 0, result.output
+    assert not stolen.exists()
+    cases = [json.loads(line)["introducing_commit"] for line in result.stdout.splitlines()]
+    assert f"--output={stolen}" not in cases
+    assert set(cases) == {repo["bug"], repo["clean"], tweak}

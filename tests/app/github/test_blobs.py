@@ -93,6 +93,42 @@ async def test_a_missing_file_a_directory_and_a_binary_file_read_as_none(
     assert github.requests_to("GET", CONTENTS) == []
 
 
+async def test_a_text_github_cuts_short_reads_as_none(github: FakeGitHub, key: AppKey) -> None:
+    # GitHub's GraphQL gives the first 512,000 bytes of a longer text, and says it did.
+    github.set_file(REPO, HEAD, "shop/long.py", "x = 1\n" * 90_000)
+    github.set_file(REPO, HEAD, "shop/short.py", "x = 1\n" * 80_000)
+    files = [FileAt(HEAD, "shop/long.py"), FileAt(HEAD, "shop/short.py")]
+
+    texts = await installation(github, key).texts(REF, files)
+
+    assert texts == {files[0]: None, files[1]: "x = 1\n" * 80_000}
+
+
+async def test_sizes_are_read_in_one_graphql_request_without_the_texts(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    github.set_file(REPO, HEAD, "img/logo.png", b"\x89PNG\r\n\x1a\n\xff\xfe\x00")
+    github.set_file(REPO, HEAD, "shop/pay.py", "päy\n" * 1000)
+    files = [FileAt(HEAD, "shop/pay.py"), FileAt(HEAD, "img/logo.png"), FileAt(HEAD, "gone.py")]
+
+    sizes = await installation(github, key).sizes(REF, files)
+
+    assert sizes == {files[0]: 5000, files[1]: None, files[2]: None}
+    (request,) = graphql_requests(github)
+    assert "text" not in request.body["query"]
+    assert "päy" not in str(request.response)
+
+
+async def test_sizes_github_fails_to_give_are_not_known(github: FakeGitHub, key: AppKey) -> None:
+    github.set_file(REPO, HEAD, "shop/pay.py", "pay\n")
+    github.fail_next("POST", r"/graphql", 502)
+
+    sizes = await installation(github, key).sizes(REF, [FileAt(HEAD, "shop/pay.py")])
+
+    assert sizes == {}
+    assert github.requests_to("GET", CONTENTS) == []
+
+
 GRAPHQL_ERRORS = {
     "data": None,
     "errors": [

@@ -1,12 +1,18 @@
 """Slash commands on a real worker against the fake GitHub: what the commenter sees."""
 
+import asyncio
+
 from arq.connections import RedisSettings, create_pool
 
+from agents.llm import Role
+from agents.outcome import Resolution
 from agents.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.pulls import RunStore
+from app.store.queue import ReviewQueue, commands_job_id, review_job_id
+from tests.app.reply_kit import HeldModel, finished, latest_run
 from tests.app.review_kit import (
     STUBBORN,
     Asked,
@@ -19,7 +25,7 @@ from tests.app.review_kit import (
 )
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
-from tests.scenarios.reviews import DIFF, NUMBER, REF, REPO
+from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_deps
 
 PULL = REF.model_copy()
 
@@ -332,3 +338,46 @@ async def test_resolve_removes_the_label_the_config_names(
     assert github.issue_labels(REPO, NUMBER) == []
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "success")
+
+
+async def test_arbitrate_racing_a_push_leaves_the_newer_review_as_it_is(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await unresolved_review(github, key, redis_url)
+    newer = REF.model_copy(update={"head_sha": "9" * 40})
+    ruling = asked(github, ("arbitrate", None), association="OWNER")
+    model = HeldModel(
+        ScriptedLLM(by_role(**STUBBORN)),
+        ScriptedLLM(by_role(arbiter=[FORCED])),
+        lambda request: request.role is Role.ARBITER,
+    )
+    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+        queue = ReviewQueue(redis)
+        await ruling.enqueue(queue)
+        await asyncio.wait_for(model.arrived.wait(), 30)
+        github.add_pull(REPO, NUMBER, head_sha=newer.head_sha, base_sha=BASE, diff=DIFF)
+        await queue.enqueue_review(newer)
+        assert await finished(redis, review_job_id(newer)) == "action_required"
+        shown, checks = summary(github), github.check_runs(REPO)
+        model.released.set()
+        await finished(redis, commands_job_id(REF, f"comment-{ruling.comment_id}"))
+        record = await latest_run(redis)
+
+    assert record.ref == newer
+    assert [f.resolution for f in record.review.findings] == [Resolution.OPEN]
+    assert summary(github) == shown
+    assert [c.states for c in github.check_runs(REPO)] == [c.states for c in checks]
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    # No ruling was posted on the older head's review.
+    assert [r.commit_id for r in github.reviews(REPO, NUMBER)] == [REF.head_sha]
+    assert replies(github)[-1].startswith("Tiebreak reviewed 9999999 while the arbiter ruled")
+    assert github.reactions(REPO, ruling.comment_id) == ["eyes", "confused"]
+
+    # `apply` and `resolve` act on the newer review, the latest.
+    await run_command(github, key, redis_url, ("apply", None), ("resolve", None))
+
+    assert replies(github)[-1] == "The latest review has no agreed or forced fixes to apply."
+    assert github.ref_updates(REPO) == []
+    newest = next(c for c in github.check_runs(REPO) if c.head_sha == newer.head_sha)
+    assert newest.states[-1] == ("completed", "success")
+    assert newest.output["title"] == "Resolved by @octocat"

@@ -5,10 +5,11 @@ import re
 
 from agents.llm import LLMRequest, Role
 from agents.scripted import ScriptedLLM, by_role
+from app.jobs.reading import ReadingLimits
 from tests.app.review_kit import STUBBORN, asked, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub, Recorded
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER
-from tests.scenarios.reviews import BASE, HEAD, REPO
+from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 
 BASE_CONFIG = """\
 instructions: BASE-INSTRUCTIONS money is Decimal.
@@ -139,9 +140,14 @@ async def test_guidelines_and_changed_files_are_read_in_one_graphql_request(
     (seed,) = llm.requests
     assert "BASE-GUIDELINE" in fenced(seed, "guidance")
     assert fenced(seed, "context").startswith(f"{PAYMENTS} lines 1-")
-    (request,) = objects_queries(github)
+    # The changed file's size is asked for first, without its text.
+    sizes, texts = objects_queries(github)
+    assert "text" not in sizes.body["query"]
+    assert sorted(sizes.body["variables"].values()) == sorted(
+        ["Codertocat", "Hello-World", f"{HEAD}:{PAYMENTS}"]
+    )
     expressions = [f"{BASE}:AGENTS.md", f"{BASE}:docs/missing.md", f"{HEAD}:{PAYMENTS}"]
-    assert sorted(request.body["variables"].values()) == sorted(
+    assert sorted(texts.body["variables"].values()) == sorted(
         ["Codertocat", "Hello-World", *expressions]
     )
     contents = github.requests_to("GET", rf"/repos/{REPO}/contents/.*")
@@ -154,7 +160,8 @@ async def test_a_failed_graphql_read_still_gives_the_agents_their_context(
     github.set_file(REPO, BASE, ".github/tiebreak.yml", BASE_CONFIG)
     github.set_file(REPO, BASE, "AGENTS.md", "BASE-GUIDELINE use the ledger.\n")
     errors = {"errors": [{"message": "Something went wrong while executing your query."}]}
-    github.fail_next("POST", r"/graphql", 200, body=errors)
+    # Both the sizes' request and the texts'.
+    github.fail_next("POST", r"/graphql", 200, body=errors, times=2)
     llm = ScriptedLLM(by_role(tester=[{"findings": []}]))
 
     await run_review(github, key, redis_url, llm)
@@ -163,6 +170,71 @@ async def test_a_failed_graphql_read_still_gives_the_agents_their_context(
     assert "BASE-GUIDELINE" in fenced(seed, "guidance")
     context = fenced(seed, "context")
     assert context.startswith(f"{PAYMENTS} lines 1-{len(PAYMENTS_AFTER.splitlines())}: ")
-    (failed,) = objects_queries(github)
-    assert failed.response == errors
+    assert [query.response for query in objects_queries(github)] == [errors, errors]
     assert github.requests_to("GET", rf"/repos/{REPO}/contents/{PAYMENTS}")
+
+
+def change_too(github: FakeGitHub, files: dict[str, str]) -> None:
+    """The pull request changes `files` too (path → text at the head), a line added to each."""
+    diff = DIFF
+    for path, text in files.items():
+        github.set_file(REPO, HEAD, path, text)
+        lines = text.count("\n")
+        diff += (
+            f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+            f"@@ -{lines - 1},0 +{lines},1 @@\n+{text.splitlines()[-1]}\n"
+        )
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=diff, head_ref="feature")
+
+
+def python(size: int) -> str:
+    """A Python module of about `size` bytes."""
+    return "".join(f"value_{n} = {n}\n" for n in range(size // 12))
+
+
+def not_read(llm: ScriptedLLM) -> set[str]:
+    """The files the agents were told were not read."""
+    named = set()
+    for request in llm.requests:
+        for line in fenced(request, "context").splitlines():
+            if line.startswith("Not read ("):
+                named |= set(line.split(": ", 1)[1].split(", "))
+    return named
+
+
+def texts_asked_for(github: FakeGitHub) -> set[str]:
+    """The files whose texts Tiebreak asked GitHub for, at the head."""
+    return {
+        expression.removeprefix(f"{HEAD}:")
+        for query in objects_queries(github)
+        if "text" in query.body["query"]
+        for expression in query.body["variables"].values()
+        if expression.startswith(f"{HEAD}:")
+    }
+
+
+async def test_a_file_too_large_to_read_whole_is_not_fetched_and_the_agents_are_told(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    # GitHub would cut its text, at 512,000 bytes.
+    change_too(github, {"app/big.py": python(600_000), "app/small.py": python(600)})
+    llm = ScriptedLLM(by_role(tester=[{"findings": []}] * 3))
+
+    await run_review(github, key, redis_url, llm)
+
+    assert texts_asked_for(github) == {PAYMENTS, "app/small.py"}
+    assert not_read(llm) == {"app/big.py"}
+
+
+async def test_what_a_review_reads_stays_within_its_limit_and_the_rest_is_named(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    files = {f"app/{name}.py": python(4_000) for name in ("a", "b", "c", "d")}
+    change_too(github, files)
+    llm = ScriptedLLM(by_role(tester=[{"findings": []}] * 5))
+    limits = ReadingLimits(review_bytes=len(PAYMENTS_AFTER) + 2 * len(files["app/a.py"]))
+
+    await run_review(github, key, redis_url, llm, reading=limits)
+
+    assert texts_asked_for(github) == {PAYMENTS, "app/a.py", "app/b.py"}
+    assert not_read(llm) == {"app/c.py", "app/d.py"}

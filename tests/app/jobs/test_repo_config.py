@@ -254,6 +254,43 @@ STUBBORN_AFTER_A_REFUSED_PATCH: dict[str, list[Any]] = {
 }
 """The coder first concedes with a patch (on a path the config protects), then disputes."""
 
+HOSTILE = "*a" * 8 + "b"
+"""Eight wildcards, as many as a glob may have, each of which a backtracking matcher tries at
+every `a` of a path."""
+LONG_NAME = "app/" + "a" * 200 + ".py"
+
+
+# Not a measure: the review takes a second or two; matching these globs by backtracking
+# would take longer than anyone waits. The deadline only turns a stall into a failure.
+@pytest.mark.timeout(90)
+async def test_a_config_s_hostile_globs_do_not_stall_the_review(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    configure(
+        github,
+        f'paths:\n  exclude: ["{HOSTILE}"]\n'
+        f'path_instructions:\n  - path: "{HOSTILE}"\n    instructions: HOSTILE-RULE\n'
+        f'debate:\n  protected_paths: ["{HOSTILE}"]\n',
+    )
+    open_pull(github, diff=git_diff({LONG_NAME: (PAYMENTS_BEFORE, PAYMENTS_AFTER)}))
+    claim = "`log` is not defined anywhere."
+    llm = ScriptedLLM(
+        by_role(
+            tester=[report(finding(16, claim, path=LONG_NAME)), evaluations(accept("F1"))],
+            coder=[answers(concede("F1", patch(16, LOG_LINE, path=LONG_NAME)))],
+        )
+    )
+
+    await run_review(github, key, redis_url, llm)
+
+    shown = "".join(b.text for r in llm.requests for b in r.blocks)
+    assert f"+++ b/{LONG_NAME}" in shown
+    assert "HOSTILE-RULE" not in shown
+    (review,) = github.reviews(REPO, NUMBER)
+    (comment,) = review.comments
+    assert comment.path == LONG_NAME
+    assert "```suggestion" in comment.body
+
 
 # -- what is posted ---------------------------------------------------------------------------
 

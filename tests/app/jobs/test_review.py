@@ -198,7 +198,7 @@ async def test_a_review_superseded_in_the_queue_never_starts(
     try:
         newer = REF.model_copy(update={"head_sha": "c" * 40})
         await ReviewQueue(redis).enqueue_review(REF)
-        await ReviewQueue(redis).enqueue_review(newer)
+        await ReviewQueue(redis).enqueue_review(newer, replaces=HEAD)
     finally:
         await redis.aclose()
     github.add_pull(REPO, NUMBER, head_sha="c" * 40, base_sha=BASE, diff=DIFF)
@@ -228,7 +228,7 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
         github.add_pull(REPO, NUMBER, head_sha=newer.head_sha, base_sha=BASE, diff=DIFF)
-        await ReviewQueue(redis).enqueue_review(newer)
+        await ReviewQueue(redis).enqueue_review(newer, replaces=HEAD)
 
         def completed(head: str) -> bool:
             runs = [c for c in github.check_runs(REPO) if c.head_sha == head]

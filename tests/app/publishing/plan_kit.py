@@ -277,7 +277,18 @@ def raw_html_tags(body: str) -> list[str]:
     return [
         tag
         for tag in re.findall(r"<[!/A-Za-z][^>\n]*>?", text)
-        if tag not in ("<code>", "</code>", "<sub>", "</sub>", "<!-- tiebreak:summary -->")
+        if tag
+        not in (
+            "<code>",
+            "</code>",
+            "<sub>",
+            "</sub>",
+            "<details>",
+            "</details>",
+            "<summary>",
+            "</summary>",
+            "<!-- tiebreak:summary -->",
+        )
         and not re.fullmatch(r"<!-- tiebreak:run:[\w.:/#@+-]+ -->", tag)
         and not re.fullmatch(r"<!-- tiebreak:finding:[0-9a-f]{16}:[a-z0-9_+]* -->", tag)
     ]

@@ -6,7 +6,7 @@ import json
 import logging
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import jwt
@@ -186,6 +186,99 @@ def test_header_values_are_redacted_and_their_names_kept(
     assert capture.records()[0]["message"] == shown
 
 
+SIGNATURE = "9ac208e942de093c21eda5e1dbf0f88b30ccbd57236bd4efcc80309683bd970e"
+SIGV4 = (
+    "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261126/us-east-1/bedrock/aws4_request, "
+    "SignedHeaders=host;x-amz-date;x-amz-security-token, Signature="
+)
+PRESIGNED = (
+    "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential={}"
+    "&X-Amz-Date=20261126T000000Z&X-Amz-SignedHeaders=host&X-Amz-Security-Token={}"
+    "&X-Amz-Signature={}"
+)
+GOOG4 = "https://storage.googleapis.com/b/o?X-Goog-Credential={}&X-Goog-Signature={}"
+
+
+@pytest.mark.parametrize(
+    ("logged", "shown"),
+    [
+        # AWS: a session token as botocore's canonical request, a header, JSON and a repr show it
+        ("x-amz-security-token:IQoJb3JpZ2lu+/Ez==", "x-amz-security-token:[REDACTED]"),
+        ("X-Amz-Security-Token: IQoJb3JpZ2lu", "X-Amz-Security-Token: [REDACTED]"),
+        ('{"X-Amz-Security-Token": "IQoJb3JpZ2lu"}', '{"X-Amz-Security-Token": "[REDACTED]"}'),
+        (
+            "[(b'x-amz-security-token', b'IQoJb3JpZ2lu')]",
+            "[(b'x-amz-security-token', b'[REDACTED]')]",
+        ),
+        # a SigV4 Authorization, a presigned URL, the signature botocore logs alone
+        (
+            f"Authorization: {SIGV4}{SIGNATURE}",
+            "Authorization: AWS4-HMAC-SHA256 [REDACTED], "
+            "SignedHeaders=host;x-amz-date;x-amz-security-token, Signature=[REDACTED]",
+        ),
+        (
+            PRESIGNED.format(
+                "AKIDEXAMPLE%2F20261126%2Fus-east-1%2Fs3%2Faws4_request", "IQoJ", SIGNATURE
+            ),
+            PRESIGNED.format(REDACTED, REDACTED, REDACTED),
+        ),
+        (f"Signature:\n{SIGNATURE}", f"Signature:\n{REDACTED}"),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG", "aws_secret_access_key = [REDACTED]"),
+        # Google: credential headers, signed URLs, OAuth tokens and the fields that carry them
+        ("x-goog-iam-authorization-token: abc.def", "x-goog-iam-authorization-token: [REDACTED]"),
+        ("X-Goog-Api-Key: AIzaSyA-1234567890abcdefghijklmnopqrstu", "X-Goog-Api-Key: [REDACTED]"),
+        (
+            GOOG4.format("sa%40p.iam.gserviceaccount.com%2F20261126", SIGNATURE),
+            GOOG4.format(REDACTED, REDACTED),
+        ),
+        ("using ya29.a0AfH6SMBx-3kZ_q", f"using {REDACTED}"),
+        ("key AIzaSyA-1234567890abcdefghijklmnopqrstu", f"key {REDACTED}"),
+        (
+            '{"access_token": "opaque-1", "refresh_token": "1//0gLx-opaque", "expires_in": 3599}',
+            '{"access_token": "[REDACTED]", "refresh_token": "[REDACTED]", "expires_in": 3599}',
+        ),
+        (
+            '{"client_secret": "GOCSPX-abc", "id_token": "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIx.c2ln"}',
+            '{"client_secret": "[REDACTED]", "id_token": "[REDACTED]"}',
+        ),
+        ("{'private_key': 'MIIEvQIBADANBgkq'}", "{'private_key': '[REDACTED]'}"),
+        (
+            "grant_type=refresh_token&client_secret=GOCSPX-abc&refresh_token=r-1",
+            "grant_type=refresh_token&client_secret=[REDACTED]&refresh_token=[REDACTED]",
+        ),
+    ],
+)
+def test_cloud_credentials_are_redacted_by_their_shape(
+    capture: Capture, logged: str, shown: str
+) -> None:
+    capture.logger.debug("%s", logged)
+
+    assert capture.records()[0]["message"] == shown
+
+
+def test_a_private_key_field_loses_its_whole_pem(capture: Capture, stranger: AppKey) -> None:
+    logged = json.dumps({"type": "service_account", "private_key": stranger.private_pem})
+
+    capture.logger.debug("%s", logged)
+
+    message = str(capture.records()[0]["message"])
+    assert message.startswith(f'{{"type": "service_account", "private_key": "{REDACTED}')
+    assert "PRIVATE KEY" not in message
+    assert [line for line in pem_body(stranger.private_pem) if line in message] == []
+
+
+def test_cloud_secrets_in_the_environment_are_known(
+    key: AppKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "cloud-secret-" + OPAQUE)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "cloud-token-" + OPAQUE)
+    capture = Capture(settings(key))
+
+    capture.logger.info("retrying as cloud-secret-%s with cloud-token-%s", OPAQUE, OPAQUE)
+
+    assert capture.records()[0]["message"] == f"retrying as {REDACTED} with {REDACTED}"
+
+
 def test_headers_in_an_extra_field_are_redacted(capture: Capture) -> None:
     capture.logger.debug("sent", extra={"headers": {"Authorization": f"token {OPAQUE}"}})
 
@@ -204,6 +297,15 @@ def test_headers_in_an_extra_field_are_redacted(capture: Capture) -> None:
         "sk-antelope",
         "-----BEGIN PUBLIC KEY-----",
         "reviewed octo/shop#7 at 1111111 with claude-sonnet-5",
+        "x-amz-date:20261126T103314Z",
+        "host;x-amz-date;x-amz-security-token;x-stainless-arch",
+        "bad signature: sha256=0a1b",
+        "Signature: 9ac2 is too short",
+        "Asia/Tokyo",
+        "grant_type=refresh_token",
+        "input_tokens: 1200, cache_read_input_tokens: 0",
+        "private_key_path=/etc/tiebreak/app.pem",
+        "StringToSign:\nAWS4-HMAC-SHA256\n20261126/us-east-1/bedrock/aws4_request",
     ],
 )
 def test_look_alikes_are_left_alone(capture: Capture, harmless: str) -> None:
@@ -329,8 +431,10 @@ def test_a_private_key_read_from_a_file_is_known_too(key: AppKey, tmp_path: Path
     path = tmp_path / "app.pem"
     path.write_text(key.private_pem)
 
-    secrets = known_secrets(Settings(github_private_key_path=path))
-    unreadable = known_secrets(Settings(github_private_key_path=tmp_path / "missing.pem"))
+    secrets = known_secrets(Settings(github_private_key_path=path), environ={})
+    unreadable = known_secrets(
+        Settings(github_private_key_path=tmp_path / "missing.pem"), environ={}
+    )
 
     assert secrets == [key.private_pem]
     assert unreadable == []
@@ -338,16 +442,6 @@ def test_a_private_key_read_from_a_file_is_known_too(key: AppKey, tmp_path: Path
 
 def test_a_redactor_without_secrets_still_knows_the_shapes() -> None:
     assert Redactor()(f"minted {TOKEN}") == f"minted {REDACTED}"
-
-
-@pytest.fixture
-def root() -> Iterator[logging.Logger]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    yield root
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    logging.captureWarnings(False)
 
 
 def test_configure_leaves_one_root_handler_that_every_logger_reaches(

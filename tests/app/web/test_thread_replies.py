@@ -12,20 +12,22 @@ from fastapi.testclient import TestClient
 from agents.llm import LLMRequest, Role
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.settings import Settings
-from app.store.queue import ReviewQueue
 from app.web.server import create_app
-from tests.app.review_kit import STUBBORN, run_review, run_worker
-from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
-from tests.scenarios.debates import PAYMENTS, accept, evaluations, reject, rulings, warn
-from tests.scenarios.reviews import BASE, NUMBER, REPO
-from tests.scenarios.webhooks import SECRET, payload, signed
-
-AUTHOR = "octocat"
-"""Who opened the scenarios' pull request."""
-
-CONVINCING = "This is intended: log is injected into the module by the caller before refund runs."
-UNCONVINCING = "I think log is fine here, it always worked on my machine."
-REASON = "Nothing in the diff or the module defines log; the caller injects nothing."
+from tests.app.reply_kit import (
+    AUTHOR,
+    CONVINCING,
+    REASON,
+    UNCONVINCING,
+    hearing_model,
+    reply_on,
+    run_queued,
+    tiebreaks_replies,
+    unresolved_review,
+)
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.scenarios.debates import accept, evaluations, reject, rulings, warn
+from tests.scenarios.reviews import NUMBER, REPO
+from tests.scenarios.webhooks import SECRET, signed
 
 
 @pytest.fixture
@@ -34,57 +36,12 @@ def client(redis_url: str) -> Iterator[TestClient]:
         yield test_client
 
 
-async def unresolved_review(github: FakeGitHub, key: AppKey, redis_url: str, config: str) -> int:
-    """A review whose one finding stays open; the id of the thread Tiebreak started on it."""
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", "debate:\n  arbitration: false\n" + config)
-    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)))
-    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
-    (tiebreaks,) = github.reviews(REPO, NUMBER)[0].comments
-    return tiebreaks.id
-
-
-def reply_on(
-    github: FakeGitHub, thread: int, body: str, *, login: str = AUTHOR, kind: str = "User"
-) -> dict[str, Any]:
-    """`login` replies `body` in the thread; the delivery GitHub sends for it."""
-    comment_id = github.add_review_comment(
-        REPO, NUMBER, PAYMENTS, 16, body, author=login, author_type=kind, in_reply_to=thread
-    )
-    delivery = payload("pull_request_review_comment/created")
-    delivery["pull_request"]["number"] = NUMBER
-    delivery["comment"].update(
-        id=comment_id, body=body, in_reply_to_id=thread, author_association="CONTRIBUTOR"
-    )
-    delivery["comment"]["user"].update(login=login, type=kind)
-    delivery["sender"].update(login=login, type=kind)
-    return delivery
-
-
 def deliver(client: TestClient, delivery: dict[str, Any], event: str = "") -> str:
     raw, headers = signed(event or "pull_request_review_comment", delivery)
     answer = client.post("/api/github/webhooks", content=raw, headers=headers)
     assert answer.status_code in (200, 202)
     outcome: str = answer.json()["outcome"]
     return outcome
-
-
-async def run_queued(github: FakeGitHub, key: AppKey, redis_url: str, llm: ScriptedLLM) -> None:
-    async def nothing_more(queue: ReviewQueue) -> None:
-        return None
-
-    await run_worker(github, key, redis_url, llm, nothing_more)
-
-
-def tiebreaks_replies(github: FakeGitHub, thread: int) -> list[ReviewComment]:
-    return [
-        c
-        for c in github.review_comments(REPO, NUMBER)
-        if c.author == f"{github.app_slug}[bot]" and c.in_reply_to == thread
-    ]
-
-
-def hearing_model(*decisions: Reply) -> ScriptedLLM:
-    return ScriptedLLM(by_role(tester=list(decisions)))
 
 
 def untrusted(request: LLMRequest, kind: str) -> str:

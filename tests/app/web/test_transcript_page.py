@@ -10,7 +10,10 @@ import pytest
 from fastapi.testclient import TestClient
 from redis.asyncio import Redis as AsyncRedis
 
+from agents.protocol import Reproduction
+from agents.review import Review
 from agents.scripted import ScriptedLLM, by_role
+from agents.verification import Run, Verification
 from app.events import CommentRef, ReplyRequest
 from app.links import TranscriptLinks, links_for
 from app.settings import Settings
@@ -19,7 +22,7 @@ from app.store.transcripts import TranscriptRecord, TranscriptStore
 from app.web.server import create_app
 from tests.app.review_kit import STUBBORN, agreed, asked, run_review, run_worker, summary
 from tests.app.store_kit import Store
-from tests.app.transcript_kit import PWNED, hostile_record, panel_record
+from tests.app.transcript_kit import PWNED, hostile_record, panel_record, sample_record
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import (
     LOG_FIX,
@@ -310,3 +313,29 @@ async def test_a_persons_reply_joins_the_findings_thread_marked_as_a_persons(
         "pull request</span>"
     ) in page
     assert "The caller defines log before &lt;b&gt;refund&lt;/b&gt; runs." in page
+
+
+async def test_each_findings_test_run_is_shown_escaped(redis_url: str, web: TestClient) -> None:
+    record = await sample_record("review:octo/shop#7@tested")
+    unit = record.review.units[0]
+    first = unit.findings[0]
+    test = Reproduction(path="tests/test_split.py", content="assert '<script>' == 1\n")
+    head = Run(exit_code=1, output_tail="E   AssertionError: <img src=x onerror=alert(1)>")
+    tested = first.model_copy(
+        update={
+            "finding": first.finding.model_copy(update={"reproduction": test}),
+            "verification": Verification.of(test.path, "pytest {test}", head, Run(exit_code=0)),
+            "fix_verified": True,
+        }
+    )
+    review = Review(units=[unit.model_copy(update={"findings": [tested, *unit.findings[1:]]})])
+
+    page = await page_of(record.model_copy(update={"review": review}), redis_url, web)
+
+    shown = text(page)
+    assert "Test tests/test_split.py : reproduced, fix verified" in shown
+    assert "it fails at the head and passes at the base" in shown
+    assert "assert &#39;&lt;script&gt;&#39; == 1" in shown
+    assert "AssertionError: &lt;img src=x onerror=alert(1)&gt;" in shown
+    assert "<script" not in page
+    assert "<img" not in page

@@ -1,11 +1,15 @@
 """`POST /api/github/webhooks` on a real Redis: verify, deduplicate, route, enqueue."""
 
 import json
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from fastapi.testclient import TestClient
 
 from app.events import PullRequestRef
@@ -17,6 +21,7 @@ from app.web.server import create_app
 from tests.app.store_kit import Store
 from tests.scenarios.webhooks import SECRET, payload, signed
 
+MiB = 1024 * 1024
 OPENED = payload("pull_request/opened")
 HEAD = OPENED["pull_request"]["head"]["sha"]
 REF = PullRequestRef(
@@ -103,18 +108,41 @@ def test_another_event_for_the_same_head_does_not_start_a_second_review(
     assert len(queued_jobs(store)) == 1
 
 
+def pushed(before: str, after: str) -> dict[str, Any]:
+    """The pull request's `synchronize` delivery for a push from `before` to `after`."""
+    push: dict[str, Any] = json.loads(json.dumps(OPENED))
+    push["action"] = "synchronize"
+    push["before"], push["after"] = before, after
+    push["pull_request"]["head"]["sha"] = after
+    return push
+
+
 def test_a_newer_push_supersedes_the_older_review(client: TestClient, store: Store) -> None:
     post(client, "pull_request", OPENED)
-    newer = json.loads(json.dumps(OPENED))
-    newer["action"] = "synchronize"
-    newer["pull_request"]["head"]["sha"] = "f" * 40
 
-    assert post(client, "pull_request", newer).status_code == 202
+    assert post(client, "pull_request", pushed(HEAD, "f" * 40)).status_code == 202
 
     old_job = review_job_id(REF)
     assert store.zscore("arq:abort", old_job) is not None
     assert store.get("tiebreak:head:Codertocat/Hello-World#2") == "f" * 40
     assert f"review:Codertocat/Hello-World#2@{'f' * 40}" in queued_jobs(store)
+
+
+def test_a_push_heard_after_a_newer_one_does_not_supersede_it(
+    client: TestClient, store: Store
+) -> None:
+    post(client, "pull_request", OPENED)
+    # Two pushes, HEAD → e… → f…, whose deliveries arrive in the wrong order.
+    post(client, "pull_request", pushed("e" * 40, "f" * 40))
+    late = post(client, "pull_request", pushed(HEAD, "e" * 40))
+
+    # Queued all the same: when it starts, GitHub says whether its head is the current one.
+    assert late.status_code == 202
+    newest = f"review:Codertocat/Hello-World#2@{'f' * 40}"
+    assert newest in queued_jobs(store)
+    assert store.zscore("arq:abort", newest) is None
+    assert store.zscore("arq:abort", review_job_id(REF)) is not None
+    assert store.get("tiebreak:head:Codertocat/Hello-World#2") == "e" * 40
 
 
 def test_a_draft_is_queued_with_its_event_for_the_config_to_decide(
@@ -321,6 +349,73 @@ def test_names_and_shas_that_could_bend_an_api_path_are_refused(
 
     assert response.status_code == 400
     assert store.queued_jobs() == []
+
+
+STALL_MS = 600_000
+"""How long Redis stalls: longer than the test may run, so a delivery that waits for Redis
+fails it."""
+
+
+def stalled_app(stack: ExitStack, data_dir: Path, settings: Settings) -> tuple[str, TestClient]:
+    """The app on a redis-server of its own (its URL), which is stopped before the app shuts
+    down however the test ends: the shutdown's last flush of counts would wait on it."""
+    server = stack.enter_context(EmbeddedRedis(data_dir, persist=False))
+    client = stack.enter_context(TestClient(create_app(settings, server.url)))
+    stack.callback(server.stop)
+    return server.url, client
+
+
+def stall(url: str, commands: str = "ALL") -> None:
+    """Every client's commands wait (or only those that write, with `commands="WRITE"`), as
+    they do while Redis is stuck: a fork on a large dataset, a slow disk, a network that
+    stopped answering."""
+    with redis.Redis.from_url(url) as admin:
+        admin.execute_command("CLIENT", "PAUSE", STALL_MS, commands)
+
+
+def until_waiting(url: str) -> None:
+    """Return once a client's command waits on the stalled Redis (which still answers reads)."""
+    with redis.Redis.from_url(url) as admin:
+        while not admin.info("clients")["blocked_clients"]:
+            time.sleep(0.01)
+
+
+@pytest.mark.timeout(30)
+def test_while_redis_stalls_a_delivery_gets_503_rather_than_waiting_for_it(
+    tmp_path: Path,
+) -> None:
+    with ExitStack() as stack:
+        url, client = stalled_app(stack, tmp_path, Settings(github_webhook_secret=SECRET))
+        assert post(client, "pull_request", OPENED).status_code == 202
+        stall(url)
+
+        stalled = post(client, "pull_request", payload("pull_request/synchronize"))
+
+    assert stalled.status_code == 503
+    assert stalled.json() == {"error": "the queue is unavailable; redeliver later"}
+
+
+@pytest.mark.timeout(30)
+def test_bodies_waiting_on_a_stalled_redis_count_against_the_webhook_buffer(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(github_webhook_secret=SECRET, tiebreak_webhook_buffer_mb=25)
+    # Signed by GitHub, or replayed by anyone who saw it once: a signature is no timestamp.
+    large = {**OPENED, "padding": "x" * 16 * MiB}
+    ping, ping_headers = signed("ping", {**payload("ping/payload"), "padding": "x" * 10 * MiB})
+    with ExitStack() as stack:
+        sender = stack.enter_context(ThreadPoolExecutor(1))
+        url, client = stalled_app(stack, tmp_path, settings)
+        assert post(client, "pull_request", OPENED).status_code == 202
+        stall(url, "WRITE")
+        waiting = sender.submit(post, client, "pull_request", large)
+        until_waiting(url)
+
+        meanwhile = client.post("/api/github/webhooks", content=ping, headers=ping_headers)
+
+        assert waiting.result().status_code == 503
+    assert meanwhile.status_code == 503
+    assert meanwhile.json() == {"error": "too many deliveries arriving at once; redeliver later"}
 
 
 def test_while_redis_is_down_a_delivery_gets_503_and_its_redelivery_is_queued(

@@ -16,13 +16,14 @@ from a declared `String!` variable, never from the query's text. An expression i
 `<commit or branch>:<path>`, as git's rev-parse reads it: a commit the repository lacks or a
 path its snapshot lacks is null, a directory or a submodule is an object that is no Blob
 (`{}`, the fragment not applying), and a blob has `text` (null unless it is UTF-8: then
-`isBinary`), `isBinary`, `isTruncated` (never: GitHub's truncation is not modelled) and
-`byteSize`, as many as the query selects.
+`isBinary`; cut at `MAX_BLOB_TEXT` bytes, as GitHub cuts it), `isBinary`, `isTruncated` (the
+text was cut) and `byteSize` (the whole blob's), as many as the query selects.
 """
 
 import re
 from typing import Any
 
+from tests.fakes.github_api.constants import MAX_BLOB_TEXT
 from tests.fakes.github_api.gitstore import _GitStore
 from tests.fakes.github_api.state import _Repo
 
@@ -107,10 +108,14 @@ class _Blobs(_GitStore):
             text: str | None = content.decode("utf-8")
         except UnicodeDecodeError:
             text = None
+        truncated = text is not None and len(content) > MAX_BLOB_TEXT
+        if truncated:
+            # Cut at a byte, as GitHub cuts: a character the cut splits is dropped.
+            text = content[:MAX_BLOB_TEXT].decode("utf-8", errors="ignore")
         blob = {
             "text": text,
             "isBinary": text is None,
-            "isTruncated": False,
+            "isTruncated": truncated,
             "byteSize": len(content),
         }
         return {field: blob[field] for field in fields}

@@ -45,6 +45,11 @@ MAX_PER_PAGE = 100
 MAX_INLINE_CONTENT = 1024 * 1024
 """Above this size the contents API answers `encoding: "none"` and empty `content`."""
 
+MAX_BLOB_TEXT = 512_000
+"""Bytes of a blob's `text` GraphQL gives: a longer text is cut there, and `isTruncated` says
+so. GitHub does not document the figure; it is where GitHub cuts (projects that read texts
+through GraphQL without asking for `isTruncated` found their files cut at exactly this)."""
+
 CHECK_STATUSES = ("queued", "in_progress", "completed")
 """The statuses an App may set (`waiting`, `requested`, `pending` are for GitHub Actions)."""
 

@@ -1,0 +1,215 @@
+"""What the tests of one debate's findings showed, and the rules that follow from it.
+
+With verification on (a :class:`Proving`), each finding that carries a reproduction has its
+test run at the base and the head before the coder answers (:mod:`agents.verification`), and
+each patch conceded on a finding whose test fails at the head is checked by running the test
+again with the patch. The debate then obeys what ran, whatever the models say:
+
+* a `reproduced` finding is proof: a dispute of it is refused — the coder answers it with a
+  patch — and so is the arbiter's warning: it can only be ruled fixed;
+* a patch whose test still fails is not a fix: the tester's acceptance of it is refused;
+* a finding whose test passes at the head is withdrawn, unless its tester gives another test
+  (up to `max_attempts` tests a finding);
+* a finding raised after the first report (an evaluation's new finding) must carry a test:
+  later rounds are where debates add false alarms.
+
+Each run is told in the finding's thread, so the transcript shows it.
+"""
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.outcome import FindingOutcome
+from agents.protocol import (
+    Answer,
+    Decision,
+    Evaluation,
+    Finding,
+    Patch,
+    Reproduction,
+    Ruling,
+    RulingKind,
+    Stance,
+)
+from agents.tokens import typical_tokens
+from agents.verification import Evidence, FixCheck, Verification, Verifier
+from policies.verification import VerifyConfig
+
+MAX_TAIL_SHOWN = 2_000
+"""Characters of a run's output an agent is shown."""
+PROVEN = "its test fails at the head and passes at the base: it is proven, and can only be"
+
+
+@dataclass(frozen=True)
+class Proving:
+    """Verification for a review: who runs the tests, and how many one finding may have."""
+
+    verifier: Verifier
+    max_attempts: int = VerifyConfig().max_attempts
+
+
+@dataclass
+class Proofs:
+    """The tests of one debate's findings: what each showed, and what it allows."""
+
+    proving: Proving | None = None
+    tests: dict[str, Reproduction] = field(default_factory=dict)
+    """Each finding's latest test, by finding id, once it is known."""
+    results: dict[str, Verification] = field(default_factory=dict)
+    """What each finding's latest test showed."""
+    attempts: dict[str, int] = field(default_factory=dict)
+    fixes: dict[str, tuple[Patch, FixCheck]] = field(default_factory=dict)
+    """The latest patch checked on each finding, and what its test did with it."""
+    restored_fixes: dict[str, tuple[Patch | None, bool | None]] = field(default_factory=dict)
+    """What a finished debate's outcome said of each finding's fix, for a debate picked up."""
+    retesting: set[str] = field(default_factory=set)
+    """Findings whose test passed at the head, waiting for the tester's next test or its
+    withdrawal."""
+    seconds: float = 0.0
+    test_tokens: int = 0
+    """About how many of the testers' output tokens went into writing tests."""
+
+    @property
+    def on(self) -> bool:
+        return self.proving is not None
+
+    def proven(self, finding_id: str) -> bool:
+        result = self.results.get(finding_id)
+        return result is not None and result.verdict.proof
+
+    def testable(self, finding_id: str) -> bool:
+        """Whether a patch on the finding can be checked: its test ran and fails at the head."""
+        result = self.results.get(finding_id)
+        return result is not None and result.verdict in (
+            Evidence.REPRODUCED,
+            Evidence.FAILS_AT_BASE,
+        )
+
+    @property
+    def about_tests(self) -> Callable[[str], dict[str, Any]] | None:
+        """What agents are told of the findings' tests, when tests are run."""
+        return self.about if self.on else None
+
+    def fix_verified(self, finding_id: str, patch: Patch | None) -> bool | None:
+        """Whether `patch`, the finding's fix, made its test pass (None: not checked)."""
+        checked = self.fixes.get(finding_id)
+        if patch is not None and checked is not None and checked[0] == patch:
+            return checked[1].verified
+        earlier_patch, verified = self.restored_fixes.get(finding_id, (None, None))
+        return verified if patch is not None and patch == earlier_patch else None
+
+    def restore(self, ended: FindingOutcome) -> None:
+        """Take what a finished debate's outcome says of a finding's tests."""
+        finding_id = ended.finding.id
+        if ended.verification is not None:
+            self.results[finding_id] = ended.verification
+            if ended.finding.reproduction is not None:
+                self.tests.setdefault(finding_id, ended.finding.reproduction)
+        self.restored_fixes[finding_id] = (ended.patch, ended.fix_verified)
+
+    # -- running ------------------------------------------------------------------------
+
+    def give(self, finding: Finding) -> bool:
+        """Take `finding`'s test, if it has one; True when there is a test to run."""
+        if not self.on or finding.reproduction is None:
+            return False
+        self.tests[finding.id] = finding.reproduction
+        self.attempts[finding.id] = self.attempts.get(finding.id, 0) + 1
+        self.test_tokens += typical_tokens(finding.reproduction.content)
+        return True
+
+    def retest(self, finding_id: str, reproduction: Reproduction) -> None:
+        """Take a finding's next test, given after its last one passed at the head."""
+        self.retesting.discard(finding_id)
+        self.tests[finding_id] = reproduction
+        self.attempts[finding_id] = self.attempts.get(finding_id, 0) + 1
+        self.test_tokens += typical_tokens(reproduction.content)
+
+    def may_retest(self, finding_id: str) -> bool:
+        assert self.proving is not None
+        return self.attempts.get(finding_id, 0) < self.proving.max_attempts
+
+    async def verify(self, finding_ids: Sequence[str]) -> list[Verification]:
+        """Run the latest test of each finding at the base and the head, all at once."""
+        assert self.proving is not None
+        verifier = self.proving.verifier
+        results = await asyncio.gather(*(verifier.reproduce(self.tests[f]) for f in finding_ids))
+        for finding_id, result in zip(finding_ids, results, strict=True):
+            self.results[finding_id] = result
+            self.seconds += result.seconds
+        return results
+
+    async def check(self, fixes: Sequence[tuple[str, Patch]]) -> list[FixCheck]:
+        """Run each finding's test on the head with its patch, all at once."""
+        assert self.proving is not None
+        verifier = self.proving.verifier
+        checks = await asyncio.gather(
+            *(verifier.check_fix(self.tests[f], [patch]) for f, patch in fixes)
+        )
+        for (finding_id, patch), checked in zip(fixes, checks, strict=True):
+            self.fixes[finding_id] = (patch, checked)
+            self.seconds += checked.seconds
+        return checks
+
+    # -- the rules ----------------------------------------------------------------------
+
+    def answer_problem(self, answer: Answer) -> str | None:
+        if answer.stance is Stance.DISPUTE and self.proven(answer.finding_id):
+            return f"{PROVEN} conceded with a patch that makes the test pass"
+        return None
+
+    def evaluation_problem(self, evaluation: Evaluation) -> str | None:
+        finding_id = evaluation.finding_id
+        if finding_id in self.retesting:
+            if evaluation.decision is Decision.REJECT and evaluation.reproduction is None:
+                return "its test passed at the head: keep it with a new reproduction, or accept"
+            return None
+        if evaluation.reproduction is not None:
+            return "a new reproduction is only for a finding whose test passed at the head"
+        checked = self.fixes.get(finding_id)
+        if evaluation.decision is Decision.ACCEPT and checked and checked[1].verified is False:
+            return "the patch does not make its test pass: it is not a fix"
+        return None
+
+    def ruling_problem(self, ruling: Ruling) -> str | None:
+        if ruling.ruling is RulingKind.ACCEPT_WITH_WARNING and self.proven(ruling.finding_id):
+            return f"{PROVEN} ruled force_fix"
+        return None
+
+    def new_finding_problem(self, finding: Finding) -> str | None:
+        if self.on and finding.reproduction is None:
+            return "a finding raised after the first report must carry a reproduction"
+        return None
+
+    # -- what agents are shown ----------------------------------------------------------
+
+    def about(self, finding_id: str) -> dict[str, Any]:
+        """What an agent is told of the finding's test and of the patch checked on it."""
+        shown: dict[str, Any] = {}
+        result = self.results.get(finding_id)
+        if result is not None:
+            shown["test_run"] = {
+                "verdict": result.verdict,
+                "what_it_shows": result.reason,
+                "output_at_head": result.output_tail[-MAX_TAIL_SHOWN:],
+            }
+        if finding_id in self.fixes:
+            _, checked = self.fixes[finding_id]
+            shown["patch_test_run"] = {
+                "verified": checked.verified,
+                "what_it_shows": checked.reason,
+                "output": checked.output_tail[-MAX_TAIL_SHOWN:],
+            }
+        return shown
+
+
+def told(verification: Verification) -> str:
+    """A test run, as the finding's thread tells it."""
+    return f"Test {verification.test}: {verification.verdict} ({verification.reason})."
+
+
+def told_fix(checked: FixCheck) -> str:
+    verdict = {True: "fix verified", False: "fix fails", None: "fix not checked"}[checked.verified]
+    return f"Patch checked against the finding's test: {verdict} ({checked.reason})."

@@ -1,0 +1,243 @@
+"""The verifier of one review on a local checkout: runs its findings' tests at the base and the
+head, and with the coder's patches (:class:`agents.verification.Verifier`).
+
+The trees are made once, on the first test: the head copied from the checkout, the base from
+the base ref or the head with the diff reversed; the config's `setup` then runs once in
+each. Every run has its own copy of its tree, in the runner's sandbox, bounded by the config:
+`max_runs` tests per review (a reproduction at the base and the head counts one, a fix check
+one) and `max_seconds` of their wall time in all; past either, tests are not run.
+
+A reproduction runs at the head and the base at once: when the head fails (the case that
+proves something) the review waits for the longer run, not for both in turn. As soon as the
+head passes or breaks, the base's run is stopped: it would prove nothing.
+"""
+
+import asyncio
+import contextlib
+import math
+import shlex
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from agents.diff import Diff
+from agents.protocol import Patch, Reproduction
+from agents.verification import FixCheck, Run, Verification
+from app.verification import trees
+from app.verification.runner import Limits, Place, Runner
+from app.verification.trees import TreeRefused
+from app.verification.writes import apply_to_tree, reproduction_refusal, write_reproduction
+from policies.verification import TEST_PLACEHOLDER, VerifyConfig
+
+_Maker = Callable[[Path], Awaitable[None]]
+
+CONCURRENCY = 2
+"""Runs at once: each is a Python process or more, and a worker's machine has few cores."""
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """A pristine tree runs copy, or why there is none."""
+
+    path: Path
+    error: str | None = None
+
+
+class LocalVerifier:
+    """Runs one review's tests on the checkout at `checkout` (at the diff's new side).
+
+    Use as an async context manager, or call :meth:`aclose`: the trees are removed then."""
+
+    def __init__(
+        self,
+        checkout: Path,
+        diff: Diff,
+        config: VerifyConfig,
+        runner: Runner,
+        *,
+        base_ref: str | None = None,
+        concurrency: int = CONCURRENCY,
+        hidden: Sequence[Path] = (),
+    ) -> None:
+        if config.command is None:
+            raise ValueError("verification is off: the config names no command")
+        self._checkout = checkout.resolve()
+        self._diff = diff
+        self._config = config
+        self._command = config.command
+        self._runner = runner
+        self._base_ref = base_ref
+        self._limits = Limits.of(config)
+        self._slots = asyncio.Semaphore(concurrency)
+        self._runs_left = config.max_runs
+        self._seconds_left = float(config.max_seconds)
+        self._root = Path(tempfile.mkdtemp(prefix="tiebreak-verify-"))
+        self._hidden = (self._checkout, self._root, *hidden)
+        self._environments = trees.environments(self._checkout)
+        self._trees: asyncio.Task[list[_Tree]] | None = None
+        self._copies = 0
+
+    @property
+    def command(self) -> str:
+        return self._command
+
+    async def reproduce(self, reproduction: Reproduction) -> Verification:
+        if spent := self._reserve():
+            return Verification.not_run(reproduction.path, spent)
+        head_tree, base_tree = await self._prepared()
+        base = asyncio.create_task(self._run(base_tree, reproduction, ()))
+        try:
+            head = await self._run(head_tree, reproduction, ())
+        except BaseException:
+            await _stopped(base)
+            raise
+        ran_base: Run | None = None
+        if head.failed:
+            ran_base = await base
+        else:
+            await _stopped(base)
+        self._spend(max(head.seconds, ran_base.seconds if ran_base else 0.0))
+        return Verification.of(reproduction.path, self._as_run(reproduction), head, ran_base)
+
+    async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
+        if spent := self._reserve():
+            return FixCheck(verified=None, reason=spent)
+        head_tree, _ = await self._prepared()
+        run = await self._run(head_tree, reproduction, patches)
+        self._spend(run.seconds)
+        return FixCheck.of(run)
+
+    async def aclose(self) -> None:
+        if self._trees is not None and not self._trees.done():
+            self._trees.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._trees
+        await asyncio.to_thread(trees.remove_tree, self._root)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _as_run(self, reproduction: Reproduction) -> str:
+        return self._command.replace(TEST_PLACEHOLDER, shlex.quote(reproduction.path))
+
+    def _reserve(self) -> str | None:
+        """Why no more test may run, reserving one if it may."""
+        if self._runs_left <= 0:
+            return f"the review's {self._config.max_runs} test runs are spent"
+        if self._seconds_left <= 0:
+            return f"the review's {self._config.max_seconds} s of test runs are spent"
+        self._runs_left -= 1
+        return None
+
+    def _spend(self, seconds: float) -> None:
+        self._seconds_left -= seconds
+
+    def _prepared(self) -> "asyncio.Task[list[_Tree]]":
+        if self._trees is None:
+            self._trees = asyncio.create_task(self._prepare())
+        return self._trees
+
+    async def _prepare(self) -> list[_Tree]:
+        head = await self._made(self._root / "head", self._copy_head)
+        # The base before any setup: it may be the head's copy with the diff reversed.
+        base = await self._made(self._root / "base", self._make_base(head))
+        return list(await asyncio.gather(self._set_up(head), self._set_up(base)))
+
+    async def _copy_head(self, path: Path) -> None:
+        await trees.copy_checkout(self._checkout, path)
+
+    def _make_base(self, head: _Tree) -> _Maker:
+        async def make(path: Path) -> None:
+            if self._base_ref is not None:
+                await trees.archive(self._checkout, self._base_ref, path)
+                return
+            if head.error:
+                raise TreeRefused(head.error)
+            await trees.copy_tree(head.path, path)
+            await trees.unapply(self._diff.text, path)
+
+        return make
+
+    async def _made(self, path: Path, make: _Maker) -> _Tree:
+        side = path.name
+        try:
+            await make(path)
+            await asyncio.to_thread(trees.own, path, self._runner.owner)
+        except TreeRefused as exc:
+            return _Tree(path, f"the {side} could not be made: {exc.reason}")
+        except OSError as exc:
+            return _Tree(path, f"the {side} could not be made: {exc}")
+        return _Tree(path)
+
+    async def _set_up(self, tree: _Tree) -> _Tree:
+        if self._config.setup is None or tree.error:
+            return tree
+        async with self._slots:
+            run = await self._runner.run(self._config.setup, self._place(tree.path), self._limits)
+        if run.passed:
+            return tree
+        why = run.error or f"it exited with {run.exit_code}"
+        last = run.output_tail.strip().splitlines()[-1:]
+        return _Tree(tree.path, f"setup failed: {why}" + (f": {last[0][:300]}" if last else ""))
+
+    async def _run(self, tree: _Tree, reproduction: Reproduction, patches: Sequence[Patch]) -> Run:
+        if tree.error:
+            return Run(error=tree.error)
+        if reason := reproduction_refusal(tree.path, reproduction.path):
+            return Run(error=reason)
+        async with self._slots:
+            self._copies += 1
+            copy = self._root / f"run-{self._copies}"
+            try:
+                await trees.copy_tree(tree.path, copy)
+                apply_to_tree(copy, patches, self._diff)
+                write_reproduction(
+                    copy, reproduction.path, reproduction.content, self._runner.owner
+                )
+                limits = self._limits_now()
+                return await self._runner.run(self._as_run(reproduction), self._place(copy), limits)
+            except TreeRefused as exc:
+                return Run(error=exc.reason)
+            except OSError as exc:  # a full disk, a tree its setup made unreadable
+                return Run(error=f"the run's copy could not be made: {exc}")
+            finally:
+                await asyncio.to_thread(_remove, copy)
+
+    def _limits_now(self) -> Limits:
+        """The run's limits, its time cut to what the review has left."""
+        timeout = min(self._limits.timeout_s, max(math.ceil(self._seconds_left), 1))
+        return Limits(
+            timeout_s=timeout,
+            memory_mb=self._limits.memory_mb,
+            processes=self._limits.processes,
+        )
+
+    def _place(self, work: Path) -> Place:
+        return Place(
+            work=work,
+            read_only=tuple((source, work / seen) for source, seen in self._environments),
+            hidden=self._hidden,
+        )
+
+
+async def _stopped(task: "asyncio.Task[Run]") -> None:
+    """`task` cancelled, and its end awaited: a run's sandbox is gone once it returns."""
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def _remove(path: Path) -> None:
+    if path.exists() or path.is_symlink():
+        trees.remove_tree(path)

@@ -1,0 +1,127 @@
+"""Running findings' tests: the config that turns it on and bounds it, and where a test may
+be written.
+
+The command that runs a test is never a model's choice: it comes from a person, on
+`tiebreak review --verify` or in the `verify` section of the config read from the base
+branch. A reproduction is a new file; a path that could change how the project's other tests
+run, or what they test, is refused (:func:`reproduction_problem`), and so, where the run
+happens, is a path that exists already or goes through a symlink.
+"""
+
+import posixpath
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from policies.safety import is_safe_relative
+
+TEST_PLACEHOLDER = "{test}"
+
+RUNNER_FILES = frozenset(
+    {
+        # Python: what pytest, unittest, tox, nox and the interpreter read on their own.
+        "__init__.py",
+        "__main__.py",
+        "conftest.py",
+        "pytest.ini",
+        "setup.cfg",
+        "setup.py",
+        "pyproject.toml",
+        "tox.ini",
+        "noxfile.py",
+        ".coveragerc",
+        "sitecustomize.py",
+        "usercustomize.py",
+        # JavaScript and TypeScript.
+        "package.json",
+        "tsconfig.json",
+        ".babelrc",
+        ".npmrc",
+        # Go, Rust, the JVM, Ruby, make.
+        "go.mod",
+        "go.sum",
+        "Cargo.toml",
+        "build.rs",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+        "settings.gradle",
+        "Gemfile",
+        "Rakefile",
+        "Makefile",
+        ".env",
+    }
+)
+"""File names a test runner or a build reads by themselves: a reproduction written there would
+change how every other test runs, not add one."""
+RUNNER_PREFIXES = (
+    "jest.config.",
+    "vitest.config.",
+    "vite.config.",
+    "babel.config.",
+    ".mocharc",
+    "karma.conf.",
+)
+RUNNER_SUFFIXES = (".pth",)
+
+
+def reproduction_problem(path: str) -> str | None:
+    """Why a reproduction may not be written at `path` (a path in the repository), or None.
+    Where the file already is, or what the path goes through, is for the place it is written
+    to say."""
+    if not is_safe_relative(path) or posixpath.normpath(path) != path.rstrip("/"):
+        return f"{path!r} is not a plain relative path inside the repository"
+    name = posixpath.basename(path)
+    if name in RUNNER_FILES or name.startswith(RUNNER_PREFIXES) or name.endswith(RUNNER_SUFFIXES):
+        return f"{path} would change how the project's other tests run: write a test file"
+    return None
+
+
+def _command(command: str) -> str:
+    if TEST_PLACEHOLDER not in command:
+        raise ValueError(f"the command must name the test as {TEST_PLACEHOLDER}")
+    return command
+
+
+Command = Annotated[
+    str, StringConstraints(min_length=1, max_length=2_000), AfterValidator(_command)
+]
+
+
+class VerifyConfig(BaseModel):
+    """Running the tests the tester writes as proof of its findings, at the base and the head
+    of the change, in a sandbox. Off unless a command is given."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    command: Command | None = None
+    """The command that runs one test, `{test}` standing for its path in the repository, run
+    at the repository's root: `python -m pytest -x -q {test}`. Unset, no test is run."""
+
+    setup: Annotated[str, StringConstraints(min_length=1, max_length=2_000)] | None = None
+    """A command run once in each tree before its tests (under the same sandbox: no network),
+    such as building the project in place."""
+
+    timeout_s: int = Field(default=60, ge=1, le=1_800)
+    """Seconds one run (or one setup) may take before it is stopped."""
+
+    memory_mb: int = Field(default=1_024, ge=64, le=16_384)
+    """Megabytes of memory one run may use."""
+
+    processes: int = Field(default=64, ge=1, le=4_096)
+    """Processes one run may have at once."""
+
+    max_runs: int = Field(default=20, ge=0, le=200)
+    """Tests run per review (each at the base and the head, or with a patch); later ones are
+    not run."""
+
+    max_seconds: int = Field(default=600, ge=1, le=7_200)
+    """Seconds of running tests per review; once spent, later tests are not run."""
+
+    max_attempts: int = Field(default=2, ge=1, le=5)
+    """Tests the tester may give one finding: after a test that passes at the head, it may
+    give another until these are used, or the finding is withdrawn."""
+
+    @property
+    def enabled(self) -> bool:
+        return self.command is not None

@@ -1,0 +1,108 @@
+"""A finding's test on the pull request: a reproduced finding posted with its proof, a fix
+with its check, a withdrawn one with the test that withdrew it — and a hostile test or output
+kept inside its code block."""
+
+from agents.outcome import FindingOutcome, Resolution
+from agents.protocol import Reproduction
+from agents.verification import Run, Verification
+from tests.app.publishing.plan_kit import (
+    BIG,
+    draft,
+    publish,
+    raw_html_tags,
+    read_fences,
+    result,
+    table_rows,
+    the_comment,
+    unit,
+    visible_text,
+)
+
+TEST = "tests/test_big.py"
+SHOWN = "<code>tests/test&#95;big.py</code>"
+"""The test's path as the comment shows it, as inline code."""
+CONTENT = "from src.big import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n"
+FAILING = Run(exit_code=1, output_tail="E   assert 2 == 3\nFAILED tests/test_big.py::test_total")
+PASSING = Run(exit_code=0, output_tail="1 passed")
+
+
+def with_test(
+    found: FindingOutcome,
+    head: Run,
+    base: Run | None,
+    *,
+    fix: bool | None = None,
+    body: str = CONTENT,
+) -> FindingOutcome:
+    """`found`, with a test that ran as `head` and `base` say, and a fix check."""
+    finding = found.finding.model_copy(
+        update={"reproduction": Reproduction(path=TEST, content=body)}
+    )
+    verification = Verification.of(TEST, "python -m pytest -q {test}", head, base)
+    return found.model_copy(
+        update={"finding": finding, "verification": verification, "fix_verified": fix}
+    )
+
+
+def test_a_reproduced_finding_is_posted_with_its_test_its_failure_and_its_fix_check() -> None:
+    proven = with_test(result("F1", BIG, 5), FAILING, PASSING, fix=True)
+
+    publication = publish(unit(proven))
+
+    body = the_comment(publication).body
+    assert f"**Reproduced**: {SHOWN} fails at the head and passes at the base." in body
+    blocks, _, unclosed = read_fences(body)
+    assert not unclosed
+    test, output, fix = blocks[0], blocks[1], blocks[2]
+    assert (test.info, "\n".join(test.lines) + "\n") == ("python", CONTENT)
+    assert output.lines == ["E   assert 2 == 3", "FAILED tests/test_big.py::test_total"]
+    assert fix.info == "suggestion"
+    assert "**Fix verified**: the finding's test passes with this patch." in body
+    assert body.index("**Fix verified**") > body.index("```suggestion")
+    assert raw_html_tags(body) == []
+    (row,) = table_rows(publication.summary)
+    assert row[3] == "fix suggested · reproduced, fix verified"
+
+
+def test_a_test_that_proves_nothing_says_why() -> None:
+    old_bug = with_test(result("F1", BIG, 5, resolution=Resolution.OPEN), FAILING, FAILING)
+    broken = Run(exit_code=2, output_tail="SyntaxError")
+
+    publication = publish(
+        unit(old_bug, with_test(result("F2", BIG, 6, resolution=Resolution.OPEN), broken, None))
+    )
+
+    bodies = "\n".join(c.body for c in draft(publication).comments)
+    assert (
+        "**Not a regression**: <code>tests/test&#95;big.py</code> fails at the base too" in bodies
+    )
+    assert (
+        "**Test did not run**: <code>tests/test&#95;big.py</code> (at the head it exited " in bodies
+    )
+    rows = table_rows(publication.summary)
+    assert [r[3] for r in rows] == ["unresolved · fails at base", "unresolved · broken"]
+
+
+def test_a_finding_withdrawn_by_its_test_names_the_test_in_the_summary() -> None:
+    withdrawn = with_test(result("F1", BIG, 5, resolution=Resolution.WITHDRAWN), PASSING, None)
+
+    publication = publish(unit(withdrawn))
+
+    line = next(x for x in publication.summary.split("\n") if x.startswith("- **F1**"))
+    assert line.endswith(f"— its test {SHOWN}: it passes at the head")
+
+
+def test_a_hostile_test_and_output_stay_inside_their_blocks() -> None:
+    hostile = "```\n@org/team please look ![x](https://evil.example/x.png)\n````\n<script>\n"
+    noisy = Run(exit_code=1, output_tail="~~~\n@octocat ![y](https://evil.example/y.png)\n```")
+
+    publication = publish(unit(with_test(result("F1", BIG, 5), noisy, PASSING, body=hostile)))
+
+    body = the_comment(publication).body
+    _, _, unclosed = read_fences(body)
+    assert not unclosed
+    shown = visible_text(body)
+    assert "@org" not in shown
+    assert "@octocat" not in shown
+    assert "evil.example" not in shown
+    assert raw_html_tags(body) == []

@@ -1,0 +1,127 @@
+"""Hostile tests, as a tester steered by a pull request could write them, in one review:
+each is contained and reported, nothing outside its copy changes, no process outlives it,
+and the review's next test runs as if none had been."""
+
+import asyncio
+import re
+import secrets
+import socket
+from pathlib import Path
+
+from agents.verification import Evidence
+from app.verification.local import LocalVerifier
+from app.verification.process import TAIL_CHARS
+from app.verification.sandbox import Bwrap
+from tests.app.verification.conftest import needs_bwrap
+from tests.app.verification.project_kit import existing, processes_running, snapshot
+from tests.scenarios.shop import REPRODUCTION, Project, config, reproduction
+
+pytestmark = needs_bwrap
+
+TIEBREAK = Path(__file__).resolve().parents[3]
+TIMEOUT_S = 15
+
+FORKS = reproduction(
+    "tests/test_forks_without_end.py",
+    "import os\n\n\ndef test_it():\n    while True:\n"
+    "        try:\n            os.fork()\n        except OSError:\n            pass\n",
+)
+SLEEPS = reproduction(
+    "tests/test_sleeps_forever.py",
+    "import time\n\n\ndef test_it():\n    time.sleep(10**6)\n",
+)
+FLOODS = reproduction(
+    "tests/test_prints_100_mb.py",
+    # pytest captures what a test prints: this one finds the pipe pytest saved away.
+    "import os, stat\n\n\n"
+    "def test_it():\n"
+    "    fds = [fd for fd in range(3, 256) if _pipe(fd)]\n"
+    "    for _ in range(100 * 1024):\n"
+    "        os.write(fds[0], b'x' * 1023 + b'\\n')\n"
+    "    assert False, 'the flood is over'\n\n\n"
+    "def _pipe(fd):\n"
+    "    try:\n        return stat.S_ISFIFO(os.fstat(fd).st_mode)\n"
+    "    except OSError:\n        return False\n",
+)
+
+
+def connects(port: int) -> str:
+    """A test that passes only if neither the host's loopback nor the world answers."""
+    return (
+        "import errno, socket\n\nimport pytest\n\n\n"
+        "def test_it():\n"
+        "    with pytest.raises(ConnectionRefusedError):\n"
+        f"        socket.create_connection(('127.0.0.1', {port}), timeout=20)\n"
+        "    with pytest.raises(OSError) as raised:\n"
+        "        socket.create_connection(('192.0.2.1', 53), timeout=20)\n"
+        "    assert raised.value.errno == errno.ENETUNREACH\n"
+    )
+
+
+def writes(targets: list[str]) -> str:
+    """A test that writes wherever it can, and passes whatever happens."""
+    return (
+        "import os\n\n\ndef test_it():\n"
+        f"    for target in {targets!r}:\n"
+        "        try:\n"
+        "            os.makedirs(os.path.dirname(os.path.expanduser(target)), exist_ok=True)\n"
+        "            open(os.path.expanduser(target), 'w').write('planted')\n"
+        "        except OSError as exc:\n"
+        "            print(target, exc)\n"
+    )
+
+
+async def test_hostile_tests_are_contained_and_the_review_goes_on(
+    sandbox: Bwrap, project: Project
+) -> None:
+    token = f"planted-{secrets.token_hex(8)}"
+    outside = [
+        project.checkout / token,
+        project.checkout / ".git" / "hooks" / "pre-commit",
+        Path("/tmp") / token,
+        TIEBREAK / token,
+        Path("/root") / token,
+    ]
+    before = snapshot(project.checkout)
+    verify = config(timeout_s=TIMEOUT_S, processes=32)
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        async with LocalVerifier(project.checkout, project.diff, verify, sandbox) as verifier:
+            network = await verifier.reproduce(
+                reproduction("tests/test_network.py", connects(listener.getsockname()[1]))
+            )
+            planted = await verifier.reproduce(
+                reproduction("tests/test_writes.py", writes(["~/" + token, *map(str, outside)]))
+            )
+            bomb, beside_the_bomb = await asyncio.gather(
+                verifier.reproduce(FORKS), verifier.reproduce(REPRODUCTION)
+            )
+            sleeper = await verifier.reproduce(SLEEPS)
+            flood = await verifier.reproduce(FLOODS)
+            after_them = await verifier.reproduce(REPRODUCTION)
+        try:
+            listener.accept()
+            reached = True
+        except BlockingIOError:
+            reached = False
+
+    assert network.verdict is Evidence.NOT_REPRODUCED, network
+    assert not reached
+    assert planted.verdict is Evidence.NOT_REPRODUCED, planted
+    assert snapshot(project.checkout) == before
+    assert existing(*outside) == []
+    assert bomb.verdict is Evidence.BROKEN
+    assert bomb.reason == f"at the head timed out after {TIMEOUT_S} s"
+    assert beside_the_bomb.verdict is Evidence.REPRODUCED, beside_the_bomb
+    assert sleeper.verdict is Evidence.BROKEN
+    assert sleeper.reason == f"at the head timed out after {TIMEOUT_S} s"
+    assert flood.verdict is Evidence.FAILS_AT_BASE, flood
+    assert re.fullmatch(r"1 failed in [\d.]+s", flood.output_tail.splitlines()[-1])
+    assert "AssertionError: the flood is over" in flood.output_tail
+    assert len(flood.output_tail) <= TAIL_CHARS
+    assert after_them.verdict is Evidence.REPRODUCED, after_them
+    for hostile in (FORKS, SLEEPS, FLOODS):
+        assert processes_running(Path(hostile.path).name) == []

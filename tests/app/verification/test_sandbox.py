@@ -1,0 +1,240 @@
+"""One command in bubblewrap's sandbox, for real: what it may not see, reach or outgrow, and
+that it is stopped whole; the same bounds, where they apply, without a sandbox."""
+
+import os
+import secrets
+import shlex
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.verification.process import TAIL_CHARS, TAIL_LINES
+from app.verification.runner import Limits, Place, Runner
+from app.verification.sandbox import Bwrap, SandboxUnavailable, sandbox_problem, sandboxed
+from app.verification.unsandboxed import Unsandboxed
+from tests.app.verification.conftest import needs_bwrap
+from tests.app.verification.project_kit import existing, processes_running, snapshot, work_for
+
+TIEBREAK = Path(__file__).resolve().parents[3]
+"""Tiebreak's own checkout."""
+SECRETS = {
+    "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-the-sandbox-test",
+    "GITHUB_PRIVATE_KEY": "-----BEGIN FAKE KEY-----",
+    "AWS_SECRET_ACCESS_KEY": "fake-aws-secret-for-the-sandbox-test",
+}
+
+
+def python(code: str, *args: str) -> str:
+    return shlex.join(["python", "-c", code, *args])
+
+
+def test_where_bubblewrap_is_missing_the_problem_says_how_to_install_it() -> None:
+    problem = sandbox_problem("/nonexistent/bwrap")
+
+    assert problem is not None
+    assert "bubblewrap (/nonexistent/bwrap) is not installed" in problem
+    assert "apt-get install bubblewrap" in problem
+    assert "--no-sandbox" in problem
+
+
+@needs_bwrap
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bwrap", "unsandboxed"])
+async def test_a_run_sees_none_of_tiebreaks_secrets(
+    sandbox: Bwrap, unsandboxed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    runner: Runner = Unsandboxed() if unsandboxed else sandbox
+    reads_every_environment = python(
+        "import os, glob\n"
+        "seen = [repr(dict(os.environ))]\n"
+        "for path in glob.glob('/proc/[0-9]*/environ'):\n"
+        "    try: seen.append(open(path, 'rb').read().decode(errors='replace'))\n"
+        "    except OSError: pass\n"
+        "print('\\n'.join(seen))\n"
+    )
+
+    run = await runner.run(reads_every_environment, Place(work_for(runner, tmp_path)), Limits())
+
+    assert run.passed, run
+    assert "PATH" in run.output_tail
+    for value in SECRETS.values():
+        assert value not in run.output_tail
+
+
+@needs_bwrap
+async def test_a_run_reaches_no_network_not_even_the_hosts_loopback(
+    sandbox: Bwrap, tmp_path: Path
+) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        # 192.0.2.1 is TEST-NET-1: outside a sandbox, a connection there would hang, never
+        # reach anything; inside one, there is no route at all.
+        connects = python(
+            "import errno, socket\n"
+            "print(sorted(line.split(':')[0].strip() for line in open('/proc/net/dev')"
+            " if ':' in line))\n"
+            f"for address in [('127.0.0.1', {port}), ('192.0.2.1', 53)]:\n"
+            "    try: socket.create_connection(address, timeout=20)\n"
+            "    except OSError as exc: print(address[0], errno.errorcode.get(exc.errno))\n"
+            "    else: print(address[0], 'connected')\n"
+        )
+
+        run = await sandbox.run(connects, Place(work_for(sandbox, tmp_path)), Limits())
+
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert run.passed, run
+    assert run.output_tail.splitlines() == [
+        "['lo']",
+        "127.0.0.1 ECONNREFUSED",
+        "192.0.2.1 ENETUNREACH",
+    ]
+
+
+@needs_bwrap
+async def test_a_run_writes_only_in_its_copy_and_reads_nothing_hidden(
+    sandbox: Bwrap, tmp_path: Path
+) -> None:
+    token = secrets.token_hex(8)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "app.py").write_text("print('the change under review')\n")
+    env_file = tmp_path / "tiebreak.env"
+    env_file.write_text("ANTHROPIC_API_KEY=sk-ant-fake\n")
+    targets = {
+        "home": "~/" + token,
+        "host tmp": f"/tmp/{token}",
+        "checkout": str(checkout / token),
+        "tiebreak": str(TIEBREAK / token),
+        "root": f"/root/{token}",
+        "copy": token,
+    }
+    writes = python(
+        "import os, sys\n"
+        f"for name, path in {targets!r}.items():\n"
+        "    try: open(os.path.expanduser(path), 'w').write('x')\n"
+        "    except OSError as exc: print(name, 'refused')\n"
+        "    else: print(name, 'written')\n"
+        f"print('checkout', os.listdir({str(checkout)!r}))\n"
+        f"try: print('env file', repr(open({str(env_file)!r}).read()))\n"
+        "except OSError: print('env file refused')\n"
+    )
+    before = snapshot(checkout)
+
+    place = Place(work_for(sandbox, tmp_path), hidden=(checkout, env_file))
+    run = await sandbox.run(writes, place, Limits())
+
+    assert run.passed, run
+    assert run.output_tail.splitlines() == [
+        "home written",
+        "host tmp written",
+        "checkout refused",
+        "tiebreak refused",
+        "root refused",
+        "copy written",
+        "checkout []",
+        "env file refused",
+    ]
+    assert snapshot(checkout) == before
+    assert (place.work / token).read_text() == "x"
+    assert existing(Path("/tmp", token), TIEBREAK / token, Path("/root", token)) == []
+
+
+@needs_bwrap
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bwrap", "unsandboxed"])
+async def test_a_run_past_its_time_is_stopped_with_all_it_started(
+    sandbox: Bwrap, unsandboxed: bool, tmp_path: Path
+) -> None:
+    runner: Runner = Unsandboxed() if unsandboxed else sandbox
+    token = f"sleeper-{secrets.token_hex(8)}"
+    sleeps = python("import time; time.sleep(1000)", token)
+    # Without a sandbox, a process that leaves the group escapes; in one, none does.
+    escapes = "" if unsandboxed else f"setsid {sleeps} & "
+
+    run = await runner.run(
+        f"{escapes}{sleeps} & {sleeps} & {sleeps}",
+        Place(work_for(runner, tmp_path)),
+        Limits(timeout_s=2),
+    )
+
+    assert run.error == "timed out after 2 s"
+    assert run.exit_code is None
+    assert processes_running(token) == []
+
+
+@needs_bwrap
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bwrap", "unsandboxed"])
+async def test_a_run_that_prints_100_mb_keeps_only_its_end(
+    sandbox: Bwrap, unsandboxed: bool, tmp_path: Path
+) -> None:
+    runner: Runner = Unsandboxed() if unsandboxed else sandbox
+    floods = python(
+        "import sys\n"
+        "line = 'x' * 1023 + '\\n'\n"
+        "for _ in range(100 * 1024): sys.stdout.write(line)\n"
+        "print('the end')\n"
+    )
+
+    run = await runner.run(floods, Place(work_for(runner, tmp_path)), Limits())
+
+    assert run.passed, run.error
+    assert run.output_tail.endswith("x\nthe end")
+    assert len(run.output_tail) <= TAIL_CHARS
+    assert len(run.output_tail.splitlines()) <= TAIL_LINES
+
+
+@needs_bwrap
+async def test_a_sandbox_that_cannot_be_made_is_no_failing_test(
+    sandbox: Bwrap, tmp_path: Path
+) -> None:
+    """bubblewrap exits 1 when it cannot make a sandbox, as a failing test does: had the
+    head's run been counted failed, a passing base would have proved a bug."""
+    work = work_for(sandbox, tmp_path)
+    missing = Place(work, read_only=((tmp_path / "no-such-environment", work / ".venv"),))
+
+    run = await sandbox.run("exit 0", missing, Limits())
+
+    assert not run.failed
+    assert run.exit_code is None
+    assert run.error is not None
+    assert run.error.startswith("the command could not be started: bwrap:")
+
+
+@needs_bwrap
+async def test_tiebreaks_python_runs_in_the_sandbox(sandbox: Bwrap, tmp_path: Path) -> None:
+    run = await sandbox.run(
+        python("import sys; print(sys.prefix)"), Place(work_for(sandbox, tmp_path)), Limits()
+    )
+
+    assert run.passed, run
+    assert run.output_tail == sys.prefix
+
+
+@needs_bwrap
+async def test_tiebreaks_users_home_is_hidden_wherever_it_is(
+    sandbox: Bwrap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A service's home is often outside /home (the Docker image's is /var/lib/tiebreak): any
+    # directory of files stands for it here, nothing is written in it.
+    home = TIEBREAK / "docs"
+    monkeypatch.setenv("HOME", str(home))
+    lists_it = python(f"import os; print(os.listdir({str(home)!r}))")
+
+    run = await sandbox.run(lists_it, Place(work_for(sandbox, tmp_path)), Limits())
+
+    assert run.passed, run
+    assert run.output_tail == "[]"
+    assert "architecture.md" in os.listdir(home)
+
+
+def test_without_a_sandbox_verification_is_refused_with_the_reason() -> None:
+    with pytest.raises(SandboxUnavailable) as refused:
+        sandboxed("/nonexistent/bwrap")
+
+    assert refused.value.reason == sandbox_problem("/nonexistent/bwrap")

@@ -1,0 +1,30 @@
+"""The verification benchmark runs a small test with and without the sandbox, and a review
+with verification off and on, and prints its figures (printed, not judged: no timing is
+asserted here)."""
+
+import re
+import shutil
+
+import pytest
+
+from bench import verify as bench
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None,
+    reason="no bubblewrap on this machine: install Debian's bubblewrap package (.ci/run does)",
+)
+async def test_the_benchmark_prints_each_commands_medians_ratio_and_added_seconds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await bench.run(runs=2, reviews=1, latency=0.0)
+
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0] == "sandbox overhead per run, medians of 2 runs each way"
+    figures = r" +\d+\.\d{3} s +\d+\.\d{3} s +\d+\.\d\dx +[+-]\d+\.\d{3} s  goal (met|missed)"
+    assert len(rows) == 2 + len(bench.COMMANDS) + 2
+    for row, name in zip(rows[2:-2], bench.COMMANDS, strict=True):
+        assert re.fullmatch(re.escape(name) + figures, row), row
+    # The same review with verification off and on: it ended as scripted both ways.
+    assert rows[-2] == "a review of two findings, 0 s a model call, medians of 1 each way:"
+    assert re.fullmatch(r"verification off \d+\.\d\d s · on \d+\.\d\d s \(\d+\.\d\dx\)", rows[-1])

@@ -1,0 +1,101 @@
+"""A small real Python project under git, whose head brings in an off-by-one: the tree
+findings' tests run on, in the verifier's tests, `tiebreak review --verify`'s and
+`bench.verify`.
+
+`shop/cart.py`'s `total` sums every price at the base; the head's "refactor" starts at the
+second one. The project has a test of its own, a git-ignored virtual environment, and one
+untracked file that git does not ignore (the head copy carries it, the base does not need it).
+"""
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.diff import Diff
+from agents.protocol import Patch, Reproduction
+from policies.verification import VerifyConfig
+
+CART_BASE = '''\
+"""The cart's arithmetic."""
+
+
+def total(prices):
+    """The sum of the prices."""
+    result = 0
+    for i in range(len(prices)):
+        result += prices[i]
+    return result
+'''
+CART_HEAD = CART_BASE.replace("range(len(prices))", "range(1, len(prices))").replace(
+    "The sum of the prices.", "The sum of the prices, in cents."
+)
+BUG_LINE = 7
+"""The head's line of `shop/cart.py` with the off-by-one."""
+OWN_TEST = """\
+from shop.cart import total
+
+
+def test_an_empty_cart_costs_nothing():
+    assert total([]) == 0
+"""
+COMMAND = "python -m pytest -q -p no:cacheprovider {test}"
+
+REPRODUCTION = Reproduction(
+    path="tests/test_total_counts_every_price.py",
+    content="from shop.cart import total\n\n\ndef test_total():\n    assert total([5, 7]) == 12\n",
+)
+FIX = Patch(path="shop/cart.py", start_line=BUG_LINE, end_line=BUG_LINE,
+            replacement="    for i in range(len(prices)):")  # fmt: skip
+WRONG_FIX = Patch(path="shop/cart.py", start_line=BUG_LINE, end_line=BUG_LINE,
+                  replacement="    for i in range(2, len(prices)):")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Project:
+    checkout: Path
+    base: str
+    """The base commit's id."""
+    diff: Diff
+
+
+def config(**changes: object) -> VerifyConfig:
+    return VerifyConfig.model_validate({"command": COMMAND, "timeout_s": 60, **changes})
+
+
+def reproduction(path: str, content: str) -> Reproduction:
+    return Reproduction(path=path, content=content)
+
+
+def make_project(root: Path) -> Project:
+    """The project at `root` (new), checked out at its head."""
+    checkout = root / "shop-project"
+    (checkout / "shop").mkdir(parents=True)
+    (checkout / "tests").mkdir()
+    (checkout / "shop" / "__init__.py").write_text("")
+    (checkout / "shop" / "cart.py").write_text(CART_BASE)
+    (checkout / "tests" / "test_cart.py").write_text(OWN_TEST)
+    (checkout / ".gitignore").write_text(".venv/\n__pycache__/\n")
+    git(checkout, "init", "-q", "-b", "main")
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "The cart sums its prices")
+    base = git(checkout, "rev-parse", "HEAD").strip()
+    (checkout / "shop" / "cart.py").write_text(CART_HEAD)
+    git(checkout, "commit", "-q", "-am", "total() in cents")
+    (checkout / "NOTES.md").write_text("untracked, not ignored\n")
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True
+    )
+    diff = Diff.parse(git(checkout, "diff", base, "HEAD"))
+    return Project(checkout=checkout, base=base, diff=diff)
+
+
+def git(directory: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", *args],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
