@@ -35,6 +35,7 @@ from app.publishing.models import (
     ReviewEvent,
     RunInfo,
     ThreadReply,
+    finding_key,
 )
 
 
@@ -111,13 +112,13 @@ def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[tex
             span = result.patch or result.finding
             anchor = (span.path, span.start_line, span.end_line)
             outside = None
-            posted_in = threads.get(f"{unit.unit_id}/{fid}")
+            posted_in = threads.get(finding_key(unit.unit_id, fid))
             if result.resolution is not Resolution.WITHDRAWN and posted_in is None:
                 outside = _outside(diff, *anchor)
             entries.append(
                 text.Entry(
                     # Ids are the engine's own, but a review can be loaded from a transcript.
-                    label=md.inline(f"{unit.unit_id}/{fid}" if several else fid, 100),
+                    label=md.inline(finding_key(unit.unit_id, fid) if several else fid, 100),
                     result=result,
                     thread=tuple(unit.transcript.thread(result.finding.id)),
                     anchor=anchor,

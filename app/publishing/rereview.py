@@ -28,7 +28,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
-from app.publishing.models import GoneFinding, RunRecord
+from app.publishing.models import GoneFinding, RunRecord, finding_key
 
 
 class Scope(BaseModel):
@@ -95,10 +95,6 @@ class Standing:
     """Earlier findings that stand unchanged."""
 
 
-def _key(unit_id: str, finding_id: str) -> str:
-    return f"{unit_id}/{finding_id}"
-
-
 def reconcile(
     debated: Review,
     diff: Diff,
@@ -127,7 +123,7 @@ def reconcile(
                 dismissed.add(thread.comment_id)
                 continue
             if thread is not None:
-                posted[_key(unit.unit_id, result.finding.id)] = thread.comment_id
+                posted[finding_key(unit.unit_id, result.finding.id)] = thread.comment_id
             kept.append(result)
         units.append(unit.model_copy(update={"findings": kept}))
 
@@ -157,7 +153,7 @@ def reconcile(
                     dismissed.add(thread.comment_id)
                     continue
                 if thread is not None:
-                    posted[_key(unit_id, finding.id)] = thread.comment_id
+                    posted[finding_key(unit_id, finding.id)] = thread.comment_id
                 kept.append(result)
             if kept:
                 carried += len(kept)
