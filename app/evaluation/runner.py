@@ -78,7 +78,8 @@ class Runner:
             async with slots:
                 stored = {config: self._stored(case, config) for config in configs}
                 runs = []
-                async with self._checkout(case, None in stored.values()) as checkout:
+                needed = any(run is None for run in stored.values())
+                async with self._checkout(case, needed) as checkout:
                     for config in configs:
                         run = stored[config] or await self.run_case(case, config, checkout)
                         if self.store and stored[config] is None:
