@@ -16,6 +16,7 @@ from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Resolution
 from agents.proofs import told
 from agents.protocol import Decision, EvaluateAnswers, Stance, ToolName
 from agents.threads import Closure, Thread
+from agents.turns import Ask
 from agents.verification import Evidence
 from policies.errors import BudgetExhausted
 
@@ -61,19 +62,21 @@ class ProvingSteps(DebateState):
         self.proofs.retesting.update(t.id for t in asked)
         try:
             await self.turns.run(
-                Role.TESTER,
-                ToolName.EVALUATE_ANSWERS,
-                [
-                    *briefs.unit_briefs(self.unit),
-                    briefs.retest_brief(asked, tests=self.proofs.about),
-                ],
+                Ask(
+                    Role.TESTER,
+                    ToolName.EVALUATE_ANSWERS,
+                    [
+                        *briefs.unit_briefs(self.unit),
+                        briefs.retest_brief(asked, tests=self.proofs.about),
+                    ],
+                    edges=[self._edge(tester)],
+                    round=self.round,
+                    subject=tuple(t.id for t in asked),
+                    agent=tester,
+                    focus=self.panel.focus(tester),
+                ),
                 self.checks.evaluations,
                 functools.partial(self._retested, tester, given),
-                edges=[self._edge(tester)],
-                round=self.round,
-                subject=tuple(t.id for t in asked),
-                agent=tester,
-                focus=self.panel.focus(tester),
             )
         except BudgetExhausted:
             pass  # what it did not give a test is withdrawn

@@ -27,6 +27,7 @@ from agents.protocol import (
     ToolName,
 )
 from agents.threads import Phase, Position, Thread
+from agents.turns import Ask
 from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_trigger
 from policies.budget import edge_name
 from policies.errors import BudgetExhausted, OutOfTokens
@@ -72,15 +73,17 @@ class DebateRun(ProvingSteps):
             blocks = [*briefs.unit_briefs(self.unit), briefs.seed_brief(turn.allowance(), command)]
             try:
                 await self.turns.run(
-                    Role.TESTER,
-                    ToolName.REPORT_FINDINGS,
-                    blocks,
+                    Ask(
+                        Role.TESTER,
+                        ToolName.REPORT_FINDINGS,
+                        blocks,
+                        edges=[self._edge(tester)],
+                        round=0,
+                        agent=tester,
+                        focus=self.panel.focus(tester),
+                    ),
                     self.checks.report,
                     functools.partial(self._reported, tester, turn, reported),
-                    edges=[self._edge(tester)],
-                    round=0,
-                    agent=tester,
-                    focus=self.panel.focus(tester),
                 )
             except (BudgetExhausted, OutOfTokens) as exc:
                 if reported and isinstance(exc, OutOfTokens):
@@ -157,14 +160,16 @@ class DebateRun(ProvingSteps):
         spent: str | None = None
         try:
             await self.turns.run(
-                Role.CODER,
-                ToolName.ANSWER_FINDINGS,
-                blocks,
+                Ask(
+                    Role.CODER,
+                    ToolName.ANSWER_FINDINGS,
+                    blocks,
+                    edges=lambda asked: [self._edge(t) for t in self._listeners(asked)],
+                    round=self.round,
+                    subject=ids,
+                ),
                 self.checks.answers,
                 lambda result: digests.update(self._answered(result)),
-                edges=lambda asked: [self._edge(t) for t in self._listeners(asked)],
-                round=self.round,
-                subject=ids,
             )
         except BudgetExhausted as exc:
             spent = self.edge_testers[exc.edge]
@@ -238,16 +243,18 @@ class DebateRun(ProvingSteps):
         raised = set(self.threads)
         try:
             await self.turns.run(
-                Role.TESTER,
-                ToolName.EVALUATE_ANSWERS,
-                [*briefs.unit_briefs(self.unit), brief],
+                Ask(
+                    Role.TESTER,
+                    ToolName.EVALUATE_ANSWERS,
+                    [*briefs.unit_briefs(self.unit), brief],
+                    edges=[edge],
+                    round=self.round,
+                    subject=ids,
+                    agent=tester,
+                    focus=self.panel.focus(tester),
+                ),
                 self.checks.evaluations,
                 functools.partial(self._evaluated, tester, turn),
-                edges=[edge],
-                round=self.round,
-                subject=ids,
-                agent=tester,
-                focus=self.panel.focus(tester),
             )
         except BudgetExhausted:
             await self._leave(tester)

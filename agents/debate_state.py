@@ -29,7 +29,7 @@ from agents.patches import changed_lines
 from agents.proofs import Proofs, Proving, told_fix
 from agents.protocol import Arbitrate, Finding, Patch, Ruling, RulingKind, ToolName
 from agents.threads import Closure, Position, Thread
-from agents.turns import TurnRunner
+from agents.turns import Ask, TurnRunner
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEvent, PairwiseBudget, TokenCeiling, debate_budgets, edge_name
 from policies.debate import DebatePolicy
@@ -160,17 +160,19 @@ class DebateState:
         ]
         try:
             end = await self.turns.run(
-                Role.ARBITER,
-                ToolName.ARBITRATE,
-                blocks,
+                Ask(
+                    Role.ARBITER,
+                    ToolName.ARBITRATE,
+                    blocks,
+                    edges=lambda asked: [
+                        self.budgets[edge_name(ARBITER, party)]
+                        for party in self._parties([t for t in threads if t.id in asked])
+                    ],
+                    round=self.round,
+                    subject=ids,
+                ),
                 self.checks.rulings,
                 self._ruled,
-                edges=lambda asked: [
-                    self.budgets[edge_name(ARBITER, party)]
-                    for party in self._parties([t for t in threads if t.id in asked])
-                ],
-                round=self.round,
-                subject=ids,
             )
         except BudgetExhausted as exc:
             unruled = [t for t in threads if t.is_open]

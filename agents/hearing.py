@@ -20,6 +20,7 @@ from agents.llm import PromptBlock, Role
 from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Outcome, Resolution
 from agents.protocol import Decision, Evaluation, ToolName
 from agents.threads import Closure, Position, Thread
+from agents.turns import Ask
 from policies.arbitration import CONTEXT_MESSAGES
 from policies.errors import BudgetExhausted, OutOfTokens
 from policies.panel import Vote
@@ -95,16 +96,18 @@ class Hearing(DebateState):
             # No pairwise edge pays for it: the debate's edges are spent or closed. The
             # review's token ceiling and the installation's allowance bound the call.
             await self.turns.run(
-                Role.TESTER,
-                ToolName.EVALUATE_ANSWERS,
-                blocks,
+                Ask(
+                    Role.TESTER,
+                    ToolName.EVALUATE_ANSWERS,
+                    blocks,
+                    edges=[],
+                    round=self.round,
+                    subject=(finding_id,),
+                    agent=tester,
+                    focus=self.panel.focus(tester),
+                ),
                 self.checks.evaluations,
                 lambda result: given.extend(result.evaluations),
-                edges=[],
-                round=self.round,
-                subject=(finding_id,),
-                agent=tester,
-                focus=self.panel.focus(tester),
             )
         except (BudgetExhausted, OutOfTokens) as exc:
             raise NotHeard(f"the tester could not be asked: {exc}") from exc

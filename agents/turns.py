@@ -43,6 +43,23 @@ Edges = Sequence[PairwiseBudget] | Callable[[tuple[str, ...]], Sequence[Pairwise
 
 
 @dataclass(frozen=True, slots=True)
+class Ask:
+    """Who a turn asks, with which tool, about what, and on which edges it is charged."""
+
+    role: Role
+    tool: ToolName
+    blocks: Sequence[PromptBlock]
+    """What the turn shows, after the role's brief."""
+    edges: Edges
+    round: int
+    subject: tuple[str, ...] = ()
+    """The findings the turn is about."""
+    agent: str | None = None
+    """The panel tester asked, if not the role's one agent."""
+    focus: Focus = Focus.GENERAL
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnd:
     """How a turn ended: whether any of its input was adopted, and the findings whose items
     were still refused when its attempts ran out."""
@@ -75,55 +92,33 @@ class TurnRunner:
         self.failed_turns = 0
         self.partial_turns = 0
 
-    async def run(
-        self,
-        role: Role,
-        tool: ToolName,
-        blocks: Sequence[PromptBlock],
-        parse: Parse[T],
-        adopt: Adopt[T],
-        *,
-        edges: Edges,
-        round: int,
-        subject: tuple[str, ...] = (),
-        agent: str | None = None,
-        focus: Focus = Focus.GENERAL,
-    ) -> TurnEnd:
+    async def run(self, ask: Ask, parse: Parse[T], adopt: Adopt[T]) -> TurnEnd:
         """Run one turn, handing each attempt's adoptable input to `adopt` as it lands.
 
         Raises :class:`policies.errors.BudgetExhausted` when an edge is spent before an
         attempt, and :class:`policies.errors.OutOfTokens` when the next attempt could cross
         the review's ceiling or the allowance it shares; what was adopted before stays.
         """
-        asked, adopted = subject, False
+        asked, adopted = ask.subject, False
         problems: list[str] = []  # why the last call was refused as a whole
         pending: tuple[Refusal, ...] = ()  # the refused items the next attempt asks about
         for attempt in range(1, self.policy.max_turn_attempts + 1):
-            charged = edges(asked) if callable(edges) else edges
+            charged = ask.edges(asked) if callable(ask.edges) else ask.edges
             for budget in charged:
                 budget.check()
             retry = None
             if adopted:
-                retry = retry_brief(tool, problems, pending)
+                retry = retry_brief(ask.tool, problems, pending)
             elif problems:
-                retry = retry_brief(tool, problems)
-            request = LLMRequest(
-                role=role,
-                agent=agent or str(role),
-                tool=self.tools[tool],
-                system=SYSTEM,
-                blocks=_layout(role_brief(role, focus), blocks, retry),
-                max_output_tokens=self.policy.max_output_tokens,
-                round=round,
-                subject=asked,
-            )
-            response, problems, checked = await self._attempt(request, parse, charged, round)
+                retry = retry_brief(ask.tool, problems)
+            request = self._request(ask, asked, retry)
+            response, problems, checked = await self._attempt(request, parse, charged, ask.round)
             took = checked is not None and checked.adoptable
             if took and checked is not None:
                 adopt(checked.value)
                 adopted = True
             error = "; ".join(problems) or None
-            self._record(request, round, attempt, response, error, partial=took and bool(error))
+            self._record(request, ask.round, attempt, response, error, partial=took and bool(error))
             if not problems:
                 return TurnEnd(adopted=True)
             if checked is not None:
@@ -133,12 +128,25 @@ class TurnRunner:
             if adopted:
                 if not pending:
                     break  # nothing refused can be asked about again
-                asked = _asked_again(subject, pending)
+                asked = _asked_again(ask.subject, pending)
         if not adopted:
             self.failed_turns += 1
             return TurnEnd(adopted=False)
         self.partial_turns += 1
-        return TurnEnd(adopted=True, refused=_asked_again(subject, pending))
+        return TurnEnd(adopted=True, refused=_asked_again(ask.subject, pending))
+
+    def _request(self, ask: Ask, asked: tuple[str, ...], retry: PromptBlock | None) -> LLMRequest:
+        """The call an attempt makes: about `asked`, with what the last refusal said."""
+        return LLMRequest(
+            role=ask.role,
+            agent=ask.agent or str(ask.role),
+            tool=self.tools[ask.tool],
+            system=SYSTEM,
+            blocks=_layout(role_brief(ask.role, ask.focus), ask.blocks, retry),
+            max_output_tokens=self.policy.max_output_tokens,
+            round=ask.round,
+            subject=asked,
+        )
 
     async def _attempt(
         self,

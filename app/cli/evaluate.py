@@ -15,6 +15,7 @@ import click
 from agents.claude import ClaudeLLM
 from app.cli.exits import fail
 from app.cli.models import connect, model_options
+from app.cli.verifying import eval_verify_options, eval_verifying
 from app.evaluation.cases import Case, dump_case, parse_cases
 from app.evaluation.errors import EvaluationError
 from app.evaluation.history import Mining, mine_cases
@@ -82,6 +83,7 @@ def evaluate() -> None:
     help="Keep each case's result here as it finishes; run again to resume.",
 )
 @model_options
+@eval_verify_options
 def run(
     cases_file: str,
     configs: str,
@@ -96,6 +98,10 @@ def run(
     tester_model: str | None,
     coder_model: str | None,
     arbiter_model: str | None,
+    verify_command: str | None,
+    verify_setup: str | None,
+    checkout: Path | None,
+    no_sandbox: bool,
 ) -> None:
     """Run Tiebreak's configurations on CASES.jsonl with one model and compare them.
 
@@ -111,14 +117,26 @@ def run(
     `tiebreak review` does. The agents read the code around each change from the case's
     `files`, as the App reads it from GitHub; compare recall on the `needs_context` cases
     with and without it (`--no-context`, into another `--out`).
+
+    With `--verify`, the tester backs its findings with tests, run at each case's base and
+    introducing commits (checked out from the clone `--checkout DIR`) in a sandbox; the
+    report counts the findings tested and reproduced, and sets the precision of the
+    reproduced ones beside the others'.
     """
     chosen = _configs(configs)
     cases = _select(_read_cases(cases_file), ids, limit)
+    verifying = eval_verifying(verify_command, verify_setup, checkout, sandbox=not no_sandbox)
     llm = connect(tester_model, coder_model, arbiter_model)
     store = ResultStore(out) if out else None
     parsing = Parsing()
     runner = Runner(
-        llm, budget=budget, store=store, jobs=jobs, context=not no_context, parsing=parsing
+        llm,
+        budget=budget,
+        store=store,
+        jobs=jobs,
+        context=not no_context,
+        parsing=parsing,
+        verifying=verifying,
     )
     try:
         runs = asyncio.run(_run(runner, llm, cases, chosen))

@@ -1,12 +1,15 @@
-"""`tiebreak review --verify`: the findings' tests run on the local checkout, in a sandbox.
+"""Findings' tests run from the command line, in a sandbox: `tiebreak review --verify` on the
+local checkout, `tiebreak eval --verify` on each case's commits in a clone.
 
 The command that runs a test is the person's: `--verify "python -m pytest -x -q {test}"`, or,
-with `--base REF`, the `verify` section of `.github/tiebreak.yml` as it is at that ref (never
-as the change under review has it). The section's other settings — setup, limits, bounds —
-apply either way; the options override them. The tests run at the base (`--base REF`, or
-the checkout with the diff reversed) and at the checkout itself, which must be at the diff's
-new side, each in bubblewrap's sandbox; where bubblewrap cannot run, verification is refused
-with the reason and the fix, unless `--no-sandbox` asks for it without isolation.
+for `review` with `--base REF`, the `verify` section of `.github/tiebreak.yml` as it is at
+that ref (never as the change under review has it). The section's other settings — setup,
+limits, bounds — apply either way; the options override them. `review`'s tests run at the
+base (`--base REF`, or the checkout with the diff reversed) and at the checkout itself, which
+must be at the diff's new side; `eval`'s at each case's base and introducing commits
+(:mod:`app.evaluation.checkouts`). Each run is in bubblewrap's sandbox; where bubblewrap cannot
+run, verification is refused with the reason and the fix, unless `--no-sandbox` asks for it
+without isolation.
 """
 
 import contextlib
@@ -22,6 +25,9 @@ from pydantic import ValidationError
 from agents.diff import Diff
 from agents.proofs import Proving
 from app.cli.exits import fail
+from app.evaluation.checkouts import Verifying
+from app.evaluation.errors import HistoryError
+from app.evaluation.history import Git
 from app.settings import env_file, get_settings
 from app.verification.local import LocalVerifier
 from app.verification.runner import Runner
@@ -48,37 +54,78 @@ class VerifyRequest:
     sandbox: bool = True
 
 
+def testing_options(where: str) -> Callable[[F], F]:
+    """`--verify`, `--verify-setup` and `--no-sandbox`, the tests run `where`."""
+
+    def decorate(command: F) -> F:
+        options = [
+            click.option(
+                "--verify",
+                "verify_command",
+                metavar="COMMAND",
+                help=f"Run the tester's tests with COMMAND ({{test}} is the test's path), {where}, "
+                "in a sandbox: a test that fails only after the change proves its finding. "
+                'Example: "python -m pytest -x -q {test}".',
+            ),
+            click.option(
+                "--verify-setup",
+                metavar="COMMAND",
+                help="Run COMMAND once in each tree before its tests (no network).",
+            ),
+            click.option(
+                "--no-sandbox",
+                is_flag=True,
+                help="Run the tests without isolation, as you. Only for tests you would run "
+                "yourself.",
+            ),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
 def verify_options(command: F) -> F:
-    """`--verify`, `--verify-setup`, `--base`, `--no-sandbox`."""
-    options = [
-        click.option(
-            "--verify",
-            "verify_command",
-            metavar="COMMAND",
-            help="Run the tester's tests with COMMAND ({test} is the test's path), at the "
-            "base and at the checkout, in a sandbox: a test that fails only at the checkout "
-            'proves its finding. Example: "python -m pytest -x -q {test}".',
-        ),
-        click.option(
-            "--verify-setup",
-            metavar="COMMAND",
-            help="Run COMMAND once in each tree before its tests (no network).",
-        ),
-        click.option(
-            "--base",
-            metavar="REF",
-            help="The commit the diff is against (default: the checkout with the diff "
-            f"reversed); its {CONFIG_PATH} may name the test command.",
-        ),
-        click.option(
-            "--no-sandbox",
-            is_flag=True,
-            help="Run the tests without isolation, as you. Only for tests you would run yourself.",
-        ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    """`tiebreak review`'s: `--verify`, `--verify-setup`, `--no-sandbox` and `--base`."""
+    command = click.option(
+        "--base",
+        metavar="REF",
+        help="The commit the diff is against (default: the checkout with the diff "
+        f"reversed); its {CONFIG_PATH} may name the test command.",
+    )(command)
+    return testing_options("at the base and at the checkout")(command)
+
+
+def eval_verify_options(command: F) -> F:
+    """`tiebreak eval`'s: `--verify`, `--verify-setup`, `--no-sandbox` and `--checkout`."""
+    command = click.option(
+        "--checkout",
+        type=click.Path(file_okay=False, exists=True, path_type=Path),
+        metavar="DIR",
+        help="A clone holding the cases' commits, for --verify: each case is checked out "
+        "from it into a throw-away worktree.",
+    )(command)
+    return testing_options("at each case's base and introducing commits")(command)
+
+
+def eval_verifying(
+    command: str | None, setup: str | None, checkout: Path | None, sandbox: bool
+) -> Verifying | None:
+    """How `tiebreak eval` runs the cases' findings' tests (None: it runs none). Exit 2 when
+    they cannot be run as asked."""
+    if command is None:
+        if checkout is not None:
+            fail("--checkout is only for --verify")
+        return None
+    if checkout is None:
+        fail("--verify needs --checkout DIR, a clone holding the cases' commits")
+    config = _configured(VerifyConfig(), command, setup)
+    try:
+        Git(checkout)("rev-parse", "--git-dir")
+    except HistoryError:
+        fail(f"--checkout: {checkout} is not a git repository")
+    return Verifying(checkout.resolve(), config, choose_runner(sandbox), hidden=secrets())
 
 
 def verify_config(
@@ -88,13 +135,7 @@ def verify_config(
     when no command is named. `checkout` is the work tree at the diff's new side (None if
     there is none: `read` says why). Exit 2 when it cannot be run as asked."""
     section = _base_section(checkout, request.base) if request.base else VerifyConfig()
-    changes = {"command": request.command, "setup": request.setup}
-    try:
-        config = VerifyConfig.model_validate(
-            {**section.model_dump(), **{k: v for k, v in changes.items() if v is not None}}
-        )
-    except ValidationError as exc:
-        fail(f"invalid option: --verify: {exc.errors(include_url=False)[0]['msg']}")
+    config = _configured(section, request.command, request.setup)
     if not config.enabled:
         return None
     if checkout is None:
@@ -110,15 +151,17 @@ async def proving(
     if config is None or checkout is None:
         yield None
         return
-    runner = _runner(request)
+    runner = choose_runner(request.sandbox)
     async with LocalVerifier(
-        checkout, diff, config, runner, base_ref=request.base, hidden=_secrets()
+        checkout, diff, config, runner, base_ref=request.base, hidden=secrets()
     ) as verifier:
         yield Proving(verifier, config.max_attempts)
 
 
-def _runner(request: VerifyRequest) -> Runner:
-    if not request.sandbox:
+def choose_runner(sandbox: bool) -> Runner:
+    """Bubblewrap's sandbox, or (`sandbox` off) none, with a warning. Exit 2 when there can
+    be no sandbox here."""
+    if not sandbox:
         click.echo(f"tiebreak: warning: {NO_SANDBOX_WARNING}", err=True)
         return Unsandboxed()
     try:
@@ -127,11 +170,22 @@ def _runner(request: VerifyRequest) -> Runner:
         fail(f"--verify cannot run the tests in a sandbox here: {exc.reason}")
 
 
-def _secrets() -> list[Path]:
+def secrets() -> list[Path]:
     """Files of Tiebreak's own secrets, which a test must not see wherever they are: the
     `.env` file and the App's private key."""
     found = [env_file(), get_settings().github_private_key_path]
     return [path for path in found if path is not None and path.exists()]
+
+
+def _configured(section: VerifyConfig, command: str | None, setup: str | None) -> VerifyConfig:
+    """`section` with the options' command and setup over it. Exit 2 if it is invalid."""
+    changes = {"command": command, "setup": setup}
+    try:
+        return VerifyConfig.model_validate(
+            {**section.model_dump(), **{k: v for k, v in changes.items() if v is not None}}
+        )
+    except ValidationError as exc:
+        fail(f"invalid option: --verify: {exc.errors(include_url=False)[0]['msg']}")
 
 
 def _base_section(checkout: Path | None, base: str) -> VerifyConfig:

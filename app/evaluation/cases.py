@@ -13,6 +13,11 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from app.evaluation.errors import CasesError
 
+OBJECT_ID = r"[0-9a-f]{40}|[0-9a-f]{64}"
+"""A full commit id: SHA-1, or SHA-256 in a repository made with `--object-format=sha256`."""
+CommitId = Annotated[str, StringConstraints(pattern=rf"^(?:{OBJECT_ID})$")]
+"""Hex digits and nothing else: given to git, it can never be read as an option or a range."""
+
 CaseId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 """Safe as a file name: each case's result is stored under its id."""
 
@@ -35,6 +40,10 @@ class Case(BaseModel):
     repo: str
     license: str = ""
     introducing_commit: str
+    base_commit: CommitId | None = None
+    """The introducing commit's first parent, the side its diff is against: the findings'
+    tests run there and at the introducing commit (`tiebreak eval --verify`). None in cases
+    built before it was kept: their tests cannot run."""
     fix_commit: str | None = None
     diff: str
     bug: tuple[Location, ...] = ()

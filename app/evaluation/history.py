@@ -171,6 +171,7 @@ def _case(
         repo=mining.name,
         license=mining.license,
         introducing_commit=commit.sha,
+        base_commit=commit.parents[0] if commit.parents else None,
         fix_commit=fix.sha if fix else None,
         diff=text,
         bug=tuple(labels),

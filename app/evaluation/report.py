@@ -48,6 +48,7 @@ def document(cases: Sequence[Case], runs: Sequence[CaseRun], tolerance: int) -> 
                 "calls": s.run.calls,
                 "seconds": round(s.run.seconds, 3),
                 "error": s.run.error,
+                "unverified": s.run.unverified,
             }
             for config in Config
             for s in scored.get(config, [])
@@ -71,6 +72,14 @@ def _figures(summary: Summary) -> dict[str, Any]:
         "seconds_per_case": summary.seconds_per_case,
         "cases": summary.cases,
         "failed": summary.failed,
+        "tested": summary.tested,
+        "reproduced": summary.reproduced,
+        "reproduced_precision": summary.reproduced_precision.value,
+        "reproduced_precision_interval": _interval(summary.reproduced_precision),
+        "reproduced_on_buggy_cases": summary.reproduced_on_buggy_cases,
+        "other_precision": summary.other_precision.value,
+        "other_precision_interval": _interval(summary.other_precision),
+        "other_on_buggy_cases": summary.other_on_buggy_cases,
     }
 
 
@@ -92,35 +101,50 @@ _HEADERS = (
     "cases",
     "failed",
 )
+_TESTS_HEADERS = ("tested/reproduced", "precision reproduced", "precision other")
+TOO_FEW = "—"
+"""Where a precision of the reproduced findings, or of the others, stands on too few."""
 
 
 def table(summaries: Sequence[Summary]) -> str:
-    """The configurations side by side, one row each, columns aligned."""
-    rows = [_HEADERS] + [
-        (
-            s.config.value,
-            _ratio(s.recall),
-            _ratio(s.precision),
-            f"{_share(s.recall_by_context[True].value)}/{_share(s.recall_by_context[False].value)}",
-            _number(s.false_alarms_per_clean_case, 2),
-            _number(s.billed_tokens_per_case, 0),
-            _number(s.calls_per_case, 1),
-            _number(s.seconds_per_case, 1),
-            str(s.cases),
-            str(s.failed),
-        )
-        for s in summaries
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_HEADERS))]
+    """The configurations side by side, one row each, columns aligned; with the findings'
+    tests, their counts and precisions too."""
+    tests = any(s.verify for s in summaries)
+    headers = _HEADERS + (_TESTS_HEADERS if tests else ())
+    rows = [headers] + [_row(s) + (_tests_row(s) if tests else ()) for s in summaries]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(headers))]
     return "\n".join(
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
 
 
-def _ratio(estimate: Estimate) -> str:
+def _row(s: Summary) -> tuple[str, ...]:
+    return (
+        s.config.value,
+        _ratio(s.recall),
+        _ratio(s.precision),
+        f"{_share(s.recall_by_context[True].value)}/{_share(s.recall_by_context[False].value)}",
+        _number(s.false_alarms_per_clean_case, 2),
+        _number(s.billed_tokens_per_case, 0),
+        _number(s.calls_per_case, 1),
+        _number(s.seconds_per_case, 1),
+        str(s.cases),
+        str(s.failed),
+    )
+
+
+def _tests_row(s: Summary) -> tuple[str, ...]:
+    return (
+        f"{s.tested}/{s.reproduced}",
+        _ratio(s.reproduced_precision, TOO_FEW),
+        _ratio(s.other_precision, TOO_FEW),
+    )
+
+
+def _ratio(estimate: Estimate, missing: str = "-") -> str:
     if estimate.value is None:
-        return "-"
+        return missing
     if estimate.low is None or estimate.high is None:
         return _share(estimate.value)
     return f"{_share(estimate.value)} [{_share(estimate.low)}-{_share(estimate.high)}]"

@@ -9,6 +9,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from agents.protocol import Severity
+from agents.verification import Evidence
 
 
 class Config(StrEnum):
@@ -34,6 +35,22 @@ class Posted(BaseModel):
     end_line: int
     severity: Severity
     claim: str
+    verdict: Evidence | None = None
+    """What the finding's test showed at the case's base and introducing commits
+    (`tiebreak eval --verify`); None when it was not tested: no verification, or no test."""
+    verdict_reason: str = ""
+    """In words, what the runs showed, or why none ran."""
+    fix_verified: bool | None = None
+    """Whether the finding's test passes with the fix a debate agreed (None: not checked)."""
+
+    @property
+    def tested(self) -> bool:
+        """Whether a test of the finding was run."""
+        return self.verdict not in (None, Evidence.NOT_RUN)
+
+    @property
+    def reproduced(self) -> bool:
+        return self.verdict is Evidence.REPRODUCED
 
 
 class CaseRun(BaseModel):
@@ -49,6 +66,10 @@ class CaseRun(BaseModel):
     calls: int = 0
     seconds: float = 0.0
     error: str | None = None
+    verify: bool = False
+    """Whether the findings' tests were to be run (`tiebreak eval --verify`)."""
+    unverified: str | None = None
+    """Why, with `verify`, the case's tests could not run: its findings are then `not_run`."""
 
     @property
     def failed(self) -> bool:

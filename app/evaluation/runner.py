@@ -6,21 +6,28 @@ code around each change read from the case's `files` unless context is off:
 With a budget, every configuration's billed tokens on a case are capped at the same figure:
 a comparison at equal cost. A configuration whose calls fail on a case is recorded as failed
 there, and the run goes on.
+
+With verification (`Verifying`), each case is checked out once for all its configurations,
+and each review of it (each of `vote`'s three reports too) runs its findings' tests with
+runs and seconds of its own; every posted finding carries what its test showed.
 """
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agents.context import Reading
 from agents.diff import Diff
 from agents.errors import DebateError
 from agents.llm import LLMClient
-from agents.outcome import Resolution
-from agents.protocol import Finding
+from agents.outcome import FindingOutcome, Resolution
+from agents.proofs import Proving
 from agents.review import Review, review_diff
+from agents.verification import Evidence
 from app.evaluation.cases import Case
+from app.evaluation.checkouts import CaseCheckout, Verifying
 from app.evaluation.results import CaseRun, Config, Posted
 from app.evaluation.store import ResultStore
 from app.evaluation.voting import majority
@@ -54,6 +61,8 @@ class Runner:
     """Whether the agents read the code around each change, from the case's `files`."""
     parsing: Parsing | None = None
     """Where the case's files are parsed, each within a budget; None parses them here."""
+    verifying: Verifying | None = None
+    """How the findings' tests run; None runs none."""
 
     async def run(
         self,
@@ -67,22 +76,43 @@ class Runner:
 
         async def case_runs(case: Case) -> list[CaseRun]:
             async with slots:
+                stored = {config: self._stored(case, config) for config in configs}
                 runs = []
-                for config in configs:
-                    stored = self.store.finished(case.id, config) if self.store else None
-                    run = stored or await self.run_case(case, config)
-                    if self.store and stored is None:
-                        self.store.save(run)
-                    on_result(run)
-                    runs.append(run)
+                needed = any(run is None for run in stored.values())
+                async with self._checkout(case, needed) as checkout:
+                    for config in configs:
+                        run = stored[config] or await self.run_case(case, config, checkout)
+                        if self.store and stored[config] is None:
+                            self.store.save(run)
+                        on_result(run)
+                        runs.append(run)
                 return runs
 
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(case_runs(case)) for case in cases]
         return [run for task in tasks for run in task.result()]
 
-    async def run_case(self, case: Case, config: Config) -> CaseRun:
-        """`config` on `case`: what it posted and what it cost, or why it failed."""
+    def _stored(self, case: Case, config: Config) -> CaseRun | None:
+        """The stored result of `config` on `case`, unless tests are asked for now and were
+        not then (a result with tests serves a run without)."""
+        stored = self.store.finished(case.id, config) if self.store else None
+        if stored is None or (self.verifying is not None and not stored.verify):
+            return None
+        return stored
+
+    @contextlib.asynccontextmanager
+    async def _checkout(self, case: Case, needed: bool) -> AsyncIterator[CaseCheckout | None]:
+        if self.verifying is None or not needed:
+            yield None
+            return
+        async with self.verifying.checkout(case) as checkout:
+            yield checkout
+
+    async def run_case(
+        self, case: Case, config: Config, checkout: CaseCheckout | None = None
+    ) -> CaseRun:
+        """`config` on `case`: what it posted and what it cost, or why it failed. With a
+        `checkout`, the findings' tests run there."""
         policy = _POLICIES[config]
         ceiling = TokenCeiling(self.budget or policy.token_ceiling)
         started = self.clock()
@@ -94,14 +124,16 @@ class Runner:
             rounds = VOTERS if config is Config.VOTE else 1
             debate = config in (Config.TRIO, Config.PANEL)
             for _ in range(rounds):
-                review = await review_diff(
-                    diff,
-                    self.llm,
-                    policy,
-                    ceiling=ceiling,
-                    debate=debate,
-                    reading=reading,
-                )
+                async with _proving(checkout, diff) as proving:
+                    review = await review_diff(
+                        diff,
+                        self.llm,
+                        policy,
+                        ceiling=ceiling,
+                        debate=debate,
+                        reading=reading,
+                        proving=proving,
+                    )
                 reviews.append(review)
                 if review.failed_units:
                     unit = review.failed_units[0]
@@ -111,14 +143,17 @@ class Runner:
             error = str(exc) or type(exc).__name__
         seconds = self.clock() - started
         calls = sum(r.calls for r in reviews)
+        unverified = checkout.unverified if checkout else None
         return CaseRun(
             case_id=case.id,
             config=config,
-            posted=() if error is not None else _posted(config, reviews),
+            posted=() if error is not None else _posted(config, reviews, unverified),
             billed_tokens=ceiling.spent,
             calls=calls,
             seconds=seconds,
             error=error,
+            verify=checkout is not None,
+            unverified=unverified,
         )
 
     async def _reading(self, case: Case) -> Reading | None:
@@ -128,20 +163,38 @@ class Runner:
         return Reading(case.files, outlines=outlines)
 
 
-def _posted(config: Config, reviews: Sequence[Review]) -> tuple[Posted, ...]:
+def _proving(
+    checkout: CaseCheckout | None, diff: Diff
+) -> contextlib.AbstractAsyncContextManager[Proving | None]:
+    return checkout.proving(diff) if checkout else contextlib.nullcontext(None)
+
+
+def _posted(
+    config: Config, reviews: Sequence[Review], unverified: str | None
+) -> tuple[Posted, ...]:
     """What the configuration would post: every reported finding for `single`, the majority's
-    for `vote`, everything but withdrawn findings for a debate (as a review posts)."""
-    reports = [
-        [f.finding for f in r.findings if f.resolution is not Resolution.WITHDRAWN] for r in reviews
-    ]
-    findings: Sequence[Finding] = majority(reports) if config is Config.VOTE else reports[0]
-    return tuple(
-        Posted(
-            path=f.path,
-            start_line=f.start_line,
-            end_line=f.end_line,
-            severity=f.severity,
-            claim=f.claim,
-        )
-        for f in findings
+    for `vote`, everything but withdrawn findings for a debate (as a review posts); each with
+    what its test showed (`not_run` for all, with the reason, when the case's tests could
+    not run)."""
+    reports = [[f for f in r.findings if f.resolution is not Resolution.WITHDRAWN] for r in reviews]
+    chosen: Sequence[FindingOutcome] = (
+        majority(reports, key=lambda f: f.finding) if config is Config.VOTE else reports[0]
+    )
+    return tuple(_post(f, unverified) for f in chosen)
+
+
+def _post(ended: FindingOutcome, unverified: str | None) -> Posted:
+    finding, shown = ended.finding, ended.verification
+    verdict, reason = (shown.verdict, shown.reason) if shown else (None, "")
+    if unverified is not None:
+        verdict, reason = Evidence.NOT_RUN, unverified
+    return Posted(
+        path=finding.path,
+        start_line=finding.start_line,
+        end_line=finding.end_line,
+        severity=finding.severity,
+        claim=finding.claim,
+        verdict=verdict,
+        verdict_reason=reason,
+        fix_verified=ended.fix_verified,
     )

@@ -6,10 +6,15 @@ finding hits any of its labelled locations. Precision counts posted findings on 
 only, and is a lower bound: a finding on an unlabelled line may point at a real bug. Every
 finding posted on a clean case is a false alarm (as far as anyone knows).
 
+With the findings' tests run (`tiebreak eval --verify`), precision is also taken apart: that
+of the posted findings whose test reproduced the bug at the case's commit, and that of the
+others (untested, or whose test showed nothing) — each only from `MIN_FINDINGS` findings up.
+
 Intervals are 95% percentile bootstraps over cases, seeded: the same results give the same
 intervals.
 """
 
+import functools
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +25,9 @@ from app.evaluation.results import CaseRun, Config, Posted
 DEFAULT_TOLERANCE = 3
 RESAMPLES = 2_000
 SEED = 20_240_601
+MIN_FINDINGS = 5
+"""Posted findings on buggy cases a precision of the reproduced ones (or of the others) needs:
+from fewer, a share says more of chance than of the findings, and none is given."""
 
 
 def hits(posted: Posted, bug: Location, tolerance: int = DEFAULT_TOLERANCE) -> bool:
@@ -35,8 +43,13 @@ class CaseScore:
 
     case: Case
     run: CaseRun
-    hits: int
-    """Posted findings that hit a labelled bug."""
+    hit: tuple[bool, ...]
+    """Whether each posted finding hits a labelled bug."""
+
+    @property
+    def hits(self) -> int:
+        """Posted findings that hit a labelled bug."""
+        return sum(self.hit)
 
     @property
     def caught(self) -> bool:
@@ -49,8 +62,8 @@ class CaseScore:
 
 
 def score(case: Case, run: CaseRun, tolerance: int = DEFAULT_TOLERANCE) -> CaseScore:
-    found = sum(1 for p in run.posted if any(hits(p, bug, tolerance) for bug in case.bug))
-    return CaseScore(case, run, found)
+    hit = tuple(any(hits(p, bug, tolerance) for bug in case.bug) for p in run.posted)
+    return CaseScore(case, run, hit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +91,20 @@ class Summary:
     billed_tokens_per_case: float | None
     calls_per_case: float | None
     seconds_per_case: float | None
+    verify: bool = False
+    """Whether the findings' tests were to run, on any case measured."""
+    tested: int = 0
+    """Posted findings whose test ran, on every case measured."""
+    reproduced: int = 0
+    """Posted findings whose test reproduced the bug (failed at the commit, passed at its
+    base)."""
+    reproduced_precision: Estimate = Estimate(None)
+    """Precision of the reproduced posted findings on buggy cases (None below
+    `MIN_FINDINGS`)."""
+    other_precision: Estimate = Estimate(None)
+    """Precision of the other posted findings on buggy cases (None below `MIN_FINDINGS`)."""
+    reproduced_on_buggy_cases: int = 0
+    other_on_buggy_cases: int = 0
 
 
 def summarize(config: Config, scores: Sequence[CaseScore]) -> Summary:
@@ -99,6 +126,13 @@ def summarize(config: Config, scores: Sequence[CaseScore]) -> Summary:
         billed_tokens_per_case=_mean([s.run.billed_tokens for s in measured]),
         calls_per_case=_mean([s.run.calls for s in measured]),
         seconds_per_case=_mean([s.run.seconds for s in measured]),
+        verify=any(s.run.verify for s in measured),
+        tested=sum(p.tested for s in measured for p in s.run.posted),
+        reproduced=sum(p.reproduced for s in measured for p in s.run.posted),
+        reproduced_precision=_precision_among(buggy, _reproduced),
+        other_precision=_precision_among(buggy, _other),
+        reproduced_on_buggy_cases=_posted(buggy, _reproduced),
+        other_on_buggy_cases=_posted(buggy, _other),
     )
 
 
@@ -109,9 +143,30 @@ def _recall(buggy: Sequence[CaseScore]) -> float | None:
     return sum(s.caught for s in buggy) / len(buggy) if buggy else None
 
 
-def _precision(buggy: Sequence[CaseScore]) -> float | None:
-    posted = sum(len(s.run.posted) for s in buggy)
-    return sum(s.hits for s in buggy) / posted if posted else None
+def _precision(
+    buggy: Sequence[CaseScore], which: Callable[[Posted], bool] = lambda posted: True
+) -> float | None:
+    """The share of the posted findings `which` picks on `buggy` cases that hit a bug."""
+    hit = [h for s in buggy for p, h in zip(s.run.posted, s.hit, strict=True) if which(p)]
+    return sum(hit) / len(hit) if hit else None
+
+
+def _precision_among(buggy: Sequence[CaseScore], which: Callable[[Posted], bool]) -> Estimate:
+    if _posted(buggy, which) < MIN_FINDINGS:
+        return Estimate(None)
+    return _estimate(buggy, functools.partial(_precision, which=which))
+
+
+def _posted(scores: Sequence[CaseScore], which: Callable[[Posted], bool]) -> int:
+    return sum(1 for s in scores for p in s.run.posted if which(p))
+
+
+def _reproduced(posted: Posted) -> bool:
+    return posted.reproduced
+
+
+def _other(posted: Posted) -> bool:
+    return not posted.reproduced
 
 
 def _estimate(scores: Sequence[CaseScore], statistic: Statistic) -> Estimate:

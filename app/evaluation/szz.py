@@ -14,15 +14,13 @@ from dataclasses import dataclass
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
-from app.evaluation.cases import Location
+from app.evaluation.cases import OBJECT_ID, Location
 from app.evaluation.errors import HistoryError
 
 _FIX = re.compile(r"\b(fix(e[sd]|ing)?|bug(s|fix)?|regression|broken?|breakage|crash(es)?)\b", re.I)
 _NOT_A_BUG = re.compile(r"\b(typos?|docs?|documentation|readme|changelog|lint|spelling)\b", re.I)
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_tests?\.[^/]*$")
-# A full object id: SHA-1, or SHA-256 in a repository made with `--object-format=sha256`.
-_OBJECT_ID = r"[0-9a-f]{40}|[0-9a-f]{64}"
-_BLAME_HEADER = re.compile(rf"^({_OBJECT_ID}) (\d+) \d+")
+_BLAME_HEADER = re.compile(rf"^({OBJECT_ID}) (\d+) \d+")
 
 
 def object_id(text: str) -> str:
@@ -31,7 +29,7 @@ def object_id(text: str) -> str:
     Whatever git read from a history goes back to git only through here: a full id is hex
     digits and nothing else, so it can never be read as an option or a revision range.
     """
-    if re.fullmatch(_OBJECT_ID, text) is None:
+    if re.fullmatch(OBJECT_ID, text) is None:
         raise HistoryError(f"git printed {text[:80]!r} where a commit id belongs")
     return text
 

@@ -24,7 +24,7 @@ from app.github.git_data import pushable
 from app.github.models import GitFile, PullRequest
 from app.publishing import markdown as md
 from app.publishing.finding_text import location
-from app.publishing.models import RunRecord
+from app.publishing.models import RunRecord, finding_key
 from policies.errors import TiebreakError
 from policies.safety import ProtectedPaths
 
@@ -191,7 +191,11 @@ def _fixed(record: RunRecord) -> list[tuple[str, FindingOutcome, Patch]]:
     """Every fixed finding with its patch, labelled as the review published it."""
     several = len(record.review.units) > 1
     return [
-        (f"{unit.unit_id}/{result.finding.id}" if several else result.finding.id, result, patch)
+        (
+            finding_key(unit.unit_id, result.finding.id) if several else result.finding.id,
+            result,
+            patch,
+        )
         for unit in record.review.units
         for result in unit.findings
         # Agreed (unanimous) and forced (arbiter) fixes alike end `fixed`, with their patch.

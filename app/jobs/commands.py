@@ -40,6 +40,10 @@ WRITERS = frozenset({"admin", "write"})
 
 log = logging.getLogger(__name__)
 
+NO_OPEN_FINDING: FindingKey = ("", "")
+"""What `/tiebreak arbitrate` in a thread about no open finding asks for: a key no finding
+has, so nothing is sent to the arbiter."""
+
 
 async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
     """arq's entry point: run the commands of one comment or button."""
@@ -212,8 +216,10 @@ class CommandRun:
         async with self._runs().landing(self.pull_key) as latest:
             return await self._land_rulings(stored, latest, Review(units=outcomes), ruled)
 
-    async def _thread_finding(self, record: RunRecord) -> tuple[str, str] | None:
-        """In a review thread, the finding Tiebreak's comment there is about; else None."""
+    async def _thread_finding(self, record: RunRecord) -> FindingKey | None:
+        """In a review thread, the finding Tiebreak's comment there is about
+        (:data:`NO_OPEN_FINDING` if it is about none still open); outside one, None: every
+        open finding."""
         comment = self.request.comment
         if comment is None or comment.kind != "review":
             return None
@@ -222,7 +228,7 @@ class CommandRun:
             for result in outcome.unresolved:
                 if (result.finding.path, result.finding.end_line) == (path, line):
                     return outcome.unit_id, result.finding.id
-        return ("", "")  # a thread about no open finding: nothing to arbitrate
+        return NO_OPEN_FINDING
 
     async def _land_rulings(
         self,

@@ -12,6 +12,7 @@ from agents.diff import Diff
 from agents.review import Review
 from app.publishing import markdown as md
 from app.publishing.fingerprints import Fingerprint
+from app.publishing.models import finding_key
 
 REASON_LIMIT = 1_000
 """Characters of the tester's reason quoted in a reply."""
@@ -29,7 +30,7 @@ def finding_of_thread(
     else the one with the same fingerprint on `diff`. None if no open finding is about it."""
     for unit in review.units:
         for result in unit.unresolved:
-            if threads.get(f"{unit.unit_id}/{result.finding.id}") == thread:
+            if threads.get(finding_key(unit.unit_id, result.finding.id)) == thread:
                 return unit.unit_id, result.finding.id
     for unit in review.units:
         for result in unit.unresolved:

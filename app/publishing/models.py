@@ -121,6 +121,12 @@ class GoneFinding(_Frozen):
     """Whether its thread gets a reply now (not yet answered, not dismissed)."""
 
 
+def finding_key(unit_id: str, finding_id: str) -> str:
+    """A finding's name across a run's units, `unit/finding`: the keys of
+    :attr:`Conversation.threads`, and its label where a review has several units."""
+    return f"{unit_id}/{finding_id}"
+
+
 class Conversation(_Frozen):
     """What the pull request already shows of earlier runs, as this run reconciled it."""
 

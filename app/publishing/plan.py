@@ -10,7 +10,7 @@ written into the summary instead.
 The check run of a review that did not run to the end is :mod:`app.publishing.checks`'.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from agents.diff import Diff
@@ -35,6 +35,7 @@ from app.publishing.models import (
     ReviewEvent,
     RunInfo,
     ThreadReply,
+    finding_key,
 )
 
 
@@ -73,14 +74,6 @@ def plan(
             for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
         ],
     )
-    draft = None
-    if inline:
-        draft = ReviewDraft(
-            commit_id=run.head_sha,
-            body=text.review_intro(len(inline), run_id=run.run_id, sha=run.head_sha),
-            event=run.event_on_unresolved if unresolved else ReviewEvent.COMMENT,
-            comments=[_comment(e, diff) for e in sorted(inline, key=_by_anchor)],
-        )
     summary = [
         SUMMARY_MARKER + "\n",
         *overview,
@@ -88,7 +81,7 @@ def plan(
         *text.gone(conversation.gone, pull_url),
     ]
     return Publication(
-        review=draft,
+        review=_draft(inline, diff, run, unresolved=unresolved),
         summary=md.fit(summary, md.LIMIT, note),
         replies=[
             ThreadReply(thread=g.thread, body=text.answered(g.result, sha=run.head_sha))
@@ -98,6 +91,20 @@ def plan(
         check=check,
         label=LabelAction.ADD if unresolved else LabelAction.REMOVE,
         label_name=run.label,
+    )
+
+
+def _draft(
+    inline: Sequence[text.Entry], diff: Diff, run: RunInfo, *, unresolved: bool
+) -> ReviewDraft | None:
+    """The review of the findings posted inline (none without any)."""
+    if not inline:
+        return None
+    return ReviewDraft(
+        commit_id=run.head_sha,
+        body=text.review_intro(len(inline), run_id=run.run_id, sha=run.head_sha),
+        event=run.event_on_unresolved if unresolved else ReviewEvent.COMMENT,
+        comments=[_comment(e, diff) for e in sorted(inline, key=_by_anchor)],
     )
 
 
@@ -111,13 +118,13 @@ def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[tex
             span = result.patch or result.finding
             anchor = (span.path, span.start_line, span.end_line)
             outside = None
-            posted_in = threads.get(f"{unit.unit_id}/{fid}")
+            posted_in = threads.get(finding_key(unit.unit_id, fid))
             if result.resolution is not Resolution.WITHDRAWN and posted_in is None:
                 outside = _outside(diff, *anchor)
             entries.append(
                 text.Entry(
                     # Ids are the engine's own, but a review can be loaded from a transcript.
-                    label=md.inline(f"{unit.unit_id}/{fid}" if several else fid, 100),
+                    label=md.inline(finding_key(unit.unit_id, fid) if several else fid, 100),
                     result=result,
                     thread=tuple(unit.transcript.thread(result.finding.id)),
                     anchor=anchor,

@@ -28,7 +28,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
-from app.publishing.models import GoneFinding, RunRecord
+from app.publishing.models import GoneFinding, RunRecord, finding_key
 
 
 class Scope(BaseModel):
@@ -95,10 +95,6 @@ class Standing:
     """Earlier findings that stand unchanged."""
 
 
-def _key(unit_id: str, finding_id: str) -> str:
-    return f"{unit_id}/{finding_id}"
-
-
 def reconcile(
     debated: Review,
     diff: Diff,
@@ -109,32 +105,63 @@ def reconcile(
 ) -> Standing:
     """What stands on the pull request whose whole diff (in the config's scope) is `diff`
     after this run `debated` the part of it in `scope`."""
+    ledger = _Ledger(threads)
+    units = [ledger.this_run(unit, diff) for unit in debated.units]
+    gone: list[GoneFinding] = []
+    carried: list[Outcome] = []
+    if earlier is not None:
+        carried, gone = ledger.carried(earlier, diff, scope)
+    return Standing(
+        review=Review(units=[*units, *carried]),
+        threads=ledger.posted,
+        gone=gone,
+        dismissed=len(ledger.dismissed),
+        carried=sum(len(u.findings) for u in carried),
+    )
 
-    def thread_of(fingerprint: Fingerprint) -> PostedThread | None:
-        return next((t for t in threads if t.fingerprint.same_finding(fingerprint)), None)
 
-    posted: dict[str, int] = {}
-    dismissed: set[int] = set()
-    raised: list[Fingerprint] = []
-    units: list[Outcome] = []
-    for unit in debated.units:
+class _Ledger:
+    """The pull request's threads, and what a reconciliation made of them so far."""
+
+    def __init__(self, threads: Sequence[PostedThread]) -> None:
+        self.threads = threads
+        self.posted: dict[str, int] = {}
+        """`unit/finding` → the thread standing findings are posted in."""
+        self.dismissed: set[int] = set()
+        """The threads a person dismissed whose findings were left out."""
+        self.raised: list[Fingerprint] = []
+        """What this run raised."""
+
+    def thread_of(self, fingerprint: Fingerprint) -> PostedThread | None:
+        return next((t for t in self.threads if t.fingerprint.same_finding(fingerprint)), None)
+
+    def stands(self, unit_id: str, result: FindingOutcome, thread: PostedThread | None) -> bool:
+        """Whether a finding stands (its thread not dismissed), noting its thread."""
+        if thread is not None and thread.dismissed:
+            self.dismissed.add(thread.comment_id)
+            return False
+        if thread is not None:
+            self.posted[finding_key(unit_id, result.finding.id)] = thread.comment_id
+        return True
+
+    def this_run(self, unit: Outcome, diff: Diff) -> Outcome:
+        """This run's unit, less the findings people dismissed."""
         kept = []
         for result in unit.findings:
             fingerprint = Fingerprint.of(result.finding, diff)
-            raised.append(fingerprint)
-            thread = thread_of(fingerprint)
-            if thread is not None and thread.dismissed:
-                dismissed.add(thread.comment_id)
-                continue
-            if thread is not None:
-                posted[_key(unit.unit_id, result.finding.id)] = thread.comment_id
-            kept.append(result)
-        units.append(unit.model_copy(update={"findings": kept}))
+            self.raised.append(fingerprint)
+            if self.stands(unit.unit_id, result, self.thread_of(fingerprint)):
+                kept.append(result)
+        return unit.model_copy(update={"findings": kept})
 
-    gone: list[GoneFinding] = []
-    carried = 0
-    if earlier is not None:
+    def carried(
+        self, earlier: RunRecord, diff: Diff, scope: Scope
+    ) -> tuple[list[Outcome], list[GoneFinding]]:
+        """The earlier run's units carried forward (with what still stands of them), and its
+        unresolved findings no longer found. Call after :meth:`this_run` for every unit."""
         before = Diff.parse(earlier.diff, allow_empty=True)
+        units: list[Outcome] = []
+        gone: list[GoneFinding] = []
         for unit in earlier.review.units:
             if unit.stop is StopReason.FAILED:
                 continue
@@ -143,40 +170,23 @@ def reconcile(
             for result in unit.findings:
                 finding = result.finding
                 fingerprint = Fingerprint.of(finding, before)
-                thread = thread_of(fingerprint)
-                dismissed_thread = thread is not None and thread.dismissed
+                thread = self.thread_of(fingerprint)
                 where = (finding.path, finding.start_line, finding.end_line)
                 if scope.reviews(finding.path):
-                    if any(_raised_again(fingerprint, f) for f in raised):
+                    if any(_raised_again(fingerprint, f) for f in self.raised):
                         continue  # this run's debate of it stands (on its code as it is now)
                     if around(diff, *where) != around(before, *where):
-                        if result.resolution is Resolution.OPEN and not dismissed_thread:
+                        dismissed = thread is not None and thread.dismissed
+                        if result.resolution is Resolution.OPEN and not dismissed:
                             gone.append(_gone(result, thread))
                         continue
-                if thread is not None and thread.dismissed:
-                    dismissed.add(thread.comment_id)
-                    continue
-                if thread is not None:
-                    posted[_key(unit_id, finding.id)] = thread.comment_id
-                kept.append(result)
+                if self.stands(unit_id, result, thread):
+                    kept.append(result)
             if kept:
-                carried += len(kept)
-                units.append(
-                    unit.model_copy(
-                        update={
-                            "unit_id": unit_id,
-                            "findings": kept,
-                            "carried_from": unit.carried_from or earlier.ref.head_sha,
-                        }
-                    )
-                )
-    return Standing(
-        review=Review(units=units),
-        threads=posted,
-        gone=gone,
-        dismissed=len(dismissed),
-        carried=carried,
-    )
+                carried_from = unit.carried_from or earlier.ref.head_sha
+                update = {"unit_id": unit_id, "findings": kept, "carried_from": carried_from}
+                units.append(unit.model_copy(update=update))
+        return units, gone
 
 
 def _gone(result: FindingOutcome, thread: PostedThread | None) -> GoneFinding:

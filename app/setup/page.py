@@ -118,45 +118,11 @@ def create_registration_app(
         github_url=options.github_url,
         refused=report,
     )
-
-    def page(
-        name: str,
-        status: int = 200,
-        task: BackgroundTask | None = None,
-        referrer: str = "no-referrer",
-        **context: object,
-    ) -> HTMLResponse:
-        html = TEMPLATES.get_template(name).render(**context)
-        policy = headers(options.github_url, referrer=referrer)
-        return HTMLResponse(html, status_code=status, headers=policy, background=task)
+    page = _Pages(options.github_url)
 
     @app.get("/", response_class=HTMLResponse)
     async def start() -> HTMLResponse:
-        form = flow.start()
-        response = page(
-            "setup.html",
-            # The form's POST keeps its Origin header (with no-referrer it would be `null`);
-            # this page's address holds nothing secret.
-            referrer="strict-origin",
-            action=form.action,
-            manifest=json.dumps(form.manifest),
-            app=flow.manifest,
-            org=options.org,
-            github_url=options.github_url,
-            webhook_url=flow.webhook_url,
-            env_file=str(options.env_file),
-        )
-        # Lax: sent with GitHub's top-level redirect back. Not Secure: the page is plain http
-        # on the loopback. A fresh value on every visit: only the latest form's state works.
-        response.set_cookie(
-            COOKIE,
-            form.browser,
-            max_age=int(FLOW_LIFETIME),
-            path="/",
-            httponly=True,
-            samesite="lax",
-        )
-        return response
+        return _start(flow, page)
 
     @app.get(CALLBACK_PATH, response_class=HTMLResponse)
     async def callback(request: Request, code: str = "", state: str = "") -> HTMLResponse:
@@ -177,6 +143,54 @@ def create_registration_app(
         )
 
     return app
+
+
+class _Pages:
+    """The setup page's templates, each sent with the page's security headers."""
+
+    def __init__(self, github_url: str) -> None:
+        self.github_url = github_url
+
+    def __call__(
+        self,
+        name: str,
+        status: int = 200,
+        task: BackgroundTask | None = None,
+        referrer: str = "no-referrer",
+        **context: object,
+    ) -> HTMLResponse:
+        html = TEMPLATES.get_template(name).render(**context)
+        policy = headers(self.github_url, referrer=referrer)
+        return HTMLResponse(html, status_code=status, headers=policy, background=task)
+
+
+def _start(flow: Registration, page: _Pages) -> HTMLResponse:
+    """The page that posts the manifest to GitHub, with a fresh state bound to the browser."""
+    form, options = flow.start(), flow.options
+    response = page(
+        "setup.html",
+        # The form's POST keeps its Origin header (with no-referrer it would be `null`);
+        # this page's address holds nothing secret.
+        referrer="strict-origin",
+        action=form.action,
+        manifest=json.dumps(form.manifest),
+        app=flow.manifest,
+        org=options.org,
+        github_url=options.github_url,
+        webhook_url=flow.webhook_url,
+        env_file=str(options.env_file),
+    )
+    # Lax: sent with GitHub's top-level redirect back. Not Secure: the page is plain http on
+    # the loopback. A fresh value on every visit: only the latest form's state works.
+    response.set_cookie(
+        COOKIE,
+        form.browser,
+        max_age=int(FLOW_LIFETIME),
+        path="/",
+        httponly=True,
+        samesite="lax",
+    )
+    return response
 
 
 def listen(port: int) -> socket.socket:

@@ -4,8 +4,14 @@ The web server and the CLI reach Redis only through :mod:`app.store`; they catch
 :data:`STORE_ERRORS` to answer 503 or say that Redis cannot be reached.
 """
 
+from typing import TypeAlias
+
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
+
+Pool: TypeAlias = ArqRedis
+"""A pool of connections to Redis, as :func:`connect` makes it: what the stores are built on,
+named for the modules that hold one without speaking to Redis themselves."""
 
 STORE_ERRORS = (RedisError, OSError)
 """What any store call raises when Redis cannot be reached, times out (`TimeoutError` is an

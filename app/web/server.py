@@ -7,12 +7,12 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from app.links import links_for
 from app.settings import Settings, SettingsError
-from app.store.connection import STORE_ERRORS, connect
+from app.store.connection import STORE_ERRORS, Pool, connect
 from app.store.counters import FleetCounters
 from app.store.deliveries import Deliveries, Installations
 from app.store.live import LiveRuns
@@ -44,28 +44,8 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         redis = connect(redis_url, timeout=REDIS_TIMEOUT)
-        queue, metrics = ReviewQueue(redis), Metrics()
-        app.state.webhooks = webhooks.WebhookContext(
-            secret.get_secret_value(),
-            queue,
-            metrics,
-            Deliveries(redis),
-            Installations(redis),
-            Intake(
-                settings.tiebreak_webhook_buffer_mb * MiB, settings.tiebreak_webhook_read_timeout
-            ),
-        )
-        counters = FleetCounters(redis)
-        app.state.exposition = prometheus.Exposition(
-            queue,
-            counters,
-            metrics,
-            settings.tiebreak_metrics_token,
-            LiveRuns(redis, settings.tiebreak_heartbeat),
-        )
-        app.state.transcripts = transcript_page.TranscriptPages(
-            TranscriptStore(redis, settings.tiebreak_transcript_retention), links_for(settings)
-        )
+        metrics, counters = Metrics(), FleetCounters(redis)
+        _serve_state(app, settings, secret.get_secret_value(), redis, metrics, counters)
         # What was made so far (the app, its settings, the libraries' modules) lives as long as
         # the process: kept out of the garbage collector's full passes, which would otherwise
         # walk it all, pausing every request in flight.
@@ -83,20 +63,53 @@ def create_app(settings: Settings, redis_url: str) -> FastAPI:
     app.include_router(webhooks.router)
     app.include_router(transcript_page.router)
     app.include_router(prometheus.router)
-
-    @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
-
-    @app.get("/readyz")
-    async def readyz(request: Request) -> JSONResponse:
-        context: webhooks.WebhookContext = request.app.state.webhooks
-        try:
-            await asyncio.wait_for(context.queue.ping(), READY_TIMEOUT)
-        except STORE_ERRORS as exc:
-            # What failed is for the operator's logs, not for whoever asks.
-            log.warning("not ready: Redis did not answer: %s", exc)
-            return JSONResponse(status_code=503, content={"status": "redis unreachable"})
-        return JSONResponse(content={"status": "ready"})
-
+    app.include_router(_probes)
     return app
+
+
+def _serve_state(
+    app: FastAPI,
+    settings: Settings,
+    secret: str,
+    redis: Pool,
+    metrics: Metrics,
+    counters: FleetCounters,
+) -> None:
+    """What the routes find on `app.state`, made on one Redis pool as the app starts."""
+    queue = ReviewQueue(redis)
+    intake = Intake(
+        settings.tiebreak_webhook_buffer_mb * MiB, settings.tiebreak_webhook_read_timeout
+    )
+    app.state.webhooks = webhooks.WebhookContext(
+        secret, queue, metrics, Deliveries(redis), Installations(redis), intake
+    )
+    app.state.exposition = prometheus.Exposition(
+        queue,
+        counters,
+        metrics,
+        settings.tiebreak_metrics_token,
+        LiveRuns(redis, settings.tiebreak_heartbeat),
+    )
+    app.state.transcripts = transcript_page.TranscriptPages(
+        TranscriptStore(redis, settings.tiebreak_transcript_retention), links_for(settings)
+    )
+
+
+_probes = APIRouter()
+
+
+@_probes.get("/healthz")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@_probes.get("/readyz")
+async def readyz(request: Request) -> JSONResponse:
+    context: webhooks.WebhookContext = request.app.state.webhooks
+    try:
+        await asyncio.wait_for(context.queue.ping(), READY_TIMEOUT)
+    except STORE_ERRORS as exc:
+        # What failed is for the operator's logs, not for whoever asks.
+        log.warning("not ready: Redis did not answer: %s", exc)
+        return JSONResponse(status_code=503, content={"status": "redis unreachable"})
+    return JSONResponse(content={"status": "ready"})

@@ -4,6 +4,7 @@ import difflib
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
+from agents.llm import LLMRequest
 
 PAYMENTS_BEFORE = """\
 import decimal
@@ -173,6 +174,14 @@ AGREED: dict[str, list[dict[str, Any]]] = {
 }
 """The tester reports UNDEFINED, the coder concedes it with LOG_FIX, the tester accepts:
 one tool input per call, by tool."""
+
+
+def agreed_by_tool(request: LLMRequest) -> dict[str, Any]:
+    """AGREED answered by the tool asked for, whatever many debates run at once."""
+    replies = AGREED.get(request.tool.name)
+    if not replies:
+        raise AssertionError(f"unexpected {request.role} call ({request.tool.name})")
+    return replies[0]
 
 
 def agreed_by_role() -> dict[str, list[dict[str, Any]]]:

@@ -5,6 +5,9 @@ findings' tests run on, in the verifier's tests, `tiebreak review --verify`'s an
 `shop/cart.py`'s `total` sums every price at the base; the head's "refactor" starts at the
 second one. The project has a test of its own, a git-ignored virtual environment, and one
 untracked file that git does not ignore (the head copy carries it, the base does not need it).
+
+Its history (:func:`make_history`, for `tiebreak eval`) goes on: a clean commit adds
+shipping, and a later commit fixes the off-by-one.
 """
 
 import subprocess
@@ -39,6 +42,7 @@ from shop.cart import total
 def test_an_empty_cart_costs_nothing():
     assert total([]) == 0
 """
+SHIPPING = "def ship(order):\n    return 5\n"
 COMMAND = "python -m pytest -q -p no:cacheprovider {test}"
 
 REPRODUCTION = Reproduction(
@@ -88,6 +92,45 @@ def make_project(root: Path) -> Project:
     )
     diff = Diff.parse(git(checkout, "diff", base, "HEAD"))
     return Project(checkout=checkout, base=base, diff=diff)
+
+
+@dataclass(frozen=True)
+class History:
+    repo: Path
+    base: str
+    bug: str
+    """The commit that brings the off-by-one in, on `base`."""
+    clean: str
+    """A commit no fix goes back to: it adds shipping."""
+    fix: str
+
+
+def make_history(root: Path) -> History:
+    """The project's history at `root` (new): the base, the off-by-one, shipping, its fix."""
+    repo = root / "shop-history"
+    (repo / "shop").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    files = {
+        "shop/__init__.py": "",
+        "shop/cart.py": CART_BASE,
+        "tests/test_cart.py": OWN_TEST,
+        ".gitignore": "__pycache__/\n",
+    }
+    git(repo, "init", "-q", "-b", "main")
+    base = _commit(repo, "The cart sums its prices", files)
+    bug = _commit(repo, "total() in cents", {"shop/cart.py": CART_HEAD})
+    clean = _commit(repo, "Add shipping", {"shop/shipping.py": SHIPPING})
+    fixed = CART_HEAD.replace("range(1, len(prices))", "range(len(prices))")
+    fix = _commit(repo, "Fix total skipping the first price", {"shop/cart.py": fixed})
+    return History(repo=repo, base=base, bug=bug, clean=clean, fix=fix)
+
+
+def _commit(repo: Path, message: str, files: dict[str, str]) -> str:
+    for path, text in files.items():
+        (repo / path).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
 
 
 def git(directory: Path, *args: str) -> str:

@@ -119,3 +119,15 @@ def test_a_commit_message_cannot_pass_options_to_git(
     cases = [json.loads(line)["introducing_commit"] for line in result.stdout.splitlines()]
     assert f"--output={stolen}" not in cases
     assert set(cases) == {repo["bug"], repo["clean"], tweak}
+
+
+def test_a_case_keeps_the_commit_its_diff_is_against(repo: dict[str, str]) -> None:
+    result = CliRunner().invoke(main, ["eval", "cases", "--repo", repo["repo"]])
+
+    assert result.exit_code == 0, result.output
+    bases = {
+        json.loads(line)["introducing_commit"]: json.loads(line)["base_commit"]
+        for line in result.stdout.splitlines()
+    }
+    # The introducing commit's parent, as a full id: its tests run there and at the commit.
+    assert bases == {repo["bug"]: repo["root"], repo["clean"]: repo["bug"]}

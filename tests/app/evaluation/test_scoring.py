@@ -1,18 +1,27 @@
-"""Scoring against tables computed by hand: tolerance edges, multi-file bugs, clean cases."""
+"""Scoring against tables computed by hand: tolerance edges, multi-file bugs, clean cases,
+findings' tests."""
+
+import re
 
 import pytest
 
+from agents.verification import Evidence
 from app.evaluation.cases import Location
 from app.evaluation.report import document, summaries, table
 from app.evaluation.results import CaseRun, Config, Posted
-from app.evaluation.scoring import hits, score
+from app.evaluation.scoring import MIN_FINDINGS, hits, score
 from tests.app.evaluation.reviewers_kit import case
 
 BUG = Location(path="shop/cart.py", lines=(10, 11))
 
 
-def posted(path: str, start: int, end: int | None = None) -> Posted:
-    return Posted(path=path, start_line=start, end_line=end or start, severity="major", claim="x")
+def posted(
+    path: str, start: int, end: int | None = None, verdict: Evidence | None = None
+) -> Posted:
+    return Posted(
+        path=path, start_line=start, end_line=end or start, severity="major", claim="x",
+        verdict=verdict,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -159,9 +168,107 @@ def test_the_document_and_the_table() -> None:
             "calls": 0,
             "seconds": 0.0,
             "error": "the tester could not report findings",
+            "unverified": None,
         }
     ]
     lines = table(summaries(CASES, RUNS, 3)).splitlines()
     assert lines[0].split()[:3] == ["config", "recall", "[95%"]
+    assert "tested/reproduced" not in lines[0]  # no test was run: no columns for them
     assert lines[1].startswith("single  0.67 [")
     assert lines[2].startswith("trio    1.00 [1.00-1.00]  1.00 [1.00-1.00]")
+
+
+REPRODUCED, PASSES = Evidence.REPRODUCED, Evidence.NOT_REPRODUCED
+TESTED_RUNS = [
+    # one: reproduced 10 and 12 hit, 30 misses; 11 hits, its test passing; 40 untested misses.
+    CaseRun(
+        case_id="one",
+        config=Config.SINGLE,
+        verify=True,
+        posted=(
+            posted("shop/cart.py", 10, verdict=REPRODUCED),
+            posted("shop/cart.py", 12, verdict=REPRODUCED),
+            posted("shop/cart.py", 30, verdict=REPRODUCED),
+            posted("shop/cart.py", 11, verdict=PASSES),
+            posted("shop/cart.py", 40),
+        ),
+    ),
+    # multi: reproduced tax 5 hits, tax 20 misses; three misses whose tests proved nothing.
+    CaseRun(
+        case_id="multi",
+        config=Config.SINGLE,
+        verify=True,
+        posted=(
+            posted("shop/tax.py", 5, verdict=REPRODUCED),
+            posted("shop/tax.py", 20, verdict=REPRODUCED),
+            posted("shop/tax.py", 30, verdict=Evidence.FAILS_AT_BASE),
+            posted("shop/tax.py", 31, verdict=Evidence.BROKEN),
+            posted("shop/tax.py", 32, verdict=Evidence.NOT_RUN),
+        ),
+    ),
+    # clean-a: counted as tested and reproduced, never in a precision.
+    CaseRun(
+        case_id="clean-a",
+        config=Config.SINGLE,
+        verify=True,
+        posted=(posted("shop/a.py", 1, verdict=REPRODUCED), posted("shop/a.py", 2)),
+    ),
+]
+
+
+def test_reproduced_findings_are_counted_and_their_precision_set_beside_the_others() -> None:
+    (single,) = summaries(CASES, TESTED_RUNS, tolerance=3)
+
+    # Tested: a test ran (not `not_run`, not untested); 4 + 4 + 1.
+    assert (single.tested, single.reproduced) == (9, 6)
+    assert single.precision.value == pytest.approx(4 / 10)
+    assert single.reproduced_on_buggy_cases == 5
+    assert single.reproduced_precision.value == pytest.approx(3 / 5)
+    assert single.other_on_buggy_cases == 5
+    assert single.other_precision.value == pytest.approx(1 / 5)
+    for estimate in (single.reproduced_precision, single.other_precision):
+        assert estimate.low is not None
+        assert estimate.high is not None
+        assert estimate.value is not None
+        assert 0.0 <= estimate.low <= estimate.value <= estimate.high <= 1.0
+    doc = document(CASES, TESTED_RUNS, tolerance=3)["configs"]["single"]
+    assert doc["reproduced_precision"] == pytest.approx(3 / 5)
+    assert doc["other_precision"] == pytest.approx(1 / 5)
+    assert doc["reproduced_precision_interval"] == [
+        single.reproduced_precision.low,
+        single.reproduced_precision.high,
+    ]
+    header, row = (cells(line) for line in table([single]).splitlines())
+    assert header[-3:] == ["tested/reproduced", "precision reproduced", "precision other"]
+    low, high = single.reproduced_precision.low, single.reproduced_precision.high
+    assert row[-3:-1] == ["9/6", f"0.60 [{low:.2f}-{high:.2f}]"]
+
+
+def cells(line: str) -> list[str]:
+    """A table's row, cell by cell (columns are two spaces apart at least)."""
+    return re.split(r"\s{2,}", line.strip())
+
+
+@pytest.mark.parametrize(
+    ("reproduced", "precision"),
+    [
+        (MIN_FINDINGS - 1, None),
+        (MIN_FINDINGS, 1.0),
+    ],
+)
+def test_too_few_reproduced_findings_give_no_precision(
+    reproduced: int, precision: float | None
+) -> None:
+    run = CaseRun(
+        case_id="one",
+        config=Config.SINGLE,
+        verify=True,
+        posted=tuple(posted("shop/cart.py", 10, verdict=REPRODUCED) for _ in range(reproduced)),
+    )
+
+    (single,) = summaries(CASES, [run], tolerance=3)
+
+    assert single.reproduced_precision.value == precision
+    assert single.other_precision.value is None  # none posted
+    (row,) = table([single]).splitlines()[1:]
+    assert cells(row)[-2:] == ["—" if precision is None else "1.00 [1.00-1.00]", "—"]

@@ -1,0 +1,106 @@
+"""Where a case's findings' tests run, for `tiebreak eval --verify`: a throw-away git worktree
+of a clone at the case's introducing commit, its base commit the tests' base, and a verifier
+for each review of the case (:class:`app.verification.local.LocalVerifier`).
+
+The worktree is detached (no branch of the clone moves) and removed when the case's reviews
+end, however they end. A case that names no base commit, or whose commits the clone lacks,
+gets none: it is reviewed without tests, and says why.
+"""
+
+import asyncio
+import contextlib
+import re
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.diff import Diff
+from agents.proofs import Proving
+from app.evaluation.cases import OBJECT_ID, Case
+from app.evaluation.errors import HistoryError
+from app.evaluation.history import Git
+from app.verification.local import LocalVerifier
+from app.verification.runner import Runner
+from policies.verification import VerifyConfig
+
+
+@dataclass(frozen=True)
+class Verifying:
+    """How the cases' findings' tests run: the clone holding the cases' commits, the command
+    and its bounds, the runner (a sandbox, or none), and the files no test may see."""
+
+    clone: Path
+    config: VerifyConfig
+    runner: Runner
+    hidden: Sequence[Path] = ()
+
+    @contextlib.asynccontextmanager
+    async def checkout(self, case: Case) -> AsyncIterator["CaseCheckout"]:
+        """`case` checked out for its tests while the context lasts, or why it cannot be."""
+        git = Git(self.clone)
+        place = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="tiebreak-eval-"))
+        tree = place / case.id
+        try:
+            unverified = await asyncio.to_thread(_check_out, git, case, tree)
+            yield CaseCheckout(self, tree, case.base_commit, unverified)
+        finally:
+            await asyncio.to_thread(_remove, git, tree, place)
+
+
+@dataclass(frozen=True)
+class CaseCheckout:
+    """A case's introducing commit checked out in `tree`, or why it could not be
+    (`unverified`)."""
+
+    verifying: Verifying
+    tree: Path
+    base: str | None
+    unverified: str | None = None
+
+    @contextlib.asynccontextmanager
+    async def proving(self, diff: Diff) -> AsyncIterator[Proving | None]:
+        """Who runs the tests of one review of the case, each review with its own runs and
+        seconds (None: nobody, the case being `unverified`)."""
+        if self.unverified is not None:
+            yield None
+            return
+        verifying = self.verifying
+        # The clone holds the fixes to come: no test may read them.
+        hidden = (verifying.clone, *verifying.hidden)
+        async with LocalVerifier(
+            self.tree, diff, verifying.config, verifying.runner, base_ref=self.base, hidden=hidden
+        ) as verifier:
+            yield Proving(verifier, verifying.config.max_attempts)
+
+
+def _check_out(git: Git, case: Case, tree: Path) -> str | None:
+    """None once `tree` holds the case's introducing commit; else why its tests cannot run."""
+    if case.base_commit is None:
+        return "the case names no base commit (cases built by `tiebreak eval cases` do)"
+    if re.fullmatch(OBJECT_ID, case.introducing_commit) is None:
+        return f"its introducing commit {case.introducing_commit[:80]!r} is not a full id"
+    for commit in (case.introducing_commit, case.base_commit):
+        try:
+            git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}")
+        except HistoryError:
+            return f"{git.repo} has no commit {commit}"
+    try:
+        # Both ids are hex digits alone: neither can be read as an option.
+        git("worktree", "add", "--detach", "--quiet", str(tree), case.introducing_commit)
+    except HistoryError as exc:
+        return f"its introducing commit could not be checked out: {exc}"
+    return None
+
+
+def _remove(git: Git, tree: Path, place: Path) -> None:
+    """The worktree at `tree` gone, from the disk and from the clone's list."""
+    if tree.exists():
+        try:
+            git("worktree", "remove", "--force", str(tree))
+        except HistoryError:
+            # Its files go below; git then forgets a worktree whose directory is gone.
+            shutil.rmtree(place, ignore_errors=True)
+            git("worktree", "prune")
+    shutil.rmtree(place, ignore_errors=True)
