@@ -62,6 +62,8 @@ class IssueComment(Read):
 class Reactions(Read):
     """How many people reacted to a comment, by reaction."""
 
+    model_config = ConfigDict(validate_by_name=True)
+
     thumbs_down: int = Field(default=0, alias="-1")
 
 
