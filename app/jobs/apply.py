@@ -18,10 +18,10 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
 from agents.patches import PatchesOverlap, StaleLines, apply_patches
 from agents.protocol import Patch, Severity
-from app.github.client import Installation
 from app.github.errors import BranchMoved, NotWritable
 from app.github.git_data import pushable
 from app.github.models import GitFile, PullRequest
+from app.github.protocol import InstallationClient
 from app.publishing import markdown as md
 from app.publishing.finding_text import location
 from app.publishing.models import RunRecord, finding_key
@@ -107,7 +107,9 @@ def patched_files(record: RunRecord, files: Mapping[str, str]) -> dict[str, str]
     return changed
 
 
-async def apply_fixes(github: Installation, record: RunRecord, pull: PullRequest) -> AppliedCommit:
+async def apply_fixes(
+    github: InstallationClient, record: RunRecord, pull: PullRequest
+) -> AppliedCommit:
     """Commit the fixes of `record` (the pull request's latest run) on `pull`'s head branch.
 
     `pull` is the pull request as GitHub has it now. Raise :class:`ApplyRefused` when the

@@ -21,6 +21,7 @@ from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import CommandCall, CommandRequest
 from app.github.models import PullRequest, Reaction
+from app.github.protocol import InstallationClient
 from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
@@ -57,7 +58,7 @@ class CommandRun:
         self.request = request
         self.job_id = job_id
         self.pull_key = request.pull
-        self.github = deps.github.installation(request.pull.installation_id)
+        self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
 
     async def run(self) -> str:
         pull = self.pull_key

@@ -17,6 +17,7 @@ from typing import Any
 
 from app.events import PullKey
 from app.github.errors import GitHubError
+from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run
 from app.publishing import checks
@@ -72,7 +73,7 @@ def _about(run_id: str, ref: PullKey) -> AbstractContextManager[None]:
 
 
 async def _complete(deps: WorkerDeps, check: OpenCheck) -> bool:
-    github = deps.github.installation(check.ref.installation_id)
+    github: InstallationClient = deps.github.installation(check.ref.installation_id)
     if await github.check_run_status(check.ref, check.check_run_id) == "completed":
         return False  # completed by its review after all; only the bookkeeping was lost
     minutes = deps.check_deadline // 60

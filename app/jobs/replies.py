@@ -26,6 +26,7 @@ from agents.hearing import PersonReply, Verdict
 from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import ReplyRequest
+from app.github.protocol import InstallationClient
 from app.jobs.commands import WRITERS
 from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
@@ -53,7 +54,7 @@ class ReplyRun:
         self.deps = deps
         self.request = request
         self.pull_key = request.pull
-        self.github = deps.github.installation(request.pull.installation_id)
+        self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
 
     async def run(self) -> str:
         pull = self.pull_key

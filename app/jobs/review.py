@@ -23,9 +23,11 @@ from typing import Any
 from agents.diff import Diff, ReviewUnit
 from agents.protocol import Severity
 from agents.review import Review
+from app.bodies import NewCheckRun
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.models import PullRequest
+from app.github.protocol import InstallationClient
 from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
@@ -91,7 +93,7 @@ class ReviewRun:
         self.units = 0
         self.details_url: str | None = None
         """The link to the run's transcript, once there is one."""
-        self.github = deps.github.installation(ref.installation_id)
+        self.github: InstallationClient = deps.github.installation(ref.installation_id)
         self.live = deps.live_runs()
         self.heads = Superseding(deps, self.github, ref, run_id)
 
@@ -337,8 +339,8 @@ class ReviewRun:
     async def _open_check_run(self) -> int:
         """Create the run's check run, in progress (the job is running: it was queued only
         until now), which the janitor completes if this job never does."""
-        fields = {"status": "in_progress", "started_at": now(), "external_id": self.run_id}
-        check_id = await self.github.create_check_run(self.ref, fields)
+        check = NewCheckRun(status="in_progress", started_at=now(), external_id=self.run_id)
+        check_id = await self.github.create_check_run(self.ref, check)
         if self.deps.runs is not None:
             deadline = time.time() + self.deps.check_deadline
             await self.deps.runs.open_check(self._open_check(check_id), deadline)

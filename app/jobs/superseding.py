@@ -10,8 +10,8 @@ back, so that the next push continues from it.
 import logging
 
 from app.events import PullRequestRef
-from app.github.client import Installation
 from app.github.errors import GitHubError
+from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps
 
 log = logging.getLogger(__name__)
@@ -21,7 +21,7 @@ class Superseding:
     """The head checks of one review run."""
 
     def __init__(
-        self, deps: WorkerDeps, github: Installation, ref: PullRequestRef, run_id: str
+        self, deps: WorkerDeps, github: InstallationClient, ref: PullRequestRef, run_id: str
     ) -> None:
         self.deps = deps
         self.github = github

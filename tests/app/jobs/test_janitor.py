@@ -10,6 +10,7 @@ import time
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from app.bodies import CheckRunUpdate, Conclusion
 from app.github.client import GitHubApp
 from app.jobs.deps import CHECK_DEADLINE
 from app.jobs.janitor import complete_overdue
@@ -84,7 +85,7 @@ async def test_a_check_run_completed_without_its_bookkeeping_is_not_touched(
     app = GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False)
     installation = app.installation(REF.installation_id)
     await installation.update_check_run(
-        REF, check.id, {"status": "completed", "conclusion": "neutral"}
+        REF, check.id, CheckRunUpdate(status="completed", conclusion=Conclusion.NEUTRAL)
     )
 
     assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1) == 0

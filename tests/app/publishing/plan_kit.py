@@ -20,12 +20,8 @@ from agents.outcome import (
 )
 from agents.protocol import Finding, Patch, Severity
 from agents.review import Review
-from app.publishing.models import (
-    Publication,
-    ReviewComment,
-    ReviewDraft,
-    RunInfo,
-)
+from app.bodies import ReviewComment, ReviewDraft
+from app.publishing.models import Publication, RunInfo
 from app.publishing.plan import plan
 from policies.arbitration import ArbitrationTrigger
 

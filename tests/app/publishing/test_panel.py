@@ -8,8 +8,9 @@ import pytest
 from agents.outcome import Consensus, MessageKind, Resolution
 from agents.protocol import Severity
 from agents.scripted import ScriptedLLM, by_agent
+from app.bodies import AnnotationLevel, Conclusion, ReviewEvent
 from app.publishing.finding_text import TRIGGER
-from app.publishing.models import AnnotationLevel, Conclusion, LabelAction, Publication, ReviewEvent
+from app.publishing.models import LabelAction, Publication
 from app.publishing.plan import plan
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
