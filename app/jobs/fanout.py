@@ -16,9 +16,10 @@ import time
 
 from agents.errors import LLMFatal
 from agents.outcome import Outcome
+from app.store.keys import unit_job_id
 from app.store.live import STARTED, LiveRuns, State, UnitStatus
 from app.store.plans import RunPlan
-from app.store.queue import ReviewQueue, unit_job_id
+from app.store.queue import ReviewQueue
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ from enum import StrEnum
 from typing import Any
 
 from arq.connections import ArqRedis
-from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, result_key_prefix
 from arq.jobs import Job, JobStatus, serialize_job
 from arq.utils import timestamp_ms
 from redis.asyncio.client import Pipeline
@@ -48,29 +47,6 @@ class JobName(StrEnum):
     """One attempt at one review unit's debate (:mod:`app.jobs.unit`)."""
     JANITOR = "janitor"
     """The sweep for orphaned runs and overdue check runs (:mod:`app.jobs.janitor`)."""
-
-
-def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
-    """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again."""
-    return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
-
-
-def commands_job_id(pull: PullKey, source: str) -> str:
-    """`commands:owner/repo#7:source`: a comment's or a button's commands run once."""
-    return f"commands:{pull.key}:{source}"
-
-
-def reply_job_id(request: ReplyRequest) -> str:
-    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers."""
-    return f"reply:{request.pull.key}:{request.comment.id}"
-
-
-def _resume_job_id(run_id: str, resume: int) -> str:
-    return f"{run_id}:resume-{resume}"
-
-
-def unit_job_id(run_id: str, number: int, attempt: int) -> str:
-    return f"unit:{run_id}:{number}:{attempt}"
 
 
 QUEUES = {"reviews": keys.REVIEW_QUEUE, "units": keys.UNIT_QUEUE}
@@ -150,8 +126,8 @@ class ReviewQueue:
         its redelivery queues nothing. `replaces` is the head a push replaced, by which it
         supersedes the review of that head (see :mod:`app.store.heads`).
         """
-        job_id = review_job_id(ref, rerun)
-        supersede = [keys.head(ref), keys.current_job(ref), abort_jobs_ss]
+        job_id = keys.review_job_id(ref, rerun)
+        supersede = [keys.head(ref), keys.current_job(ref), keys.ABORTED]
         return await self._enqueue(
             JobName.REVIEW,
             ref.model_dump(mode="json"),
@@ -167,7 +143,7 @@ class ReviewQueue:
         return await self._enqueue(
             JobName.COMMANDS,
             request.model_dump(mode="json"),
-            job_id=commands_job_id(request.pull, source),
+            job_id=keys.commands_job_id(request.pull, source),
             queue=keys.REVIEW_QUEUE,
         )
 
@@ -176,7 +152,7 @@ class ReviewQueue:
         job = await self.redis.enqueue_job(
             JobName.REPLY,
             request.model_dump(mode="json"),
-            _job_id=reply_job_id(request),
+            _job_id=keys.reply_job_id(request),
             _queue_name=keys.REVIEW_QUEUE,
         )
         return job is not None
@@ -188,18 +164,16 @@ class ReviewQueue:
     async def enqueue_units(self, run_id: str, attempts: Iterable[tuple[int, int]]) -> list[bool]:
         """Queue attempts at units of a run, given as (unit, attempt), all at once, in one
         round trip that wakes the unit workers once; for each, False if it is queued already."""
-        jobs = [(unit_job_id(run_id, n, attempt), (run_id, n, attempt)) for n, attempt in attempts]
+        jobs = [
+            (keys.unit_job_id(run_id, n, attempt), (run_id, n, attempt)) for n, attempt in attempts
+        ]
         if not jobs:
             return []
         now = timestamp_ms()
         serializer = self.redis.job_serializer
         added = await self._script(ENQUEUE_EACH)(
             keys=[
-                *(
-                    key
-                    for job_id, _ in jobs
-                    for key in (job_key_prefix + job_id, result_key_prefix + job_id)
-                ),
+                *(key for job_id, _ in jobs for key in (keys.job(job_id), keys.result(job_id))),
                 keys.UNIT_QUEUE,
             ],
             args=[
@@ -227,7 +201,7 @@ class ReviewQueue:
             ref.model_dump(mode="json"),
             trigger,
             run_id,
-            job_id=_resume_job_id(run_id, resume),
+            job_id=keys.resume_job_id(run_id, resume),
             queue=keys.REVIEW_QUEUE,
         )
 
@@ -252,7 +226,7 @@ class ReviewQueue:
             extra_keys = [*extra_keys, keys.delivery(delivery)]
             extra_args = [*extra_args, keys.DELIVERY_TTL]
         sha = self._script(script).sha
-        script_keys = [job_key_prefix + job_id, result_key_prefix + job_id, queue, *extra_keys]
+        script_keys = [keys.job(job_id), keys.result(job_id), queue, *extra_keys]
         script_args = [
             self.redis.expires_extra_ms,
             job,
@@ -286,7 +260,7 @@ class ReviewQueue:
         """Whether the `resume`th coordinator queued for the run has yet to start beating."""
         if resume == 0:
             return False
-        status = await Job(_resume_job_id(run_id, resume), self.redis).status()
+        status = await Job(keys.resume_job_id(run_id, resume), self.redis).status()
         return status in (JobStatus.deferred, JobStatus.queued)
 
     async def current_job(self, pull: PullKey) -> str | None:
@@ -308,7 +282,7 @@ class ReviewQueue:
         await self.redis.ping()
 
     async def abort(self, job_id: str) -> None:
-        await self.redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
+        await self.redis.zadd(keys.ABORTED, {job_id: timestamp_ms()})
         # Every worker looks for aborted jobs when it looks at its queue.
         await ring(self.redis, *QUEUES.values())
 
@@ -331,7 +305,7 @@ class ReviewQueue:
         async with self.redis.pipeline(transaction=False) as pipe:
             for jobs in looked.values():
                 for job in jobs:
-                    pipe.exists(in_progress_key_prefix + job)
+                    pipe.exists(keys.in_progress(job))
             running = iter(await pipe.execute())
         states = {}
         for queue, jobs in looked.items():

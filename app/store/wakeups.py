@@ -16,7 +16,6 @@ import contextlib
 from typing import Any
 
 from arq import Worker
-from arq.constants import in_progress_key_prefix
 from arq.utils import timestamp_ms
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
@@ -103,7 +102,7 @@ class PromptWorker(Worker):
             batch, waiting = waiting[:room], waiting[room:]
             self.job_counter += room
             scores = await self._claim(
-                keys=[*(in_progress_key_prefix + job_id for job_id in batch), self.queue_name],
+                keys=[*(keys.in_progress(job_id) for job_id in batch), self.queue_name],
                 args=[timestamp_ms(), int(self.in_progress_timeout_s * 1000), *batch],
             )
             for job_id, score in zip(batch, scores, strict=True):

@@ -11,8 +11,9 @@ from redis.asyncio import Redis
 from agents.llm import Role
 from app.cli.main import main
 from app.cli.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
+from app.store.keys import review_job_id
 from app.store.live import LiveRuns, State, UnitStatus
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.queue import ReviewQueue
 from tests.app.review_kit import HeldModel, agreed
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.reviews import REF, background_worker, worker_deps

@@ -13,8 +13,9 @@ from app.events import PullRequestRef
 from app.store import keys
 from app.store.deliveries import Deliveries
 from app.store.embedded import free_port
+from app.store.keys import review_job_id
 from app.store.pipelining import AutoPipeline, Stage
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.queue import ReviewQueue
 from app.store.replies import reply
 from tests.app.store_kit import ServerCounts
 

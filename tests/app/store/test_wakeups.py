@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 from arq import func
 from arq.connections import ArqRedis, RedisSettings, create_pool
-from arq.constants import in_progress_key_prefix
 from arq.utils import timestamp_ms
 
-from app.store.keys import UNIT_QUEUE, wakeups
-from app.store.queue import JobName, ReviewQueue, unit_job_id
+from app.store.keys import UNIT_QUEUE, in_progress, unit_job_id, wakeups
+from app.store.queue import JobName, ReviewQueue
 from app.store.wakeups import PromptWorker
 
 IDLE_POLL = 600.0
@@ -118,7 +117,7 @@ async def test_a_job_running_elsewhere_or_not_due_is_not_started(
 ) -> None:
     queue = ReviewQueue(pool)
     # Unit 1 runs on another worker; unit 3 is due in an hour.
-    await pool.psetex(in_progress_key_prefix + unit_job_id("run", 1, 1), 60_000, b"1")
+    await pool.psetex(in_progress(unit_job_id("run", 1, 1)), 60_000, b"1")
     assert await queue.enqueue_units("run", [(0, 1), (1, 1), (2, 1)]) == [True, True, True]
     await pool.zadd(UNIT_QUEUE, {unit_job_id("run", 3, 1): timestamp_ms() + 3_600_000})
     units.finish.set()
