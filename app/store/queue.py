@@ -149,13 +149,12 @@ class ReviewQueue:
 
     async def enqueue_reply(self, request: ReplyRequest) -> bool:
         """Queue a person's reply in a review thread to be heard, once per comment."""
-        job = await self.redis.enqueue_job(
+        return await self._enqueue(
             JobName.REPLY,
             request.model_dump(mode="json"),
-            _job_id=keys.reply_job_id(request),
-            _queue_name=keys.REVIEW_QUEUE,
+            job_id=keys.reply_job_id(request),
+            queue=keys.REVIEW_QUEUE,
         )
-        return job is not None
 
     async def enqueue_unit(self, run_id: str, number: int, attempt: int) -> bool:
         """Queue one attempt at one unit of a run; False if that attempt is queued already."""
