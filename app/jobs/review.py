@@ -45,9 +45,9 @@ from app.publishing.models import (
 )
 from app.publishing.rereview import Scope, reconcile
 from app.store.allowance import DailyAllowance
-from app.store.live import ENDED, State
 from app.store.plans import RunPlan
 from app.store.pulls import OpenCheck, StoredRun
+from app.store.records import ENDED, RunStatus, State
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
@@ -238,7 +238,7 @@ class ReviewRun:
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
         _, spent, remaining, (review, conversation) = await together(
-            self.live.set_run(self.run_id, state=State.COMPLETING),
+            self.live.set_run(self.run_id, RunStatus(state=State.COMPLETING)),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
             self._reconcile(plan, shown, diff, earlier),

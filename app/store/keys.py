@@ -10,6 +10,7 @@ worker's health check).
 """
 
 from datetime import date
+from enum import StrEnum
 
 from app.events import PullKey, PullRequestRef, ReplyRequest
 
@@ -115,6 +116,13 @@ def installation(installation_id: int) -> str:
     return f"tiebreak:installation:{installation_id}"
 
 
+class InstallationField(StrEnum):
+    """The fields of an installation's hash (app.store.records.Installation)."""
+
+    ACCOUNT = "account"
+    ACTIVE = "active"
+
+
 def installation_repos(installation_id: int) -> str:
     """set: the repositories the installation covers, by full name."""
     return f"{installation(installation_id)}:repos"
@@ -175,8 +183,20 @@ FINISHED_TTL = 600
 
 
 def run(run_id: str) -> str:
-    """hash: the run's coordinator: state, worker, units, started, ref, trigger, resumes."""
+    """hash: the run's coordinator, its fields :class:`RunField` (app.store.records.RunStatus)."""
     return f"{LIVE}:{run_id}"
+
+
+class RunField(StrEnum):
+    """The fields of a run's hash."""
+
+    STATE = "state"
+    WORKER = "worker"
+    UNITS = "units"
+    STARTED = "started"
+    REF = "ref"
+    TRIGGER = "trigger"
+    RESUMES = "resumes"
 
 
 def plan(run_id: str) -> str:
@@ -207,8 +227,32 @@ def spent(run_id: str) -> str:
 
 
 def unit(run_id: str, n: int) -> str:
-    """hash: unit n: state, attempt, worker, round, calls, tokens, each agent's state."""
+    """hash: unit n, its fields :class:`UnitField` and each agent's state under
+    :func:`agent_field` (app.store.records.UnitStatus)."""
     return f"{run(run_id)}:u{n}"
+
+
+class UnitField(StrEnum):
+    """The fields of a unit's hash, but its agents'."""
+
+    STATE = "state"
+    ATTEMPT = "attempt"
+    WORKER = "worker"
+    ROUND = "round"
+    CALLS = "calls"
+    TOKENS = "tokens"
+    ERROR = "error"
+    FATAL = "fatal"
+    UPDATED = "updated"
+
+
+AGENT_FIELDS = "agent:"
+"""What the field of each agent's state in a unit's hash starts with."""
+
+
+def agent_field(role: str) -> str:
+    """The field of a unit's hash holding agent `role`'s state."""
+    return f"{AGENT_FIELDS}{role}"
 
 
 def unit_heartbeat(run_id: str, n: int) -> str:
