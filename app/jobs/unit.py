@@ -20,6 +20,7 @@ from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
+from app.jobs.results import JobResult
 from app.jobs.together import together
 from app.store.allowance import Pools
 from app.store.live import worker_name
@@ -36,7 +37,7 @@ DEBATERS = (Role.TESTER, Role.CODER)
 """The agents a debate starts with; the arbiter waits until it is needed."""
 
 
-async def debate_unit(ctx: dict[str, Any], run_id: str, number: int, attempt: int) -> str:
+async def debate_unit(ctx: dict[str, Any], run_id: str, number: int, attempt: int) -> JobResult:
     """arq's entry point: debate unit `number` of run `run_id`, as attempt `attempt`."""
     return await UnitRun(deps_of(ctx), run_id, number, attempt).run()
 
@@ -50,24 +51,26 @@ class UnitRun:
         self.number = number
         self.attempt = attempt
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         with log_context(run_id=self.run_id, unit=self.number):
             return await self._run()
 
-    async def _run(self) -> str:
+    async def _run(self) -> JobResult:
         writes, run, n = self.writes, self.run_id, self.number
         # The unit's own key, the size of its unit: never the whole pull request's plan.
         start = await writes.read()
         plan, current = start.plan, start.status
         if plan is None:
-            return "the run has ended"
+            return JobResult.completed("the run has ended")
         bind(repository=plan.ref.full_name, pull_number=plan.ref.number)
         if current.attempt != self.attempt:
-            return f"attempt {self.attempt} was given up for attempt {current.attempt}"
+            return JobResult.completed(
+                f"attempt {self.attempt} was given up for attempt {current.attempt}"
+            )
         if current.state in (State.COMPLETE, State.FAILED):
-            return f"attempt {self.attempt} has ended ({current.state})"
+            return JobResult.completed(f"attempt {self.attempt} has ended ({current.state})")
         if current.state in STARTED and start.beating == str(self.attempt):
-            return f"attempt {self.attempt} is running on {current.worker}"
+            return JobResult.completed(f"attempt {self.attempt} is running on {current.worker}")
         tokens = sum(e.response.usage.billed for e in start.recorded if e.response)
         started = UnitStatus(
             number=n,
@@ -81,13 +84,13 @@ class UnitRun:
                 outcome = await self._debate(plan, tokens, len(start.recorded))
             except LLMFatal as exc:
                 await self._failed(str(exc), fatal=True)
-                return f"failed: {exc}"
+                return JobResult.failed(str(exc))
             except Exception as exc:
                 # One of the two catch-alls of the fleet: the coordinator gets the reason and
                 # decides whether a fresh attempt follows.
                 log.exception("unit %s of %s failed", n, run)
                 await self._failed(public_reason(exc))
-                return f"failed: {logged_reason(exc)}"
+                return JobResult.failed(logged_reason(exc))
             complete = UnitStatus(
                 number=n,
                 state=State.COMPLETE,
@@ -99,7 +102,7 @@ class UnitRun:
             if kept:
                 # Counted by the attempt whose outcome is kept: a retried unit counts once.
                 record_outcome(self.deps.metrics, outcome)
-        return str(outcome.stop)
+        return JobResult.completed(str(outcome.stop))
 
     async def _debate(self, plan: UnitPlan, tokens: int, calls: int) -> Outcome:
         live, writes = self.live, self.writes

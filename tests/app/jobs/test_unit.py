@@ -15,6 +15,7 @@ from agents.errors import LLMUnavailable
 from agents.journal import JournalEntry
 from agents.llm import LLMRequest, LLMResponse, Role
 from agents.scripted import ScriptedLLM, by_role
+from app.jobs.results import JobResult
 from app.jobs.unit import debate_unit
 from app.store import keys
 from app.store.live import LiveRuns
@@ -50,7 +51,7 @@ class Sampled:
 
 async def debate(
     github: FakeGitHub, key: AppKey, redis: ArqRedis, model: Sampled, run: str = RUN
-) -> tuple[str, Received, Received]:
+) -> tuple[JobResult, Received, Received]:
     """Plan a one-unit run as its coordinator does, then run its unit's job (attempt 1) on
     `model`; return what the job returned and what the server had received before and after."""
     # A heartbeat that is not renewed during the debate.
