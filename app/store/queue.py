@@ -7,11 +7,26 @@ replaces (:mod:`app.store.heads` tells which push supersedes which, whatever ord
 heard in), and a review checks it before it starts and before it publishes, so a superseded
 review never posts.
 
-A job is queued as arq's `enqueue_job` queues it, but by one script, which also announces it
-on its queue's wake-up channel (:mod:`app.store.wakeups`): one round trip to Redis where arq's
-takes three, and for a review, a fourth that records the head. A review asked for by a
+Every job is queued as arq's `enqueue_job` queues it, but by one script, which also announces
+it on its queue's wake-up channel (:mod:`app.store.wakeups`): one round trip to Redis where
+arq's takes three, and for a review, a fourth that records the head. A review asked for by a
 webhook delivery remembers the delivery's id in that same round trip (:mod:`app.store.deliveries`
 tells why it is remembered).
+
+What the script relies on in arq 0.28 (`ArqRedis.enqueue_job` in `arq/connections.py`, a job
+due now), each checked against the installed arq by `tests/app/store/test_arq.py`:
+
+* the keys (:mod:`app.store.keys` spells them): the job under `arq:job:<id>`, its id in the
+  queue's zset scored by the time (ms) it is due, its result under `arq:result:<id>`, and
+  `arq:abort`, the zset of ids a worker cancels;
+* the job's value: `arq.jobs.serialize_job(function, args, {}, None, now_ms)` with the pool's
+  `job_serializer`, kept for the pool's `expires_extra_ms` (public attributes of `ArqRedis`),
+  which arq's `Job.info()` and `Worker.run_job` read back;
+* `_job_id`: no job is queued under an id while a job or a result is kept under it (arq
+  checks both keys under `WATCH`, the script atomically), so an id is held from its queueing
+  until its result expires (the function's `keep_result`), whoever queued it.
+
+Nothing private of arq's is used here; `Job(...).status()` reads a job's state.
 """
 
 from collections.abc import Iterable

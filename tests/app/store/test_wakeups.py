@@ -3,7 +3,6 @@ ends, however rarely it polls its queue."""
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -14,14 +13,10 @@ from arq.utils import timestamp_ms
 from arq.worker import Function
 
 from app.events import CommandCall, CommandRequest, CommentRef, ReplyRequest
-from app.store.keys import REVIEW_QUEUE, UNIT_QUEUE, in_progress, unit_job_id, wakeups
+from app.store.keys import REVIEW_QUEUE, UNIT_QUEUE, in_progress, unit_job_id
 from app.store.queue import JobName, ReviewQueue
-from app.store.wakeups import PromptWorker
+from tests.app.store_kit import PROMPT, prompt_worker
 from tests.scenarios.reviews import REF
-
-IDLE_POLL = 600.0
-"""Longer than the test may take: only a wake-up explains a job started within it."""
-PROMPT = 10.0
 
 
 class Units:
@@ -54,7 +49,7 @@ def slots() -> int:
 async def units(redis_url: str, pool: ArqRedis, slots: int) -> AsyncIterator[Units]:
     units = Units()
     function = func(units.debate_unit, name=JobName.UNIT)
-    async with _worker(redis_url, pool, [function], UNIT_QUEUE, slots):
+    async with prompt_worker(redis_url, pool, [function], UNIT_QUEUE, slots):
         try:
             yield units
         finally:
@@ -98,41 +93,8 @@ REVIEW_JOBS: dict[JobName, Callable[[ReviewQueue], Awaitable[bool]]] = {
 @pytest.fixture
 async def reviews(redis_url: str, pool: ArqRedis) -> AsyncIterator[Reviews]:
     reviews = Reviews()
-    async with _worker(redis_url, pool, reviews.functions(), REVIEW_QUEUE, 1):
+    async with prompt_worker(redis_url, pool, reviews.functions(), REVIEW_QUEUE, 1):
         yield reviews
-
-
-@asynccontextmanager
-async def _worker(
-    redis_url: str, pool: ArqRedis, functions: list[Function], queue: str, slots: int
-) -> AsyncIterator[None]:
-    """A prompt worker of `queue` running `functions`, listening for wake-ups."""
-    worker = PromptWorker(
-        functions=functions,
-        queue_name=queue,
-        redis_settings=RedisSettings.from_dsn(redis_url),
-        handle_signals=False,
-        max_jobs=slots,
-        idle_poll=IDLE_POLL,
-    )
-    running = asyncio.create_task(worker.main())
-    await _listening(pool, queue)
-    try:
-        yield
-    finally:
-        worker.burst, worker.max_burst_jobs = True, 0
-        worker.wake()
-        await running
-        await worker.close()
-
-
-async def _listening(pool: ArqRedis, queue: str) -> None:
-    """Until the worker listens for wake-ups (past its first look at the empty queue)."""
-    async with asyncio.timeout(PROMPT):
-        while True:
-            if (await pool.pubsub_numsub(wakeups(queue)))[0][1]:
-                return
-            await asyncio.sleep(0.01)
 
 
 async def test_a_queued_job_starts_at_once_on_a_worker_that_polls_rarely(
