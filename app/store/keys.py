@@ -17,6 +17,9 @@ from app.events import PullKey, PullRequestRef, ReplyRequest
 DAY = 24 * 3600
 """Seconds in a day: the unit of the TTLs below and of the transcripts' retention."""
 
+OURS = "tiebreak:*"
+"""A pattern (`SCAN MATCH`) of every key below, arq's aside."""
+
 # -- the queue (app.store.queue) ----------------------------------------------------------------
 
 REVIEW_QUEUE = "arq:queue"

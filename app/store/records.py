@@ -82,12 +82,17 @@ class HashRecord(BaseModel):
         return {str(name): _stored(value) for name, value in dumped.items()}
 
     @classmethod
-    def read(cls, raw: Mapping[bytes, bytes], **known: object) -> Self:
-        """The record a hash holds, with what its key tells (`known`); raises ValueError for
-        a field that is not text, or not of its type."""
+    def read(cls, raw: Mapping[bytes, bytes]) -> Self:
+        """The record a hash holds; raises ValueError for a field that is not text, or not
+        of its type."""
+        return cls.model_validate(cls._known(raw))
+
+    @classmethod
+    def _known(cls, raw: Mapping[bytes, bytes]) -> dict[str, object]:
+        """The fields of `raw` this model has, as text."""
         stored = {k.decode(): v.decode() for k, v in raw.items()}
         names = {str(field.alias or name) for name, field in cls.model_fields.items()}
-        return cls.model_validate({k: v for k, v in stored.items() if k in names} | known)
+        return {k: v for k, v in stored.items() if k in names}
 
 
 class RunStatus(HashRecord):
@@ -139,7 +144,8 @@ class UnitStatus(HashRecord):
             for k, v in raw.items()
             if k.startswith(prefix)
         }
-        return cls.read(raw, number=number, agents=agents)
+        # The number is the key's, the agents each a field of their own.
+        return cls.model_validate({**cls._known(raw), "number": number, "agents": agents})
 
 
 class Installation(HashRecord):
