@@ -90,7 +90,7 @@ def _sent(client: redis.Redis) -> int:
 def _kept(client: redis.Redis) -> tuple[int, int]:
     """Bytes of Tiebreak's keys, and of those among them that live for days."""
     total = for_days = 0
-    for key in client.scan_iter(match="tiebreak:*", count=1000):
+    for key in client.scan_iter(match=keys.OURS, count=1000):
         size = cast(int | None, client.memory_usage(key)) or 0
         total += size
         if cast(int, client.ttl(key)) > keys.LIVE_TTL:

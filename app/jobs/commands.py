@@ -26,6 +26,7 @@ from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run, land_rulings, set_label
+from app.jobs.results import JobResult
 from app.jobs.review import MIN_CEILING
 from app.publishing import checks, markdown
 from app.publishing.models import LabelAction, RunRecord
@@ -46,7 +47,7 @@ NO_OPEN_FINDING: FindingKey = ("", "")
 has, so nothing is sent to the arbiter."""
 
 
-async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
+async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
     """arq's entry point: run the commands of one comment or button."""
     request = CommandRequest.model_validate(request_data)
     return await CommandRun(deps_of(ctx), request, job_id=str(ctx["job_id"])).run()
@@ -60,10 +61,10 @@ class CommandRun:
         self.pull_key = request.pull
         self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         pull = self.pull_key
         with log_context(repository=pull.full_name, pull_number=pull.number):
-            return await self._run_all()
+            return JobResult.completed(await self._run_all())
 
     async def _run_all(self) -> str:
         await self._react("eyes")

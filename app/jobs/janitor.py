@@ -20,6 +20,7 @@ from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run
+from app.jobs.results import JobResult
 from app.publishing import checks
 from app.store.pulls import OpenCheck
 from app.telemetry.logs import log_context
@@ -30,11 +31,13 @@ RETRY_LATER = 300
 log = logging.getLogger(__name__)
 
 
-async def sweep(ctx: dict[str, Any]) -> int:
-    """arq's cron entry point: pick up orphaned runs, complete overdue check runs; return
-    how many of either there were."""
+async def sweep(ctx: dict[str, Any]) -> JobResult:
+    """arq's cron entry point: pick up orphaned runs, complete overdue check runs; say how
+    many of each there were."""
     deps, now = deps_of(ctx), time.time()
-    return await resume_orphans(deps, now=now) + await complete_overdue(deps, now=now)
+    resumed = await resume_orphans(deps, now=now)
+    completed = await complete_overdue(deps, now=now)
+    return JobResult.completed(f"{resumed} runs resumed, {completed} check runs completed")
 
 
 async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:

@@ -31,6 +31,7 @@ from app.jobs.commands import WRITERS
 from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import restate
+from app.jobs.results import JobResult
 from app.jobs.review import MIN_CEILING
 from app.publishing import hearing
 from app.publishing.plan import plan
@@ -43,7 +44,7 @@ from policies.budget import TokenCeiling
 log = logging.getLogger(__name__)
 
 
-async def hear_reply(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
+async def hear_reply(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
     """arq's entry point: hear one person's reply in a review thread."""
     request = ReplyRequest.model_validate(request_data)
     return await ReplyRun(deps_of(ctx), request).run()
@@ -56,10 +57,10 @@ class ReplyRun:
         self.pull_key = request.pull
         self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         pull = self.pull_key
         with log_context(repository=pull.full_name, pull_number=pull.number):
-            return await self._hear()
+            return JobResult.completed(await self._hear())
 
     async def _hear(self) -> str:
         key, request = self.pull_key, self.request

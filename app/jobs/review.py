@@ -35,6 +35,7 @@ from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
 from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
+from app.jobs.results import JobResult
 from app.jobs.superseding import Superseding
 from app.jobs.together import together
 from app.publishing import checks
@@ -47,9 +48,9 @@ from app.publishing.models import (
 )
 from app.publishing.rereview import Scope, reconcile
 from app.store.allowance import DailyAllowance
-from app.store.live import ENDED, State
 from app.store.plans import RunPlan
 from app.store.pulls import OpenCheck, StoredRun
+from app.store.records import ENDED, RunStatus, State
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
@@ -68,7 +69,7 @@ async def review_pull_request(
     ref_data: dict[str, Any],
     trigger: str | None = None,
     run_id: str | None = None,
-) -> str:
+) -> JobResult:
     """arq's entry point: review one pull request head.
 
     `trigger` is the pull request event behind an automatic review; None when a person asked.
@@ -101,21 +102,21 @@ class ReviewRun:
     def run_info(self) -> RunInfo:
         return RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         ref = self.ref
         with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
             if await self.heads.before_start():
-                return "superseded before it started"
+                return JobResult.completed("superseded before it started")
             live = self.live
             if await live.run_state(self.run_id) in ENDED:
-                return "this run has ended already"
+                return JobResult.completed("this run has ended already")
             if await live.run_alive(self.run_id):
-                return "this run is live on another worker"
+                return JobResult.completed("this run is live on another worker")
             async with live.beating_run(self.run_id):
                 await live.open(self.run_id, ref, self.trigger)
                 return await self._run()
 
-    async def _run(self) -> str:
+    async def _run(self) -> JobResult:
         ended: State | None = State.FAILED
         try:
             planned = await self.live.plan(self.run_id)
@@ -126,7 +127,7 @@ class ReviewRun:
             else:
                 result = await self._start()
             ended = State.COMPLETE
-            return result
+            return JobResult.completed(result)
         except asyncio.CancelledError:
             if self.check_id is not None:
                 completed = await asyncio.shield(self._cancelled(self.check_id))
@@ -137,7 +138,7 @@ class ReviewRun:
             # The job's catch-all: whatever failed, the pull request gets a clear answer.
             log.exception("review of %s failed", self.ref.key)
             await self._report_failure(exc)
-            return f"failed: {logged_reason(exc)}"
+            return JobResult.failed(logged_reason(exc))
         finally:
             if ended is not None:
                 await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
@@ -240,7 +241,7 @@ class ReviewRun:
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
         _, spent, remaining, (review, conversation) = await together(
-            self.live.set_run(self.run_id, state=State.COMPLETING),
+            self.live.set_run(self.run_id, RunStatus(state=State.COMPLETING)),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
             self._reconcile(plan, shown, diff, earlier),

@@ -23,6 +23,7 @@ from app.jobs.commands import run_commands
 from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, deps_of
 from app.jobs.janitor import sweep
 from app.jobs.replies import hear_reply
+from app.jobs.results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
 from app.store.counters import FleetCounters
@@ -156,35 +157,30 @@ class Workers:
             worker.wake()
 
 
-FAILED_PREFIX = "failed:"
-"""How a job that caught its own failure says so in its result (the review and unit jobs
-catch everything, so that the pull request gets an answer)."""
-
-
-def counted(job: Callable[..., Awaitable[Any]], name: str, metrics: Metrics) -> WorkerCoroutine:
-    """`job`, counting how each run of it ends: cancelled (aborted, timed out, or stopped by
-    a shutdown, after which arq runs it again), failed (raised, or returned a result starting
-    with `failed:`), or completed."""
+def counted(
+    job: Callable[..., Awaitable[JobResult]], name: str, metrics: Metrics
+) -> WorkerCoroutine:
+    """`job`, counting how each run of it ends (:class:`Ending`): as its result says, failed
+    if it raised, cancelled if it was; arq keeps the result as its text."""
 
     @functools.wraps(job)
-    async def run(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> Any:
+    async def run(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> str:
         try:
             result = await job(ctx, *args, **kwargs)
         except asyncio.CancelledError:
-            metrics.inc(JOBS, function=name, outcome="cancelled")
+            metrics.inc(JOBS, function=name, outcome=Ending.CANCELLED)
             raise
         except Exception:
-            metrics.inc(JOBS, function=name, outcome="failed")
+            metrics.inc(JOBS, function=name, outcome=Ending.FAILED)
             raise
-        failed = isinstance(result, str) and result.startswith(FAILED_PREFIX)
-        metrics.inc(JOBS, function=name, outcome="failed" if failed else "completed")
-        return result
+        metrics.inc(JOBS, function=name, outcome=result.ended)
+        return str(result)
 
     return run
 
 
 def _function(
-    job: JobName, run: Callable[..., Awaitable[Any]], timeout: int, metrics: Metrics
+    job: JobName, run: Callable[..., Awaitable[JobResult]], timeout: int, metrics: Metrics
 ) -> Function:
     """`run` as arq runs `job`: under its name, counted, within its timeout."""
     return func(counted(run, job, metrics), name=job, timeout=timeout, keep_result=KEEP)

@@ -13,7 +13,8 @@ from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
 from app.jobs.worker import Workers
 from app.publishing.markers import SUMMARY_MARKER
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.keys import review_job_id
+from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub, IssueComment
 from tests.scenarios.debates import UNDEFINED, agreed_by_role
 from tests.scenarios.reviews import (

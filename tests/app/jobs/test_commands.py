@@ -10,8 +10,9 @@ from agents.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
+from app.store.keys import commands_job_id, review_job_id
 from app.store.pulls import RunStore
-from app.store.queue import ReviewQueue, commands_job_id, review_job_id
+from app.store.queue import ReviewQueue
 from tests.app.reply_kit import HeldModel, finished, latest_run
 from tests.app.review_kit import (
     STUBBORN,

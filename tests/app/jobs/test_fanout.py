@@ -13,9 +13,11 @@ from agents.errors import LLMFatal
 from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import ScriptedLLM
 from app.jobs.janitor import resume_orphans
-from app.store.live import LiveRuns, State
+from app.store.keys import review_job_id
+from app.store.live import LiveRuns
 from app.store.pulls import RunStore
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.queue import ReviewQueue
+from app.store.records import State
 from tests.app.review_kit import HeldModel, agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.reviews import REF, REPO, background_worker, worker_deps

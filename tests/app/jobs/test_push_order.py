@@ -18,7 +18,8 @@ from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 
 from app.store.deliveries import Installations
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.keys import review_job_id
+from app.store.queue import ReviewQueue
 from app.web.dispatch import Delivery
 from app.web.handlers.pull_request import on_pull_request_changed
 from tests.app.review_kit import HeldModel, agreed, run_worker

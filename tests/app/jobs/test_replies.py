@@ -7,7 +7,8 @@ import asyncio
 from agents.llm import Role
 from agents.outcome import Resolution
 from agents.scripted import ScriptedLLM, by_role
-from app.store.queue import ReviewQueue, reply_job_id, review_job_id
+from app.store.keys import reply_job_id, review_job_id
+from app.store.queue import ReviewQueue
 from tests.app.reply_kit import (
     CONVINCING,
     HeldModel,

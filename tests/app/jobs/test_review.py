@@ -14,8 +14,9 @@ from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
 from agents.scripted import ScriptedLLM, by_role
+from app.store.keys import review_job_id
 from app.store.pulls import RunStore
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.queue import ReviewQueue
 from tests.app.review_kit import STUBBORN, HeldModel, agreed, run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED

@@ -31,9 +31,9 @@ from app.publishing.models import RunRecord
 from app.settings import Settings
 from app.store.counters import FleetCounters
 from app.store.embedded import EmbeddedRedis
-from app.store.keys import UNIT_QUEUE
+from app.store.keys import UNIT_QUEUE, unit_job_id
 from app.store.pulls import RunStore
-from app.store.queue import JobName, ReviewQueue, unit_job_id
+from app.store.queue import JobName, ReviewQueue
 from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
 from app.web.server import create_app
 from tests.app.review_kit import STUBBORN, agreed, run_review, run_worker
