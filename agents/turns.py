@@ -30,6 +30,7 @@ from agents.prompts import SYSTEM, role_brief
 from agents.protocol import ToolName, toolset
 from agents.refusals import Checked, Refusal
 from policies.budget import PairwiseBudget, TokenCeiling
+from policies.config import Models
 from policies.debate import DebatePolicy
 from policies.panel import Focus
 
@@ -79,8 +80,11 @@ class TurnRunner:
         replay: Replay | None = None,
         *,
         tests: bool = False,
+        models: Models | None = None,
     ) -> None:
         self.llm = llm
+        self.models = models or Models()
+        """The repository's choice of model for each role, where it made one."""
         self.tools = toolset(tests)
         """The tools as the agents are shown them: with `reproduction` if tests are run."""
         self.policy = policy
@@ -146,6 +150,7 @@ class TurnRunner:
             max_output_tokens=self.policy.max_output_tokens,
             round=ask.round,
             subject=asked,
+            model=getattr(self.models, ask.role.value),
         )
 
     async def _attempt(

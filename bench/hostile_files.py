@@ -44,7 +44,7 @@ from app.web.server import create_app
 from bench.fleet import TimedGitHub, enqueue, open_pulls
 from tests.fakes.github_api import new_app_key
 from tests.scenarios.debates import git_diff
-from tests.scenarios.reviews import worker_deps
+from tests.scenarios.reviews import worker_setup
 
 PATH = "native/hostile.c"
 POLL = 0.02
@@ -132,7 +132,7 @@ async def run(sizes: list[int], in_place_max: int) -> None:
                 create_app(settings, redis.url), port=port, log_config=None, log_level="error"
             )
         )
-        deps = worker_deps(github, key, llm)
+        deps = worker_setup(github, key, llm)
         workers = Workers(deps, redis.url)
         serving = asyncio.create_task(server.serve())
         working = asyncio.create_task(workers.run())

@@ -51,7 +51,7 @@ from bench.fleet import (
 from policies.config import CONFIG_PATH
 from tests.fakes.github_api import new_app_key
 from tests.scenarios.debates import git_diff
-from tests.scenarios.reviews import background_worker, worker_deps
+from tests.scenarios.reviews import background_worker, worker_setup
 
 CONFIG = "debate:\n  token_ceiling: 1000000000\n"
 """The repository's config: a ceiling out of the way of 200 units' debates."""
@@ -117,7 +117,7 @@ async def _review(units: int, profile: cProfile.Profile | None) -> Size:
         )
         model = PacedModel(two_rounds, 0.0)
         settings = Settings(tiebreak_daily_token_cap=DAILY_CAP)
-        deps = worker_deps(github, key, model, settings=settings, unit_tokens=UNIT_TOKENS)
+        deps = worker_setup(github, key, model, settings=settings, unit_tokens=UNIT_TOKENS)
         async with background_worker(deps, store.url):
             sent = _sent(client)
             if profile is not None:

@@ -32,7 +32,7 @@ from app.publishing import checks, markdown
 from app.publishing.models import LabelAction, RunRecord
 from app.publishing.plan import plan
 from app.slash import HELP, MAX_COMMANDS, CommandName
-from app.store.pulls import RunStore, StoredRun
+from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
 from policies.budget import TokenCeiling
@@ -108,13 +108,13 @@ class CommandRun:
                 return await self._arbitrate(pull)
 
     async def _review(self, pull: PullRequest) -> bool:
-        queue = self.deps.started_queue()
+        queue = self.deps.queue
         source = self.request.comment.id if self.request.comment else "button"
         await queue.enqueue_review(self.pull_key.at(pull.head_sha), rerun=f"asked-{source}")
         return True
 
     async def _stop(self) -> bool:
-        queue, runs = self.deps.started_queue(), self._runs()
+        queue, runs = self.deps.queue, self.deps.runs
         job_id = await queue.unfinished_review(self.pull_key)
         if job_id is None:
             await self._reply("No review of this pull request is running.")
@@ -127,7 +127,7 @@ class CommandRun:
         if tokens < MIN_CEILING:
             await self._reply(f"A review needs a budget of at least {MIN_CEILING:,} tokens.")
             return False
-        await self._runs().set_budget(self.pull_key, tokens)
+        await self.deps.runs.set_budget(self.pull_key, tokens)
         await self._reply(
             f"The next review of this pull request may spend up to {tokens:,} billed tokens "
             "(never more than the repository's own ceiling)."
@@ -137,7 +137,7 @@ class CommandRun:
     async def _resolve(self, pull: PullRequest) -> bool:
         # Under the landing lock: a newer review cannot land between the reading and the
         # resolving, to have its summary and label overwritten by the older run's.
-        async with self._runs().landing(self.pull_key) as latest:
+        async with self.deps.runs.landing(self.pull_key) as latest:
             record = await self._current(latest, pull)
             if record is None:
                 return False
@@ -163,7 +163,7 @@ class CommandRun:
     async def _apply(self, pull: PullRequest) -> bool:
         # No lock: the commit lands only on the head the run reviewed (a push meanwhile
         # makes GitHub refuse it), and the run is not changed.
-        record = await self._current(await self._runs().read(self.pull_key), pull)
+        record = await self._current(await self.deps.runs.read(self.pull_key), pull)
         if record is None:
             return False
         try:
@@ -178,7 +178,7 @@ class CommandRun:
         return True
 
     async def _arbitrate(self, pull: PullRequest) -> bool:
-        stored = await self._runs().read(self.pull_key)
+        stored = await self.deps.runs.read(self.pull_key)
         record = await self._current(stored, pull)
         if stored is None or record is None:
             return False
@@ -194,7 +194,7 @@ class CommandRun:
             )
             return False
         ceiling = TokenCeiling(policy.token_ceiling, allowance)
-        debate = Debate(self.deps.llm_for(record.config.models), policy, ceiling=ceiling)
+        debate = Debate(self.deps.counted_llm, policy, ceiling=ceiling, models=record.config.models)
         outcomes, ruled = [], []
         for outcome in record.review.units:
             ids = [
@@ -215,7 +215,7 @@ class CommandRun:
         if not ruled:
             await self._reply("There is no unresolved finding to send to the arbiter.")
             return False
-        async with self._runs().landing(self.pull_key) as latest:
+        async with self.deps.runs.landing(self.pull_key) as latest:
             return await self._land_rulings(stored, latest, Review(units=outcomes), ruled)
 
     async def _thread_finding(self, record: RunRecord) -> FindingKey | None:
@@ -259,7 +259,7 @@ class CommandRun:
         whole = plan(rebased.review, diff, run=record.run_info(), conversation=record.conversation)
         conclusion = str(whole.check.conclusion)
         changed = record.model_copy(update={"review": rebased.review, "conclusion": conclusion})
-        if not await self._runs().replace(latest, changed):
+        if not await self.deps.runs.replace(latest, changed):
             log.warning("the run of %s changed while rulings landed", self.pull_key.key)
             await self._reply("The review changed while the arbiter ruled; nothing was kept.")
             return False
@@ -294,11 +294,6 @@ class CommandRun:
             await self.github.reply(self.pull_key, self.request.comment, body)
         else:
             await self.github.comment(self.pull_key, body)
-
-    def _runs(self) -> RunStore:
-        if self.deps.runs is None:
-            raise RuntimeError("the worker has not started")
-        return self.deps.runs
 
 
 def _bounded(calls: list[CommandCall]) -> list[CommandCall]:

@@ -43,7 +43,7 @@ async def sweep(ctx: dict[str, Any]) -> JobResult:
 async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
     """Queue a new coordinator for each live run whose coordinator's heartbeat lapsed (its
     worker died); it picks the run up where it was. Return how many were queued."""
-    live, queue = deps.live_runs(), deps.started_queue()
+    live, queue = deps.live_runs(), deps.queue
     resumed = 0
     for orphan in await live.orphans(started_before=now - deps.heartbeat):
         with _about(orphan.run_id, orphan.ref):
@@ -58,8 +58,6 @@ async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
 
 async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
     """Complete every check run past its deadline that is still unfinished; return how many."""
-    if deps.runs is None:
-        raise RuntimeError("the worker has not started")
     completed = 0
     for check in await deps.runs.claim_overdue_checks(now):
         with _about(check.run_id, check.ref):

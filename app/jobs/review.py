@@ -14,7 +14,6 @@ places allowed to catch everything.
 """
 
 import asyncio
-import contextlib
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
@@ -210,7 +209,7 @@ class ReviewRun:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
         the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
         check_id = plan.check_run_id
-        queue = self.deps.started_queue()
+        queue = self.deps.queue
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
         try:
@@ -229,8 +228,7 @@ class ReviewRun:
             return await self._publish(plan, debated, diff, earlier, fresh=fresh)
 
     def _landing(self) -> AbstractAsyncContextManager[StoredRun | None]:
-        runs = self.deps.runs
-        return contextlib.nullcontext(None) if runs is None else runs.landing(self.ref)
+        return self.deps.runs.landing(self.ref)
 
     async def _publish(
         self, plan: RunPlan, debated: Review, diff: Diff, earlier: RunRecord | None, *, fresh: bool
@@ -274,27 +272,26 @@ class ReviewRun:
             set_label(self.github, ref, publication.label, publication.label_name),
         )
         await self._complete(check_id, publication.check)
-        if self.deps.runs is not None:
-            await self.deps.runs.save(
-                RunRecord(
-                    run_id=self.run_id,
-                    ref=ref,
-                    check_run_id=check_id,
-                    conclusion=conclusion,
-                    review=review,
-                    diff=diff.text,
-                    policy=plan.policy,
-                    config=config,
-                    details_url=self.details_url,
-                    conversation=conversation,
-                    readings=await self.live.readings(self.run_id, plan.units),
-                )
+        await self.deps.runs.save(
+            RunRecord(
+                run_id=self.run_id,
+                ref=ref,
+                check_run_id=check_id,
+                conclusion=conclusion,
+                review=review,
+                diff=diff.text,
+                policy=plan.policy,
+                config=config,
+                details_url=self.details_url,
+                conversation=conversation,
+                readings=await self.live.readings(self.run_id, plan.units),
             )
+        )
         return conclusion
 
     async def _earlier(self) -> RunRecord | None:
         """The pull request's latest finished review before this run, if it has one."""
-        earlier = await self.deps.runs.latest(self.ref) if self.deps.runs else None
+        earlier = await self.deps.runs.latest(self.ref)
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
     async def _scope(self) -> Scope:
@@ -325,7 +322,7 @@ class ReviewRun:
         """The repository's debate policy, with a budget set by `/tiebreak budget` for this
         run (never above the repository's own ceiling)."""
         own = self.config.debate
-        budget = await self.deps.runs.take_budget(self.ref) if self.deps.runs else None
+        budget = await self.deps.runs.take_budget(self.ref)
         if budget is None:
             return own
         ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
@@ -342,9 +339,8 @@ class ReviewRun:
         until now), which the janitor completes if this job never does."""
         check = NewCheckRun(status="in_progress", started_at=now(), external_id=self.run_id)
         check_id = await self.github.create_check_run(self.ref, check)
-        if self.deps.runs is not None:
-            deadline = time.time() + self.deps.check_deadline
-            await self.deps.runs.open_check(self._open_check(check_id), deadline)
+        deadline = time.time() + self.deps.check_deadline
+        await self.deps.runs.open_check(self._open_check(check_id), deadline)
         return check_id
 
     def _open_check(self, check_id: int) -> OpenCheck:
@@ -358,8 +354,7 @@ class ReviewRun:
             checks.with_config_problems(result, self.config_problems),
             details_url=self.details_url,
         )
-        if self.deps.runs is not None:
-            await self.deps.runs.close_check(self._open_check(check_id))
+        await self.deps.runs.close_check(self._open_check(check_id))
 
     async def _cancelled(self, check_id: int) -> bool:
         """Complete the check run of a job arq cancelled, if a person stopped it or a newer
@@ -392,8 +387,7 @@ class ReviewRun:
         await self._complete(check_id, checks.superseded(newer or "", run=self.run_info))
 
     async def _stopped_by(self) -> str | None:
-        runs = self.deps.runs
-        return await runs.stopped_by(self.run_id) if runs else None
+        return await self.deps.runs.stopped_by(self.run_id)
 
 
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:

@@ -113,9 +113,9 @@ class UnitRun:
             self.deps.allowance(plan.ref.installation_id),
         )
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
-        llm = Tracked(self.deps.llm_for(plan.models), writes)
+        llm = Tracked(self.deps.counted_llm, writes)
         llm.tokens, llm.calls = tokens, calls
-        debate = Debate(llm, plan.policy, ceiling=ceiling)
+        debate = Debate(llm, plan.policy, ceiling=ceiling, models=plan.models)
         return await debate.run(plan.review_unit(), journal=writes.journal)
 
     async def _failed(self, error: str, *, fatal: bool = False) -> None:

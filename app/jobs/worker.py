@@ -16,20 +16,18 @@ from arq import cron, func
 from arq.connections import RedisSettings
 from arq.typing import WorkerCoroutine
 from arq.worker import Function
-from redis.asyncio import Redis
 
-from agents.claude import ClaudeLLM
 from app.jobs.commands import run_commands
-from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, deps_of
+from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, WorkerSetup, deps_of
 from app.jobs.janitor import sweep
 from app.jobs.replies import hear_reply
 from app.jobs.results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
+from app.store.connection import connect
 from app.store.counters import FleetCounters
 from app.store.keys import HEARING_TTL, UNIT_QUEUE
-from app.store.pulls import RunStore
-from app.store.queue import JobName, ReviewQueue
+from app.store.queue import JobName
 from app.store.wakeups import PromptWorker
 from app.telemetry.metrics import JOBS, Metrics
 
@@ -60,7 +58,6 @@ KEEP = 3600
 
 async def _startup(ctx: dict[str, Any]) -> None:
     deps = deps_of(ctx)
-    deps.queue, deps.runs = ReviewQueue(ctx["redis"]), RunStore(ctx["redis"])
     deps.github.keep_alive()
     # What was made so far (the libraries' modules and models, the dependencies) lives as
     # long as the process: kept out of the garbage collector's full passes, each of which
@@ -73,8 +70,8 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
     deps = deps_of(ctx)
     await deps.github.aclose()
     deps.parsing.close()
-    if isinstance(deps.llm, ClaudeLLM):
-        await deps.llm.aclose()
+    for close in deps.closing:
+        await close()
 
 
 class Workers:
@@ -83,8 +80,10 @@ class Workers:
     slot a unit needs. They share one set of dependencies. Make them inside the event loop that
     runs them: arq binds a worker to the loop it is made in."""
 
-    def __init__(self, deps: WorkerDeps, redis_url: str, *, burst: bool = False) -> None:
-        self.deps = deps
+    def __init__(self, setup: WorkerSetup, redis_url: str, *, burst: bool = False) -> None:
+        # The jobs' stores share one pool of the process; arq's two workers keep their own
+        # (their reads block on purpose, so none has a timeout).
+        self.deps = deps = WorkerDeps.started(setup, connect(redis_url, timeout=None))
         self.redis_url = redis_url
         settings = RedisSettings.from_dsn(redis_url)
         metrics = deps.metrics
@@ -127,12 +126,11 @@ class Workers:
     async def run(self) -> None:
         """Run both until the review worker ends (in burst mode, when its queue is empty) or
         until :meth:`stop`, flushing the process's metrics meanwhile and once they end."""
-        redis = Redis.from_url(self.redis_url)
         try:
-            async with FleetCounters(redis).flushing(self.deps.metrics):
+            async with FleetCounters(self.deps.redis).flushing(self.deps.metrics):
                 await self._run()
         finally:
-            await redis.aclose()
+            await self.deps.redis.aclose()
 
     async def _run(self) -> None:
         units = asyncio.create_task(self.units.async_run())
@@ -186,11 +184,11 @@ def _function(
     return func(counted(run, job, metrics), name=job, timeout=timeout, keep_result=KEEP)
 
 
-def run_until_signalled(deps: WorkerDeps, redis_url: str) -> None:
+def run_until_signalled(setup: WorkerSetup, redis_url: str) -> None:
     """Run one process's workers until SIGINT or SIGTERM, as `tiebreak worker` does."""
 
     async def main() -> None:
-        workers = Workers(deps, redis_url)  # arq binds a worker to the loop it is made in
+        workers = Workers(setup, redis_url)  # arq binds a worker to the loop it is made in
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, lambda: asyncio.ensure_future(workers.stop()))

@@ -21,7 +21,7 @@ from tests.scenarios.reviews import (
     NUMBER,
     REF,
     REPO,
-    worker_deps,
+    worker_setup,
 )
 
 STUBBORN: dict[str, list[Reply]] = {
@@ -71,9 +71,9 @@ async def run_worker(
     retry_backoff: float | None = None,
     **deps_fields: Any,
 ) -> dict[str, object]:
-    """Queue work with `enqueue`, let a real worker (with :func:`worker_deps`) run everything
+    """Queue work with `enqueue`, let a real worker (with :func:`worker_setup`) run everything
     queued, and whatever that queues in turn, and return each job's result by job id."""
-    deps = worker_deps(github, key, llm, retry_backoff=retry_backoff, **deps_fields)
+    deps = worker_setup(github, key, llm, retry_backoff=retry_backoff, **deps_fields)
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     queue = ReviewQueue(redis)
     try:

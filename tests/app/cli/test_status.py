@@ -18,7 +18,7 @@ from app.store.queue import ReviewQueue
 from app.store.records import RunStatus, State, UnitStatus
 from tests.app.review_kit import HeldModel, agreed
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.scenarios.reviews import REF, background_worker, worker_deps
+from tests.scenarios.reviews import REF, background_worker, worker_setup
 
 NOW = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
 RUN_ID = review_job_id(REF)
@@ -37,7 +37,7 @@ async def test_status_shows_a_review_mid_debate(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
 

@@ -26,7 +26,7 @@ from tests.app.review_kit import (
 )
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
-from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_deps
+from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
 
 PULL = REF.model_copy()
 
@@ -352,7 +352,7 @@ async def test_arbitrate_racing_a_push_leaves_the_newer_review_as_it_is(
         ScriptedLLM(by_role(arbiter=[FORCED])),
         lambda request: request.role is Role.ARBITER,
     )
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         await ruling.enqueue(queue)
         await asyncio.wait_for(model.arrived.wait(), 30)

@@ -32,7 +32,7 @@ from tests.scenarios.reviews import (
     REF,
     REPO,
     background_worker,
-    worker_deps,
+    worker_setup,
 )
 from tests.scenarios.webhooks import payload
 
@@ -125,7 +125,7 @@ async def test_an_older_push_heard_during_the_review_of_a_newer_one_does_not_sto
 ) -> None:
     push_twice(github)
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         await deliver(queue, pushed(NEWER, before=OLDER))
         await asyncio.wait_for(model.first_call.wait(), 20)
@@ -144,7 +144,7 @@ async def test_after_pushes_heard_out_of_order_the_next_push_still_stops_the_rev
     newest = "e" * 40
     push_twice(github)
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         await deliver(queue, pushed(HEAD), pushed(NEWER, before=OLDER), pushed(OLDER, before=HEAD))
         await asyncio.wait_for(model.first_call.wait(), 20)  # the review of NEWER

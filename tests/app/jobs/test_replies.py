@@ -22,7 +22,7 @@ from tests.app.reply_kit import (
 )
 from tests.app.review_kit import STUBBORN, asked, run_worker, summary
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_deps
+from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
 
 NEWER = REF.model_copy(update={"head_sha": "9" * 40})
 
@@ -33,7 +33,7 @@ async def test_replies_on_two_findings_heard_at_once_withdraw_both(
     threads = await two_unresolved_findings(github, key, redis_url)
     # Each hearing waits until the other is in flight too: both read the review as it was.
     model = HeldModel(ScriptedLLM(by_role()), accepting(), together=2)
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         requests = [replied(github, thread, CONVINCING) for thread in threads]
         for request in requests:
@@ -80,7 +80,7 @@ async def test_a_push_reviewed_while_a_reply_is_weighed_keeps_the_newer_review(
 ) -> None:
     thread = await unresolved_review(github, key, redis_url, "")
     model = HeldModel(ScriptedLLM(by_role(**STUBBORN)), accepting())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         request = replied(github, thread, CONVINCING)
         await queue.enqueue_reply(request)

@@ -28,7 +28,7 @@ from tests.scenarios.reviews import (
     REF,
     REPO,
     background_worker,
-    worker_deps,
+    worker_setup,
 )
 
 
@@ -225,7 +225,7 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
 ) -> None:
     newer = REF.model_copy(update={"head_sha": "c" * 40})
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
         github.add_pull(REPO, NUMBER, head_sha=newer.head_sha, base_sha=BASE, diff=DIFF)
@@ -290,7 +290,7 @@ async def test_a_stopped_review_completes_its_check_run_as_stopped(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
         job_id = review_job_id(REF)

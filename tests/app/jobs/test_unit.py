@@ -15,12 +15,12 @@ from agents.errors import LLMUnavailable
 from agents.journal import JournalEntry
 from agents.llm import LLMRequest, LLMResponse, Role
 from agents.scripted import ScriptedLLM, by_role
+from app.jobs.deps import WorkerDeps
 from app.jobs.results import JobResult
 from app.jobs.unit import debate_unit
 from app.store import keys
 from app.store.live import LiveRuns
 from app.store.plans import RunPlan
-from app.store.queue import ReviewQueue
 from app.store.records import State
 from app.store.replies import reply
 from policies.config import RepoConfig
@@ -28,7 +28,7 @@ from policies.debate import DebatePolicy
 from tests.app.store_kit import Received, ServerCounts
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import agreed_by_role
-from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_deps
+from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_setup
 
 RUN = "run-unit"
 TODAY = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -55,8 +55,8 @@ async def debate(
     """Plan a one-unit run as its coordinator does, then run its unit's job (attempt 1) on
     `model`; return what the job returned and what the server had received before and after."""
     # A heartbeat that is not renewed during the debate.
-    deps = worker_deps(github, key, model, heartbeat=60.0, clock=lambda: TODAY)
-    deps.queue = ReviewQueue(redis)
+    setup = worker_setup(github, key, model, heartbeat=60.0, clock=lambda: TODAY)
+    deps = WorkerDeps.started(setup, redis)
     diff = Diff.parse(DIFF)
     units = diff.units()
     plan = RunPlan(

@@ -51,7 +51,7 @@ from tests.scenarios.debates import (
     report,
     rulings,
 )
-from tests.scenarios.reviews import APP_ID, BASE, REF, REPO, background_worker, worker_deps
+from tests.scenarios.reviews import APP_ID, BASE, REF, REPO, background_worker, worker_setup
 from tests.scenarios.webhooks import SECRET, payload, signed
 
 Samples = dict[str, dict[tuple[str, ...], float]]
@@ -422,7 +422,7 @@ async def test_running_jobs_show_in_progress_and_their_run_live(
     # The janitor sweeps half a minute from now, well after this test: its cron job never
     # joins the review queue being measured.
     sweep = frozenset({(datetime.now(UTC).second + 30) % 60})
-    deps = worker_deps(github, key, model, sweep_seconds=sweep)
+    deps = worker_setup(github, key, model, sweep_seconds=sweep)
     async with background_worker(deps, redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.called.wait(), 60)
