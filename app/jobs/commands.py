@@ -27,7 +27,6 @@ from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run, land_rulings, set_label
 from app.jobs.results import JobResult
-from app.jobs.review import MIN_CEILING
 from app.publishing import checks, markdown
 from app.publishing.models import LabelAction, RunRecord
 from app.publishing.plan import plan
@@ -35,10 +34,8 @@ from app.slash import HELP, MAX_COMMANDS, CommandName
 from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
-from policies.budget import TokenCeiling
-
-WRITERS = frozenset({"admin", "write"})
-"""Collaborator permissions that may run commands (maintain counts as write)."""
+from policies.budget import MIN_CEILING, TokenCeiling
+from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
 

@@ -27,18 +27,17 @@ from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import ReplyRequest
 from app.github.protocol import InstallationClient
-from app.jobs.commands import WRITERS
 from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import restate
 from app.jobs.results import JobResult
-from app.jobs.review import MIN_CEILING
 from app.publishing import hearing
 from app.publishing.plan import plan
 from app.publishing.rereview import PostedThread
 from app.store.pulls import StoredRun
 from app.telemetry.logs import bind, log_context
-from policies.budget import TokenCeiling
+from policies.budget import MIN_CEILING, TokenCeiling
+from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
 

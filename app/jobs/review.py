@@ -52,13 +52,9 @@ from app.store.pulls import OpenCheck, StoredRun
 from app.store.records import ENDED, RunStatus, State
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
+from policies.budget import MIN_CEILING
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
 from policies.debate import DebatePolicy
-
-MIN_CEILING = 10_000
-"""The smallest token ceiling a review runs with; a daily allowance with less left than this
-starts no review."""
-
 
 log = logging.getLogger(__name__)
 
