@@ -12,7 +12,7 @@ worker's health check).
 from datetime import date
 from enum import StrEnum
 
-from app.events import PullKey, PullRequestRef, ReplyRequest
+from app.events import HearingRequest, PullKey, PullRequestRef
 
 DAY = 24 * 3600
 """Seconds in a day: the unit of the TTLs below and of the transcripts' retention."""
@@ -76,8 +76,10 @@ def commands_job_id(pull: PullKey, source: str) -> str:
     return f"commands:{pull.key}:{source}"
 
 
-def reply_job_id(request: ReplyRequest) -> str:
-    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers."""
+def hearing_job_id(request: HearingRequest) -> str:
+    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers. The
+    prefix is older than the job's name and stays, so a reply queued before a deploy is still
+    not queued again after it."""
     return f"reply:{request.pull.key}:{request.comment.id}"
 
 

@@ -14,7 +14,7 @@ from agents.protocol import Reproduction
 from agents.review import Review
 from agents.scripted import ScriptedLLM, by_role
 from agents.verification import Run, Verification
-from app.events import CommentRef, ReplyRequest
+from app.events import CommentRef, HearingRequest
 from app.links import TranscriptLinks, links_for
 from app.settings import Settings
 from app.store.keys import DAY
@@ -295,7 +295,7 @@ async def test_a_persons_reply_joins_the_findings_thread_marked_as_a_persons(
     reply = github.add_review_comment(
         REPO, NUMBER, PAYMENTS, 16, argument, in_reply_to=tiebreaks.id
     )
-    request = ReplyRequest(
+    request = HearingRequest(
         pull=REF,
         login="octocat",
         comment=CommentRef(id=reply, kind="review", thread_id=tiebreaks.id),
@@ -304,7 +304,7 @@ async def test_a_persons_reply_joins_the_findings_thread_marked_as_a_persons(
     tester = ScriptedLLM(by_role(tester=[evaluations(reject("F1", "Nothing defines log."))]))
 
     await run_worker(
-        github, key, redis_url, tester, lambda q: q.enqueue_reply(request), **linking()
+        github, key, redis_url, tester, lambda q: q.enqueue_hearing(request), **linking()
     )
 
     page = web.get(local(url)).text

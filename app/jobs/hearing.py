@@ -1,4 +1,4 @@
-"""The reply job: a person's reply on one of Tiebreak's finding threads, heard.
+"""The hearing job: a person's reply on one of Tiebreak's finding threads, heard.
 
 The reply must be on a thread Tiebreak started (its first comment the App's own, carrying a
 finding's fingerprint), about a finding the latest review of the current head left open, and
@@ -25,7 +25,7 @@ from agents.errors import LLMFatal, NotHeard
 from agents.hearing import PersonReply, Verdict
 from agents.rebase import FindingKey, rebase
 from agents.review import Review
-from app.events import ReplyRequest
+from app.events import HearingRequest
 from app.github.protocol import InstallationClient
 from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
@@ -42,14 +42,14 @@ from policies.permissions import WRITERS
 log = logging.getLogger(__name__)
 
 
-async def hear_reply(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
+async def run_hearing(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
     """arq's entry point: hear one person's reply in a review thread."""
-    request = ReplyRequest.model_validate(request_data)
-    return await ReplyRun(deps_of(ctx), request).run()
+    request = HearingRequest.model_validate(request_data)
+    return await HearingRun(deps_of(ctx), request).run()
 
 
-class ReplyRun:
-    def __init__(self, deps: WorkerDeps, request: ReplyRequest) -> None:
+class HearingRun:
+    def __init__(self, deps: WorkerDeps, request: HearingRequest) -> None:
         self.deps = deps
         self.request = request
         self.pull_key = request.pull
