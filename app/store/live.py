@@ -38,7 +38,7 @@ from app.store.plans import (
     read_unit_plan,
 )
 from app.store.records import ENDED, RunStatus, State, UnitStatus
-from app.store.replies import reply, text
+from app.store.redis_typing import reply, text
 
 
 def worker_name() -> str:

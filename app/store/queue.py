@@ -44,7 +44,7 @@ from app.events import CommandRequest, HearingRequest, PullKey, PullRequestRef
 from app.store import keys
 from app.store.heads import SUPERSEDE
 from app.store.pipelining import AutoPipeline
-from app.store.replies import text
+from app.store.redis_typing import text
 from app.store.wakeups import ring
 
 

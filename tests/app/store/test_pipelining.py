@@ -16,7 +16,7 @@ from app.store.embedded import free_port
 from app.store.keys import hearing_job_id, review_job_id
 from app.store.pipelining import AutoPipeline, Stage
 from app.store.queue import ReviewQueue
-from app.store.replies import reply
+from app.store.redis_typing import reply
 from tests.app.store_kit import ServerCounts
 
 AT_ONCE = 20
