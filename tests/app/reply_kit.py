@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommentRef, HearingRequest
-from app.publishing.models import RunRecord
-from app.store.pulls import RunStore
+from app.publishing.publication import RunRecord
+from app.store.pulls import Pulls
 from tests.app.review_kit import STUBBORN, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 from tests.scenarios.debates import (
@@ -185,6 +185,6 @@ async def finished(redis: ArqRedis, job_id: str) -> object:
 
 
 async def latest_run(redis: ArqRedis) -> RunRecord:
-    record = await RunStore(redis).latest(REF)
+    record = await Pulls(redis).latest(REF)
     assert record is not None
     return record

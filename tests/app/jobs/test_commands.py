@@ -11,7 +11,7 @@ from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.keys import commands_job_id, review_job_id
-from app.store.pulls import RunStore
+from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from tests.app.reply_kit import HeldModel, finished, latest_run
 from tests.app.review_kit import (
@@ -166,7 +166,7 @@ async def test_budget_is_kept_for_the_next_review(
     assert "up to 50,000 billed tokens" in replies(github)[0]
     redis = await create_pool(RedisSettings.from_dsn(redis_url))
     try:
-        assert await RunStore(redis).take_budget(PULL) == 50_000
+        assert await Pulls(redis).take_budget(PULL) == 50_000
     finally:
         await redis.aclose()
 

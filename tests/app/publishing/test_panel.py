@@ -10,8 +10,8 @@ from agents.protocol import Severity
 from agents.scripted import ScriptedLLM, by_agent
 from app.bodies import AnnotationLevel, Conclusion, ReviewEvent
 from app.publishing.finding_text import TRIGGER
-from app.publishing.models import LabelAction, Publication
 from app.publishing.plan import plan
+from app.publishing.publication import LabelAction, Publication
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
 from tests.app.panel_kit import PANEL_DIFF, panel_review
