@@ -14,7 +14,7 @@ from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
 from app.evaluation.runner import Runner
 from app.evaluation.scoring import Summary
-from tests.app.evaluation.reviewers_kit import Reviewers, case
+from tests.kits.reviewers import Reviewers, case
 
 CASES = [
     case("cart-total", [("shop/cart.py", [5, 6])]),

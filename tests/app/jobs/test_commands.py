@@ -13,8 +13,9 @@ from app.store.allowance import DailyAllowance
 from app.store.keys import commands_job_id, review_job_id
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
-from tests.app.reply_kit import HeldModel, finished, latest_run
-from tests.app.review_kit import (
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.hearing import HeldModel, finished, latest_run
+from tests.kits.review import (
     STUBBORN,
     Asked,
     agreed,
@@ -24,7 +25,6 @@ from tests.app.review_kit import (
     summaries,
     summary,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
 from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
 

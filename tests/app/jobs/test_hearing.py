@@ -19,7 +19,8 @@ from app.settings import Settings
 from app.store.keys import hearing_job_id, review_job_id
 from app.store.queue import ReviewQueue
 from app.web.server import create_app
-from tests.app.reply_kit import (
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.hearing import (
     AUTHOR,
     CONVINCING,
     REASON,
@@ -38,8 +39,7 @@ from tests.app.reply_kit import (
     unresolved_review,
     untrusted,
 )
-from tests.app.review_kit import STUBBORN, asked, run_worker, summary
-from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import STUBBORN, asked, run_worker, summary
 from tests.scenarios.debates import accept, evaluations, reject, rulings, warn
 from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
 from tests.scenarios.webhooks import SECRET

@@ -17,8 +17,8 @@ from agents.scripted import ScriptedLLM, by_role
 from app.store.keys import review_job_id
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
-from tests.app.review_kit import STUBBORN, HeldModel, agreed, run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import STUBBORN, HeldModel, agreed, run_review
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED
 from tests.scenarios.reviews import (
     BASE,

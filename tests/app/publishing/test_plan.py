@@ -47,7 +47,7 @@ from app.publishing.publication import (
     RunInfo,
 )
 from policies.arbitration import ArbitrationTrigger
-from tests.app.publishing.plan_kit import (
+from tests.kits.plan import (
     ADDED,
     BIG,
     CORPUS,

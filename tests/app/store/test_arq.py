@@ -16,7 +16,7 @@ from arq.jobs import Job, JobStatus
 from app.events import CommandCall, CommandRequest, CommentRef, HearingRequest, PullKey
 from app.store import keys
 from app.store.queue import JobName, ReviewQueue
-from tests.app.store_kit import PROMPT, prompt_worker
+from tests.kits.store import PROMPT, prompt_worker
 from tests.scenarios.reviews import REF
 
 JOB = "review:octo/app#7@abc"

@@ -17,7 +17,7 @@ from app.store.keys import hearing_job_id, review_job_id
 from app.store.pipelining import AutoPipeline, Stage
 from app.store.queue import ReviewQueue
 from app.store.redis_typing import reply
-from tests.app.store_kit import ServerCounts
+from tests.kits.store import ServerCounts
 
 AT_ONCE = 20
 

@@ -6,7 +6,7 @@ from arq.connections import ArqRedis
 from agents.review import Review
 from app.publishing.publication import RunRecord
 from app.store.pulls import Pulls
-from tests.app.store_kit import ServerCounts
+from tests.kits.store import ServerCounts
 from tests.scenarios.reviews import REF
 
 RUN = RunRecord(

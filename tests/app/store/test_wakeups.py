@@ -15,7 +15,7 @@ from arq.worker import Function
 from app.events import CommandCall, CommandRequest, CommentRef, HearingRequest
 from app.store.keys import REVIEW_QUEUE, UNIT_QUEUE, in_progress, unit_job_id
 from app.store.queue import JobName, ReviewQueue
-from tests.app.store_kit import PROMPT, prompt_worker
+from tests.kits.store import PROMPT, prompt_worker
 from tests.scenarios.reviews import REF
 
 

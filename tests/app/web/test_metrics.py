@@ -36,9 +36,9 @@ from app.store.pulls import Pulls
 from app.store.queue import JobName, ReviewQueue
 from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
 from app.web.server import create_app
-from tests.app.review_kit import STUBBORN, agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.review import STUBBORN, agreed, run_review, run_worker
 from tests.scenarios.debates import (
     AGREED,
     LOG_FIX,

@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 from agents.llm import Role
 from app.settings import Settings
 from app.web.server import create_app
-from tests.app.reply_kit import (
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.hearing import (
     CONVINCING,
     REASON,
     UNCONVINCING,
@@ -23,7 +24,6 @@ from tests.app.reply_kit import (
     unresolved_review,
     untrusted,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import evaluations, reject
 from tests.scenarios.reviews import NUMBER, REPO
 from tests.scenarios.webhooks import SECRET

@@ -20,10 +20,10 @@ from app.settings import Settings
 from app.store.keys import DAY
 from app.store.transcripts import TranscriptRecord, TranscriptStore
 from app.web.server import create_app
-from tests.app.review_kit import STUBBORN, agreed, asked, run_review, run_worker, summary
-from tests.app.store_kit import Store
-from tests.app.transcript_kit import PWNED, hostile_record, panel_record, sample_record
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import STUBBORN, agreed, asked, run_review, run_worker, summary
+from tests.kits.store import Store
+from tests.kits.transcript import PWNED, hostile_record, panel_record, sample_record
 from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,

@@ -17,8 +17,8 @@ from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommentRef, HearingRequest
 from app.publishing.publication import RunRecord
 from app.store.pulls import Pulls
-from tests.app.review_kit import STUBBORN, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.kits.review import STUBBORN, run_review, run_worker
 from tests.scenarios.debates import (
     NEGATIVE,
     PAYMENTS,
