@@ -1,6 +1,6 @@
 """Landing a result on a pull request: the review, the summary, the check run, the label.
 
-Shared by the review job, the replies and the commands that change a finished review
+Shared by the review job, the hearings and the commands that change a finished review
 (resolve, arbitrate). A check run that asks for action offers the buttons that take it.
 """
 

@@ -75,10 +75,10 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 
 
 class Workers:
-    """The two arq workers of one process: reviews, commands and the janitor on the default
-    queue; units on their own queue, so reviews waiting for their units can never hold every
-    slot a unit needs. They share one set of dependencies. Make them inside the event loop that
-    runs them: arq binds a worker to the loop it is made in."""
+    """The two arq workers of one process: reviews, commands, hearings and the janitor on
+    the default queue; units on their own queue, so reviews waiting for their units can never
+    hold every slot a unit needs. They share one set of dependencies. Make them inside the
+    event loop that runs them: arq binds a worker to the loop it is made in."""
 
     def __init__(self, setup: WorkerSetup, redis_url: str, *, burst: bool = False) -> None:
         # The jobs' stores share one pool of the process; arq's two workers keep their own

@@ -23,7 +23,7 @@ OURS = "tiebreak:*"
 # -- the queue (app.store.queue) ----------------------------------------------------------------
 
 REVIEW_QUEUE = "arq:queue"
-"""zset (arq's default queue): reviews, commands and replies, every job but the units', by id,
+"""zset (arq's default queue): reviews, commands and hearings, every job but the units', by id,
 scored by the time (ms) each is due. The queue is named on every enqueue, so it never depends
 on which Redis pool queues the job."""
 
@@ -329,7 +329,7 @@ def reply_seen(pull: PullKey, comment_id: int) -> str:
 
 
 HEARING_TTL = 5 * 60
-"""Seconds a reply's hearing may hold its thread: as long as the reply job may run."""
+"""Seconds a reply's hearing may hold its thread: as long as the hearing job may run."""
 
 
 def hearing(pull: PullKey, thread: int) -> str:
