@@ -9,9 +9,9 @@ binding ruling (`arbiter`), or `unresolved` when nothing could settle it.
 from collections.abc import Iterable, Sequence
 
 from agents import briefs
-from agents.checks import InputChecks
 from agents.claims import same_finding
 from agents.diff import ReviewUnit
+from agents.input_checks import InputChecks
 from agents.journal import Replay
 from agents.llm import LLMClient, Role
 from agents.outcome import (

@@ -37,7 +37,7 @@ from app.github.models import (
 )
 from app.github.pool import ConnectionPool
 from app.github.retry import CappedRetry, CountedFailures
-from app.github.threads import resolve_thread, review_threads
+from app.github.review_threads import resolve_thread, review_threads
 from app.telemetry.metrics import Metrics
 
 CHECK_RUN_NAME = "Tiebreak"

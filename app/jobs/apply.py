@@ -24,7 +24,7 @@ from app.github.models import GitFile, PullRequest
 from app.github.protocol import InstallationClient
 from app.publishing import markdown as md
 from app.publishing.finding_text import location
-from app.publishing.models import RunRecord, finding_key
+from app.publishing.publication import RunRecord, finding_key
 from policies.errors import TiebreakError
 from policies.safety import ProtectedPaths
 

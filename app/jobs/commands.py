@@ -23,13 +23,13 @@ from app.events import CommandCall, CommandRequest
 from app.github.models import PullRequest, Reaction
 from app.github.protocol import InstallationClient
 from app.jobs.apply import ApplyRefused, apply_fixes
-from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run, land_rulings, set_label
+from app.jobs.posted import write_summary
 from app.jobs.results import JobResult
-from app.publishing import checks, markdown
-from app.publishing.models import LabelAction, RunRecord
+from app.publishing import check_runs, markdown
 from app.publishing.plan import plan
+from app.publishing.publication import LabelAction, RunRecord
 from app.slash import HELP, MAX_COMMANDS, CommandName
 from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings
@@ -111,12 +111,12 @@ class CommandRun:
         return True
 
     async def _stop(self) -> bool:
-        queue, runs = self.deps.queue, self.deps.runs
+        queue, pulls = self.deps.queue, self.deps.pulls
         job_id = await queue.unfinished_review(self.pull_key)
         if job_id is None:
             await self._reply("No review of this pull request is running.")
             return False
-        await runs.request_stop(job_id, self.request.login)
+        await pulls.request_stop(job_id, self.request.login)
         await queue.abort(job_id)
         return True
 
@@ -124,7 +124,7 @@ class CommandRun:
         if tokens < MIN_CEILING:
             await self._reply(f"A review needs a budget of at least {MIN_CEILING:,} tokens.")
             return False
-        await self.deps.runs.set_budget(self.pull_key, tokens)
+        await self.deps.pulls.set_budget(self.pull_key, tokens)
         await self._reply(
             f"The next review of this pull request may spend up to {tokens:,} billed tokens "
             "(never more than the repository's own ceiling)."
@@ -134,7 +134,7 @@ class CommandRun:
     async def _resolve(self, pull: PullRequest) -> bool:
         # Under the landing lock: a newer review cannot land between the reading and the
         # resolving, to have its summary and label overwritten by the older run's.
-        async with self.deps.runs.landing(self.pull_key) as latest:
+        async with self.deps.pulls.landing(self.pull_key) as latest:
             record = await self._current(latest, pull)
             if record is None:
                 return False
@@ -150,17 +150,19 @@ class CommandRun:
                 self.github,
                 record.ref,
                 record.check_run_id,
-                checks.resolved(login, whole.check.summary),
+                check_runs.resolved(login, whole.check.summary),
                 details_url=record.details_url,
             )
-            await write_summary(self.github, self.pull_key, checks.resolved_summary(login, whole))
+            await write_summary(
+                self.github, self.pull_key, check_runs.resolved_summary(login, whole)
+            )
             await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:
         # No lock: the commit lands only on the head the run reviewed (a push meanwhile
         # makes GitHub refuse it), and the run is not changed.
-        record = await self._current(await self.deps.runs.read(self.pull_key), pull)
+        record = await self._current(await self.deps.pulls.read(self.pull_key), pull)
         if record is None:
             return False
         try:
@@ -175,7 +177,7 @@ class CommandRun:
         return True
 
     async def _arbitrate(self, pull: PullRequest) -> bool:
-        stored = await self.deps.runs.read(self.pull_key)
+        stored = await self.deps.pulls.read(self.pull_key)
         record = await self._current(stored, pull)
         if stored is None or record is None:
             return False
@@ -212,7 +214,7 @@ class CommandRun:
         if not ruled:
             await self._reply("There is no unresolved finding to send to the arbiter.")
             return False
-        async with self.deps.runs.landing(self.pull_key) as latest:
+        async with self.deps.pulls.landing(self.pull_key) as latest:
             return await self._land_rulings(stored, latest, Review(units=outcomes), ruled)
 
     async def _thread_finding(self, record: RunRecord) -> FindingKey | None:
@@ -256,7 +258,7 @@ class CommandRun:
         whole = plan(rebased.review, diff, run=record.run_info(), conversation=record.conversation)
         conclusion = str(whole.check.conclusion)
         changed = record.model_copy(update={"review": rebased.review, "conclusion": conclusion})
-        if not await self.deps.runs.replace(latest, changed):
+        if not await self.deps.pulls.replace(latest, changed):
             log.warning("the run of %s changed while rulings landed", self.pull_key.key)
             await self._reply("The review changed while the arbiter ruled; nothing was kept.")
             return False

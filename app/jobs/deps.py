@@ -25,7 +25,7 @@ from app.store.connection import Pool
 from app.store.heads import Heads
 from app.store.hearings import Hearings
 from app.store.live import LiveRuns
-from app.store.pulls import RunStore
+from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptStore
 from app.telemetry.debates import MeteredLLM
@@ -109,13 +109,13 @@ class WorkerDeps(WorkerSetup):
 
     redis: Pool
     queue: ReviewQueue
-    runs: RunStore
+    pulls: Pulls
 
     @classmethod
     def started(cls, setup: WorkerSetup, redis: Pool) -> Self:
         """`setup`'s dependencies, with the stores on `redis`."""
         made = {f.name: getattr(setup, f.name) for f in fields(setup)}
-        return cls(**made, redis=redis, queue=ReviewQueue(redis), runs=RunStore(redis))
+        return cls(**made, redis=redis, queue=ReviewQueue(redis), pulls=Pulls(redis))
 
     @property
     def counted_llm(self) -> LLMClient:

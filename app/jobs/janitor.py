@@ -21,7 +21,7 @@ from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run
 from app.jobs.results import JobResult
-from app.publishing import checks
+from app.publishing import check_runs
 from app.store.pulls import OpenCheck
 from app.telemetry.logs import log_context
 
@@ -59,13 +59,13 @@ async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
 async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
     """Complete every check run past its deadline that is still unfinished; return how many."""
     completed = 0
-    for check in await deps.runs.claim_overdue_checks(now):
+    for check in await deps.pulls.claim_overdue_checks(now):
         with _about(check.run_id, check.ref):
             try:
                 completed += await _complete(deps, check)
             except GitHubError as exc:
                 log.warning("could not complete check run %s: %s", check.check_run_id, exc)
-                await deps.runs.open_check(check, now + RETRY_LATER)
+                await deps.pulls.open_check(check, now + RETRY_LATER)
     return completed
 
 
@@ -78,7 +78,7 @@ async def _complete(deps: WorkerDeps, check: OpenCheck) -> bool:
     if await github.check_run_status(check.ref, check.check_run_id) == "completed":
         return False  # completed by its review after all; only the bookkeeping was lost
     minutes = deps.check_deadline // 60
-    result = checks.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
+    result = check_runs.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
     await complete_check_run(github, check.ref, check.check_run_id, result)
     log.warning("completed check run %s of %s as timed out", check.check_run_id, check.ref.key)
     return True

@@ -1,6 +1,6 @@
 """Landing a result on a pull request: the review, the summary, the check run, the label.
 
-Shared by the review job, the replies and the commands that change a finished review
+Shared by the review job, the hearings and the commands that change a finished review
 (resolve, arbitrate). A check run that asks for action offers the buttons that take it.
 """
 
@@ -16,10 +16,11 @@ from app.bodies import CheckRunAction, CheckRunUpdate, Conclusion, ReviewDraft
 from app.events import PullKey, PullRequestRef
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
-from app.jobs.conversation import answer, write_summary
+from app.jobs.posted import answer, write_summary
 from app.jobs.together import together
 from app.publishing.markers import run_id_of
-from app.publishing.models import (
+from app.publishing.plan import plan
+from app.publishing.publication import (
     CheckRunResult,
     Conversation,
     LabelAction,
@@ -27,7 +28,6 @@ from app.publishing.models import (
     RunInfo,
     RunRecord,
 )
-from app.publishing.plan import plan
 
 log = logging.getLogger(__name__)
 

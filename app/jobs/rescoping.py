@@ -6,7 +6,7 @@ import logging
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
-from app.publishing.models import RunRecord
+from app.publishing.publication import RunRecord
 from app.publishing.rereview import Scope
 from policies.config import RepoConfig
 

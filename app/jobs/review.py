@@ -27,18 +27,18 @@ from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.models import PullRequest
 from app.github.protocol import InstallationClient
-from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
+from app.jobs.posted import posted_threads
 from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
 from app.jobs.results import JobResult
 from app.jobs.superseding import Superseding
 from app.jobs.together import together
-from app.publishing import checks
-from app.publishing.models import (
+from app.publishing import check_runs
+from app.publishing.publication import (
     CheckRunResult,
     Conversation,
     RunInfo,
@@ -159,10 +159,10 @@ class ReviewRun:
         github, ref, config = self.github, self.ref, self.config
         allowance = self.deps.allowance(ref.installation_id)
         if pull.head_sha != ref.head_sha:
-            await self._complete(check_id, checks.superseded(pull.head_sha, run=self.run_info))
+            await self._complete(check_id, check_runs.superseded(pull.head_sha, run=self.run_info))
             return "superseded: the pull request has a newer head"
         if not config.enabled:
-            await self._complete(check_id, checks.disabled(run=self.run_info))
+            await self._complete(check_id, check_runs.disabled(run=self.run_info))
             return "disabled by the repository's config"
         if await allowance.remaining() < MIN_CEILING:
             await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
@@ -224,7 +224,7 @@ class ReviewRun:
             return await self._publish(plan, debated, diff, earlier, fresh=fresh)
 
     def _landing(self) -> AbstractAsyncContextManager[StoredRun | None]:
-        return self.deps.runs.landing(self.ref)
+        return self.deps.pulls.landing(self.ref)
 
     async def _publish(
         self, plan: RunPlan, debated: Review, diff: Diff, earlier: RunRecord | None, *, fresh: bool
@@ -242,7 +242,7 @@ class ReviewRun:
         )
         ceiling, cap = plan.policy.token_ceiling, allowance.cap
         spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
-        notes = checks.scope_notes(
+        notes = check_runs.scope_notes(
             excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
@@ -268,7 +268,7 @@ class ReviewRun:
             set_label(self.github, ref, publication.label, publication.label_name),
         )
         await self._complete(check_id, publication.check)
-        await self.deps.runs.save(
+        await self.deps.pulls.save(
             RunRecord(
                 run_id=self.run_id,
                 ref=ref,
@@ -287,7 +287,7 @@ class ReviewRun:
 
     async def _earlier(self) -> RunRecord | None:
         """The pull request's latest finished review before this run, if it has one."""
-        earlier = await self.deps.runs.latest(self.ref)
+        earlier = await self.deps.pulls.latest(self.ref)
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
     async def _scope(self) -> Scope:
@@ -318,7 +318,7 @@ class ReviewRun:
         """The repository's debate policy, with a budget set by `/tiebreak budget` for this
         run (never above the repository's own ceiling)."""
         own = self.config.debate
-        budget = await self.deps.runs.take_budget(self.ref)
+        budget = await self.deps.pulls.take_budget(self.ref)
         if budget is None:
             return own
         ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
@@ -336,7 +336,7 @@ class ReviewRun:
         check = NewCheckRun(status="in_progress", started_at=now(), external_id=self.run_id)
         check_id = await self.github.create_check_run(self.ref, check)
         deadline = time.time() + self.deps.check_deadline
-        await self.deps.runs.open_check(self._open_check(check_id), deadline)
+        await self.deps.pulls.open_check(self._open_check(check_id), deadline)
         return check_id
 
     def _open_check(self, check_id: int) -> OpenCheck:
@@ -347,17 +347,17 @@ class ReviewRun:
             self.github,
             self.ref,
             check_id,
-            checks.with_config_problems(result, self.config_problems),
+            check_runs.with_config_problems(result, self.config_problems),
             details_url=self.details_url,
         )
-        await self.deps.runs.close_check(self._open_check(check_id))
+        await self.deps.pulls.close_check(self._open_check(check_id))
 
     async def _cancelled(self, check_id: int) -> bool:
         """Complete the check run of a job arq cancelled, if a person stopped it or a newer
         push superseded it; return whether it did (a shutdown leaves the run to resume)."""
         stopped_by = await self._stopped_by()
         if stopped_by is not None:
-            await self._complete(check_id, checks.stopped(stopped_by, run=self.run_info))
+            await self._complete(check_id, check_runs.stopped(stopped_by, run=self.run_info))
         elif await self.heads.aborted_by_push():
             await self._complete_superseded(check_id)
         else:
@@ -369,7 +369,7 @@ class ReviewRun:
             if self.check_id is None:
                 self.check_id = await self._open_check_run()
             await self._complete(
-                self.check_id, checks.failed(public_reason(exc), run=self.run_info)
+                self.check_id, check_runs.failed(public_reason(exc), run=self.run_info)
             )
         except GitHubError as report:
             # Without a check run there is nowhere to report; the log is the only trace.
@@ -380,13 +380,13 @@ class ReviewRun:
         knows."""
         if newer is None:
             newer = await self.heads.latest_heard()
-        await self._complete(check_id, checks.superseded(newer or "", run=self.run_info))
+        await self._complete(check_id, check_runs.superseded(newer or "", run=self.run_info))
 
     async def _stopped_by(self) -> str | None:
-        return await self.deps.runs.stopped_by(self.run_id)
+        return await self.deps.pulls.stopped_by(self.run_id)
 
 
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
-    return checks.daily_budget_reached(
+    return check_runs.daily_budget_reached(
         spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
     )

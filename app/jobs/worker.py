@@ -19,8 +19,8 @@ from arq.worker import Function
 
 from app.jobs.commands import run_commands
 from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, WorkerSetup, deps_of
+from app.jobs.hearing import run_hearing
 from app.jobs.janitor import sweep
-from app.jobs.replies import hear_reply
 from app.jobs.results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
@@ -34,7 +34,7 @@ from app.telemetry.metrics import JOBS, Metrics
 COMMAND_TIMEOUT = 5 * 60
 """Seconds one comment's commands may take (an apply commits several files)."""
 
-REPLY_TIMEOUT = HEARING_TTL
+HEARING_TIMEOUT = HEARING_TTL
 """Seconds one reply's hearing may take: no longer than it may hold its thread."""
 
 UNIT_TIMEOUT = REVIEW_TIMEOUT
@@ -75,10 +75,10 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
 
 
 class Workers:
-    """The two arq workers of one process: reviews, commands and the janitor on the default
-    queue; units on their own queue, so reviews waiting for their units can never hold every
-    slot a unit needs. They share one set of dependencies. Make them inside the event loop that
-    runs them: arq binds a worker to the loop it is made in."""
+    """The two arq workers of one process: reviews, commands, hearings and the janitor on
+    the default queue; units on their own queue, so reviews waiting for their units can never
+    hold every slot a unit needs. They share one set of dependencies. Make them inside the
+    event loop that runs them: arq binds a worker to the loop it is made in."""
 
     def __init__(self, setup: WorkerSetup, redis_url: str, *, burst: bool = False) -> None:
         # The jobs' stores share one pool of the process; arq's two workers keep their own
@@ -99,7 +99,7 @@ class Workers:
             functions=[
                 _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
                 _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
-                _function(JobName.REPLY, hear_reply, REPLY_TIMEOUT, metrics),
+                _function(JobName.HEARING, run_hearing, HEARING_TIMEOUT, metrics),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[

@@ -7,7 +7,7 @@ run's conclusion and output, and what to do with the `Unresolved` label. GitHub 
 whole review (422) if a single comment is off the diff, so every inline comment is checked
 against the pull request's full diff first, and a finding that cannot be posted inline is
 written into the summary instead.
-The check run of a review that did not run to the end is :mod:`app.publishing.checks`'.
+The check run of a review that did not run to the end is :mod:`app.publishing.check_runs`'.
 """
 
 from collections.abc import Mapping, Sequence
@@ -30,7 +30,7 @@ from app.publishing import finding_text, text
 from app.publishing import markdown as md
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import SUMMARY_MARKER
-from app.publishing.models import (
+from app.publishing.publication import (
     ANNOTATIONS_PER_REQUEST,
     CheckRunResult,
     Conversation,

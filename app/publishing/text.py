@@ -24,7 +24,7 @@ from app.publishing.finding_text import (
 )
 from app.publishing.markdown import cell, code, inline, prose
 from app.publishing.markers import ANSWERED_MARKER, marker
-from app.publishing.models import Conversation, GoneFinding
+from app.publishing.publication import Conversation, GoneFinding
 
 _TALLY = {
     Resolution.FIXED: "with a suggested fix",

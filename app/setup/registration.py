@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from app.github.errors import GitHubError
+from app.github.manifest_conversion import app_from_manifest
 from app.github.models import RegisteredApp
-from app.github.registration import app_from_manifest
 from app.setup import env_file
 from app.setup.manifest import (
     DEFAULT_API_URL,

@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 from app.store import keys
 from app.store.pipelining import AutoPipeline
 from app.store.records import Installation
-from app.store.replies import reply
+from app.store.redis_typing import reply
 
 
 class Deliveries:

@@ -12,7 +12,7 @@ worker's health check).
 from datetime import date
 from enum import StrEnum
 
-from app.events import PullKey, PullRequestRef, ReplyRequest
+from app.events import HearingRequest, PullKey, PullRequestRef
 
 DAY = 24 * 3600
 """Seconds in a day: the unit of the TTLs below and of the transcripts' retention."""
@@ -23,7 +23,7 @@ OURS = "tiebreak:*"
 # -- the queue (app.store.queue) ----------------------------------------------------------------
 
 REVIEW_QUEUE = "arq:queue"
-"""zset (arq's default queue): reviews, commands and replies, every job but the units', by id,
+"""zset (arq's default queue): reviews, commands and hearings, every job but the units', by id,
 scored by the time (ms) each is due. The queue is named on every enqueue, so it never depends
 on which Redis pool queues the job."""
 
@@ -76,8 +76,10 @@ def commands_job_id(pull: PullKey, source: str) -> str:
     return f"commands:{pull.key}:{source}"
 
 
-def reply_job_id(request: ReplyRequest) -> str:
-    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers."""
+def hearing_job_id(request: HearingRequest) -> str:
+    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers. The
+    prefix is older than the job's name and stays, so a reply queued before a deploy is still
+    not queued again after it."""
     return f"reply:{request.pull.key}:{request.comment.id}"
 
 
@@ -327,7 +329,7 @@ def reply_seen(pull: PullKey, comment_id: int) -> str:
 
 
 HEARING_TTL = 5 * 60
-"""Seconds a reply's hearing may hold its thread: as long as the reply job may run."""
+"""Seconds a reply's hearing may hold its thread: as long as the hearing job may run."""
 
 
 def hearing(pull: PullKey, thread: int) -> str:

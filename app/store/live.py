@@ -26,7 +26,7 @@ from agents.diff import Diff, ReviewUnit
 from agents.journal import JournalEntry
 from agents.outcome import Outcome
 from app.events import PullRequestRef
-from app.publishing.models import UnitReading
+from app.publishing.publication import UnitReading
 from app.store import keys
 from app.store.allowance import RunCeiling
 from app.store.plans import (
@@ -38,7 +38,7 @@ from app.store.plans import (
     read_unit_plan,
 )
 from app.store.records import ENDED, RunStatus, State, UnitStatus
-from app.store.replies import reply, text
+from app.store.redis_typing import reply, text
 
 
 def worker_name() -> str:

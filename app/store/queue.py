@@ -40,11 +40,11 @@ from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-from app.events import CommandRequest, PullKey, PullRequestRef, ReplyRequest
+from app.events import CommandRequest, HearingRequest, PullKey, PullRequestRef
 from app.store import keys
 from app.store.heads import SUPERSEDE
 from app.store.pipelining import AutoPipeline
-from app.store.replies import text
+from app.store.redis_typing import text
 from app.store.wakeups import ring
 
 
@@ -56,8 +56,10 @@ class JobName(StrEnum):
     """One pull request head, from check run to published review (:mod:`app.jobs.review`)."""
     COMMANDS = "run_commands"
     """The commands of one comment or button press (:mod:`app.jobs.commands`)."""
-    REPLY = "hear_reply"
-    """A person's reply on one of Tiebreak's finding threads (:mod:`app.jobs.replies`)."""
+    HEARING = "hear_reply"
+    """A person's reply on one of Tiebreak's finding threads, heard (:mod:`app.jobs.hearing`).
+    Its name is older than the job's: arq stores it with each queued job, so it stays, and a
+    hearing queued before a deploy still runs after it."""
     UNIT = "debate_unit"
     """One attempt at one review unit's debate (:mod:`app.jobs.unit`)."""
     JANITOR = "janitor"
@@ -162,12 +164,12 @@ class ReviewQueue:
             queue=keys.REVIEW_QUEUE,
         )
 
-    async def enqueue_reply(self, request: ReplyRequest) -> bool:
+    async def enqueue_hearing(self, request: HearingRequest) -> bool:
         """Queue a person's reply in a review thread to be heard, once per comment."""
         return await self._enqueue(
-            JobName.REPLY,
+            JobName.HEARING,
             request.model_dump(mode="json"),
-            job_id=keys.reply_job_id(request),
+            job_id=keys.hearing_job_id(request),
             queue=keys.REVIEW_QUEUE,
         )
 

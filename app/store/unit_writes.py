@@ -35,7 +35,7 @@ from app.store.live import LiveRuns, RedisJournal
 from app.store.packed import unpack
 from app.store.plans import UnitPlan
 from app.store.records import HashFields, UnitStatus
-from app.store.replies import reply, text
+from app.store.redis_typing import reply, text
 
 Queue = Callable[[Pipeline], object]
 """Queues commands on a transaction."""

@@ -16,7 +16,7 @@ from agents.prompts import SYSTEM
 from agents.protocol import TOOLS, ToolName
 from policies.budget import BudgetEventKind
 from policies.debate import DebatePolicy
-from tests.agents.messages_kit import (
+from tests.kits.messages import (
     BASE_URL,
     MESSAGES_URL,
     by_tool,

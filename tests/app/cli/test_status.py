@@ -16,8 +16,8 @@ from app.store.keys import review_job_id
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
 from app.store.records import RunStatus, State, UnitStatus
-from tests.app.review_kit import HeldModel, agreed
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import HeldModel, agreed
 from tests.scenarios.reviews import REF, background_worker, worker_setup
 
 NOW = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)

@@ -18,8 +18,8 @@ from app.store.keys import review_job_id
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
 from app.store.records import State
-from tests.app.review_kit import HeldModel, agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import HeldModel, agreed, run_review, run_worker
 from tests.scenarios.reviews import REF, REPO, background_worker, worker_setup
 
 RUN = review_job_id(REF)

@@ -16,8 +16,8 @@ from app.jobs.deps import CHECK_DEADLINE, WorkerDeps
 from app.jobs.janitor import complete_overdue
 from app.store.keys import OPEN_CHECKS
 from app.store.queue import ReviewQueue
-from tests.app.review_kit import HeldModel, agreed, run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import HeldModel, agreed, run_review
 from tests.scenarios.reviews import APP_ID, REF, REPO, background_worker, worker_setup
 
 

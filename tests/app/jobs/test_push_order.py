@@ -22,8 +22,8 @@ from app.store.keys import review_job_id
 from app.store.queue import ReviewQueue
 from app.web.dispatch import Delivery
 from app.web.handlers.pull_request import on_pull_request_changed
-from tests.app.review_kit import HeldModel, agreed, run_worker
 from tests.fakes.github_api import AppKey, CheckRun, FakeGitHub
+from tests.kits.review import HeldModel, agreed, run_worker
 from tests.scenarios.reviews import (
     BASE,
     DIFF,

@@ -10,7 +10,7 @@ from agents.review import Review
 from app.events import PullRequestRef
 from app.github.models import Comparison
 from app.jobs.rescoping import scope_since
-from app.publishing.models import RunRecord
+from app.publishing.publication import RunRecord
 from app.publishing.rereview import Scope
 from policies.config import RepoConfig
 from tests.fakes.installation import FakeInstallation

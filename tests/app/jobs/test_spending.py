@@ -18,8 +18,8 @@ from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.queue import ReviewQueue
 from policies.budget import MIN_CEILING
-from tests.app.review_kit import agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import agreed, run_review, run_worker
 from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
 from tests.scenarios.reviews import BASE, INSTALLATION, NUMBER, REF, REPO
 

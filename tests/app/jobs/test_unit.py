@@ -22,11 +22,11 @@ from app.store import keys
 from app.store.live import LiveRuns
 from app.store.plans import RunPlan
 from app.store.records import State
-from app.store.replies import reply
+from app.store.redis_typing import reply
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
-from tests.app.store_kit import Received, ServerCounts
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.store import Received, ServerCounts
 from tests.scenarios.debates import agreed_by_role
 from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_setup
 

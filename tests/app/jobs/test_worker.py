@@ -15,8 +15,8 @@ from app.store.counters import FleetCounters
 from app.store.keys import review_job_id, unit_job_id
 from app.store.queue import JobName
 from app.telemetry.metrics import JOBS, Metrics
-from tests.app.review_kit import run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import run_worker
 from tests.scenarios.reviews import REF
 
 

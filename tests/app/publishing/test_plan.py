@@ -36,18 +36,18 @@ from app.bodies import (
     ReviewDraft,
     ReviewEvent,
 )
-from app.publishing import checks, markdown
+from app.publishing import check_runs, markdown
 from app.publishing.markers import run_id_of
-from app.publishing.models import (
+from app.publishing.plan import plan
+from app.publishing.publication import (
     ANNOTATIONS_PER_REQUEST,
     CheckRunResult,
     LabelAction,
     Publication,
     RunInfo,
 )
-from app.publishing.plan import plan
 from policies.arbitration import ArbitrationTrigger
-from tests.app.publishing.plan_kit import (
+from tests.kits.plan import (
     ADDED,
     BIG,
     CORPUS,
@@ -840,7 +840,7 @@ def test_the_longest_possible_comment_still_fits() -> None:
 
 
 def test_a_crashed_run_fails_the_check_and_says_how_to_retry() -> None:
-    check = checks.failed("GitHub answered 502 while fetching the diff @octocat\n```", run=RUN)
+    check = check_runs.failed("GitHub answered 502 while fetching the diff @octocat\n```", run=RUN)
 
     assert check.conclusion is Conclusion.FAILURE
     assert check.title == "Tiebreak could not finish this review"
@@ -856,7 +856,7 @@ def test_a_crashed_run_fails_the_check_and_says_how_to_retry() -> None:
 def test_a_superseded_run_is_cancelled_and_names_the_newer_push() -> None:
     newer = "fedcba9876543210fedcba9876543210fedcba98"
 
-    check = checks.superseded(newer, run=RUN)
+    check = check_runs.superseded(newer, run=RUN)
 
     assert check.conclusion is Conclusion.CANCELLED
     assert check.title == "Superseded by a newer push (fedcba9)"
@@ -866,7 +866,7 @@ def test_a_superseded_run_is_cancelled_and_names_the_newer_push() -> None:
 
 @pytest.mark.parametrize("unknown", ["", "main; rm -rf / @octocat"])
 def test_a_run_superseded_by_an_unknown_push_still_completes(unknown: str) -> None:
-    check = checks.superseded(unknown, run=RUN)
+    check = check_runs.superseded(unknown, run=RUN)
 
     assert check.conclusion is Conclusion.CANCELLED
     assert check.title == "Superseded by a newer push"
@@ -875,7 +875,7 @@ def test_a_run_superseded_by_an_unknown_push_still_completes(unknown: str) -> No
 
 
 def test_a_repository_that_turned_tiebreak_off_gets_a_skipped_check() -> None:
-    check = checks.disabled(run=RUN)
+    check = check_runs.disabled(run=RUN)
 
     assert check.conclusion is Conclusion.SKIPPED
     assert check.title == "Tiebreak is turned off for this repository"

@@ -13,10 +13,10 @@ from arq import Worker, constants, func
 from arq.connections import ArqRedis, RedisSettings
 from arq.jobs import Job, JobStatus
 
-from app.events import CommandCall, CommandRequest, CommentRef, PullKey, ReplyRequest
+from app.events import CommandCall, CommandRequest, CommentRef, HearingRequest, PullKey
 from app.store import keys
 from app.store.queue import JobName, ReviewQueue
-from tests.app.store_kit import PROMPT, prompt_worker
+from tests.kits.store import PROMPT, prompt_worker
 from tests.scenarios.reviews import REF
 
 JOB = "review:octo/app#7@abc"
@@ -25,8 +25,8 @@ PULL = PullKey.model_validate(REF.model_dump())
 COMMANDS = CommandRequest(pull=PULL, login="octocat", calls=[CommandCall(name="help")])
 
 
-def reply(comment: int = 12) -> ReplyRequest:
-    return ReplyRequest(
+def hearing(comment: int = 12) -> HearingRequest:
+    return HearingRequest(
         pull=PULL,
         login="octocat",
         comment=CommentRef(id=comment, kind="review", thread_id=11),
@@ -73,11 +73,11 @@ JOBS: list[tuple[Enqueue, str, str, JobName, tuple[Any, ...]]] = [
         (COMMANDS.model_dump(mode="json"),),
     ),
     (
-        lambda queue: queue.enqueue_reply(reply()),
-        keys.reply_job_id(reply()),
+        lambda queue: queue.enqueue_hearing(hearing()),
+        keys.hearing_job_id(hearing()),
         keys.REVIEW_QUEUE,
-        JobName.REPLY,
-        (reply().model_dump(mode="json"),),
+        JobName.HEARING,
+        (hearing().model_dump(mode="json"),),
     ),
     (
         lambda queue: queue.enqueue_unit(RUN, 3, 2),
@@ -120,30 +120,32 @@ async def test_an_id_arq_holds_tiebreak_cannot_queue_again_and_the_other_way(
     redis: ArqRedis,
 ) -> None:
     queue = ReviewQueue(redis)
-    ours, theirs = reply(12), reply(13)
+    ours, theirs = hearing(12), hearing(13)
 
-    assert await queue.enqueue_reply(ours)
+    assert await queue.enqueue_hearing(ours)
     args = theirs.model_dump(mode="json")
-    assert await redis.enqueue_job(JobName.REPLY, args, _job_id=keys.reply_job_id(theirs))
+    assert await redis.enqueue_job(JobName.HEARING, args, _job_id=keys.hearing_job_id(theirs))
 
     again = ours.model_dump(mode="json")
-    assert await redis.enqueue_job(JobName.REPLY, again, _job_id=keys.reply_job_id(ours)) is None
-    assert not await queue.enqueue_reply(theirs)
+    assert (
+        await redis.enqueue_job(JobName.HEARING, again, _job_id=keys.hearing_job_id(ours)) is None
+    )
+    assert not await queue.enqueue_hearing(theirs)
 
 
 async def test_arqs_own_worker_runs_a_job_tiebreak_queued_and_its_result_holds_the_id(
     redis: ArqRedis, redis_url: str
 ) -> None:
-    heard: list[ReplyRequest] = []
+    heard: list[HearingRequest] = []
 
-    async def hear_reply(ctx: dict[Any, Any], request_data: dict[str, Any]) -> str:
-        heard.append(ReplyRequest.model_validate(request_data))
+    async def run_hearing(ctx: dict[Any, Any], request_data: dict[str, Any]) -> str:
+        heard.append(HearingRequest.model_validate(request_data))
         return "withdrawn"
 
     queue = ReviewQueue(redis)
-    assert await queue.enqueue_reply(reply())
+    assert await queue.enqueue_hearing(hearing())
     worker = Worker(
-        functions=[func(hear_reply, name=JobName.REPLY, keep_result=60)],
+        functions=[func(run_hearing, name=JobName.HEARING, keep_result=60)],
         redis_settings=RedisSettings.from_dsn(redis_url),
         burst=True,
         handle_signals=False,
@@ -152,11 +154,11 @@ async def test_arqs_own_worker_runs_a_job_tiebreak_queued_and_its_result_holds_t
     await worker.main()
     await worker.close()
 
-    assert heard == [reply()]
-    job = Job(keys.reply_job_id(reply()), redis)
+    assert heard == [hearing()]
+    job = Job(keys.hearing_job_id(hearing()), redis)
     assert await job.status() is JobStatus.complete
     assert await job.result(timeout=PROMPT) == "withdrawn"
-    assert not await queue.enqueue_reply(reply())  # a reply is heard once
+    assert not await queue.enqueue_hearing(hearing())  # a reply is heard once
 
 
 async def test_a_job_the_prompt_worker_claims_is_in_progress_to_arq_until_it_ends(

@@ -9,7 +9,7 @@ from agents.llm import Role
 from app.store import keys
 from app.store.live import LiveRuns
 from app.store.records import RunStatus, State, UnitStatus
-from app.store.replies import reply
+from app.store.redis_typing import reply
 from tests.scenarios.reviews import REF
 
 RUN = "run-records"

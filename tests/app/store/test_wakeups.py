@@ -12,10 +12,10 @@ from arq.typing import WorkerCoroutine
 from arq.utils import timestamp_ms
 from arq.worker import Function
 
-from app.events import CommandCall, CommandRequest, CommentRef, ReplyRequest
+from app.events import CommandCall, CommandRequest, CommentRef, HearingRequest
 from app.store.keys import REVIEW_QUEUE, UNIT_QUEUE, in_progress, unit_job_id
 from app.store.queue import JobName, ReviewQueue
-from tests.app.store_kit import PROMPT, prompt_worker
+from tests.kits.store import PROMPT, prompt_worker
 from tests.scenarios.reviews import REF
 
 
@@ -78,8 +78,8 @@ REVIEW_JOBS: dict[JobName, Callable[[ReviewQueue], Awaitable[bool]]] = {
     JobName.COMMANDS: lambda queue: queue.enqueue_commands(
         CommandRequest(pull=REF, login="octocat", calls=[CommandCall(name="help")]), "button"
     ),
-    JobName.REPLY: lambda queue: queue.enqueue_reply(
-        ReplyRequest(
+    JobName.HEARING: lambda queue: queue.enqueue_hearing(
+        HearingRequest(
             pull=REF,
             login="octocat",
             comment=CommentRef(id=12, kind="review", thread_id=11),

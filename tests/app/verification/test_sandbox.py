@@ -15,7 +15,7 @@ from app.verification.runner import Limits, Place, Runner
 from app.verification.sandbox import Bwrap, SandboxUnavailable, sandbox_problem, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from tests.app.verification.conftest import needs_bwrap
-from tests.app.verification.project_kit import existing, processes_running, snapshot, work_for
+from tests.kits.project import existing, processes_running, snapshot, work_for
 
 TIEBREAK = Path(__file__).resolve().parents[3]
 """Tiebreak's own checkout."""

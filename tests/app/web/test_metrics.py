@@ -27,18 +27,18 @@ from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest
 from app.github.client import GitHubApp
 from app.github.errors import GitHubError
-from app.publishing.models import RunRecord
+from app.publishing.publication import RunRecord
 from app.settings import Settings
 from app.store.counters import FleetCounters
 from app.store.embedded import EmbeddedRedis
 from app.store.keys import UNIT_QUEUE, unit_job_id
-from app.store.pulls import RunStore
+from app.store.pulls import Pulls
 from app.store.queue import JobName, ReviewQueue
 from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
 from app.web.server import create_app
-from tests.app.review_kit import STUBBORN, agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.review import STUBBORN, agreed, run_review, run_worker
 from tests.scenarios.debates import (
     AGREED,
     LOG_FIX,
@@ -115,7 +115,7 @@ def post(client: TestClient, event: str, body: dict[str, Any] | bytes, **kw: Any
 async def latest_review(redis_url: str) -> RunRecord:
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     try:
-        record = await RunStore(redis).latest(REF)
+        record = await Pulls(redis).latest(REF)
     finally:
         await redis.aclose()
     assert record is not None

@@ -21,8 +21,8 @@ from agents.outcome import (
 from agents.protocol import Finding, Patch, Severity
 from agents.review import Review
 from app.bodies import ReviewComment, ReviewDraft
-from app.publishing.models import Publication, RunInfo
 from app.publishing.plan import plan
+from app.publishing.publication import Publication, RunInfo
 from policies.arbitration import ArbitrationTrigger
 
 BIG, NOTES, ADDED, NEW = "src/big.py", "docs/notes.txt", "src/added.py", "src/new_name.py"

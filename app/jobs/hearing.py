@@ -1,4 +1,4 @@
-"""The reply job: a person's reply on one of Tiebreak's finding threads, heard.
+"""The hearing job: a person's reply on one of Tiebreak's finding threads, heard.
 
 The reply must be on a thread Tiebreak started (its first comment the App's own, carrying a
 finding's fingerprint), about a finding the latest review of the current head left open, and
@@ -25,11 +25,11 @@ from agents.errors import LLMFatal, NotHeard
 from agents.hearing import PersonReply, Verdict
 from agents.rebase import FindingKey, rebase
 from agents.review import Review
-from app.events import ReplyRequest
+from app.events import HearingRequest
 from app.github.protocol import InstallationClient
-from app.jobs.conversation import posted_threads
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import restate
+from app.jobs.posted import posted_threads
 from app.jobs.results import JobResult
 from app.publishing import hearing
 from app.publishing.plan import plan
@@ -42,14 +42,14 @@ from policies.permissions import WRITERS
 log = logging.getLogger(__name__)
 
 
-async def hear_reply(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
+async def run_hearing(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
     """arq's entry point: hear one person's reply in a review thread."""
-    request = ReplyRequest.model_validate(request_data)
-    return await ReplyRun(deps_of(ctx), request).run()
+    request = HearingRequest.model_validate(request_data)
+    return await HearingRun(deps_of(ctx), request).run()
 
 
-class ReplyRun:
-    def __init__(self, deps: WorkerDeps, request: ReplyRequest) -> None:
+class HearingRun:
+    def __init__(self, deps: WorkerDeps, request: HearingRequest) -> None:
         self.deps = deps
         self.request = request
         self.pull_key = request.pull
@@ -76,7 +76,7 @@ class ReplyRun:
 
     async def _hear_in(self, thread: PostedThread, head_sha: str) -> str:
         key = self.pull_key
-        stored = await self.deps.runs.read(key)
+        stored = await self.deps.pulls.read(key)
         if stored is None or stored.record.ref.head_sha != head_sha:
             return "no review of the current head"  # the next review hears the code as it is
         record = stored.record
@@ -125,7 +125,7 @@ class ReplyRun:
             await self._reply(hearing.not_weighed("the tester could not be asked"))
             return "not weighed"
         review = Review(units=[heard if u.unit_id == unit_id else u for u in record.review.units])
-        async with self.deps.runs.landing(self.pull_key) as latest:
+        async with self.deps.pulls.landing(self.pull_key) as latest:
             return await self._land(stored, latest, review, found, verdict)
 
     async def _land(
@@ -154,7 +154,7 @@ class ReplyRun:
         )
         conclusion = str(whole.check.conclusion) if verdict.accepted else record.conclusion
         changed = record.model_copy(update={"review": rebased.review, "conclusion": conclusion})
-        if not await self.deps.runs.replace(latest, changed):
+        if not await self.deps.pulls.replace(latest, changed):
             log.warning("the run of %s changed while a verdict landed", self.pull_key.key)
             return "the run changed while it landed"
         await self.deps.transcripts().add_rulings(record.run_id, rebased.review, conclusion)

@@ -1,4 +1,4 @@
-"""Tiebreak's side of a pull request's conversation, read back and kept up to date.
+"""Tiebreak's own posts on a pull request, read back, and its summary kept up to date.
 
 What Tiebreak posted is read from the pull request itself, by the hidden markers its comments
 carry: each inline comment ends with its finding's fingerprint, the summary comment starts
@@ -18,7 +18,7 @@ from app.github.protocol import InstallationClient
 from app.jobs.together import together
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
-from app.publishing.models import ThreadReply
+from app.publishing.publication import ThreadReply
 from app.publishing.rereview import PostedThread
 
 log = logging.getLogger(__name__)

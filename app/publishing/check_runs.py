@@ -13,7 +13,7 @@ from app.bodies import LIMIT, Annotation, AnnotationLevel, Conclusion
 from app.publishing import markdown as md
 from app.publishing import text
 from app.publishing.markers import SUMMARY_MARKER
-from app.publishing.models import (
+from app.publishing.publication import (
     ANNOTATIONS_PER_REQUEST,
     CheckRunResult,
     Publication,

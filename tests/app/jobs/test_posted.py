@@ -11,10 +11,10 @@ import pytest
 from agents.diff import Diff
 from agents.protocol import Finding
 from app.github.errors import GitHubError
-from app.jobs.conversation import answer, posted_threads, write_summary
+from app.jobs.posted import answer, posted_threads, write_summary
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
-from app.publishing.models import ThreadReply
+from app.publishing.publication import ThreadReply
 from tests.fakes.installation import FakeInstallation
 from tests.scenarios.debates import PAYMENTS
 from tests.scenarios.reviews import DIFF, REF
