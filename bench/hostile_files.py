@@ -22,6 +22,7 @@ five minutes fails the run.
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import multiprocessing.synchronize
 import tempfile
@@ -78,8 +79,9 @@ class Health:
 
     def collect(self) -> None:
         """Take in the answers the poller has sent so far."""
-        while self._receiver.poll():
-            self.answers.append(self._receiver.recv())
+        with contextlib.suppress(EOFError):  # the poller has ended, and said all
+            while self._receiver.poll():
+                self.answers.append(self._receiver.recv())
 
     @asynccontextmanager
     async def polling(self) -> AsyncIterator["Health"]:
@@ -90,8 +92,9 @@ class Health:
             yield self
         finally:
             self._stop.set()
+            # Off the loop: the poller's last request needs this process's server to answer.
+            await asyncio.to_thread(self._process.join)
             self.collect()
-            self._process.join()
 
 
 def _poll(url: str, stop: "multiprocessing.synchronize.Event", answers: Connection) -> None:
