@@ -5,6 +5,7 @@
 """
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -127,21 +128,13 @@ def run(
     cases = _select(_read_cases(cases_file), ids, limit)
     verifying = eval_verifying(verify_command, verify_setup, checkout, sandbox=not no_sandbox)
     llm = connect(tester_model, coder_model, arbiter_model)
-    result_files = ResultFiles(out) if out else None
-    parsing = Parsing()
-    runner = Runner(
-        llm,
-        budget=budget,
-        result_files=result_files,
-        jobs=jobs,
-        context=not no_context,
-        parsing=parsing,
-        verifying=verifying,
-    )
-    try:
+    files = ResultFiles(out) if out else None
+    with contextlib.closing(Parsing()) as parsing:
+        runner = Runner(
+            llm, budget=budget, result_files=files, jobs=jobs, context=not no_context,
+            parsing=parsing, verifying=verifying,
+        )  # fmt: skip
         runs = asyncio.run(_run(runner, llm, cases, chosen))
-    finally:
-        parsing.close()
     if as_json:
         click.echo(json.dumps(document(cases, runs, tolerance), indent=2))
     else:

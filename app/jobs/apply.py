@@ -115,6 +115,43 @@ async def apply_fixes(
     `pull` is the pull request as GitHub has it now. Raise :class:`ApplyRefused` when the
     fixes cannot or may not be committed; nothing is written then.
     """
+    _check_applicable(record, pull)
+    fixed = _fixed(record)
+    if not fixed:
+        raise ApplyRefused("The latest review has no agreed or forced fixes to apply.")
+    current = {}
+    for path in sorted({patch.path for _, _, patch in fixed}):
+        found = await github.git.head_file(pull.head_repo, path, pull.head_sha)
+        if found is not None:
+            current[path] = found
+    changed = patched_files(record, {path: _text(found) for path, found in current.items()})
+    if not changed:
+        raise ApplyRefused("The fixes change nothing at the head: there is nothing to commit.")
+    files = [
+        GitFile(path=path, mode=current[path].mode, content=text.encode())
+        for path, text in sorted(changed.items())
+    ]
+    fixes = [
+        AppliedFix(
+            label=label,
+            severity=result.finding.severity,
+            claim=result.finding.claim,
+            location=location(patch.path, patch.start_line, patch.end_line),
+        )
+        for label, result, patch in fixed
+    ]
+    sha = await _commit(github, pull, files, commit_message(fixes))
+    return AppliedCommit(
+        sha=sha,
+        repo=pull.head_repo,
+        branch=pull.head_ref,
+        fixes=tuple(fixes),
+        files=tuple(sorted(changed)),
+    )
+
+
+def _check_applicable(record: RunRecord, pull: PullRequest) -> None:
+    """Raise :class:`ApplyRefused` if Tiebreak may not commit to `pull`'s branch now."""
     if pull.state != "open":
         raise ApplyRefused("The pull request is closed: Tiebreak only commits to open ones.")
     if pull.from_fork and not pull.maintainer_can_modify:
@@ -133,36 +170,15 @@ async def apply_fixes(
             f"The head moved since the review (reviewed {record.ref.head_sha[:7]}, now "
             f"{pull.head_sha[:7]}); comment `/tiebreak review` first."
         )
-    fixed = _fixed(record)
-    if not fixed:
-        raise ApplyRefused("The latest review has no agreed or forced fixes to apply.")
 
-    current = {}
-    for path in sorted({patch.path for _, _, patch in fixed}):
-        found = await github.git.head_file(pull.head_repo, path, pull.head_sha)
-        if found is not None:
-            current[path] = found
-    texts = {path: _text(found) for path, found in current.items()}
-    changed = patched_files(record, texts)
-    if not changed:
-        raise ApplyRefused("The fixes change nothing at the head: there is nothing to commit.")
 
-    files = [
-        GitFile(path=path, mode=current[path].mode, content=text.encode())
-        for path, text in sorted(changed.items())
-    ]
-    fixes = [
-        AppliedFix(
-            label=label,
-            severity=result.finding.severity,
-            claim=result.finding.claim,
-            location=location(patch.path, patch.start_line, patch.end_line),
-        )
-        for label, result, patch in fixed
-    ]
+async def _commit(
+    github: InstallationClient, pull: PullRequest, files: list[GitFile], message: str
+) -> str:
+    """Commit `files` on `pull`'s head branch, on its head; the new commit's sha."""
     try:
-        sha = await github.git.commit_files(
-            pull.head_repo, pull.head_ref, pull.head_sha, files, commit_message(fixes)
+        return await github.git.commit_files(
+            pull.head_repo, pull.head_ref, pull.head_sha, files, message
         )
     except BranchMoved as exc:
         raise ApplyRefused(
@@ -174,13 +190,6 @@ async def apply_fixes(
             f"GitHub does not let Tiebreak push to {md.code(pull.head_repo)}; nothing was changed. "
             "The App needs write access to the repository's contents."
         ) from exc
-    return AppliedCommit(
-        sha=sha,
-        repo=pull.head_repo,
-        branch=pull.head_ref,
-        fixes=tuple(fixes),
-        files=tuple(sorted(changed)),
-    )
 
 
 def commit_message(fixes: list[AppliedFix]) -> str:
