@@ -164,19 +164,13 @@ class ClaudeLLM:
             client = anthropic.AsyncAnthropic(api_key=api_key, **common)
         return cls(client, models, cache=cache, provider=cloud.provider)
 
-    def with_models(self, models: RoleModels) -> "ClaudeLLM":
-        """The same client (its connections, its retry policy) on other models."""
-        return ClaudeLLM(
-            self.client, models, cache=self.cache, provider=self.provider, unforced=self.unforced
-        )
-
     async def aclose(self) -> None:
         """Close the HTTP connections."""
         await self.client.close()
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         started = time.monotonic()
-        model = self.models.for_role(request.role)
+        model = request.model or self.models.for_role(request.role)
         forced = model not in self.unforced
         try:
             try:
@@ -229,7 +223,7 @@ class ClaudeLLM:
             # After the cached prefix, so asking rather than forcing costs no cache write.
             turn.append({"type": "text", "text": _ask_for(request.tool.name)})
         return {
-            "model": self.models.for_role(request.role),
+            "model": request.model or self.models.for_role(request.role),
             "max_tokens": request.max_output_tokens,
             "system": system,
             "tools": [

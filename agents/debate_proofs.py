@@ -18,7 +18,7 @@ from agents.protocol import Decision, EvaluateAnswers, Stance, ToolName
 from agents.threads import Closure, Thread
 from agents.turns import Ask
 from agents.verification import Evidence
-from policies.errors import BudgetExhausted
+from policies.errors import BudgetExhausted, OutOfTokens
 
 
 class ProvingSteps(DebateState):
@@ -31,15 +31,28 @@ class ProvingSteps(DebateState):
             return
         testing = [t for t in threads if t.is_open and self.proofs.give(t.finding)]
         while testing:
-            results = await self.proofs.verify([t.id for t in testing])
-            for thread, result in zip(testing, results, strict=True):
-                self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, told(result))
-            passing = [
-                t
-                for t, r in zip(testing, results, strict=True)
-                if r.verdict is Evidence.NOT_REPRODUCED
-            ]
-            testing = await self._retest(passing) if passing and retest else []
+            passing = await self._run_tests(testing)
+            try:
+                testing = await self._retest(passing) if passing and retest else []
+            except OutOfTokens:
+                # Running a test costs no tokens: the tests given before the ceiling was
+                # reached are run, and a finding whose test passes again goes.
+                given = [t for t in passing if t.is_open]
+                for thread in await self._run_tests(given):
+                    self._withdraw_untested(thread)
+                raise
+
+    async def _run_tests(self, testing: Sequence[Thread]) -> list[Thread]:
+        """Run the latest test of each of `testing`, telling each thread what it showed;
+        returns those whose test passed at the head."""
+        if not testing:
+            return []
+        results = await self.proofs.verify([t.id for t in testing])
+        for thread, result in zip(testing, results, strict=True):
+            self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, told(result))
+        return [
+            t for t, r in zip(testing, results, strict=True) if r.verdict is Evidence.NOT_REPRODUCED
+        ]
 
     async def _retest(self, threads: Sequence[Thread]) -> list[Thread]:
         """Ask the testers of `threads`, whose tests passed at the head, to withdraw each or

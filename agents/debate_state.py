@@ -9,9 +9,9 @@ binding ruling (`arbiter`), or `unresolved` when nothing could settle it.
 from collections.abc import Iterable, Sequence
 
 from agents import briefs
-from agents.checks import InputChecks
 from agents.claims import same_finding
 from agents.diff import ReviewUnit
+from agents.input_checks import InputChecks
 from agents.journal import Replay
 from agents.llm import LLMClient, Role
 from agents.outcome import (
@@ -32,6 +32,7 @@ from agents.threads import Closure, Position, Thread
 from agents.turns import Ask, TurnRunner
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEvent, PairwiseBudget, TokenCeiling, debate_budgets, edge_name
+from policies.config import Models
 from policies.debate import DebatePolicy
 from policies.errors import BudgetExhausted
 from policies.loops import LoopMonitor
@@ -56,6 +57,7 @@ class DebateState:
         unit: ReviewUnit,
         replay: Replay | None = None,
         proving: Proving | None = None,
+        models: Models | None = None,
     ) -> None:
         self.policy = policy
         self.unit = unit
@@ -64,7 +66,9 @@ class DebateState:
         self.proofs = Proofs(proving)
         """What the findings' tests showed (nothing, unless a `proving` runs them)."""
         self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), self.proofs)
-        self.turns = TurnRunner(llm, policy, ceiling, replay, tests=proving is not None)
+        self.turns = TurnRunner(
+            llm, policy, ceiling, replay, tests=proving is not None, models=models
+        )
         self.router = Router([CODER, *self.panel.names])
         self.floor: list[str] = []
         """Every speaker the router gave the floor to, in order."""

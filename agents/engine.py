@@ -17,6 +17,7 @@ from agents.llm import LLMClient
 from agents.outcome import Outcome
 from agents.proofs import Proving
 from policies.budget import TokenCeiling
+from policies.config import Models
 from policies.debate import DebatePolicy
 
 
@@ -30,6 +31,7 @@ class Debate:
         *,
         ceiling: TokenCeiling | None = None,
         proving: Proving | None = None,
+        models: Models | None = None,
     ) -> None:
         self.llm = llm
         self.policy = policy or DebatePolicy()
@@ -37,27 +39,27 @@ class Debate:
         """Shared by every unit this instance debates: the review's hard ceiling."""
         self.proving = proving
         """Who runs the findings' tests, if anyone (`agents.proofs`)."""
+        self.models = models
+        """The repository's choice of model for each role, where it made one (the client's
+        own for the others)."""
 
     async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
         """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are
         replayed rather than paid for again, and every live call is appended to it."""
         replay = None if journal is None else await Replay.open(journal)
-        run = DebateRun(self.llm, self.policy, self.ceiling, unit, replay, self.proving)
-        return await run.run()
+        return await self._run(unit, replay).run()
 
     async def report(self, unit: ReviewUnit) -> Outcome:
         """Only the testers' reports on `unit`, without a debate: each finding ends open
         (`unresolved`). What a one-pass reviewer would post, for comparison with a debate."""
-        run = DebateRun(self.llm, self.policy, self.ceiling, unit, proving=self.proving)
-        return await run.report()
+        return await self._run(unit).report()
 
     async def arbitrate(
         self, unit: ReviewUnit, outcome: Outcome, finding_ids: Collection[str]
     ) -> Outcome:
         """Send unresolved findings of a finished debate to the arbiter now, because a person
         asked; every other finding keeps its end. Returns the debate's new outcome."""
-        run = DebateRun(self.llm, self.policy, self.ceiling, unit, proving=self.proving)
-        return await run.arbitrate_requested(outcome, finding_ids)
+        return await self._run(unit).arbitrate_requested(outcome, finding_ids)
 
     async def hear(
         self, unit: ReviewUnit, outcome: Outcome, finding_id: str, reply: PersonReply
@@ -65,6 +67,10 @@ class Debate:
         """Hear a person's reply on an open finding of a finished debate: the tester accepts
         it (the finding is withdrawn) or rejects it (it stands). Raises
         :class:`agents.errors.NotHeard` when it could not be weighed."""
-        return await Hearing(self.llm, self.policy, self.ceiling, unit).hear(
-            outcome, finding_id, reply
+        hearing = Hearing(self.llm, self.policy, self.ceiling, unit, models=self.models)
+        return await hearing.hear(outcome, finding_id, reply)
+
+    def _run(self, unit: ReviewUnit, replay: Replay | None = None) -> DebateRun:
+        return DebateRun(
+            self.llm, self.policy, self.ceiling, unit, replay, self.proving, self.models
         )

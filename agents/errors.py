@@ -9,7 +9,7 @@ DebateError
 └── NotHeard         a person's reply on a finding could not be weighed: nothing changed
 
 An agent's tool input that is malformed or breaks a rule is no error: it is refused back to
-the agent, item by item (:mod:`agents.checks`, :mod:`agents.turns`).
+the agent, item by item (:mod:`agents.input_checks`, :mod:`agents.turns`).
 """
 
 from policies.errors import TiebreakError

@@ -48,7 +48,8 @@ class Journal(Protocol):
 
 def request_digest(request: LLMRequest) -> str:
     """The sha256 of everything a request asks (the tool by name: its schema is code)."""
-    asked = request.model_dump_json(exclude={"tool"}) + request.tool.name
+    # Unset fields left out: a request asks what it asked before they were added.
+    asked = request.model_dump_json(exclude={"tool"}, exclude_none=True) + request.tool.name
     return hashlib.sha256(asked.encode()).hexdigest()
 
 

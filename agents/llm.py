@@ -94,6 +94,8 @@ class LLMRequest(BaseModel):
     round: int = 0
     subject: tuple[str, ...] = ()
     """The finding ids this turn is about (for logs, metrics and progress)."""
+    model: str | None = None
+    """The model a repository chose for the role; None: the client's own for it."""
 
     def estimated_tokens(self) -> int:
         """A generous upper estimate of the billed tokens this call can use: every prompt

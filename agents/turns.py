@@ -5,7 +5,7 @@ answer is unusable: the model is unavailable, the answer was cut at the output l
 was not called, or the tool input breaks the schema or a rule. Each attempt is charged to the
 edges it used and to the review's ceiling, and each refusal is fed back to the next attempt.
 
-A tool input is judged item by item (:mod:`agents.checks`): the items that pass are adopted
+A tool input is judged item by item (:mod:`agents.input_checks`): the items that pass are adopted
 at once, and when some are refused, the next attempt asks again about those alone, each with
 its reasons — its subject, and so its tokens and the edges it is charged to, are theirs. A
 call whose every item is refused, or whose input is unusable as a whole, is a failed attempt
@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from agents.briefs import retry_brief
-from agents.checks import schema_problems
 from agents.errors import LLMUnavailable
+from agents.input_checks import schema_problems
 from agents.journal import JournalEntry, Replay, request_digest
 from agents.llm import LLMClient, LLMRequest, LLMResponse, PromptBlock, Role, Usage
 from agents.outcome import Outcome, Turn
@@ -30,6 +30,7 @@ from agents.prompts import SYSTEM, role_brief
 from agents.protocol import ToolName, toolset
 from agents.refusals import Checked, Refusal
 from policies.budget import PairwiseBudget, TokenCeiling
+from policies.config import Models
 from policies.debate import DebatePolicy
 from policies.panel import Focus
 
@@ -79,8 +80,11 @@ class TurnRunner:
         replay: Replay | None = None,
         *,
         tests: bool = False,
+        models: Models | None = None,
     ) -> None:
         self.llm = llm
+        self.models = models or Models()
+        """The repository's choice of model for each role, where it made one."""
         self.tools = toolset(tests)
         """The tools as the agents are shown them: with `reproduction` if tests are run."""
         self.policy = policy
@@ -146,6 +150,7 @@ class TurnRunner:
             max_output_tokens=self.policy.max_output_tokens,
             round=ask.round,
             subject=asked,
+            model=getattr(self.models, ask.role.value),
         )
 
     async def _attempt(

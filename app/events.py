@@ -239,7 +239,7 @@ def is_bot(user: User) -> bool:
     return user.type == "Bot" or user.login.lower().endswith("[bot]")
 
 
-class ReplyRequest(BaseModel):
+class HearingRequest(BaseModel):
     """A person's reply in a review thread (no command in it), as it travels to the worker:
     whether the thread is one of Tiebreak's findings, and whether the person may be heard,
     is the worker's to check."""

@@ -2,7 +2,7 @@
 longest unit's model time.
 
 A pull request of `--units` files, each its own review unit, is reviewed by one worker
-process with a slot for every unit (`WorkerDeps.unit_concurrency`), so every unit can debate at
+process with a slot for every unit (`WorkerSetup.unit_concurrency`), so every unit can debate at
 once and the review can take no less than its slowest unit's model calls. Each unit's debate
 has two rounds: the tester reports one finding, the coder disputes it, the tester rejects the
 answer, the coder concedes with a patch, the tester accepts (5 calls), each call a scripted
@@ -62,7 +62,7 @@ from tests.scenarios.debates import (
     reject,
 )
 from tests.scenarios.debates import report as findings_report
-from tests.scenarios.reviews import background_worker, worker_deps
+from tests.scenarios.reviews import background_worker, worker_setup
 
 GOAL = 1.10
 CALLS_PER_UNIT = 5
@@ -179,7 +179,7 @@ async def _review_each(
 ) -> list[Review]:
     """Review each pull request in turn on one worker with a slot for every unit."""
     model = PacedModel(two_rounds, latency)
-    deps = worker_deps(github, key, model, unit_concurrency=units, unit_tokens=UNIT_TOKENS)
+    deps = worker_setup(github, key, model, unit_concurrency=units, unit_tokens=UNIT_TOKENS)
     reviews = []
     async with background_worker(deps, redis_url):
         for ref in refs:

@@ -22,6 +22,7 @@ five minutes fails the run.
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import multiprocessing.synchronize
 import tempfile
@@ -44,7 +45,7 @@ from app.web.server import create_app
 from bench.fleet import TimedGitHub, enqueue, open_pulls
 from tests.fakes.github_api import new_app_key
 from tests.scenarios.debates import git_diff
-from tests.scenarios.reviews import worker_deps
+from tests.scenarios.reviews import worker_setup
 
 PATH = "native/hostile.c"
 POLL = 0.02
@@ -78,8 +79,9 @@ class Health:
 
     def collect(self) -> None:
         """Take in the answers the poller has sent so far."""
-        while self._receiver.poll():
-            self.answers.append(self._receiver.recv())
+        with contextlib.suppress(EOFError):  # the poller has ended, and said all
+            while self._receiver.poll():
+                self.answers.append(self._receiver.recv())
 
     @asynccontextmanager
     async def polling(self) -> AsyncIterator["Health"]:
@@ -90,8 +92,9 @@ class Health:
             yield self
         finally:
             self._stop.set()
+            # Off the loop: the poller's last request needs this process's server to answer.
+            await asyncio.to_thread(self._process.join)
             self.collect()
-            self._process.join()
 
 
 def _poll(url: str, stop: "multiprocessing.synchronize.Event", answers: Connection) -> None:
@@ -132,7 +135,7 @@ async def run(sizes: list[int], in_place_max: int) -> None:
                 create_app(settings, redis.url), port=port, log_config=None, log_level="error"
             )
         )
-        deps = worker_deps(github, key, llm)
+        deps = worker_setup(github, key, llm)
         workers = Workers(deps, redis.url)
         serving = asyncio.create_task(server.serve())
         working = asyncio.create_task(workers.run())

@@ -51,7 +51,7 @@ from bench.fleet import (
 from policies.config import CONFIG_PATH
 from tests.fakes.github_api import new_app_key
 from tests.scenarios.debates import git_diff
-from tests.scenarios.reviews import background_worker, worker_deps
+from tests.scenarios.reviews import background_worker, worker_setup
 
 CONFIG = "debate:\n  token_ceiling: 1000000000\n"
 """The repository's config: a ceiling out of the way of 200 units' debates."""
@@ -90,7 +90,7 @@ def _sent(client: redis.Redis) -> int:
 def _kept(client: redis.Redis) -> tuple[int, int]:
     """Bytes of Tiebreak's keys, and of those among them that live for days."""
     total = for_days = 0
-    for key in client.scan_iter(match="tiebreak:*", count=1000):
+    for key in client.scan_iter(match=keys.OURS, count=1000):
         size = cast(int | None, client.memory_usage(key)) or 0
         total += size
         if cast(int, client.ttl(key)) > keys.LIVE_TTL:
@@ -117,7 +117,7 @@ async def _review(units: int, profile: cProfile.Profile | None) -> Size:
         )
         model = PacedModel(two_rounds, 0.0)
         settings = Settings(tiebreak_daily_token_cap=DAILY_CAP)
-        deps = worker_deps(github, key, model, settings=settings, unit_tokens=UNIT_TOKENS)
+        deps = worker_setup(github, key, model, settings=settings, unit_tokens=UNIT_TOKENS)
         async with background_worker(deps, store.url):
             sent = _sent(client)
             if profile is not None:

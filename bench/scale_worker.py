@@ -23,7 +23,7 @@ def work(redis_url: str, github_url: str, key_file: Path, latency: float, out: P
     import signal
 
     from app.github.client import GitHubApp
-    from app.jobs.deps import WorkerDeps
+    from app.jobs.deps import WorkerSetup
     from app.jobs.worker import Workers
     from app.settings import Settings
     from bench.fleet import PacedModel
@@ -31,7 +31,7 @@ def work(redis_url: str, github_url: str, key_file: Path, latency: float, out: P
     from tests.scenarios.reviews import APP_ID
 
     model = PacedModel(agreed_by_tool, latency)
-    deps = WorkerDeps(
+    deps = WorkerSetup(
         settings=Settings(tiebreak_daily_token_cap=DAILY_CAP),
         github=GitHubApp(APP_ID, key_file.read_text(), github_url, retry=False),
         llm=model,

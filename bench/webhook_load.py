@@ -17,7 +17,7 @@ import httpx
 import redis
 
 from app.events import PullRequestPayload, PullRequestRef
-from app.store.queue import review_job_id
+from app.store.keys import review_job_id
 from bench.webhook_servers import HOST, PATH, SECRET, BenchmarkFailed, Server
 from tests.scenarios.webhooks import payload, signed
 

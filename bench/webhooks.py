@@ -43,8 +43,8 @@ from pathlib import Path
 
 import redis
 import uvicorn
-from arq.constants import abort_jobs_ss, default_queue_name
 
+from app.store import keys
 from app.store.embedded import EmbeddedRedis
 from bench.webhook_load import CLIENTS, Answer, Cpu, Delivery, Phase, deliveries, load
 from bench.webhook_servers import HOST, PATH, BenchmarkFailed, Server, serve
@@ -86,13 +86,13 @@ def redis_reads(redis_url: str) -> int:
 def check_enqueued(redis_url: str, sent: Sequence[Delivery]) -> int:
     """Redis holds exactly one queued job per delivery, and none was aborted; the ZCARD."""
     with redis.Redis.from_url(redis_url, decode_responses=True) as client:
-        queued = int(client.zcard(default_queue_name))
-        jobs = set(client.zrange(default_queue_name, 0, -1))
-        aborted = int(client.zcard(abort_jobs_ss))
+        queued = int(client.zcard(keys.REVIEW_QUEUE))
+        jobs = set(client.zrange(keys.REVIEW_QUEUE, 0, -1))
+        aborted = int(client.zcard(keys.ABORTED))
     missing = {d.job_id for d in sent} - jobs
     if queued != len(sent) or missing or aborted:
         raise BenchmarkFailed(
-            f"ZCARD {default_queue_name} = {queued} after {len(sent)} deliveries; "
+            f"ZCARD {keys.REVIEW_QUEUE} = {queued} after {len(sent)} deliveries; "
             f"{len(missing)} expected jobs missing (e.g. {sorted(missing)[:3]}); "
             f"{aborted} jobs aborted"
         )
@@ -175,7 +175,7 @@ def report(result: Result) -> str:
         f"goal ≤ {GOAL_SERVER_CPU_MS:g}",
         "",
         f"verified: {result.requests:,} of {result.requests:,} measured deliveries (and "
-        f"{result.warmup:,} warm-up) answered 202 enqueued; ZCARD {default_queue_name} = "
+        f"{result.warmup:,} warm-up) answered 202 enqueued; ZCARD {keys.REVIEW_QUEUE} = "
         f"{result.queued:,}, one job per delivery",
     ]
     return "\n".join(lines)

@@ -154,6 +154,11 @@ class Allowance(Protocol):
         ...
 
 
+MIN_CEILING = 10_000
+"""The smallest token ceiling a review runs with: a daily allowance with less left than this
+starts no review (nor a ruling, nor a hearing), and `/tiebreak budget` sets no less."""
+
+
 class TokenCeiling:
     """The hard token ceiling of one review, shared by all of its debates.
 

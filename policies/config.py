@@ -21,7 +21,6 @@ from pydantic import (
     ValidationError,
 )
 
-from policies.conversation import ConversationPolicy
 from policies.debate import DebatePolicy
 from policies.globs import compiled, plain_globs
 from policies.guidance import (
@@ -31,6 +30,7 @@ from policies.guidance import (
     Instructions,
     PathInstruction,
 )
+from policies.hearing import HearingPolicy
 from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
@@ -137,7 +137,7 @@ class RepoConfig(_Section):
     debate: DebatePolicy = DebatePolicy()
     """The debate's limits, budgets and protected paths."""
 
-    conversation: ConversationPolicy = ConversationPolicy()
+    conversation: HearingPolicy = HearingPolicy()
     """Whether people's replies on Tiebreak's finding threads are heard, and how many."""
 
     context: ContextOptions = ContextOptions()

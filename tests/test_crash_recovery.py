@@ -23,8 +23,9 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.llm import Usage
 from app.events import PullRequestRef
+from app.store.keys import review_job_id
 from app.store.live import LiveRuns
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.queue import ReviewQueue
 from tests.fakes.github_api import FakeGitHub, new_app_key
 from tests.fakes.messages_api import Body, Error, FakeMessagesAPI, QueuedResponder, Reply
 from tests.scenarios.debates import (

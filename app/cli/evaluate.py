@@ -5,6 +5,7 @@
 """
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -14,16 +15,16 @@ import click
 
 from agents.claude import ClaudeLLM
 from app.cli.exits import fail
-from app.cli.models import connect, model_options
+from app.cli.model_choice import connect, model_options
 from app.cli.verifying import eval_verify_options, eval_verifying
 from app.evaluation.cases import Case, dump_case, parse_cases
 from app.evaluation.errors import EvaluationError
 from app.evaluation.history import Mining, mine_cases
 from app.evaluation.report import document, summaries, table
+from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
 from app.evaluation.runner import Runner
 from app.evaluation.scoring import DEFAULT_TOLERANCE
-from app.evaluation.store import ResultStore
 from app.parsing import Parsing
 
 
@@ -127,21 +128,13 @@ def run(
     cases = _select(_read_cases(cases_file), ids, limit)
     verifying = eval_verifying(verify_command, verify_setup, checkout, sandbox=not no_sandbox)
     llm = connect(tester_model, coder_model, arbiter_model)
-    store = ResultStore(out) if out else None
-    parsing = Parsing()
-    runner = Runner(
-        llm,
-        budget=budget,
-        store=store,
-        jobs=jobs,
-        context=not no_context,
-        parsing=parsing,
-        verifying=verifying,
-    )
-    try:
+    files = ResultFiles(out) if out else None
+    with contextlib.closing(Parsing()) as parsing:
+        runner = Runner(
+            llm, budget=budget, result_files=files, jobs=jobs, context=not no_context,
+            parsing=parsing, verifying=verifying,
+        )  # fmt: skip
         runs = asyncio.run(_run(runner, llm, cases, chosen))
-    finally:
-        parsing.close()
     if as_json:
         click.echo(json.dumps(document(cases, runs, tolerance), indent=2))
     else:

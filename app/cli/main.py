@@ -15,7 +15,7 @@ from app.cli.evaluate import evaluate
 from app.cli.exits import fail as _fail
 from app.cli.review import review
 from app.cli.status import watch
-from app.jobs.deps import WorkerDeps
+from app.jobs.deps import WorkerSetup
 from app.jobs.worker import Workers, run_until_signalled
 from app.settings import MissingSettings, Settings, SettingsError, env_file, get_settings
 from app.setup.manifest import DEFAULT_GITHUB_URL, api_url_for, base_url, install_url, is_private
@@ -54,7 +54,7 @@ def serve(host: str, port: int) -> None:
     With REDIS_URL unset, starts an embedded Redis under TIEBREAK_DATA_DIR.
     """
     settings = _settings(web=True, worker=True)
-    deps = WorkerDeps.from_settings(settings)
+    deps = WorkerSetup.from_settings(settings)
     with contextlib.ExitStack() as stack:
         redis_url = (
             settings.redis_url
@@ -77,7 +77,7 @@ def web(host: str, port: int) -> None:
 def worker() -> None:
     """Run a worker alone, on the Redis at REDIS_URL (run as many as you like)."""
     settings = _settings(worker=True)
-    run_until_signalled(WorkerDeps.from_settings(settings), _redis_url(settings))
+    run_until_signalled(WorkerSetup.from_settings(settings), _redis_url(settings))
 
 
 @main.command()
@@ -249,7 +249,7 @@ def _run_server(server: Coroutine[None, None, None]) -> None:
 
 
 async def _serve(
-    settings: Settings, redis_url: str, host: str, port: int, deps: WorkerDeps | None
+    settings: Settings, redis_url: str, host: str, port: int, deps: WorkerSetup | None
 ) -> None:
     # No log config of uvicorn's own: its lines go through the root handler, JSON and redacted.
     # A webhook's answer is logged by its endpoint, with more than the access line would say.

@@ -22,7 +22,7 @@ from agents.proofs import Proving
 from agents.review import Review, review_diff
 from app.cli.checkout import checkout_sources, work_tree
 from app.cli.exits import fail as _fail
-from app.cli.models import connect, model_options
+from app.cli.model_choice import connect, model_options
 from app.cli.terminal import Progress, render
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
 from app.parsing import Parsing

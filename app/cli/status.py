@@ -12,11 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from pydantic import ValidationError
-
 from agents.llm import Role
 from app.events import PullRequestRef
-from app.store.live import STARTED, LiveRuns, UnitStatus
+from app.store.live import LiveRuns
+from app.store.records import STARTED, UnitStatus
 
 CLEAR = "\x1b[H\x1b[2J"
 """Cursor home, then erase the screen: a terminal shows each snapshot in place."""
@@ -66,24 +65,25 @@ async def snapshot(live: LiveRuns) -> list[RunSnapshot]:
 
 async def _run(live: LiveRuns, run_id: str) -> RunSnapshot | None:
     try:
-        fields = await live.run_fields(run_id)
+        status = await live.run_status(run_id)
     except UnicodeDecodeError as exc:
         return RunSnapshot(run_id, problem=f"its fields are not text ({exc})")
-    if not fields:
+    except ValueError as exc:  # a field no worker writes: not a state, not a number
+        return RunSnapshot(run_id, problem=f"unreadable run: {exc}")
+    if status is None:
         return None  # it ended, and its keys expired, since the list was read
-    count = max(0, _int(fields.get("units")))
-    beats = await live.heartbeat_ages(run_id, count)
+    beats = await live.heartbeat_ages(run_id, status.units)
     run = RunSnapshot(
         run_id,
-        ref=_ref(fields.get("ref")),
-        state=fields.get("state", ""),
-        worker=fields.get("worker", ""),
+        ref=status.ref,
+        state=status.state or "",
+        worker=status.worker,
         beat=beats[0],
-        started=_float(fields.get("started")),
-        resumes=_int(fields.get("resumes")),
+        started=status.started,
+        resumes=status.resumes,
     )
     try:
-        units = await live.units(run_id, range(count))
+        units = await live.units(run_id, range(status.units))
         spent = await live.ceiling(run_id, 0).spent()
     except ValueError as exc:  # a field no worker writes: not a state, not a number, not text
         return replace(run, problem=f"unreadable units: {exc}")
@@ -92,29 +92,6 @@ async def _run(live: LiveRuns, run_id: str) -> RunSnapshot | None:
         spent=spent,
         units=tuple(UnitSnapshot(u, beat) for u, beat in zip(units, beats[1:], strict=True)),
     )
-
-
-def _ref(raw: str | None) -> PullRequestRef | None:
-    if raw is None:
-        return None
-    try:
-        return PullRequestRef.model_validate_json(raw)
-    except ValidationError:
-        return None
-
-
-def _int(raw: str | None) -> int:
-    try:
-        return int(raw or 0)
-    except ValueError:
-        return 0
-
-
-def _float(raw: str | None) -> float | None:
-    try:
-        return None if raw is None else float(raw)
-    except ValueError:
-        return None
 
 
 # -- watching ----------------------------------------------------------------------------

@@ -28,8 +28,8 @@ from agents.review import Review, review_diff
 from agents.verification import Evidence
 from app.evaluation.cases import Case
 from app.evaluation.checkouts import CaseCheckout, Verifying
+from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config, Posted
-from app.evaluation.store import ResultStore
 from app.evaluation.voting import majority
 from app.parsing import Parsing
 from policies.budget import TokenCeiling
@@ -53,7 +53,7 @@ class Runner:
     llm: LLMClient
     budget: int | None = None
     """Billed tokens per case and configuration; None for each configuration's own ceiling."""
-    store: ResultStore | None = None
+    result_files: ResultFiles | None = None
     jobs: int = 1
     """Cases run at once."""
     clock: Callable[[], float] = field(default=time.monotonic)
@@ -71,7 +71,7 @@ class Runner:
         on_result: Callable[[CaseRun], None] = lambda run: None,
     ) -> list[CaseRun]:
         """Every configuration on every case, `jobs` cases at a time; results stored as they
-        finish (and taken from the store when already there). `on_result` hears each one."""
+        finish (and taken from the result files when already there). `on_result` hears each one."""
         slots = asyncio.Semaphore(self.jobs)
 
         async def case_runs(case: Case) -> list[CaseRun]:
@@ -82,8 +82,8 @@ class Runner:
                 async with self._checkout(case, needed) as checkout:
                     for config in configs:
                         run = stored[config] or await self.run_case(case, config, checkout)
-                        if self.store and stored[config] is None:
-                            self.store.save(run)
+                        if self.result_files and stored[config] is None:
+                            self.result_files.save(run)
                         on_result(run)
                         runs.append(run)
                 return runs
@@ -95,7 +95,7 @@ class Runner:
     def _stored(self, case: Case, config: Config) -> CaseRun | None:
         """The stored result of `config` on `case`, unless tests are asked for now and were
         not then (a result with tests serves a run without)."""
-        stored = self.store.finished(case.id, config) if self.store else None
+        stored = self.result_files.finished(case.id, config) if self.result_files else None
         if stored is None or (self.verifying is not None and not stored.verify):
             return None
         return stored

@@ -22,14 +22,17 @@ import base64
 import functools
 import logging
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from githubkit import GitHub
 from githubkit.exception import GitHubException, RequestFailed
 from pydantic import ValidationError
 
 from app.events import PullKey
-from app.github.errors import translated
+from app.github import answers
+from app.github.answers import BlobNode, read, read_graphql
+from app.github.errors import GitHubError, translated
+from app.github.models import FileAt
 
 MAX_BLOBS = 100
 """Files read by one GraphQL request; a read of more sends several, at once."""
@@ -39,13 +42,6 @@ BLOB_FIELDS = "text isBinary isTruncated byteSize"
 SIZE_FIELDS = "isBinary byteSize"
 
 log = logging.getLogger(__name__)
-
-
-class FileAt(NamedTuple):
-    """A file at a commit."""
-
-    commit: str
-    path: str
 
 
 async def read_texts(
@@ -86,10 +82,9 @@ async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str) -
         if exc.response.status_code == 404:
             return None
         raise
-    raw: Any = response.json()
-    if not isinstance(raw, dict) or raw.get("type") != "file":
+    content = read(answers.Contents, response).file
+    if content is None:
         return None
-    content = str(raw.get("content") or "")
     return base64.b64decode(content).decode("utf-8", errors="replace")
 
 
@@ -120,39 +115,39 @@ async def _batch(
 
 async def _objects(
     github: GitHub[Any], ref: PullKey, files: list[FileAt], fields: str
-) -> dict[str, Any] | str:
+) -> dict[str, BlobNode | None] | str:
     """The repository's objects `f0`… (`fields` of each file's blob), or why GitHub gave
     none."""
-    variables: dict[str, Any] = {"owner": ref.owner, "name": ref.repo}
+    variables: dict[str, str] = {"owner": ref.owner, "name": ref.repo}
     variables.update((f"e{i}", f"{f.commit}:{f.path}") for i, f in enumerate(files))
     try:
         data = await github.async_graphql(blobs_query(len(files), fields), variables)
+        repository = read_graphql(answers.Blobs, data, "blobs").repository
     except GitHubException as exc:
         return str(translated(exc))
     except ValidationError as exc:
         return f"GitHub's answer was not GraphQL's: {exc.error_count()} errors"
-    repository = data.get("repository")
-    return repository if isinstance(repository, dict) else "GitHub resolved no repository"
+    except GitHubError as exc:
+        return str(exc)
+    return "GitHub resolved no repository" if repository is None else repository
 
 
-def _text(file: FileAt, node: Any) -> str | None:
+def _text(file: FileAt, node: BlobNode | None) -> str | None:
     """A blob's text; None for no object, one that is not a blob (an empty selection), a
     binary blob or a truncated text."""
-    if not isinstance(node, dict):
+    if node is None:
         return None
-    if node.get("isTruncated"):
-        log.info("%s at %s left out: %s bytes", file.path, file.commit[:7], node.get("byteSize"))
+    if node.is_truncated:
+        log.info("%s at %s left out: %s bytes", file.path, file.commit[:7], node.byte_size)
         return None
-    text = node.get("text")
-    return text if isinstance(text, str) and node.get("isBinary") is not True else None
+    return node.text if node.is_binary is not True else None
 
 
-def _size(node: Any) -> int | None:
+def _size(node: BlobNode | None) -> int | None:
     """A blob's size; None for no object, one that is not a blob, or a binary blob."""
-    if not isinstance(node, dict) or node.get("isBinary") is not False:
+    if node is None or node.is_binary is not False:
         return None
-    size = node.get("byteSize")
-    return size if isinstance(size, int) else None
+    return node.byte_size
 
 
 async def _one_by_one(

@@ -10,24 +10,34 @@ process's metrics (:class:`app.github.retry.CountedFailures`). A call that fails
 :class:`app.github.errors.GitHubError`, never one of githubkit's exceptions.
 """
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from githubkit import AppAuthStrategy, GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestFailed
 
+from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
-from app.github.blobs import FileAt, file_text, read_sizes, read_texts
+from app.github import answers
+from app.github.answers import Answered, read
+from app.github.blobs import file_text, read_sizes, read_texts
 from app.github.errors import translating
 from app.github.file_diffs import file_section
 from app.github.git_data import GitData
 from app.github.identity import AppIdentity
-from app.github.models import Comparison, PullRequest, Reaction
+from app.github.models import (
+    Comparison,
+    FileAt,
+    IssueComment,
+    PullRequest,
+    Reaction,
+    ThreadComment,
+)
 from app.github.pool import ConnectionPool
 from app.github.retry import CappedRetry, CountedFailures
-from app.github.threads import resolve_thread, review_threads
+from app.github.review_threads import resolve_thread, review_threads
 from app.telemetry.metrics import Metrics
 
 CHECK_RUN_NAME = "Tiebreak"
@@ -40,6 +50,9 @@ COMPARE_FILES = 300
 """The most files GitHub lists when comparing two commits."""
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
+
+Posted = TypeVar("Posted", answers.Review, IssueComment, ThreadComment)
+"""Something posted on a pull request, whose author says whether it is Tiebreak's."""
 
 
 class GitHubApp:
@@ -110,25 +123,7 @@ class Installation:
     @translating
     async def pull_request(self, ref: PullKey) -> PullRequest:
         response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
-        raw: Any = response.json()
-        base_repo = (raw["base"].get("repo") or {}).get("full_name") or ref.full_name
-        head_repo = (raw["head"].get("repo") or {}).get("full_name") or base_repo
-        return PullRequest(
-            number=raw["number"],
-            state=raw["state"],
-            draft=bool(raw.get("draft")),
-            title=raw.get("title") or "",
-            body=raw.get("body") or "",
-            author=(raw.get("user") or {}).get("login") or "",
-            head_sha=raw["head"]["sha"],
-            head_ref=raw["head"]["ref"],
-            head_repo=head_repo,
-            base_sha=raw["base"]["sha"],
-            base_ref=raw["base"]["ref"],
-            base_repo=base_repo,
-            maintainer_can_modify=bool(raw.get("maintainer_can_modify")),
-            html_url=raw.get("html_url") or "",
-        )
+        return read(answers.Pull, response).pull_request(ref.full_name)
 
     @translating
     async def diff(self, ref: PullKey) -> str:
@@ -150,7 +145,7 @@ class Installation:
             response = await self._rest.pulls.async_list_files(
                 ref.owner, ref.repo, ref.number, per_page=100, page=page
             )
-            files: Any = response.json()
+            files = read(list[answers.ChangedFile], response)
             parts += [file_section(f) for f in files]
             if len(files) < 100:
                 break
@@ -174,40 +169,44 @@ class Installation:
         return await read_sizes(self._github, ref, files)
 
     @translating
-    async def create_check_run(self, ref: PullRequestRef, fields: Mapping[str, Any]) -> int:
-        body: Any = {"name": CHECK_RUN_NAME, "head_sha": ref.head_sha, **fields}
-        response = await self._rest.checks.async_create(ref.owner, ref.repo, data=body)
-        check_id: int = response.json()["id"]
-        return check_id
+    async def create_check_run(self, ref: PullRequestRef, check: NewCheckRun) -> int:
+        """Tiebreak's check run on the pull request's head; its id."""
+        response = await self._rest.checks.async_create(
+            ref.owner,
+            ref.repo,
+            name=CHECK_RUN_NAME,
+            head_sha=ref.head_sha,
+            **check.model_dump(mode="json", exclude_none=True),
+        )
+        return read(answers.Created, response).id
 
     @translating
     async def update_check_run(
-        self, ref: PullRequestRef, check_id: int, fields: Mapping[str, Any]
+        self, ref: PullRequestRef, check_id: int, update: CheckRunUpdate
     ) -> None:
-        body: Any = dict(fields)
-        await self._rest.checks.async_update(ref.owner, ref.repo, check_id, data=body)
+        await self._rest.checks.async_update(
+            ref.owner, ref.repo, check_id, **update.model_dump(mode="json", exclude_none=True)
+        )
 
     @translating
     async def check_run_status(self, ref: PullKey, check_id: int) -> str:
         """`queued`, `in_progress` or `completed`."""
         response = await self._rest.checks.async_get(ref.owner, ref.repo, check_id)
-        raw: Any = response.json()
-        return str(raw["status"])
+        return read(answers.CheckRun, response).status
 
     @translating
-    async def create_review(self, ref: PullKey, review: Mapping[str, Any]) -> int:
-        body: Any = dict(review)
+    async def create_review(self, ref: PullKey, review: ReviewDraft) -> int:
         response = await self._rest.pulls.async_create_review(
-            ref.owner, ref.repo, ref.number, data=body
+            ref.owner, ref.repo, ref.number, **review.model_dump(mode="json", exclude_none=True)
         )
-        review_id: int = response.json()["id"]
-        return review_id
+        return read(answers.Created, response).id
 
     @translating
     async def own_review_bodies(self, ref: PullKey) -> list[str]:
         """The body of every review the App posted on the pull request, oldest first."""
-        reviews = await self._all_pages(self._rest.pulls.async_list_reviews, ref)
-        return [str(r.get("body") or "") for r in await self._own(reviews)]
+        list_page = self._rest.pulls.async_list_reviews
+        reviews = await self._all_pages(list_page, ref, list[answers.Review])
+        return [review.body for review in await self._own(reviews)]
 
     @translating
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
@@ -221,30 +220,30 @@ class Installation:
             if exc.response.status_code == 404:
                 return None
             raise
-        raw: Any = response.json()
-        files = raw.get("files") or []
-        paths = {f["filename"] for f in files} | {
-            f["previous_filename"] for f in files if f.get("previous_filename")
+        answer = read(answers.Comparison, response)
+        files = answer.files or []
+        paths = {f.filename for f in files} | {
+            f.previous_filename for f in files if f.previous_filename
         }
         return Comparison(
-            status=raw["status"], paths=frozenset(paths), complete=len(files) < COMPARE_FILES
+            status=answer.status, paths=frozenset(paths), complete=len(files) < COMPARE_FILES
         )
 
     @translating
-    async def own_review_comments(self, ref: PullKey) -> list[dict[str, Any]]:
+    async def own_review_comments(self, ref: PullKey) -> list[ThreadComment]:
         """The App's review comments on the pull request (of its reviews, and its replies),
-        oldest first, as GitHub's JSON."""
-        comments = await self._all_pages(self._rest.pulls.async_list_review_comments, ref)
-        return await self._own(comments)
+        oldest first."""
+        list_page = self._rest.pulls.async_list_review_comments
+        return await self._own(await self._all_pages(list_page, ref, list[ThreadComment]))
 
     @translating
-    async def own_issue_comments(self, ref: PullKey) -> list[dict[str, Any]]:
-        """The App's comments in the pull request's conversation, oldest first, as GitHub's
-        JSON."""
-        return await self._own(await self._all_pages(self._rest.issues.async_list_comments, ref))
+    async def own_issue_comments(self, ref: PullKey) -> list[IssueComment]:
+        """The App's comments in the pull request's conversation, oldest first."""
+        list_page = self._rest.issues.async_list_comments
+        return await self._own(await self._all_pages(list_page, ref, list[IssueComment]))
 
-    async def _own(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return [item for item in items if await self._identity.authored(item)]
+    async def _own(self, items: list[Posted]) -> list[Posted]:
+        return [item for item in items if await self._identity.authored(item.user)]
 
     @translating
     async def resolved_threads(self, ref: PullKey) -> set[int]:
@@ -274,11 +273,16 @@ class Installation:
             ref.owner, ref.repo, ref.number, comment_id, body=body
         )
 
-    async def _all_pages(self, list_page: Any, ref: PullKey) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
+    async def _all_pages(
+        self,
+        list_page: Callable[..., Awaitable[Answered]],
+        ref: PullKey,
+        shape: type[list[Posted]],
+    ) -> list[Posted]:
+        items: list[Posted] = []
         for page in range(1, MAX_PAGES + 1):
             response = await list_page(ref.owner, ref.repo, ref.number, per_page=100, page=page)
-            batch: Any = response.json()
+            batch = read(shape, response)
             items += batch
             if len(batch) < 100:
                 break
@@ -287,17 +291,17 @@ class Installation:
     @translating
     async def ensure_label(self, ref: PullKey, name: str, color: str, about: str) -> None:
         """Create the label in the repository unless it exists (422 `already_exists`)."""
-        body: Any = {"name": name, "color": color, "description": about}
         try:
-            await self._rest.issues.async_create_label(ref.owner, ref.repo, data=body)
+            await self._rest.issues.async_create_label(
+                ref.owner, ref.repo, name=name, color=color, description=about
+            )
         except RequestFailed as exc:
             if exc.response.status_code != 422:
                 raise
 
     @translating
     async def add_label(self, ref: PullKey, name: str) -> None:
-        body: Any = {"labels": [name]}
-        await self._rest.issues.async_add_labels(ref.owner, ref.repo, ref.number, data=body)
+        await self._rest.issues.async_add_labels(ref.owner, ref.repo, ref.number, labels=[name])
 
     @translating
     async def remove_label(self, ref: PullKey, name: str) -> None:
@@ -321,8 +325,7 @@ class Installation:
             if exc.response.status_code == 404:
                 return "none"
             raise
-        raw: Any = response.json()
-        return str(raw.get("permission") or "none")
+        return read(answers.Permission, response).permission or "none"
 
     @translating
     async def react(self, ref: PullKey, comment: CommentRef, content: Reaction) -> None:
@@ -349,8 +352,8 @@ class Installation:
     async def review_comment_location(self, ref: PullKey, comment_id: int) -> tuple[str, int]:
         """The path and (new-file) line a review comment sits on."""
         response = await self._rest.pulls.async_get_review_comment(ref.owner, ref.repo, comment_id)
-        raw: Any = response.json()
-        return str(raw["path"]), int(raw.get("line") or raw.get("original_line") or 0)
+        location = read(answers.CommentLocation, response)
+        return location.path, location.line or location.original_line or 0
 
     @translating
     async def comment(self, ref: PullKey, body: str) -> int:
@@ -358,5 +361,4 @@ class Installation:
         response = await self._rest.issues.async_create_comment(
             ref.owner, ref.repo, ref.number, body=body
         )
-        comment_id: int = response.json()["id"]
-        return comment_id
+        return read(answers.Created, response).id

@@ -6,11 +6,11 @@ message) or that no answer came, so callers decide by `status` alone.
 """
 
 import functools
-import json
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 from githubkit.exception import GitHubException, GraphQLFailed, RequestError, RequestFailed
+from pydantic import BaseModel, ValidationError
 
 from policies.errors import TiebreakError
 
@@ -80,11 +80,16 @@ def translating(
     return run
 
 
+class _Refusal(BaseModel):
+    """An error's JSON body, as far as it is read."""
+
+    message: str | None = None
+
+
 def _message(text: str) -> str:
     """GitHub's `message` from an error's JSON body, shortened; empty if there is none."""
     try:
-        raw: Any = json.loads(text)
-    except ValueError:
+        message = _Refusal.model_validate_json(text).message
+    except ValidationError:
         return ""
-    message = raw.get("message") if isinstance(raw, dict) else None
-    return str(message)[:MESSAGE_CHARS] if message else ""
+    return message[:MESSAGE_CHARS] if message else ""

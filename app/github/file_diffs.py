@@ -10,20 +10,19 @@ large for GitHub to show) keeps its header alone: the API does not say which of 
 is, and a header alone claims neither.
 """
 
-from collections.abc import Mapping
-from typing import Any
+from app.github.answers import ChangedFile
 
 REGULAR_FILE = "100644"
 """The mode given to an added or deleted file: the files API does not say a file's mode."""
 
 
-def file_section(entry: Mapping[str, Any]) -> str:
+def file_section(entry: ChangedFile) -> str:
     """One item of `GET /pulls/{n}/files` as `git diff` prints it; empty for a file the
     API lists as unchanged and gives no patch for (git prints nothing for it)."""
-    name = str(entry["filename"])
-    old = str(entry.get("previous_filename") or name)
-    status = entry.get("status")
-    patch = entry.get("patch") or ""
+    name = entry.filename
+    old = entry.previous_filename or name
+    status = entry.status
+    patch = entry.patch or ""
     if status == "unchanged" and not patch:
         return ""
     lines = [f"diff --git a/{old} b/{name}"]
@@ -33,7 +32,7 @@ def file_section(entry: Mapping[str, Any]) -> str:
         lines.append(f"deleted file mode {REGULAR_FILE}")
     elif status in ("renamed", "copied") and old != name:
         kind = "rename" if status == "renamed" else "copy"
-        if not patch and not entry.get("changes"):
+        if not patch and not entry.changes:
             # Nothing changed but the name: git's exact similarity. Otherwise it is unknown.
             lines.append("similarity index 100%")
         lines += [f"{kind} from {old}", f"{kind} to {name}"]

@@ -15,8 +15,10 @@ from githubkit.exception import RequestFailed
 from pydantic import TypeAdapter, ValidationError
 
 from app.events import Name
+from app.github import answers
+from app.github.answers import read
 from app.github.errors import BranchMoved, GitHubError, NotWritable, translating
-from app.github.models import REGULAR_FILE_MODES, GitFile
+from app.github.models import GitFile, regular
 
 
 class GitData:
@@ -39,24 +41,22 @@ class GitData:
         tree = sha
         for folder in folders:
             entry = await self._tree_entry(owner, repo, tree, folder)
-            if entry is None or entry.get("type") != "tree":
+            if entry is None or entry.type != "tree":
                 return None
-            tree = str(entry["sha"])
+            tree = entry.sha
         entry = await self._tree_entry(owner, repo, tree, name)
-        if (
-            entry is None
-            or entry.get("type") != "blob"
-            or entry.get("mode") not in REGULAR_FILE_MODES
-        ):
+        if entry is None or entry.type != "blob" or not regular(mode := entry.mode):
             return None
-        response = await self._rest.git.async_get_blob(owner, repo, str(entry["sha"]))
-        raw: Any = response.json()
-        return GitFile(path=path, mode=entry["mode"], content=base64.b64decode(raw["content"]))
+        response = await self._rest.git.async_get_blob(owner, repo, entry.sha)
+        blob = read(answers.Blob, response)
+        return GitFile(path=path, mode=mode, content=base64.b64decode(blob.content))
 
-    async def _tree_entry(self, owner: str, repo: str, tree: str, name: str) -> Any:
+    async def _tree_entry(
+        self, owner: str, repo: str, tree: str, name: str
+    ) -> answers.TreeEntry | None:
         response = await self._rest.git.async_get_tree(owner, repo, tree)
-        raw: Any = response.json()
-        return next((item for item in raw["tree"] if item.get("path") == name), None)
+        entries = read(answers.Tree, response).tree
+        return next((entry for entry in entries if entry.path == name), None)
 
     @translating
     async def commit_files(
@@ -80,23 +80,26 @@ class GitData:
             raise GitHubError(f"cannot update a branch named {branch!r}")
         git = self._rest.git
         try:
-            parent: Any = (await git.async_get_commit(owner, repo, parent_sha)).json()
-            items: list[Any] = []
+            parent = read(answers.Commit, await git.async_get_commit(owner, repo, parent_sha))
+            blobs = []
             for file in files:
                 blob = await git.async_create_blob(
                     owner, repo, content=base64.b64encode(file.content).decode(), encoding="base64"
                 )
-                blob_sha = blob.json()["sha"]
-                items.append(
-                    {"path": file.path, "mode": file.mode, "type": "blob", "sha": blob_sha}
-                )
+                blobs.append(read(answers.Sha, blob).sha)
             tree = await git.async_create_tree(
-                owner, repo, base_tree=parent["tree"]["sha"], tree=items
+                owner,
+                repo,
+                base_tree=parent.tree.sha,
+                tree=[
+                    {"path": file.path, "mode": file.mode, "type": "blob", "sha": blob}
+                    for file, blob in zip(files, blobs, strict=True)
+                ],
             )
             commit = await git.async_create_commit(
-                owner, repo, message=message, tree=tree.json()["sha"], parents=[parent_sha]
+                owner, repo, message=message, tree=read(answers.Sha, tree).sha, parents=[parent_sha]
             )
-            sha = str(commit.json()["sha"])
+            sha = read(answers.Sha, commit).sha
             # `/` separates a branch's own path segments; anything else (`#`, `%`) is quoted.
             await git.async_update_ref(
                 owner, repo, f"heads/{quote(branch, safe='/')}", sha=sha, force=False

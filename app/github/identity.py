@@ -7,12 +7,14 @@ can run a workflow makes `github-actions[bot]` post). So a marker counts only on
 App's bot user wrote. The slug is read once per process, with the App's JWT (`GET /app`).
 """
 
-from collections.abc import Mapping
 from typing import Any
 
 from githubkit import GitHub
 
+from app.github import answers
+from app.github.answers import read
 from app.github.errors import GitHubError, translating
+from app.github.models import Author
 
 
 class AppIdentity:
@@ -29,17 +31,15 @@ class AppIdentity:
         if self._login is None:
             # Two jobs asking at once may both look it up: the answer is the same.
             response = await self._github.rest.apps.async_get_authenticated()
-            raw: Any = response.json()
-            slug = raw.get("slug") if isinstance(raw, dict) else None
-            if not isinstance(slug, str) or not slug:
+            slug = read(answers.App, response).slug
+            if not slug:
                 raise GitHubError("GitHub did not say the App's slug")
             self._login = f"{slug}[bot]"
         return self._login
 
-    async def authored(self, item: Mapping[str, Any]) -> bool:
-        """Whether the App itself wrote `item` (a review or a comment, as GitHub's JSON)."""
-        user = item.get("user")
-        if not isinstance(user, Mapping) or user.get("type") != "Bot":
+    async def authored(self, author: Author | None) -> bool:
+        """Whether `author` (of a review or a comment) is the App itself."""
+        if author is None or author.type != "Bot":
             return False
         # Logins are case-insensitive on GitHub.
-        return str(user.get("login") or "").lower() == (await self.bot_login()).lower()
+        return author.login.lower() == (await self.bot_login()).lower()

@@ -1,14 +1,93 @@
-"""What the gateway reads from GitHub, as the rest of Tiebreak uses it: narrow, frozen models."""
+"""What the gateway reads from GitHub, as the rest of Tiebreak uses it: narrow, frozen models.
 
-from typing import Literal
+Those read straight from GitHub's JSON keep GitHub's names and only the fields Tiebreak uses
+(`extra="ignore"`); the others the gateway makes out of GitHub's answers
+(:mod:`app.github.answers`). None of them needs githubkit.
+"""
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Literal, NamedTuple, TypeGuard
 
-REGULAR_FILE_MODES = ("100644", "100755")
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
+
+RegularMode = Literal["100644", "100755"]
 """Git's modes of a regular file and of an executable one (not a symlink, not a submodule)."""
+REGULAR_FILE_MODES: tuple[RegularMode, ...] = ("100644", "100755")
+
+
+def regular(mode: str) -> TypeGuard[RegularMode]:
+    """Whether a tree entry's `mode` is a regular file's."""
+    return mode in REGULAR_FILE_MODES
 
 
 Reaction = Literal["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"]
+
+
+def _none_as_empty(value: object) -> object:
+    return "" if value is None else value
+
+
+OrEmpty = Annotated[str, BeforeValidator(_none_as_empty)]
+"""A text GitHub answers `null` for when there is none: read as empty."""
+
+
+class Read(BaseModel):
+    """A model read from GitHub's JSON: the fields Tiebreak uses, the others ignored."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class FileAt(NamedTuple):
+    """A file at a commit."""
+
+    commit: str
+    path: str
+
+
+class Author(Read):
+    """Who wrote a comment or a review."""
+
+    login: OrEmpty = ""
+    type: OrEmpty = ""
+    """`User`, or `Bot` for an App's bot user."""
+
+
+class IssueComment(Read):
+    """A comment in the pull request's conversation."""
+
+    id: int
+    body: OrEmpty = ""
+    user: Author | None = None
+
+
+class Reactions(Read):
+    """How many people reacted to a comment, by reaction."""
+
+    model_config = ConfigDict(validate_by_name=True)
+
+    thumbs_down: int = Field(default=0, alias="-1")
+
+
+class ThreadComment(Read):
+    """A review comment: the first of a thread (on a line of `path`), or a reply in one."""
+
+    id: int
+    body: OrEmpty = ""
+    path: OrEmpty = ""
+    in_reply_to_id: int | None = None
+    """The thread's first comment, for a reply."""
+    user: Author | None = None
+    reactions: Reactions = Reactions()
+
+
+class RegisteredApp(Read):
+    """The App GitHub registered from a manifest: the part of its answer Tiebreak keeps."""
+
+    id: int
+    slug: str
+    name: str
+    html_url: str
+    pem: SecretStr
+    webhook_secret: SecretStr
 
 
 class GitFile(BaseModel):
@@ -17,8 +96,8 @@ class GitFile(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     path: str
-    mode: str
-    """One of `REGULAR_FILE_MODES`: a commit keeps an executable file executable."""
+    mode: RegularMode
+    """A commit keeps an executable file executable."""
     content: bytes
 
 

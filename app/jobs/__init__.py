@@ -1,1 +1,1 @@
-"""The arq jobs and the worker that runs them: reviews, units, commands and the janitor."""
+"""The arq jobs and the worker that runs them: reviews, units, commands, hearings, the janitor."""

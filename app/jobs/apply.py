@@ -18,13 +18,13 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
 from agents.patches import PatchesOverlap, StaleLines, apply_patches
 from agents.protocol import Patch, Severity
-from app.github.client import Installation
 from app.github.errors import BranchMoved, NotWritable
 from app.github.git_data import pushable
 from app.github.models import GitFile, PullRequest
+from app.github.protocol import InstallationClient
 from app.publishing import markdown as md
 from app.publishing.finding_text import location
-from app.publishing.models import RunRecord, finding_key
+from app.publishing.publication import RunRecord, finding_key
 from policies.errors import TiebreakError
 from policies.safety import ProtectedPaths
 
@@ -107,12 +107,51 @@ def patched_files(record: RunRecord, files: Mapping[str, str]) -> dict[str, str]
     return changed
 
 
-async def apply_fixes(github: Installation, record: RunRecord, pull: PullRequest) -> AppliedCommit:
+async def apply_fixes(
+    github: InstallationClient, record: RunRecord, pull: PullRequest
+) -> AppliedCommit:
     """Commit the fixes of `record` (the pull request's latest run) on `pull`'s head branch.
 
     `pull` is the pull request as GitHub has it now. Raise :class:`ApplyRefused` when the
     fixes cannot or may not be committed; nothing is written then.
     """
+    _check_applicable(record, pull)
+    fixed = _fixed(record)
+    if not fixed:
+        raise ApplyRefused("The latest review has no agreed or forced fixes to apply.")
+    current = {}
+    for path in sorted({patch.path for _, _, patch in fixed}):
+        found = await github.git.head_file(pull.head_repo, path, pull.head_sha)
+        if found is not None:
+            current[path] = found
+    changed = patched_files(record, {path: _text(found) for path, found in current.items()})
+    if not changed:
+        raise ApplyRefused("The fixes change nothing at the head: there is nothing to commit.")
+    files = [
+        GitFile(path=path, mode=current[path].mode, content=text.encode())
+        for path, text in sorted(changed.items())
+    ]
+    fixes = [
+        AppliedFix(
+            label=label,
+            severity=result.finding.severity,
+            claim=result.finding.claim,
+            location=location(patch.path, patch.start_line, patch.end_line),
+        )
+        for label, result, patch in fixed
+    ]
+    sha = await _commit(github, pull, files, commit_message(fixes))
+    return AppliedCommit(
+        sha=sha,
+        repo=pull.head_repo,
+        branch=pull.head_ref,
+        fixes=tuple(fixes),
+        files=tuple(sorted(changed)),
+    )
+
+
+def _check_applicable(record: RunRecord, pull: PullRequest) -> None:
+    """Raise :class:`ApplyRefused` if Tiebreak may not commit to `pull`'s branch now."""
     if pull.state != "open":
         raise ApplyRefused("The pull request is closed: Tiebreak only commits to open ones.")
     if pull.from_fork and not pull.maintainer_can_modify:
@@ -131,36 +170,15 @@ async def apply_fixes(github: Installation, record: RunRecord, pull: PullRequest
             f"The head moved since the review (reviewed {record.ref.head_sha[:7]}, now "
             f"{pull.head_sha[:7]}); comment `/tiebreak review` first."
         )
-    fixed = _fixed(record)
-    if not fixed:
-        raise ApplyRefused("The latest review has no agreed or forced fixes to apply.")
 
-    current = {}
-    for path in sorted({patch.path for _, _, patch in fixed}):
-        found = await github.git.head_file(pull.head_repo, path, pull.head_sha)
-        if found is not None:
-            current[path] = found
-    texts = {path: _text(found) for path, found in current.items()}
-    changed = patched_files(record, texts)
-    if not changed:
-        raise ApplyRefused("The fixes change nothing at the head: there is nothing to commit.")
 
-    files = [
-        GitFile(path=path, mode=current[path].mode, content=text.encode())
-        for path, text in sorted(changed.items())
-    ]
-    fixes = [
-        AppliedFix(
-            label=label,
-            severity=result.finding.severity,
-            claim=result.finding.claim,
-            location=location(patch.path, patch.start_line, patch.end_line),
-        )
-        for label, result, patch in fixed
-    ]
+async def _commit(
+    github: InstallationClient, pull: PullRequest, files: list[GitFile], message: str
+) -> str:
+    """Commit `files` on `pull`'s head branch, on its head; the new commit's sha."""
     try:
-        sha = await github.git.commit_files(
-            pull.head_repo, pull.head_ref, pull.head_sha, files, commit_message(fixes)
+        return await github.git.commit_files(
+            pull.head_repo, pull.head_ref, pull.head_sha, files, message
         )
     except BranchMoved as exc:
         raise ApplyRefused(
@@ -172,13 +190,6 @@ async def apply_fixes(github: Installation, record: RunRecord, pull: PullRequest
             f"GitHub does not let Tiebreak push to {md.code(pull.head_repo)}; nothing was changed. "
             "The App needs write access to the repository's contents."
         ) from exc
-    return AppliedCommit(
-        sha=sha,
-        repo=pull.head_repo,
-        branch=pull.head_ref,
-        fixes=tuple(fixes),
-        files=tuple(sorted(changed)),
-    )
 
 
 def commit_message(fixes: list[AppliedFix]) -> str:

@@ -21,22 +21,21 @@ from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import CommandCall, CommandRequest
 from app.github.models import PullRequest, Reaction
+from app.github.protocol import InstallationClient
 from app.jobs.apply import ApplyRefused, apply_fixes
-from app.jobs.conversation import write_summary
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run, land_rulings, set_label
-from app.jobs.review import MIN_CEILING
-from app.publishing import checks, markdown
-from app.publishing.models import LabelAction, RunRecord
+from app.jobs.posted import write_summary
+from app.jobs.results import JobResult
+from app.publishing import check_runs, markdown
 from app.publishing.plan import plan
+from app.publishing.publication import LabelAction, RunRecord
 from app.slash import HELP, MAX_COMMANDS, CommandName
-from app.store.pulls import RunStore, StoredRun
+from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
-from policies.budget import TokenCeiling
-
-WRITERS = frozenset({"admin", "write"})
-"""Collaborator permissions that may run commands (maintain counts as write)."""
+from policies.budget import MIN_CEILING, TokenCeiling
+from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +44,7 @@ NO_OPEN_FINDING: FindingKey = ("", "")
 has, so nothing is sent to the arbiter."""
 
 
-async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
+async def run_commands(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
     """arq's entry point: run the commands of one comment or button."""
     request = CommandRequest.model_validate(request_data)
     return await CommandRun(deps_of(ctx), request, job_id=str(ctx["job_id"])).run()
@@ -57,12 +56,12 @@ class CommandRun:
         self.request = request
         self.job_id = job_id
         self.pull_key = request.pull
-        self.github = deps.github.installation(request.pull.installation_id)
+        self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         pull = self.pull_key
         with log_context(repository=pull.full_name, pull_number=pull.number):
-            return await self._run_all()
+            return JobResult.completed(await self._run_all())
 
     async def _run_all(self) -> str:
         await self._react("eyes")
@@ -106,18 +105,18 @@ class CommandRun:
                 return await self._arbitrate(pull)
 
     async def _review(self, pull: PullRequest) -> bool:
-        queue = self.deps.started_queue()
+        queue = self.deps.queue
         source = self.request.comment.id if self.request.comment else "button"
         await queue.enqueue_review(self.pull_key.at(pull.head_sha), rerun=f"asked-{source}")
         return True
 
     async def _stop(self) -> bool:
-        queue, runs = self.deps.started_queue(), self._runs()
+        queue, pulls = self.deps.queue, self.deps.pulls
         job_id = await queue.unfinished_review(self.pull_key)
         if job_id is None:
             await self._reply("No review of this pull request is running.")
             return False
-        await runs.request_stop(job_id, self.request.login)
+        await pulls.request_stop(job_id, self.request.login)
         await queue.abort(job_id)
         return True
 
@@ -125,7 +124,7 @@ class CommandRun:
         if tokens < MIN_CEILING:
             await self._reply(f"A review needs a budget of at least {MIN_CEILING:,} tokens.")
             return False
-        await self._runs().set_budget(self.pull_key, tokens)
+        await self.deps.pulls.set_budget(self.pull_key, tokens)
         await self._reply(
             f"The next review of this pull request may spend up to {tokens:,} billed tokens "
             "(never more than the repository's own ceiling)."
@@ -135,7 +134,7 @@ class CommandRun:
     async def _resolve(self, pull: PullRequest) -> bool:
         # Under the landing lock: a newer review cannot land between the reading and the
         # resolving, to have its summary and label overwritten by the older run's.
-        async with self._runs().landing(self.pull_key) as latest:
+        async with self.deps.pulls.landing(self.pull_key) as latest:
             record = await self._current(latest, pull)
             if record is None:
                 return False
@@ -151,17 +150,19 @@ class CommandRun:
                 self.github,
                 record.ref,
                 record.check_run_id,
-                checks.resolved(login, whole.check.summary),
+                check_runs.resolved(login, whole.check.summary),
                 details_url=record.details_url,
             )
-            await write_summary(self.github, self.pull_key, checks.resolved_summary(login, whole))
+            await write_summary(
+                self.github, self.pull_key, check_runs.resolved_summary(login, whole)
+            )
             await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:
         # No lock: the commit lands only on the head the run reviewed (a push meanwhile
         # makes GitHub refuse it), and the run is not changed.
-        record = await self._current(await self._runs().read(self.pull_key), pull)
+        record = await self._current(await self.deps.pulls.read(self.pull_key), pull)
         if record is None:
             return False
         try:
@@ -176,7 +177,7 @@ class CommandRun:
         return True
 
     async def _arbitrate(self, pull: PullRequest) -> bool:
-        stored = await self._runs().read(self.pull_key)
+        stored = await self.deps.pulls.read(self.pull_key)
         record = await self._current(stored, pull)
         if stored is None or record is None:
             return False
@@ -192,7 +193,7 @@ class CommandRun:
             )
             return False
         ceiling = TokenCeiling(policy.token_ceiling, allowance)
-        debate = Debate(self.deps.llm_for(record.config.models), policy, ceiling=ceiling)
+        debate = Debate(self.deps.counted_llm, policy, ceiling=ceiling, models=record.config.models)
         outcomes, ruled = [], []
         for outcome in record.review.units:
             ids = [
@@ -213,7 +214,7 @@ class CommandRun:
         if not ruled:
             await self._reply("There is no unresolved finding to send to the arbiter.")
             return False
-        async with self._runs().landing(self.pull_key) as latest:
+        async with self.deps.pulls.landing(self.pull_key) as latest:
             return await self._land_rulings(stored, latest, Review(units=outcomes), ruled)
 
     async def _thread_finding(self, record: RunRecord) -> FindingKey | None:
@@ -257,7 +258,7 @@ class CommandRun:
         whole = plan(rebased.review, diff, run=record.run_info(), conversation=record.conversation)
         conclusion = str(whole.check.conclusion)
         changed = record.model_copy(update={"review": rebased.review, "conclusion": conclusion})
-        if not await self._runs().replace(latest, changed):
+        if not await self.deps.pulls.replace(latest, changed):
             log.warning("the run of %s changed while rulings landed", self.pull_key.key)
             await self._reply("The review changed while the arbiter ruled; nothing was kept.")
             return False
@@ -292,11 +293,6 @@ class CommandRun:
             await self.github.reply(self.pull_key, self.request.comment, body)
         else:
             await self.github.comment(self.pull_key, body)
-
-    def _runs(self) -> RunStore:
-        if self.deps.runs is None:
-            raise RuntimeError("the worker has not started")
-        return self.deps.runs
 
 
 def _bounded(calls: list[CommandCall]) -> list[CommandCall]:

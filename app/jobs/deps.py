@@ -1,15 +1,18 @@
 """What every job is given: a typed :class:`WorkerDeps`, built once per worker process.
 
-Jobs get it from arq's context dict with :func:`deps_of` rather than reaching into the dict
-for clients. Tests inject their own (a scripted model, a client on a fake GitHub).
+A process is set up in two steps. :class:`WorkerSetup` is what can be made before an event
+loop runs — the settings, the GitHub and model clients, the limits — and is what the command
+line and the tests make. :class:`WorkerDeps` is that setup with the stores on the worker's
+Redis pool, made as the workers start (:meth:`WorkerDeps.started`): every field required,
+nothing set later, so no job can meet a store that is not there. Jobs get it from arq's
+context dict with :func:`deps_of` rather than reaching into the dict for clients.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
-from agents.claude import ClaudeLLM, RoleModels
 from agents.diff import DEFAULT_UNIT_TOKENS
 from agents.llm import LLMClient
 from app.github.client import GitHubApp
@@ -18,14 +21,15 @@ from app.links import TranscriptLinks, links_for
 from app.parsing import Parsing
 from app.settings import Settings, SettingsError
 from app.store.allowance import DailyAllowance, utc_now
+from app.store.connection import Pool
 from app.store.heads import Heads
+from app.store.hearings import Hearings
 from app.store.live import LiveRuns
-from app.store.pulls import RunStore
+from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptStore
 from app.telemetry.debates import MeteredLLM
 from app.telemetry.metrics import Metrics
-from policies.config import Models
 
 REVIEW_TIMEOUT = 30 * 60
 """Seconds one review may take before arq cancels it."""
@@ -42,17 +46,13 @@ HEARTBEAT = 30.0
 MAX_UNIT_ATTEMPTS = 3
 
 
-@dataclass
-class WorkerDeps:
-    """Everything a review job uses."""
+@dataclass(frozen=True, kw_only=True)
+class WorkerSetup:
+    """What a worker process is made of before it runs: its clients and its limits."""
 
     settings: Settings
     github: GitHubApp
     llm: LLMClient
-    queue: ReviewQueue | None = None
-    """Set when the worker starts, on the worker's own Redis pool."""
-    runs: RunStore | None = None
-    """Likewise."""
     unit_concurrency: int = 8
     """Units one process debates at a time."""
     unit_tokens: int = DEFAULT_UNIT_TOKENS
@@ -75,55 +75,19 @@ class WorkerDeps:
     workers."""
     reading: ReadingLimits = field(default_factory=ReadingLimits)
     """How much of its changed files a review reads for context."""
-
-    def started_queue(self) -> ReviewQueue:
-        """The queue, which the worker sets as it starts."""
-        if self.queue is None:
-            raise RuntimeError("the worker has not started")
-        return self.queue
-
-    def heads(self) -> Heads:
-        """The pull requests' latest heads, on the worker's Redis."""
-        return Heads(self.started_queue().redis)
-
-    def live_runs(self) -> LiveRuns:
-        """The coordination keys of live runs, on the worker's Redis."""
-        return LiveRuns(self.started_queue().redis, self.heartbeat)
-
-    def transcripts(self) -> TranscriptStore:
-        """Where finished runs' transcripts are kept, on the worker's Redis."""
-        retention = self.settings.tiebreak_transcript_retention
-        return TranscriptStore(self.started_queue().redis, retention)
-
-    def llm_for(self, models: Models) -> LLMClient:
-        """The model client with a repository's choice of models, where it made one; its
-        calls are counted."""
-        if not isinstance(self.llm, ClaudeLLM):
-            # A scripted model in tests: there is nothing to choose.
-            return MeteredLLM(self.llm, self.metrics)
-        default = self.settings.tiebreak_model
-        chosen = self.llm.with_models(
-            RoleModels(
-                tester=models.tester or default,
-                coder=models.coder or default,
-                arbiter=models.arbiter or default,
-            )
-        )
-        return MeteredLLM(chosen, self.metrics)
-
-    def allowance(self, installation_id: int) -> DailyAllowance:
-        """The installation's daily token allowance."""
-        cap = self.settings.tiebreak_daily_token_cap
-        return DailyAllowance(self.started_queue().redis, installation_id, cap, clock=self.clock)
+    closing: Sequence[Callable[[], Awaitable[None]]] = ()
+    """What to close as the workers stop, besides the GitHub client and the parsing: the
+    model client's connections."""
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "WorkerDeps":
+    def from_settings(cls, settings: Settings) -> "WorkerSetup":
         settings.require(worker=True)
         app_id = settings.github_app_id
         if app_id is None:  # `require` made sure; this informs the type checker
             raise SettingsError("GITHUB_APP_ID is required")
         every = settings.tiebreak_janitor_every
         metrics = Metrics()
+        llm = settings.claude()
         return cls(
             settings=settings,
             unit_concurrency=settings.tiebreak_unit_concurrency,
@@ -134,8 +98,50 @@ class WorkerDeps:
             github=GitHubApp(
                 app_id, settings.private_key(), str(settings.github_api_url), metrics=metrics
             ),
-            llm=settings.claude(),
+            llm=llm,
+            closing=(llm.aclose,),
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkerDeps(WorkerSetup):
+    """Everything a job uses: the process's setup, and its stores on the worker's Redis."""
+
+    redis: Pool
+    queue: ReviewQueue
+    pulls: Pulls
+
+    @classmethod
+    def started(cls, setup: WorkerSetup, redis: Pool) -> Self:
+        """`setup`'s dependencies, with the stores on `redis`."""
+        made = {f.name: getattr(setup, f.name) for f in fields(setup)}
+        return cls(**made, redis=redis, queue=ReviewQueue(redis), pulls=Pulls(redis))
+
+    @property
+    def counted_llm(self) -> LLMClient:
+        """The model client, each of its calls counted in the process's metrics."""
+        return MeteredLLM(self.llm, self.metrics)
+
+    def heads(self) -> Heads:
+        """The pull requests' latest heads."""
+        return Heads(self.redis)
+
+    def hearings(self) -> Hearings:
+        """The replies heard on finding threads, each once, and their cap."""
+        return Hearings(self.redis)
+
+    def live_runs(self) -> LiveRuns:
+        """The coordination keys of live runs."""
+        return LiveRuns(self.redis, self.heartbeat)
+
+    def transcripts(self) -> TranscriptStore:
+        """Where finished runs' transcripts are kept."""
+        return TranscriptStore(self.redis, self.settings.tiebreak_transcript_retention)
+
+    def allowance(self, installation_id: int) -> DailyAllowance:
+        """The installation's daily token allowance."""
+        cap = self.settings.tiebreak_daily_token_cap
+        return DailyAllowance(self.redis, installation_id, cap, clock=self.clock)
 
 
 def deps_of(ctx: dict[str, Any]) -> WorkerDeps:

@@ -16,9 +16,11 @@ import time
 
 from agents.errors import LLMFatal
 from agents.outcome import Outcome
-from app.store.live import STARTED, LiveRuns, State, UnitStatus
+from app.store.keys import unit_job_id
+from app.store.live import LiveRuns
 from app.store.plans import RunPlan
-from app.store.queue import ReviewQueue, unit_job_id
+from app.store.queue import ReviewQueue
+from app.store.records import STARTED, RunStatus, State, UnitStatus
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,7 @@ class Fanout:
     async def outcomes(self) -> list[Outcome]:
         """Every unit's outcome, in unit order, once each unit has finished or given up."""
         live, run = self.live, self.plan.run_id
-        await live.set_run(run, state=State.WAITING)
+        await live.set_run(run, RunStatus(state=State.WAITING))
         pending = set(range(self.plan.units))
         finished: dict[int, Outcome] = {}
         # Queued again on a restart: arq keeps one job per id, so an attempt is queued once.
@@ -95,7 +97,9 @@ class Fanout:
             reason = unit.error
         elif unit.state in STARTED and not await live.unit_alive(run, unit.number, unit.attempt):
             reason = f"its worker ({unit.worker or 'unknown'}) stopped answering"
-            await live.set_unit(run, unit.number, state=State.FAILED, error=reason)
+            await live.set_unit(
+                run, UnitStatus(number=unit.number, state=State.FAILED, error=reason)
+            )
         else:
             return None
         log.warning("unit %s of %s, attempt %s, failed: %s", unit.number, run, unit.attempt, reason)

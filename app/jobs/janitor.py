@@ -17,9 +17,11 @@ from typing import Any
 
 from app.events import PullKey
 from app.github.errors import GitHubError
+from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run
-from app.publishing import checks
+from app.jobs.results import JobResult
+from app.publishing import check_runs
 from app.store.pulls import OpenCheck
 from app.telemetry.logs import log_context
 
@@ -29,17 +31,19 @@ RETRY_LATER = 300
 log = logging.getLogger(__name__)
 
 
-async def sweep(ctx: dict[str, Any]) -> int:
-    """arq's cron entry point: pick up orphaned runs, complete overdue check runs; return
-    how many of either there were."""
+async def sweep(ctx: dict[str, Any]) -> JobResult:
+    """arq's cron entry point: pick up orphaned runs, complete overdue check runs; say how
+    many of each there were."""
     deps, now = deps_of(ctx), time.time()
-    return await resume_orphans(deps, now=now) + await complete_overdue(deps, now=now)
+    resumed = await resume_orphans(deps, now=now)
+    completed = await complete_overdue(deps, now=now)
+    return JobResult.completed(f"{resumed} runs resumed, {completed} check runs completed")
 
 
 async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
     """Queue a new coordinator for each live run whose coordinator's heartbeat lapsed (its
     worker died); it picks the run up where it was. Return how many were queued."""
-    live, queue = deps.live_runs(), deps.started_queue()
+    live, queue = deps.live_runs(), deps.queue
     resumed = 0
     for orphan in await live.orphans(started_before=now - deps.heartbeat):
         with _about(orphan.run_id, orphan.ref):
@@ -54,16 +58,14 @@ async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
 
 async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
     """Complete every check run past its deadline that is still unfinished; return how many."""
-    if deps.runs is None:
-        raise RuntimeError("the worker has not started")
     completed = 0
-    for check in await deps.runs.claim_overdue_checks(now):
+    for check in await deps.pulls.claim_overdue_checks(now):
         with _about(check.run_id, check.ref):
             try:
                 completed += await _complete(deps, check)
             except GitHubError as exc:
                 log.warning("could not complete check run %s: %s", check.check_run_id, exc)
-                await deps.runs.open_check(check, now + RETRY_LATER)
+                await deps.pulls.open_check(check, now + RETRY_LATER)
     return completed
 
 
@@ -72,11 +74,11 @@ def _about(run_id: str, ref: PullKey) -> AbstractContextManager[None]:
 
 
 async def _complete(deps: WorkerDeps, check: OpenCheck) -> bool:
-    github = deps.github.installation(check.ref.installation_id)
+    github: InstallationClient = deps.github.installation(check.ref.installation_id)
     if await github.check_run_status(check.ref, check.check_run_id) == "completed":
         return False  # completed by its review after all; only the bookkeeping was lost
     minutes = deps.check_deadline // 60
-    result = checks.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
+    result = check_runs.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
     await complete_check_run(github, check.ref, check.check_run_id, result)
     log.warning("completed check run %s of %s as timed out", check.check_run_id, check.ref.key)
     return True

@@ -1,6 +1,6 @@
 """Landing a result on a pull request: the review, the summary, the check run, the label.
 
-Shared by the review job, the replies and the commands that change a finished review
+Shared by the review job, the hearings and the commands that change a finished review
 (resolve, arbitrate). A check run that asks for action offers the buttons that take it.
 """
 
@@ -8,46 +8,39 @@ import asyncio
 import logging
 from collections.abc import Collection
 from datetime import UTC, datetime
-from typing import Any
 
 from agents.diff import Diff
 from agents.rebase import FindingKey
 from agents.review import Review
+from app.bodies import CheckRunAction, CheckRunUpdate, Conclusion, ReviewDraft
 from app.events import PullKey, PullRequestRef
-from app.github.client import Installation
 from app.github.errors import GitHubError
-from app.jobs.conversation import answer, write_summary
+from app.github.protocol import InstallationClient
+from app.jobs.posted import answer, write_summary
 from app.jobs.together import together
 from app.publishing.markers import run_id_of
-from app.publishing.models import (
+from app.publishing.plan import plan
+from app.publishing.publication import (
     CheckRunResult,
-    Conclusion,
     Conversation,
     LabelAction,
     Publication,
-    ReviewDraft,
     RunInfo,
     RunRecord,
 )
-from app.publishing.plan import plan
 
 log = logging.getLogger(__name__)
 
 LABEL_COLOR = "d93f0b"
 LABEL_ABOUT = "Tiebreak's tester and coder could not agree on a finding"
 
-BUTTONS: list[dict[str, Any]] = [
-    # GitHub's limits: label ≤ 20, description ≤ 40, identifier ≤ 20 characters.
-    {
-        "label": "Arbitrate",
-        "description": "Send open findings to the arbiter",
-        "identifier": "arbitrate",
-    },
-    {
-        "label": "Accept",
-        "description": "Accept the open findings as they are",
-        "identifier": "accept",
-    },
+BUTTONS = [
+    CheckRunAction(
+        label="Arbitrate", description="Send open findings to the arbiter", identifier="arbitrate"
+    ),
+    CheckRunAction(
+        label="Accept", description="Accept the open findings as they are", identifier="accept"
+    ),
 ]
 
 
@@ -57,7 +50,7 @@ PUBLISH_ATTEMPTS = 3
 
 
 async def publish_review(
-    github: Installation,
+    github: InstallationClient,
     ref: PullRequestRef,
     review: Review,
     diff: Diff,
@@ -90,7 +83,7 @@ async def publish_review(
 
 
 async def post_inline(
-    github: Installation,
+    github: InstallationClient,
     ref: PullRequestRef,
     review: Review,
     diff: Diff,
@@ -112,7 +105,7 @@ async def post_inline(
 
 
 async def _post(
-    github: Installation, ref: PullRequestRef, draft: ReviewDraft, *, unposted: bool = False
+    github: InstallationClient, ref: PullRequestRef, draft: ReviewDraft, *, unposted: bool = False
 ) -> bool:
     """Post `draft` unless the pull request has it (a review of the App's with its run's
     marker: a review anyone else wrote may carry it too); False if GitHub refused it with
@@ -127,7 +120,7 @@ async def _post(
     attempt = 1
     while True:
         try:
-            await github.create_review(ref, draft.payload())
+            await github.create_review(ref, draft)
             return True
         except GitHubError as exc:
             status = exc.status or 0
@@ -144,7 +137,7 @@ async def _post(
 
 
 async def complete_check_run(
-    github: Installation,
+    github: InstallationClient,
     ref: PullRequestRef,
     check_id: int,
     result: CheckRunResult,
@@ -154,22 +147,23 @@ async def complete_check_run(
     """Complete the check run with `result`, annotations in as many updates as they need;
     its "Details" link goes to `details_url` (the run's transcript) when there is one."""
     first, *more = result.outputs()
-    fields: dict[str, Any] = {
-        "status": "completed",
-        "conclusion": str(result.conclusion),
-        "completed_at": now(),
-        "output": first,
-        "actions": BUTTONS if result.conclusion is Conclusion.ACTION_REQUIRED else [],
-    }
-    if details_url is not None:
-        fields["details_url"] = details_url
-    await github.update_check_run(ref, check_id, fields)
+    completion = CheckRunUpdate(
+        status="completed",
+        conclusion=result.conclusion,
+        completed_at=now(),
+        output=first,
+        actions=BUTTONS if result.conclusion is Conclusion.ACTION_REQUIRED else [],
+        details_url=details_url,
+    )
+    await github.update_check_run(ref, check_id, completion)
     # GitHub appends the annotations of each further update to those already there.
     for output in more:
-        await github.update_check_run(ref, check_id, {"output": output})
+        await github.update_check_run(ref, check_id, CheckRunUpdate(output=output))
 
 
-async def set_label(github: Installation, pull: PullKey, action: LabelAction, name: str) -> None:
+async def set_label(
+    github: InstallationClient, pull: PullKey, action: LabelAction, name: str
+) -> None:
     """Add or remove the label `name` (the config's choice) that marks unresolved findings."""
     if action is LabelAction.ADD:
         await github.ensure_label(pull, name, LABEL_COLOR, LABEL_ABOUT)
@@ -179,7 +173,7 @@ async def set_label(github: Installation, pull: PullKey, action: LabelAction, na
 
 
 async def land_rulings(
-    github: Installation,
+    github: InstallationClient,
     record: RunRecord,
     review: Review,
     ruled: Collection[FindingKey],
@@ -205,7 +199,7 @@ async def land_rulings(
     await restate(github, record, whole)
 
 
-async def restate(github: Installation, record: RunRecord, publication: Publication) -> None:
+async def restate(github: InstallationClient, record: RunRecord, publication: Publication) -> None:
     """Bring the summary comment, the check run and the label of `record`'s pull request to
     `publication`, after a command or a reply changed the run's findings."""
     await write_summary(github, record.ref, publication.summary)

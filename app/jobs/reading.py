@@ -21,9 +21,8 @@ from typing import TypeVar
 from agents.context import Reading, changed_files
 from agents.diff import Diff
 from app.events import PullKey
-from app.github.blobs import FileAt
-from app.github.client import Installation
-from app.github.models import PullRequest
+from app.github.models import FileAt, PullRequest
+from app.github.protocol import InstallationClient
 from app.parsing import Parsing
 from policies.config import RepoConfig
 from policies.guidance import Guidance
@@ -67,7 +66,7 @@ class ReadingLimits:
 
 
 async def reading_for(
-    github: Installation,
+    github: InstallationClient,
     ref: PullKey,
     pull: PullRequest,
     config: RepoConfig,
@@ -96,7 +95,7 @@ async def reading_for(
 
 
 async def _sources(
-    github: Installation, ref: PullKey, pull: PullRequest, diff: Diff, limits: ReadingLimits
+    github: InstallationClient, ref: PullKey, pull: PullRequest, diff: Diff, limits: ReadingLimits
 ) -> list[FileAt]:
     """The changed files to read at the head: within `limits`, as far as GitHub tells their
     sizes (a file with no text to give is not asked for)."""

@@ -4,9 +4,9 @@ last, where that is safe; every file otherwise, saying why."""
 import logging
 
 from app.events import PullRequestRef
-from app.github.client import Installation
 from app.github.errors import GitHubError
-from app.publishing.models import RunRecord
+from app.github.protocol import InstallationClient
+from app.publishing.publication import RunRecord
 from app.publishing.rereview import Scope
 from policies.config import RepoConfig
 
@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 
 async def scope_since(
-    github: Installation, ref: PullRequestRef, config: RepoConfig, earlier: RunRecord | None
+    github: InstallationClient, ref: PullRequestRef, config: RepoConfig, earlier: RunRecord | None
 ) -> Scope:
     """Review the files changed since `earlier`'s head, where that is safe; every file after
     a force-push or a rebase, a config change, or a partly failed review."""

@@ -14,7 +14,6 @@ places allowed to catch everything.
 """
 
 import asyncio
-import contextlib
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
@@ -23,20 +22,23 @@ from typing import Any
 from agents.diff import Diff, ReviewUnit
 from agents.protocol import Severity
 from agents.review import Review
+from app.bodies import NewCheckRun
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.models import PullRequest
-from app.jobs.conversation import posted_threads
+from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
 from app.jobs.landing import complete_check_run, now, publish_review, set_label
+from app.jobs.posted import posted_threads
 from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
+from app.jobs.results import JobResult
 from app.jobs.superseding import Superseding
 from app.jobs.together import together
-from app.publishing import checks
-from app.publishing.models import (
+from app.publishing import check_runs
+from app.publishing.publication import (
     CheckRunResult,
     Conversation,
     RunInfo,
@@ -45,18 +47,14 @@ from app.publishing.models import (
 )
 from app.publishing.rereview import Scope, reconcile
 from app.store.allowance import DailyAllowance
-from app.store.live import ENDED, State
 from app.store.plans import RunPlan
 from app.store.pulls import OpenCheck, StoredRun
+from app.store.records import ENDED, RunStatus, State
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
+from policies.budget import MIN_CEILING
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
 from policies.debate import DebatePolicy
-
-MIN_CEILING = 10_000
-"""The smallest token ceiling a review runs with; a daily allowance with less left than this
-starts no review."""
-
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +64,7 @@ async def review_pull_request(
     ref_data: dict[str, Any],
     trigger: str | None = None,
     run_id: str | None = None,
-) -> str:
+) -> JobResult:
     """arq's entry point: review one pull request head.
 
     `trigger` is the pull request event behind an automatic review; None when a person asked.
@@ -91,7 +89,7 @@ class ReviewRun:
         self.units = 0
         self.details_url: str | None = None
         """The link to the run's transcript, once there is one."""
-        self.github = deps.github.installation(ref.installation_id)
+        self.github: InstallationClient = deps.github.installation(ref.installation_id)
         self.live = deps.live_runs()
         self.heads = Superseding(deps, self.github, ref, run_id)
 
@@ -99,21 +97,21 @@ class ReviewRun:
     def run_info(self) -> RunInfo:
         return RunInfo.of(self.config, run_id=self.run_id, head_sha=self.ref.head_sha)
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         ref = self.ref
         with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
             if await self.heads.before_start():
-                return "superseded before it started"
+                return JobResult.completed("superseded before it started")
             live = self.live
             if await live.run_state(self.run_id) in ENDED:
-                return "this run has ended already"
+                return JobResult.completed("this run has ended already")
             if await live.run_alive(self.run_id):
-                return "this run is live on another worker"
+                return JobResult.completed("this run is live on another worker")
             async with live.beating_run(self.run_id):
                 await live.open(self.run_id, ref, self.trigger)
                 return await self._run()
 
-    async def _run(self) -> str:
+    async def _run(self) -> JobResult:
         ended: State | None = State.FAILED
         try:
             planned = await self.live.plan(self.run_id)
@@ -124,7 +122,7 @@ class ReviewRun:
             else:
                 result = await self._start()
             ended = State.COMPLETE
-            return result
+            return JobResult.completed(result)
         except asyncio.CancelledError:
             if self.check_id is not None:
                 completed = await asyncio.shield(self._cancelled(self.check_id))
@@ -135,7 +133,7 @@ class ReviewRun:
             # The job's catch-all: whatever failed, the pull request gets a clear answer.
             log.exception("review of %s failed", self.ref.key)
             await self._report_failure(exc)
-            return f"failed: {logged_reason(exc)}"
+            return JobResult.failed(logged_reason(exc))
         finally:
             if ended is not None:
                 await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
@@ -161,10 +159,10 @@ class ReviewRun:
         github, ref, config = self.github, self.ref, self.config
         allowance = self.deps.allowance(ref.installation_id)
         if pull.head_sha != ref.head_sha:
-            await self._complete(check_id, checks.superseded(pull.head_sha, run=self.run_info))
+            await self._complete(check_id, check_runs.superseded(pull.head_sha, run=self.run_info))
             return "superseded: the pull request has a newer head"
         if not config.enabled:
-            await self._complete(check_id, checks.disabled(run=self.run_info))
+            await self._complete(check_id, check_runs.disabled(run=self.run_info))
             return "disabled by the repository's config"
         if await allowance.remaining() < MIN_CEILING:
             await self._complete(check_id, await _daily_budget_reached(allowance, self.run_info))
@@ -207,7 +205,7 @@ class ReviewRun:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
         the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
         check_id = plan.check_run_id
-        queue = self.deps.started_queue()
+        queue = self.deps.queue
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
         try:
@@ -226,8 +224,7 @@ class ReviewRun:
             return await self._publish(plan, debated, diff, earlier, fresh=fresh)
 
     def _landing(self) -> AbstractAsyncContextManager[StoredRun | None]:
-        runs = self.deps.runs
-        return contextlib.nullcontext(None) if runs is None else runs.landing(self.ref)
+        return self.deps.pulls.landing(self.ref)
 
     async def _publish(
         self, plan: RunPlan, debated: Review, diff: Diff, earlier: RunRecord | None, *, fresh: bool
@@ -238,14 +235,14 @@ class ReviewRun:
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
         _, spent, remaining, (review, conversation) = await together(
-            self.live.set_run(self.run_id, state=State.COMPLETING),
+            self.live.set_run(self.run_id, RunStatus(state=State.COMPLETING)),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
             self._reconcile(plan, shown, diff, earlier),
         )
         ceiling, cap = plan.policy.token_ceiling, allowance.cap
         spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
-        notes = checks.scope_notes(
+        notes = check_runs.scope_notes(
             excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
@@ -271,27 +268,26 @@ class ReviewRun:
             set_label(self.github, ref, publication.label, publication.label_name),
         )
         await self._complete(check_id, publication.check)
-        if self.deps.runs is not None:
-            await self.deps.runs.save(
-                RunRecord(
-                    run_id=self.run_id,
-                    ref=ref,
-                    check_run_id=check_id,
-                    conclusion=conclusion,
-                    review=review,
-                    diff=diff.text,
-                    policy=plan.policy,
-                    config=config,
-                    details_url=self.details_url,
-                    conversation=conversation,
-                    readings=await self.live.readings(self.run_id, plan.units),
-                )
+        await self.deps.pulls.save(
+            RunRecord(
+                run_id=self.run_id,
+                ref=ref,
+                check_run_id=check_id,
+                conclusion=conclusion,
+                review=review,
+                diff=diff.text,
+                policy=plan.policy,
+                config=config,
+                details_url=self.details_url,
+                conversation=conversation,
+                readings=await self.live.readings(self.run_id, plan.units),
             )
+        )
         return conclusion
 
     async def _earlier(self) -> RunRecord | None:
         """The pull request's latest finished review before this run, if it has one."""
-        earlier = await self.deps.runs.latest(self.ref) if self.deps.runs else None
+        earlier = await self.deps.pulls.latest(self.ref)
         return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
     async def _scope(self) -> Scope:
@@ -322,7 +318,7 @@ class ReviewRun:
         """The repository's debate policy, with a budget set by `/tiebreak budget` for this
         run (never above the repository's own ceiling)."""
         own = self.config.debate
-        budget = await self.deps.runs.take_budget(self.ref) if self.deps.runs else None
+        budget = await self.deps.pulls.take_budget(self.ref)
         if budget is None:
             return own
         ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
@@ -337,11 +333,10 @@ class ReviewRun:
     async def _open_check_run(self) -> int:
         """Create the run's check run, in progress (the job is running: it was queued only
         until now), which the janitor completes if this job never does."""
-        fields = {"status": "in_progress", "started_at": now(), "external_id": self.run_id}
-        check_id = await self.github.create_check_run(self.ref, fields)
-        if self.deps.runs is not None:
-            deadline = time.time() + self.deps.check_deadline
-            await self.deps.runs.open_check(self._open_check(check_id), deadline)
+        check = NewCheckRun(status="in_progress", started_at=now(), external_id=self.run_id)
+        check_id = await self.github.create_check_run(self.ref, check)
+        deadline = time.time() + self.deps.check_deadline
+        await self.deps.pulls.open_check(self._open_check(check_id), deadline)
         return check_id
 
     def _open_check(self, check_id: int) -> OpenCheck:
@@ -352,18 +347,17 @@ class ReviewRun:
             self.github,
             self.ref,
             check_id,
-            checks.with_config_problems(result, self.config_problems),
+            check_runs.with_config_problems(result, self.config_problems),
             details_url=self.details_url,
         )
-        if self.deps.runs is not None:
-            await self.deps.runs.close_check(self._open_check(check_id))
+        await self.deps.pulls.close_check(self._open_check(check_id))
 
     async def _cancelled(self, check_id: int) -> bool:
         """Complete the check run of a job arq cancelled, if a person stopped it or a newer
         push superseded it; return whether it did (a shutdown leaves the run to resume)."""
         stopped_by = await self._stopped_by()
         if stopped_by is not None:
-            await self._complete(check_id, checks.stopped(stopped_by, run=self.run_info))
+            await self._complete(check_id, check_runs.stopped(stopped_by, run=self.run_info))
         elif await self.heads.aborted_by_push():
             await self._complete_superseded(check_id)
         else:
@@ -375,7 +369,7 @@ class ReviewRun:
             if self.check_id is None:
                 self.check_id = await self._open_check_run()
             await self._complete(
-                self.check_id, checks.failed(public_reason(exc), run=self.run_info)
+                self.check_id, check_runs.failed(public_reason(exc), run=self.run_info)
             )
         except GitHubError as report:
             # Without a check run there is nowhere to report; the log is the only trace.
@@ -386,14 +380,13 @@ class ReviewRun:
         knows."""
         if newer is None:
             newer = await self.heads.latest_heard()
-        await self._complete(check_id, checks.superseded(newer or "", run=self.run_info))
+        await self._complete(check_id, check_runs.superseded(newer or "", run=self.run_info))
 
     async def _stopped_by(self) -> str | None:
-        runs = self.deps.runs
-        return await runs.stopped_by(self.run_id) if runs else None
+        return await self.deps.pulls.stopped_by(self.run_id)
 
 
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
-    return checks.daily_budget_reached(
+    return check_runs.daily_budget_reached(
         spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
     )

@@ -10,8 +10,8 @@ back, so that the next push continues from it.
 import logging
 
 from app.events import PullRequestRef
-from app.github.client import Installation
 from app.github.errors import GitHubError
+from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps
 
 log = logging.getLogger(__name__)
@@ -21,7 +21,7 @@ class Superseding:
     """The head checks of one review run."""
 
     def __init__(
-        self, deps: WorkerDeps, github: Installation, ref: PullRequestRef, run_id: str
+        self, deps: WorkerDeps, github: InstallationClient, ref: PullRequestRef, run_id: str
     ) -> None:
         self.deps = deps
         self.github = github
@@ -32,8 +32,6 @@ class Superseding:
         """The pull request's head, if it moved on from this run's. When Redis knows another
         latest head, GitHub decides: that head's push may have been heard after this one's
         without being newer, and then this run claims the latest head back."""
-        if self.deps.queue is None:
-            return None
         heads = self.deps.heads()
         heard = await heads.latest(self.ref)
         if heard is None or heard == self.ref.head_sha:
@@ -60,8 +58,8 @@ class Superseding:
         """Whether the job was aborted because Redis knows a newer head: only a push from
         this run's head, or a review GitHub confirmed, moves it on (:mod:`app.store.heads`),
         so GitHub need not be asked."""
-        return self.deps.queue is not None and await self.deps.heads().superseded(self.ref)
+        return await self.deps.heads().superseded(self.ref)
 
     async def latest_heard(self) -> str | None:
         """The latest head Redis knows of the pull request."""
-        return await self.deps.heads().latest(self.ref) if self.deps.queue is not None else None
+        return await self.deps.heads().latest(self.ref)

@@ -20,10 +20,12 @@ from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
+from app.jobs.results import JobResult
 from app.jobs.together import together
 from app.store.allowance import Pools
-from app.store.live import STARTED, State, worker_name
+from app.store.live import worker_name
 from app.store.plans import UnitPlan
+from app.store.records import STARTED, State, UnitStatus
 from app.store.unit_writes import UnitWrites
 from app.telemetry.debates import record_outcome
 from app.telemetry.logs import bind, log_context
@@ -35,7 +37,7 @@ DEBATERS = (Role.TESTER, Role.CODER)
 """The agents a debate starts with; the arbiter waits until it is needed."""
 
 
-async def debate_unit(ctx: dict[str, Any], run_id: str, number: int, attempt: int) -> str:
+async def debate_unit(ctx: dict[str, Any], run_id: str, number: int, attempt: int) -> JobResult:
     """arq's entry point: debate unit `number` of run `run_id`, as attempt `attempt`."""
     return await UnitRun(deps_of(ctx), run_id, number, attempt).run()
 
@@ -49,55 +51,58 @@ class UnitRun:
         self.number = number
         self.attempt = attempt
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         with log_context(run_id=self.run_id, unit=self.number):
             return await self._run()
 
-    async def _run(self) -> str:
+    async def _run(self) -> JobResult:
         writes, run, n = self.writes, self.run_id, self.number
         # The unit's own key, the size of its unit: never the whole pull request's plan.
         start = await writes.read()
         plan, current = start.plan, start.status
         if plan is None:
-            return "the run has ended"
+            return JobResult.completed("the run has ended")
         bind(repository=plan.ref.full_name, pull_number=plan.ref.number)
         if current.attempt != self.attempt:
-            return f"attempt {self.attempt} was given up for attempt {current.attempt}"
+            return JobResult.completed(
+                f"attempt {self.attempt} was given up for attempt {current.attempt}"
+            )
         if current.state in (State.COMPLETE, State.FAILED):
-            return f"attempt {self.attempt} has ended ({current.state})"
+            return JobResult.completed(f"attempt {self.attempt} has ended ({current.state})")
         if current.state in STARTED and start.beating == str(self.attempt):
-            return f"attempt {self.attempt} is running on {current.worker}"
+            return JobResult.completed(f"attempt {self.attempt} is running on {current.worker}")
         tokens = sum(e.response.usage.billed for e in start.recorded if e.response)
-        async with writes.running(
+        started = UnitStatus(
+            number=n,
             state=State.ACTIVE,
             worker=worker_name(),
             tokens=tokens,
-            replayed=len(start.recorded),
-            **{f"agent:{role}": State.INITIALIZING for role in DEBATERS},
-            **{f"agent:{Role.ARBITER}": State.WAITING},
-        ):
+            agents={**dict.fromkeys(DEBATERS, State.INITIALIZING), Role.ARBITER: State.WAITING},
+        )
+        async with writes.running(started):
             try:
                 outcome = await self._debate(plan, tokens, len(start.recorded))
             except LLMFatal as exc:
                 await self._failed(str(exc), fatal=True)
-                return f"failed: {exc}"
+                return JobResult.failed(str(exc))
             except Exception as exc:
                 # One of the two catch-alls of the fleet: the coordinator gets the reason and
                 # decides whether a fresh attempt follows.
                 log.exception("unit %s of %s failed", n, run)
                 await self._failed(public_reason(exc))
-                return f"failed: {logged_reason(exc)}"
-            kept = await writes.complete(
-                outcome,
+                return JobResult.failed(logged_reason(exc))
+            complete = UnitStatus(
+                number=n,
                 state=State.COMPLETE,
                 round=outcome.rounds,
                 calls=outcome.calls,
-                **{f"agent:{role}": State.COMPLETE for role in Role},
+                agents=dict.fromkeys(Role, State.COMPLETE),
             )
+            kept = await writes.complete(outcome, complete)
             if kept:
                 # Counted by the attempt whose outcome is kept: a retried unit counts once.
                 record_outcome(self.deps.metrics, outcome)
-        return str(outcome.stop)
+        return JobResult.completed(str(outcome.stop))
 
     async def _debate(self, plan: UnitPlan, tokens: int, calls: int) -> Outcome:
         live, writes = self.live, self.writes
@@ -108,17 +113,20 @@ class UnitRun:
             self.deps.allowance(plan.ref.installation_id),
         )
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
-        llm = Tracked(self.deps.llm_for(plan.models), writes)
+        llm = Tracked(self.deps.counted_llm, writes)
         llm.tokens, llm.calls = tokens, calls
-        debate = Debate(llm, plan.policy, ceiling=ceiling)
+        debate = Debate(llm, plan.policy, ceiling=ceiling, models=plan.models)
         return await debate.run(plan.review_unit(), journal=writes.journal)
 
     async def _failed(self, error: str, *, fatal: bool = False) -> None:
         await self.writes.fail(
-            state=State.FAILED,
-            error=error[:500],
-            fatal=fatal,
-            **{f"agent:{role}": State.FAILED for role in Role},
+            UnitStatus(
+                number=self.number,
+                state=State.FAILED,
+                error=error[:500],
+                fatal=fatal,
+                agents=dict.fromkeys(Role, State.FAILED),
+            )
         )
 
 
@@ -136,23 +144,26 @@ class Tracked:
         self.calls = 0
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        agent = f"agent:{request.role}"
+        number, role = self.writes.number, request.role
+        waiting = UnitStatus(number=number, agents={role: State.WAITING})
         try:
             # Shown active as the call starts, the write alongside the call (which takes far
             # longer): the units of a review answered at once all start their next calls at
             # once, and each one's write would otherwise hold up the others' calls.
-            _, response = await together(
-                self.writes.set(round=request.round, **{agent: State.ACTIVE}),
-                self.llm.complete(request),
-            )
+            asking = UnitStatus(number=number, round=request.round, agents={role: State.ACTIVE})
+            _, response = await together(self.writes.set(asking), self.llm.complete(request))
         except LLMUnavailable:
-            self.writes.stage(**{agent: State.WAITING})
+            self.writes.stage(waiting)
             raise
         except BaseException:
             # Not journaled (the attempt is failing or cancelled): written at once.
-            await self.writes.set(**{agent: State.WAITING})
+            await self.writes.set(waiting)
             raise
         self.tokens += response.usage.billed
         self.calls += 1
-        self.writes.stage(tokens=self.tokens, calls=self.calls, **{agent: State.WAITING})
+        self.writes.stage(
+            UnitStatus(
+                number=number, tokens=self.tokens, calls=self.calls, agents={role: State.WAITING}
+            )
+        )
         return response

@@ -16,26 +16,25 @@ from arq import cron, func
 from arq.connections import RedisSettings
 from arq.typing import WorkerCoroutine
 from arq.worker import Function
-from redis.asyncio import Redis
 
-from agents.claude import ClaudeLLM
 from app.jobs.commands import run_commands
-from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, deps_of
+from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, WorkerSetup, deps_of
+from app.jobs.hearing import run_hearing
 from app.jobs.janitor import sweep
-from app.jobs.replies import hear_reply
+from app.jobs.results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
+from app.store.connection import connect
 from app.store.counters import FleetCounters
 from app.store.keys import HEARING_TTL, UNIT_QUEUE
-from app.store.pulls import RunStore
-from app.store.queue import JobName, ReviewQueue
+from app.store.queue import JobName
 from app.store.wakeups import PromptWorker
 from app.telemetry.metrics import JOBS, Metrics
 
 COMMAND_TIMEOUT = 5 * 60
 """Seconds one comment's commands may take (an apply commits several files)."""
 
-REPLY_TIMEOUT = HEARING_TTL
+HEARING_TIMEOUT = HEARING_TTL
 """Seconds one reply's hearing may take: no longer than it may hold its thread."""
 
 UNIT_TIMEOUT = REVIEW_TIMEOUT
@@ -59,7 +58,6 @@ KEEP = 3600
 
 async def _startup(ctx: dict[str, Any]) -> None:
     deps = deps_of(ctx)
-    deps.queue, deps.runs = ReviewQueue(ctx["redis"]), RunStore(ctx["redis"])
     deps.github.keep_alive()
     # What was made so far (the libraries' modules and models, the dependencies) lives as
     # long as the process: kept out of the garbage collector's full passes, each of which
@@ -72,18 +70,20 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
     deps = deps_of(ctx)
     await deps.github.aclose()
     deps.parsing.close()
-    if isinstance(deps.llm, ClaudeLLM):
-        await deps.llm.aclose()
+    for close in deps.closing:
+        await close()
 
 
 class Workers:
-    """The two arq workers of one process: reviews, commands and the janitor on the default
-    queue; units on their own queue, so reviews waiting for their units can never hold every
-    slot a unit needs. They share one set of dependencies. Make them inside the event loop that
-    runs them: arq binds a worker to the loop it is made in."""
+    """The two arq workers of one process: reviews, commands, hearings and the janitor on
+    the default queue; units on their own queue, so reviews waiting for their units can never
+    hold every slot a unit needs. They share one set of dependencies. Make them inside the
+    event loop that runs them: arq binds a worker to the loop it is made in."""
 
-    def __init__(self, deps: WorkerDeps, redis_url: str, *, burst: bool = False) -> None:
-        self.deps = deps
+    def __init__(self, setup: WorkerSetup, redis_url: str, *, burst: bool = False) -> None:
+        # The jobs' stores share one pool of the process; arq's two workers keep their own
+        # (their reads block on purpose, so none has a timeout).
+        self.deps = deps = WorkerDeps.started(setup, connect(redis_url, timeout=None))
         self.redis_url = redis_url
         settings = RedisSettings.from_dsn(redis_url)
         metrics = deps.metrics
@@ -99,7 +99,7 @@ class Workers:
             functions=[
                 _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
                 _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
-                _function(JobName.REPLY, hear_reply, REPLY_TIMEOUT, metrics),
+                _function(JobName.HEARING, run_hearing, HEARING_TIMEOUT, metrics),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[
@@ -126,12 +126,11 @@ class Workers:
     async def run(self) -> None:
         """Run both until the review worker ends (in burst mode, when its queue is empty) or
         until :meth:`stop`, flushing the process's metrics meanwhile and once they end."""
-        redis = Redis.from_url(self.redis_url)
         try:
-            async with FleetCounters(redis).flushing(self.deps.metrics):
+            async with FleetCounters(self.deps.redis).flushing(self.deps.metrics):
                 await self._run()
         finally:
-            await redis.aclose()
+            await self.deps.redis.aclose()
 
     async def _run(self) -> None:
         units = asyncio.create_task(self.units.async_run())
@@ -156,45 +155,40 @@ class Workers:
             worker.wake()
 
 
-FAILED_PREFIX = "failed:"
-"""How a job that caught its own failure says so in its result (the review and unit jobs
-catch everything, so that the pull request gets an answer)."""
-
-
-def counted(job: Callable[..., Awaitable[Any]], name: str, metrics: Metrics) -> WorkerCoroutine:
-    """`job`, counting how each run of it ends: cancelled (aborted, timed out, or stopped by
-    a shutdown, after which arq runs it again), failed (raised, or returned a result starting
-    with `failed:`), or completed."""
+def counted(
+    job: Callable[..., Awaitable[JobResult]], name: str, metrics: Metrics
+) -> WorkerCoroutine:
+    """`job`, counting how each run of it ends (:class:`Ending`): as its result says, failed
+    if it raised, cancelled if it was; arq keeps the result as its text."""
 
     @functools.wraps(job)
-    async def run(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> Any:
+    async def run(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> str:
         try:
             result = await job(ctx, *args, **kwargs)
         except asyncio.CancelledError:
-            metrics.inc(JOBS, function=name, outcome="cancelled")
+            metrics.inc(JOBS, function=name, outcome=Ending.CANCELLED)
             raise
         except Exception:
-            metrics.inc(JOBS, function=name, outcome="failed")
+            metrics.inc(JOBS, function=name, outcome=Ending.FAILED)
             raise
-        failed = isinstance(result, str) and result.startswith(FAILED_PREFIX)
-        metrics.inc(JOBS, function=name, outcome="failed" if failed else "completed")
-        return result
+        metrics.inc(JOBS, function=name, outcome=result.ended)
+        return str(result)
 
     return run
 
 
 def _function(
-    job: JobName, run: Callable[..., Awaitable[Any]], timeout: int, metrics: Metrics
+    job: JobName, run: Callable[..., Awaitable[JobResult]], timeout: int, metrics: Metrics
 ) -> Function:
     """`run` as arq runs `job`: under its name, counted, within its timeout."""
     return func(counted(run, job, metrics), name=job, timeout=timeout, keep_result=KEEP)
 
 
-def run_until_signalled(deps: WorkerDeps, redis_url: str) -> None:
+def run_until_signalled(setup: WorkerSetup, redis_url: str) -> None:
     """Run one process's workers until SIGINT or SIGTERM, as `tiebreak worker` does."""
 
     async def main() -> None:
-        workers = Workers(deps, redis_url)  # arq binds a worker to the loop it is made in
+        workers = Workers(setup, redis_url)  # arq binds a worker to the loop it is made in
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, lambda: asyncio.ensure_future(workers.stop()))

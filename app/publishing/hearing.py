@@ -12,7 +12,7 @@ from agents.diff import Diff
 from agents.review import Review
 from app.publishing import markdown as md
 from app.publishing.fingerprints import Fingerprint
-from app.publishing.models import finding_key
+from app.publishing.publication import finding_key
 
 REASON_LIMIT = 1_000
 """Characters of the tester's reason quoted in a reply."""

@@ -15,12 +15,9 @@ cannot be read as Markdown or HTML.
 import re
 from collections.abc import Callable, Sequence
 
-LIMIT = 65_535
-"""GitHub's limit on a check run's summary and text, and on a comment's body."""
-
 PROSE_LIMIT = 4_000
 """Characters of one piece of model text shown in a comment: keeps every comment readable
-and, with the longest possible suggestion, under :data:`LIMIT`."""
+and, with the longest possible suggestion, under :data:`app.bodies.LIMIT`."""
 
 ZWJ = "\u200d"
 

@@ -7,7 +7,7 @@ run's conclusion and output, and what to do with the `Unresolved` label. GitHub 
 whole review (422) if a single comment is off the diff, so every inline comment is checked
 against the pull request's full diff first, and a finding that cannot be posted inline is
 written into the summary instead.
-The check run of a review that did not run to the end is :mod:`app.publishing.checks`'.
+The check run of a review that did not run to the end is :mod:`app.publishing.check_runs`'.
 """
 
 from collections.abc import Mapping, Sequence
@@ -17,22 +17,25 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
 from agents.protocol import Severity
 from agents.review import Review
+from app.bodies import (
+    LIMIT,
+    Annotation,
+    AnnotationLevel,
+    Conclusion,
+    ReviewComment,
+    ReviewDraft,
+    ReviewEvent,
+)
 from app.publishing import finding_text, text
 from app.publishing import markdown as md
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import SUMMARY_MARKER
-from app.publishing.models import (
+from app.publishing.publication import (
     ANNOTATIONS_PER_REQUEST,
-    Annotation,
-    AnnotationLevel,
     CheckRunResult,
-    Conclusion,
     Conversation,
     LabelAction,
     Publication,
-    ReviewComment,
-    ReviewDraft,
-    ReviewEvent,
     RunInfo,
     ThreadReply,
     finding_key,
@@ -67,8 +70,8 @@ def plan(
     check = CheckRunResult(
         conclusion=_conclusion(review, entries),
         title=title,
-        summary=md.fit(overview, md.LIMIT, note),
-        text=md.fit(text.every_finding(entries), md.LIMIT, note),
+        summary=md.fit(overview, LIMIT, note),
+        text=md.fit(text.every_finding(entries), LIMIT, note),
         annotation_batches=[
             annotations[i : i + ANNOTATIONS_PER_REQUEST]
             for i in range(0, len(annotations), ANNOTATIONS_PER_REQUEST)
@@ -82,7 +85,7 @@ def plan(
     ]
     return Publication(
         review=_draft(inline, diff, run, unresolved=unresolved),
-        summary=md.fit(summary, md.LIMIT, note),
+        summary=md.fit(summary, LIMIT, note),
         replies=[
             ThreadReply(thread=g.thread, body=text.answered(g.result, sha=run.head_sha))
             for g in conversation.gone

@@ -28,7 +28,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
-from app.publishing.models import GoneFinding, RunRecord, finding_key
+from app.publishing.publication import GoneFinding, RunRecord, finding_key
 
 
 class Scope(BaseModel):

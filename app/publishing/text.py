@@ -9,6 +9,7 @@ from datetime import datetime
 
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
+from app.bodies import LIMIT
 from app.publishing import proofs
 from app.publishing.finding_text import (
     SEVERITY,
@@ -21,9 +22,9 @@ from app.publishing.finding_text import (
     stands,
     vote,
 )
-from app.publishing.markdown import LIMIT, cell, code, inline, prose
+from app.publishing.markdown import cell, code, inline, prose
 from app.publishing.markers import ANSWERED_MARKER, marker
-from app.publishing.models import Conversation, GoneFinding
+from app.publishing.publication import Conversation, GoneFinding
 
 _TALLY = {
     Resolution.FIXED: "with a suggested fix",

@@ -30,10 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, SecretStr
-
 from app.github.errors import GitHubError
-from app.github.registration import app_from_manifest
+from app.github.manifest_conversion import app_from_manifest
+from app.github.models import RegisteredApp
 from app.setup import env_file
 from app.setup.manifest import (
     DEFAULT_API_URL,
@@ -91,19 +90,6 @@ class NotWritten(SetupError):
     """GitHub registered the App, but its credentials could not be written."""
 
 
-class AppConfig(BaseModel):
-    """The part of GitHub's answer to the code that Tiebreak keeps."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    id: int
-    slug: str
-    name: str
-    html_url: str
-    pem: SecretStr
-    webhook_secret: SecretStr
-
-
 @dataclass(frozen=True, slots=True)
 class SetupOptions:
     public_url: str
@@ -151,7 +137,7 @@ class Registration:
         self.manifest = manifest
         self.redirect_url = redirect_url
         self.clock = clock
-        self.app: AppConfig | None = None
+        self.app: RegisteredApp | None = None
         """The App, once registered and written down."""
         self._states: dict[str, _Issued] = {}
         # One redirect at a time: a reload while GitHub answers must not trade the code twice.
@@ -171,7 +157,7 @@ class Registration:
         manifest = self.manifest.for_deployment(self.options.public_url, self.redirect_url)
         return Form(action, manifest, browser)
 
-    async def finish(self, code: str, state: str, browser: str) -> AppConfig:
+    async def finish(self, code: str, state: str, browser: str) -> RegisteredApp:
         """Check the redirect (its state, and `browser`: the value of the cookie it came back
         with, "" for none), trade its code and write the App's credentials."""
         async with self._lock:
@@ -219,7 +205,7 @@ class Registration:
                 "page."
             )
 
-    def _write(self, app: AppConfig) -> None:
+    def _write(self, app: RegisteredApp) -> None:
         text = env_file.render(self.env_values(app), comments=self.env_comments(app))
         try:
             env_file.write_private(self.options.env_file, text, replace=self.options.force)
@@ -231,7 +217,7 @@ class Registration:
                 f"secret in the App's settings, {settings}, and set them yourself."
             ) from exc
 
-    def env_values(self, app: AppConfig) -> dict[str, str]:
+    def env_values(self, app: RegisteredApp) -> dict[str, str]:
         values = {
             "GITHUB_APP_ID": str(app.id),
             "GITHUB_WEBHOOK_SECRET": app.webhook_secret.get_secret_value(),
@@ -242,7 +228,7 @@ class Registration:
             values["GITHUB_API_URL"] = self.options.api_url
         return values
 
-    def env_comments(self, app: AppConfig) -> list[str]:
+    def env_comments(self, app: RegisteredApp) -> list[str]:
         return [
             f"The GitHub App {app.name} ({app.html_url}), registered by `tiebreak setup`.",
             "Readable by its owner only: it holds the App's private key and webhook secret.",
@@ -253,10 +239,10 @@ class Registration:
         ]
 
 
-async def convert(api_url: str, code: str) -> AppConfig:
+async def convert(api_url: str, code: str) -> RegisteredApp:
     """Trade a manifest flow's code for the App's configuration."""
     try:
-        raw = await app_from_manifest(api_url, code)
+        app = await app_from_manifest(api_url, code)
     except GitHubError as exc:
         if exc.status is None:
             raise GitHubUnavailable(_unavailable(str(exc))) from exc
@@ -268,12 +254,11 @@ async def convert(api_url: str, code: str) -> AppConfig:
             "this command printed (and delete the App GitHub registered, if it did, in "
             "its settings)."
         ) from exc
-    try:
-        return AppConfig.model_validate(raw)
-    except ValueError as exc:  # a pydantic.ValidationError: not the App's configuration
+    if app is None:
         raise SetupError(
             "GitHub's answer to the code lacks the App's credentials: nothing was written"
-        ) from exc
+        )
+    return app
 
 
 def _unavailable(reason: str) -> str:

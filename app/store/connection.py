@@ -18,11 +18,12 @@ STORE_ERRORS = (RedisError, OSError)
 `OSError`) or fails a command."""
 
 
-def connect(url: str, *, timeout: float) -> ArqRedis:
+def connect(url: str, *, timeout: float | None) -> ArqRedis:
     """A pool of connections to the Redis at `url`, able to enqueue jobs, each connection
-    made and each reply read within `timeout` seconds, or `TimeoutError` (one of
-    :data:`STORE_ERRORS`). Connections are made as calls need them: a Redis that is down
-    when the pool is made fails the calls, not the pool. Close it with `aclose()`.
+    made and each reply read within `timeout` seconds (None: as long as Redis takes), or
+    `TimeoutError` (one of :data:`STORE_ERRORS`). Connections are made as calls need them: a
+    Redis that is down when the pool is made fails the calls, not the pool. Close it with
+    `aclose()`.
 
     The bound suits a caller that must answer in time and makes only short calls: one that
     blocks on Redis on purpose (a worker's wait for wake-ups, arq's reads) would be cut by it.

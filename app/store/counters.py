@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from app.store.keys import METRICS
-from app.store.replies import reply, text
+from app.store.redis_typing import reply, text
 from app.telemetry.metrics import Counts, Metrics, decoded
 
 FLUSH_EVERY = 5.0

@@ -12,7 +12,8 @@ from redis.asyncio import Redis
 
 from app.store import keys
 from app.store.pipelining import AutoPipeline
-from app.store.replies import reply
+from app.store.records import Installation
+from app.store.redis_typing import reply
 
 
 class Deliveries:
@@ -47,15 +48,15 @@ class Installations:
         """An installation was created, accepted new permissions or was unsuspended."""
         repos = list(repos)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(
-                keys.installation(installation_id), mapping={"account": account, "active": "1"}
-            )
+            installed = Installation(account=account, active=True)
+            pipe.hset(keys.installation(installation_id), mapping=installed.fields())
             if repos:
                 pipe.sadd(keys.installation_repos(installation_id), *repos)
             await pipe.execute()
 
     async def suspended(self, installation_id: int) -> None:
-        await reply(self.redis.hset(keys.installation(installation_id), "active", "0"))
+        suspended = Installation(active=False)
+        await reply(self.redis.hset(keys.installation(installation_id), mapping=suspended.fields()))
 
     async def deleted(self, installation_id: int) -> None:
         await self.redis.delete(

@@ -22,7 +22,7 @@ from redis.commands.core import AsyncScript
 
 from app.events import PullKey, PullRequestRef
 from app.store import keys
-from app.store.replies import text
+from app.store.redis_typing import text
 
 SUPERSEDE = """
 local latest = redis.call('get', KEYS[4])

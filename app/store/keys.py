@@ -1,25 +1,31 @@
 """Every key Tiebreak keeps in Redis, what it holds and how long it lives: the keyspace at a
 glance. Every module of :mod:`app.store` takes its keys from here, and no other module
-names a key.
+names a key, a job id or a hash's field.
 
-Besides these, arq keeps its own keys for the jobs (`arq:queue`, `arq:job:*`, `arq:result:*`,
-`arq:in-progress:*`, `arq:abort`), and the unit queue under :data:`UNIT_QUEUE`.
+arq's own keys are here too, spelled out as arq 0.28's `arq.constants` spells them: Tiebreak
+queues and claims jobs with scripts of its own (:mod:`app.store.queue`,
+:mod:`app.store.wakeups`) that write them as arq does, and `tests/app/store/test_arq.py` checks
+them against the installed arq. arq alone writes the rest of its keys (`arq:retry:*`, a
+worker's health check).
 """
 
 from datetime import date
+from enum import StrEnum
 
-from arq.constants import default_queue_name
-
-from app.events import PullKey
+from app.events import HearingRequest, PullKey, PullRequestRef
 
 DAY = 24 * 3600
 """Seconds in a day: the unit of the TTLs below and of the transcripts' retention."""
 
+OURS = "tiebreak:*"
+"""A pattern (`SCAN MATCH`) of every key below, arq's aside."""
+
 # -- the queue (app.store.queue) ----------------------------------------------------------------
 
-REVIEW_QUEUE = default_queue_name
-"""zset (arq's): reviews and commands, every job but the units'. The queue is named on every
-enqueue, so it never depends on which Redis pool queues the job."""
+REVIEW_QUEUE = "arq:queue"
+"""zset (arq's default queue): reviews, commands and hearings, every job but the units', by id,
+scored by the time (ms) each is due. The queue is named on every enqueue, so it never depends
+on which Redis pool queues the job."""
 
 UNIT_QUEUE = "tiebreak:units"
 """zset (arq's): units have their own queue and workers, so a review waiting for its units
@@ -27,6 +33,59 @@ never holds the slot a unit needs."""
 
 HEAD_TTL = 30 * DAY
 """How long Redis remembers a pull request's latest head and job."""
+
+
+def job(job_id: str) -> str:
+    """string (arq's): a queued job, its function, arguments and enqueue time, serialized by
+    arq's `serialize_job`; it lives until the job ends, and while it lives (or the job's result
+    does) no job is queued under the same id."""
+    return f"arq:job:{job_id}"
+
+
+def result(job_id: str) -> str:
+    """string (arq's): how a job ended and what it returned, kept as long as its function's
+    `keep_result` says."""
+    return f"arq:result:{job_id}"
+
+
+def in_progress(job_id: str) -> str:
+    """string (arq's): set by the worker that claimed the job, so no other starts it."""
+    return f"arq:in-progress:{job_id}"
+
+
+ABORTED = "arq:abort"
+"""zset (arq's): ids of jobs asked to stop, scored by when; every worker cancels those it runs."""
+
+
+# -- job ids: arq keeps one job per id, so an id says what may run only once ------------------
+
+
+def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
+    """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again. A review's job id
+    is its run's id too."""
+    return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
+
+
+def resume_job_id(run_id: str, resume: int) -> str:
+    """`<run>:resume-2`: the `resume`th coordinator queued to pick up run `run_id`."""
+    return f"{run_id}:resume-{resume}"
+
+
+def commands_job_id(pull: PullKey, source: str) -> str:
+    """`commands:owner/repo#7:source`: a comment's or a button's commands run once."""
+    return f"commands:{pull.key}:{source}"
+
+
+def hearing_job_id(request: HearingRequest) -> str:
+    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers. The
+    prefix is older than the job's name and stays, so a reply queued before a deploy is still
+    not queued again after it."""
+    return f"reply:{request.pull.key}:{request.comment.id}"
+
+
+def unit_job_id(run_id: str, number: int, attempt: int) -> str:
+    """`unit:<run>:3:1`: one attempt at one unit of a run."""
+    return f"unit:{run_id}:{number}:{attempt}"
 
 
 def wakeups(queue: str) -> str:
@@ -60,6 +119,13 @@ def delivery(delivery_id: str) -> str:
 def installation(installation_id: int) -> str:
     """hash: the installation's account and whether it is active (kept until uninstalled)."""
     return f"tiebreak:installation:{installation_id}"
+
+
+class InstallationField(StrEnum):
+    """The fields of an installation's hash (app.store.records.Installation)."""
+
+    ACCOUNT = "account"
+    ACTIVE = "active"
 
 
 def installation_repos(installation_id: int) -> str:
@@ -122,8 +188,20 @@ FINISHED_TTL = 600
 
 
 def run(run_id: str) -> str:
-    """hash: the run's coordinator: state, worker, units, started, ref, trigger, resumes."""
+    """hash: the run's coordinator, its fields :class:`RunField` (app.store.records.RunStatus)."""
     return f"{LIVE}:{run_id}"
+
+
+class RunField(StrEnum):
+    """The fields of a run's hash."""
+
+    STATE = "state"
+    WORKER = "worker"
+    UNITS = "units"
+    STARTED = "started"
+    REF = "ref"
+    TRIGGER = "trigger"
+    RESUMES = "resumes"
 
 
 def plan(run_id: str) -> str:
@@ -154,8 +232,32 @@ def spent(run_id: str) -> str:
 
 
 def unit(run_id: str, n: int) -> str:
-    """hash: unit n: state, attempt, worker, round, calls, tokens, each agent's state."""
+    """hash: unit n, its fields :class:`UnitField` and each agent's state under
+    :func:`agent_field` (app.store.records.UnitStatus)."""
     return f"{run(run_id)}:u{n}"
+
+
+class UnitField(StrEnum):
+    """The fields of a unit's hash, but its agents'."""
+
+    STATE = "state"
+    ATTEMPT = "attempt"
+    WORKER = "worker"
+    ROUND = "round"
+    CALLS = "calls"
+    TOKENS = "tokens"
+    ERROR = "error"
+    FATAL = "fatal"
+    UPDATED = "updated"
+
+
+AGENT_FIELDS = "agent:"
+"""What the field of each agent's state in a unit's hash starts with."""
+
+
+def agent_field(role: str) -> str:
+    """The field of a unit's hash holding agent `role`'s state."""
+    return f"{AGENT_FIELDS}{role}"
 
 
 def unit_heartbeat(run_id: str, n: int) -> str:
@@ -227,7 +329,7 @@ def reply_seen(pull: PullKey, comment_id: int) -> str:
 
 
 HEARING_TTL = 5 * 60
-"""Seconds a reply's hearing may hold its thread: as long as the reply job may run."""
+"""Seconds a reply's hearing may hold its thread: as long as the hearing job may run."""
 
 
 def hearing(pull: PullKey, thread: int) -> str:

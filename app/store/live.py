@@ -1,5 +1,6 @@
 """Live review runs in Redis: lifecycle states, heartbeats, journals and outcomes (their plans:
-:mod:`app.store.plans`; what a unit's attempt writes, batched: :mod:`app.store.unit_writes`).
+:mod:`app.store.plans`; what a unit's attempt writes, batched: :mod:`app.store.unit_writes`;
+the run's and its units' hashes, as typed records: :mod:`app.store.records`).
 
 A review run is a coordinator (the review job) and its units (one `debate_unit` job each, run
 by any worker of the fleet). They meet only here, in the keys under `tiebreak:live`
@@ -17,17 +18,15 @@ import os
 import socket
 import time
 from collections.abc import AsyncIterator, Sequence
-from enum import StrEnum
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from agents.diff import Diff, ReviewUnit
 from agents.journal import JournalEntry
-from agents.llm import Role
 from agents.outcome import Outcome
 from app.events import PullRequestRef
-from app.publishing.models import UnitReading
+from app.publishing.publication import UnitReading
 from app.store import keys
 from app.store.allowance import RunCeiling
 from app.store.plans import (
@@ -38,45 +37,13 @@ from app.store.plans import (
     read_readings,
     read_unit_plan,
 )
-from app.store.replies import reply, text
-
-
-class State(StrEnum):
-    """The lifecycle of a run, a unit and an agent."""
-
-    INITIALIZING = "initializing"
-    ACTIVE = "active"
-    WAITING = "waiting"
-    COMPLETING = "completing"
-    COMPLETE = "complete"
-    FAILED = "failed"
-
-
-STARTED = frozenset({State.INITIALIZING, State.ACTIVE, State.COMPLETING})
-"""The states of a unit some worker is running: one with a lapsed heartbeat is dead."""
-
-ENDED = frozenset({State.COMPLETE, State.FAILED})
+from app.store.records import ENDED, RunStatus, State, UnitStatus
+from app.store.redis_typing import reply, text
 
 
 def worker_name() -> str:
     """This process, as states and heartbeats name it."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-class UnitStatus(BaseModel):
-    """One unit as its hash in Redis describes it."""
-
-    number: int
-    state: State = State.WAITING
-    attempt: int = 1
-    worker: str = ""
-    round: int = 0
-    calls: int = 0
-    tokens: int = 0
-    error: str = ""
-    fatal: bool = False
-    agents: dict[Role, State] = {}
-    updated: float = 0.0
 
 
 class Orphan(BaseModel):
@@ -152,16 +119,15 @@ class LiveRuns:
             pipe.zadd(keys.LIVE, {run: time.time()})
             for n in range(plan.units):
                 pipe.delete(keys.unit(run, n))
-                pipe.hset(keys.unit(run, n), mapping=hash_fields(state=State.WAITING, attempt=1))
+                waiting = UnitStatus(number=n, state=State.WAITING, attempt=1)
+                pipe.hset(keys.unit(run, n), mapping=waiting.fields())
                 pipe.expire(keys.unit(run, n), keys.LIVE_TTL)
             await pipe.execute()
-        await self.set_run(run, state=State.ACTIVE, units=plan.units)
+        await self.set_run(run, RunStatus(state=State.ACTIVE, units=plan.units))
 
     async def open(self, run: str, ref: PullRequestRef, trigger: str | None) -> None:
         """List a run as live, initializing, with what it takes to start it again."""
-        await self.set_run(
-            run, state=State.INITIALIZING, ref=ref.model_dump_json(), trigger=trigger or ""
-        )
+        await self.set_run(run, RunStatus(state=State.INITIALIZING, ref=ref, trigger=trigger))
         await self.redis.zadd(keys.LIVE, {run: time.time()})
 
     async def orphans(self, started_before: float) -> list[Orphan]:
@@ -169,22 +135,19 @@ class LiveRuns:
         found = []
         for raw in await self.redis.zrangebyscore(keys.LIVE, "-inf", started_before):
             run = text(raw)
-            fields = await self._run_fields(run)
-            if fields.get("state") in ENDED or "ref" not in fields or await self.run_alive(run):
+            status = await self.run_status(run)
+            if status is None or status.ref is None or status.state in ENDED:
+                continue
+            if await self.run_alive(run):
                 continue
             found.append(
-                Orphan(
-                    run_id=run,
-                    ref=PullRequestRef.model_validate_json(fields["ref"]),
-                    trigger=fields.get("trigger") or None,
-                    resumes=int(fields.get("resumes", 0)),
-                )
+                Orphan(run_id=run, ref=status.ref, trigger=status.trigger, resumes=status.resumes)
             )
         return found
 
     async def count_resume(self, run: str) -> int:
         """Count one more restart of the run's coordinator; return how many there were."""
-        return int(await reply(self.redis.hincrby(keys.run(run), "resumes", 1)))
+        return int(await reply(self.redis.hincrby(keys.run(run), keys.RunField.RESUMES, 1)))
 
     async def plan(self, run: str) -> tuple[RunPlan, Diff] | None:
         """The run's plan and the diff it covers (for its coordinator alone)."""
@@ -198,20 +161,23 @@ class LiveRuns:
         """What each unit's agents read beside the diff (see :func:`read_readings`)."""
         return await read_readings(self.redis, run, count)
 
-    async def set_run(self, run: str, **fields: object) -> None:
+    async def set_run(self, run: str, status: RunStatus) -> None:
+        """Write the fields set on `status`, this worker as the run's, and when the run
+        started unless it is known."""
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(keys.run(run), "started", str(time.time()))
-            pipe.hset(keys.run(run), mapping=hash_fields(worker=worker_name(), **fields))
+            pipe.hsetnx(keys.run(run), keys.RunField.STARTED, str(time.time()))
+            mine = RunStatus(worker=worker_name())
+            pipe.hset(keys.run(run), mapping={**mine.fields(), **status.fields()})
             pipe.expire(keys.run(run), keys.LIVE_TTL)
             await pipe.execute()
 
     async def run_state(self, run: str) -> State | None:
-        raw = await reply(self.redis.hget(keys.run(run), "state"))
+        raw = await reply(self.redis.hget(keys.run(run), keys.RunField.STATE))
         return None if raw is None else State(text(raw))
 
     async def finish(self, run: str, state: State, units: int) -> None:
         """Mark a run ended and let its keys expire soon."""
-        await self.set_run(run, state=state)
+        await self.set_run(run, RunStatus(state=state))
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.zrem(keys.LIVE, run)
             for key in keys.run_keys(run, units):
@@ -228,25 +194,25 @@ class LiveRuns:
             for n in numbers:
                 pipe.hgetall(keys.unit(run, n))
             raw = await pipe.execute()
-        return [parse_unit(n, fields) for n, fields in zip(numbers, raw, strict=True)]
+        return [UnitStatus.read_unit(n, fields) for n, fields in zip(numbers, raw, strict=True)]
 
-    async def set_unit(self, run: str, n: int, **fields: object) -> None:
+    async def set_unit(self, run: str, status: UnitStatus) -> None:
+        """Write the fields set on `status` to its unit."""
+        unit = keys.unit(run, status.number)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(keys.unit(run, n), mapping=hash_fields(updated=time.time(), **fields))
-            pipe.expire(keys.unit(run, n), keys.LIVE_TTL)
+            pipe.hset(unit, mapping={**status.fields(), keys.UnitField.UPDATED: time.time()})
+            pipe.expire(unit, keys.LIVE_TTL)
             await pipe.execute()
 
     async def retry_unit(self, run: str, n: int, attempt: int) -> None:
         """Hand unit n to a fresh attempt: waiting for a worker, its agents not yet made."""
         fields = await reply(self.redis.hkeys(keys.unit(run, n)))
-        agents = [f for f in fields if f.startswith(b"agent:")]
+        agents = [f for f in fields if f.startswith(keys.AGENT_FIELDS.encode())]
+        fresh = UnitStatus(number=n, state=State.WAITING, attempt=attempt, error="", fatal=False)
         async with self.redis.pipeline(transaction=True) as pipe:
             if agents:
                 pipe.hdel(keys.unit(run, n), *agents)
-            pipe.hset(
-                keys.unit(run, n),
-                mapping=hash_fields(state=State.WAITING, attempt=attempt, error="", fatal=0),
-            )
+            pipe.hset(keys.unit(run, n), mapping=fresh.fields())
             await pipe.execute()
 
     async def unit_alive(self, run: str, n: int, attempt: int) -> bool:
@@ -306,13 +272,15 @@ class LiveRuns:
         runs = await self.live_runs()
         async with self.redis.pipeline(transaction=False) as pipe:
             for run in runs:
-                pipe.hget(keys.run(run), "state")
+                pipe.hget(keys.run(run), keys.RunField.STATE)
             raw = await pipe.execute()
         return [None if value is None else State(text(value)) for value in raw]
 
-    async def run_fields(self, run: str) -> dict[str, str]:
-        """The coordinator's hash: state, worker, units, started, ref, trigger, resumes."""
-        return await self._run_fields(run)
+    async def run_status(self, run: str) -> RunStatus | None:
+        """The run's coordinator as its hash describes it (None: the hash has expired, or
+        was never written); raises ValueError for a field no worker writes."""
+        raw = await reply(self.redis.hgetall(keys.run(run)))
+        return RunStatus.read(raw) if raw else None
 
     async def heartbeat_ages(self, run: str, units: int) -> list[float | None]:
         """Seconds since the coordinator, then each unit, last beat (None: lapsed)."""
@@ -322,10 +290,6 @@ class LiveRuns:
                 pipe.pttl(keys.unit_heartbeat(run, n))
             ttls = await pipe.execute()
         return [None if ttl < 0 else max(0.0, self.heartbeat - ttl / 1000) for ttl in ttls]
-
-    async def _run_fields(self, run: str) -> dict[str, str]:
-        raw = await reply(self.redis.hgetall(keys.run(run)))
-        return {text(k): text(v) for k, v in raw.items()}
 
     @contextlib.asynccontextmanager
     async def _beating(self, key: str, value: str, *, beaten: bool = False) -> AsyncIterator[None]:
@@ -347,31 +311,3 @@ class LiveRuns:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beating
-
-
-def parse_unit(n: int, raw: dict[bytes, bytes]) -> UnitStatus:
-    fields = {k.decode(): v.decode() for k, v in raw.items()}
-    agents = {
-        Role(k.removeprefix("agent:")): State(v)
-        for k, v in fields.items()
-        if k.startswith("agent:")
-    }
-    plain = {k: v for k, v in fields.items() if not k.startswith("agent:")}
-    return UnitStatus.model_validate(
-        {"number": n, **plain, "agents": agents, "fatal": plain.get("fatal") == "1"}
-    )
-
-
-def hash_fields(**fields: object) -> dict[str, str | int | float]:
-    """Hash fields as Redis stores them (enums by value, booleans as 0 or 1)."""
-    out: dict[str, str | int | float] = {}
-    for name, value in fields.items():
-        if isinstance(value, bool):
-            out[name] = int(value)
-        elif isinstance(value, StrEnum):
-            out[name] = value.value
-        elif isinstance(value, int | float | str):
-            out[name] = value
-        else:
-            raise TypeError(f"{name}: {type(value).__name__} is not a hash field")
-    return out

@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 
 from agents.diff import Diff, ReviewUnit
 from app.events import PullRequestRef
-from app.publishing.models import UnitReading
+from app.publishing.publication import UnitReading
 from app.publishing.rereview import Scope
 from app.store import keys
 from app.store.packed import pack, pack_text, unpack, unpack_text

@@ -8,8 +8,8 @@ stops.
 
 Several jobs change the latest run: a review saves its own, a reply or a command changes the
 findings of the one it read. Each lands its change holding the pull request's landing lock
-(:meth:`RunStore.landing`), which gives it the latest run as it stands, and a command or a
-reply saves only over the run it was given (:meth:`RunStore.replace`), so no change is lost
+(:meth:`Pulls.landing`), which gives it the latest run as it stands, and a command or a
+reply saves only over the run it was given (:meth:`Pulls.replace`), so no change is lost
 to another and none lands over a newer run.
 """
 
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from redis.commands.core import AsyncScript
 
 from app.events import PullKey, PullRequestRef
-from app.publishing.models import RunRecord
+from app.publishing.publication import RunRecord
 from app.store import keys
 from app.store.locks import held
 from app.store.packed import pack, unpack
@@ -62,7 +62,10 @@ class OpenCheck(BaseModel):
     run_id: str
 
 
-class RunStore:
+class Pulls:
+    """What is remembered per pull request: its latest run, its open check runs, a budget
+    waiting for its next run and the stop requests of its jobs."""
+
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
         self._replace: AsyncScript | None = None

@@ -7,11 +7,26 @@ replaces (:mod:`app.store.heads` tells which push supersedes which, whatever ord
 heard in), and a review checks it before it starts and before it publishes, so a superseded
 review never posts.
 
-A job is queued as arq's `enqueue_job` queues it, but by one script, which also announces it
-on its queue's wake-up channel (:mod:`app.store.wakeups`): one round trip to Redis where arq's
-takes three, and for a review, a fourth that records the head. A review asked for by a
+Every job is queued as arq's `enqueue_job` queues it, but by one script, which also announces
+it on its queue's wake-up channel (:mod:`app.store.wakeups`): one round trip to Redis where
+arq's takes three, and for a review, a fourth that records the head. A review asked for by a
 webhook delivery remembers the delivery's id in that same round trip (:mod:`app.store.deliveries`
 tells why it is remembered).
+
+What the script relies on in arq 0.28 (`ArqRedis.enqueue_job` in `arq/connections.py`, a job
+due now), each checked against the installed arq by `tests/app/store/test_arq.py`:
+
+* the keys (:mod:`app.store.keys` spells them): the job under `arq:job:<id>`, its id in the
+  queue's zset scored by the time (ms) it is due, its result under `arq:result:<id>`, and
+  `arq:abort`, the zset of ids a worker cancels;
+* the job's value: `arq.jobs.serialize_job(function, args, {}, None, now_ms)` with the pool's
+  `job_serializer`, kept for the pool's `expires_extra_ms` (public attributes of `ArqRedis`),
+  which arq's `Job.info()` and `Worker.run_job` read back;
+* `_job_id`: no job is queued under an id while a job or a result is kept under it (arq
+  checks both keys under `WATCH`, the script atomically), so an id is held from its queueing
+  until its result expires (the function's `keep_result`), whoever queued it.
+
+Nothing private of arq's is used here; `Job(...).status()` reads a job's state.
 """
 
 from collections.abc import Iterable
@@ -19,18 +34,17 @@ from enum import StrEnum
 from typing import Any
 
 from arq.connections import ArqRedis
-from arq.constants import abort_jobs_ss, in_progress_key_prefix, job_key_prefix, result_key_prefix
 from arq.jobs import Job, JobStatus, serialize_job
 from arq.utils import timestamp_ms
 from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-from app.events import CommandRequest, PullKey, PullRequestRef, ReplyRequest
+from app.events import CommandRequest, HearingRequest, PullKey, PullRequestRef
 from app.store import keys
 from app.store.heads import SUPERSEDE
 from app.store.pipelining import AutoPipeline
-from app.store.replies import text
+from app.store.redis_typing import text
 from app.store.wakeups import ring
 
 
@@ -42,35 +56,14 @@ class JobName(StrEnum):
     """One pull request head, from check run to published review (:mod:`app.jobs.review`)."""
     COMMANDS = "run_commands"
     """The commands of one comment or button press (:mod:`app.jobs.commands`)."""
-    REPLY = "hear_reply"
-    """A person's reply on one of Tiebreak's finding threads (:mod:`app.jobs.replies`)."""
+    HEARING = "hear_reply"
+    """A person's reply on one of Tiebreak's finding threads, heard (:mod:`app.jobs.hearing`).
+    Its name is older than the job's: arq stores it with each queued job, so it stays, and a
+    hearing queued before a deploy still runs after it."""
     UNIT = "debate_unit"
     """One attempt at one review unit's debate (:mod:`app.jobs.unit`)."""
     JANITOR = "janitor"
     """The sweep for orphaned runs and overdue check runs (:mod:`app.jobs.janitor`)."""
-
-
-def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
-    """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again."""
-    return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
-
-
-def commands_job_id(pull: PullKey, source: str) -> str:
-    """`commands:owner/repo#7:source`: a comment's or a button's commands run once."""
-    return f"commands:{pull.key}:{source}"
-
-
-def reply_job_id(request: ReplyRequest) -> str:
-    """`reply:owner/repo#7:comment`: a reply is heard once, whatever GitHub redelivers."""
-    return f"reply:{request.pull.key}:{request.comment.id}"
-
-
-def _resume_job_id(run_id: str, resume: int) -> str:
-    return f"{run_id}:resume-{resume}"
-
-
-def unit_job_id(run_id: str, number: int, attempt: int) -> str:
-    return f"unit:{run_id}:{number}:{attempt}"
 
 
 QUEUES = {"reviews": keys.REVIEW_QUEUE, "units": keys.UNIT_QUEUE}
@@ -150,8 +143,8 @@ class ReviewQueue:
         its redelivery queues nothing. `replaces` is the head a push replaced, by which it
         supersedes the review of that head (see :mod:`app.store.heads`).
         """
-        job_id = review_job_id(ref, rerun)
-        supersede = [keys.head(ref), keys.current_job(ref), abort_jobs_ss]
+        job_id = keys.review_job_id(ref, rerun)
+        supersede = [keys.head(ref), keys.current_job(ref), keys.ABORTED]
         return await self._enqueue(
             JobName.REVIEW,
             ref.model_dump(mode="json"),
@@ -167,19 +160,18 @@ class ReviewQueue:
         return await self._enqueue(
             JobName.COMMANDS,
             request.model_dump(mode="json"),
-            job_id=commands_job_id(request.pull, source),
+            job_id=keys.commands_job_id(request.pull, source),
             queue=keys.REVIEW_QUEUE,
         )
 
-    async def enqueue_reply(self, request: ReplyRequest) -> bool:
+    async def enqueue_hearing(self, request: HearingRequest) -> bool:
         """Queue a person's reply in a review thread to be heard, once per comment."""
-        job = await self.redis.enqueue_job(
-            JobName.REPLY,
+        return await self._enqueue(
+            JobName.HEARING,
             request.model_dump(mode="json"),
-            _job_id=reply_job_id(request),
-            _queue_name=keys.REVIEW_QUEUE,
+            job_id=keys.hearing_job_id(request),
+            queue=keys.REVIEW_QUEUE,
         )
-        return job is not None
 
     async def enqueue_unit(self, run_id: str, number: int, attempt: int) -> bool:
         """Queue one attempt at one unit of a run; False if that attempt is queued already."""
@@ -188,18 +180,16 @@ class ReviewQueue:
     async def enqueue_units(self, run_id: str, attempts: Iterable[tuple[int, int]]) -> list[bool]:
         """Queue attempts at units of a run, given as (unit, attempt), all at once, in one
         round trip that wakes the unit workers once; for each, False if it is queued already."""
-        jobs = [(unit_job_id(run_id, n, attempt), (run_id, n, attempt)) for n, attempt in attempts]
+        jobs = [
+            (keys.unit_job_id(run_id, n, attempt), (run_id, n, attempt)) for n, attempt in attempts
+        ]
         if not jobs:
             return []
         now = timestamp_ms()
         serializer = self.redis.job_serializer
         added = await self._script(ENQUEUE_EACH)(
             keys=[
-                *(
-                    key
-                    for job_id, _ in jobs
-                    for key in (job_key_prefix + job_id, result_key_prefix + job_id)
-                ),
+                *(key for job_id, _ in jobs for key in (keys.job(job_id), keys.result(job_id))),
                 keys.UNIT_QUEUE,
             ],
             args=[
@@ -227,7 +217,7 @@ class ReviewQueue:
             ref.model_dump(mode="json"),
             trigger,
             run_id,
-            job_id=_resume_job_id(run_id, resume),
+            job_id=keys.resume_job_id(run_id, resume),
             queue=keys.REVIEW_QUEUE,
         )
 
@@ -252,7 +242,7 @@ class ReviewQueue:
             extra_keys = [*extra_keys, keys.delivery(delivery)]
             extra_args = [*extra_args, keys.DELIVERY_TTL]
         sha = self._script(script).sha
-        script_keys = [job_key_prefix + job_id, result_key_prefix + job_id, queue, *extra_keys]
+        script_keys = [keys.job(job_id), keys.result(job_id), queue, *extra_keys]
         script_args = [
             self.redis.expires_extra_ms,
             job,
@@ -286,7 +276,7 @@ class ReviewQueue:
         """Whether the `resume`th coordinator queued for the run has yet to start beating."""
         if resume == 0:
             return False
-        status = await Job(_resume_job_id(run_id, resume), self.redis).status()
+        status = await Job(keys.resume_job_id(run_id, resume), self.redis).status()
         return status in (JobStatus.deferred, JobStatus.queued)
 
     async def current_job(self, pull: PullKey) -> str | None:
@@ -308,7 +298,7 @@ class ReviewQueue:
         await self.redis.ping()
 
     async def abort(self, job_id: str) -> None:
-        await self.redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
+        await self.redis.zadd(keys.ABORTED, {job_id: timestamp_ms()})
         # Every worker looks for aborted jobs when it looks at its queue.
         await ring(self.redis, *QUEUES.values())
 
@@ -331,7 +321,7 @@ class ReviewQueue:
         async with self.redis.pipeline(transaction=False) as pipe:
             for jobs in looked.values():
                 for job in jobs:
-                    pipe.exists(in_progress_key_prefix + job)
+                    pipe.exists(keys.in_progress(job))
             running = iter(await pipe.execute())
         states = {}
         for queue, jobs in looked.items():

@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from agents.diff import Diff
 from agents.review import Review
 from app.events import PullRequestRef
-from app.publishing.models import Spend
+from app.publishing.publication import Spend
 from app.store import keys
 from app.store.packed import pack, unpack
 from app.store.plans import RunPlan

@@ -31,10 +31,11 @@ from agents.journal import JournalEntry
 from agents.outcome import Outcome
 from app.store import keys
 from app.store.allowance import RESERVE, Counter, reserve_call
-from app.store.live import LiveRuns, RedisJournal, UnitStatus, hash_fields, parse_unit
+from app.store.live import LiveRuns, RedisJournal
 from app.store.packed import unpack
 from app.store.plans import UnitPlan
-from app.store.replies import reply, text
+from app.store.records import HashFields, UnitStatus
+from app.store.redis_typing import reply, text
 
 Queue = Callable[[Pipeline], object]
 """Queues commands on a transaction."""
@@ -88,7 +89,7 @@ class UnitWrites:
         self.run = run
         self.number = number
         self.attempt = attempt
-        self._status: dict[str, str | int | float] = {}
+        self._status: HashFields = {}
         self._adjusts: list[tuple[Sequence[Counter], int]] = []
         self._later: list[Queue] = []
         self._reserve = self.redis.register_script(RESERVE)
@@ -109,41 +110,41 @@ class UnitWrites:
         self.journal = UnitJournal(self, recorded)
         return UnitStart(
             plan=None if plan is None else unpack(UnitPlan, plan),
-            status=parse_unit(n, status),
+            status=UnitStatus.read_unit(n, status),
             beating=None if beat is None else text(beat),
             recorded=recorded,
         )
 
     @contextlib.asynccontextmanager
-    async def running(self, **fields: object) -> AsyncIterator[None]:
-        """Start the attempt (its first heartbeat and its status `fields`, in one
-        transaction) and keep it beating while the block runs."""
+    async def running(self, status: UnitStatus) -> AsyncIterator[None]:
+        """Start the attempt (its first heartbeat and `status`, in one transaction) and keep
+        it beating while the block runs."""
         beat = keys.unit_heartbeat(self.run, self.number)
         await self.write(
-            lambda pipe: pipe.set(beat, str(self.attempt), px=self.live.heartbeat_ms), **fields
+            lambda pipe: pipe.set(beat, str(self.attempt), px=self.live.heartbeat_ms), status
         )
         async with self.live.beating_unit(self.run, self.number, self.attempt, beaten=True):
             yield
 
     # -- each call --------------------------------------------------------------------
 
-    def stage(self, **fields: object) -> None:
-        """Status fields written with the attempt's next write."""
-        self._status.update(hash_fields(**fields))
+    def stage(self, status: UnitStatus) -> None:
+        """The fields set on `status`, written with the attempt's next write."""
+        self._status.update(status.fields())
 
     def later(self, queue: Queue) -> None:
         """Commands written with the attempt's next write, in the order they were staged."""
         self._later.append(queue)
 
-    async def set(self, **fields: object) -> None:
-        """Write status fields now, with what was staged."""
+    async def set(self, status: UnitStatus) -> None:
+        """Write the fields set on `status` now, with what was staged."""
         if self._status or self._adjusts or self._later:
-            await self.write(**fields)
+            await self.write(None, status)
             return
         # Alone, one command: the unit's hash lives on (its time to live is renewed by the
         # writes that follow every call), and a transaction would cost a third more.
-        status = {**hash_fields(**fields), "updated": time.time()}
-        await reply(self.redis.hset(keys.unit(self.run, self.number), mapping=status))
+        fields = {**status.fields(), keys.UnitField.UPDATED: time.time()}
+        await reply(self.redis.hset(keys.unit(self.run, self.number), mapping=fields))
 
     async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
         counter_keys, args = reserve_call(counters, tokens)
@@ -162,8 +163,8 @@ class UnitWrites:
 
     # -- the end ----------------------------------------------------------------------
 
-    async def complete(self, outcome: Outcome, **fields: object) -> bool:
-        """Keep the unit's outcome (the first attempt to finish wins), mark it with `fields`
+    async def complete(self, outcome: Outcome, status: UnitStatus) -> bool:
+        """Keep the unit's outcome (the first attempt to finish wins), mark it with `status`
         and wake the coordinator, in one transaction. Return whether this outcome was kept
         (False: an earlier attempt's was)."""
         kept = keys.outcome(self.run, self.number)
@@ -172,13 +173,13 @@ class UnitWrites:
             pipe.set(kept, outcome.model_dump_json(), ex=keys.LIVE_TTL, nx=True)
             self._wake(pipe)
 
-        saved, *_ = await self.write(queue, **fields)
+        saved, *_ = await self.write(queue, status)
         return bool(saved)
 
-    async def fail(self, **fields: object) -> None:
-        """Mark the unit with `fields` and wake the coordinator (it ended without an
+    async def fail(self, status: UnitStatus) -> None:
+        """Mark the unit with `status` and wake the coordinator (it ended without an
         outcome), in one transaction."""
-        await self.write(self._wake, **fields)
+        await self.write(self._wake, status)
 
     def _wake(self, pipe: Pipeline) -> None:
         done = keys.done(self.run)
@@ -187,10 +188,12 @@ class UnitWrites:
 
     # -- the transaction ----------------------------------------------------------------
 
-    async def write(self, queue: Queue | None = None, /, **fields: object) -> list[Any]:
-        """One transaction: what was staged, then `queue`'s commands and the status `fields`;
-        return the replies of `queue`'s commands and those after them."""
-        status = {**self._status, **hash_fields(**fields)}
+    async def write(
+        self, queue: Queue | None = None, status: UnitStatus | None = None
+    ) -> list[Any]:
+        """One transaction: what was staged, then `queue`'s commands and the fields set on
+        `status`; return the replies of `queue`'s commands and those after them."""
+        fields = {**self._status, **(status.fields() if status else {})}
         adjusts, later = self._adjusts, self._later
         # Cleared before the write: should it fail, a settled reservation stays counted, as
         # for a worker that died, rather than being given back twice.
@@ -206,8 +209,8 @@ class UnitWrites:
             staged = len(pipe.command_stack)
             if queue is not None:
                 queue(pipe)
-            if status:
-                pipe.hset(unit, mapping={**status, "updated": time.time()})
+            if fields:
+                pipe.hset(unit, mapping={**fields, keys.UnitField.UPDATED: time.time()})
                 pipe.expire(unit, keys.LIVE_TTL)
             replies: list[Any] = await pipe.execute()
         return replies[staged:]

@@ -9,6 +9,26 @@ it looks at its queue when a message comes, when one of its own jobs ends (a slo
 the next job waiting), and otherwise every `idle_poll` seconds, for what nobody announces (a
 job deferred to later, arq re-queueing a job after a shutdown, a cron job). Waiting for a
 message is a blocking read: an idle worker uses next to no CPU.
+
+:class:`PromptWorker` subclasses arq 0.28's `Worker` (`arq/worker.py`, hence the pin `<0.29`)
+and overrides two of its methods, no more than waking at once and starting a review's units
+together need:
+
+* `_poll_iteration` (private): arq's own runs, then the worker waits for a wake-up instead of
+  arq's `poll_delay` (given arq as 0);
+* `start_jobs(job_ids)` (public, undocumented): arq claims each job in a transaction of its
+  own (`WATCH` its in-progress key, `EXISTS`, `ZSCORE`, then `PSETEX` in `MULTI`); here one
+  script (:data:`CLAIM`) claims the batch with arq's test: a job is claimed unless it is in
+  progress (`arq:in-progress:<id>`), gone from the queue, or not due (score > now), and its
+  in-progress key lives `in_progress_timeout_s`. A claimed job then runs as arq runs it.
+
+The override uses these members of arq's `Worker`: `sem` (a semaphore of `max_jobs + 1`),
+`job_counter`, `max_jobs`, `tasks`, `loop`, `pool`, `queue_name`, `burst`,
+`in_progress_timeout_s`, `run_job(job_id, score)` and `_release_sem_dec_counter_on_complete`
+(private). `tests/app/store/test_arq.py` checks, against the installed arq, that a job claimed
+here reads as in progress to arq's `Job.status()` until its result is kept, and that arq's
+own abort cancels it; `tests/app/store/test_wakeups.py` that a job running elsewhere or not
+due is left alone.
 """
 
 import asyncio
@@ -16,7 +36,6 @@ import contextlib
 from typing import Any
 
 from arq import Worker
-from arq.constants import in_progress_key_prefix
 from arq.utils import timestamp_ms
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
@@ -103,7 +122,7 @@ class PromptWorker(Worker):
             batch, waiting = waiting[:room], waiting[room:]
             self.job_counter += room
             scores = await self._claim(
-                keys=[*(in_progress_key_prefix + job_id for job_id in batch), self.queue_name],
+                keys=[*(keys.in_progress(job_id) for job_id in batch), self.queue_name],
                 args=[timestamp_ms(), int(self.in_progress_timeout_s * 1000), *batch],
             )
             for job_id, score in zip(batch, scores, strict=True):

@@ -212,7 +212,7 @@ class LocalVerifier:
             except OSError as exc:  # a full disk, a tree its setup made unreadable
                 return Run(error=f"the run's copy could not be made: {exc}")
             finally:
-                await asyncio.to_thread(_remove, copy)
+                await _to_the_end(asyncio.to_thread(_remove, copy))
 
     def _limits_now(self) -> Limits:
         """The run's limits, its time cut to what the review has left."""
@@ -236,6 +236,18 @@ async def _stopped(task: "asyncio.Task[Run]") -> None:
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
+
+
+async def _to_the_end(work: Awaitable[None]) -> None:
+    """Await `work` until it ends, even if the caller is cancelled meanwhile (then the
+    cancellation is raised once it has): a copy half removed behind the review's back would
+    race the removal of the review's trees."""
+    task = asyncio.ensure_future(work)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise
 
 
 def _remove(path: Path) -> None:

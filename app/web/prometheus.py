@@ -21,8 +21,9 @@ from pydantic import SecretStr
 
 from app.store.connection import STORE_ERRORS
 from app.store.counters import FleetCounters
-from app.store.live import LiveRuns, State
+from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
+from app.store.records import State
 from app.telemetry.metrics import COUNTERS, Counts, Metrics
 
 SCRAPE_TIMEOUT = 5.0

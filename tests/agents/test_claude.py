@@ -16,7 +16,7 @@ from agents.prompts import SYSTEM
 from agents.protocol import TOOLS, ToolName
 from policies.budget import BudgetEventKind
 from policies.debate import DebatePolicy
-from tests.agents.messages_kit import (
+from tests.kits.messages import (
     BASE_URL,
     MESSAGES_URL,
     by_tool,
@@ -361,11 +361,12 @@ async def test_a_model_that_refuses_forced_tools_is_asked_for_the_tool_instead()
     llm = client()
 
     first = await llm.complete(request())
-    second = await llm.with_models(RoleModels()).complete(request())
+    # The same model, chosen by the request (as a repository's config chooses it).
+    second = await llm.complete(request().model_copy(update={"model": RoleModels().coder}))
 
     assert first.tool_input == second.tool_input == {"answers": []}
     assert first.usage.output_tokens == 300
-    # The refusal is paid once per model: later calls, on any copy of the client, ask at once.
+    # The refusal is paid once per model: later calls, whoever chose the model, ask at once.
     assert [sent(route, i)["tool_choice"] for i in range(3)] == [
         {"type": "tool", "name": "answer_findings"},
         {"type": "auto"},
@@ -432,3 +433,16 @@ async def test_a_debate_runs_to_a_fix_on_a_model_that_always_thinks() -> None:
 
     assert [f.resolution for f in outcome.findings] == [Resolution.FIXED]
     assert route.call_count == 4  # one refusal, then three asked calls
+
+
+@respx.mock
+async def test_a_model_the_request_names_is_the_one_asked() -> None:
+    route = respx.post(MESSAGES_URL).mock(
+        side_effect=by_tool(answer_findings=[{"answers": []}] * 2)
+    )
+    llm = client()
+
+    await llm.complete(request().model_copy(update={"model": "claude-opus-4"}))
+    await llm.complete(request())
+
+    assert [sent(route, i)["model"] for i in range(2)] == ["claude-opus-4", RoleModels().coder]

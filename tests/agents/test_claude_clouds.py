@@ -11,7 +11,8 @@ import respx
 from agents.claude import ClaudeLLM
 from agents.errors import LLMFatal
 from agents.llm import Role
-from tests.agents.clouds_kit import (
+from tests.fakes.google_token import ACCESS_TOKEN, SERVICE_ACCOUNT, GoogleTokenEndpoint
+from tests.kits.clouds import (
     AWS_KEY_ID,
     BEDROCK_INVOKE,
     REQUEST,
@@ -22,8 +23,7 @@ from tests.agents.clouds_kit import (
     no_cloud_files,
     vertex,
 )
-from tests.agents.messages_kit import error, message
-from tests.fakes.google_token import ACCESS_TOKEN, SERVICE_ACCOUNT, GoogleTokenEndpoint
+from tests.kits.messages import error, message
 
 __all__ = ["aws_keys", "google_adc", "no_cloud_files"]  # fixtures
 

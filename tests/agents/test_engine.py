@@ -12,6 +12,7 @@ from agents.protocol import ToolName
 from agents.scripted import Reply, ScriptedLLM, by_role
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEventKind, TokenCeiling
+from policies.config import Models
 from policies.debate import DebatePolicy
 from tests.scenarios.debates import (
     LOG_FIX,
@@ -21,6 +22,7 @@ from tests.scenarios.debates import (
     UNDEFINED,
     WORKFLOW,
     accept,
+    agreed_by_role,
     answers,
     concede,
     dispute,
@@ -671,3 +673,14 @@ async def test_asking_for_a_ruling_on_settled_findings_calls_no_one() -> None:
 
     assert second.findings == first.findings
     assert llm.requests == []
+
+
+async def test_a_repository_s_choice_of_model_goes_with_each_of_its_roles_calls() -> None:
+    llm = ScriptedLLM(by_role(**agreed_by_role()))
+
+    await Debate(llm, models=Models(tester="claude-opus-4")).run(payments_unit())
+
+    assert {(r.role, r.model) for r in llm.requests} == {
+        (Role.TESTER, "claude-opus-4"),
+        (Role.CODER, None),
+    }

@@ -10,7 +10,7 @@ from agents.journal import MemoryJournal
 from agents.outcome import Outcome
 from agents.scripted import ScriptedLLM, by_role
 from policies.budget import Settle, TokenCeiling
-from tests.agents.crash_kit import DiesAt, WorkerDied
+from tests.kits.crash import DiesAt, WorkerDied
 from tests.scenarios.debates import (
     NEGATIVE,
     NEGATIVE_FIX,

@@ -19,7 +19,7 @@ from policies.arbitration import ArbitrationTrigger
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Focus, Topology, Vote
-from tests.agents.crash_kit import DiesAt, WorkerDied
+from tests.kits.crash import DiesAt, WorkerDied
 from tests.scenarios.debates import (
     LOG_FIX,
     UNDEFINED,

@@ -16,7 +16,7 @@ from agents.scripted import ScriptedLLM, ScriptStep, by_agent, by_role
 from policies.budget import BudgetEventKind, TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Topology
-from tests.agents.crash_kit import DiesAt, WorkerDied
+from tests.kits.crash import DiesAt, WorkerDied
 from tests.scenarios.debates import (
     LOG_FIX,
     NEGATIVE,

@@ -14,7 +14,7 @@ from agents.protocol import ToolName
 from agents.scripted import ScriptedLLM, by_role
 from agents.verification import Evidence
 from policies.debate import DebatePolicy
-from tests.agents.proofs_kit import ScriptedVerifier, reproduction
+from tests.kits.proofs import ScriptedVerifier, reproduction
 from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,

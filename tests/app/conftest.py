@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from tests.app.store_kit import ServerCounts, server_counts
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.kits.store import ServerCounts, server_counts
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
 from tests.scenarios.reviews import APP_ID, BASE, DIFF, HEAD, INSTALLATION, NUMBER, REPO
 

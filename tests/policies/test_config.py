@@ -12,9 +12,9 @@ from policies.config import (
     Trigger,
     parse_config,
 )
-from policies.conversation import ConversationPolicy
 from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
+from policies.hearing import HearingPolicy
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
 from policies.verification import VerifyConfig
@@ -163,7 +163,7 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             focus=(Focus.SECURITY, Focus.CORRECTNESS),
             topology=Topology.FULL,
         ),
-        conversation=ConversationPolicy(enabled=False, max_replies=3),
+        conversation=HearingPolicy(enabled=False, max_replies=3),
         context=ContextOptions(enabled=False, max_tokens=4000),
         verify=VerifyConfig(
             command="python -m pytest -x -q {test}",

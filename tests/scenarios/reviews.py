@@ -11,7 +11,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from agents.llm import LLMClient
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
-from app.jobs.deps import WorkerDeps
+from app.jobs.deps import WorkerSetup
 from app.jobs.worker import Workers
 from app.settings import Settings
 from app.telemetry.metrics import Metrics
@@ -30,16 +30,16 @@ REF = PullRequestRef(
 )
 
 
-def worker_deps(
+def worker_setup(
     github: FakeGitHub,
     key: AppKey,
     llm: LLMClient,
     *,
     retry_backoff: float | None = None,
-    **deps_fields: Any,
-) -> WorkerDeps:
-    """A worker's dependencies on the fake GitHub. GitHub calls are not retried unless
-    `retry_backoff` scales the production policy's waits; `deps_fields` override the others
+    **fields: Any,
+) -> WorkerSetup:
+    """A worker's setup on the fake GitHub. GitHub calls are not retried unless
+    `retry_backoff` scales the production policy's waits; `fields` override the others
     (the settings, the clock). The GitHub client counts its failures in the worker's
     metrics, as in production."""
     metrics = Metrics()
@@ -51,13 +51,13 @@ def worker_deps(
         retry_backoff=retry_backoff or 1.0,
         metrics=metrics,
     )
-    return WorkerDeps(
-        **{"settings": Settings(), "github": app, "llm": llm, "metrics": metrics, **deps_fields}
+    return WorkerSetup(
+        **{"settings": Settings(), "github": app, "llm": llm, "metrics": metrics, **fields}
     )
 
 
 @contextlib.asynccontextmanager
-async def background_worker(deps: WorkerDeps, redis_url: str) -> AsyncIterator[ArqRedis]:
+async def background_worker(deps: WorkerSetup, redis_url: str) -> AsyncIterator[ArqRedis]:
     """A real worker running in the background, and a Redis pool to queue work with; the
     worker stops (cancelling what it runs, as a shutdown does) when the block ends."""
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))

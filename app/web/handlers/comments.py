@@ -13,9 +13,9 @@ from app.events import (
     CommandRequest,
     Comment,
     CommentRef,
+    HearingRequest,
     IssueCommentPayload,
     PullKey,
-    ReplyRequest,
     ReviewCommentPayload,
     User,
     is_bot,
@@ -64,7 +64,7 @@ async def _queue(
         return Outcome.IGNORED
     parsed = parse_commands(comment.body or "")
     if not parsed:
-        return await _queue_reply(deps, pull, where, comment)
+        return await _queue_hearing(deps, pull, where, comment)
     calls = [
         CommandCall(name=str(p.name), argument=p.argument)
         if isinstance(p, Command)
@@ -82,12 +82,12 @@ async def _queue(
     return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
 
 
-async def _queue_reply(
+async def _queue_hearing(
     deps: HandlerDeps, pull: PullKey, where: CommentRef, comment: Comment
 ) -> Outcome:
     body = comment.body or ""
     if comment.in_reply_to_id is None or not body.strip() or carries_fix(body):
         return Outcome.IGNORED
-    request = ReplyRequest(pull=pull, login=comment.user.login, comment=where, text=body)
-    queued = await deps.queue.enqueue_reply(request)
+    request = HearingRequest(pull=pull, login=comment.user.login, comment=where, text=body)
+    queued = await deps.queue.enqueue_hearing(request)
     return Outcome.ENQUEUED if queued else Outcome.DUPLICATE

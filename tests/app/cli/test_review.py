@@ -9,7 +9,7 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli.main import main
-from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool, error
+from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool, error
 from tests.scenarios.debates import (
     AGREED,
     LOG_FIX,

@@ -9,7 +9,8 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli.main import main
-from tests.agents.clouds_kit import (
+from tests.fakes.google_token import ACCESS_TOKEN, GoogleTokenEndpoint
+from tests.kits.clouds import (
     AWS_KEY_ID,
     BEDROCK_INVOKE,
     VERTEX_PREDICT,
@@ -19,8 +20,7 @@ from tests.agents.clouds_kit import (
     google_adc,
     no_cloud_files,
 )
-from tests.agents.messages_kit import message
-from tests.fakes.google_token import ACCESS_TOKEN, GoogleTokenEndpoint
+from tests.kits.messages import message
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
 
 __all__ = ["aws_keys", "google_adc", "no_cloud_files"]  # fixtures

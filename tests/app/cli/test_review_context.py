@@ -11,7 +11,7 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli.main import main
-from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool
+from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
 from tests.scenarios.debates import git_diff
 from tests.scenarios.invoices import AFTER, BEFORE, CHANGED_LINE, DIFF, INVOICES
 

@@ -13,8 +13,8 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli.main import main
-from tests.agents.messages_kit import BASE_URL, MESSAGES_URL, by_tool
 from tests.app.verification.conftest import needs_bwrap
+from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
 from tests.scenarios.shop import BUG_LINE, COMMAND, FIX, REPRODUCTION, Project, make_project
 
 pytestmark = needs_bwrap

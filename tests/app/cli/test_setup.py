@@ -17,8 +17,8 @@ import pytest
 from dotenv import dotenv_values
 
 from app.store.embedded import free_port
-from tests.app.setup_kit import APP_ID, CONVERSIONS, PUBLIC_URL, Browser, parse_form
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.setup_flow import APP_ID, CONVERSIONS, PUBLIC_URL, Browser, parse_form
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
 DEADLINE = 30.0

@@ -11,11 +11,14 @@ from redis.asyncio import Redis
 from agents.llm import Role
 from app.cli.main import main
 from app.cli.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
-from app.store.live import LiveRuns, State, UnitStatus
-from app.store.queue import ReviewQueue, review_job_id
-from tests.app.review_kit import HeldModel, agreed
+from app.store import keys
+from app.store.keys import review_job_id
+from app.store.live import LiveRuns
+from app.store.queue import ReviewQueue
+from app.store.records import RunStatus, State, UnitStatus
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.scenarios.reviews import REF, background_worker, worker_deps
+from tests.kits.review import HeldModel, agreed
+from tests.scenarios.reviews import REF, background_worker, worker_setup
 
 NOW = datetime(2025, 3, 14, 9, 26, 53, tzinfo=UTC)
 RUN_ID = review_job_id(REF)
@@ -34,7 +37,7 @@ async def test_status_shows_a_review_mid_debate(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
 
@@ -151,9 +154,9 @@ async def test_a_run_with_units_no_worker_wrote_is_shown_as_unreadable(redis_url
     try:
         for run in ("good", "bad"):
             await live.open(run, REF, None)
-            await live.set_run(run, state=State.WAITING, units=1)
-        await live.set_unit("good", 0, state=State.FAILED, error="Boom\x1b[2J")
-        await live.set_unit("bad", 0, state="sleeping")
+            await live.set_run(run, RunStatus(state=State.WAITING, units=1))
+        await live.set_unit("good", UnitStatus(number=0, state=State.FAILED, error="Boom\x1b[2J"))
+        await redis.hset(keys.unit("bad", 0), keys.UnitField.STATE, "sleeping")
 
         good, bad = await snapshot(live)
     finally:
@@ -164,6 +167,23 @@ async def test_a_run_with_units_no_worker_wrote_is_shown_as_unreadable(redis_url
     assert bad.units == ()
     assert bad.problem.startswith("unreadable units: 1 validation error for UnitStatus")
     assert "  unreadable units: 1 validation error" in render([bad], NOW)
+
+
+async def test_a_run_whose_coordinator_no_worker_wrote_is_shown_as_unreadable(
+    redis_url: str,
+) -> None:
+    redis = Redis.from_url(redis_url)
+    live = LiveRuns(redis, 30)
+    try:
+        await live.open("odd", REF, None)
+        await redis.hset(keys.run("odd"), keys.RunField.UNITS, "many")
+
+        (odd,) = await snapshot(live)
+    finally:
+        await redis.aclose()
+
+    assert odd.problem.startswith("unreadable run: 1 validation error for RunStatus")
+    assert "odd" in render([odd], NOW)
 
 
 async def test_watching_prints_a_snapshot_after_each_wait(redis_url: str) -> None:

@@ -3,7 +3,7 @@
 import click
 
 from app.cli.terminal import render
-from tests.app.panel_kit import panel_review
+from tests.kits.panel import panel_review
 from tests.scenarios.panels import (
     CORRECTNESS,
     FIXED_BY_MAJORITY,

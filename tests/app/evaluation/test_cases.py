@@ -6,7 +6,7 @@ import pytest
 
 from app.evaluation.cases import parse_cases
 from app.evaluation.errors import CasesError
-from tests.app.evaluation.reviewers_kit import case
+from tests.kits.reviewers import case
 
 LINE = json.loads(case("cart-total", [("shop/cart.py", [5])]).model_dump_json())
 

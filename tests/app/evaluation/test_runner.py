@@ -10,11 +10,11 @@ from agents.llm import LLMRequest
 from agents.scripted import Reply, ScriptedLLM
 from app.evaluation.cases import Case
 from app.evaluation.report import summaries
+from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
 from app.evaluation.runner import Runner
 from app.evaluation.scoring import Summary
-from app.evaluation.store import ResultStore
-from tests.app.evaluation.reviewers_kit import Reviewers, case
+from tests.kits.reviewers import Reviewers, case
 
 CASES = [
     case("cart-total", [("shop/cart.py", [5, 6])]),
@@ -115,14 +115,14 @@ async def test_a_case_whose_calls_fail_is_failed_not_missed_and_the_run_goes_on(
 async def test_an_interrupted_run_resumes_without_calling_the_model_again(
     tmp_path: Path,
 ) -> None:
-    store = ResultStore(tmp_path / "results")
+    files = ResultFiles(tmp_path / "results")
     first = Reviewers(CASES).llm()
-    half = await Runner(first, store=store).run(CASES[:2], list(Config))
+    half = await Runner(first, result_files=files).run(CASES[:2], list(Config))
     paid = len(first.requests)
 
     again = Reviewers(CASES).llm()
     heard: list[CaseRun] = []
-    runs = await Runner(again, store=store, jobs=2).run(CASES, list(Config), heard.append)
+    runs = await Runner(again, result_files=files, jobs=2).run(CASES, list(Config), heard.append)
 
     # Only the two cases not run before reach the model; the stored ones are read back.
     assert paid > 0
@@ -134,12 +134,14 @@ async def test_an_interrupted_run_resumes_without_calling_the_model_again(
 
 
 async def test_a_failed_result_is_run_again_on_resume(tmp_path: Path) -> None:
-    store = ResultStore(tmp_path)
+    files = ResultFiles(tmp_path)
     down = ScriptedLLM(lambda request: LLMUnavailable("overloaded"))
-    (failed,) = await Runner(down, store=store).run(CASES[:1], [Config.SINGLE])
+    (failed,) = await Runner(down, result_files=files).run(CASES[:1], [Config.SINGLE])
     assert failed.failed
 
-    (run,) = await Runner(Reviewers(CASES).llm(), store=store).run(CASES[:1], [Config.SINGLE])
+    (run,) = await Runner(Reviewers(CASES).llm(), result_files=files).run(
+        CASES[:1], [Config.SINGLE]
+    )
 
     assert not run.failed
     assert [p.start_line for p in run.posted] == [5]

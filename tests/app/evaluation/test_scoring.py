@@ -10,7 +10,7 @@ from app.evaluation.cases import Location
 from app.evaluation.report import document, summaries, table
 from app.evaluation.results import CaseRun, Config, Posted
 from app.evaluation.scoring import MIN_FINDINGS, hits, score
-from tests.app.evaluation.reviewers_kit import case
+from tests.kits.reviewers import case
 
 BUG = Location(path="shop/cart.py", lines=(10, 11))
 

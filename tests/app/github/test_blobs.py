@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from app.events import PullKey
-from app.github.blobs import FileAt
 from app.github.client import GitHubApp, Installation
+from app.github.models import FileAt
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 REPO, NUMBER, INSTALLATION, APP_ID = "octo/shop", 7, 3, 42

@@ -6,6 +6,7 @@ from datetime import timedelta
 import pytest
 
 from agents.diff import Diff
+from app.bodies import ReviewComment, ReviewDraft, ReviewEvent
 from app.events import PullRequestRef
 from app.github.client import GitHubApp, Installation
 from app.github.errors import GitHubError
@@ -88,13 +89,46 @@ async def test_only_the_apps_own_reviews_and_comments_are_read_back_its_slug_ask
     github.add_issue_comment(REPO, NUMBER, "Hubot's.", author="hubot[bot]", author_type="Bot")
     # GitHub spells a login in any case; the App's bot user is the same one.
     github.add_issue_comment(REPO, NUMBER, "Ours.", author="Tiebreak[bot]", author_type="Bot")
-    await app.installation(INSTALLATION).create_review(REF, {"body": "Ours.", "event": "COMMENT"})
+    ours = ReviewDraft(commit_id=HEAD, body="Ours.", event=ReviewEvent.COMMENT, comments=[])
+    await app.installation(INSTALLATION).create_review(REF, ours)
 
     first, second = app.installation(INSTALLATION), app.installation(INSTALLATION)
     assert await first.own_review_bodies(REF) == ["Ours."]
-    assert [c["body"] for c in await second.own_issue_comments(REF)] == ["Ours."]
+    assert [c.body for c in await second.own_issue_comments(REF)] == ["Ours."]
     assert await second.own_review_comments(REF) == []
     assert len(github.requests_to("GET", r"/app")) == 1
+
+
+async def test_a_review_is_sent_as_the_create_review_endpoint_takes_it(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    one_line = ReviewComment(path=PAYMENTS, line=16, body="On one line.")
+    ranged = ReviewComment(path=PAYMENTS, line=17, start_line=13, start_side="RIGHT", body="On 5.")
+    review = ReviewDraft(
+        commit_id=HEAD, body="The review.", event=ReviewEvent.COMMENT, comments=[one_line, ranged]
+    )
+
+    review_id = await installation(github, key).create_review(REF, review)
+
+    (sent,) = github.requests_to("POST", rf"/repos/{REPO}/pulls/{NUMBER}/reviews")
+    # A one-line comment names no start: GitHub answers 422 to a `start_side` alone.
+    assert sent.body == {
+        "commit_id": HEAD,
+        "body": "The review.",
+        "event": "COMMENT",
+        "comments": [
+            {"path": PAYMENTS, "line": 16, "side": "RIGHT", "body": "On one line."},
+            {
+                "path": PAYMENTS,
+                "line": 17,
+                "side": "RIGHT",
+                "start_line": 13,
+                "start_side": "RIGHT",
+                "body": "On 5.",
+            },
+        ],
+    }
+    assert [r.id for r in github.reviews(REPO, NUMBER)] == [review_id]
 
 
 async def test_files_are_read_at_the_commit_asked_for(github: FakeGitHub, key: AppKey) -> None:

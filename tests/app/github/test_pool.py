@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from app.bodies import NewCheckRun
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
@@ -37,7 +38,7 @@ async def test_a_kept_alive_apps_calls_share_one_connection(
             # A new installation client each time, as each job makes its own.
             installation = app.installation(INSTALLATION)
             await installation.pull_request(REF)
-            await installation.create_check_run(REF, {"status": "queued"})
+            await installation.create_check_run(REF, NewCheckRun(status="queued"))
     finally:
         await app.aclose()
 

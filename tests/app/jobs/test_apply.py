@@ -34,7 +34,7 @@ from app.jobs.apply import (
     commit_message,
     patched_files,
 )
-from app.publishing.models import RunRecord
+from app.publishing.publication import RunRecord
 from tests.fakes.github_api import AppKey, FakeGitHub, RefUpdate, new_app_key
 from tests.scenarios.debates import (
     LOG_LINE,

@@ -13,8 +13,8 @@ from agents.diff import Diff
 from agents.protocol import Finding
 from agents.scripted import ScriptedLLM, by_role
 from app.publishing.fingerprints import Fingerprint
-from tests.app.review_kit import STUBBORN, agreed, run_review, summaries
 from tests.fakes.github_api import AppKey, FakeGitHub, Review
+from tests.kits.review import STUBBORN, agreed, run_review, summaries
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED
 from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 

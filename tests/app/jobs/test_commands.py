@@ -10,10 +10,12 @@ from agents.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
-from app.store.pulls import RunStore
-from app.store.queue import ReviewQueue, commands_job_id, review_job_id
-from tests.app.reply_kit import HeldModel, finished, latest_run
-from tests.app.review_kit import (
+from app.store.keys import commands_job_id, review_job_id
+from app.store.pulls import Pulls
+from app.store.queue import ReviewQueue
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.hearing import HeldModel, finished, latest_run
+from tests.kits.review import (
     STUBBORN,
     Asked,
     agreed,
@@ -23,9 +25,8 @@ from tests.app.review_kit import (
     summaries,
     summary,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
-from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_deps
+from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
 
 PULL = REF.model_copy()
 
@@ -165,7 +166,7 @@ async def test_budget_is_kept_for_the_next_review(
     assert "up to 50,000 billed tokens" in replies(github)[0]
     redis = await create_pool(RedisSettings.from_dsn(redis_url))
     try:
-        assert await RunStore(redis).take_budget(PULL) == 50_000
+        assert await Pulls(redis).take_budget(PULL) == 50_000
     finally:
         await redis.aclose()
 
@@ -351,7 +352,7 @@ async def test_arbitrate_racing_a_push_leaves_the_newer_review_as_it_is(
         ScriptedLLM(by_role(arbiter=[FORCED])),
         lambda request: request.role is Role.ARBITER,
     )
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         await ruling.enqueue(queue)
         await asyncio.wait_for(model.arrived.wait(), 30)

@@ -12,13 +12,15 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from agents.errors import LLMFatal
 from agents.llm import LLMRequest, LLMResponse
 from agents.scripted import ScriptedLLM
+from app.jobs.deps import WorkerDeps
 from app.jobs.janitor import resume_orphans
-from app.store.live import LiveRuns, State
-from app.store.pulls import RunStore
-from app.store.queue import ReviewQueue, review_job_id
-from tests.app.review_kit import HeldModel, agreed, run_review, run_worker
+from app.store.keys import review_job_id
+from app.store.live import LiveRuns
+from app.store.queue import ReviewQueue
+from app.store.records import State
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.scenarios.reviews import REF, REPO, background_worker, worker_deps
+from tests.kits.review import HeldModel, agreed, run_review, run_worker
+from tests.scenarios.reviews import REF, REPO, background_worker, worker_setup
 
 RUN = review_job_id(REF)
 
@@ -112,15 +114,14 @@ async def test_a_run_whose_worker_stopped_is_picked_up_with_its_check_run(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model, heartbeat=1.0), redis_url) as r:
+    async with background_worker(worker_setup(github, key, model, heartbeat=1.0), redis_url) as r:
         await ReviewQueue(r).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
     # The worker stopped mid-debate (as a shutdown stops it); its heartbeats lapse.
     await asyncio.sleep(1.5)
 
     async def resume(queue: ReviewQueue) -> None:
-        deps = worker_deps(github, key, agreed(), heartbeat=1.0)
-        deps.queue, deps.runs = queue, RunStore(queue.redis)
+        deps = WorkerDeps.started(worker_setup(github, key, agreed(), heartbeat=1.0), queue.redis)
         assert await resume_orphans(deps, now=time.time()) == 1
         assert await resume_orphans(deps, now=time.time()) == 0  # queued once
 

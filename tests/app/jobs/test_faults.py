@@ -11,9 +11,9 @@ from typing import Any
 
 from agents.claude import ClaudeLLM
 from agents.llm import Usage
-from tests.app.review_kit import run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import Body, Error, FakeMessagesAPI, QueuedResponder, Reply
+from tests.kits.review import run_review
 from tests.scenarios.debates import AGREED
 from tests.scenarios.reviews import NUMBER, REPO
 

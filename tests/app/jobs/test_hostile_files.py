@@ -6,8 +6,8 @@ import pytest
 
 from app.parsing import Parsing
 from tests.app.jobs.test_reading import fenced
-from tests.app.review_kit import agreed, run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import agreed, run_review
 from tests.scenarios.debates import (
     LOG_LINE,
     PAYMENTS,

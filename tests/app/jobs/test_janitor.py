@@ -10,29 +10,28 @@ import time
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from app.bodies import CheckRunUpdate, Conclusion
 from app.github.client import GitHubApp
-from app.jobs.deps import CHECK_DEADLINE
+from app.jobs.deps import CHECK_DEADLINE, WorkerDeps
 from app.jobs.janitor import complete_overdue
 from app.store.keys import OPEN_CHECKS
-from app.store.pulls import RunStore
 from app.store.queue import ReviewQueue
-from tests.app.review_kit import HeldModel, agreed, run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.scenarios.reviews import APP_ID, REF, REPO, background_worker, worker_deps
+from tests.kits.review import HeldModel, agreed, run_review
+from tests.scenarios.reviews import APP_ID, REF, REPO, background_worker, worker_setup
 
 
 async def abandoned_review(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
     """Start a review and stop its worker mid-debate, leaving the check run in progress."""
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
 
 
 async def sweep(github: FakeGitHub, key: AppKey, redis_url: str, at: float) -> int:
-    deps = worker_deps(github, key, agreed())
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    deps.runs = RunStore(redis)
+    deps = WorkerDeps.started(worker_setup(github, key, agreed()), redis)
     try:
         return await complete_overdue(deps, now=at)
     finally:
@@ -84,7 +83,7 @@ async def test_a_check_run_completed_without_its_bookkeeping_is_not_touched(
     app = GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False)
     installation = app.installation(REF.installation_id)
     await installation.update_check_run(
-        REF, check.id, {"status": "completed", "conclusion": "neutral"}
+        REF, check.id, CheckRunUpdate(status="completed", conclusion=Conclusion.NEUTRAL)
     )
 
     assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1) == 0

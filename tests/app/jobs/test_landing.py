@@ -6,8 +6,8 @@ finding in its body.
 """
 
 from agents.scripted import ScriptedLLM, by_role
-from tests.app.review_kit import STUBBORN, agreed, run_review, summary
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import STUBBORN, agreed, run_review, summary
 from tests.scenarios.reviews import NUMBER, REPO
 
 REVIEWS = r"/repos/[^/]+/[^/]+/pulls/\d+/reviews"

@@ -11,10 +11,10 @@ from agents.llm import LLMRequest
 from agents.scripted import ScriptedLLM
 from agents.tokens import typical_tokens
 from app.events import PullRequestRef
-from app.store.replies import reply
+from app.store.redis_typing import reply
 from policies.config import CONFIG_PATH
-from tests.app.review_kit import run_review
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import run_review
 from tests.scenarios.debates import git_diff, report
 from tests.scenarios.reviews import BASE, REF, REPO
 

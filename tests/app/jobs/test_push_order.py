@@ -18,11 +18,12 @@ from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 
 from app.store.deliveries import Installations
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.keys import review_job_id
+from app.store.queue import ReviewQueue
 from app.web.dispatch import Delivery
 from app.web.handlers.pull_request import on_pull_request_changed
-from tests.app.review_kit import HeldModel, agreed, run_worker
 from tests.fakes.github_api import AppKey, CheckRun, FakeGitHub
+from tests.kits.review import HeldModel, agreed, run_worker
 from tests.scenarios.reviews import (
     BASE,
     DIFF,
@@ -31,7 +32,7 @@ from tests.scenarios.reviews import (
     REF,
     REPO,
     background_worker,
-    worker_deps,
+    worker_setup,
 )
 from tests.scenarios.webhooks import payload
 
@@ -124,7 +125,7 @@ async def test_an_older_push_heard_during_the_review_of_a_newer_one_does_not_sto
 ) -> None:
     push_twice(github)
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         await deliver(queue, pushed(NEWER, before=OLDER))
         await asyncio.wait_for(model.first_call.wait(), 20)
@@ -143,7 +144,7 @@ async def test_after_pushes_heard_out_of_order_the_next_push_still_stops_the_rev
     newest = "e" * 40
     push_twice(github)
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         queue = ReviewQueue(redis)
         await deliver(queue, pushed(HEAD), pushed(NEWER, before=OLDER), pushed(OLDER, before=HEAD))
         await asyncio.wait_for(model.first_call.wait(), 20)  # the review of NEWER

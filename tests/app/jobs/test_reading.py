@@ -6,8 +6,8 @@ import re
 from agents.llm import LLMRequest, Role
 from agents.scripted import ScriptedLLM, by_role
 from app.jobs.reading import ReadingLimits
-from tests.app.review_kit import STUBBORN, asked, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub, Recorded
+from tests.kits.review import STUBBORN, asked, run_review, run_worker
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER
 from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 

@@ -13,10 +13,10 @@ from agents.claude import ClaudeLLM
 from agents.llm import Role
 from agents.scripted import ScriptedLLM, by_role
 from app.settings import Settings
-from tests.app.review_kit import STUBBORN, agreed, run_review
-from tests.app.review_kit import summary as summary_comment
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.review import STUBBORN, agreed, run_review
+from tests.kits.review import summary as summary_comment
 from tests.scenarios.debates import (
     AGREED,
     LOG_LINE,

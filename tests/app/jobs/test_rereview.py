@@ -16,8 +16,8 @@ from agents.llm import LLMRequest
 from agents.scripted import ScriptedLLM
 from app.events import PullRequestRef
 from app.publishing.markers import ANSWERED_MARKER
-from tests.app.review_kit import run_review, summaries
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.kits.review import run_review, summaries
 from tests.scenarios.debates import (
     ORDERS,
     ORDERS_V1,

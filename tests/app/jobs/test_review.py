@@ -14,10 +14,11 @@ from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
 from agents.scripted import ScriptedLLM, by_role
-from app.store.pulls import RunStore
-from app.store.queue import ReviewQueue, review_job_id
-from tests.app.review_kit import STUBBORN, HeldModel, agreed, run_review
+from app.store.keys import review_job_id
+from app.store.pulls import Pulls
+from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import STUBBORN, HeldModel, agreed, run_review
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED
 from tests.scenarios.reviews import (
     BASE,
@@ -27,7 +28,7 @@ from tests.scenarios.reviews import (
     REF,
     REPO,
     background_worker,
-    worker_deps,
+    worker_setup,
 )
 
 
@@ -224,7 +225,7 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
 ) -> None:
     newer = REF.model_copy(update={"head_sha": "c" * 40})
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
         github.add_pull(REPO, NUMBER, head_sha=newer.head_sha, base_sha=BASE, diff=DIFF)
@@ -244,9 +245,9 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
     assert review.commit_id == newer.head_sha
 
 
-async def _store(redis_url: str) -> tuple[ArqRedis, RunStore]:
+async def _store(redis_url: str) -> tuple[ArqRedis, Pulls]:
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
-    return redis, RunStore(redis)
+    return redis, Pulls(redis)
 
 
 async def test_the_latest_run_is_remembered_for_later_commands(
@@ -254,9 +255,9 @@ async def test_the_latest_run_is_remembered_for_later_commands(
 ) -> None:
     await run_review(github, key, redis_url, agreed())
 
-    redis, runs = await _store(redis_url)
+    redis, pulls = await _store(redis_url)
     try:
-        record = await runs.latest(REF)
+        record = await pulls.latest(REF)
     finally:
         await redis.aclose()
     assert record is not None
@@ -269,12 +270,12 @@ async def test_the_latest_run_is_remembered_for_later_commands(
 async def test_a_budget_set_for_the_next_run_caps_it_once(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    redis, runs = await _store(redis_url)
+    redis, pulls = await _store(redis_url)
     try:
-        await runs.set_budget(REF, 10_000)
+        await pulls.set_budget(REF, 10_000)
         llm = ScriptedLLM(by_role(**STUBBORN))
         result, _ = await run_review(github, key, redis_url, llm)
-        left = await runs.take_budget(REF)
+        left = await pulls.take_budget(REF)
     finally:
         await redis.aclose()
 
@@ -289,11 +290,11 @@ async def test_a_stopped_review_completes_its_check_run_as_stopped(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     model = HeldModel(agreed())
-    async with background_worker(worker_deps(github, key, model), redis_url) as redis:
+    async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
         job_id = review_job_id(REF)
-        await RunStore(redis).request_stop(job_id, "octocat")
+        await Pulls(redis).request_stop(job_id, "octocat")
         await redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
         await _until(lambda: github.check_runs(REPO)[0].status == "completed")
 

@@ -14,12 +14,12 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from agents.llm import LLMRequest
 from agents.protocol import ToolName
 from agents.scripted import ScriptedLLM, by_role
-from app.jobs.review import MIN_CEILING
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.queue import ReviewQueue
-from tests.app.review_kit import agreed, run_review, run_worker
+from policies.budget import MIN_CEILING
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import agreed, run_review, run_worker
 from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
 from tests.scenarios.reviews import BASE, INSTALLATION, NUMBER, REF, REPO
 

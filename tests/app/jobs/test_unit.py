@@ -13,20 +13,22 @@ from arq.connections import ArqRedis
 from agents.diff import Diff
 from agents.errors import LLMUnavailable
 from agents.journal import JournalEntry
-from agents.llm import LLMRequest, LLMResponse
+from agents.llm import LLMRequest, LLMResponse, Role
 from agents.scripted import ScriptedLLM, by_role
+from app.jobs.deps import WorkerDeps
+from app.jobs.results import JobResult
 from app.jobs.unit import debate_unit
 from app.store import keys
-from app.store.live import LiveRuns, State
+from app.store.live import LiveRuns
 from app.store.plans import RunPlan
-from app.store.queue import ReviewQueue
-from app.store.replies import reply
+from app.store.records import State
+from app.store.redis_typing import reply
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
-from tests.app.store_kit import Received, ServerCounts
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.store import Received, ServerCounts
 from tests.scenarios.debates import agreed_by_role
-from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_deps
+from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_setup
 
 RUN = "run-unit"
 TODAY = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -49,12 +51,12 @@ class Sampled:
 
 async def debate(
     github: FakeGitHub, key: AppKey, redis: ArqRedis, model: Sampled, run: str = RUN
-) -> tuple[str, Received, Received]:
+) -> tuple[JobResult, Received, Received]:
     """Plan a one-unit run as its coordinator does, then run its unit's job (attempt 1) on
     `model`; return what the job returned and what the server had received before and after."""
     # A heartbeat that is not renewed during the debate.
-    deps = worker_deps(github, key, model, heartbeat=60.0, clock=lambda: TODAY)
-    deps.queue = ReviewQueue(redis)
+    setup = worker_setup(github, key, model, heartbeat=60.0, clock=lambda: TODAY)
+    deps = WorkerDeps.started(setup, redis)
     diff = Diff.parse(DIFF)
     units = diff.units()
     plan = RunPlan(
@@ -161,3 +163,14 @@ async def test_an_agent_is_shown_active_while_its_call_is_in_flight(
 
     assert len(model.seen) >= 3
     assert all(state is State.ACTIVE for _, state in model.seen), model.seen
+
+
+async def test_a_unit_keeps_no_field_that_tiebreak_status_does_not_read(
+    github: FakeGitHub, key: AppKey, redis: ArqRedis, counts: ServerCounts
+) -> None:
+    await debate(github, key, redis, Sampled(ScriptedLLM(by_role(**agreed_by_role())), counts))
+
+    kept = {field.decode() for field in await reply(redis.hkeys(keys.unit(RUN, 0)))}
+    (status,) = await LiveRuns(redis, 60.0).units(RUN, [0])
+    assert kept == set(status.fields())  # each field read back, all of them written again
+    assert {keys.agent_field(role) for role in Role} <= kept

@@ -8,13 +8,15 @@ import pytest
 from agents.outcome import Consensus, MessageKind, Resolution
 from agents.protocol import Severity
 from agents.scripted import ScriptedLLM, by_agent
+from app.bodies import AnnotationLevel, Conclusion, ReviewEvent
 from app.publishing.finding_text import TRIGGER
-from app.publishing.models import AnnotationLevel, Conclusion, LabelAction, Publication, ReviewEvent
 from app.publishing.plan import plan
+from app.publishing.publication import LabelAction, Publication
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
-from tests.app.panel_kit import PANEL_DIFF, panel_review
-from tests.app.publishing.plan_kit import (
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.panel import PANEL_DIFF, panel_review
+from tests.kits.plan import (
     BIG,
     RUN,
     draft,
@@ -28,8 +30,7 @@ from tests.app.publishing.plan_kit import (
     unit,
     visible_text,
 )
-from tests.app.review_kit import run_review
-from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import run_review
 from tests.scenarios.debates import LOG_LINE, PAYMENTS
 from tests.scenarios.panels import (
     CORRECTNESS,

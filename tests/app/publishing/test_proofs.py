@@ -5,7 +5,7 @@ kept inside its code block."""
 from agents.outcome import FindingOutcome, Resolution
 from agents.protocol import Reproduction
 from agents.verification import Run, Verification
-from tests.app.publishing.plan_kit import (
+from tests.kits.plan import (
     BIG,
     draft,
     publish,

@@ -19,7 +19,7 @@ from app.setup.manifest import (
 )
 from app.web.handlers import ROUTER
 from app.web.server import create_app
-from tests.app.setup_kit import EVENTS, PERMISSIONS
+from tests.kits.setup_flow import EVENTS, PERMISSIONS
 
 DELIVERED_TO_EVERY_APP = {"installation", "installation_repositories"}
 """Events GitHub sends every App, with no subscription (and none possible)."""

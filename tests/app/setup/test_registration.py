@@ -24,7 +24,8 @@ from app.setup.manifest import load_manifest
 from app.setup.page import create_registration_app
 from app.setup.registration import FLOW_LIFETIME, Registration, SetupOptions
 from app.store.embedded import free_port
-from tests.app.setup_kit import (
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.setup_flow import (
     APP_ID,
     CONVERSIONS,
     EVENTS,
@@ -34,7 +35,6 @@ from tests.app.setup_kit import (
     Form,
     parse_form,
 )
-from tests.fakes.github_api import AppKey, FakeGitHub
 
 PAGE = "http://127.0.0.1:9"
 """The page's address, as `tiebreak setup` prints it."""

@@ -9,14 +9,15 @@ import pytest
 from arq.connections import ArqRedis
 from redis.exceptions import ConnectionError, ResponseError
 
-from app.events import PullRequestRef
+from app.events import CommentRef, HearingRequest, PullRequestRef
 from app.store import keys
 from app.store.deliveries import Deliveries
 from app.store.embedded import free_port
+from app.store.keys import hearing_job_id, review_job_id
 from app.store.pipelining import AutoPipeline, Stage
-from app.store.queue import ReviewQueue, review_job_id
-from app.store.replies import reply
-from tests.app.store_kit import ServerCounts
+from app.store.queue import ReviewQueue
+from app.store.redis_typing import reply
+from tests.kits.store import ServerCounts
 
 AT_ONCE = 20
 
@@ -59,6 +60,28 @@ async def test_reviews_queued_at_once_cost_one_round_trip_and_each_is_queued(
     assert await queued(redis) == expected
     remembered = [keys.delivery(f"delivery-{n}") for n in range(1, AT_ONCE + 1)]
     assert await redis.exists(*remembered) == AT_ONCE
+
+
+def answer(n: int) -> HearingRequest:
+    """A person's reply `n` on one of Tiebreak's threads."""
+    comment = CommentRef(id=100 + n, kind="review", thread_id=99)
+    return HearingRequest(pull=pull(1), login="octocat", comment=comment, text=f"Reply {n}.")
+
+
+async def test_replies_queued_at_once_cost_one_round_trip_as_reviews_do(
+    redis: ArqRedis, counts: ServerCounts
+) -> None:
+    queue = ReviewQueue(redis)
+    await queue.enqueue_hearing(answer(0))
+    before = await counts.received()
+
+    added = await asyncio.gather(*(queue.enqueue_hearing(answer(n)) for n in range(1, AT_ONCE + 1)))
+
+    after = await counts.received()
+    assert added == [True] * AT_ONCE
+    assert after.reads - before.reads - 1 == 1
+    assert await queued(redis) == {hearing_job_id(answer(n)) for n in range(AT_ONCE + 1)}
+    assert not await queue.enqueue_hearing(answer(3))  # a reply is heard once
 
 
 async def test_each_delivery_gets_its_own_answer_in_a_shared_round_trip(redis: ArqRedis) -> None:

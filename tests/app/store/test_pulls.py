@@ -4,9 +4,9 @@ run it was made to, under a landing lock that costs a few round trips."""
 from arq.connections import ArqRedis
 
 from agents.review import Review
-from app.publishing.models import RunRecord
-from app.store.pulls import RunStore
-from tests.app.store_kit import ServerCounts
+from app.publishing.publication import RunRecord
+from app.store.pulls import Pulls
+from tests.kits.store import ServerCounts
 from tests.scenarios.reviews import REF
 
 RUN = RunRecord(
@@ -20,44 +20,44 @@ RUN = RunRecord(
 
 
 async def test_a_change_is_saved_only_over_the_run_it_was_made_to(redis: ArqRedis) -> None:
-    runs = RunStore(redis)
-    await runs.save(RUN)
-    first, second = await runs.read(REF), await runs.read(REF)
+    pulls = Pulls(redis)
+    await pulls.save(RUN)
+    first, second = await pulls.read(REF), await pulls.read(REF)
     assert first is not None
     assert second is not None
 
     resolved = RUN.model_copy(update={"conclusion": "success"})
     failed = RUN.model_copy(update={"conclusion": "failure"})
-    assert await runs.replace(first, resolved)
-    assert not await runs.replace(second, failed)
+    assert await pulls.replace(first, resolved)
+    assert not await pulls.replace(second, failed)
 
-    assert await runs.latest(REF) == resolved
+    assert await pulls.latest(REF) == resolved
 
 
 async def test_a_run_gone_meanwhile_is_not_brought_back(redis: ArqRedis) -> None:
-    runs = RunStore(redis)
-    await runs.save(RUN)
-    read = await runs.read(REF)
+    pulls = Pulls(redis)
+    await pulls.save(RUN)
+    read = await pulls.read(REF)
     assert read is not None
     await redis.flushall()
 
-    assert not await runs.replace(read, RUN.model_copy(update={"conclusion": "success"}))
-    assert await runs.latest(REF) is None
+    assert not await pulls.replace(read, RUN.model_copy(update={"conclusion": "success"}))
+    assert await pulls.latest(REF) is None
 
 
 async def test_a_change_landed_costs_four_round_trips(
     redis: ArqRedis, counts: ServerCounts
 ) -> None:
-    runs = RunStore(redis)
-    await runs.save(RUN)
-    async with runs.landing(REF) as latest:  # the scripts are loaded, a connection open
+    pulls = Pulls(redis)
+    await pulls.save(RUN)
+    async with pulls.landing(REF) as latest:  # the scripts are loaded, a connection open
         assert latest is not None
-        await runs.replace(latest, RUN)
+        await pulls.replace(latest, RUN)
     before = await counts.received()
 
-    async with runs.landing(REF) as latest:
+    async with pulls.landing(REF) as latest:
         assert latest is not None
-        assert await runs.replace(latest, RUN.model_copy(update={"conclusion": "success"}))
+        assert await pulls.replace(latest, RUN.model_copy(update={"conclusion": "success"}))
 
     after = await counts.received()
     # The lock taken, the run read, compared and set, the lock released (and the reading).

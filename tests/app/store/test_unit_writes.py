@@ -3,9 +3,11 @@ lands with it, and a reservation given back counts before the next one is checke
 
 from arq.connections import ArqRedis
 
+from agents.llm import Role
 from app.store import keys
 from app.store.allowance import Counter, Pools, RunCeiling
-from app.store.live import LiveRuns, State
+from app.store.live import LiveRuns
+from app.store.records import State, UnitStatus
 from app.store.unit_writes import UnitWrites
 
 RUN = "run-writes"
@@ -26,7 +28,7 @@ async def test_a_reservation_given_back_counts_before_the_next_is_checked(
     assert settle is not None
 
     await settle(0)  # refused by the API: nothing used
-    writes.stage(**{"agent:tester": State.WAITING})
+    writes.stage(UnitStatus(number=0, agents={Role.TESTER: State.WAITING}))
     assert await run.spent() == 800  # waiting for the attempt's next write
 
     again = await pool.reserve(900)  # fits only once the 800 are given back
@@ -41,7 +43,7 @@ async def test_a_refused_reservation_still_writes_what_waited(redis: ArqRedis) -
     live = LiveRuns(redis, 60.0)
     writes = UnitWrites(live, RUN, 0, 1)
     other = Counter("tiebreak:test:other", 100, 60)
-    writes.stage(calls=2)
+    writes.stage(UnitStatus(number=0, calls=2))
     await writes.adjust([other], 40)
 
     assert not await writes.reserve([Counter(keys.spent(RUN), 100, 60)], 101)

@@ -2,22 +2,21 @@
 ends, however rarely it polls its queue."""
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 from arq import func
 from arq.connections import ArqRedis, RedisSettings, create_pool
-from arq.constants import in_progress_key_prefix
+from arq.typing import WorkerCoroutine
 from arq.utils import timestamp_ms
+from arq.worker import Function
 
-from app.store.keys import UNIT_QUEUE, wakeups
-from app.store.queue import JobName, ReviewQueue, unit_job_id
-from app.store.wakeups import PromptWorker
-
-IDLE_POLL = 600.0
-"""Longer than the test may take: only a wake-up explains a job started within it."""
-PROMPT = 10.0
+from app.events import CommandCall, CommandRequest, CommentRef, HearingRequest
+from app.store.keys import REVIEW_QUEUE, UNIT_QUEUE, in_progress, unit_job_id
+from app.store.queue import JobName, ReviewQueue
+from tests.kits.store import PROMPT, prompt_worker
+from tests.scenarios.reviews import REF
 
 
 class Units:
@@ -49,33 +48,53 @@ def slots() -> int:
 @pytest.fixture
 async def units(redis_url: str, pool: ArqRedis, slots: int) -> AsyncIterator[Units]:
     units = Units()
-    worker = PromptWorker(
-        functions=[func(units.debate_unit, name=JobName.UNIT)],
-        queue_name=UNIT_QUEUE,
-        redis_settings=RedisSettings.from_dsn(redis_url),
-        handle_signals=False,
-        max_jobs=slots,
-        idle_poll=IDLE_POLL,
-    )
-    running = asyncio.create_task(worker.main())
-    await _listening(pool)
-    try:
-        yield units
-    finally:
-        units.finish.set()
-        worker.burst, worker.max_burst_jobs = True, 0
-        worker.wake()
-        await running
-        await worker.close()
+    function = func(units.debate_unit, name=JobName.UNIT)
+    async with prompt_worker(redis_url, pool, [function], UNIT_QUEUE, slots):
+        try:
+            yield units
+        finally:
+            units.finish.set()
 
 
-async def _listening(pool: ArqRedis) -> None:
-    """Until the worker listens for wake-ups (past its first look at the empty queue)."""
-    async with asyncio.timeout(PROMPT):
-        while True:
-            if (await pool.pubsub_numsub(wakeups(UNIT_QUEUE)))[0][1]:
-                return
-            await asyncio.sleep(0.01)
+class Reviews:
+    """The jobs of the review queue, each noting its name as it starts."""
+
+    def __init__(self) -> None:
+        self.started: asyncio.Queue[str] = asyncio.Queue()
+
+    def functions(self) -> list[Function]:
+        return [func(self._job(name), name=name) for name in REVIEW_JOBS]
+
+    def _job(self, name: JobName) -> WorkerCoroutine:
+        async def job(ctx: dict[Any, Any], *args: Any, **kwargs: Any) -> str:
+            self.started.put_nowait(name)
+            return "done"
+
+        return job
+
+
+REVIEW_JOBS: dict[JobName, Callable[[ReviewQueue], Awaitable[bool]]] = {
+    JobName.REVIEW: lambda queue: queue.enqueue_review(REF),
+    JobName.COMMANDS: lambda queue: queue.enqueue_commands(
+        CommandRequest(pull=REF, login="octocat", calls=[CommandCall(name="help")]), "button"
+    ),
+    JobName.HEARING: lambda queue: queue.enqueue_hearing(
+        HearingRequest(
+            pull=REF,
+            login="octocat",
+            comment=CommentRef(id=12, kind="review", thread_id=11),
+            text="It is checked upstream.",
+        )
+    ),
+}
+"""How each job of the review queue is queued."""
+
+
+@pytest.fixture
+async def reviews(redis_url: str, pool: ArqRedis) -> AsyncIterator[Reviews]:
+    reviews = Reviews()
+    async with prompt_worker(redis_url, pool, reviews.functions(), REVIEW_QUEUE, 1):
+        yield reviews
 
 
 async def test_a_queued_job_starts_at_once_on_a_worker_that_polls_rarely(
@@ -84,6 +103,15 @@ async def test_a_queued_job_starts_at_once_on_a_worker_that_polls_rarely(
     assert await ReviewQueue(pool).enqueue_unit("run", 4, 1)
 
     assert await asyncio.wait_for(units.started.get(), PROMPT) == 4
+
+
+@pytest.mark.parametrize("job", list(REVIEW_JOBS))
+async def test_every_job_of_the_review_queue_starts_at_once_on_a_worker_that_polls_rarely(
+    reviews: Reviews, pool: ArqRedis, job: JobName
+) -> None:
+    assert await REVIEW_JOBS[job](ReviewQueue(pool))
+
+    assert await asyncio.wait_for(reviews.started.get(), PROMPT) == job
 
 
 async def test_a_job_waiting_for_a_slot_starts_as_soon_as_one_ends(
@@ -118,7 +146,7 @@ async def test_a_job_running_elsewhere_or_not_due_is_not_started(
 ) -> None:
     queue = ReviewQueue(pool)
     # Unit 1 runs on another worker; unit 3 is due in an hour.
-    await pool.psetex(in_progress_key_prefix + unit_job_id("run", 1, 1), 60_000, b"1")
+    await pool.psetex(in_progress(unit_job_id("run", 1, 1)), 60_000, b"1")
     assert await queue.enqueue_units("run", [(0, 1), (1, 1), (2, 1)]) == [True, True, True]
     await pool.zadd(UNIT_QUEUE, {unit_job_id("run", 3, 1): timestamp_ms() + 3_600_000})
     units.finish.set()

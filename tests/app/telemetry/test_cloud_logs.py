@@ -12,7 +12,8 @@ import respx
 from app.settings import LogFormat, LogLevel, Settings
 from app.telemetry.logs import configure
 from app.telemetry.redaction import REDACTED
-from tests.agents.clouds_kit import (
+from tests.fakes.google_token import ACCESS_TOKEN, GoogleTokenEndpoint
+from tests.kits.clouds import (
     AWS_KEY_ID,
     AWS_SECRET,
     BEDROCK_INVOKE,
@@ -24,8 +25,7 @@ from tests.agents.clouds_kit import (
     no_cloud_files,
     vertex,
 )
-from tests.agents.messages_kit import message
-from tests.fakes.google_token import ACCESS_TOKEN, GoogleTokenEndpoint
+from tests.kits.messages import message
 
 __all__ = ["aws_keys", "google_adc", "no_cloud_files"]  # fixtures
 

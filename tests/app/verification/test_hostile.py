@@ -13,7 +13,7 @@ from app.verification.local import LocalVerifier
 from app.verification.process import TAIL_CHARS
 from app.verification.sandbox import Bwrap
 from tests.app.verification.conftest import needs_bwrap
-from tests.app.verification.project_kit import existing, processes_running, snapshot
+from tests.kits.project import existing, processes_running, snapshot
 from tests.scenarios.shop import REPRODUCTION, Project, config, reproduction
 
 pytestmark = needs_bwrap

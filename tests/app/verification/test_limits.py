@@ -9,7 +9,7 @@ import pytest
 from app.verification.runner import Limits, Place
 from app.verification.sandbox import Bwrap
 from tests.app.verification.conftest import needs_bwrap
-from tests.app.verification.project_kit import work_for
+from tests.kits.project import work_for
 
 LIMIT_CHECKS = {
     "address space": (

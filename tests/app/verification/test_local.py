@@ -11,7 +11,7 @@ from app.verification.local import LocalVerifier
 from app.verification.sandbox import Bwrap
 from app.verification.unsandboxed import Unsandboxed
 from tests.app.verification.conftest import needs_bwrap
-from tests.app.verification.project_kit import existing, snapshot
+from tests.kits.project import existing, snapshot
 from tests.scenarios.shop import FIX, REPRODUCTION, WRONG_FIX, Project, config, reproduction
 
 pytestmark = needs_bwrap

@@ -8,7 +8,7 @@ import pytest
 
 from app.verification import trees
 from app.verification.trees import TreeRefused
-from tests.app.verification.project_kit import snapshot
+from tests.kits.project import snapshot
 from tests.scenarios.shop import CART_BASE, CART_HEAD, Project, git
 
 

@@ -11,7 +11,7 @@ from agents.diff import Diff
 from agents.protocol import Patch
 from app.verification.trees import TreeRefused
 from app.verification.writes import apply_to_tree, write_reproduction
-from tests.app.verification.project_kit import snapshot
+from tests.kits.project import snapshot
 from tests.scenarios.shop import CART_HEAD, FIX
 
 DIFF = Diff.parse(

@@ -10,8 +10,8 @@ from agents.scripted import ScriptedLLM, by_role
 from app.settings import Settings
 from app.store.queue import ReviewQueue
 from app.web.server import create_app
-from tests.app.review_kit import STUBBORN, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import STUBBORN, run_review, run_worker
 from tests.scenarios.debates import PAYMENTS
 from tests.scenarios.reviews import BASE, NUMBER, REPO
 from tests.scenarios.webhooks import SECRET, payload, signed

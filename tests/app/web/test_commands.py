@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from app.events import CommandRequest
 from app.settings import Settings
 from app.web.server import create_app
-from tests.app.store_kit import Store
+from tests.kits.store import Store
 from tests.scenarios.webhooks import SECRET, payload, signed
 
 

@@ -27,18 +27,18 @@ from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest
 from app.github.client import GitHubApp
 from app.github.errors import GitHubError
-from app.publishing.models import RunRecord
+from app.publishing.publication import RunRecord
 from app.settings import Settings
 from app.store.counters import FleetCounters
 from app.store.embedded import EmbeddedRedis
-from app.store.keys import UNIT_QUEUE
-from app.store.pulls import RunStore
-from app.store.queue import JobName, ReviewQueue, unit_job_id
+from app.store.keys import UNIT_QUEUE, unit_job_id
+from app.store.pulls import Pulls
+from app.store.queue import JobName, ReviewQueue
 from app.telemetry.metrics import COUNTERS, LLM_TOKENS, WEBHOOKS, Metrics
 from app.web.server import create_app
-from tests.app.review_kit import STUBBORN, agreed, run_review, run_worker
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.review import STUBBORN, agreed, run_review, run_worker
 from tests.scenarios.debates import (
     AGREED,
     LOG_FIX,
@@ -51,7 +51,7 @@ from tests.scenarios.debates import (
     report,
     rulings,
 )
-from tests.scenarios.reviews import APP_ID, BASE, REF, REPO, background_worker, worker_deps
+from tests.scenarios.reviews import APP_ID, BASE, REF, REPO, background_worker, worker_setup
 from tests.scenarios.webhooks import SECRET, payload, signed
 
 Samples = dict[str, dict[tuple[str, ...], float]]
@@ -115,7 +115,7 @@ def post(client: TestClient, event: str, body: dict[str, Any] | bytes, **kw: Any
 async def latest_review(redis_url: str) -> RunRecord:
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     try:
-        record = await RunStore(redis).latest(REF)
+        record = await Pulls(redis).latest(REF)
     finally:
         await redis.aclose()
     assert record is not None
@@ -422,7 +422,7 @@ async def test_running_jobs_show_in_progress_and_their_run_live(
     # The janitor sweeps half a minute from now, well after this test: its cron job never
     # joins the review queue being measured.
     sweep = frozenset({(datetime.now(UTC).second + 30) % 60})
-    deps = worker_deps(github, key, model, sweep_seconds=sweep)
+    deps = worker_setup(github, key, model, sweep_seconds=sweep)
     async with background_worker(deps, redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.called.wait(), 60)

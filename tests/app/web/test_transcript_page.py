@@ -14,16 +14,16 @@ from agents.protocol import Reproduction
 from agents.review import Review
 from agents.scripted import ScriptedLLM, by_role
 from agents.verification import Run, Verification
-from app.events import CommentRef, ReplyRequest
+from app.events import CommentRef, HearingRequest
 from app.links import TranscriptLinks, links_for
 from app.settings import Settings
 from app.store.keys import DAY
 from app.store.transcripts import TranscriptRecord, TranscriptStore
 from app.web.server import create_app
-from tests.app.review_kit import STUBBORN, agreed, asked, run_review, run_worker, summary
-from tests.app.store_kit import Store
-from tests.app.transcript_kit import PWNED, hostile_record, panel_record, sample_record
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.review import STUBBORN, agreed, asked, run_review, run_worker, summary
+from tests.kits.store import Store
+from tests.kits.transcript import PWNED, hostile_record, panel_record, sample_record
 from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,
@@ -295,7 +295,7 @@ async def test_a_persons_reply_joins_the_findings_thread_marked_as_a_persons(
     reply = github.add_review_comment(
         REPO, NUMBER, PAYMENTS, 16, argument, in_reply_to=tiebreaks.id
     )
-    request = ReplyRequest(
+    request = HearingRequest(
         pull=REF,
         login="octocat",
         comment=CommentRef(id=reply, kind="review", thread_id=tiebreaks.id),
@@ -304,7 +304,7 @@ async def test_a_persons_reply_joins_the_findings_thread_marked_as_a_persons(
     tester = ScriptedLLM(by_role(tester=[evaluations(reject("F1", "Nothing defines log."))]))
 
     await run_worker(
-        github, key, redis_url, tester, lambda q: q.enqueue_reply(request), **linking()
+        github, key, redis_url, tester, lambda q: q.enqueue_hearing(request), **linking()
     )
 
     page = web.get(local(url)).text

@@ -15,10 +15,11 @@ from fastapi.testclient import TestClient
 from app.events import PullRequestRef
 from app.settings import Settings, SettingsError
 from app.store.embedded import EmbeddedRedis
-from app.store.queue import JobName, review_job_id
+from app.store.keys import review_job_id
+from app.store.queue import JobName
 from app.web.intake import MAX_BODY_BYTES
 from app.web.server import create_app
-from tests.app.store_kit import Store
+from tests.kits.store import Store
 from tests.scenarios.webhooks import SECRET, payload, signed
 
 MiB = 1024 * 1024

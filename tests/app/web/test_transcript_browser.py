@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page
 
-from tests.app.transcript_kit import HOSTILE_CLAIM, HOSTILE_TITLE, hostile_record, sample_record
-from tests.browser import chromium, headless_chromium, keep, web_server
+from tests.kits.browser import chromium, headless_chromium, keep, web_server
+from tests.kits.transcript import HOSTILE_CLAIM, HOSTILE_TITLE, hostile_record, sample_record
 
 CHROMIUM = chromium()
 

@@ -13,14 +13,15 @@ from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
 from app.jobs.worker import Workers
 from app.publishing.markers import SUMMARY_MARKER
-from app.store.queue import ReviewQueue, review_job_id
+from app.store.keys import review_job_id
+from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub, IssueComment
 from tests.scenarios.debates import UNDEFINED, agreed_by_role
 from tests.scenarios.reviews import (
     NUMBER,
     REF,
     REPO,
-    worker_deps,
+    worker_setup,
 )
 
 STUBBORN: dict[str, list[Reply]] = {
@@ -70,9 +71,9 @@ async def run_worker(
     retry_backoff: float | None = None,
     **deps_fields: Any,
 ) -> dict[str, object]:
-    """Queue work with `enqueue`, let a real worker (with :func:`worker_deps`) run everything
+    """Queue work with `enqueue`, let a real worker (with :func:`worker_setup`) run everything
     queued, and whatever that queues in turn, and return each job's result by job id."""
-    deps = worker_deps(github, key, llm, retry_backoff=retry_backoff, **deps_fields)
+    deps = worker_setup(github, key, llm, retry_backoff=retry_backoff, **deps_fields)
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     queue = ReviewQueue(redis)
     try:

@@ -1,21 +1,24 @@
 """People's replies on Tiebreak's finding threads, for the app tests: a review that leaves
-findings open, the replies a person makes on their threads, what Tiebreak answers there, and a
-model that holds its calls until a test lets them go."""
+findings open, the replies a person makes on their threads and their delivery to the webhook,
+what the tester reads of them, what Tiebreak answers there, and a model that holds its calls
+until a test lets them go."""
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
 from arq.connections import ArqRedis
 from arq.jobs import Job
+from fastapi.testclient import TestClient
 
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.scripted import Reply, ScriptedLLM, by_role
-from app.events import CommentRef, ReplyRequest
-from app.publishing.models import RunRecord
-from app.store.pulls import RunStore
-from tests.app.review_kit import STUBBORN, run_review, run_worker
+from app.events import CommentRef, HearingRequest
+from app.publishing.publication import RunRecord
+from app.store.pulls import Pulls
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.kits.review import STUBBORN, run_review, run_worker
 from tests.scenarios.debates import (
     NEGATIVE,
     PAYMENTS,
@@ -28,7 +31,7 @@ from tests.scenarios.debates import (
     report,
 )
 from tests.scenarios.reviews import BASE, NUMBER, REF, REPO
-from tests.scenarios.webhooks import payload
+from tests.scenarios.webhooks import payload, signed
 
 AUTHOR = "octocat"
 """Who opened the scenarios' pull request."""
@@ -87,7 +90,7 @@ def reply_on(
     return delivery
 
 
-def replied(github: FakeGitHub, thread: int, body: str) -> ReplyRequest:
+def replied(github: FakeGitHub, thread: int, body: str) -> HearingRequest:
     """The author replies `body` in the thread; the reply as the webhook queues it."""
     root = next(c for c in github.review_comments(REPO, NUMBER) if c.id == thread)
     assert root.line is not None
@@ -95,7 +98,23 @@ def replied(github: FakeGitHub, thread: int, body: str) -> ReplyRequest:
         REPO, NUMBER, PAYMENTS, root.line, body, author=AUTHOR, in_reply_to=thread
     )
     comment = CommentRef(id=comment_id, kind="review", thread_id=thread)
-    return ReplyRequest(pull=REF, login=AUTHOR, comment=comment, text=body)
+    return HearingRequest(pull=REF, login=AUTHOR, comment=comment, text=body)
+
+
+def deliver(client: TestClient, delivery: dict[str, Any], event: str = "") -> str:
+    raw, headers = signed(event or "pull_request_review_comment", delivery)
+    answer = client.post("/api/github/webhooks", content=raw, headers=headers)
+    assert answer.status_code in (200, 202)
+    outcome: str = answer.json()["outcome"]
+    return outcome
+
+
+def untrusted(request: LLMRequest, kind: str) -> str:
+    """The content of the request's `<untrusted-kind-…>` block."""
+    text = "\n".join(block.text for block in request.blocks)
+    found = re.search(rf"<(untrusted-{kind}-[0-9a-f]+)>\n(.*)\n</\1>", text, re.DOTALL)
+    assert found is not None, f"no {kind} block in the request"
+    return found[2]
 
 
 async def run_queued(github: FakeGitHub, key: AppKey, redis_url: str, llm: LLMClient) -> None:
@@ -166,6 +185,6 @@ async def finished(redis: ArqRedis, job_id: str) -> object:
 
 
 async def latest_run(redis: ArqRedis) -> RunRecord:
-    record = await RunStore(redis).latest(REF)
+    record = await Pulls(redis).latest(REF)
     assert record is not None
     return record

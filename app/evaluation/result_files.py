@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from app.evaluation.results import CaseRun, Config
 
 
-class ResultStore:
+class ResultFiles:
     """The results of one evaluation, one file per case and configuration."""
 
     def __init__(self, root: Path) -> None:

@@ -20,13 +20,9 @@ from agents.outcome import (
 )
 from agents.protocol import Finding, Patch, Severity
 from agents.review import Review
-from app.publishing.models import (
-    Publication,
-    ReviewComment,
-    ReviewDraft,
-    RunInfo,
-)
+from app.bodies import ReviewComment, ReviewDraft
 from app.publishing.plan import plan
+from app.publishing.publication import Publication, RunInfo
 from policies.arbitration import ArbitrationTrigger
 
 BIG, NOTES, ADDED, NEW = "src/big.py", "docs/notes.txt", "src/added.py", "src/new_name.py"

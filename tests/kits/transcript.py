@@ -172,7 +172,7 @@ async def panel_record(
     script: Mapping[str, list[ScriptStep]], run_id: str, testers: int = 3, **limits: Any
 ) -> TranscriptRecord:
     """A review of the payments change by a panel of `testers`, answering from `script` by
-    agent (see :mod:`tests.app.panel_kit`)."""
+    agent (see :mod:`tests.kits.panel`)."""
     diff = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
     policy = DebatePolicy(testers=testers, **limits)
     return await _record(by_agent(script), diff, title="Log refunds", run_id=run_id, policy=policy)

@@ -1,4 +1,4 @@
-"""The reply job: a person's reply on one of Tiebreak's finding threads, heard.
+"""The hearing job: a person's reply on one of Tiebreak's finding threads, heard.
 
 The reply must be on a thread Tiebreak started (its first comment the App's own, carrying a
 finding's fingerprint), about a finding the latest review of the current head left open, and
@@ -25,44 +25,44 @@ from agents.errors import LLMFatal, NotHeard
 from agents.hearing import PersonReply, Verdict
 from agents.rebase import FindingKey, rebase
 from agents.review import Review
-from app.events import ReplyRequest
-from app.jobs.commands import WRITERS
-from app.jobs.conversation import posted_threads
+from app.events import HearingRequest
+from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import restate
-from app.jobs.review import MIN_CEILING
+from app.jobs.posted import posted_threads
+from app.jobs.results import JobResult
 from app.publishing import hearing
 from app.publishing.plan import plan
 from app.publishing.rereview import PostedThread
-from app.store.hearings import Hearings
-from app.store.pulls import RunStore, StoredRun
+from app.store.pulls import StoredRun
 from app.telemetry.logs import bind, log_context
-from policies.budget import TokenCeiling
+from policies.budget import MIN_CEILING, TokenCeiling
+from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
 
 
-async def hear_reply(ctx: dict[str, Any], request_data: dict[str, Any]) -> str:
+async def run_hearing(ctx: dict[str, Any], request_data: dict[str, Any]) -> JobResult:
     """arq's entry point: hear one person's reply in a review thread."""
-    request = ReplyRequest.model_validate(request_data)
-    return await ReplyRun(deps_of(ctx), request).run()
+    request = HearingRequest.model_validate(request_data)
+    return await HearingRun(deps_of(ctx), request).run()
 
 
-class ReplyRun:
-    def __init__(self, deps: WorkerDeps, request: ReplyRequest) -> None:
+class HearingRun:
+    def __init__(self, deps: WorkerDeps, request: HearingRequest) -> None:
         self.deps = deps
         self.request = request
         self.pull_key = request.pull
-        self.github = deps.github.installation(request.pull.installation_id)
+        self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
 
-    async def run(self) -> str:
+    async def run(self) -> JobResult:
         pull = self.pull_key
         with log_context(repository=pull.full_name, pull_number=pull.number):
-            return await self._hear()
+            return JobResult.completed(await self._hear())
 
     async def _hear(self) -> str:
         key, request = self.pull_key, self.request
-        if not await self._hearings().take_up(key, request.comment.id):
+        if not await self.deps.hearings().take_up(key, request.comment.id):
             return "already heard"
         thread = await self._thread()
         if thread is None or thread.resolved:
@@ -71,12 +71,12 @@ class ReplyRun:
         if not await self._may_be_heard(pull.author):
             return "not the author or a writer"
         # One reply of a thread at a time: the next finds the finding as this one leaves it.
-        async with self._hearings().weighing(key, thread.comment_id):
+        async with self.deps.hearings().weighing(key, thread.comment_id):
             return await self._hear_in(thread, pull.head_sha)
 
     async def _hear_in(self, thread: PostedThread, head_sha: str) -> str:
         key = self.pull_key
-        stored = await self._runs().read(key)
+        stored = await self.deps.pulls.read(key)
         if stored is None or stored.record.ref.head_sha != head_sha:
             return "no review of the current head"  # the next review hears the code as it is
         record = stored.record
@@ -94,8 +94,8 @@ class ReplyRun:
         )
         if found is None:
             return "the finding is not open"
-        if not await self._hearings().within_cap(key, policy.max_replies):
-            if await self._hearings().note_cap_once(key):
+        if not await self.deps.hearings().within_cap(key, policy.max_replies):
+            if await self.deps.hearings().note_cap_once(key):
                 await self._reply(hearing.over_cap(policy.max_replies))
             return "over the cap"
         return await self._weigh(stored, found)
@@ -114,7 +114,9 @@ class ReplyRun:
             await self._reply(hearing.not_weighed(why))
             return "allowance spent"
         ceiling = TokenCeiling(record.policy.token_ceiling, allowance)
-        debate = Debate(self.deps.llm_for(record.config.models), record.policy, ceiling=ceiling)
+        debate = Debate(
+            self.deps.counted_llm, record.policy, ceiling=ceiling, models=record.config.models
+        )
         reply = PersonReply(login=self.request.login, text=self.request.text)
         try:
             heard, verdict = await debate.hear(units[unit_id], outcome, finding_id, reply)
@@ -123,7 +125,7 @@ class ReplyRun:
             await self._reply(hearing.not_weighed("the tester could not be asked"))
             return "not weighed"
         review = Review(units=[heard if u.unit_id == unit_id else u for u in record.review.units])
-        async with self._runs().landing(self.pull_key) as latest:
+        async with self.deps.pulls.landing(self.pull_key) as latest:
             return await self._land(stored, latest, review, found, verdict)
 
     async def _land(
@@ -152,7 +154,7 @@ class ReplyRun:
         )
         conclusion = str(whole.check.conclusion) if verdict.accepted else record.conclusion
         changed = record.model_copy(update={"review": rebased.review, "conclusion": conclusion})
-        if not await self._runs().replace(latest, changed):
+        if not await self.deps.pulls.replace(latest, changed):
             log.warning("the run of %s changed while a verdict landed", self.pull_key.key)
             return "the run changed while it landed"
         await self.deps.transcripts().add_rulings(record.run_id, rebased.review, conclusion)
@@ -179,11 +181,3 @@ class ReplyRun:
 
     async def _reply(self, body: str) -> None:
         await self.github.reply(self.pull_key, self.request.comment, body)
-
-    def _runs(self) -> RunStore:
-        if self.deps.runs is None:
-            raise RuntimeError("the worker has not started")
-        return self.deps.runs
-
-    def _hearings(self) -> Hearings:
-        return Hearings(self.deps.started_queue().redis)

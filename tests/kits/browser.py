@@ -2,7 +2,7 @@
 
 Run as a module, it renders the README's screenshot of a transcript:
 
-    uv run python -m tests.browser docs/transcript.png
+    uv run python -m tests.kits.browser docs/transcript.png
 """
 
 import asyncio
@@ -91,7 +91,7 @@ async def headless_chromium(executable: str) -> AsyncIterator[Browser]:
 
 async def screenshot(target: Path) -> None:
     """The README's screenshot: the sample review's transcript."""
-    from tests.app.transcript_kit import sample_record
+    from tests.kits.transcript import sample_record
 
     executable = chromium()
     if executable is None:

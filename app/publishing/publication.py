@@ -1,61 +1,36 @@
-"""What Tiebreak sends to GitHub, as data: the review, its comments, the check run, the label.
+"""What Tiebreak sends to GitHub for a run, as data: the review, the summary, the replies, the
+check run, the label.
 
-Each model is the JSON body of one GitHub endpoint (:meth:`payload`), validated against
-GitHub's own limits before anything is sent. :class:`RunInfo` says which run is published and
-under which of the repository's choices; :class:`RunRecord` is what is remembered of it.
+Each request's body is one of :mod:`app.bodies`' validated models; :class:`Publication` holds
+those of one run. :class:`RunInfo` says which run is published and under which of the
+repository's choices; :class:`RunRecord` is what is remembered of it.
 """
 
 from dataclasses import replace
 from enum import StrEnum
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Self
 
-from pydantic import (
-    AnyHttpUrl,
-    BaseModel,
-    ConfigDict,
-    Field,
-    PositiveInt,
-    StringConstraints,
-    model_validator,
-)
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, StringConstraints
 
 from agents.diff import Diff, ReviewUnit
 from agents.outcome import FindingOutcome
 from agents.review import Review
+from app.bodies import (
+    LIMIT,
+    Annotation,
+    CheckRunOutput,
+    Conclusion,
+    ReviewDraft,
+    ReviewEvent,
+    Text,
+)
 from app.events import PullRequestRef
-from app.publishing import markdown as md
 from app.publishing.markers import RUN_ID
 from policies.config import RepoConfig
 from policies.debate import DebatePolicy
 
 ANNOTATIONS_PER_REQUEST = 50
 """GitHub's limit on annotations per check run request; further requests append."""
-
-
-Text = Annotated[str, StringConstraints(min_length=1, max_length=md.LIMIT)]
-
-
-class ReviewEvent(StrEnum):
-    """How the review is submitted. There is no APPROVE: Tiebreak never approves."""
-
-    COMMENT = "COMMENT"
-    REQUEST_CHANGES = "REQUEST_CHANGES"
-
-
-class Conclusion(StrEnum):
-    SUCCESS = "success"
-    NEUTRAL = "neutral"
-    ACTION_REQUIRED = "action_required"
-    FAILURE = "failure"
-    CANCELLED = "cancelled"
-    SKIPPED = "skipped"
-    TIMED_OUT = "timed_out"
-
-
-class AnnotationLevel(StrEnum):
-    NOTICE = "notice"
-    WARNING = "warning"
-    FAILURE = "failure"
 
 
 class LabelAction(StrEnum):
@@ -65,10 +40,6 @@ class LabelAction(StrEnum):
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-    def payload(self) -> dict[str, Any]:
-        """The model as the JSON GitHub's endpoint takes."""
-        return self.model_dump(mode="json", exclude_none=True)
 
 
 class Spend(_Frozen):
@@ -151,62 +122,23 @@ class ThreadReply(_Frozen):
     body: Text
 
 
-class ReviewComment(_Frozen):
-    """One inline comment of a review, on RIGHT-side lines start_line..line of `path`."""
-
-    path: Annotated[str, StringConstraints(min_length=1)]
-    line: PositiveInt
-    side: Literal["RIGHT"] = "RIGHT"
-    start_line: PositiveInt | None = None
-    start_side: Literal["RIGHT"] | None = None
-    body: Text
-
-    @model_validator(mode="after")
-    def _range(self) -> Self:
-        if (self.start_line is None) != (self.start_side is None):
-            raise ValueError("start_line and start_side go together")
-        if self.start_line is not None and self.start_line >= self.line:
-            raise ValueError("start_line must be before line; a one-line comment has none")
-        return self
-
-
-class ReviewDraft(_Frozen):
-    """The body of `POST /repos/{owner}/{repo}/pulls/{number}/reviews`."""
-
-    commit_id: str
-    body: Text
-    event: ReviewEvent
-    comments: list[ReviewComment]
-
-
-class Annotation(_Frozen):
-    path: Annotated[str, StringConstraints(min_length=1)]
-    start_line: PositiveInt
-    end_line: PositiveInt
-    annotation_level: AnnotationLevel
-    message: Annotated[str, StringConstraints(min_length=1, max_length=md.LIMIT)]
-    title: Annotated[str, StringConstraints(max_length=255)]
-
-
 class CheckRunResult(_Frozen):
     """A completed check run: its conclusion and output, annotations in request-sized batches."""
 
     conclusion: Conclusion
     title: Annotated[str, StringConstraints(min_length=1, max_length=255)]
     summary: Text
-    text: Annotated[str, StringConstraints(max_length=md.LIMIT)] = ""
+    text: Annotated[str, StringConstraints(max_length=LIMIT)] = ""
     annotation_batches: list[
         Annotated[list[Annotation], Field(min_length=1, max_length=ANNOTATIONS_PER_REQUEST)]
     ] = []
 
-    def outputs(self) -> list[dict[str, Any]]:
+    def outputs(self) -> list[CheckRunOutput]:
         """The `output` of each request, in order: the first completes the run, the others
         append their annotations (GitHub keeps the annotations of earlier requests)."""
-        base: dict[str, Any] = {"title": self.title, "summary": self.summary}
-        if self.text:
-            base["text"] = self.text
+        base = CheckRunOutput(title=self.title, summary=self.summary, text=self.text or None)
         batches = self.annotation_batches or [[]]
-        return [base | ({"annotations": [a.payload() for a in b]} if b else {}) for b in batches]
+        return [base.model_copy(update={"annotations": b or None}) for b in batches]
 
 
 class Publication(_Frozen):

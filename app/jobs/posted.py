@@ -1,4 +1,4 @@
-"""Tiebreak's side of a pull request's conversation, read back and kept up to date.
+"""Tiebreak's own posts on a pull request, read back, and its summary kept up to date.
 
 What Tiebreak posted is read from the pull request itself, by the hidden markers its comments
 carry: each inline comment ends with its finding's fingerprint, the summary comment starts
@@ -10,21 +10,21 @@ the comment's reactions.
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from app.events import PullKey
-from app.github.client import Installation
 from app.github.errors import GitHubError
+from app.github.models import IssueComment
+from app.github.protocol import InstallationClient
 from app.jobs.together import together
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
-from app.publishing.models import ThreadReply
+from app.publishing.publication import ThreadReply
 from app.publishing.rereview import PostedThread
 
 log = logging.getLogger(__name__)
 
 
-async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThread]:
+async def posted_threads(github: InstallationClient, ref: PullKey) -> list[PostedThread]:
     """The review threads Tiebreak started on the pull request, and what people did to them.
 
     If GitHub will not say which threads are resolved, they are all taken as open (and so
@@ -34,16 +34,13 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
     roots: dict[int, tuple[Fingerprint, bool]] = {}
     answered: set[int] = set()
     for comment in comments:
-        body = comment.get("body") or ""
-        parent = comment.get("in_reply_to_id")
-        if parent is not None:
-            if body.rstrip().endswith(ANSWERED_MARKER):
-                answered.add(int(parent))
+        if comment.in_reply_to_id is not None:
+            if comment.body.rstrip().endswith(ANSWERED_MARKER):
+                answered.add(comment.in_reply_to_id)
             continue
-        fingerprint = Fingerprint.from_comment(str(comment.get("path") or ""), body)
+        fingerprint = Fingerprint.from_comment(comment.path, comment.body)
         if fingerprint is not None:
-            disliked = int((comment.get("reactions") or {}).get("-1") or 0) > 0
-            roots[int(comment["id"])] = (fingerprint, disliked)
+            roots[comment.id] = (fingerprint, comment.reactions.thumbs_down > 0)
     return [
         PostedThread(
             comment_id=comment_id,
@@ -56,7 +53,7 @@ async def posted_threads(github: Installation, ref: PullKey) -> list[PostedThrea
     ]
 
 
-async def _resolved(github: Installation, ref: PullKey) -> set[int]:
+async def _resolved(github: InstallationClient, ref: PullKey) -> set[int]:
     """The first comments of the pull request's resolved threads; none if GitHub will not say."""
     try:
         return await github.resolved_threads(ref)
@@ -66,22 +63,24 @@ async def _resolved(github: Installation, ref: PullKey) -> set[int]:
 
 
 async def write_summary(
-    github: Installation, ref: PullKey, body: str, comments: list[dict[str, Any]] | None = None
+    github: InstallationClient,
+    ref: PullKey,
+    body: str,
+    comments: Sequence[IssueComment] | None = None,
 ) -> None:
     """Edit the pull request's summary comment to `body`, or write it if there is none;
     `comments` are the App's conversation comments, if they were just read."""
     if comments is None:
         comments = await github.own_issue_comments(ref)
     for comment in comments:
-        old = comment.get("body") or ""
-        if old.split("\n", 1)[0] == SUMMARY_MARKER:
-            if old != body:
-                await github.edit_comment(ref, int(comment["id"]), body)
+        if comment.body.split("\n", 1)[0] == SUMMARY_MARKER:
+            if comment.body != body:
+                await github.edit_comment(ref, comment.id, body)
             return
     await github.comment(ref, body)
 
 
-async def answer(github: Installation, ref: PullKey, replies: Sequence[ThreadReply]) -> None:
+async def answer(github: InstallationClient, ref: PullKey, replies: Sequence[ThreadReply]) -> None:
     """Reply on threads whose findings are gone; a thread deleted meanwhile is skipped."""
     for reply in replies:
         try:

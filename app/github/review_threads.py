@@ -9,6 +9,8 @@ from typing import Any
 from githubkit import GitHub
 
 from app.events import PullKey
+from app.github import answers
+from app.github.answers import read_graphql
 
 MAX_THREAD_PAGES = 30
 """Pages of 100 review threads read: 3,000 threads."""
@@ -53,17 +55,15 @@ async def review_threads(github: GitHub[Any], ref: PullKey) -> AsyncIterator[Rev
             REVIEW_THREADS,
             {"owner": ref.owner, "name": ref.repo, "number": ref.number, "cursor": cursor},
         )
-        pull = (data.get("repository") or {}).get("pullRequest")
-        if pull is None:
+        threads = read_graphql(answers.ReviewThreads, data, "reviewThreads").page
+        if threads is None:
             return
-        threads = pull["reviewThreads"]
-        for node in threads["nodes"]:
-            first = node["comments"]["nodes"]
-            if first and first[0].get("databaseId") is not None:
-                yield ReviewThread(node["id"], int(first[0]["databaseId"]), node["isResolved"])
-        if not threads["pageInfo"]["hasNextPage"]:
+        for node in threads.nodes:
+            if node.first_comment is not None:
+                yield ReviewThread(node.id, node.first_comment, node.is_resolved)
+        if not threads.page_info.has_next_page:
             return
-        cursor = threads["pageInfo"]["endCursor"]
+        cursor = threads.page_info.end_cursor
 
 
 async def resolve_thread(github: GitHub[Any], ref: PullKey, comment_id: int) -> bool:

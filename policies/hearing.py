@@ -8,7 +8,7 @@ answers. Each reply heard costs one tester call, so a pull request hears a bound
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class ConversationPolicy(BaseModel):
+class HearingPolicy(BaseModel):
     """Replies on Tiebreak's finding threads, heard as the finding's next message."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)

@@ -9,15 +9,13 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
+from app.bodies import LIMIT, Annotation, AnnotationLevel, Conclusion
 from app.publishing import markdown as md
 from app.publishing import text
 from app.publishing.markers import SUMMARY_MARKER
-from app.publishing.models import (
+from app.publishing.publication import (
     ANNOTATIONS_PER_REQUEST,
-    Annotation,
-    AnnotationLevel,
     CheckRunResult,
-    Conclusion,
     Publication,
     RunInfo,
 )
@@ -70,14 +68,14 @@ def resolved(login: str, summary: str) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.SUCCESS,
         title=f"Resolved by @{login}"[:255],
-        summary=text.resolved(login, summary)[: md.LIMIT],
+        summary=text.resolved(login, summary)[:LIMIT],
     )
 
 
 def resolved_summary(login: str, publication: Publication) -> str:
     """The summary comment of a finished run whose open findings a person accepted."""
     _, body = publication.summary.split("\n", 1)
-    return f"{SUMMARY_MARKER}\n{text.resolved(login, body)}"[: md.LIMIT]
+    return f"{SUMMARY_MARKER}\n{text.resolved(login, body)}"[:LIMIT]
 
 
 def disabled(*, run: RunInfo) -> CheckRunResult:
@@ -145,7 +143,7 @@ def with_config_problems(
     batches = result.annotation_batches
     return result.model_copy(
         update={
-            "summary": summary[: md.LIMIT],
+            "summary": summary[:LIMIT],
             "annotation_batches": [annotations, *batches] if annotations else batches,
         }
     )

@@ -5,22 +5,22 @@ made without App credentials (the App does not exist yet) and without retries: a
 once, and a failed attempt may have spent it.
 """
 
-from typing import Any
-
 from githubkit import GitHub
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException
 
-from app.github.errors import translated
+from app.github.answers import read
+from app.github.errors import GitHubError, translated
+from app.github.models import RegisteredApp
 
 CONVERSION_TIMEOUT = 30.0
 """Seconds the conversion may take."""
 
 
-async def app_from_manifest(api_url: str, code: str) -> Any:
-    """The registered App's configuration (its id, slug, private key, webhook secret...) as
-    GitHub's JSON, for the manifest flow's `code`; :class:`GitHubError` if GitHub refuses the
-    code or cannot be reached."""
+async def app_from_manifest(api_url: str, code: str) -> RegisteredApp | None:
+    """The registered App (its id, slug, private key, webhook secret...) for the manifest
+    flow's `code`, or None if GitHub's answer does not hold it; :class:`GitHubError` if
+    GitHub refuses the code or cannot be reached."""
     async with GitHub(
         base_url=api_url.rstrip("/") + "/",
         timeout=CONVERSION_TIMEOUT,
@@ -33,6 +33,6 @@ async def app_from_manifest(api_url: str, code: str) -> Any:
         except GitHubException as exc:
             raise translated(exc) from exc
     try:
-        return response.json()
-    except ValueError:
+        return read(RegisteredApp, response)
+    except GitHubError:
         return None

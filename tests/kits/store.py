@@ -1,13 +1,25 @@
 """A typed look into Redis, for the app tests' assertions about what a delivery or a job
-left behind, and the redis-server's own counts of what it received."""
+left behind, the redis-server's own counts of what it received, and a prompt worker to run
+jobs on."""
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import redis
+from arq.connections import ArqRedis, RedisSettings
+from arq.worker import Function
 from redis.asyncio import Redis as AsyncRedis
+
+from app.store.keys import wakeups
+from app.store.wakeups import PromptWorker
+
+IDLE_POLL = 600.0
+"""Longer than a test may take: only a wake-up explains a job started within it."""
+PROMPT = 10.0
+"""Seconds a test waits for what happens at once."""
 
 
 class Store:
@@ -95,3 +107,33 @@ async def server_counts(url: str) -> AsyncIterator[ServerCounts]:
         yield ServerCounts(client)
     finally:
         await client.aclose()
+
+
+@contextlib.asynccontextmanager
+async def prompt_worker(
+    redis_url: str, pool: ArqRedis, functions: list[Function], queue: str, slots: int = 1
+) -> AsyncIterator[PromptWorker]:
+    """A prompt worker of `queue` running `functions`, `slots` at once, that polls its queue
+    only every :data:`IDLE_POLL` seconds: listening for wake-ups once this yields."""
+    worker = PromptWorker(
+        functions=functions,
+        queue_name=queue,
+        redis_settings=RedisSettings.from_dsn(redis_url),
+        handle_signals=False,
+        allow_abort_jobs=True,
+        max_jobs=slots,
+        idle_poll=IDLE_POLL,
+    )
+    running = asyncio.create_task(worker.main())
+    async with asyncio.timeout(PROMPT):
+        while True:  # until it listens for wake-ups
+            if (await pool.pubsub_numsub(wakeups(queue)))[0][1]:
+                break
+            await asyncio.sleep(0.01)
+    try:
+        yield worker
+    finally:
+        worker.burst, worker.max_burst_jobs = True, 0
+        worker.wake()
+        await running
+        await worker.close()

@@ -1,0 +1,133 @@
+"""What the jobs need from GitHub on behalf of one installation, as a `Protocol`.
+
+:class:`app.github.client.Installation` is the real one, through githubkit; the jobs are
+typed against :class:`InstallationClient`, so they depend on this module and its models
+alone (none imports githubkit), and their tests may hand them an implementation in memory.
+Every call that fails raises :class:`app.github.errors.GitHubError`.
+"""
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
+from app.events import CommentRef, PullKey, PullRequestRef
+from app.github.models import (
+    Comparison,
+    FileAt,
+    GitFile,
+    IssueComment,
+    PullRequest,
+    Reaction,
+    ThreadComment,
+)
+
+
+class GitDataClient(Protocol):
+    """The Git Data API, for `/tiebreak apply` (:class:`app.github.git_data.GitData`)."""
+
+    async def head_file(self, repo_full_name: str, path: str, sha: str) -> GitFile | None:
+        """The regular file at `path` in commit `sha` of `repo_full_name`, or None."""
+        ...
+
+    async def commit_files(
+        self,
+        repo_full_name: str,
+        branch: str,
+        parent_sha: str,
+        files: Sequence[GitFile],
+        message: str,
+    ) -> str:
+        """Commit `files` on `parent_sha` and move `branch` forward to it; its SHA."""
+        ...
+
+
+class InstallationClient(Protocol):
+    """The calls the jobs make on behalf of one installation, documented in full on
+    :class:`app.github.client.Installation`; what an implementation must keep to is said
+    here."""
+
+    @property
+    def git(self) -> GitDataClient: ...
+
+    @property
+    def retry_backoff(self) -> float:
+        """Scales the waits of retries the caller makes itself."""
+        ...
+
+    async def pull_request(self, ref: PullKey) -> PullRequest: ...
+
+    async def diff(self, ref: PullKey) -> str: ...
+
+    async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
+        """None if the commit has no such file."""
+        ...
+
+    async def texts(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, str | None]:
+        """Never fails: None for a file GitHub cannot give."""
+        ...
+
+    async def sizes(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, int | None]:
+        """Never fails: a file whose size is not known is left out."""
+        ...
+
+    async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
+        """None when GitHub has not got both commits."""
+        ...
+
+    async def permission(self, ref: PullKey, login: str) -> str:
+        """`admin`, `write`, `read` or `none` (for a stranger too)."""
+        ...
+
+    async def create_check_run(self, ref: PullRequestRef, check: NewCheckRun) -> int: ...
+
+    async def update_check_run(
+        self, ref: PullRequestRef, check_id: int, update: CheckRunUpdate
+    ) -> None: ...
+
+    async def check_run_status(self, ref: PullKey, check_id: int) -> str: ...
+
+    async def create_review(self, ref: PullKey, review: ReviewDraft) -> int: ...
+
+    async def own_review_bodies(self, ref: PullKey) -> list[str]:
+        """Of the reviews the App itself posted, and no one else's, oldest first."""
+        ...
+
+    async def own_review_comments(self, ref: PullKey) -> list[ThreadComment]:
+        """The App's own review comments and replies, oldest first."""
+        ...
+
+    async def own_issue_comments(self, ref: PullKey) -> list[IssueComment]:
+        """The App's own conversation comments, oldest first."""
+        ...
+
+    async def resolved_threads(self, ref: PullKey) -> set[int]:
+        """The resolved review threads, by their first comment."""
+        ...
+
+    async def resolve_thread(self, ref: PullKey, comment_id: int) -> bool:
+        """False if no thread starts with `comment_id`."""
+        ...
+
+    async def review_comment_location(self, ref: PullKey, comment_id: int) -> tuple[str, int]: ...
+
+    async def comment(self, ref: PullKey, body: str) -> int: ...
+
+    async def edit_comment(self, ref: PullKey, comment_id: int, body: str) -> None: ...
+
+    async def reply_in_thread(self, ref: PullKey, comment_id: int, body: str) -> None:
+        """Refused with 404 when no thread starts with `comment_id` (deleted meanwhile)."""
+        ...
+
+    async def reply(self, ref: PullKey, comment: CommentRef, body: str) -> None: ...
+
+    async def react(self, ref: PullKey, comment: CommentRef, content: Reaction) -> None: ...
+
+    async def ensure_label(self, ref: PullKey, name: str, color: str, about: str) -> None:
+        """Fine when the repository has the label already."""
+        ...
+
+    async def add_label(self, ref: PullKey, name: str) -> None: ...
+
+    async def remove_label(self, ref: PullKey, name: str) -> None:
+        """Fine when the pull request does not have the label."""
+        ...
