@@ -71,6 +71,8 @@ class _Piece:
     scope: Scope
     rank: int
     why: str
+    changes: tuple[int, ...] = ()
+    """The changed lines it encloses, for the scope around a change."""
 
 
 class _File:
@@ -166,24 +168,32 @@ def _context(diff: Diff, sources: _Files, max_tokens: int | None) -> str:
 
 
 def _pieces(diff: Diff, files: Mapping[str, _File]) -> Iterator[_Piece]:
+    """Each file's pieces, each once: the scope around several hunks, or the function a
+    change calls and another change sits in, is one piece at its best rank."""
     for diff_file in diff.files:
         path = diff_file.path
         file = files.get(path)
         if file is None or not file.lines:
             continue
         count, parsed = len(file.lines), file.outline
-        changed: list[int] = []
+        around: dict[Scope, list[int]] = {}
         for hunk in diff_file.hunks:
             lines = [n for n in _added(hunk) if n <= count] or [min(hunk.target_start, count)]
-            changed += lines
             scope = parsed.enclosing(lines[0])
             last = max(lines)
             if scope.last < last:  # the hunk runs past its first line's scope
                 scope = Scope(scope.first, max(scope.last, min(last, count)), scope.what)
-            yield _Piece(path, _clamped(scope, count), _ENCLOSING, f"{scope.what}, around a change")
-        for scope in parsed.callees(changed):
-            yield _Piece(path, _clamped(scope, count), _CALLED, f"{scope.what}, called by a change")
-        if file.small:
+            around.setdefault(_clamped(scope, count), []).extend(lines)
+        seen = {(scope.first, scope.last) for scope in around}
+        for scope, lines in around.items():
+            yield _Piece(path, scope, _ENCLOSING, f"{scope.what}, around a change", tuple(lines))
+        changed = [n for lines in around.values() for n in lines]
+        for callee in parsed.callees(changed):
+            scope = _clamped(callee, count)
+            if (scope.first, scope.last) not in seen:
+                seen.add((scope.first, scope.last))
+                yield _Piece(path, scope, _CALLED, f"{scope.what}, called by a change")
+        if file.small and (1, count) not in seen:
             yield _Piece(path, Scope(1, count, "the whole file"), _WHOLE, "the whole file")
 
 
