@@ -5,6 +5,8 @@ budget does leave out is listed once."""
 import re
 from collections import Counter
 
+import pytest
+
 from agents.context import Reading, unit_context
 from agents.diff import Diff
 from agents.llm import LLMRequest, Role
@@ -125,9 +127,13 @@ def test_every_change_of_a_multi_hunk_diff_keeps_its_enclosing_scope_under_a_sma
     assert "Left out" not in context
 
 
+def left_out_lines(context: str) -> list[str]:
+    return [line for line in context.splitlines() if line.startswith("Left out")]
+
+
 def left_out(context: str) -> list[str]:
     """The pieces the context lists as left out, by their lines."""
-    lines = [line for line in context.splitlines() if line.startswith("Left out")]
+    lines = left_out_lines(context)
     pieces = [piece for line in lines for piece in line.split(": ", 1)[1].split("; ")]
     return [piece.split(" (", 1)[0] for piece in pieces]
 
@@ -145,6 +151,8 @@ def test_left_out_lists_each_piece_once() -> None:
     listed = left_out(context)
     assert [piece for piece, times in Counter(listed).items() if times > 1] == []
     assert "function decode, called by a change" in context
+    assert "function feed_data" not in "\n".join(left_out_lines(context))
+    assert "(shown in part): function feed_data, around a change" in context
 
 
 def test_a_changed_function_that_another_change_calls_is_one_piece() -> None:
@@ -157,3 +165,43 @@ def test_a_changed_function_that_another_change_calls_is_one_piece() -> None:
     listed = left_out(context)
     assert [piece for piece, times in Counter(listed).items() if times > 1] == []
     assert "function decode, called by a change" not in context
+    assert "Left out" not in context
+    assert "(shown in part): function feed_data, around a change" in context
+    assert "(shown in part): function decode, around a change" in context
+
+
+PYTHON_HEAD = """\
+@retry(times=3)
+async def send_frames(
+    self,
+    frames: list[Frame],
+) -> int:
+"""
+TYPESCRIPT_HEAD = """\
+export function sendFrames(
+  frames: Frame[],
+  socket: Socket,
+): number {
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "head", "statement"),
+    [
+        ("ws/writer.py", PYTHON_HEAD, "    sent += {n}\n"),
+        ("ws/writer.ts", TYPESCRIPT_HEAD, "  sent += {n};\n"),
+    ],
+)
+def test_a_signature_of_several_lines_is_shown_whole(path: str, head: str, statement: str) -> None:
+    body = "".join(statement.format(n=n) for n in range(200))
+    end = "    return sent\n" if path.endswith(".py") else "  return sent;\n}\n"
+    before = head + body + end
+    after = before.replace(statement.format(n=100), statement.format(n=-100))
+
+    context = unit_context(Diff.parse(git_diff({path: (before, after)})), {path: after}, 300)
+
+    shown = dict(numbered(context))
+    signature = head.splitlines()
+    assert [shown.get(n) for n in range(1, len(signature) + 1)] == signature
+    assert shown[len(signature) + 101] == statement.format(n=-100).rstrip("\n")
+    assert len(signature) + 1 not in shown  # the body is not the signature
