@@ -144,7 +144,7 @@ class VerifyConfig(BaseModel):
     """Whether the tests of a pull request from a fork run in the repository's Actions (its
     code would run on the repository's runners)."""
 
-    timeout_minutes: int = Field(default=30, ge=1, le=360)
+    timeout_minutes: int = Field(default=20, ge=1, le=60)
     """Minutes the App waits for a workflow run; one that has not finished by then counts as
     not run, and the review goes on."""
 

@@ -75,7 +75,7 @@ verify:
   max_attempts: 3
   workflow: tiebreak-verify.yml
   forks: true
-  timeout_minutes: 20
+  timeout_minutes: 15
 instructions: Money is Decimal, never float.
 path_instructions:
   - path: "migrations/**"
@@ -179,7 +179,7 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             max_attempts=3,
             workflow="tiebreak-verify.yml",
             forks=True,
-            timeout_minutes=20,
+            timeout_minutes=15,
         ),
         instructions="Money is Decimal, never float.",
         path_instructions=(
