@@ -94,10 +94,10 @@ def unit_resume_job_id(run_id: str, number: int, attempt: int, token: str) -> st
     return f"{unit_job_id(run_id, number, attempt)}:after:{token}"
 
 
-def workflow_run_job_id(token: str) -> str:
-    """`workflow-run:<token>`: a finished workflow run's result is taken once, whatever GitHub
-    redelivers and however often the janitor's poll finds it."""
-    return f"workflow-run:{token}"
+def workflow_run_job_id(token: str, why: str) -> str:
+    """`workflow-run:<token>:<why>`: one look at a workflow run for each reason (`completed`,
+    the webhook's, however often GitHub redelivers it; `poll-<minute>`, the janitor's)."""
+    return f"workflow-run:{token}:{why}"
 
 
 def wakeups(queue: str) -> str:
@@ -311,9 +311,16 @@ def unit_awaited(run_id: str, n: int) -> str:
     return f"{unit(run_id, n)}:awaited"
 
 
+def test_runs(run_id: str) -> str:
+    """string (counter): the findings' test runs a run dispatched to a workflow, against the
+    config's `verify.max_runs`."""
+    return f"{run(run_id)}:test-runs"
+
+
 def run_keys(run_id: str, units: int) -> list[str]:
     """Every key of a run with `units` units, but the heartbeats (they expire on their own)."""
     keys = [run(run_id), plan(run_id), diff(run_id), done(run_id), spent(run_id)]
+    keys.append(test_runs(run_id))
     for n in range(units):
         keys += [unit(run_id, n), unit_plan(run_id, n), journal(run_id, n), outcome(run_id, n)]
         keys += [unit_tests(run_id, n), unit_dispatched(run_id, n), unit_awaited(run_id, n)]

@@ -16,7 +16,19 @@ from redis.asyncio import Redis
 from agents.recorded_tests import RecordedRun
 from app.events import PullRequestRef
 from app.store import keys
+from app.store.records import State
 from app.store.redis_typing import reply, text
+
+TAKE_UP = """
+local state = redis.call('hget', KEYS[1], ARGV[1])
+if state == ARGV[2] and redis.call('hget', KEYS[1], ARGV[3]) == ARGV[4] then
+    redis.call('hset', KEYS[1], ARGV[1], ARGV[5])
+    return 1
+end
+return 0
+"""
+"""A unit waiting for its tests, taken up by one job: its state from testing to active, if
+it is still the attempt's."""
 
 
 class PendingRun(BaseModel):
@@ -100,6 +112,36 @@ class WorkflowRuns:
         # Two settlers of one run (the webhook's job and the deadline) both write nothing
         # harmful, but only the one that removed the record settled it.
         return Settled(run=run, last=int(left) == 0) if deleted else None
+
+    async def forget(self, run: PendingRun) -> None:
+        """Drop `run`, whose dispatch GitHub refused: nothing will settle it."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(keys.workflow_run(run.token))
+            pipe.zrem(keys.WORKFLOW_RUNS, run.token)
+            pipe.hdel(keys.unit_dispatched(run.run_id, run.unit), run.digest)
+            pipe.srem(keys.unit_awaited(run.run_id, run.unit), run.token)
+            await pipe.execute()
+
+    async def count_dispatch(self, run_id: str, max_runs: int) -> bool:
+        """Count one more test run of the review; False (and nothing counted) past
+        `max_runs`."""
+        key = keys.test_runs(run_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.incr(key)
+            pipe.expire(key, keys.LIVE_TTL)
+            count, _ = await pipe.execute()
+        if int(count) > max_runs:
+            await self.redis.decr(key)
+            return False
+        return True
+
+    async def take_up(self, run_id: str, unit: int, attempt: int) -> bool:
+        """Whether this caller takes up attempt `attempt` at `unit`, which waits for its
+        tests (one caller does, however many the results' arrival queued)."""
+        take_up = self.redis.register_script(TAKE_UP)
+        args = [keys.UnitField.STATE, State.TESTING.value, keys.UnitField.ATTEMPT, str(attempt)]
+        taken = await take_up(keys=[keys.unit(run_id, unit)], args=[*args, State.ACTIVE.value])
+        return int(taken) == 1
 
     async def due(self, now: float) -> list[str]:
         """The tokens of the runs past their deadline."""

@@ -77,9 +77,9 @@ def template_text() -> str:
     return resources.files("app").joinpath(TEMPLATE).read_text(encoding="utf-8")
 
 
-def command_for(command: str, reproduction: Reproduction) -> str:
+def command_for(command: str, path: str) -> str:
     """The config's command with the test's path in it, quoted for the shell that runs it."""
-    return command.replace(TEST_PLACEHOLDER, shlex.quote(reproduction.path))
+    return command.replace(TEST_PLACEHOLDER, shlex.quote(path))
 
 
 def dispatch_inputs(
@@ -99,7 +99,7 @@ def dispatch_inputs(
         "head": head,
         "test_path": reproduction.path,
         "test_content": reproduction.content,
-        "command": command_for(command, reproduction),
+        "command": command_for(command, reproduction.path),
         "setup": setup or "",
         "patches": json.dumps([p.model_dump(mode="json") for p in patches]) if patches else "",
     }
