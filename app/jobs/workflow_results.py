@@ -68,7 +68,8 @@ async def sweep_workflow_runs(deps: WorkerDeps, *, now: float) -> int:
         pending = await runs.get(token)
         if pending is None:
             continue
-        reason = f"the workflow did not finish in {pending.minutes} minutes"
+        minutes = f"{pending.minutes} minute" + ("" if pending.minutes == 1 else "s")
+        reason = f"the workflow did not finish in {minutes}"
         settled += await settle(deps, pending, not_run(pending.test, pending.fix, reason))
     minute = math.floor(now / 60)
     for token in await runs.waiting():
