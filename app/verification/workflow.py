@@ -24,6 +24,8 @@ from policies.errors import TiebreakError
 from policies.verification import TEST_PLACEHOLDER
 
 TEMPLATE = "templates/tiebreak-verify.yml"
+WORKFLOW_FILE = "tiebreak-verify.yml"
+"""The name the workflow is added under, as the config names it."""
 ARTIFACT = "tiebreak-result"
 """The artifact the template uploads, and the file in it."""
 RESULT_FILE = "result.json"

@@ -100,6 +100,34 @@ def fixed_by_agreement(finding: dict[str, Any]) -> ScriptedLLM:
     )
 
 
+async def test_without_its_webhook_a_run_is_found_by_the_janitors_poll(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG.replace("minutes: 1", "minutes: 60"))
+    minutes = iter(range(1, 60))
+
+    async def janitor(deps: WorkerDeps) -> object:
+        if not all(run.status == "completed" for run in github.workflow_runs(REPO)):
+            return 0
+        # Its next sweep, a minute later, well within the runs' deadline.
+        return await sweep_workflow_runs(deps, now=time.time() + 60 * next(minutes))
+
+    sent = await review_in_actions(
+        github,
+        key,
+        redis_url,
+        fixed_by_agreement(PROVEN),
+        client,
+        meanwhile=janitor,
+        webhooks=False,
+    )
+
+    assert sent.sent == []
+    body = comment(github).body
+    assert "fails at the head and passes" in body
+    assert "**Fix verified**" in body
+
+
 def comment(github: FakeGitHub) -> ReviewComment:
     (review,) = github.reviews(REPO, NUMBER)
     (posted,) = review.comments
