@@ -109,6 +109,7 @@ class ActionsVerifier:
             await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
         except GitHubError as exc:
             await self.runs.forget(pending)
+            await self.runs.uncount_dispatch(plan.run_id)
             reason = REFUSED.get(exc.status or 0, f"GitHub refused the workflow's dispatch: {exc}")
             log.warning("the workflow %s was not dispatched: %s", tests.workflow, exc)
             said = reason.format(workflow=tests.workflow, branch=tests.branch)

@@ -67,6 +67,7 @@ async def sweep_workflow_runs(deps: WorkerDeps, *, now: float) -> int:
     for token in await runs.due(now):
         pending = await runs.get(token)
         if pending is None:
+            await runs.discard(token)
             continue
         minutes = f"{pending.minutes} minute" + ("" if pending.minutes == 1 else "s")
         reason = f"the workflow did not finish in {minutes}"

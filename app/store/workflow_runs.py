@@ -122,6 +122,14 @@ class WorkflowRuns:
             pipe.srem(keys.unit_awaited(run.run_id, run.unit), run.token)
             await pipe.execute()
 
+    async def discard(self, token: str) -> None:
+        """Drop a token whose record expired with its run's keys: nothing waits for it."""
+        await self.redis.zrem(keys.WORKFLOW_RUNS, token)
+
+    async def uncount_dispatch(self, run_id: str) -> None:
+        """Give back a run counted by :meth:`count_dispatch` that GitHub did not start."""
+        await self.redis.decr(keys.test_runs(run_id))
+
     async def count_dispatch(self, run_id: str, max_runs: int) -> bool:
         """Count one more test run of the review; False (and nothing counted) past
         `max_runs`."""
