@@ -9,6 +9,11 @@ attempt that is no longer the unit's current one (the coordinator gave up on it 
 fresh one) does nothing. A failure is recorded for the coordinator, which decides whether a
 fresh attempt follows; a fatal model error (a bad key) is marked so that none does. What the
 attempt reads and writes, and in how few round trips: :mod:`app.store.unit_writes`.
+
+A debate whose findings' tests run in the repository's Actions suspends once they are
+dispatched: the attempt ends with the unit `testing`, and the same attempt is queued again
+when their results are in (:mod:`app.jobs.workflow_results`); one job takes it up, and it
+replays the journal and the recorded test runs to where it stopped.
 """
 
 import hashlib

@@ -151,6 +151,15 @@ class WorkflowRuns:
         taken = await take_up(keys=[keys.unit(run_id, unit)], args=[*args, State.ACTIVE.value])
         return int(taken) == 1
 
+    async def stalled(self, run_id: str, unit: int) -> int | None:
+        """For a unit left testing: how many test runs it has recorded, if it waits for none
+        any more (None: it still waits for some). That count names the moment it was left."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.scard(keys.unit_awaited(run_id, unit))
+            pipe.hlen(keys.unit_tests(run_id, unit))
+            awaited, recorded = await pipe.execute()
+        return None if int(awaited) else int(recorded)
+
     async def due(self, now: float) -> list[str]:
         """The tokens of the runs past their deadline."""
         raw = await self.redis.zrangebyscore(keys.WORKFLOW_RUNS, "-inf", now)

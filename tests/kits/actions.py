@@ -77,6 +77,7 @@ async def review_in_actions(
     runner: Callable[..., dict[str, Any] | None] = template_runner,
     meanwhile: Callable[[WorkerDeps], Awaitable[object]] | None = None,
     webhooks: bool = True,
+    **deps_fields: Any,
 ) -> Deliveries:
     """Review the scenarios' pull request with the repository's workflow in place, a real
     worker running everything and the fake's webhooks delivered as they come (unless
@@ -85,7 +86,7 @@ async def review_in_actions(
     deliveries = Deliveries()
     github.add_workflow(REPO, WORKFLOW, template_text(), runner)
     github.send_webhooks(deliveries)
-    setup = worker_setup(github, key, llm)
+    setup = worker_setup(github, key, llm, **deps_fields)
     async with background_worker(setup, redis_url) as redis:
         deps = WorkerDeps.started(setup, redis)
         await ReviewQueue(redis).enqueue_review(REF)

@@ -19,7 +19,7 @@ from app.store.keys import review_job_id
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
 from app.store.records import State
-from app.verification.workflow import template_text
+from app.verification.workflow import not_run, template_text
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 from tests.kits.actions import (
@@ -126,6 +126,37 @@ async def test_without_its_webhook_a_run_is_found_by_the_janitors_poll(
     body = comment(github).body
     assert "fails at the head and passes" in body
     assert "**Fix verified**" in body
+
+
+async def test_a_unit_whose_results_are_in_but_never_taken_up_is_taken_up_by_its_review(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The job that settled the run died before it queued the unit: the coordinator's scan
+    finds the unit waiting for nothing and queues it."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+
+    async def settled_by_a_job_that_died(deps: WorkerDeps) -> object:
+        if not await _testing(deps.live_runs(), review_job_id(REF)):
+            return None  # the unit has yet to leave itself waiting
+        runs = deps.workflow_runs()
+        for token in await runs.waiting():
+            pending = await runs.get(token)
+            if pending is not None:
+                await runs.settle(token, not_run(pending.test, pending.fix, "lost"))
+        return None
+
+    await review_in_actions(
+        github,
+        key,
+        redis_url,
+        fixed_by_agreement(PROVEN),
+        client,
+        meanwhile=settled_by_a_job_that_died,
+        webhooks=False,
+        heartbeat=1.0,
+    )
+
+    assert "**Test not run**: <code>test&#95;refund.py</code> (lost)" in comment(github).body
 
 
 def comment(github: FakeGitHub) -> ReviewComment:
