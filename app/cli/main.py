@@ -26,6 +26,7 @@ from app.setup.registration import Registration, SetupOptions
 from app.store.connection import STORE_ERRORS
 from app.store.embedded import EmbeddedRedis
 from app.telemetry import logs
+from app.verification.workflow import template_text
 from app.web import webhooks
 from app.web.server import create_app
 from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
@@ -210,6 +211,16 @@ def check_config(file: str) -> None:
     if problems:
         sys.exit(EXIT_PROBLEMS)
     click.echo(f"{file}: OK")
+
+
+@main.command("verify-workflow")
+def verify_workflow() -> None:
+    """Print the workflow that runs findings' tests in a repository's GitHub Actions.
+
+    Save it as .github/workflows/tiebreak-verify.yml on the default branch and name it in
+    the config (verify.workflow); the App needs the actions: write permission to run it.
+    """
+    click.echo(template_text(), nl=False)
 
 
 @main.command("config-docs")

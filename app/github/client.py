@@ -21,6 +21,7 @@ from githubkit.exception import RequestFailed
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github import answers
+from app.github.actions import Actions
 from app.github.answers import Answered, read
 from app.github.blobs import file_text, read_sizes, read_texts
 from app.github.errors import translating
@@ -117,6 +118,8 @@ class Installation:
         self._identity = identity
         self.git = GitData(github)
         """The Git Data API, for committing fixes."""
+        self.actions = Actions(github)
+        """GitHub Actions, for findings' tests run in the repository's CI."""
         self.retry_backoff = retry_backoff
         """Scales the waits of retries the caller makes itself (see `CappedRetry`)."""
 

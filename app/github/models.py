@@ -139,3 +139,19 @@ class PullRequest(BaseModel):
     @property
     def from_fork(self) -> bool:
         return self.head_repo.lower() != self.base_repo.lower()
+
+
+class WorkflowRun(Read):
+    """One run of a workflow in GitHub Actions, as far as Tiebreak follows it."""
+
+    id: int
+    display_title: OrEmpty = ""
+    """The run's `run-name`: Tiebreak's run token for the runs it dispatches."""
+    status: OrEmpty = ""
+    """`queued`, `in_progress`, `completed`..."""
+    conclusion: OrEmpty = ""
+    """`success`, `failure`, `cancelled`, `timed_out`... once completed."""
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"

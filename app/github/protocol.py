@@ -19,6 +19,7 @@ from app.github.models import (
     PullRequest,
     Reaction,
     ThreadComment,
+    WorkflowRun,
 )
 
 
@@ -41,6 +42,26 @@ class GitDataClient(Protocol):
         ...
 
 
+class ActionsClient(Protocol):
+    """GitHub Actions, for findings' tests (:class:`app.github.actions.Actions`)."""
+
+    async def check_workflow(self, ref: PullKey, workflow: str) -> None:
+        """Raise :class:`GitHubError` (403, 404) unless the App may run `workflow`."""
+        ...
+
+    async def dispatch(
+        self, ref: PullKey, workflow: str, branch: str, inputs: dict[str, str]
+    ) -> None: ...
+
+    async def find_run(self, ref: PullKey, workflow: str, title: str) -> WorkflowRun | None: ...
+
+    async def run(self, ref: PullKey, run_id: int) -> WorkflowRun: ...
+
+    async def artifact(self, ref: PullKey, run_id: int, name: str, cap: int) -> bytes | None:
+        """None when the run has no such artifact; GitHubError past `cap` bytes."""
+        ...
+
+
 class InstallationClient(Protocol):
     """The calls the jobs make on behalf of one installation, documented in full on
     :class:`app.github.client.Installation`; what an implementation must keep to is said
@@ -48,6 +69,9 @@ class InstallationClient(Protocol):
 
     @property
     def git(self) -> GitDataClient: ...
+
+    @property
+    def actions(self) -> ActionsClient: ...
 
     @property
     def retry_backoff(self) -> float:

@@ -28,6 +28,7 @@ from app.store.live import LiveRuns
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptStore
+from app.store.workflow_runs import WorkflowRuns
 from app.telemetry.debates import MeteredLLM
 from app.telemetry.metrics import Metrics
 
@@ -133,6 +134,10 @@ class WorkerDeps(WorkerSetup):
     def live_runs(self) -> LiveRuns:
         """The coordination keys of live runs."""
         return LiveRuns(self.redis, self.heartbeat)
+
+    def workflow_runs(self) -> WorkflowRuns:
+        """Findings' tests dispatched to repositories' Actions, and who waits for each."""
+        return WorkflowRuns(self.redis)
 
     def transcripts(self) -> TranscriptStore:
         """Where finished runs' transcripts are kept."""

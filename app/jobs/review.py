@@ -27,6 +27,7 @@ from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.models import PullRequest
 from app.github.protocol import InstallationClient
+from app.jobs.actions_gate import tests_in_actions
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
@@ -173,7 +174,11 @@ class ReviewRun:
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         reviewed = scope.part(diff)
-        units, policy = await together(self._units(pull, reviewed), self._policy())
+        units, policy, (tests, tests_note) = await together(
+            self._units(pull, reviewed),
+            self._policy(),
+            tests_in_actions(github, ref, pull, config),
+        )
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
@@ -184,6 +189,8 @@ class ReviewRun:
             config=config,
             config_problems=[(p.message, p.line) for p in self.config_problems],
             excluded_files=len(whole.files) - len(diff.files),
+            tests=tests,
+            tests_note=tests_note,
             title=pull.title,
             html_url=pull.html_url,
             started_at=time.time(),
@@ -246,7 +253,7 @@ class ReviewRun:
             excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
-        )
+        ) + ((f"_{plan.tests_note}_",) if plan.tests_note else ())
         links = self.deps.links
         self.details_url = links.url(self.run_id) if links else None
         run = self.run_info.model_copy(
@@ -335,7 +342,9 @@ class ReviewRun:
         until now), which the janitor completes if this job never does."""
         check = NewCheckRun(status="in_progress", started_at=now(), external_id=self.run_id)
         check_id = await self.github.create_check_run(self.ref, check)
-        deadline = time.time() + self.deps.check_deadline
+        # A review whose tests run in Actions may wait for them up to their timeout.
+        waits = self.config.verify.timeout_minutes * 60 if self.config.verify.in_actions else 0
+        deadline = time.time() + self.deps.check_deadline + waits
         await self.deps.pulls.open_check(self._open_check(check_id), deadline)
         return check_id
 

@@ -24,6 +24,7 @@ from app.jobs.janitor import sweep
 from app.jobs.results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
+from app.jobs.workflow_results import take_workflow_run
 from app.store.connection import connect
 from app.store.counters import FleetCounters
 from app.store.keys import HEARING_TTL, UNIT_QUEUE
@@ -100,6 +101,7 @@ class Workers:
                 _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
                 _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
                 _function(JobName.HEARING, run_hearing, HEARING_TIMEOUT, metrics),
+                _function(JobName.WORKFLOW_RUN, take_workflow_run, COMMAND_TIMEOUT, metrics),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[

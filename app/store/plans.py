@@ -29,6 +29,23 @@ class PlanLost(TiebreakError):
     """A run's plan is in Redis without the diff it was written with."""
 
 
+class ActionsTesting(BaseModel):
+    """Findings' tests run in the repository's GitHub Actions, as a unit's debate runs them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow: str
+    """The workflow's file name in `.github/workflows/`."""
+    branch: str
+    """The branch the workflow is dispatched on: the pull request's base branch."""
+    base_sha: str
+    command: str
+    setup: str | None = None
+    max_attempts: int
+    max_runs: int
+    timeout_minutes: int
+
+
 class RunPlan(BaseModel):
     """What a run's coordinator needs, written once before any unit starts."""
 
@@ -45,6 +62,11 @@ class RunPlan(BaseModel):
     config: RepoConfig
     config_problems: list[tuple[str, int | None]] = []
     excluded_files: int = 0
+    tests: ActionsTesting | None = None
+    """How the units run their findings' tests; None: they run none."""
+    tests_note: str = ""
+    """Why findings' tests were not run although the config asks for them (the summary says
+    it once)."""
     title: str = ""
     html_url: str = ""
     started_at: float = 0.0
@@ -72,6 +94,8 @@ class UnitPlan(BaseModel):
     """The code around the unit's changes at the head, as its agents read it."""
     guidance: str = ""
     """The repository's guidance for the unit's files, read from the base branch."""
+    tests: ActionsTesting | None = None
+    """How its findings' tests are run; None: they are not."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(self.unit_id, Diff.parse(self.diff), self.context, self.guidance)
@@ -94,6 +118,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 models=plan.config.models,
                 context=unit.context,
                 guidance=unit.guidance,
+                tests=plan.tests,
             )
         )
     return values

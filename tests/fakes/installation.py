@@ -26,6 +26,7 @@ from app.github.models import (
     Reaction,
     Reactions,
     ThreadComment,
+    WorkflowRun,
 )
 
 
@@ -52,6 +53,27 @@ class FakeGitData:
         return f"{len(self.commits):040x}"
 
 
+class FakeActions:
+    """GitHub Actions of a repository with no workflow: every workflow is missing (404)."""
+
+    async def check_workflow(self, ref: PullKey, workflow: str) -> None:
+        raise GitHubError(f"no workflow {workflow}", status=404)
+
+    async def dispatch(
+        self, ref: PullKey, workflow: str, branch: str, inputs: dict[str, str]
+    ) -> None:
+        raise GitHubError(f"no workflow {workflow}", status=404)
+
+    async def find_run(self, ref: PullKey, workflow: str, title: str) -> WorkflowRun | None:
+        return None
+
+    async def run(self, ref: PullKey, run_id: int) -> WorkflowRun:
+        raise GitHubError(f"no run {run_id}", status=404)
+
+    async def artifact(self, ref: PullKey, run_id: int, name: str, cap: int) -> bytes | None:
+        return None
+
+
 class FakeInstallation:
     """An installation's client in memory (see the module's docstring)."""
 
@@ -72,6 +94,7 @@ class FakeInstallation:
         self.calls: list[str] = []
         """The name of each call made, in order."""
         self.git = FakeGitData()
+        self.actions = FakeActions()
         self.retry_backoff = 0.0
         self._lines: dict[int, int] = {}
         self._failures: dict[str, list[GitHubError]] = {}

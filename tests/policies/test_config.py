@@ -73,6 +73,9 @@ verify:
   max_runs: 10
   max_seconds: 300
   max_attempts: 3
+  workflow: tiebreak-verify.yml
+  forks: true
+  timeout_minutes: 15
 instructions: Money is Decimal, never float.
 path_instructions:
   - path: "migrations/**"
@@ -174,6 +177,9 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             max_runs=10,
             max_seconds=300,
             max_attempts=3,
+            workflow="tiebreak-verify.yml",
+            forks=True,
+            timeout_minutes=15,
         ),
         instructions="Money is Decimal, never float.",
         path_instructions=(
@@ -758,3 +764,24 @@ def test_a_bad_guidance_or_context_option_is_named_on_its_line(
 
     assert problem.message.startswith(f"{where}:"), problem
     assert problem.line == line
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("verify:\n  workflow: tiebreak-verify.yml\n", "verify.workflow needs verify.command"),
+        ("verify:\n  command: pytest {test}\n  workflow: ../ci.yml\n", "should match pattern"),
+        ("verify:\n  command: pytest {test}\n  workflow: ci.sh\n", "should match pattern"),
+        ("verify:\n  command: pytest {test}\n  timeout_minutes: 0\n", "greater than or equal"),
+    ],
+)
+def test_a_workflow_for_the_tests_is_a_workflow_file_with_a_command(text: str, says: str) -> None:
+    assert says in only_problem(text).message
+
+
+def test_tests_run_in_actions_only_with_a_workflow_and_a_command() -> None:
+    config, _ = parse_config("verify:\n  command: pytest {test}\n  workflow: tiebreak-verify.yml\n")
+
+    assert config.verify.in_actions
+    assert not VerifyConfig(command="pytest {test}").in_actions
+    assert not config.verify.forks

@@ -13,6 +13,9 @@ through `GITHUB_API_URL`:
         ...
     fake.reviews("octo/app", 1)
 
+Actions (`add_workflow`, `deny_actions`, `send_webhooks`, `workflow_runs`) are described in
+:mod:`tests.fakes.github_api.actions`.
+
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
 `add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
 `resolve_thread`, `set_permission`) and inspect it (`requests`, `check_runs`, `reviews`,

@@ -17,6 +17,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.fakes.app_manifests import AppManifests, ManifestAnswer
+from tests.fakes.github_api.actions import ROUTES as ACTIONS_ROUTES
+from tests.fakes.github_api.actions import _Actions
 from tests.fakes.github_api.auth import _Auth
 from tests.fakes.github_api.checks import _CheckRuns
 from tests.fakes.github_api.comments import _Comments
@@ -59,6 +61,7 @@ class FakeGitHub(
     _GraphQL,
     _GitData,
     _Auth,
+    _Actions,
     _GitStore,
 ):
     """A fake of GitHub's REST API (and two GraphQL queries) on 127.0.0.1, for one GitHub App.
@@ -173,6 +176,8 @@ class FakeGitHub(
             "_get_blob",
             "_create_blob",
         }
+        self._repo_routes += ACTIONS_ROUTES
+        self._setup_actions()
         self._token_route = re.compile(r"/app/installations/(?P<installation>\d+)/access_tokens")
         self._manifests = AppManifests(self.app_id, lambda: self.base_url)
 
@@ -271,6 +276,8 @@ class FakeGitHub(
             return self._get_app(request)
         if request.method == "POST" and request.path == "/graphql":
             return self._graphql(request)
+        if (stored := self._storage_download(request)) is not None:
+            return stored
         for method, pattern, name in self._repo_routes:
             match = pattern.fullmatch(request.path)
             if match is None or method != request.method:
