@@ -47,8 +47,6 @@ class SnapshotCache:
         self.limits = SnapshotLimits() if limits is None else limits
         self._trees, self._sizes = root / "trees", root / "sizes"
         self._locks, self._work = root / "locks", root / "work"
-        for directory in (self._trees, self._sizes, self._locks, self._work):
-            directory.mkdir(parents=True, exist_ok=True)
 
     @asynccontextmanager
     async def tree(self, full_name: str, sha: str, fetch: Fetch) -> AsyncIterator[Path]:
@@ -59,6 +57,9 @@ class SnapshotCache:
         if SHA.fullmatch(sha) is None:
             raise SnapshotRefused(f"{sha!r} is not a commit's SHA")
         name = f"{sha}.{hashlib.sha256(full_name.lower().encode()).hexdigest()[:16]}"
+        # Made on first use, not with the cache: a process that reads none makes none.
+        for directory in (self._trees, self._sizes, self._locks, self._work):
+            directory.mkdir(parents=True, exist_ok=True)
         wait = self.limits.download_seconds
         # Twice at most: a tree made by another review is read at the second pass.
         for _ in range(2):
@@ -161,4 +162,6 @@ class SnapshotCache:
     @property
     def kept_bytes(self) -> int:
         """The bytes of the trees the cache keeps."""
+        if not self._trees.is_dir():
+            return 0
         return sum(self._size(entry.name) for entry in self._trees.iterdir())

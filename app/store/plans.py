@@ -45,6 +45,9 @@ class RunPlan(BaseModel):
     config: RepoConfig
     config_problems: list[tuple[str, int | None]] = []
     excluded_files: int = 0
+    head_not_read: str | None = None
+    """Why the repository at the head was not read whole, for the summary; None when it was,
+    or when no snapshot was asked for."""
     title: str = ""
     html_url: str = ""
     started_at: float = 0.0
