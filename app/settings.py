@@ -125,7 +125,19 @@ class Settings(BaseSettings):
     (`TIEBREAK_TRANSCRIPT_RETENTION`); 0 keeps none."""
 
     tiebreak_data_dir: Path = Path(".tiebreak")
-    """Where `tiebreak serve` keeps its embedded Redis (`TIEBREAK_DATA_DIR`)."""
+    """Where `tiebreak serve` keeps its embedded Redis, and workers the repositories'
+    snapshots they read (`TIEBREAK_DATA_DIR`)."""
+
+    tiebreak_snapshot_cache_mb: int = Field(default=4096, ge=0, le=2**20)
+    """MiB of repositories' snapshots at a pull request's head each worker's disk keeps, under
+    `TIEBREAK_DATA_DIR/snapshots`, the least recently used evicted past it
+    (`TIEBREAK_SNAPSHOT_CACHE_MB`); 0 downloads none, and the agents read the changed files
+    alone."""
+
+    tiebreak_snapshot_max_mb: int = Field(default=1024, ge=1, le=2**20)
+    """MiB of files one repository's snapshot may hold, at most the cache's size
+    (`TIEBREAK_SNAPSHOT_MAX_MB`); a larger repository is reviewed from its changed files
+    alone, as the summary says."""
 
     tiebreak_daily_token_cap: int = Field(default=5_000_000, ge=0)
     """Billed tokens each installation may spend per UTC day, across all its reviews and
@@ -179,6 +191,16 @@ class Settings(BaseSettings):
         provider = Provider(str(data.get("tiebreak_provider") or "anthropic").strip().lower())
         region = data.get("aws_region") or data.get("aws_default_region")
         return data | {"tiebreak_model": default_model(provider, region)}
+
+    @model_validator(mode="after")
+    def _snapshot_fits_cache(self) -> "Settings":
+        cache, most = self.tiebreak_snapshot_cache_mb, self.tiebreak_snapshot_max_mb
+        if cache and most > cache:
+            raise ValueError(
+                f"TIEBREAK_SNAPSHOT_MAX_MB ({most}) is larger than "
+                f"TIEBREAK_SNAPSHOT_CACHE_MB ({cache}), which must hold one snapshot at least"
+            )
+        return self
 
     @model_validator(mode="after")
     def _model_fits_provider(self) -> "Settings":

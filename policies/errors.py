@@ -11,7 +11,8 @@ allowed to catch broadly (the webhook endpoint and the job wrapper) can tell our
     │       └── AllowanceExhausted     the allowance its installation's reviews share (daily cap)
     ├── agents.errors.*        the debate's own errors (malformed diff, model failures)
     └── app errors             the GitHub side; findings' tests: a tree or file refused
-                               (TreeRefused), no sandbox on the machine (SandboxUnavailable)
+                               (TreeRefused), no sandbox on the machine (SandboxUnavailable);
+                               a repository's snapshot not kept (SnapshotRefused)
 """
 
 

@@ -10,7 +10,8 @@ process's metrics (:class:`app.github.retry.CountedFailures`). A call that fails
 :class:`app.github.errors.GitHubError`, never one of githubkit's exceptions.
 """
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -20,7 +21,7 @@ from githubkit.exception import RequestFailed
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
-from app.github import answers
+from app.github import answers, archives
 from app.github.actions import Actions
 from app.github.answers import Answered, read
 from app.github.blobs import file_text, read_sizes, read_texts
@@ -170,6 +171,11 @@ class Installation:
         file missing or binary. Never fails: a file whose size GitHub did not give is left
         out (:mod:`app.github.blobs`)."""
         return await read_sizes(self._github, ref, files)
+
+    def tarball(self, ref: PullKey, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """The repository's snapshot at commit `sha`, a gzipped tar, as its chunks arrive
+        (:mod:`app.github.archives`)."""
+        return archives.tarball(self._github, ref, sha)
 
     @translating
     async def create_check_run(self, ref: PullRequestRef, check: NewCheckRun) -> int:

@@ -6,7 +6,8 @@ alone (none imports githubkit), and their tests may hand them an implementation 
 Every call that fails raises :class:`app.github.errors.GitHubError`.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
@@ -92,6 +93,11 @@ class InstallationClient(Protocol):
 
     async def sizes(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, int | None]:
         """Never fails: a file whose size is not known is left out."""
+        ...
+
+    def tarball(self, ref: PullKey, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """The snapshot of commit `sha` as a gzipped tar's chunks, streamed; entering it, or
+        reading a chunk, raises `GitHubError` as any call does."""
         ...
 
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:

@@ -20,6 +20,8 @@ from app.jobs.reading import ReadingLimits
 from app.links import TranscriptLinks, links_for
 from app.parsing import Parsing
 from app.settings import Settings, SettingsError
+from app.snapshots.cache import SnapshotCache
+from app.snapshots.limits import MIB, SnapshotLimits
 from app.store.allowance import DailyAllowance, utc_now
 from app.store.connection import Pool
 from app.store.heads import Heads
@@ -76,6 +78,9 @@ class WorkerSetup:
     workers."""
     reading: ReadingLimits = field(default_factory=ReadingLimits)
     """How much of its changed files a review reads for context."""
+    snapshots: SnapshotCache | None = None
+    """Where the repositories' snapshots at a pull request's head are kept; None reads none,
+    the agents reading the changed files alone."""
     closing: Sequence[Callable[[], Awaitable[None]]] = ()
     """What to close as the workers stop, besides the GitHub client and the parsing: the
     model client's connections."""
@@ -100,8 +105,22 @@ class WorkerSetup:
                 app_id, settings.private_key(), str(settings.github_api_url), metrics=metrics
             ),
             llm=llm,
+            snapshots=snapshots_for(settings),
             closing=(llm.aclose,),
         )
+
+
+def snapshots_for(settings: Settings) -> SnapshotCache | None:
+    """The worker's cache of snapshots, as the settings bound it; None when they turn it off."""
+    if not settings.tiebreak_snapshot_cache_mb:
+        return None
+    most = settings.tiebreak_snapshot_max_mb * MIB
+    limits = SnapshotLimits(
+        archive_bytes=min(SnapshotLimits.archive_bytes, most),
+        tree_bytes=most,
+        cache_bytes=settings.tiebreak_snapshot_cache_mb * MIB,
+    )
+    return SnapshotCache(settings.tiebreak_data_dir / "snapshots", limits)
 
 
 @dataclass(frozen=True, kw_only=True)

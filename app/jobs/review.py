@@ -90,6 +90,8 @@ class ReviewRun:
         self.units = 0
         self.details_url: str | None = None
         """The link to the run's transcript, once there is one."""
+        self.head_not_read: str | None = None
+        """Why the repository at the head was not read whole, once the reading says."""
         self.github: InstallationClient = deps.github.installation(ref.installation_id)
         self.live = deps.live_runs()
         self.heads = Superseding(deps, self.github, ref, run_id)
@@ -191,6 +193,7 @@ class ReviewRun:
             excluded_files=len(whole.files) - len(diff.files),
             tests=tests,
             tests_note=tests_note,
+            head_not_read=self.head_not_read,
             title=pull.title,
             html_url=pull.html_url,
             started_at=time.time(),
@@ -203,10 +206,18 @@ class ReviewRun:
         """The review units of `diff`, each with what its agents read beside it. The files
         read for them are let go here, not held while the debates run."""
         deps = self.deps
-        reading = await reading_for(
-            self.github, self.ref, pull, self.config, diff, deps.parsing, deps.reading
+        read = await reading_for(
+            self.github,
+            self.ref,
+            pull,
+            self.config,
+            diff,
+            deps.parsing,
+            deps.reading,
+            deps.snapshots,
         )
-        return reading.attach(diff.units(deps.unit_tokens))
+        self.head_not_read = read.head_not_read
+        return read.reading.attach(diff.units(deps.unit_tokens))
 
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
@@ -253,6 +264,7 @@ class ReviewRun:
             excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
+            head_not_read=plan.head_not_read,
         ) + ((f"_{plan.tests_note}_",) if plan.tests_note else ())
         links = self.deps.links
         self.details_url = links.url(self.run_id) if links else None

@@ -67,6 +67,9 @@ class RunPlan(BaseModel):
     tests_note: str = ""
     """Why findings' tests were not run although the config asks for them (the summary says
     it once)."""
+    head_not_read: str | None = None
+    """Why the repository at the head was not read whole, for the summary; None when it was,
+    or when no snapshot was asked for."""
     title: str = ""
     html_url: str = ""
     started_at: float = 0.0

@@ -11,7 +11,8 @@ this fake to the real client's answers.
 """
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
@@ -155,6 +156,13 @@ class FakeInstallation:
         texts = {file: self.files.get(file) for file in files}
         return {f: None if text is None else len(text.encode()) for f, text in texts.items()}
 
+    @asynccontextmanager
+    async def tarball(self, ref: PullKey, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
+        """No archive is kept in memory: GitHub's 404, as for a commit it has not got."""
+        self._call("tarball")
+        raise self._missing(f"archive of {sha}")
+        yield _no_chunks()
+
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
         self._call("compare")
         return self.comparisons.get((base, head))
@@ -268,3 +276,8 @@ class FakeInstallation:
         self._call("remove_label")
         if name in self.pull_labels:
             self.pull_labels.remove(name)
+
+
+async def _no_chunks() -> AsyncIterator[bytes]:
+    return
+    yield b""

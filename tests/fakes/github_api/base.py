@@ -39,6 +39,9 @@ class _Base(LoopbackFake):
     _faults: list[_Fault]
     _blobs: dict[str, bytes]
     _trees: dict[str, dict[str, tuple[str, str, str]]]
+    _download_tokens: dict[str, tuple[str, str]]
+    _archives: dict[tuple[str, str, str], bytes]
+    _replaced_archives: dict[tuple[str, str], bytes]
     _manifests: AppManifests
 
     # -- pull requests ------------------------------------------------------------------------

@@ -147,7 +147,11 @@ class _Answer:
         return self.data if self.data is not None else json.dumps(self.body).encode()
 
     def recorded(self) -> Any:
-        return self.body if self.data is None else self.data.decode(errors="replace")
+        if self.data is None:
+            return self.body
+        if self.content_type == "application/x-gzip":
+            return f"<{len(self.data):,} bytes of gzip>"
+        return self.data.decode(errors="replace")
 
 
 class _HTTPError(Exception):
