@@ -5,8 +5,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from agents.context import unit_context
 from agents.diff import Diff
-from agents.related import FALLBACK, PARTIAL, Bounds, Excerpt, Kind, related
+from agents.related import FALLBACK, PARTIAL, Bounds, Excerpt, Kind, Related, related
+from agents.tokens import typical_tokens
 from tests.scenarios.debates import git_diff
 from tests.scenarios.orders import CONTRACT, FILES, ORDERS, MemoryTree, diff_text
 
@@ -126,3 +128,30 @@ def test_a_unit_gets_the_excerpts_of_its_own_changes_only() -> None:
 
     assert [e.kind for e in result.of(diff)] == sorted(e.kind for e in result.excerpts)
     assert result.of(other) == []
+
+
+def test_the_context_ranks_definitions_then_callers_then_tests_within_its_budget() -> None:
+    diff = Diff.parse(diff_text())
+    found = related(diff, MemoryTree())
+    roomy = unit_context(diff, {ORDERS: FILES[ORDERS]}, 4_000, found)
+    tight = unit_context(diff, {ORDERS: FILES[ORDERS]}, typical_tokens(roomy) - 60, found)
+
+    shown, left_out = tight.split("Left out for the context budget")
+
+    assert f"    9     {CONTRACT}" in roomy
+    assert "tests/test_orders.py lines 6-8" in roomy
+    # The least relevant goes first: the test, after the definitions and the callers.
+    assert f"    9     {CONTRACT}" in shown
+    assert "    8     due = orders.order_total(basket.order)" in shown
+    assert "tests/test_orders.py" not in shown
+    assert "tests/test_orders.py lines 6-8" in left_out
+
+
+def test_a_search_that_did_not_run_is_said_once_and_the_changed_code_still_shown() -> None:
+    diff = Diff.parse(diff_text())
+    note = f"{FALLBACK}: the search took longer than 10 s"
+
+    context = unit_context(diff, {ORDERS: FILES[ORDERS]}, None, Related(note=note))
+
+    assert context.count(FALLBACK) == 1
+    assert "def order_total(order, currency):" in context
