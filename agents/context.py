@@ -92,8 +92,10 @@ class _File:
     def excerpted(cls, path: str, excerpts: Iterable[Excerpt]) -> "_File":
         """Another file of the repository, of which only the lines of `excerpts` are known."""
         known = {e.first + i: line for e in excerpts for i, line in enumerate(e.lines)}
-        lines = [known.get(n, "") for n in range(1, max(known, default=0) + 1)]
-        return cls(path, "\n".join(lines), Outline(len(lines)), small=False)
+        excerpted = cls(path, "", Outline(max(known, default=0)), small=False)
+        # Set, not split from a text: an excerpt may end on blank lines.
+        excerpted.lines = [known.get(n, "") for n in range(1, max(known, default=0) + 1)]
+        return excerpted
 
     def __init__(
         self, path: str, text: str, parsed: Outline | None = None, small: bool | None = None

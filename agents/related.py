@@ -198,12 +198,24 @@ def _python(
             if found is not None and found.path != file.path:
                 yield _definition(found, modules, file.path, changes)
         for line in added:
-            inner = [d for d, _ in scopes if d.first <= line <= d.last and d.kind != "class"]
+            inner = [(d, o) for d, o in scopes if d.first <= line <= d.last and d.kind != "class"]
             if inner:
-                scope = min(inner, key=lambda d: d.last - d.first)
-                touched.setdefault(scope, changes)
+                scope, owner = min(inner, key=lambda pair: pair[0].last - pair[0].first)
+                called = _called_as(module, scope, owner)
+                if called is not None:
+                    touched.setdefault(called, changes)
     if touched:
         yield from _callers(file.path, touched, modules, listed, reader)
+
+
+def _called_as(module: Module, scope: Definition, owner: str | None) -> Definition | None:
+    """What the callers of the changed function `scope` call: the class, for its
+    constructor; nothing, for another special method (an operator's, called by no name)."""
+    if not scope.name.startswith("__"):
+        return scope
+    if scope.name in ("__init__", "__new__", "__post_init__") and owner is not None:
+        return module.definition(owner)
+    return None
 
 
 def _definition(

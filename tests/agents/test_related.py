@@ -155,3 +155,31 @@ def test_a_search_that_did_not_run_is_said_once_and_the_changed_code_still_shown
 
     assert context.count(FALLBACK) == 1
     assert "def order_total(order, currency):" in context
+
+
+def test_an_excerpt_that_ends_on_blank_lines_is_shown_with_them() -> None:
+    diff = Diff.parse(diff_text())
+    excerpt = Excerpt("shop/notes.py", 3, ("def note():", "    pass", ""), "function note",
+                      Kind.CALLER, ORDERS, (7, 10))  # fmt: skip
+
+    context = unit_context(diff, {ORDERS: FILES[ORDERS]}, 4_000, Related((excerpt,)))
+
+    assert (
+        "shop/notes.py lines 3-5: function note\n    3 def note():\n    4     pass\n    5 \n"
+        in context
+    )
+
+
+def test_a_changed_constructor_brings_the_places_that_build_its_class() -> None:
+    before = "class Cart:\n    def __init__(self, items):\n        self.items = items\n"
+    after = "class Cart:\n    def __init__(self, items, currency):\n        self.items = items\n"
+    files = {
+        "shop/cart.py": after,
+        "shop/api.py": "from shop.cart import Cart\n\n\ndef make():\n    return Cart([])\n",
+        "shop/other.py": "def make():\n    return dict(__init__=1)\n",
+    }
+    diff = Diff.parse(git_diff({"shop/cart.py": (before, after)}))
+
+    (caller,) = related(diff, MemoryTree(files)).excerpts
+
+    assert (caller.path, caller.lines) == ("shop/api.py", ("def make():", "    return Cart([])"))
