@@ -18,6 +18,8 @@ import posixpath
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from agents.python_nodes import assigned, child_statements, dotted_name, statements, top_level, walk
+
 MAX_HOPS = 3
 """Re-exports followed from a name to its definition: `pkg/__init__.py` importing it from
 `pkg/core.py` is one hop."""
@@ -66,6 +68,9 @@ class Module:
         self.stars: list[str] = []
         self.defined: dict[str, Definition] = {}
         self._classes: dict[str, ast.ClassDef] = {}
+        self._nodes: list[ast.AST] | None = None
+        self._scopes: list[tuple[Definition, str | None]] | None = None
+        self._loads: dict[int, list[tuple[int, tuple[str, ...]]]] | None = None
 
     def definition(self, name: str) -> Definition | None:
         return self.defined.get(name)
@@ -80,27 +85,38 @@ class Module:
 
     def uses(self, lines: frozenset[int]) -> list[tuple[str, ...]]:
         """The dotted names loaded on `lines`, each once, in the order they appear."""
-        found: list[tuple[int, int, tuple[str, ...]]] = []
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Name | ast.Attribute) and node.lineno in lines:
-                chain = _chain(node)
-                if chain and isinstance(node.ctx, ast.Load):
-                    found.append((node.lineno, node.col_offset, chain))
-        return list(dict.fromkeys(chain for _, _, chain in sorted(found)))
+        if self._loads is None:
+            self._loads = {}
+            for node in self.nodes():
+                if not isinstance(node, ast.Name | ast.Attribute):
+                    continue
+                if isinstance(node.ctx, ast.Load) and (parts := dotted_name(node)):
+                    self._loads.setdefault(node.lineno, []).append((node.col_offset, parts))
+        found = sorted((n, *use) for n in lines for use in self._loads.get(n, ()))
+        return list(dict.fromkeys(chain for _, _, chain in found))
 
     def calls(self) -> Iterator[Call]:
         """Every call of a dotted name in the file."""
-        for node in ast.walk(self.tree):
-            if isinstance(node, ast.Call) and (chain := _chain(node.func)):
+        for node in self.nodes():
+            if isinstance(node, ast.Call) and (chain := dotted_name(node.func)):
                 yield Call(chain, node.lineno, node.end_lineno or node.lineno)
+
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the file, walked once for all the questions asked of it."""
+        if self._nodes is None:
+            self._nodes = walk(self.tree)
+        return self._nodes
 
     def scopes(self) -> list[tuple[Definition, str | None]]:
         """Every function and class of the file, with the class a method is defined in."""
+        if self._scopes is not None:
+            return self._scopes
         found: list[tuple[Definition, str | None]] = []
+        # Functions and classes are statements: the expressions need no walk.
         stack: list[tuple[ast.AST, str | None]] = [(self.tree, None)]
         while stack:
             node, owner = stack.pop()
-            for child in ast.iter_child_nodes(node):
+            for child in child_statements(node):
                 if isinstance(child, ast.ClassDef):
                     found.append((_definition(self.path, child, "class"), owner))
                     stack.append((child, child.name))
@@ -110,13 +126,14 @@ class Module:
                     stack.append((child, None))
                 else:
                     stack.append((child, owner))
+        self._scopes = found
         return found
 
     def bind(self, relative: Callable[[int, str | None], str | None]) -> None:
         """Index what the file's imports bind and what it defines; `relative` names the
         module a relative import (its level, its module) reaches."""
         # Breadth first: a module's top-level imports and definitions win over a function's.
-        for node in ast.walk(self.tree):
+        for node in statements(self.tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -134,13 +151,13 @@ class Module:
                     else:
                         bound = alias.asname or alias.name
                         self.bindings.setdefault(bound, Binding(source, alias.name))
-        for statement in _top_level(self.tree.body):
+        for statement in top_level(self.tree.body):
             if isinstance(statement, _DEFINITIONS):
                 kind = "class" if isinstance(statement, ast.ClassDef) else "function"
                 self.defined[statement.name] = _definition(self.path, statement, kind)
                 if isinstance(statement, ast.ClassDef):
                     self._classes[statement.name] = statement
-            for target in _assigned(statement):
+            for target in assigned(statement):
                 self.defined.setdefault(target, _definition(self.path, statement, "assignment"))
 
 
@@ -286,40 +303,8 @@ def _dotted(path: str) -> str:
     return path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
 
 
-def _chain(node: ast.expr) -> tuple[str, ...]:
-    """`a.b.c` as ("a", "b", "c"); empty for anything else (a call's result, a subscript)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return ()
-    return (node.id, *reversed(parts))
-
-
-def _top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The module's statements, those inside its top-level `if`s and `try`s too (where a
-    fallback definition or an optional import often lives)."""
-    for statement in body:
-        yield statement
-        if isinstance(statement, ast.If | ast.Try):
-            yield from _top_level(statement.body)
-            yield from _top_level(statement.orelse)
-            if isinstance(statement, ast.Try):
-                for handler in statement.handlers:
-                    yield from _top_level(handler.body)
-
-
-def _assigned(statement: ast.stmt) -> list[str]:
-    if isinstance(statement, ast.Assign):
-        return [t.id for t in statement.targets if isinstance(t, ast.Name)]
-    if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
-        return [statement.target.id]
-    return []
-
-
 def _definition(path: str, node: ast.stmt, kind: str) -> Definition:
     decorators = getattr(node, "decorator_list", [])
     first = min([node.lineno, *(d.lineno for d in decorators)])
-    name = getattr(node, "name", None) or (_assigned(node) or [""])[0]
+    name = getattr(node, "name", None) or (assigned(node) or [""])[0]
     return Definition(path, name, first, node.end_lineno or node.lineno, kind)
