@@ -84,16 +84,22 @@ class Parsing:
         except RuntimeError as exc:  # pebble's: no process could be started, twice
             log.error("the repository could not be searched: %s", exc)
             return Related(note=f"{FALLBACK}: no process could be started")
+        found = asyncio.wrap_future(search)
         try:
-            found: Related = await asyncio.wrap_future(search)
-        except TimeoutError:
+            await asyncio.wait([found])
+        finally:
+            found.cancel()  # stops a search still running, should the review be cancelled
+        error = found.exception()
+        if error is None:
+            result: Related = found.result()
+            return result
+        if isinstance(error, TimeoutError):
             return Related(note=f"{FALLBACK}: the search took longer than {bounds.seconds:g} s")
-        except (ProcessExpired, MemoryError):
+        if isinstance(error, ProcessExpired | MemoryError):
             return Related(note=f"{FALLBACK}: the search needed more than {self.memory_mb:,} MB")
-        except (OSError, RecursionError, ValueError) as exc:
-            log.warning("the repository's search failed: %s", exc, exc_info=exc)
-            return Related(note=f"{FALLBACK}: the search failed ({type(exc).__name__})")
-        return found
+        # The search's own failure costs the review its other files, never the review.
+        log.warning("the repository's search failed: %s", error, exc_info=error)
+        return Related(note=f"{FALLBACK}: the search failed ({type(error).__name__})")
 
     async def outlines(self, sources: Mapping[str, str]) -> dict[str, Outline]:
         """The outline of each file of `sources` (text by path) that a parser knows; a file

@@ -189,3 +189,18 @@ def write_files(root: Path, files: dict[str, str]) -> None:
     for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
+
+
+async def test_a_search_past_its_memory_is_stopped_and_said(tmp_path: Path) -> None:
+    before = "int total(int n) {\n  return n;\n}\n"
+    after = "int total(int n) {\n  return price(n);\n}\n"
+    write_files(tmp_path, {"lib/cart.c": after, "lib/price.c": "int price(int n);\n" + CUBIC_C})
+    parsing = Parsing(memory_mb=256, related_bounds=Bounds(seconds=60))
+    try:
+        found = await parsing.related(
+            tmp_path, Diff.parse(git_diff({"lib/cart.c": (before, after)}))
+        )
+    finally:
+        parsing.close()
+
+    assert found == Related(note=f"{FALLBACK}: the search needed more than 256 MB")
