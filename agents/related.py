@@ -5,8 +5,7 @@ repository at the diff's new side, in this order of relevance:
 
 1. **definitions** of the names its changed lines use (a helper's contract, a constant, a
    class): Python's followed through the file's imports (:mod:`agents.python_names`), other
-   languages' found by name among the scopes tree-sitter outlines (the last word of a scope's label,
-   `function total`);
+   languages' found by name among the scopes tree-sitter outlines (:mod:`agents.named_scopes`);
 2. **callers**: the lines around each call, in another file, of a function whose body or
    signature the change touches (at most :data:`CALLERS` a function);
 3. **tests**: the project's test functions that call it (at most :data:`TESTS`), so that the
@@ -71,8 +70,9 @@ class Bounds:
     """Files in the tree: a larger tree is not searched at all."""
     files: int = 2_000
     """Files read."""
-    bytes: int = 32 * 2**20
-    """Bytes read, all files together."""
+    bytes: int = 16 * 2**20
+    """Bytes read, all files together: their parsed trees, kept for the whole search, take
+    tens of times as much memory, which the parsing process caps (`app.parsing`)."""
 
 
 class Kind(IntEnum):
