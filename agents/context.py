@@ -4,11 +4,13 @@ For each hunk, the function or class enclosing its changed lines (`agents.scopes
 helpers in the same file those lines call, then what the repository's other files tell about
 the change when they were read (`agents.related`: the definitions of the names it uses, the
 callers of the functions it changes, the tests that call them), then the whole file when it
-is small — in that order of relevance, within a budget of tokens per unit. What the budget
-leaves out is listed by name at the end, never dropped silently; a search of the other files
-that stopped short is said once. The text is built once per unit and is the same on every
-call of its debate, so it sits in the cached prefix after the diff. A review reads, splits
-and parses each file once, however many of its units and hunks touch it.
+is small — in that order of relevance, within a budget of tokens per unit. The scope around a
+change is never left out: one the budget cannot hold whole is shown in part
+(`agents.elision`), its signature and the lines around its changes. What the budget leaves
+out is listed by name at the end, each piece once, never dropped silently; a search of the
+other files that stopped short is said once. The text is built once per unit and is the same
+on every call of its debate, so it sits in the cached prefix after the diff. A review reads,
+splits and parses each file once, however many of its units and hunks touch it.
 
 Every line shown is the file at the pull request's head, numbered as the diff's new side
 numbers it; findings and patches still land only on the diff's own lines
@@ -19,6 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.diff import Diff, DiffFile, Hunk, ReviewUnit
+from agents.elision import MIN_WINDOW, Part, widest_window
 from agents.related import Excerpt, Kind, Related
 from agents.scopes import Outline, Scope, outline
 from agents.tokens import typical_tokens
@@ -82,6 +85,10 @@ class _Piece:
     scope: Scope
     rank: int
     why: str
+    changes: tuple[int, ...] = ()
+    """The changed lines it encloses, for the scope around a change."""
+    inner: tuple[Scope, ...] = ()
+    """The scopes around other changes inside it, whose signatures it shows when in part."""
 
 
 class _File:
@@ -106,6 +113,7 @@ class _File:
         self._text = text
         self._outline = parsed
         self._rendered: dict[tuple[Scope, str], tuple[str, int]] = {}
+        self._parts: dict[tuple[_Piece, int], tuple[str, int]] = {}
 
     @property
     def outline(self) -> Outline:
@@ -122,6 +130,22 @@ class _File:
             text = f"{self.path} lines {first}-{last}: {piece.why}\n{body}"
             self._rendered[key] = text, typical_tokens(text)
         return self._rendered[key]
+
+    def render_part(self, piece: _Piece, window: int) -> tuple[str, int]:
+        """The piece shown in part, `window` lines either side of its changes, and its
+        tokens."""
+        key = (piece, window)
+        if key not in self._parts:
+            scope = piece.scope
+            heads = [(s.first, s.head) for s in (scope, *piece.inner) if s.head]
+            part = Part.of(scope.first, scope.last, heads, piece.changes)
+            if part.widest(window):  # all of it: the piece whole, rendered once
+                self._parts[key] = self.render(piece)
+            else:
+                head = f"{self.path} lines {scope.first}-{scope.last} (shown in part): "
+                text = f"{head}{piece.why}\n{part.render(self.lines, window)}"
+                self._parts[key] = text, typical_tokens(text)
+        return self._parts[key]
 
 
 class _Files:
@@ -166,21 +190,10 @@ def _context(
     unread = [f.path for f in diff.files if f.path not in files]
     excerpts = related.of(diff) if related is not None else []
     pieces = sorted([*_pieces(diff, files), *_related(excerpts, files)], key=lambda p: p.rank)
-    shown: list[_Piece] = []
-    cut: list[_Piece] = []
-    spent = 0
-    for piece in pieces:
-        mine = [s for s in shown if s.path == piece.path]
-        if any(_inside(piece.scope, s.scope) for s in mine):
-            continue  # already shown, whole or in a larger scope
-        held = [s for s in mine if _inside(s.scope, piece.scope)]
-        cost = files[piece.path].render(piece)[1] - sum(files[s.path].render(s)[1] for s in held)
-        if spent + cost > budget:
-            cut.append(piece)
-            continue
-        shown = [s for s in shown if s not in held] + [piece]
-        spent += cost
-    text = "\n".join(files[p.path].render(p)[0] for p in _in_file_order(diff, shown))
+    shown, parts, window, cut = _fitted(pieces, files, budget)
+    rendered = {p: files[p.path].render(p)[0] for p in shown}
+    rendered |= {p: files[p.path].render_part(p, window)[0] for p in parts}
+    text = "\n".join(rendered[p] for p in _in_file_order(diff, [*shown, *parts]))
     notes = [
         f"Left out for the context budget of {budget:,} tokens: "
         + "; ".join(f"{p.path} lines {p.scope.first}-{p.scope.last} ({p.why})" for p in cut)
@@ -197,25 +210,78 @@ def _context(
     return "\n".join(filter(None, [text, *notes]))
 
 
+def _fitted(
+    pieces: list[_Piece], files: Mapping[str, _File], budget: int
+) -> tuple[list[_Piece], list[_Piece], int, list[_Piece]]:
+    """Of `pieces`, by rank, those shown whole, those shown in part (the scopes around changes
+    too large for the budget), the window around their changes, and those left out."""
+    # The scope around every change is shown, in part at least: its narrowest form is paid
+    # for first, and a scope that fits whole later takes back what its part cost.
+    parts = [p for p in pieces if p.rank == _ENCLOSING]
+    window = MIN_WINDOW
+    if _parts_cost(parts, files, window) > budget:
+        window = widest_window(lambda w: _parts_cost(parts, files, w), budget, 0, MIN_WINDOW)
+    paid = {p: files[p.path].render_part(p, window)[1] for p in parts}
+    spent = sum(paid.values())
+    shown: list[_Piece] = []
+    cut: list[_Piece] = []
+    for piece in pieces:
+        mine = [s for s in shown if s.path == piece.path]
+        if any(_inside(piece.scope, s.scope) for s in mine):
+            continue  # already shown, whole or in a larger scope
+        held = [s for s in mine if _inside(s.scope, piece.scope)]
+        held_parts = [p for p in paid if p.path == piece.path and _inside(p.scope, piece.scope)]
+        cost = files[piece.path].render(piece)[1] - sum(files[s.path].render(s)[1] for s in held)
+        cost -= sum(paid[p] for p in held_parts)
+        if spent + cost > budget:
+            if piece.rank != _ENCLOSING:  # which stays, in part
+                cut.append(piece)
+            continue
+        shown = [s for s in shown if s not in held] + [piece]
+        spent += cost
+        for part in held_parts:
+            del paid[part]
+    # What the rest left widens the window around the changes of the scopes still in part.
+    parts, base = list(paid), spent - sum(paid.values())
+    widest = max((p.scope.last - p.scope.first for p in parts), default=0)
+    window = widest_window(lambda w: base + _parts_cost(parts, files, w), budget, window, widest)
+    return shown, parts, window, cut
+
+
+def _parts_cost(parts: list[_Piece], files: Mapping[str, _File], window: int) -> int:
+    return sum(files[p.path].render_part(p, window)[1] for p in parts)
+
+
 def _pieces(diff: Diff, files: Mapping[str, _File]) -> Iterator[_Piece]:
+    """Each file's pieces, each once: the scope around several hunks, or the function a
+    change calls and another change sits in, is one piece at its best rank."""
     for diff_file in diff.files:
         path = diff_file.path
         file = files.get(path)
         if file is None or not file.lines:
             continue
         count, parsed = len(file.lines), file.outline
-        changed: list[int] = []
+        around: dict[Scope, list[int]] = {}
         for hunk in diff_file.hunks:
             lines = [n for n in _added(hunk) if n <= count] or [min(hunk.target_start, count)]
-            changed += lines
             scope = parsed.enclosing(lines[0])
             last = max(lines)
             if scope.last < last:  # the hunk runs past its first line's scope
-                scope = Scope(scope.first, max(scope.last, min(last, count)), scope.what)
-            yield _Piece(path, _clamped(scope, count), _ENCLOSING, f"{scope.what}, around a change")
-        for scope in parsed.callees(changed):
-            yield _Piece(path, _clamped(scope, count), _CALLED, f"{scope.what}, called by a change")
-        if file.small:
+                scope = Scope(
+                    scope.first, max(scope.last, min(last, count)), scope.what, scope.head
+                )
+            around.setdefault(_clamped(scope, count), []).extend(lines)
+        seen = {(scope.first, scope.last) for scope in around}
+        for scope, (lines, inner) in _folded(around).items():
+            why = f"{scope.what}, around a change"
+            yield _Piece(path, scope, _ENCLOSING, why, tuple(lines), tuple(inner))
+        changed = [n for lines in around.values() for n in lines]
+        for callee in parsed.callees(changed):
+            scope = _clamped(callee, count)
+            if (scope.first, scope.last) not in seen:
+                seen.add((scope.first, scope.last))
+                yield _Piece(path, scope, _CALLED, f"{scope.what}, called by a change")
+        if file.small and (1, count) not in seen:
             yield _Piece(path, Scope(1, count, "the whole file"), _WHOLE, "the whole file")
 
 
@@ -226,6 +292,21 @@ def _related(excerpts: list[Excerpt], files: dict[str, _File]) -> Iterator[_Piec
             files[path] = _File.excerpted(path, [e for e in excerpts if e.path == path])
     for e in excerpts:
         yield _Piece(e.path, Scope(e.first, e.last, e.why), _RELATED[e.kind], e.why)
+
+
+def _folded(around: dict[Scope, list[int]]) -> dict[Scope, tuple[list[int], list[Scope]]]:
+    """Each outermost scope around changes, with all the changes and the scopes inside it."""
+    outer: dict[Scope, tuple[list[int], list[Scope]]] = {}
+    last: Scope | None = None
+    # In order of first line, widest first: a scope inside another follows it, and is
+    # inside the last outermost one (scopes nest, or do not meet).
+    for scope in sorted(around, key=lambda s: (s.first, -s.last)):
+        if last is not None and _inside(scope, last):
+            outer[last][0].extend(around[scope])
+            outer[last][1].append(scope)
+        else:
+            outer[scope], last = (list(around[scope]), []), scope
+    return outer
 
 
 def _added(hunk: Hunk) -> list[int]:
@@ -241,7 +322,8 @@ def _added(hunk: Hunk) -> list[int]:
 
 
 def _clamped(scope: Scope, count: int) -> Scope:
-    return Scope(max(1, scope.first), min(scope.last, count), scope.what)
+    first, last = max(1, scope.first), min(scope.last, count)
+    return Scope(first, last, scope.what, scope.head and min(max(scope.head, first), last))
 
 
 def _inside(inner: Scope, outer: Scope) -> bool:

@@ -64,6 +64,10 @@ class Scope:
     last: int
     what: str
     """For a reader: `function total`, `class Cart`, `lines 10-50`."""
+    head: int = field(default=0, compare=False)
+    """The last line of its signature, from `first` up to its body (the first line where the
+    parser names no body); 0 for a window of lines, which has none. Derived from the lines,
+    so no part of what makes two scopes the same."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +170,10 @@ def _python_outline(tree: ast.Module, lines: int) -> Outline:
             kind = "class" if isinstance(node, ast.ClassDef) else "function"
             # Decorators belong with what they decorate.
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            scopes.append(Scope(first, node.end_lineno or node.lineno, f"{kind} {node.name}"))
+            # The body's first statement (its docstring, if any) ends the signature.
+            head = max(node.lineno, node.body[0].lineno - 1)
+            last = node.end_lineno or node.lineno
+            scopes.append(Scope(first, last, f"{kind} {node.name}", head))
     return Outline(
         lines,
         tuple(scopes),
@@ -205,7 +212,11 @@ def _tree_sitter_scopes(root: Node) -> Iterator[Scope]:
         label = kind.rsplit("_", 1)[0].replace("_", " ")
         if name is not None and name.text is not None:
             label += " " + name.text.decode(errors="replace")
-        yield Scope(node.start_point.row + 1, node.end_point.row + 1, label)
+        body = node.child_by_field_name("body")
+        first = node.start_point.row + 1
+        # The line the body opens on (`{`) ends the signature.
+        head = first if body is None else max(first, body.start_point.row + 1)
+        yield Scope(first, node.end_point.row + 1, label, head)
 
 
 @cache

@@ -69,7 +69,8 @@ class ContextOptions(_Section):
 
     max_tokens: int | None = Field(default=None, ge=0, le=MAX_CONTEXT_TOKENS)
     """Tokens of surrounding code per review unit; unset, about the unit's diff size, at
-    least 1,000 and at most 8,000. What does not fit is named to the agents, not shown."""
+    least 1,000 and at most 8,000. What does not fit is named to the agents, not shown; the
+    function or class around a change is shown in part rather than left out."""
 
 
 @dataclass(frozen=True)

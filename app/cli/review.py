@@ -20,7 +20,7 @@ from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.proofs import Proving
 from agents.review import Review, review_diff
-from app.cli.checkout import checkout_sources, work_tree
+from app.cli.checkout import checkout_sources
 from app.cli.exits import fail as _fail
 from app.cli.model_choice import connect, model_options
 from app.cli.terminal import Progress, render
@@ -100,21 +100,25 @@ def review(
     except DiffError as exc:
         _fail(str(exc))
     directory = repo_dir or Path.cwd()
-    sources, read = checkout_sources(diff, directory)
+    read = checkout_sources(diff, directory)
     verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
-    checkout = work_tree(directory) if sources is not None else None
-    config = verify_config(verifying, checkout, read)
+    config = verify_config(verifying, read.root, read.unfit)
     llm = connect(tester_model, coder_model, arbiter_model)
-    if sources is None:
+    if read.sources is None:
         click.echo(
-            f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
+            f"tiebreak: reviewing the diff alone, without the code around it: {read.said}",
+            err=True,
         )
     else:
-        click.echo(f"tiebreak: {read}", err=True)
+        click.echo(f"tiebreak: {read.said}", err=True)
     try:
         result = asyncio.run(
             _review(
-                diff, llm, policy, (sources, checkout), proving(verifying, config, checkout, diff)
+                diff,
+                llm,
+                policy,
+                (read.sources, read.root),
+                proving(verifying, config, read.root, diff),
             )
         )
     except LLMFatal as exc:
