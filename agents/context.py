@@ -1,11 +1,14 @@
 """The code around a review unit's changes, as its agents read it beside the diff.
 
 For each hunk, the function or class enclosing its changed lines (`agents.scopes`), then the
-helpers in the same file those lines call, then the whole file when it is small — in that
-order of relevance, within a budget of tokens per unit. The scope around a change is never
-left out: one the budget cannot hold whole is shown in part (`agents.elision`), its signature
-and the lines around its changes. What the budget leaves out is listed by name at the end,
-each piece once, never dropped silently. The text is built once per unit and is the same
+helpers in the same file those lines call, then what the repository's other files tell about
+the change when they were read (`agents.related`: the definitions of the names it uses, the
+callers of the functions it changes, the tests that call them), then the whole file when it
+is small — in that order of relevance, within a budget of tokens per unit. The scope around a
+change is never left out: one the budget cannot hold whole is shown in part
+(`agents.elision`), its signature and the lines around its changes. What the budget leaves
+out is listed by name at the end, each piece once, never dropped silently; a search of the
+other files that stopped short is said once. The text is built once per unit and is the same
 on every call of its debate, so it sits in the cached prefix after the diff. A review reads,
 splits and parses each file once, however many of its units and hunks touch it.
 
@@ -19,6 +22,7 @@ from dataclasses import dataclass, field, replace
 
 from agents.diff import Diff, DiffFile, Hunk, ReviewUnit
 from agents.elision import MIN_WINDOW, Part, widest_window
+from agents.related import Excerpt, Kind, Related
 from agents.scopes import Outline, Scope, outline
 from agents.tokens import typical_tokens
 from policies.guidance import Guidance
@@ -32,8 +36,10 @@ SMALL_FILE_TOKENS = 2_000
 MAX_SOURCE_CHARS = 1_000_000
 """A larger file is not parsed: its changes get no context."""
 
-_ENCLOSING, _CALLED, _WHOLE = 0, 1, 2
+_ENCLOSING, _CALLED, _WHOLE = 0, 1, 5
 """Relevance ranks: the scope around a change, a helper the change calls, the whole file."""
+_RELATED = {Kind.DEFINITION: 2, Kind.CALLER: 3, Kind.TEST: 4}
+"""Relevance ranks of what other files tell, between the helpers and the whole file."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,9 @@ class Reading:
     outlines: Mapping[str, Outline] = field(default_factory=dict)
     """Files of `sources` already parsed, by path (the App parses untrusted files where a
     parse can be stopped: `app.parsing`); the others are parsed here, when first needed."""
+    related: Related | None = None
+    """What the repository's other files tell about the diff, found where the files could be
+    read within bounds (`app.parsing`); None when no more than the changed files was read."""
 
     def attach(self, units: Iterable[ReviewUnit]) -> list[ReviewUnit]:
         """`units` with their context and guidance."""
@@ -56,7 +65,9 @@ class Reading:
         return [
             replace(
                 unit,
-                context="" if files is None else _context(unit.diff, files, self.max_tokens),
+                context=""
+                if files is None
+                else _context(unit.diff, files, self.max_tokens, self.related),
                 guidance=self.guidance.for_paths(unit.diff.paths),
             )
             for unit in units
@@ -84,10 +95,21 @@ class _File:
     """A changed file at the head as the context reads it: split into lines, parsed and each
     piece of it rendered at most once per review."""
 
-    def __init__(self, path: str, text: str, parsed: Outline | None = None) -> None:
+    @classmethod
+    def excerpted(cls, path: str, excerpts: Iterable[Excerpt]) -> "_File":
+        """Another file of the repository, of which only the lines of `excerpts` are known."""
+        known = {e.first + i: line for e in excerpts for i, line in enumerate(e.lines)}
+        excerpted = cls(path, "", Outline(max(known, default=0)), small=False)
+        # Set, not split from a text: an excerpt may end on blank lines.
+        excerpted.lines = [known.get(n, "") for n in range(1, max(known, default=0) + 1)]
+        return excerpted
+
+    def __init__(
+        self, path: str, text: str, parsed: Outline | None = None, small: bool | None = None
+    ) -> None:
         self.path = path
         self.lines = text.splitlines()
-        self.small = typical_tokens(text) <= SMALL_FILE_TOKENS
+        self.small = typical_tokens(text) <= SMALL_FILE_TOKENS if small is None else small
         self._text = text
         self._outline = parsed
         self._rendered: dict[tuple[Scope, str], tuple[str, int]] = {}
@@ -145,21 +167,29 @@ class _Files:
         return self._files[path]
 
 
-def unit_context(diff: Diff, sources: Mapping[str, str], max_tokens: int | None = None) -> str:
+def unit_context(
+    diff: Diff,
+    sources: Mapping[str, str],
+    max_tokens: int | None = None,
+    related: Related | None = None,
+) -> str:
     """The context of the unit `diff` from `sources` (each file's text at the head, by
-    path), at most about `max_tokens` tokens (default :func:`default_budget`); empty when
-    there is none."""
-    return _context(diff, _Files(sources, {}), max_tokens)
+    path) and what other files tell of it (`related`), at most about `max_tokens` tokens
+    (default :func:`default_budget`); empty when there is none."""
+    return _context(diff, _Files(sources, {}), max_tokens, related)
 
 
-def _context(diff: Diff, sources: _Files, max_tokens: int | None) -> str:
+def _context(
+    diff: Diff, sources: _Files, max_tokens: int | None, related: Related | None = None
+) -> str:
     budget = default_budget(diff) if max_tokens is None else max_tokens
     if budget <= 0:
         return ""
     read = {f.path: sources.get(f.path) for f in diff.files}
     files = {path: file for path, file in read.items() if file is not None}
     unread = [f.path for f in diff.files if f.path not in files]
-    pieces = sorted(_pieces(diff, files), key=lambda p: p.rank)
+    excerpts = related.of(diff) if related is not None else []
+    pieces = sorted([*_pieces(diff, files), *_related(excerpts, files)], key=lambda p: p.rank)
     shown, parts, window, cut = _fitted(pieces, files, budget)
     rendered = {p: files[p.path].render(p)[0] for p in shown}
     rendered |= {p: files[p.path].render_part(p, window)[0] for p in parts}
@@ -168,6 +198,8 @@ def _context(diff: Diff, sources: _Files, max_tokens: int | None) -> str:
         f"Left out for the context budget of {budget:,} tokens: "
         + "; ".join(f"{p.path} lines {p.scope.first}-{p.scope.last} ({p.why})" for p in cut)
     ] * bool(cut)
+    if related is not None and related.note:
+        notes.append(f"{related.note}.")
     if unread:
         notes.append("Not read (deleted, binary, too large or unavailable): " + ", ".join(unread))
     unparsed = [f"{p} ({f.outline.unparsed})" for p, f in files.items() if f.outline.unparsed]
@@ -253,6 +285,15 @@ def _pieces(diff: Diff, files: Mapping[str, _File]) -> Iterator[_Piece]:
             yield _Piece(path, Scope(1, count, "the whole file"), _WHOLE, "the whole file")
 
 
+def _related(excerpts: list[Excerpt], files: dict[str, _File]) -> Iterator[_Piece]:
+    """The pieces of other files, each of which joins `files` with the lines it shows."""
+    for path in dict.fromkeys(e.path for e in excerpts):
+        if path not in files:
+            files[path] = _File.excerpted(path, [e for e in excerpts if e.path == path])
+    for e in excerpts:
+        yield _Piece(e.path, Scope(e.first, e.last, e.why), _RELATED[e.kind], e.why)
+
+
 def _folded(around: dict[Scope, list[int]]) -> dict[Scope, tuple[list[int], list[Scope]]]:
     """Each outermost scope around changes, with all the changes and the scopes inside it."""
     outer: dict[Scope, tuple[list[int], list[Scope]]] = {}
@@ -291,7 +332,8 @@ def _inside(inner: Scope, outer: Scope) -> bool:
 
 def _in_file_order(diff: Diff, pieces: list[_Piece]) -> list[_Piece]:
     order = {f.path: i for i, f in enumerate(diff.files)}
-    return sorted(pieces, key=lambda p: (order[p.path], p.scope.first))
+    # Other files follow the diff's, by path.
+    return sorted(pieces, key=lambda p: (order.get(p.path, len(order)), p.path, p.scope.first))
 
 
 def changed_files(diff: Diff) -> list[DiffFile]:

@@ -35,6 +35,17 @@ class Hunk:
         """Whether every line of start..end is a RIGHT-side line of this hunk."""
         return all(n in self.lines for n in range(start, end + 1))
 
+    def added(self) -> list[int]:
+        """The RIGHT-side numbers of the lines the hunk adds or changes."""
+        added, line = [], self.target_start
+        for raw in self.text.splitlines()[1:]:
+            if raw.startswith("+"):
+                added.append(line)
+                line += 1
+            elif raw.startswith(" ") or raw == "":
+                line += 1
+        return added
+
 
 @dataclass(frozen=True, slots=True)
 class DiffFile:

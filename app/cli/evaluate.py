@@ -122,7 +122,8 @@ def run(
     With `--verify`, the tester backs its findings with tests, run at each case's base and
     introducing commits (checked out from the clone `--checkout DIR`) in a sandbox; the
     report counts the findings tested and reproduced, and sets the precision of the
-    reproduced ones beside the others'.
+    reproduced ones beside the others'. The agents then also read what the checked-out
+    repository's other files tell about each change (definitions, callers, tests).
     """
     chosen = _configs(configs)
     cases = _select(_read_cases(cases_file), ids, limit)

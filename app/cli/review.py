@@ -113,7 +113,13 @@ def review(
         click.echo(f"tiebreak: {read.said}", err=True)
     try:
         result = asyncio.run(
-            _review(diff, llm, policy, read.sources, proving(verifying, config, read.root, diff))
+            _review(
+                diff,
+                llm,
+                policy,
+                (read.sources, read.root),
+                proving(verifying, config, read.root, diff),
+            )
         )
     except LLMFatal as exc:
         _fail(str(exc))
@@ -125,14 +131,20 @@ async def _review(
     diff: Diff,
     llm: ClaudeLLM,
     policy: DebatePolicy,
-    sources: dict[str, str] | None,
+    read: tuple[dict[str, str] | None, Path | None],
     proofs: AbstractAsyncContextManager[Proving | None],
 ) -> Review:
+    """`diff` reviewed with `read`: the changed files' texts and the work tree they are in
+    (whose other files are searched for what they tell about the changes)."""
     progress = Progress(llm, lambda line: click.echo(line, err=True))
     parsing = Parsing()
+    sources, tree = read
     try:
         outlines = await parsing.outlines(sources) if sources else {}
-        reading = Reading(sources, outlines=outlines)
+        related = await parsing.related(tree, diff) if sources and tree else None
+        if related is not None and related.note:
+            click.echo(f"tiebreak: {related.note}", err=True)
+        reading = Reading(sources, outlines=outlines, related=related)
         async with proofs as proving:
             return await review_diff(diff, progress, policy, reading=reading, proving=proving)
     finally:

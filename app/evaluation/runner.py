@@ -1,7 +1,9 @@
 """The runner: every configuration of Tiebreak on every case, on one model.
 
 Each configuration reviews a case's diff as `tiebreak review` would (`agents.review`), the
-code around each change read from the case's `files` unless context is off:
+code around each change read from the case's `files` unless context is off (and, where the
+case is checked out, what the repository's other files tell about it, searched in the
+parsing processes: `Parsing.related`):
 `single` and `vote` take the testers' reports without a debate, `trio` and `panel` debate.
 With a budget, every configuration's billed tokens on a case are capped at the same figure:
 a comparison at equal cost. A configuration whose calls fail on a case is recorded as failed
@@ -120,7 +122,7 @@ class Runner:
         error: str | None = None
         try:
             diff = Diff.parse(case.diff)
-            reading = await self._reading(case)
+            reading = await self._reading(case, diff, checkout)
             rounds = VOTERS if config is Config.VOTE else 1
             debate = config in (Config.TRIO, Config.PANEL)
             for _ in range(rounds):
@@ -156,11 +158,16 @@ class Runner:
             unverified=unverified,
         )
 
-    async def _reading(self, case: Case) -> Reading | None:
+    async def _reading(
+        self, case: Case, diff: Diff, checkout: CaseCheckout | None
+    ) -> Reading | None:
         if not self.context:
             return None
         outlines = await self.parsing.outlines(case.files) if self.parsing else {}
-        return Reading(case.files, outlines=outlines)
+        # The case's worktree, at its introducing commit, is the diff's new side.
+        tree = checkout.tree if checkout and checkout.unverified is None else None
+        related = await self.parsing.related(tree, diff) if self.parsing and tree else None
+        return Reading(case.files, outlines=outlines, related=related)
 
 
 def _proving(

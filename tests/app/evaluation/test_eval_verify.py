@@ -308,3 +308,21 @@ def test_verification_asked_wrongly_is_refused(
     assert result.exit_code == 2
     assert message in result.stderr
     assert api.requests == []
+
+
+@needs_bwrap
+def test_the_tester_of_a_checked_out_case_reads_the_project_s_test_of_the_changed_function(
+    api: FakeMessagesAPI, history: History, clone: Path, cases: Path
+) -> None:
+    bug = f"shop-history-bug-{history.bug[:8]}"
+    args = ["--verify", COMMAND, "--checkout", str(clone), "--configs", "single"]
+
+    result = evaluate(api, cases, *args, "--ids", f"{bug},no-base")
+
+    assert result.exit_code == 0, result.output
+    testers = [r.body for r in api.requests if r.tool == "report_findings"]
+    # The project's own test of `total`, from the case's worktree; the case checked out
+    # nowhere (no base commit) has the changed file's code alone.
+    prompts = ["".join(b["text"] for b in body["system"]) for body in testers]
+    assert len(prompts) == 2
+    assert sum("def test_an_empty_cart_costs_nothing():" in p for p in prompts) == 1
