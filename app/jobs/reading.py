@@ -17,7 +17,10 @@ head commit kept in the worker's cache (:mod:`app.snapshots`): a second review o
 commit reads it from the disk. The download runs beside the texts' request. A snapshot that
 cannot be had (GitHub refuses or fails the download, the repository is past the cache's
 limits, its archive is unsafe) never fails the review: it goes on with the changed files,
-and the summary says so once (:attr:`HeadReading.head_not_read`).
+and the summary says so once (:attr:`HeadReading.head_not_read`). What the repository's
+other files tell about the changes (the definitions they use, their callers, their tests) is
+searched for in the snapshot while the review holds it, in a parsing process within bounds
+(:meth:`app.parsing.Parsing.related`).
 """
 
 import logging
@@ -29,6 +32,7 @@ from typing import TypeVar
 
 from agents.context import Reading, changed_files
 from agents.diff import Diff
+from agents.related import Related
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest
@@ -120,15 +124,21 @@ async def reading_for(
         )
         _log_left_out([path for path, _ in left_out])
         read = dict(kept)
+        # The snapshot at `root` is held until this block is left: the code the changes
+        # reach in other files is searched for in it now, beside the changed files' parse.
+        outlines, related = await together(parsing.outlines(read), _related(parsing, root, diff))
         reading = Reading(
             read,
             config.context.max_tokens,
             _guidance(config, guidelines, texts),
-            await parsing.outlines(read),
+            outlines,
+            related,
         )
-        # The snapshot at `root` is held until this block is left: the code the changes
-        # reach in other files is read from it here, and given to the units with `reading`.
         return HeadReading(reading, root, head_not_read)
+
+
+async def _related(parsing: Parsing, root: Path | None, diff: Diff) -> Related | None:
+    return None if root is None else await parsing.related(root, diff)
 
 
 def _guidance(

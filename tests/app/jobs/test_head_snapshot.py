@@ -98,3 +98,26 @@ async def test_a_failed_download_leaves_the_review_to_its_changed_files(
     assert "failed" not in result
     assert f"GitHub answered {status}" in summary(github)
     assert summary(github).count(NOT_READ) == 1
+
+
+LEDGER = """\
+from app.payments import refund
+
+
+def cancel(order):
+    # CALLER: a cancelled order refunds what was paid, whatever the balance says
+    return refund(order.payment, order.paid)
+"""
+
+
+async def test_the_tester_reads_the_changed_function_s_callers_in_the_repository_at_the_head(
+    github: FakeGitHub, key: AppKey, redis_url: str, tmp_path: Path
+) -> None:
+    github.set_file(REPO, HEAD, "app/ledger.py", LEDGER)
+    llm = quiet()
+
+    await run_review(github, key, redis_url, llm, snapshots=SnapshotCache(tmp_path / "snapshots"))
+
+    prompt = "".join(b.text for b in llm.requests[0].blocks)
+    assert "CALLER: a cancelled order refunds" in prompt
+    assert "app/ledger.py" in prompt
