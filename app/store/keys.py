@@ -348,3 +348,22 @@ def replies_heard(pull: PullKey) -> str:
 def replies_capped(pull: PullKey) -> str:
     """string: set once the note that the pull request heard its last reply is posted."""
     return f"tiebreak:replies:{pull.key}:capped"
+
+
+# -- what a repository's people taught Tiebreak (app.store.learnings) ---------------------------
+
+MAX_LEARNINGS = 200
+"""Learnings kept per repository: past it, the oldest is dropped (and the reply that records
+the new one says so)."""
+
+
+def learnings(repository: str) -> str:
+    """hash, no TTL: field, a learning's number in the repository `owner/repo`; value, the
+    learning (JSON). Numbers are never reused, so `/tiebreak forget N` means the learning
+    `/tiebreak learnings` showed as N."""
+    return f"tiebreak:learnings:{repository.lower()}"
+
+
+def learnings_counter(repository: str) -> str:
+    """string, no TTL: the last number given to a learning of the repository `owner/repo`."""
+    return f"tiebreak:learnings:{repository.lower()}:last"
