@@ -38,6 +38,9 @@ MAX_RULE_CHARS = 300
 MAX_RULE_SENTENCES = 2
 MAX_LEARNING_GLOBS = 10
 MAX_CONFIG_RULES = 50
+MAX_LEARNINGS = 200
+"""Learnings a repository keeps: past it, the oldest is dropped (and the reply that records
+the new one says so)."""
 MAX_LEARNING_TOKENS = 8_000
 """The most `learnings.max_tokens` may ask for, per review unit."""
 DEFAULT_LEARNING_TOKENS = 1_000

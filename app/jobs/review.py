@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
@@ -36,8 +37,9 @@ from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
 from app.jobs.results import JobResult
 from app.jobs.superseding import Superseding
+from app.jobs.teaching import applied
 from app.jobs.together import together
-from app.publishing import check_runs
+from app.publishing import check_runs, learnings
 from app.publishing.publication import (
     CheckRunResult,
     Conversation,
@@ -196,10 +198,17 @@ class ReviewRun:
         """The review units of `diff`, each with what its agents read beside it. The files
         read for them are let go here, not held while the debates run."""
         deps = self.deps
-        reading = await reading_for(
-            self.github, self.ref, pull, self.config, diff, deps.parsing, deps.reading
+        read, learnings = await together(
+            reading_for(self.github, self.ref, pull, self.config, diff, deps.parsing, deps.reading),
+            applied(deps.learnings(), self.config.learnings, self.ref.full_name),
         )
-        return reading.attach(diff.units(deps.unit_tokens))
+        reading = replace(read, guidance=replace(read.guidance, learnings=learnings))
+        return [
+            replace(
+                unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths))
+            )
+            for unit in reading.attach(diff.units(deps.unit_tokens))
+        ]
 
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
@@ -234,11 +243,12 @@ class ReviewRun:
         ref, check_id, config = self.ref, plan.check_run_id, self.config
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
-        _, spent, remaining, (review, conversation) = await together(
+        _, spent, remaining, (review, conversation), readings = await together(
             self.live.set_run(self.run_id, RunStatus(state=State.COMPLETING)),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
             self._reconcile(plan, shown, diff, earlier),
+            self.live.readings(self.run_id, plan.units),
         )
         ceiling, cap = plan.policy.token_ceiling, allowance.cap
         spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
@@ -246,7 +256,7 @@ class ReviewRun:
             excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
-        )
+        ) + learnings.applied(r.learned for r in readings.values())
         links = self.deps.links
         self.details_url = links.url(self.run_id) if links else None
         run = self.run_info.model_copy(
@@ -280,7 +290,7 @@ class ReviewRun:
                 config=config,
                 details_url=self.details_url,
                 conversation=conversation,
-                readings=await self.live.readings(self.run_id, plan.units),
+                readings=readings,
             )
         )
         return conclusion

@@ -352,15 +352,11 @@ def replies_capped(pull: PullKey) -> str:
 
 # -- what a repository's people taught Tiebreak (app.store.learnings) ---------------------------
 
-MAX_LEARNINGS = 200
-"""Learnings kept per repository: past it, the oldest is dropped (and the reply that records
-the new one says so)."""
-
 
 def learnings(repository: str) -> str:
-    """hash, no TTL: field, a learning's number in the repository `owner/repo`; value, the
-    learning (JSON). Numbers are never reused, so `/tiebreak forget N` means the learning
-    `/tiebreak learnings` showed as N."""
+    """hash, no TTL, at most `policies.learnings.MAX_LEARNINGS` fields: field, a learning's
+    number in the repository `owner/repo`; value, the learning (JSON). Numbers are never
+    reused, so `/tiebreak forget N` means the learning `/tiebreak learnings` showed as N."""
     return f"tiebreak:learnings:{repository.lower()}"
 
 

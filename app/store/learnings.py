@@ -1,5 +1,5 @@
 """What Redis remembers of a repository's learnings (:mod:`policies.learnings`): durable,
-numbered in the order they were taught, at most :data:`app.store.keys.MAX_LEARNINGS` per
+numbered in the order they were taught, at most :data:`policies.learnings.MAX_LEARNINGS` per
 repository, the oldest dropped past it.
 
 A number, once given, is never given again, even after `/tiebreak forget` or a drop, so the
@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from app.store import keys
 from app.store.redis_typing import reply
-from policies.learnings import Learning
+from policies.learnings import MAX_LEARNINGS, Learning
 
 RECORD = """
 local number = redis.call('INCR', KEYS[2])
@@ -41,7 +41,7 @@ class Recorded(NamedTuple):
 
 
 class LearningStore:
-    def __init__(self, redis: Redis, cap: int = keys.MAX_LEARNINGS) -> None:
+    def __init__(self, redis: Redis, cap: int = MAX_LEARNINGS) -> None:
         self.redis = redis
         self.cap = cap
         self._record = redis.register_script(RECORD)

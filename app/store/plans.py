@@ -72,9 +72,13 @@ class UnitPlan(BaseModel):
     """The code around the unit's changes at the head, as its agents read it."""
     guidance: str = ""
     """The repository's guidance for the unit's files, read from the base branch."""
+    learned: tuple[str, ...] = ()
+    """The repository's learnings in `guidance`, each as the agents read it."""
 
     def review_unit(self) -> ReviewUnit:
-        return ReviewUnit(self.unit_id, Diff.parse(self.diff), self.context, self.guidance)
+        return ReviewUnit(
+            self.unit_id, Diff.parse(self.diff), self.context, self.guidance, self.learned
+        )
 
 
 def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str, bytes]:
@@ -94,6 +98,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 models=plan.config.models,
                 context=unit.context,
                 guidance=unit.guidance,
+                learned=unit.learned,
             )
         )
     return values
@@ -120,7 +125,7 @@ async def read_readings(redis: Redis, run: str, count: int) -> dict[str, UnitRea
     raw = await redis.mget([keys.unit_plan(run, n) for n in range(count)]) if count else []
     plans = [unpack(UnitPlan, value) for value in raw if value is not None]
     return {
-        p.unit_id: UnitReading(context=p.context, guidance=p.guidance)
+        p.unit_id: UnitReading(context=p.context, guidance=p.guidance, learned=p.learned)
         for p in plans
         if p.context or p.guidance
     }
