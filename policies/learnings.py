@@ -48,7 +48,7 @@ CHARS_PER_TOKEN = 4
 """The estimate `agents.tokens` makes of prose; the budget is a bound, not a count."""
 
 # A sentence ends at `.`, `!` or `?` followed by a space and a capital: "e.g. cents" is one.
-_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
+SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")
 
 
 def _rule(text: str) -> str:
@@ -57,7 +57,7 @@ def _rule(text: str) -> str:
         raise ValueError("a rule may not be empty")
     if len(rule) > MAX_RULE_CHARS:
         raise ValueError(f"a rule is at most {MAX_RULE_CHARS} characters, not {len(rule)}")
-    if len(_SENTENCE_END.findall(rule)) >= MAX_RULE_SENTENCES:
+    if len(SENTENCE_END.findall(rule)) >= MAX_RULE_SENTENCES:
         raise ValueError("a rule is one sentence or two, no more")
     return rule
 

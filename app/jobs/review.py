@@ -37,7 +37,7 @@ from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
 from app.jobs.results import JobResult
 from app.jobs.superseding import Superseding
-from app.jobs.teaching import applied
+from app.jobs.teaching import applied, learn_from_thumbs_down
 from app.jobs.together import together
 from app.publishing import check_runs, learnings
 from app.publishing.publication import (
@@ -312,6 +312,14 @@ class ReviewRun:
         may have changed it, and a run picked up from a dead coordinator has no plan-time
         copy."""
         threads = await posted_threads(self.github, self.ref)
+        await learn_from_thumbs_down(
+            self.github,
+            self.deps.learnings(),
+            earlier,
+            threads,
+            pull_url=plan.html_url,
+            now=self.deps.clock(),
+        )
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = Conversation(
             threads=standing.threads,

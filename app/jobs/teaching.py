@@ -9,19 +9,32 @@ repository's config turns learning off.
 """
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime
 
 from pydantic import ValidationError
 
+from agents.diff import Diff
 from app.events import PullKey
+from app.github.errors import GitHubError
+from app.github.protocol import InstallationClient
+from app.publishing import learnings
+from app.publishing.fingerprints import Fingerprint
+from app.publishing.publication import RunRecord
+from app.publishing.rereview import PostedThread
 from app.store.learnings import LearningStore, Recorded
 from policies.learnings import (
+    SENTENCE_END,
     Learning,
     Learnings,
     LearningsConfig,
     LearningSource,
     directory_glob,
 )
+from policies.permissions import WRITERS
+
+REFUSED_CLAIM_CHARS = 200
+"""Characters of a finding's claim a 👎's rule quotes: within a rule's 300, with its words."""
 
 log = logging.getLogger(__name__)
 
@@ -73,3 +86,88 @@ async def applied(store: LearningStore, config: LearningsConfig, repository: str
     if not config.enabled:
         return Learnings()
     return Learnings.of(config, await store.all(repository))
+
+
+async def learn_from_thumbs_down(
+    github: InstallationClient,
+    store: LearningStore,
+    earlier: RunRecord | None,
+    threads: Sequence[PostedThread],
+    *,
+    pull_url: str,
+    now: datetime,
+) -> list[Recorded]:
+    """What the 👎s on Tiebreak's finding threads taught, read at a review: the first person
+    who may steer Tiebreak (write access, not a bot) to react 👎 to a finding of `earlier`
+    teaches that it does not apply to that file's directory, once per thread. GitHub sends no
+    webhook for a reaction, so a 👎 is learned when Tiebreak next reviews the pull request."""
+    if earlier is None or not earlier.config.learnings.enabled:
+        return []
+    pull, diff = earlier.ref, Diff.parse(earlier.diff, allow_empty=True)
+    recorded: list[Recorded] = []
+    for thread in threads:
+        if not thread.disliked:
+            continue
+        claim = _claim(earlier, diff, thread)
+        try:
+            teacher = await _writer_among(github, pull, thread.comment_id) if claim else None
+        except GitHubError as exc:
+            # The review goes on without it; the 👎 stays, to be read at the next review.
+            log.warning("could not read the 👎s on thread %s: %s", thread.comment_id, exc)
+            continue
+        if claim is None or teacher is None:
+            continue
+        if not await store.first_teaching(pull.full_name, thread.comment_id):
+            continue
+        learned = await teach(
+            store,
+            earlier.config.learnings,
+            pull,
+            rule=refusal(claim[1]),
+            path=claim[0],
+            login=teacher,
+            source=LearningSource.THUMBS_DOWN,
+            thread=thread_url(pull_url, thread.comment_id),
+            now=now,
+        )
+        if learned:
+            recorded.append(learned)
+            await _say(
+                github, pull, thread.comment_id, learnings.from_thumbs_down(teacher, *learned)
+            )
+    return recorded
+
+
+async def _say(github: InstallationClient, pull: PullKey, thread: int, body: str) -> None:
+    try:
+        await github.reply_in_thread(pull, thread, body)
+    except GitHubError as exc:
+        # Learned all the same (`/tiebreak learnings` lists it); the thread may be gone.
+        log.warning("could not reply on thread %s of %s: %s", thread, pull.key, exc)
+
+
+def refusal(claim: str) -> str:
+    """The rule a 👎 teaches: the finding's claim (its first sentence, clipped) refused."""
+    first = SENTENCE_END.split(" ".join(claim.split()), maxsplit=1)[0].rstrip(".!?")
+    kept = first if len(first) <= REFUSED_CLAIM_CHARS else first[: REFUSED_CLAIM_CHARS - 1] + "…"
+    return f'A writer refused this finding here, do not raise it again: "{kept}."'
+
+
+def _claim(earlier: RunRecord, diff: Diff, thread: PostedThread) -> tuple[str, str] | None:
+    """The path and claim of the finding of `earlier` the thread is about, if one is."""
+    for unit in earlier.review.units:
+        for result in unit.findings:
+            if thread.fingerprint.same_finding(Fingerprint.of(result.finding, diff)):
+                return result.finding.path, result.finding.claim
+    return None
+
+
+async def _writer_among(github: InstallationClient, pull: PullKey, comment_id: int) -> str | None:
+    """The first of those who reacted 👎 to the comment who may steer Tiebreak: a person
+    (never a bot) with write access."""
+    for person in await github.thumbs_down(pull, comment_id):
+        if person.type == "Bot" or person.login.endswith("[bot]") or not person.login:
+            continue
+        if await github.permission(pull, person.login) in WRITERS:
+            return person.login
+    return None

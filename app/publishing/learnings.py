@@ -30,6 +30,11 @@ def learned(item: Learning, dropped: int | None) -> str:
     return text
 
 
+def from_thumbs_down(login: str, item: Learning, dropped: int | None) -> str:
+    """The reply on a finding's thread once a writer's 👎 on it taught Tiebreak."""
+    return f"{md.code('@' + login)} refused this finding with 👎." + learned(item, dropped)
+
+
 def listing(learned: Sequence[Learning], written: int, enabled: bool) -> str:
     """`/tiebreak learnings`: the repository's learnings, most recent first."""
     if not enabled:

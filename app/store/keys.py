@@ -363,3 +363,15 @@ def learnings(repository: str) -> str:
 def learnings_counter(repository: str) -> str:
     """string, no TTL: the last number given to a learning of the repository `owner/repo`."""
     return f"tiebreak:learnings:{repository.lower()}:last"
+
+
+TAUGHT_TTL = 30 * DAY
+"""How long a finding's thread is remembered to have taught: as long as its pull request's
+head is."""
+
+
+def taught(repository: str, thread: int) -> str:
+    """string: set once the review thread starting with comment `thread` of the repository
+    `owner/repo` taught a learning by a 👎, so the 👎 still there at later reviews teaches it
+    no second time."""
+    return f"tiebreak:learnings:{repository.lower()}:taught:{thread}"

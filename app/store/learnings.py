@@ -62,6 +62,12 @@ class LearningStore:
         kept = [_parsed(int(number), body) for number, body in stored.items()]
         return sorted((k for k in kept if k is not None), key=_number, reverse=True)
 
+    async def first_teaching(self, repository: str, thread: int) -> bool:
+        """Whether the review thread starting with comment `thread` teaches for the first
+        time (True once): a 👎 stays on its comment, and is seen at every later review."""
+        key = keys.taught(repository, thread)
+        return bool(await self.redis.set(key, "1", nx=True, ex=keys.TAUGHT_TTL))
+
     async def forget(self, repository: str, number: int) -> bool:
         """Drop learning `number`; False if the repository has none by that number."""
         return bool(await reply(self.redis.hdel(keys.learnings(repository), str(number))))
