@@ -6,6 +6,8 @@ A number, once given, is never given again, even after `/tiebreak forget` or a d
 number a person reads in `/tiebreak learnings` always names the same learning.
 """
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import NamedTuple
 
 from pydantic import ValidationError
@@ -33,6 +35,10 @@ then drops the oldest if more than ARGV[2] are kept; returns the number, and the
 (0 for none). One script, so two learnings taught at once never share a number or both drop."""
 
 
+CONNECT_TIMEOUT = 5.0
+"""Seconds the CLI waits to reach Redis before it says it cannot."""
+
+
 class Recorded(NamedTuple):
     """A learning as it was kept, and the oldest one it pushed out, if any."""
 
@@ -45,6 +51,16 @@ class LearningStore:
         self.redis = redis
         self.cap = cap
         self._record = redis.register_script(RECORD)
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def at(cls, url: str) -> AsyncIterator["LearningStore"]:
+        """The learnings on the Redis at `url`, on a connection of their own (the CLI's)."""
+        redis = Redis.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT)
+        try:
+            yield cls(redis)
+        finally:
+            await redis.aclose()
 
     async def record(self, repository: str, learning: Learning) -> Recorded:
         """Keep `learning` for the repository `owner/repo` under the next number."""
