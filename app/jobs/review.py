@@ -273,7 +273,14 @@ class ReviewRun:
         conclusion = str(publication.check.conclusion)
         await together(
             self.deps.transcripts().save(
-                TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
+                TranscriptRecord.of_run(
+                    plan,
+                    diff,
+                    debated,
+                    spend,
+                    conclusion,
+                    {unit: reading.learned for unit, reading in readings.items()},
+                )
             ),
             set_label(self.github, ref, publication.label, publication.label_name),
         )

@@ -19,6 +19,7 @@ from app.publishing.publication import RunRecord
 from app.settings import Settings
 from app.store.learnings import LearningStore
 from app.store.pulls import Pulls
+from app.store.transcripts import TranscriptRecord, TranscriptStore
 from app.web.server import create_app
 from policies.safety import ALWAYS_PROTECTED
 from tests.fakes.github_api import AppKey, FakeGitHub
@@ -148,6 +149,16 @@ async def _latest(redis_url: str, number: int) -> RunRecord:
     return record
 
 
+async def _transcript(redis_url: str, run_id: str) -> TranscriptRecord:
+    redis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        record = await TranscriptStore(redis, 1).load(run_id)
+    finally:
+        await redis.aclose()
+    assert record is not None
+    return record
+
+
 async def review(
     client: TestClient, github: FakeGitHub, key: AppKey, redis_url: str, model: Reviewers, n: int
 ) -> None:
@@ -189,6 +200,8 @@ async def test_a_withdrawn_finding_teaches_the_next_pull_request_until_forgotten
     assert RULE not in third.system
     assert repo.reviews(REPO, 3) == [] or all(not r.comments for r in repo.reviews(REPO, 3))
     assert "1 of this repository's learnings applied" in summary(repo, 3)
+    transcript = await _transcript(redis_url, (await _latest(redis_url, 3)).run_id)
+    assert list(transcript.learned.values()) == [(f"- [#1; app/**] {RULE}",)]
 
     # A writer has it forgotten: pull request 4 reads no learning, and the finding is back.
     assert deliver(client, command(repo, "/tiebreak forget 1", 4), "issue_comment") == "enqueued"
