@@ -22,13 +22,13 @@ from agents.review import Review
 from app.events import CommandCall, CommandRequest
 from app.github.models import PullRequest, Reaction
 from app.github.protocol import InstallationClient
+from app.jobs import teaching
 from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run, land_rulings, set_label
-from app.jobs.posted import posted_threads, write_summary
+from app.jobs.posted import write_summary
 from app.jobs.results import JobResult
-from app.jobs.teaching import teach, thread_url
-from app.publishing import check_runs, learnings, markdown
+from app.publishing import check_runs, markdown
 from app.publishing.plan import plan
 from app.publishing.publication import LabelAction, RunRecord
 from app.slash import HELP, MAX_COMMANDS, CommandName
@@ -36,7 +36,7 @@ from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
 from policies.budget import MIN_CEILING, TokenCeiling
-from policies.learnings import LearningsConfig, LearningSource
+from policies.learnings import LearningsConfig
 from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
@@ -138,20 +138,15 @@ class CommandRun:
         return True
 
     async def _learnings(self) -> bool:
-        config = await self._learnings_config()
-        listed = await self.deps.learnings().all(self.pull_key.full_name)
-        await self._reply(learnings.listing(listed, len(config.rules), config.enabled))
+        stored = await self.deps.pulls.read(self.pull_key)
+        config = stored.record.config.learnings if stored else LearningsConfig()
+        await self._reply(await teaching.listing(self.deps.learnings(), config, self.pull_key))
         return True
 
     async def _forget(self, number: int) -> bool:
-        forgot = await self.deps.learnings().forget(self.pull_key.full_name, number)
-        await self._reply(learnings.forgotten(number) if forgot else learnings.not_kept(number))
+        forgot, answer = await teaching.forget(self.deps.learnings(), self.pull_key, number)
+        await self._reply(answer)
         return forgot
-
-    async def _learnings_config(self) -> LearningsConfig:
-        """The repository's `learnings` as its latest review here read them."""
-        stored = await self.deps.pulls.read(self.pull_key)
-        return stored.record.config.learnings if stored else LearningsConfig()
 
     async def _resolve(self, pull: PullRequest, reason: str = "") -> bool:
         # Under the landing lock: a newer review cannot land between the reading and the
@@ -179,34 +174,12 @@ class CommandRun:
                 self.github, self.pull_key, check_runs.resolved_summary(login, whole)
             )
             await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
-        if reason and (taught := await self._taught(pull, record, reason)):
-            await self._reply(taught)
-        return True
-
-    async def _taught(self, pull: PullRequest, record: RunRecord, reason: str) -> str:
-        """What `/tiebreak resolve <reason>` in one of Tiebreak's finding threads taught,
-        said in a reply; empty elsewhere (the reason then teaches nothing)."""
         comment = self.request.comment
-        if comment is None or comment.kind != "review":
-            return ""
-        threads = await posted_threads(self.github, self.pull_key)
-        if all(t.comment_id != comment.thread_id for t in threads):
-            return ""
-        path, _ = await self.github.review_comment_location(self.pull_key, comment.thread_id)
-        recorded = await teach(
-            self.deps.learnings(),
-            record.config.learnings,
-            self.pull_key,
-            rule=reason,
-            path=path,
-            login=self.request.login,
-            source=LearningSource.RESOLVED,
-            thread=thread_url(pull.html_url, comment.thread_id),
-            now=self.deps.clock(),
-        )
-        if recorded is None:
-            return learnings.not_learned(record.config.learnings.enabled)
-        return "Resolved." + learnings.learned(*recorded)
+        if reason and comment is not None and comment.kind == "review":
+            taught = teaching.Taught(self.deps, self.github, self.request.login, pull.html_url)
+            if answer := await taught.resolved(record, comment.thread_id, reason):
+                await self._reply(answer)
+        return True
 
     async def _apply(self, pull: PullRequest) -> bool:
         # No lock: the commit lands only on the head the run reviewed (a push meanwhile

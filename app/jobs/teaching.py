@@ -10,6 +10,7 @@ repository's config turns learning off.
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import ValidationError
@@ -18,6 +19,8 @@ from agents.diff import Diff
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
+from app.jobs.deps import WorkerDeps
+from app.jobs.posted import posted_threads
 from app.publishing import learnings
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.publication import RunRecord
@@ -171,3 +174,50 @@ async def _writer_among(github: InstallationClient, pull: PullKey, comment_id: i
         if await github.permission(pull, person.login) in WRITERS:
             return person.login
     return None
+
+
+async def listing(store: LearningStore, config: LearningsConfig, pull: PullKey) -> str:
+    """`/tiebreak learnings`: the repository's learnings, under its `config`."""
+    listed = await store.all(pull.full_name)
+    return learnings.listing(listed, len(config.rules), config.enabled)
+
+
+async def forget(store: LearningStore, pull: PullKey, number: int) -> tuple[bool, str]:
+    """`/tiebreak forget N`: whether learning `number` was forgotten, and the answer."""
+    if await store.forget(pull.full_name, number):
+        return True, learnings.forgotten(number)
+    return False, learnings.not_kept(number)
+
+
+@dataclass(frozen=True)
+class Taught:
+    """Who teaches in a command on a pull request (whose page is `pull_url`)."""
+
+    deps: WorkerDeps
+    github: InstallationClient
+    login: str
+    pull_url: str
+
+    async def resolved(self, record: RunRecord, thread: int, reason: str) -> str:
+        """What `/tiebreak resolve <reason>` in the review thread starting with comment
+        `thread` taught, said in a reply; empty when the thread is not one of Tiebreak's
+        findings (the reason then teaches nothing)."""
+        pull = record.ref
+        threads = await posted_threads(self.github, pull)
+        if all(t.comment_id != thread for t in threads):
+            return ""
+        path, _ = await self.github.review_comment_location(pull, thread)
+        recorded = await teach(
+            self.deps.learnings(),
+            record.config.learnings,
+            pull,
+            rule=reason,
+            path=path,
+            login=self.login,
+            source=LearningSource.RESOLVED,
+            thread=thread_url(self.pull_url, thread),
+            now=self.deps.clock(),
+        )
+        if recorded is None:
+            return learnings.not_learned(record.config.learnings.enabled)
+        return "Resolved." + learnings.learned(*recorded)
