@@ -322,6 +322,7 @@ class ReviewRun:
         await learn_from_thumbs_down(
             self.github,
             self.deps.learnings(),
+            self.config.learnings,
             earlier,
             threads,
             pull_url=plan.html_url,

@@ -94,17 +94,19 @@ async def applied(store: LearningStore, config: LearningsConfig, repository: str
 async def learn_from_thumbs_down(
     github: InstallationClient,
     store: LearningStore,
+    config: LearningsConfig,
     earlier: RunRecord | None,
     threads: Sequence[PostedThread],
     *,
     pull_url: str,
     now: datetime,
 ) -> list[Recorded]:
-    """What the 👎s on Tiebreak's finding threads taught, read at a review: the first person
-    who may steer Tiebreak (write access, not a bot) to react 👎 to a finding of `earlier`
-    teaches that it does not apply to that file's directory, once per thread. GitHub sends no
-    webhook for a reaction, so a 👎 is learned when Tiebreak next reviews the pull request."""
-    if earlier is None or not earlier.config.learnings.enabled:
+    """What the 👎s on Tiebreak's finding threads taught, read at a review under `config`:
+    the first person who may steer Tiebreak (write access, not a bot) to react 👎 to a finding
+    of `earlier` teaches that it does not apply to that file's directory, once per thread.
+    GitHub sends no webhook for a reaction, so a 👎 is learned when Tiebreak next reviews the
+    pull request."""
+    if earlier is None or not config.enabled:
         return []
     pull, diff = earlier.ref, Diff.parse(earlier.diff, allow_empty=True)
     recorded: list[Recorded] = []
@@ -124,7 +126,7 @@ async def learn_from_thumbs_down(
             continue
         learned = await teach(
             store,
-            earlier.config.learnings,
+            config,
             pull,
             rule=refusal(claim[1]),
             path=claim[0],

@@ -9,9 +9,9 @@ from agents.scripted import ScriptedLLM, by_role
 from app.store.learnings import LearningStore
 from policies.learnings import Learning, LearningSource
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.hearing import tiebreaks_replies, unresolved_review
+from tests.kits.hearing import NO_ARBITER, tiebreaks_replies, unresolved_review
 from tests.kits.review import STUBBORN, run_review
-from tests.scenarios.reviews import NUMBER, REPO
+from tests.scenarios.reviews import BASE, NUMBER, REPO
 
 CLAIM = "`log` is not defined anywhere"
 
@@ -94,6 +94,22 @@ async def test_a_thumbs_down_teaches_nothing_when_learning_is_off(
     thread = await unresolved_review(github, key, redis_url, "learnings: {enabled: false}\n")
     github.set_permission(REPO, "maintainer", "write")
     github.add_reaction(REPO, thread, "-1", user="maintainer")
+
+    await review_again(github, key, redis_url, "again")
+
+    assert await learned(redis_url) == []
+    assert tiebreaks_replies(github, thread) == []
+
+
+async def test_a_thumbs_down_teaches_nothing_once_the_config_turns_learning_off(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    thread = await unresolved_review(github, key, redis_url, "")
+    github.set_permission(REPO, "maintainer", "write")
+    github.add_reaction(REPO, thread, "-1", user="maintainer")
+    github.set_file(
+        REPO, BASE, ".github/tiebreak.yml", NO_ARBITER + "learnings: {enabled: false}\n"
+    )
 
     await review_again(github, key, redis_url, "again")
 
