@@ -148,6 +148,8 @@ class ReviewUnit:
     """The code around its changes at the head (`agents.context`); empty for none."""
     guidance: str = ""
     """The repository's guidance for its files (`policies.guidance`); empty for none."""
+    learned: tuple[str, ...] = ()
+    """The repository's learnings its agents read in `guidance`, each as they read it."""
 
 
 def _file(patched: PatchedFile) -> DiffFile:

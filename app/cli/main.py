@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from app.cli import config_docs
 from app.cli.evaluate import evaluate
 from app.cli.exits import fail as _fail
+from app.cli.learnings import learnings
 from app.cli.review import review
 from app.cli.status import watch
 from app.jobs.deps import WorkerSetup
@@ -44,6 +45,7 @@ def main() -> None:
 
 main.add_command(review)
 main.add_command(evaluate)
+main.add_command(learnings)
 
 
 @main.command()

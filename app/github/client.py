@@ -30,10 +30,12 @@ from app.github.file_diffs import file_section
 from app.github.git_data import GitData
 from app.github.identity import AppIdentity
 from app.github.models import (
+    Author,
     Comparison,
     FileAt,
     IssueComment,
     PullRequest,
+    Reacted,
     Reaction,
     ThreadComment,
 )
@@ -335,6 +337,15 @@ class Installation:
                 return "none"
             raise
         return read(answers.Permission, response).permission or "none"
+
+    @translating
+    async def thumbs_down(self, ref: PullKey, comment_id: int) -> list[Author]:
+        """Who reacted 👎 to the review comment `comment_id`: the first hundred, oldest first
+        (the first person who may steer Tiebreak among them is all a review needs)."""
+        response = await self._rest.reactions.async_list_for_pull_request_review_comment(
+            ref.owner, ref.repo, comment_id, content="-1", per_page=100
+        )
+        return [r.user for r in read(list[Reacted], response) if r.user is not None]
 
     @translating
     async def react(self, ref: PullKey, comment: CommentRef, content: Reaction) -> None:

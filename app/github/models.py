@@ -59,6 +59,12 @@ class IssueComment(Read):
     user: Author | None = None
 
 
+class Reacted(Read):
+    """One person's reaction to a comment: who."""
+
+    user: Author | None = None
+
+
 class Reactions(Read):
     """How many people reacted to a comment, by reaction."""
 

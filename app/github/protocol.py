@@ -13,6 +13,7 @@ from typing import Protocol
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.models import (
+    Author,
     Comparison,
     FileAt,
     GitFile,
@@ -102,6 +103,10 @@ class InstallationClient(Protocol):
 
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
         """None when GitHub has not got both commits."""
+        ...
+
+    async def thumbs_down(self, ref: PullKey, comment_id: int) -> list[Author]:
+        """Who reacted 👎 to the review comment `comment_id`."""
         ...
 
     async def permission(self, ref: PullKey, login: str) -> str:

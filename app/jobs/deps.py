@@ -26,6 +26,7 @@ from app.store.allowance import DailyAllowance, utc_now
 from app.store.connection import Pool
 from app.store.heads import Heads
 from app.store.hearings import Hearings
+from app.store.learnings import LearningStore
 from app.store.live import LiveRuns
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
@@ -149,6 +150,10 @@ class WorkerDeps(WorkerSetup):
     def hearings(self) -> Hearings:
         """The replies heard on finding threads, each once, and their cap."""
         return Hearings(self.redis)
+
+    def learnings(self) -> LearningStore:
+        """What each repository's people taught Tiebreak."""
+        return LearningStore(self.redis)
 
     def live_runs(self) -> LiveRuns:
         """The coordination keys of live runs."""

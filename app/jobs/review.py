@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
@@ -37,8 +38,9 @@ from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
 from app.jobs.results import JobResult
 from app.jobs.superseding import Superseding
+from app.jobs.teaching import applied, learn_from_thumbs_down
 from app.jobs.together import together
-from app.publishing import check_runs
+from app.publishing import check_runs, learnings
 from app.publishing.publication import (
     CheckRunResult,
     Conversation,
@@ -206,18 +208,28 @@ class ReviewRun:
         """The review units of `diff`, each with what its agents read beside it. The files
         read for them are let go here, not held while the debates run."""
         deps = self.deps
-        read = await reading_for(
-            self.github,
-            self.ref,
-            pull,
-            self.config,
-            diff,
-            deps.parsing,
-            deps.reading,
-            deps.snapshots,
+        read, learnings = await together(
+            reading_for(
+                self.github,
+                self.ref,
+                pull,
+                self.config,
+                diff,
+                deps.parsing,
+                deps.reading,
+                deps.snapshots,
+            ),
+            applied(deps.learnings(), self.config.learnings, self.ref.full_name),
         )
         self.head_not_read = read.head_not_read
-        return read.reading.attach(diff.units(deps.unit_tokens))
+        reading = read.reading
+        reading = replace(reading, guidance=replace(reading.guidance, learnings=learnings))
+        return [
+            replace(
+                unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths))
+            )
+            for unit in reading.attach(diff.units(deps.unit_tokens))
+        ]
 
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
@@ -252,11 +264,12 @@ class ReviewRun:
         ref, check_id, config = self.ref, plan.check_run_id, self.config
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
-        _, spent, remaining, (review, conversation) = await together(
+        _, spent, remaining, (review, conversation), readings = await together(
             self.live.set_run(self.run_id, RunStatus(state=State.COMPLETING)),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
             self._reconcile(plan, shown, diff, earlier),
+            self.live.readings(self.run_id, plan.units),
         )
         ceiling, cap = plan.policy.token_ceiling, allowance.cap
         spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
@@ -265,7 +278,10 @@ class ReviewRun:
             hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
             head_not_read=plan.head_not_read,
-        ) + ((f"_{plan.tests_note}_",) if plan.tests_note else ())
+        )
+        notes += ((f"_{plan.tests_note}_",) if plan.tests_note else ()) + learnings.applied(
+            r.learned for r in readings.values()
+        )
         links = self.deps.links
         self.details_url = links.url(self.run_id) if links else None
         run = self.run_info.model_copy(
@@ -282,7 +298,14 @@ class ReviewRun:
         conclusion = str(publication.check.conclusion)
         await together(
             self.deps.transcripts().save(
-                TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
+                TranscriptRecord.of_run(
+                    plan,
+                    diff,
+                    debated,
+                    spend,
+                    conclusion,
+                    {unit: reading.learned for unit, reading in readings.items()},
+                )
             ),
             set_label(self.github, ref, publication.label, publication.label_name),
         )
@@ -299,7 +322,7 @@ class ReviewRun:
                 config=config,
                 details_url=self.details_url,
                 conversation=conversation,
-                readings=await self.live.readings(self.run_id, plan.units),
+                readings=readings,
             )
         )
         return conclusion
@@ -321,6 +344,15 @@ class ReviewRun:
         may have changed it, and a run picked up from a dead coordinator has no plan-time
         copy."""
         threads = await posted_threads(self.github, self.ref)
+        await learn_from_thumbs_down(
+            self.github,
+            self.deps.learnings(),
+            self.config.learnings,
+            earlier,
+            threads,
+            pull_url=plan.html_url,
+            now=self.deps.clock(),
+        )
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = Conversation(
             threads=standing.threads,

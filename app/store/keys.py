@@ -399,3 +399,30 @@ def replies_heard(pull: PullKey) -> str:
 def replies_capped(pull: PullKey) -> str:
     """string: set once the note that the pull request heard its last reply is posted."""
     return f"tiebreak:replies:{pull.key}:capped"
+
+
+# -- what a repository's people taught Tiebreak (app.store.learnings) ---------------------------
+
+
+def learnings(repository: str) -> str:
+    """hash, no TTL, at most `policies.learnings.MAX_LEARNINGS` fields: field, a learning's
+    number in the repository `owner/repo`; value, the learning (JSON). Numbers are never
+    reused, so `/tiebreak forget N` means the learning `/tiebreak learnings` showed as N."""
+    return f"tiebreak:learnings:{repository.lower()}"
+
+
+def learnings_counter(repository: str) -> str:
+    """string, no TTL: the last number given to a learning of the repository `owner/repo`."""
+    return f"tiebreak:learnings:{repository.lower()}:last"
+
+
+TAUGHT_TTL = 30 * DAY
+"""How long a finding's thread is remembered to have taught: as long as its pull request's
+head is."""
+
+
+def taught(repository: str, thread: int) -> str:
+    """string: set once the review thread starting with comment `thread` of the repository
+    `owner/repo` taught a learning by a 👎, so the 👎 still there at later reviews teaches it
+    no second time."""
+    return f"tiebreak:learnings:{repository.lower()}:taught:{thread}"

@@ -99,9 +99,13 @@ class UnitPlan(BaseModel):
     """The repository's guidance for the unit's files, read from the base branch."""
     tests: ActionsTesting | None = None
     """How its findings' tests are run; None: they are not."""
+    learned: tuple[str, ...] = ()
+    """The repository's learnings in `guidance`, each as the agents read it."""
 
     def review_unit(self) -> ReviewUnit:
-        return ReviewUnit(self.unit_id, Diff.parse(self.diff), self.context, self.guidance)
+        return ReviewUnit(
+            self.unit_id, Diff.parse(self.diff), self.context, self.guidance, self.learned
+        )
 
 
 def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str, bytes]:
@@ -122,6 +126,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 context=unit.context,
                 guidance=unit.guidance,
                 tests=plan.tests,
+                learned=unit.learned,
             )
         )
     return values
@@ -148,7 +153,7 @@ async def read_readings(redis: Redis, run: str, count: int) -> dict[str, UnitRea
     raw = await redis.mget([keys.unit_plan(run, n) for n in range(count)]) if count else []
     plans = [unpack(UnitPlan, value) for value in raw if value is not None]
     return {
-        p.unit_id: UnitReading(context=p.context, guidance=p.guidance)
+        p.unit_id: UnitReading(context=p.context, guidance=p.guidance, learned=p.learned)
         for p in plans
         if p.context or p.guidance
     }

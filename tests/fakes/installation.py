@@ -19,6 +19,7 @@ from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.errors import GitHubError
 from app.github.models import (
+    Author,
     Comparison,
     FileAt,
     GitFile,
@@ -92,6 +93,8 @@ class FakeInstallation:
         self.labels: set[str] = set()
         self.pull_labels: list[str] = []
         self.reactions: list[tuple[CommentRef, Reaction]] = []
+        self.thumbs_downs: dict[int, list[Author]] = {}
+        """Who reacted 👎 to each review comment, by its id."""
         self.calls: list[str] = []
         """The name of each call made, in order."""
         self.git = FakeGitData()
@@ -166,6 +169,10 @@ class FakeInstallation:
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
         self._call("compare")
         return self.comparisons.get((base, head))
+
+    async def thumbs_down(self, ref: PullKey, comment_id: int) -> list[Author]:
+        self._call("thumbs_down")
+        return list(self.thumbs_downs.get(comment_id, []))
 
     async def permission(self, ref: PullKey, login: str) -> str:
         self._call("permission")

@@ -15,6 +15,7 @@ from policies.config import (
 from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
 from policies.hearing import HearingPolicy
+from policies.learnings import LearnedRule, LearningsConfig
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
 from policies.verification import VerifyConfig
@@ -81,6 +82,12 @@ path_instructions:
   - path: "migrations/**"
     instructions: Every migration must be reversible.
 guidelines: [CONTRIBUTING.md, docs/style.md]
+learnings:
+  enabled: false
+  max_tokens: 500
+  rules:
+    - rule: Amounts are integers in cents; integer division on them is intended.
+      paths: ["billing/**"]
 """
 
 
@@ -188,6 +195,16 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             ),
         ),
         guidelines=("CONTRIBUTING.md", "docs/style.md"),
+        learnings=LearningsConfig(
+            enabled=False,
+            max_tokens=500,
+            rules=(
+                LearnedRule(
+                    rule="Amounts are integers in cents; integer division on them is intended.",
+                    paths=("billing/**",),
+                ),
+            ),
+        ),
     )
     assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
 
@@ -204,6 +221,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.conversation, DEFAULTS.conversation),
         (config.context, DEFAULTS.context),
         (config.verify, DEFAULTS.verify),
+        (config.learnings, DEFAULTS.learnings),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name
@@ -639,6 +657,18 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
             2,
             "character classes such as [:digit:] are not supported",
         ),
+        (
+            "learnings:\n  - rule: x\n    paths: ['src/[z-a]']\n",
+            "learnings.0.paths",
+            3,
+            "bad character range",
+        ),
+        (
+            "learnings:\n  rules:\n    - rule: x\n      paths: ['!src/**']\n",
+            "learnings.rules.0.paths",
+            4,
+            "negated globs are not supported",
+        ),
     ],
     ids=[
         "bad-range",
@@ -648,6 +678,8 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
         "too-many",
         "too-many-wildcards",
         "posix-character-class",
+        "bad-range-in-a-learning",
+        "negation-in-a-learning",
     ],
 )
 def test_a_glob_tiebreak_cannot_match_is_named_on_its_line(

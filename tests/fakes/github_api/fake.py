@@ -143,6 +143,11 @@ class FakeGitHub(
                 re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)/reactions"),
                 "_react_to_review_comment",
             ),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)/reactions"),
+                "_list_review_comment_reactions",
+            ),
             ("GET", re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)"), "_get_review_comment"),
             (
                 "GET",
