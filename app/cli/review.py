@@ -1,15 +1,17 @@
-"""`tiebreak review`: the trio on a local diff, the outcome in the terminal or as JSON.
+"""`tiebreak review`: the trio on a local diff or a pull request on GitHub, the outcome in the
+terminal or as JSON.
 
 The code around the changes is read from a checkout at the diff's new side
-(:mod:`app.cli.checkout`); with `--verify`, the findings' tests run on it
+(:mod:`app.cli.checkout`), or fetched with a pull request given by its address
+(:mod:`app.cli.pull_review`); with `--verify`, the findings' tests run on the checkout
 (:mod:`app.cli.verifying`).
 """
 
 import asyncio
 import sys
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import TextIO
 
 import click
 from pydantic import ValidationError
@@ -20,19 +22,25 @@ from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.proofs import Proving
 from agents.review import Review, review_diff
+from app.cli import pull_review
 from app.cli.checkout import checkout_sources, work_tree
 from app.cli.exits import fail as _fail
 from app.cli.model_choice import connect, model_options
+from app.cli.pull_address import is_address
 from app.cli.terminal import Progress, render
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
 from app.parsing import Parsing
 from policies.debate import DebatePolicy
+from policies.guidance import Guidance
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
+DEFAULTS = DebatePolicy()
+"""The debate's defaults, which a pull request's config and the options override."""
+
 
 @click.command()
-@click.argument("patch", type=click.File("r", encoding="utf-8", errors="replace"))
+@click.argument("source", metavar="DIFF|PULL")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
 @click.option("--max-rounds", type=int, help="Rounds before open findings go to the arbiter.")
 @click.option("--budget", type=int, help="Starting token budget of the coder-tester edge.")
@@ -57,10 +65,15 @@ EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
     help="A checkout at the diff's new side, to read the code around each change from "
     "(default: the current directory, when it is one).",
 )
+@click.option(
+    "--post",
+    is_flag=True,
+    help="Post the review on the pull request, as the token's user (with a PULL only).",
+)
 @model_options
 @verify_options
 def review(
-    patch: TextIO,
+    source: str,
     as_json: bool,
     max_rounds: int | None,
     budget: int | None,
@@ -77,8 +90,13 @@ def review(
     verify_setup: str | None,
     base: str | None,
     no_sandbox: bool,
+    post: bool,
 ) -> None:
-    """Review a unified diff (a file, or - for standard input) with the three agents.
+    """Review a unified diff (a file, or - for standard input) or a pull request on GitHub
+    (https://github.com/OWNER/REPO/pull/N, or OWNER/REPO#N) with the three agents.
+
+    A pull request's debate follows its repository's .github/tiebreak.yml at the base, which
+    the options override.
 
     Exit status: 0 when no finding is left open, 1 when findings stay unresolved or a part
     of the diff could not be reviewed, 2 for a usage or input error.
@@ -92,33 +110,63 @@ def review(
         "focus": focus or None,
         "topology": topology,
     }
-    try:
-        policy = DebatePolicy(**{k: v for k, v in overrides.items() if v is not None})
-        diff = Diff.parse(patch.read())
-    except ValidationError as exc:
-        _fail(f"invalid option: {_first_error(exc)}")
-    except DiffError as exc:
-        _fail(str(exc))
-    directory = repo_dir or Path.cwd()
-    sources, read = checkout_sources(diff, directory)
+    chosen = {k: v for k, v in overrides.items() if v is not None}
+    policy = _policy(DEFAULTS, chosen)
     verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
-    checkout = work_tree(directory) if sources is not None else None
-    config = verify_config(verifying, checkout, read)
-    llm = connect(tester_model, coder_model, arbiter_model)
+    asked = None
+    guidance = Guidance()
+    if is_address(source) and not Path(source).exists():
+        asked = pull_review.connect(source, post=post)
+        llm = connect(tester_model, coder_model, arbiter_model)
+        remote = pull_review.fetched(asked)
+        diff, sources, read, checkout = remote.diff, remote.sources, remote.read, None
+        policy, guidance = _policy(remote.config.debate, chosen), remote.guidance
+        config = verify_config(verifying, checkout, "a pull request's address has no checkout")
+    else:
+        if post:
+            _fail("--post posts on a pull request: give its address, not a diff")
+        diff = _parsed(source)
+        directory = repo_dir or Path.cwd()
+        sources, read = checkout_sources(diff, directory)
+        checkout = work_tree(directory) if sources is not None else None
+        config = verify_config(verifying, checkout, read)
+        llm = connect(tester_model, coder_model, arbiter_model)
     if sources is None:
         click.echo(
             f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
         )
     else:
         click.echo(f"tiebreak: {read}", err=True)
+    proofs = proving(verifying, config, checkout, diff)
     try:
-        result = asyncio.run(
-            _review(diff, llm, policy, sources, proving(verifying, config, checkout, diff))
-        )
+        result = asyncio.run(_review(diff, llm, policy, sources, proofs, guidance))
     except LLMFatal as exc:
         _fail(str(exc))
     click.echo(result.model_dump_json(indent=2) if as_json else render(result))
+    if asked is not None and post:
+        pull_review.posted(asked, remote, result)
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
+
+
+def _policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
+    """`base` with the options given; exit 2 when they make no policy."""
+    try:
+        return DebatePolicy.model_validate({**base.model_dump(), **chosen})
+    except ValidationError as exc:
+        _fail(f"invalid option: {_first_error(exc)}")
+
+
+def _parsed(source: str) -> Diff:
+    """The diff in the file `source`, or on standard input for `-`; exit 2 when it is none."""
+    try:
+        with click.open_file(source, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError as exc:
+        _fail(f"cannot read {source}: {exc.strerror or exc}")
+    try:
+        return Diff.parse(text)
+    except DiffError as exc:
+        _fail(str(exc))
 
 
 async def _review(
@@ -127,12 +175,13 @@ async def _review(
     policy: DebatePolicy,
     sources: dict[str, str] | None,
     proofs: AbstractAsyncContextManager[Proving | None],
+    guidance: Guidance,
 ) -> Review:
     progress = Progress(llm, lambda line: click.echo(line, err=True))
     parsing = Parsing()
     try:
         outlines = await parsing.outlines(sources) if sources else {}
-        reading = Reading(sources, outlines=outlines)
+        reading = Reading(sources, outlines=outlines, guidance=guidance)
         async with proofs as proving:
             return await review_diff(diff, progress, policy, reading=reading, proving=proving)
     finally:
