@@ -36,15 +36,40 @@ from policies.guidance import Guidance
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
 DEFAULTS = DebatePolicy()
-"""The debate's defaults, which a pull request's config and the options override."""
+"""The debate's defaults, shown in the options' help."""
+
+MERGE_HINT = (
+    "; a merge commit's `git show` shows no diff: use `git show --first-parent` (the changes "
+    "the merge brought in) or `git show -m` (a diff per parent)"
+)
+
+EPILOG = """\b
+The model's key: ANTHROPIC_API_KEY. On Amazon Bedrock (TIEBREAK_PROVIDER=bedrock), AWS's
+credentials and AWS_REGION; on Google Vertex AI (TIEBREAK_PROVIDER=vertex), Google's
+application-default credentials, CLOUD_ML_REGION and ANTHROPIC_VERTEX_PROJECT_ID.
+A pull request is read with GITHUB_TOKEN (else `gh auth token`); without a token, only a
+public repository's.
+"""
 
 
-@click.command()
+@click.command(epilog=EPILOG)
 @click.argument("source", metavar="DIFF|PULL")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
-@click.option("--max-rounds", type=int, help="Rounds before open findings go to the arbiter.")
-@click.option("--budget", type=int, help="Starting token budget of the coder-tester edge.")
-@click.option("--ceiling", type=int, help="Hard token ceiling of the whole review.")
+@click.option(
+    "--max-rounds",
+    type=int,
+    help=f"Rounds before open findings go to the arbiter (default {DEFAULTS.max_rounds}).",
+)
+@click.option(
+    "--budget",
+    type=int,
+    help=f"Starting token budget of the coder-tester edge (default {DEFAULTS.initial_budget:,}).",
+)
+@click.option(
+    "--ceiling",
+    type=int,
+    help=f"Hard token ceiling of the whole review (default {DEFAULTS.token_ceiling:,}).",
+)
 @click.option("--no-arbitration", is_flag=True, help="Leave deadlocks unresolved.")
 @click.option("--testers", type=int, help="Testers on the panel, 1 to 5 (default 1).")
 @click.option(
@@ -158,6 +183,9 @@ def _policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
 
 def _parsed(source: str) -> Diff:
     """The diff in the file `source`, or on standard input for `-`; exit 2 when it is none."""
+    if source == "-" and sys.stdin.isatty():
+        # Nothing piped in: a person may be waiting on a command that waits on them.
+        click.echo("tiebreak: reading a diff from standard input (Ctrl-D ends it)", err=True)
     try:
         with click.open_file(source, encoding="utf-8", errors="replace") as file:
             text = file.read()
@@ -166,7 +194,15 @@ def _parsed(source: str) -> Diff:
     try:
         return Diff.parse(text)
     except DiffError as exc:
-        _fail(str(exc))
+        _fail(str(exc) + (MERGE_HINT if _merge_commit(text) else ""))
+
+
+def _merge_commit(text: str) -> bool:
+    """Whether `text` is `git show`'s (or `git log -p`'s) header of a merge commit."""
+    header = text.split("\ndiff ", 1)[0]
+    return header.startswith("commit ") and any(
+        line.startswith("Merge: ") for line in header.splitlines()
+    )
 
 
 async def _review(
