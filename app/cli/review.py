@@ -11,6 +11,7 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -31,7 +32,6 @@ from app.cli.terminal import Progress, render
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
 from app.parsing import Parsing
 from policies.debate import DebatePolicy
-from policies.guidance import Guidance
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
@@ -139,13 +139,13 @@ def review(
     policy = _policy(DEFAULTS, chosen)
     verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
     asked = None
-    guidance = Guidance()
     if is_address(source) and not Path(source).exists():
         asked = pull_review.connect(source, post=post)
         llm = connect(tester_model, coder_model, arbiter_model)
         remote = pull_review.fetched(asked)
         diff, sources, read, checkout = remote.diff, remote.sources, remote.read, None
-        policy, guidance = _policy(remote.config.debate, chosen), remote.guidance
+        policy = _policy(remote.config.debate, chosen)
+        reading = Reading(sources, remote.config.context.max_tokens, remote.guidance)
         config = verify_config(verifying, checkout, "a pull request's address has no checkout")
     else:
         if post:
@@ -156,6 +156,7 @@ def review(
         checkout = work_tree(directory) if sources is not None else None
         config = verify_config(verifying, checkout, read)
         llm = connect(tester_model, coder_model, arbiter_model)
+        reading = Reading(sources)
     if sources is None:
         click.echo(
             f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
@@ -164,7 +165,7 @@ def review(
         click.echo(f"tiebreak: {read}", err=True)
     proofs = proving(verifying, config, checkout, diff)
     try:
-        result = asyncio.run(_review(diff, llm, policy, sources, proofs, guidance))
+        result = asyncio.run(_review(diff, llm, policy, reading, proofs))
     except LLMFatal as exc:
         _fail(str(exc))
     click.echo(result.model_dump_json(indent=2) if as_json else render(result))
@@ -209,17 +210,18 @@ async def _review(
     diff: Diff,
     llm: ClaudeLLM,
     policy: DebatePolicy,
-    sources: dict[str, str] | None,
+    reading: Reading,
     proofs: AbstractAsyncContextManager[Proving | None],
-    guidance: Guidance,
 ) -> Review:
+    """The review of `diff`, its agents reading `reading` (its files parsed here)."""
     progress = Progress(llm, lambda line: click.echo(line, err=True))
     parsing = Parsing()
     try:
+        sources = reading.sources
         outlines = await parsing.outlines(sources) if sources else {}
-        reading = Reading(sources, outlines=outlines, guidance=guidance)
         async with proofs as proving:
-            return await review_diff(diff, progress, policy, reading=reading, proving=proving)
+            read = replace(reading, outlines=outlines)
+            return await review_diff(diff, progress, policy, reading=read, proving=proving)
     finally:
         parsing.close()
         await llm.aclose()

@@ -70,8 +70,8 @@ def test_a_pull_request_is_reviewed_by_its_address_and_nothing_is_posted(
     assert f"{PAYMENTS}:16  blocker  fixed · unanimous · round 1" in result.stdout
     assert f"reviewing {SHORT} at {HEAD[:7]}" in result.stderr
     assert f"code around the changes read from {REPO} at {HEAD[:7]}" in result.stderr
-    # The agents read the file at the head around the change.
-    assert "def split(total, parts):" in json.dumps(model.requests[0].body)
+    # The agents read the file at the head around the change: its first line, out of the diff.
+    assert "import decimal" in json.dumps(model.requests[0].body)
     assert writes(github) == []
     assert github.reviews(REPO, NUMBER) == []
 
@@ -234,3 +234,15 @@ def test_post_is_refused_for_a_diff_file(model: FakeMessagesAPI, tmp_path: Path)
 
     assert result.exit_code == 2
     assert "--post posts on a pull request: give its address" in result.stderr
+
+
+def test_the_configs_context_budget_bounds_what_the_agents_read(
+    github: FakeGitHub, model: FakeMessagesAPI
+) -> None:
+    token = github.issue_person_token(PERSON, repos=[REPO])
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", "context:\n  max_tokens: 0\n")
+
+    result = review(github, model, SHORT, token=token)
+
+    assert result.exit_code == 0, result.output
+    assert "import decimal" not in json.dumps(model.requests[0].body)
