@@ -18,7 +18,7 @@ from app.events import PullKey
 from app.github.answers import read
 from app.github.client import TIMEOUT_SECONDS, Installation
 from app.github.errors import translating
-from app.github.identity import AppIdentity
+from app.github.identity import NoAuthorship
 from app.github.models import PostedReview
 from app.github.pool import ConnectionPool
 from app.github.retry import CappedRetry, CountedFailures
@@ -47,11 +47,9 @@ class PersonalClient:
             http_cache=False,
             async_transport=self._pool,
         )
-        # The reads of the installation's calls serve a person as they are. Its reads of
-        # Tiebreak's own earlier posts (the App's) are never asked for here.
-        self.reads = Installation(
-            self._github, AppIdentity(self._github), retry_backoff=retry_backoff
-        )
+        # The installation's reads serve a person as they are; none of the person's posts is
+        # read back as Tiebreak's own.
+        self.reads = Installation(self._github, NoAuthorship(), retry_backoff=retry_backoff)
         """The pull request, its diff and files, as an installation reads them."""
 
     @translating
