@@ -246,3 +246,20 @@ def test_the_configs_context_budget_bounds_what_the_agents_read(
 
     assert result.exit_code == 0, result.output
     assert "import decimal" not in json.dumps(model.requests[0].body)
+
+
+def test_a_comment_github_will_not_place_goes_in_the_reviews_body(
+    github: FakeGitHub, model: FakeMessagesAPI
+) -> None:
+    token = github.issue_person_token(PERSON, repos=[REPO])
+    github.fail_next("POST", f"/repos/{REPO}/pulls/{NUMBER}/reviews", 422)
+
+    result = review(github, model, SHORT, "--post", "--json", token=token)
+
+    assert result.exit_code == 0, result.output
+    (posted,) = github.reviews(REPO, NUMBER)
+    assert posted.comments == []
+    assert LOG_LINE in posted.body  # the fix, in the body instead of a suggestion
+    assert f"posted a review of {SHORT} as {PERSON}, 0 comments" in result.stderr
+    # The review printed as JSON stays JSON: what was posted is said on standard error.
+    assert json.loads(result.stdout)["units"]
