@@ -66,11 +66,11 @@ def fetched(asked: PullRequest) -> RemotePull:
     except DiffError as exc:
         fail(f"{asked.address}'s diff: {exc}")
     pull = remote.pull
-    said = f"tiebreak: reviewing {asked.address} at {pull.head_sha[:7]}: {pull.title}"
-    click.echo(said, err=True)
+    title = _printable(pull.title)
+    click.echo(f"tiebreak: reviewing {asked.address} at {pull.head_sha[:7]}: {title}", err=True)
     for problem in remote.problems:
         where = f"{CONFIG_PATH}:{problem.line}" if problem.line else CONFIG_PATH
-        click.echo(f"tiebreak: {where} at the base: {problem.message}", err=True)
+        click.echo(f"tiebreak: {where} at the base: {_printable(problem.message)}", err=True)
     return remote
 
 
@@ -82,6 +82,12 @@ def posted(asked: PullRequest, remote: RemotePull, review: Review) -> None:
     click.echo(
         f"tiebreak: posted a review of {asked.address}{who}, {said}: {done.html_url}", err=True
     )
+
+
+def _printable(text: str) -> str:
+    """`text`, written by whoever opened the pull request, without the control characters
+    that would move the cursor or recolour the terminal."""
+    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def _run(asked: PullRequest, call: Coroutine[Any, Any, T]) -> T:

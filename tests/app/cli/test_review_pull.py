@@ -12,7 +12,7 @@ from app.cli.main import main
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
 from tests.scenarios.debates import AGREED, LOG_LINE, PAYMENTS
-from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO
+from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 
 SHORT = f"{REPO}#{NUMBER}"
 PERSON = "alice"
@@ -263,3 +263,16 @@ def test_a_comment_github_will_not_place_goes_in_the_reviews_body(
     assert f"posted a review of {SHORT} as {PERSON}, 0 comments" in result.stderr
     # The review printed as JSON stays JSON: what was posted is said on standard error.
     assert json.loads(result.stdout)["units"]
+
+
+def test_a_title_cannot_drive_the_terminal(github: FakeGitHub, model: FakeMessagesAPI) -> None:
+    token = github.issue_person_token(PERSON, repos=[REPO])
+    github.add_pull(
+        REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF, title="Fix\x1b[2J\x1b]0;pwned\x07"
+    )
+
+    result = review(github, model, SHORT, token=token)
+
+    assert result.exit_code == 0, result.output
+    assert f"reviewing {SHORT} at {HEAD[:7]}: Fix [2J ]0;pwned " in result.stderr
+    assert "\x1b" not in result.stderr
