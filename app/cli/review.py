@@ -140,13 +140,14 @@ def review(
     verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
     asked = None
     if is_address(source) and not Path(source).exists():
+        checkout = None
+        config = verify_config(verifying, checkout, "a pull request's address has no checkout")
         asked = pull_review.connect(source, post=post)
         llm = connect(tester_model, coder_model, arbiter_model)
         remote = pull_review.fetched(asked)
-        diff, sources, read, checkout = remote.diff, remote.sources, remote.read, None
+        diff, sources, read = remote.diff, remote.sources, remote.read
         policy = _policy(remote.config.debate, chosen)
         reading = Reading(sources, remote.config.context.max_tokens, remote.guidance)
-        config = verify_config(verifying, checkout, "a pull request's address has no checkout")
     else:
         if post:
             _fail("--post posts on a pull request: give its address, not a diff")

@@ -276,3 +276,15 @@ def test_a_title_cannot_drive_the_terminal(github: FakeGitHub, model: FakeMessag
     assert result.exit_code == 0, result.output
     assert f"reviewing {SHORT} at {HEAD[:7]}: Fix [2J ]0;pwned " in result.stderr
     assert "\x1b" not in result.stderr
+
+
+def test_verify_wants_a_checkout_and_says_so_before_github_is_asked(
+    github: FakeGitHub, model: FakeMessagesAPI
+) -> None:
+    token = github.issue_person_token(PERSON, repos=[REPO])
+
+    result = review(github, model, SHORT, "--verify", "python -m pytest {test}", token=token)
+
+    assert result.exit_code == 2
+    assert "--verify needs a checkout at the diff's new side" in result.stderr
+    assert github.requests == []
