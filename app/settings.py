@@ -76,6 +76,10 @@ class Settings(BaseSettings):
     github_api_url: AnyHttpUrl = AnyHttpUrl("https://api.github.com")
     """The REST API root (`GITHUB_API_URL`): GitHub Enterprise Server's `https://host/api/v3`."""
 
+    github_token: SecretStr | None = None
+    """A person's token (`GITHUB_TOKEN`), with which `tiebreak review` reads a pull request
+    by its address, and with `--post` reviews it as that person; the App never uses it."""
+
     anthropic_api_key: SecretStr | None = None
     """The Anthropic API key (`ANTHROPIC_API_KEY`)."""
 

@@ -28,7 +28,7 @@ from app.github.blobs import file_text, read_sizes, read_texts
 from app.github.errors import translating
 from app.github.file_diffs import file_section
 from app.github.git_data import GitData
-from app.github.identity import AppIdentity
+from app.github.identity import AppIdentity, Authorship
 from app.github.models import (
     Author,
     Comparison,
@@ -109,12 +109,13 @@ class GitHubApp:
 class Installation:
     """Calls on behalf of one installation.
 
-    What it reads back of Tiebreak's own posts (reviews, comments) is only what the App's
-    bot user wrote: a marker anyone else writes is not Tiebreak's.
+    What it reads back of Tiebreak's own posts (reviews, comments) is only what `identity`
+    says Tiebreak wrote: the App's bot user's (a marker anyone else writes is not Tiebreak's),
+    or nothing, for a person's calls (:mod:`app.github.personal`).
     """
 
     def __init__(
-        self, github: GitHub[Any], identity: AppIdentity, *, retry_backoff: float = 1.0
+        self, github: GitHub[Any], identity: Authorship, *, retry_backoff: float = 1.0
     ) -> None:
         self._github = github
         self._rest = github.rest

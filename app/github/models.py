@@ -51,6 +51,14 @@ class Author(Read):
     """`User`, or `Bot` for an App's bot user."""
 
 
+class PostedReview(Read):
+    """A review just posted: where it is, and who GitHub says wrote it."""
+
+    id: int
+    html_url: OrEmpty = ""
+    user: Author | None = None
+
+
 class IssueComment(Read):
     """A comment in the pull request's conversation."""
 

@@ -52,6 +52,15 @@ class _Base(LoopbackFake):
             raise _not_found()
         return pull
 
+    def _poster(self, request: _Request) -> tuple[str, str]:
+        """Who writes what the request posts, login and type: the person whose token it
+        carries, else the App's bot user (an installation posts as the App)."""
+        _, _, credential = request.headers.get("authorization", "").partition(" ")
+        token = self._tokens.get(credential)
+        if token is not None and token.person is not None:
+            return token.person, "User"
+        return f"{self.app_slug}[bot]", "Bot"
+
     # -- helpers ------------------------------------------------------------------------------
 
     def _page(self, request: _Request, items: list[Any]) -> _Answer:

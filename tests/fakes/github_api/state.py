@@ -100,6 +100,8 @@ class _Token:
     installation_id: int
     repos: frozenset[str] | None
     """Lower-cased full names the token was narrowed to; None for all of the installation's."""
+    person: str | None = None
+    """The login of the person whose token it is (`ghp_…`); None for an installation's."""
 
 
 def _error_body(status: int) -> dict[str, str]:
