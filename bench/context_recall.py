@@ -57,7 +57,7 @@ BILLED_PER_CONTEXT_TOKEN = 1.75
 write at 1.25, then a read at 0.1 a call."""
 AROUND = 3
 _NUMBERED = re.compile(r"^ *(\d+) (.*)$")
-_HEADER = re.compile(r"^(\S+) lines \d+-\d+: ")
+_HEADER = re.compile(r"^(\S+) lines \d+-\d+(?: \(shown in part\))?: ")
 
 
 @dataclass

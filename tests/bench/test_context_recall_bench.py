@@ -38,3 +38,16 @@ def test_the_benchmark_prints_both_recalls_at_three_budgets(
     assert [row[0] for row in rows] == ["0.5", "1", "2"]
     # Every definition the bugs misuse is found in another module and shown.
     assert {row[2] for row in rows} == {"1.00"}
+
+
+def test_a_scope_shown_in_part_counts_only_the_lines_it_shows() -> None:
+    context = (
+        "shop/a.py lines 1-3: function helper, called by a change\n"
+        "    1 def helper():\n"
+        "shop/b.py lines 5-20 (shown in part): function total, around a change\n"
+        "    5 def total(items):\n"
+        "      … lines 6–9 not shown …\n"
+        "   10     return sum(items)\n"
+    )
+
+    assert set(bench.numbered(context)) == {("shop/a.py", 1), ("shop/b.py", 5), ("shop/b.py", 10)}
