@@ -1,6 +1,8 @@
 """The code around a review unit's changes, as its agents read it beside the diff.
 
-For each hunk, the function or class enclosing its changed lines (`agents.scopes`), then the
+For each hunk, the functions and classes enclosing its changed lines (`agents.scopes`; one
+the hunk adds whole is read in the diff, and brings only the signature of the class around
+it; an added blank line brings nothing), then the
 helpers in the same file those lines call, then what the repository's other files tell about
 the change when they were read (`agents.related`: the definitions of the names it uses, the
 callers of the functions it changes, the tests that call them), then the whole file when it
@@ -263,14 +265,11 @@ def _pieces(diff: Diff, files: Mapping[str, _File]) -> Iterator[_Piece]:
         count, parsed = len(file.lines), file.outline
         around: dict[Scope, list[int]] = {}
         for hunk in diff_file.hunks:
-            lines = [n for n in _added(hunk) if n <= count] or [min(hunk.target_start, count)]
-            scope = parsed.enclosing(lines[0])
-            last = max(lines)
-            if scope.last < last:  # the hunk runs past its first line's scope
-                scope = Scope(
-                    scope.first, max(scope.last, min(last, count)), scope.what, scope.head
-                )
-            around.setdefault(_clamped(scope, count), []).extend(lines)
+            # An added blank line changes nothing a reader needs code around.
+            added = [n for n in _added(hunk) if n <= count and file.lines[n - 1].strip()]
+            lines = added or [min(hunk.target_start, count)]
+            for scope, mine in parsed.around(lines, added=bool(added)):
+                around.setdefault(_clamped(scope, count), []).extend(mine)
         seen = {(scope.first, scope.last) for scope in around}
         for scope, (lines, inner) in _folded(around).items():
             why = f"{scope.what}, around a change"

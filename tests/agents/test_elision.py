@@ -205,3 +205,50 @@ def test_a_signature_of_several_lines_is_shown_whole(path: str, head: str, state
     assert [shown.get(n) for n in range(1, len(signature) + 1)] == signature
     assert shown[len(signature) + 101] == statement.format(n=-100).rstrip("\n")
     assert len(signature) + 1 not in shown  # the body is not the signature
+
+
+def test_functions_a_hunk_adds_whole_are_read_in_the_diff_not_again_in_the_context() -> None:
+    # One hunk changes a line of `pay` and adds two whole functions after it, as a pull
+    # request that adds helpers beside the code it fixes does.
+    before = ["def pay(cart):", "    cart.paid = True", "    return cart", ""]
+    added = [
+        "",
+        "",
+        "def cart_to_dict(cart):",
+        '    return {"id": cart.id, "paid": cart.paid}',
+        "",
+        "",
+        "def total(carts):",
+        "    return sum(c.amount for c in carts)",
+    ]
+    after = [
+        "def pay(cart):",
+        "    cart.paid = True",
+        "    log(cart.id)",
+        "    return cart",
+        *added,
+    ]
+    later = [f"def helper_{n}(x):\n    return x + {n}\n\n" for n in range(40)]
+    old, new = "\n".join(before) + "".join(later), "\n".join(after) + "\n\n" + "".join(later)
+    diff = Diff.parse(git_diff({"shop/pay.py": (old, new)}))
+
+    context = unit_context(diff, {"shop/pay.py": new}, max_tokens=100)
+
+    headers = [line for line in context.splitlines() if line.startswith("shop/pay.py lines")]
+    assert headers == ["shop/pay.py lines 1-4: function pay, around a change"]
+    assert "def cart_to_dict" not in context
+    assert "def total" not in context
+
+
+def test_a_method_added_whole_brings_the_signature_of_its_class() -> None:
+    methods = [f"    def get_{n}(self):\n        return self.values[{n}]\n\n" for n in range(60)]
+    head = "class Store:\n    def __init__(self, values):\n        self.values = values\n\n"
+    added = "    def clear(self):\n        self.values.clear()\n\n"
+    old = head + "".join(methods)
+    new = head + "".join(methods[:30]) + added + "".join(methods[30:])
+    diff = Diff.parse(git_diff({"shop/store.py": (old, new)}))
+
+    context = unit_context(diff, {"shop/store.py": new}, max_tokens=100)
+
+    assert "shop/store.py lines 1-186 (shown in part): class Store, around a change" in context
+    assert "    1 class Store:" in context

@@ -134,17 +134,20 @@ def test_the_context_ranks_definitions_then_callers_then_tests_within_its_budget
     diff = Diff.parse(diff_text())
     found = related(diff, MemoryTree())
     roomy = unit_context(diff, {ORDERS: FILES[ORDERS]}, 4_000, found)
-    tight = unit_context(diff, {ORDERS: FILES[ORDERS]}, typical_tokens(roomy) - 60, found)
+    # The diff rewrites `order_total` whole, so the whole small file is the least relevant.
+    tight = unit_context(diff, {ORDERS: FILES[ORDERS]}, typical_tokens(roomy) - 180, found)
 
     shown, left_out = tight.split("Left out for the context budget")
 
     assert f"    9     {CONTRACT}" in roomy
     assert "tests/test_orders.py lines 6-8" in roomy
-    # The least relevant goes first: the test, after the definitions and the callers.
+    # The least relevant goes first: the whole file, then the test, after the definitions
+    # and the callers.
     assert f"    9     {CONTRACT}" in shown
     assert "    8     due = orders.order_total(basket.order)" in shown
     assert "tests/test_orders.py" not in shown
     assert "tests/test_orders.py lines 6-8" in left_out
+    assert f"{ORDERS} lines 1-10 (the whole file)" in left_out
 
 
 def test_a_search_that_did_not_run_is_said_once_and_the_changed_code_still_shown() -> None:
