@@ -16,10 +16,11 @@ from pydantic import ValidationError
 
 from agents.claude import ClaudeLLM
 from agents.context import Reading
+from agents.coverage import estimate
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.proofs import Proving
-from agents.review import Review, review_diff
+from agents.review import Review, review_units
 from app.cli.checkout import checkout_sources, work_tree
 from app.cli.exits import fail as _fail
 from app.cli.model_choice import connect, model_options
@@ -128,13 +129,16 @@ async def _review(
     sources: dict[str, str] | None,
     proofs: AbstractAsyncContextManager[Proving | None],
 ) -> Review:
-    progress = Progress(llm, lambda line: click.echo(line, err=True))
     parsing = Parsing()
     try:
         outlines = await parsing.outlines(sources) if sources else {}
-        reading = Reading(sources, outlines=outlines)
+        units = Reading(sources, outlines=outlines).attach(diff.units())
         async with proofs as proving:
-            return await review_diff(diff, progress, policy, reading=reading, proving=proving)
+            expected = estimate(units, policy, tests=proving is not None)
+            click.echo(f"tiebreak: {expected.describe()}", err=True)
+            progress = Progress(llm, lambda line: click.echo(line, err=True), [u.id for u in units])
+            review = await review_units(units, progress, policy, proving=proving)
+            return review.model_copy(update={"estimate": expected})
     finally:
         parsing.close()
         await llm.aclose()
