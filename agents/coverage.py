@@ -66,12 +66,16 @@ class Estimate(BaseModel):
             f"{_count(len(self.units), 'unit')} of {_count(self.files, 'file')} · about "
             f"{self.tokens:,} billed tokens expected against a ceiling of {self.ceiling:,}"
         )
-        if self.covered < len(self.units):
-            line += (
-                f": it may cover only the first {_count(self.covered, 'unit')}, which hold the "
-                "riskiest files; every file left is named at the end"
-            )
-        return line
+        covered = self.covered
+        if covered == len(self.units):
+            return line
+        if covered == 0:
+            reach = "it may not cover even the first unit, which holds the riskiest files"
+        elif covered == 1:
+            reach = "it may cover only the first unit, which holds the riskiest files"
+        else:
+            reach = f"it may cover only the first {covered} units, which hold the riskiest files"
+        return f"{line}: {reach}; every file left is named at the end"
 
 
 def estimate(units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool = False) -> Estimate:
