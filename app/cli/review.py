@@ -19,10 +19,11 @@ from pydantic import ValidationError
 
 from agents.claude import ClaudeLLM
 from agents.context import Reading
+from agents.coverage import estimate
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.proofs import Proving
-from agents.review import Review, review_diff
+from agents.review import Review, review_units
 from app.cli import pull_review
 from app.cli.checkout import checkout_sources
 from app.cli.exits import fail as _fail
@@ -217,7 +218,6 @@ async def _review(
 ) -> Review:
     """The review of `diff`, its agents reading `reading` (its files parsed here) and what
     the work tree `tree`'s other files tell about the changes (when there is one)."""
-    progress = Progress(llm, lambda line: click.echo(line, err=True))
     parsing = Parsing()
     try:
         sources = reading.sources
@@ -225,9 +225,14 @@ async def _review(
         related = await parsing.related(tree, diff) if sources and tree else None
         if related is not None and related.note:
             click.echo(f"tiebreak: {related.note}", err=True)
+        read = replace(reading, outlines=outlines, related=related)
+        units = read.attach(diff.units())
         async with proofs as proving:
-            read = replace(reading, outlines=outlines, related=related)
-            return await review_diff(diff, progress, policy, reading=read, proving=proving)
+            expected = estimate(units, policy, tests=proving is not None)
+            click.echo(f"tiebreak: {expected.describe()}", err=True)
+            progress = Progress(llm, lambda line: click.echo(line, err=True), [u.id for u in units])
+            review = await review_units(units, progress, policy, proving=proving)
+            return review.model_copy(update={"estimate": expected})
     finally:
         parsing.close()
         await llm.aclose()

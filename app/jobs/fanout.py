@@ -120,9 +120,11 @@ class Fanout:
             return None
         log.warning("unit %s of %s, attempt %s, failed: %s", unit.number, run, unit.attempt, reason)
         if unit.attempt >= self.max_attempts:
+            paths = self.plan.unit_paths
             return Outcome.failed(
                 self.plan.unit_ids[unit.number],
                 f"{reason} (gave up after {unit.attempt} attempts)",
+                paths[unit.number] if unit.number < len(paths) else (),
             )
         await live.retry_unit(run, unit.number, unit.attempt + 1)
         await self.queue.enqueue_unit(run, unit.number, unit.attempt + 1)

@@ -20,6 +20,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import replace
 from typing import Any
 
+from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
 from agents.protocol import Severity
 from agents.review import Review
@@ -183,12 +184,16 @@ class ReviewRun:
             self._policy(),
             tests_in_actions(github, ref, pull, config),
         )
+        expected = estimate(units, policy)
+        log.info("review of %s: %s", ref.key, expected.describe())
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
             check_run_id=check_id,
             scope=scope,
             unit_ids=tuple(u.id for u in units),
+            unit_paths=tuple(u.diff.paths for u in units),
+            estimate=expected,
             policy=policy,
             config=config,
             config_problems=[(p.message, p.line) for p in self.config_problems],
@@ -239,7 +244,7 @@ class ReviewRun:
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
         try:
-            debated = Review(units=await fanout.outcomes())
+            debated = Review(units=await fanout.outcomes(), estimate=plan.estimate)
         except (Exception, asyncio.CancelledError):
             # Failed, stopped or superseded: the units still queued or running are not needed.
             await asyncio.shield(fanout.stop())

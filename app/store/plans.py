@@ -14,6 +14,7 @@ the size of its unit, whatever the size of the pull request.
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
+from agents.coverage import Estimate
 from agents.diff import Diff, ReviewUnit
 from app.events import PullRequestRef
 from app.publishing.publication import UnitReading
@@ -58,6 +59,10 @@ class RunPlan(BaseModel):
     """The files of the diff the run debates: all, or those changed since the last review."""
     unit_ids: tuple[str, ...] = ()
     """Each unit's id, by unit number."""
+    unit_paths: tuple[tuple[str, ...], ...] = ()
+    """Each unit's files, by unit number: a unit not reviewed names them."""
+    estimate: Estimate | None = None
+    """What the run was expected to cost, made before its first call."""
     policy: DebatePolicy
     config: RepoConfig
     config_problems: list[tuple[str, int | None]] = []
