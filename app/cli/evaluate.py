@@ -119,11 +119,12 @@ def run(
     `files`, as the App reads it from GitHub; compare recall on the `needs_context` cases
     with and without it (`--no-context`, into another `--out`).
 
-    With `--verify`, the tester backs its findings with tests, run at each case's base and
-    introducing commits (checked out from the clone `--checkout DIR`) in a sandbox; the
-    report counts the findings tested and reproduced, and sets the precision of the
-    reproduced ones beside the others'. The agents then also read what the checked-out
-    repository's other files tell about each change (definitions, callers, tests).
+    With `--checkout DIR` (a clone holding the cases' commits), each case is checked out at
+    its introducing commit and the agents also read what the repository's other files tell
+    about each change (definitions, callers, tests). With `--verify` too, the tester backs
+    its findings with tests, run at each case's base and introducing commits in a sandbox;
+    the report counts the findings tested and reproduced, and sets the precision of the
+    reproduced ones beside the others'.
     """
     chosen = _configs(configs)
     cases = _select(_read_cases(cases_file), ids, limit)

@@ -9,8 +9,8 @@ With a budget, every configuration's billed tokens on a case are capped at the s
 a comparison at equal cost. A configuration whose calls fail on a case is recorded as failed
 there, and the run goes on.
 
-With verification (`Verifying`), each case is checked out once for all its configurations,
-and each review of it (each of `vote`'s three reports too) runs its findings' tests with
+With checkouts (`Verifying`), each case is checked out once for all its configurations; with
+verification, each review of it (each of `vote`'s three reports too) runs its findings' tests with
 runs and seconds of its own; every posted finding carries what its test showed.
 """
 
@@ -145,7 +145,8 @@ class Runner:
             error = str(exc) or type(exc).__name__
         seconds = self.clock() - started
         calls = sum(r.calls for r in reviews)
-        unverified = checkout.unverified if checkout else None
+        tested = checkout is not None and checkout.tests
+        unverified = checkout.unverified if checkout and checkout.tests else None
         return CaseRun(
             case_id=case.id,
             config=config,
@@ -154,7 +155,7 @@ class Runner:
             calls=calls,
             seconds=seconds,
             error=error,
-            verify=checkout is not None,
+            verify=tested,
             unverified=unverified,
         )
 

@@ -288,7 +288,6 @@ def test_no_sandbox_runs_the_tests_on_the_host_with_a_warning(
     ("args", "message"),
     [
         (["--verify", COMMAND], "--verify needs --checkout DIR"),
-        (["--checkout", "{clone}"], "--checkout is only for --verify"),
         (["--verify", "python -m pytest", "--checkout", "{clone}"], "must name the test as {test}"),
         (["--verify", COMMAND, "--checkout", "{elsewhere}"], "is not a git repository"),
     ],
@@ -326,3 +325,24 @@ def test_the_tester_of_a_checked_out_case_reads_the_project_s_test_of_the_change
     prompts = ["".join(b["text"] for b in body["system"]) for body in testers]
     assert len(prompts) == 2
     assert sum("def test_an_empty_cart_costs_nothing():" in p for p in prompts) == 1
+
+
+def test_a_checkout_without_tests_gives_the_tester_the_project_s_other_files(
+    api: FakeMessagesAPI, history: History, clone: Path, cases: Path
+) -> None:
+    bug = f"shop-history-bug-{history.bug[:8]}"
+    args = ["--checkout", str(clone), "--configs", "single", "--ids", bug, "--json"]
+
+    result = evaluate(api, cases, *args)
+
+    assert result.exit_code == 0, result.output
+    (tester,) = [r.body for r in api.requests if r.tool == "report_findings"]
+    prompt = "".join(b["text"] for b in tester["system"])
+    assert "def test_an_empty_cart_costs_nothing():" in prompt
+    # No test was asked for: the findings are posted untested, and the case says nothing of
+    # tests it could not run.
+    (case,) = json.loads(result.stdout)["cases"]
+    assert case["posted"]
+    assert {p["verdict"] for p in case["posted"]} == {None}
+    assert case["unverified"] is None
+    assert worktrees(clone) == worktrees(clone)[:1]  # its worktree removed
