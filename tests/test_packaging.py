@@ -67,7 +67,7 @@ def command(args: list[str]) -> click.Command:
     """The `tiebreak` subcommand `args` run, with its options checked as click parses them."""
     name, *rest = args
     assert isinstance(main, click.Group)
-    sub = main.commands.get(name)
+    sub = main.get_command(click.Context(main), name)
     assert sub is not None, f"tiebreak has no command {name!r}"
     sub.make_context(name, list(rest), resilient_parsing=False)
     return sub

@@ -7,13 +7,21 @@ rather than ending the view.
 """
 
 import asyncio
+import contextlib
+import sys
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+import click
+from pydantic import ValidationError
+
 from agents.llm import Role
+from app.cli.exits import fail, require_redis_url
 from app.events import PullRequestRef
+from app.settings import get_settings
+from app.store.connection import STORE_ERRORS
 from app.store.live import LiveRuns
 from app.store.records import STARTED, UnitStatus
 
@@ -214,3 +222,38 @@ def clean(value: str, width: int) -> str:
         if ch in _SPACES or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
     )
     return kept if len(kept) <= width else kept[: width - 1] + "…"
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="Print the live runs once and exit.")
+@click.option(
+    "--every",
+    type=click.FloatRange(min=0.1),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between redraws.",
+)
+def status(once: bool, every: float) -> None:
+    """Show the live review runs on the Redis at REDIS_URL: their units, agents, states,
+    heartbeats, rounds and tokens, redrawn every SECONDS until Ctrl-C."""
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        fail(str(exc).splitlines()[0])
+    redis_url = require_redis_url(settings.redis_url)
+    clear = not once and sys.stdout.isatty()
+    # Ctrl-C is how the view ends: quietly, and successfully.
+    with contextlib.suppress(KeyboardInterrupt):
+        try:
+            asyncio.run(
+                watch(
+                    redis_url,
+                    settings.tiebreak_heartbeat,
+                    click.echo,
+                    every=None if once else every,
+                    clear=clear,
+                )
+            )
+        except STORE_ERRORS as exc:
+            fail(f"cannot reach Redis: {exc}")
