@@ -14,10 +14,3 @@ before an App was registered."""
 def fail(reason: str) -> NoReturn:
     click.echo(f"tiebreak: {reason}", err=True)
     sys.exit(EXIT_USAGE)
-
-
-def require_redis_url(redis_url: str | None) -> str:
-    """`REDIS_URL`, which the commands but `serve` need, or the reason they cannot start."""
-    if redis_url is None:
-        fail("REDIS_URL is not set (only `tiebreak serve` starts its own Redis)")
-    return redis_url

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Coroutine
 
 import click
@@ -9,14 +10,15 @@ import uvicorn
 from pydantic import ValidationError
 
 from app.cli.exits import fail as _fail
-from app.cli.exits import require_redis_url
 from app.jobs.deps import WorkerSetup
 from app.jobs.worker import Workers, run_until_signalled
 from app.settings import MissingSettings, Settings, SettingsError, env_file, get_settings
-from app.store.embedded import EmbeddedRedis
+from app.store.embedded import EmbeddedRedis, redis_dir
 from app.telemetry import logs
 from app.web import webhooks
 from app.web.server import create_app
+
+log = logging.getLogger(__name__)
 
 
 @click.command()
@@ -30,10 +32,7 @@ def serve(host: str, port: int) -> None:
     settings = _settings(web=True, worker=True)
     deps = WorkerSetup.from_settings(settings)
     with contextlib.ExitStack() as stack:
-        redis_url = (
-            settings.redis_url
-            or stack.enter_context(EmbeddedRedis(settings.tiebreak_data_dir / "redis")).url
-        )
+        redis_url = settings.redis_url or _embedded(stack, settings)
         _run_server(_serve(settings, redis_url, host, port, deps))
 
 
@@ -43,7 +42,7 @@ def serve(host: str, port: int) -> None:
 def web(host: str, port: int) -> None:
     """Run the web server alone, on the Redis at REDIS_URL."""
     settings = _settings(web=True)
-    redis_url = require_redis_url(settings.redis_url)
+    redis_url = _redis_url(settings)
     _run_server(_serve(settings, redis_url, host, port, None))
 
 
@@ -51,7 +50,13 @@ def web(host: str, port: int) -> None:
 def worker() -> None:
     """Run a worker alone, on the Redis at REDIS_URL (run as many as you like)."""
     settings = _settings(worker=True)
-    run_until_signalled(WorkerSetup.from_settings(settings), require_redis_url(settings.redis_url))
+    run_until_signalled(WorkerSetup.from_settings(settings), _redis_url(settings))
+
+
+def _embedded(stack: contextlib.ExitStack, settings: Settings) -> str:
+    redis = stack.enter_context(EmbeddedRedis(redis_dir(settings.tiebreak_data_dir)))
+    log.info("tiebreak serve's own Redis is at %s (written to %s)", redis.url, redis.address_file)
+    return redis.url
 
 
 def _run_server(server: Coroutine[None, None, None]) -> None:
@@ -96,3 +101,9 @@ def _settings(*, web: bool = False, worker: bool = False) -> Settings:
         _fail(str(exc).splitlines()[0])
     logs.configure(settings)
     return settings
+
+
+def _redis_url(settings: Settings) -> str:
+    if settings.redis_url is None:
+        _fail("REDIS_URL is not set (only `tiebreak serve` starts its own Redis)")
+    return settings.redis_url

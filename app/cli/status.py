@@ -18,10 +18,11 @@ import click
 from pydantic import ValidationError
 
 from agents.llm import Role
-from app.cli.exits import fail, require_redis_url
+from app.cli.exits import fail
 from app.events import PullRequestRef
 from app.settings import get_settings
 from app.store.connection import STORE_ERRORS
+from app.store.embedded import recorded_url, redis_dir
 from app.store.live import LiveRuns
 from app.store.records import STARTED, UnitStatus
 
@@ -236,12 +237,23 @@ def clean(value: str, width: int) -> str:
 )
 def status(once: bool, every: float) -> None:
     """Show the live review runs on the Redis at REDIS_URL: their units, agents, states,
-    heartbeats, rounds and tokens, redrawn every SECONDS until Ctrl-C."""
+    heartbeats, rounds and tokens, redrawn every SECONDS until Ctrl-C.
+
+    Without REDIS_URL, the runs of the `tiebreak serve` that runs its own Redis under
+    TIEBREAK_DATA_DIR (the same directory: run it where `tiebreak serve` runs).
+    """
     try:
         settings = get_settings()
     except ValidationError as exc:
         fail(str(exc).splitlines()[0])
-    redis_url = require_redis_url(settings.redis_url)
+    # Without REDIS_URL, the Redis of a `tiebreak serve` on the same data directory.
+    data_dir = redis_dir(settings.tiebreak_data_dir)
+    redis_url = settings.redis_url or recorded_url(data_dir)
+    if redis_url is None:
+        fail(
+            f"REDIS_URL is not set, and no `tiebreak serve` runs its own Redis in {data_dir} "
+            "(TIEBREAK_DATA_DIR)"
+        )
     clear = not once and sys.stdout.isatty()
     # Ctrl-C is how the view ends: quietly, and successfully.
     with contextlib.suppress(KeyboardInterrupt):
