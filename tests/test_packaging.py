@@ -179,3 +179,10 @@ def test_the_build_context_leaves_the_credentials_out() -> None:
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
 
     assert {".env", "*.pem", ".git/", ".venv/"} <= set(ignored)
+
+
+def test_git_ignores_the_data_tiebreak_serve_keeps_in_the_directory_it_runs_from() -> None:
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    data_dir = Settings.model_fields["tiebreak_data_dir"].default
+
+    assert f"/{data_dir}/" in ignored
