@@ -55,6 +55,10 @@ Posted = TypeVar("Posted", answers.Review, IssueComment, ThreadComment)
 """Something posted on a pull request, whose author says whether it is Tiebreak's."""
 
 
+_GROUPS = ("checks", "issues", "pulls", "repos", "git", "reactions")
+"""The REST API groups the jobs call (githubkit imports each group's module on first use)."""
+
+
 class GitHubApp:
     """The App's client, built once per process."""
 
@@ -100,6 +104,14 @@ class GitHubApp:
     async def aclose(self) -> None:
         """Close the connections kept open; later calls close theirs once answered."""
         await self._pool.close()
+
+    async def warm_up(self) -> None:
+        """Do once what a process's first review would: open a connection to GitHub, sign
+        the App's JWT, learn the App's login (:attr:`identity`), and import the API groups
+        the jobs call, which githubkit imports on first use."""
+        await self.identity.bot_login()
+        for group in _GROUPS:
+            getattr(self._github.rest, group)
 
 
 class Installation:

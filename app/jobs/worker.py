@@ -24,6 +24,7 @@ from app.jobs.janitor import sweep
 from app.jobs.results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
+from app.jobs.warmup import warm_up
 from app.store.connection import connect
 from app.store.counters import FleetCounters
 from app.store.keys import HEARING_TTL, UNIT_QUEUE
@@ -128,6 +129,8 @@ class Workers:
         until :meth:`stop`, flushing the process's metrics meanwhile and once they end."""
         try:
             async with FleetCounters(self.deps.redis).flushing(self.deps.metrics):
+                # Before any job: the first review then starts as quickly as any other.
+                await warm_up(self.deps)
                 await self._run()
         finally:
             await self.deps.redis.aclose()
