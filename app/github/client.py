@@ -20,7 +20,7 @@ from githubkit.exception import RequestFailed
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
-from app.github import answers
+from app.github import answers, warming
 from app.github.answers import Answered, read
 from app.github.blobs import file_text, read_sizes, read_texts
 from app.github.errors import translating
@@ -53,10 +53,6 @@ DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
 Posted = TypeVar("Posted", answers.Review, IssueComment, ThreadComment)
 """Something posted on a pull request, whose author says whether it is Tiebreak's."""
-
-
-_GROUPS = ("checks", "issues", "pulls", "repos", "git", "reactions")
-"""The REST API groups the jobs call (githubkit imports each group's module on first use)."""
 
 
 class GitHubApp:
@@ -107,11 +103,10 @@ class GitHubApp:
 
     async def warm_up(self) -> None:
         """Do once what a process's first review would: open a connection to GitHub, sign
-        the App's JWT, learn the App's login (:attr:`identity`), and import the API groups
-        the jobs call, which githubkit imports on first use."""
+        the App's JWT, learn the App's login (:attr:`identity`), and import the modules
+        githubkit imports on first use (:mod:`app.github.warming`)."""
         await self.identity.bot_login()
-        for group in _GROUPS:
-            getattr(self._github.rest, group)
+        warming.import_models(self._github.rest)
 
 
 class Installation:
