@@ -186,3 +186,15 @@ def test_git_ignores_the_data_tiebreak_serve_keeps_in_the_directory_it_runs_from
     data_dir = Settings.model_fields["tiebreak_data_dir"].default
 
     assert f"/{data_dir}/" in ignored
+
+
+def test_the_readmes_commands_that_run_tiebreak_install_no_dev_dependency() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    runs = re.findall(r"uv run (?:[-\w]+ )*?tiebreak (?:serve|setup|review|check-config)", readme)
+    dev = {re.split(r"[<>=\[ ]", spec)[0] for spec in PYPROJECT["dependency-groups"]["dev"]}
+    runtime = {re.split(r"[<>=\[ ]", spec)[0] for spec in PYPROJECT["project"]["dependencies"]}
+
+    assert runs
+    assert all("--no-dev" in run for run in runs), runs
+    assert dev.isdisjoint(runtime)
+    assert "uv run pytest" in readme  # the tests' command installs the dev group
