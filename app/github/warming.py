@@ -47,11 +47,22 @@ CALLED = {
 }
 """The REST endpoints the gateway calls, by githubkit's group and method names."""
 
+TOKEN_MODELS = ("AppInstallationsInstallationIdAccessTokensPostBody", "InstallationToken")
+"""The models githubkit's App authentication imports as it mints an installation's token."""
+LATEST = "githubkit_schemas.latest.models"
+"""Where githubkit's authentication imports them from."""
+
 
 def import_models(rest: Any) -> int:
     """Import the models the endpoints of :data:`CALLED` name, from `rest` (a client's
-    `rest` namespace); how many. A name githubkit no longer has is left to the call."""
-    imported = 0
+    `rest` namespace), and those of an installation's token; how many. A name githubkit no
+    longer has is left to the call."""
+    try:
+        latest = importlib.import_module(LATEST)
+    except ImportError as exc:
+        log.warning("githubkit's models were not imported ahead: %s", exc)
+        return 0
+    imported = sum(getattr(latest, name, None) is not None for name in TOKEN_MODELS)
     for group, methods in CALLED.items():
         client = getattr(rest, group)
         for method in methods:
