@@ -82,6 +82,10 @@ async def _serve(
     workers = Workers(deps, redis_url)
     jobs = asyncio.create_task(workers.run())
     try:
+        # The server answers once the worker has warmed up: a deploy that waits for /healthz
+        # sends its first review to a warm worker, and a Ctrl-C then never finds the parsing
+        # processes still starting.
+        await workers.warmed.wait()
         await server.serve()
     finally:
         await workers.stop()

@@ -86,6 +86,8 @@ class Workers:
         # (their reads block on purpose, so none has a timeout).
         self.deps = deps = WorkerDeps.started(setup, connect(redis_url, timeout=None))
         self.redis_url = redis_url
+        self.warmed = asyncio.Event()
+        """Set once :meth:`run` has warmed up (:mod:`app.jobs.warmup`), before any job."""
         settings = RedisSettings.from_dsn(redis_url)
         metrics = deps.metrics
         common: dict[str, Any] = {
@@ -130,7 +132,10 @@ class Workers:
         try:
             async with FleetCounters(self.deps.redis).flushing(self.deps.metrics):
                 # Before any job: the first review then starts as quickly as any other.
-                await warm_up(self.deps)
+                try:
+                    await warm_up(self.deps)
+                finally:
+                    self.warmed.set()
                 await self._run()
         finally:
             await self.deps.redis.aclose()
