@@ -107,8 +107,9 @@ class Review(BaseModel):
         return sum(u.partial_turns for u in self.debated)
 
     def failures(self) -> str:
-        """The turns that failed, as a summary says them: `2 failed`, `2 failed, 1 in part`."""
-        partly = f", {self.partial_turns} in part" if self.partial_turns else ""
+        """The turns that failed, as a summary says them: `2 failed`, or `2 failed, 1 partly
+        refused` when Tiebreak refused part of a turn's answer and adopted the rest."""
+        partly = f", {self.partial_turns} partly refused" if self.partial_turns else ""
         return f"{self.failed_turns} failed{partly}"
 
     @property

@@ -12,7 +12,7 @@ import hmac
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import (
     AnyHttpUrl,
@@ -24,10 +24,12 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.claude import ClaudeLLM, RoleModels
 from agents.providers import Cloud, Provider, default_model, model_fault
 from policies.config import MODEL_ID
 from policies.errors import TiebreakError
+
+if TYPE_CHECKING:
+    from agents.claude import ClaudeLLM, RoleModels
 
 
 class SettingsError(TiebreakError):
@@ -296,9 +298,13 @@ class Settings(BaseSettings):
             return Cloud(self.tiebreak_provider, region=self.cloud_ml_region, project=project)
         return Cloud()
 
-    def claude(self, models: RoleModels | None = None) -> ClaudeLLM:
+    def claude(self, models: "RoleModels | None" = None) -> "ClaudeLLM":
         """The model client these settings describe, every role on `models` (by default on
         `TIEBREAK_MODEL`). Makes no call: missing credentials fail the first one."""
+        # The model's SDKs take a large part of a second to import: the commands that read the
+        # settings and call no model (`tiebreak status`) do not pay for them.
+        from agents.claude import ClaudeLLM, RoleModels
+
         default = self.tiebreak_model
         base_url = {
             Provider.ANTHROPIC: self.anthropic_base_url,

@@ -17,6 +17,14 @@ _RESOLUTION_COLOUR = {
     Resolution.WARNING: "yellow",
     Resolution.OPEN: "red",
 }
+_TALLY = {
+    Resolution.FIXED: "fixed",
+    Resolution.WITHDRAWN: "withdrawn",
+    Resolution.WARNING: "with a warning",
+    Resolution.OPEN: "open",
+    STANDS: "standing by majority",
+}
+"""How the totals count the findings of each ending, in words that read after any number."""
 
 
 class Progress:
@@ -45,7 +53,7 @@ class Progress:
         unit = f"unit {place}/{len(self.units)} · " if place is not None else ""
         self.report(
             f"{unit}round {request.round} · {request.role} · {request.tool.name}{about} · "
-            f"{self.calls} calls · {self.tokens:,} billed tokens"
+            f"{_count(self.calls, 'call')} · {self.tokens:,} billed tokens"
         )
         return response
 
@@ -118,10 +126,10 @@ def _finding(result: FindingOutcome) -> list[str]:
 
 def _totals(review: Review) -> str:
     by_role = " · ".join(f"{role} {n:,}" for role, n in review.billed_by_role().items())
-    counts = dict.fromkeys([*map(str, Resolution), STANDS], 0)
+    counts = dict.fromkeys(_TALLY.values(), 0)
     for result in review.findings:
-        counts[_verdict(result)] += 1
-    summary = ", ".join(f"{n} {word}" for word, n in counts.items() if n)
+        counts[_TALLY[_verdict(result)]] += 1
+    summary = ", ".join(f"{n} {words}" for words, n in counts.items() if n)
     findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
     line = (
         f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "

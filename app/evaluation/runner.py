@@ -48,6 +48,23 @@ _POLICIES = {
 }
 
 
+def spend_cap(config: Config, budget: int | None) -> int:
+    """The billed tokens `config` may spend on a case: `budget`, or its review's own ceiling."""
+    return budget or _POLICIES[config].token_ceiling
+
+
+def stored_run(
+    files: ResultFiles | None, case: Case, config: Config, *, verify: bool
+) -> CaseRun | None:
+    """The stored result of `config` on `case`, which a run takes instead of running it
+    again, unless tests are asked for now (`verify`) and were not then (a result with tests
+    serves a run without)."""
+    stored = files.finished(case.id, config) if files else None
+    if stored is None or (verify and not stored.verify):
+        return None
+    return stored
+
+
 @dataclass(frozen=True)
 class Runner:
     """How the cases are run: the model, the equal-cost budget, where results are kept."""
@@ -95,12 +112,7 @@ class Runner:
         return [run for task in tasks for run in task.result()]
 
     def _stored(self, case: Case, config: Config) -> CaseRun | None:
-        """The stored result of `config` on `case`, unless tests are asked for now and were
-        not then (a result with tests serves a run without)."""
-        stored = self.result_files.finished(case.id, config) if self.result_files else None
-        if stored is None or (self.verifying is not None and not stored.verify):
-            return None
-        return stored
+        return stored_run(self.result_files, case, config, verify=self.verifying is not None)
 
     @contextlib.asynccontextmanager
     async def _checkout(self, case: Case, needed: bool) -> AsyncIterator[CaseCheckout | None]:
@@ -116,7 +128,7 @@ class Runner:
         """`config` on `case`: what it posted and what it cost, or why it failed. With a
         `checkout`, the findings' tests run there."""
         policy = _POLICIES[config]
-        ceiling = TokenCeiling(self.budget or policy.token_ceiling)
+        ceiling = TokenCeiling(spend_cap(config, self.budget))
         started = self.clock()
         reviews: list[Review] = []
         error: str | None = None

@@ -21,7 +21,7 @@ from githubkit.exception import RequestFailed
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
-from app.github import answers, archives
+from app.github import answers, archives, warming
 from app.github.actions import Actions
 from app.github.answers import Answered, read
 from app.github.blobs import file_text, read_sizes, read_texts
@@ -104,6 +104,13 @@ class GitHubApp:
     async def aclose(self) -> None:
         """Close the connections kept open; later calls close theirs once answered."""
         await self._pool.close()
+
+    async def warm_up(self) -> None:
+        """Do once what a process's first review would: open a connection to GitHub, sign
+        the App's JWT, learn the App's login (:attr:`identity`), and import the modules
+        githubkit imports on first use (:mod:`app.github.warming`)."""
+        await self.identity.bot_login()
+        warming.import_models(self._github.rest)
 
 
 class Installation:

@@ -75,6 +75,7 @@ def test_an_agreed_fix_is_printed_and_exits_zero(patch_file: Path) -> None:
     assert "1 finding (1 fixed) · 1 unit · 1 round · 3 calls, 0 failed · " in out
     # Progress goes to standard error while the debate runs.
     assert "round 1 · coder · answer_findings on F1 · 2 calls" in result.stderr
+    assert " · 1 call · " in result.stderr
 
 
 @respx.mock
@@ -86,6 +87,7 @@ def test_an_arbiter_warning_is_printed(patch_file: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"{PAYMENTS}:8  major  warning · arbiter (budget)" in result.stdout
     assert "Warning: Shares are rounded; never book them." in result.stdout
+    assert "1 finding (1 with a warning) · " in result.stdout
 
 
 @respx.mock

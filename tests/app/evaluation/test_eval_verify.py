@@ -134,7 +134,7 @@ def api() -> Iterator[FakeMessagesAPI]:
 
 def evaluate(api: FakeMessagesAPI, cases: Path, *args: str) -> Result:
     env = {"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url}
-    return CliRunner().invoke(main, ["eval", str(cases), *args], env=env)
+    return CliRunner().invoke(main, ["eval", str(cases), *args, "--yes"], env=env)
 
 
 def worktrees(clone: Path) -> list[str]:
