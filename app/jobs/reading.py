@@ -12,8 +12,9 @@ A pull request chooses how large its files are, so what a review reads of them i
 texts, and a file too large, or past what the review may read in all, is not fetched. Its
 changes are reviewed without it, the agents told it was not read.
 
-The repository at the head is read whole too, once per review, as GitHub's archive of the
-head commit kept in the worker's cache (:mod:`app.snapshots`): a second review of the same
+The repository at the head is read whole too, once per review of code (a pull request of
+docs alone has nothing to search for), as GitHub's archive of the head commit kept in the
+worker's cache (:mod:`app.snapshots`): a second review of the same
 commit reads it from the disk. The download runs beside the texts' request. A snapshot that
 cannot be had (GitHub refuses or fails the download, the repository is past the cache's
 limits, its archive is unsafe) never fails the review: it goes on with the changed files,
@@ -33,6 +34,7 @@ from typing import TypeVar
 from agents.context import Reading, changed_files
 from agents.diff import Diff
 from agents.related import Related
+from agents.scopes import parsable
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest
@@ -114,6 +116,9 @@ async def reading_for(
         texts = await github.texts(ref, guidelines)
         return HeadReading(Reading(guidance=_guidance(config, guidelines, texts)))
     sources = await _sources(github, ref, pull, diff, limits)
+    # Only code is searched across files: a pull request of docs alone downloads nothing.
+    if not any(parsable(f.path) for f in changed_files(diff)):
+        snapshots = None
     async with AsyncExitStack() as held:
         (root, head_not_read), texts = await together(
             _head(held, github, ref, pull, snapshots), github.texts(ref, guidelines + sources)
