@@ -115,7 +115,8 @@ async def reading_for(
     if not config.context.enabled:
         texts = await github.texts(ref, guidelines)
         return HeadReading(Reading(guidance=_guidance(config, guidelines, texts)))
-    sources = await _sources(github, ref, pull, diff, limits)
+    sources, too_large = await head_sources(github, ref, pull, diff, limits)
+    _log_left_out([f.path for f in too_large])
     # Only code is searched across files: a pull request of docs alone downloads nothing.
     if not any(parsable(f.path) for f in changed_files(diff)):
         snapshots = None
@@ -183,17 +184,15 @@ async def _head(
     return root, None
 
 
-async def _sources(
+async def head_sources(
     github: InstallationClient, ref: PullKey, pull: PullRequest, diff: Diff, limits: ReadingLimits
-) -> list[FileAt]:
-    """The changed files to read at the head: within `limits`, as far as GitHub tells their
-    sizes (a file with no text to give is not asked for)."""
+) -> tuple[list[FileAt], list[FileAt]]:
+    """The changed files to read at the head, within `limits` as far as GitHub tells their
+    sizes (a file with no text to give is not asked for), and those too large to."""
     files = [FileAt(pull.head_sha, f.path) for f in changed_files(diff)][: limits.files]
     sizes = await github.sizes(ref, files)
     known = [(f, size) for f in files if (size := sizes.get(f, 0)) is not None]
-    chosen, left_out = limits.within(known)
-    _log_left_out([f.path for f in left_out])
-    return chosen
+    return limits.within(known)
 
 
 def _log_left_out(paths: Sequence[str]) -> None:
