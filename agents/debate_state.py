@@ -67,7 +67,7 @@ class DebateState:
         """What the findings' tests showed (nothing, unless a `proving` runs them)."""
         self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), self.proofs)
         self.turns = TurnRunner(
-            llm, policy, ceiling, replay, tests=proving is not None, models=models
+            llm, policy, ceiling, replay, tests=proving is not None, models=models, unit=unit.id
         )
         self.router = Router([CODER, *self.panel.names])
         self.floor: list[str] = []
@@ -348,6 +348,7 @@ class DebateState:
         history = {name: b.history for name, b in self.budgets.items()}
         return Outcome(
             unit_id=self.unit.id,
+            paths=self.diff.paths,
             stop=self.stop,
             error=self.error,
             findings=[self._finding_outcome(t, tokens.get(t.id, 0)) for t in self.threads.values()],

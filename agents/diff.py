@@ -16,6 +16,7 @@ from unidiff.patch import PatchedFile, PatchSet
 
 from agents.errors import DiffError
 from agents.tokens import typical_tokens
+from policies.coverage import rank
 
 DEFAULT_UNIT_TOKENS = 12_000
 """Diff tokens per review unit: enough context for a debate, small enough to stay cheap."""
@@ -35,6 +36,17 @@ class Hunk:
         """Whether every line of start..end is a RIGHT-side line of this hunk."""
         return all(n in self.lines for n in range(start, end + 1))
 
+    def added(self) -> list[int]:
+        """The RIGHT-side numbers of the lines the hunk adds or changes."""
+        added, line = [], self.target_start
+        for raw in self.text.splitlines()[1:]:
+            if raw.startswith("+"):
+                added.append(line)
+                line += 1
+            elif raw.startswith(" ") or raw == "":
+                line += 1
+        return added
+
 
 @dataclass(frozen=True, slots=True)
 class DiffFile:
@@ -52,6 +64,15 @@ class DiffFile:
 
     def right_lines(self) -> frozenset[int]:
         return frozenset(n for h in self.hunks for n in h.lines)
+
+    @property
+    def changed_lines(self) -> int:
+        """Lines added or removed."""
+        return sum(
+            line[:1] in ("+", "-")
+            for hunk in self.hunks
+            for line in hunk.text.splitlines()[1:]  # after the `@@` line
+        )
 
     def with_hunks(self, hunks: Iterable[Hunk]) -> "DiffFile":
         return DiffFile(self.path, self.header, tuple(hunks), self.deleted, self.binary)
@@ -109,13 +130,16 @@ class Diff:
     def units(self, max_tokens: int = DEFAULT_UNIT_TOKENS) -> list["ReviewUnit"]:
         """Split into review units of at most about `max_tokens` diff tokens each.
 
-        Files stay whole where they fit and keep their order; a file larger than the limit is
-        cut at hunk boundaries (a single hunk larger than the limit stays one unit).
-        Files with nothing to review on the RIGHT side (deleted, binary) are left out.
+        Files come riskiest first (:mod:`policies.coverage`), so that a ceiling too small for
+        the whole diff is spent on them: the units are reviewed in their order (inside a unit,
+        its files keep the diff's order). Files stay whole where they fit; a file larger than
+        the limit is cut at hunk boundaries (a single hunk larger than the limit stays one
+        unit). Files with nothing to review on the RIGHT side (deleted, binary) are left out.
         """
+        ranked = sorted(self.files, key=lambda f: rank(f.path, f.changed_lines))
         batches: list[list[DiffFile]] = []
         size = 0
-        for piece in _pieces(self.files, max_tokens):
+        for piece in _pieces(ranked, max_tokens):
             tokens = typical_tokens(piece.text)
             # Two pieces of one split file never share a unit: a unit knows a path once.
             same_file = bool(batches) and any(f.path == piece.path for f in batches[-1])
@@ -124,7 +148,12 @@ class Diff:
                 size = 0
             batches[-1].append(piece)
             size += tokens
-        return [ReviewUnit(f"u{i}", Diff(tuple(b))) for i, b in enumerate(batches, 1)]
+        # Inside a unit the files read in the diff's order, as a person reads the diff.
+        order = {f.path: n for n, f in enumerate(self.files)}
+        return [
+            ReviewUnit(f"u{i}", Diff(tuple(sorted(b, key=lambda f: order[f.path]))))
+            for i, b in enumerate(batches, 1)
+        ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +166,8 @@ class ReviewUnit:
     """The code around its changes at the head (`agents.context`); empty for none."""
     guidance: str = ""
     """The repository's guidance for its files (`policies.guidance`); empty for none."""
+    learned: tuple[str, ...] = ()
+    """The repository's learnings its agents read in `guidance`, each as they read it."""
 
 
 def _file(patched: PatchedFile) -> DiffFile:

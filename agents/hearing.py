@@ -49,6 +49,9 @@ class Verdict:
     accepted: bool
     reason: str
     tester: str
+    learning: str = ""
+    """What the reply taught about the repository, as the tester wrote it when it accepted:
+    model text, unchecked here (:mod:`policies.learnings` checks it before it is kept)."""
 
 
 def reply_brief(thread: Thread, reply: PersonReply) -> PromptBlock:
@@ -69,7 +72,12 @@ def reply_brief(thread: Thread, reply: PersonReply) -> PromptBlock:
             f"{ToolName.EVALUATE_ANSWERS} with one evaluation of finding {thread.id}: accept "
             "if the reply shows the finding is wrong or does not apply (it is then withdrawn), "
             "reject if the problem stands, with a one-sentence reason either way. Raise no new "
-            "findings.\n" + briefs.data_json("reply", payload)
+            "findings. When you accept, and the reply states something about this repository "
+            "that would make the same finding wrong on later pull requests, also give "
+            "`learning`: that fact as one rule in plain words, one sentence or two (for example "
+            '"In this repository, Money amounts are integers in cents; do not flag integer '
+            'division on them."); leave it out when the reply teaches nothing beyond this '
+            "change.\n" + briefs.data_json("reply", payload)
         )
     )
 
@@ -125,4 +133,5 @@ class Hearing(DebateState):
             self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, note)
             thread.close(Closure(Consensus.UNANIMOUS, Resolution.WITHDRAWN, self.round))
         # Rejected, it stands as it ended; the reply and the reason are on the record.
-        return self._outcome(), Verdict(accepted, evaluation.reason, tester)
+        learning = (evaluation.learning or "") if accepted else ""
+        return self._outcome(), Verdict(accepted, evaluation.reason, tester, learning)

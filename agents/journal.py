@@ -49,7 +49,9 @@ class Journal(Protocol):
 def request_digest(request: LLMRequest) -> str:
     """The sha256 of everything a request asks (the tool by name: its schema is code)."""
     # Unset fields left out: a request asks what it asked before they were added.
-    asked = request.model_dump_json(exclude={"tool"}, exclude_none=True) + request.tool.name
+    # The unit is left out too: a journal is one unit's, whatever the unit is called.
+    asked = request.model_dump_json(exclude={"tool", "unit"}, exclude_none=True)
+    asked += request.tool.name
     return hashlib.sha256(asked.encode()).hexdigest()
 
 

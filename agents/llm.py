@@ -96,6 +96,8 @@ class LLMRequest(BaseModel):
     """The finding ids this turn is about (for logs, metrics and progress)."""
     model: str | None = None
     """The model a repository chose for the role; None: the client's own for it."""
+    unit: str | None = None
+    """The review unit whose debate makes the call (for logs and progress)."""
 
     def estimated_tokens(self) -> int:
         """A generous upper estimate of the billed tokens this call can use: every prompt

@@ -174,6 +174,8 @@ class Outcome(BaseModel):
     once, as they run at once)."""
     test_tokens: int = 0
     """About how many of the testers' output tokens went into writing tests."""
+    paths: tuple[str, ...] = ()
+    """The files of the unit's diff (a file cut at hunk boundaries may be in several units)."""
     carried_from: str | None = None
     """The commit whose review debated this unit, when a later review carries its findings
     forward unchanged (its code did not change); its counts are then the earlier review's."""
@@ -183,13 +185,28 @@ class Outcome(BaseModel):
         return sum(self.usage_by_role.values(), Usage())
 
     @property
+    def billed(self) -> int:
+        """The unit's billed tokens as the ceiling counts them: each call's, added up (a
+        cache token's price is rounded per call, so the billed figure of the summed usage can
+        be a little lower)."""
+        return sum(self.billed_by_role().values())
+
+    def billed_by_role(self) -> dict[Role, int]:
+        if not self.transcript.turns:  # an outcome kept without its calls: its usage is all
+            return {role: usage.billed for role, usage in self.usage_by_role.items()}
+        totals: dict[Role, int] = {}
+        for turn in self.transcript.turns:
+            totals[turn.role] = totals.get(turn.role, 0) + turn.usage.billed
+        return totals
+
+    @property
     def unresolved(self) -> list[FindingOutcome]:
         """The findings left open: unresolved, or kept by a panel's majority against the
         coder. A person may still send them to the arbiter."""
         return [f for f in self.findings if f.resolution is Resolution.OPEN]
 
     @classmethod
-    def failed(cls, unit_id: str, error: str) -> "Outcome":
+    def failed(cls, unit_id: str, error: str, paths: tuple[str, ...] = ()) -> "Outcome":
         """The outcome of a unit whose debate never finished."""
         return cls(
             unit_id=unit_id,
@@ -203,4 +220,5 @@ class Outcome(BaseModel):
             budget_history={},
             transcript=Transcript(),
             error=error,
+            paths=paths,
         )

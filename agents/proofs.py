@@ -17,10 +17,11 @@ Each run is told in the finding's thread, so the transcript shows it.
 """
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from agents.errors import AwaitingTests
 from agents.outcome import FindingOutcome
 from agents.protocol import (
     Answer,
@@ -40,6 +41,8 @@ from policies.verification import VerifyConfig
 MAX_TAIL_SHOWN = 2_000
 """Characters of a run's output an agent is shown."""
 PROVEN = "its test fails at the head and passes at the base: it is proven, and can only be"
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class Proofs:
         """Run the latest test of each finding at the base and the head, all at once."""
         assert self.proving is not None
         verifier = self.proving.verifier
-        results = await asyncio.gather(*(verifier.reproduce(self.tests[f]) for f in finding_ids))
+        results = await _all([verifier.reproduce(self.tests[f]) for f in finding_ids])
         for finding_id, result in zip(finding_ids, results, strict=True):
             self.results[finding_id] = result
             self.seconds += result.seconds
@@ -145,9 +148,7 @@ class Proofs:
         """Run each finding's test on the head with its patch, all at once."""
         assert self.proving is not None
         verifier = self.proving.verifier
-        checks = await asyncio.gather(
-            *(verifier.check_fix(self.tests[f], [patch]) for f, patch in fixes)
-        )
+        checks = await _all([verifier.check_fix(self.tests[f], [patch]) for f, patch in fixes])
         for (finding_id, patch), checked in zip(fixes, checks, strict=True):
             self.fixes[finding_id] = (patch, checked)
             self.seconds += checked.seconds
@@ -203,6 +204,24 @@ class Proofs:
                 "output": checked.output_tail[-MAX_TAIL_SHOWN:],
             }
         return shown
+
+
+async def _all(runs: Sequence[Awaitable[T]]) -> list[T]:
+    """Every run's result, all at once. Runs that wait for tests running elsewhere are all
+    asked (each dispatched) before the debate suspends for them together."""
+    results = await asyncio.gather(*runs, return_exceptions=True)
+    waiting: list[str] = []
+    done: list[T] = []
+    for result in results:
+        if isinstance(result, AwaitingTests):
+            waiting += result.runs
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            done.append(result)
+    if waiting:
+        raise AwaitingTests(waiting)
+    return done
 
 
 def told(verification: Verification) -> str:

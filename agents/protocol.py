@@ -113,6 +113,10 @@ class Evaluation(_Model):
     reason: Text = ""
     reproduction: Reproduction | None = None
     """Another test for the finding, when its last one did not reproduce the bug."""
+    learning: Text | None = None
+    """Only when accepting a person's reply on a finding's thread: what the reply taught about
+    this repository, as one rule in plain words for later reviews of these files (one
+    sentence or two, at most 300 characters), if it teaches one."""
 
 
 class Ruling(_Model):

@@ -5,10 +5,12 @@ policy's ceiling however many units it has.
 """
 
 import asyncio
+from collections.abc import Sequence
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from agents.context import Reading
+from agents.coverage import Estimate
 from agents.diff import DEFAULT_UNIT_TOKENS, Diff, ReviewUnit
 from agents.engine import Debate
 from agents.errors import LLMFatal
@@ -22,10 +24,25 @@ from policies.debate import DebatePolicy
 _NOT_REVIEWED = frozenset({StopReason.SEED_FAILED, StopReason.FAILED})
 
 
+class Unreviewed(BaseModel):
+    """A file of the diff that a unit not reviewed holds, and why it was not."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    reason: str
+    unit: str
+    """The unit not reviewed that holds the file (the first, for a file cut in several)."""
+    in_part: bool = False
+    """Whether other parts of the file, in other units, were reviewed."""
+
+
 class Review(BaseModel):
     """The outcome of reviewing one diff: one :class:`Outcome` per review unit."""
 
     units: list[Outcome]
+    estimate: Estimate | None = None
+    """What the review was expected to cost before its first call, when it was made."""
 
     @property
     def findings(self) -> list[FindingOutcome]:
@@ -40,6 +57,23 @@ class Review(BaseModel):
         """Units that were not reviewed: the tester never reported, or every attempt at the
         unit's debate failed."""
         return [u for u in self.units if u.stop in _NOT_REVIEWED]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def unreviewed(self) -> list[Unreviewed]:
+        """Every file of the units not reviewed, once, in the order the units came."""
+        reviewed = {p for u in self.units if u.stop not in _NOT_REVIEWED for p in u.paths}
+        named: dict[str, Unreviewed] = {}
+        for unit in self.failed_units:
+            reason = unit.error or f"unit {unit.unit_id} was not reviewed ({unit.stop})"
+            for path in unit.paths:
+                named.setdefault(
+                    path,
+                    Unreviewed(
+                        path=path, reason=reason, unit=unit.unit_id, in_part=path in reviewed
+                    ),
+                )
+        return list(named.values())
 
     @property
     def settled(self) -> bool:
@@ -73,13 +107,26 @@ class Review(BaseModel):
         return sum(u.partial_turns for u in self.debated)
 
     def failures(self) -> str:
-        """The turns that failed, as a summary says them: `2 failed`, `2 failed, 1 in part`."""
-        partly = f", {self.partial_turns} in part" if self.partial_turns else ""
+        """The turns that failed, as a summary says them: `2 failed`, or `2 failed, 1 partly
+        refused` when Tiebreak refused part of a turn's answer and adopted the rest."""
+        partly = f", {self.partial_turns} partly refused" if self.partial_turns else ""
         return f"{self.failed_turns} failed{partly}"
 
     @property
     def usage(self) -> Usage:
         return sum((u.usage for u in self.debated), Usage())
+
+    @property
+    def billed(self) -> int:
+        """Billed tokens as the ceiling and the progress count them: each call's, added up."""
+        return sum(u.billed for u in self.debated)
+
+    def billed_by_role(self) -> dict[Role, int]:
+        totals: dict[Role, int] = {}
+        for unit in self.debated:
+            for role, billed in unit.billed_by_role().items():
+                totals[role] = totals.get(role, 0) + billed
+        return totals
 
     @property
     def verification_seconds(self) -> float:
@@ -93,18 +140,17 @@ class Review(BaseModel):
 
     def at_least(self, severity: Severity) -> "Review":
         """The review without its findings less severe than `severity`."""
-        return Review(
-            units=[
-                unit.model_copy(
-                    update={
-                        "findings": [
-                            f for f in unit.findings if f.finding.severity.rank <= severity.rank
-                        ]
-                    }
-                )
-                for unit in self.units
-            ]
-        )
+        units = [
+            unit.model_copy(
+                update={
+                    "findings": [
+                        f for f in unit.findings if f.finding.severity.rank <= severity.rank
+                    ]
+                }
+            )
+            for unit in self.units
+        ]
+        return self.model_copy(update={"units": units})
 
     def usage_by_role(self) -> dict[Role, Usage]:
         totals: dict[Role, Usage] = {}
@@ -135,6 +181,24 @@ async def review_diff(
     unit's diff: the code around it and the repository's guidance (none by default).
     `proving` runs the findings' tests (none by default).
     """
+    units = (reading or Reading()).attach(diff.units(unit_tokens))
+    return await review_units(
+        units, llm, policy, concurrency=concurrency, ceiling=ceiling, debate=debate, proving=proving
+    )
+
+
+async def review_units(
+    units: Sequence[ReviewUnit],
+    llm: LLMClient,
+    policy: DebatePolicy | None = None,
+    *,
+    concurrency: int = 4,
+    ceiling: TokenCeiling | None = None,
+    debate: bool = True,
+    proving: Proving | None = None,
+) -> Review:
+    """Debate `units` as :func:`review_diff` does, started in their order: when the ceiling
+    cannot cover them all, the first ones (the riskiest, as a diff orders them) get it."""
     engine = Debate(llm, policy, ceiling=ceiling, proving=proving)
     slots = asyncio.Semaphore(concurrency)
 
@@ -144,7 +208,6 @@ async def review_diff(
 
     try:
         async with asyncio.TaskGroup() as group:
-            units = (reading or Reading()).attach(diff.units(unit_tokens))
             tasks = [group.create_task(run(unit)) for unit in units]
     except ExceptionGroup as errors:
         # A fatal model error (bad key, no credit) is the review's answer, not a bug.

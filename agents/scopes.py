@@ -15,6 +15,7 @@ many hunks pays for one parse of each file, not one per hunk.
 
 import ast
 import posixpath
+from bisect import bisect_right
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -64,6 +65,10 @@ class Scope:
     last: int
     what: str
     """For a reader: `function total`, `class Cart`, `lines 10-50`."""
+    head: int = field(default=0, compare=False)
+    """The last line of its signature, from `first` up to its body (the first line where the
+    parser names no body); 0 for a window of lines, which has none. Derived from the lines,
+    so no part of what makes two scopes the same."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +98,51 @@ class Outline:
             return min(inner, key=lambda s: s.last - s.first)
         first, end = max(1, line - WINDOW), min(self.lines, line + WINDOW)
         return Scope(first, end, f"lines {first}-{end}")
+
+    def around(self, lines: list[int], *, added: bool) -> Iterator[tuple[Scope, list[int]]]:
+        """The scopes a hunk's changed `lines` (ascending) sit in, each with its lines; windows
+        of lines that meet are one. When the lines are `added`, a scope the hunk adds whole is
+        in the diff already: only its first line is given, to the scope around it (for that
+        one's signature), and none when no scope is around it."""
+        window: tuple[Scope, list[int]] | None = None
+        start = 0
+        while start < len(lines):
+            scope = self.enclosing(lines[start])
+            end = bisect_right(lines, scope.last, lo=start)
+            mine, start = lines[start:end], end
+            if not scope.head:  # a window of lines: joined to the last one where they meet
+                if window is not None and scope.first <= window[0].last + 1:
+                    first = window[0].first
+                    window = (Scope(first, scope.last, f"lines {first}-{scope.last}"), window[1])
+                    window[1].extend(mine)
+                    continue
+                if window is not None:
+                    yield window
+                window = (scope, mine)
+                continue
+            if added and len(mine) == scope.last - scope.first + 1:
+                parent = self._parent(scope)
+                if parent is None:
+                    continue
+                scope, mine = parent, mine[:1]
+            yield scope, mine
+        if window is not None:
+            yield window
+
+    def _parent(self, scope: Scope) -> Scope | None:
+        """The innermost parsed scope around `scope`, other than itself."""
+        around = [
+            s
+            for s in self.scopes
+            if s.first <= scope.first
+            and scope.last <= s.last
+            and (s.first, s.last)
+            != (
+                scope.first,
+                scope.last,
+            )
+        ]
+        return min(around, key=lambda s: s.last - s.first, default=None)
 
     def callees(self, lines: Collection[int]) -> list[Scope]:
         """The functions and classes defined in the file that `lines` call (Python only), in
@@ -166,7 +216,10 @@ def _python_outline(tree: ast.Module, lines: int) -> Outline:
             kind = "class" if isinstance(node, ast.ClassDef) else "function"
             # Decorators belong with what they decorate.
             first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            scopes.append(Scope(first, node.end_lineno or node.lineno, f"{kind} {node.name}"))
+            # The body's first statement (its docstring, if any) ends the signature.
+            head = max(node.lineno, node.body[0].lineno - 1)
+            last = node.end_lineno or node.lineno
+            scopes.append(Scope(first, last, f"{kind} {node.name}", head))
     return Outline(
         lines,
         tuple(scopes),
@@ -205,7 +258,11 @@ def _tree_sitter_scopes(root: Node) -> Iterator[Scope]:
         label = kind.rsplit("_", 1)[0].replace("_", " ")
         if name is not None and name.text is not None:
             label += " " + name.text.decode(errors="replace")
-        yield Scope(node.start_point.row + 1, node.end_point.row + 1, label)
+        body = node.child_by_field_name("body")
+        first = node.start_point.row + 1
+        # The line the body opens on (`{`) ends the signature.
+        head = first if body is None else max(first, body.start_point.row + 1)
+        yield Scope(first, node.end_point.row + 1, label, head)
 
 
 @cache

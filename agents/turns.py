@@ -81,8 +81,11 @@ class TurnRunner:
         *,
         tests: bool = False,
         models: Models | None = None,
+        unit: str | None = None,
     ) -> None:
         self.llm = llm
+        self.unit = unit
+        """The id of the unit whose debate this is, named on each request."""
         self.models = models or Models()
         """The repository's choice of model for each role, where it made one."""
         self.tools = toolset(tests)
@@ -151,6 +154,7 @@ class TurnRunner:
             round=ask.round,
             subject=asked,
             model=getattr(self.models, ask.role.value),
+            unit=self.unit,
         )
 
     async def _attempt(

@@ -251,3 +251,20 @@ class HearingRequest(BaseModel):
     comment: CommentRef
     """The reply; its `thread_id` is the thread's first comment."""
     text: Annotated[str, StringConstraints(max_length=65_536)]
+
+
+class _WorkflowRun(_Payload):
+    id: int
+    display_title: str = ""
+    status: str = ""
+    conclusion: str | None = None
+
+
+class WorkflowRunPayload(_Payload):
+    """A `workflow_run` delivery: a run of one of the repository's workflows changed state;
+    Tiebreak's own are titled with their run token."""
+
+    action: str
+    installation: _Id
+    repository: _Repository
+    workflow_run: _WorkflowRun

@@ -9,6 +9,13 @@ whose task runs past its timeout and starts another), under a cap on its address
 file whose parse runs out of time or memory gets an outline that says so: its changes are
 shown by the lines around them, and the review goes on.
 
+The search across a repository's files for what they tell about a diff
+(:func:`agents.related.related`: definitions, callers, tests) runs there too, over the
+directory of the repository at the diff's head, within :data:`RELATED_BOUNDS` (seconds, files
+listed and read, bytes) and, should a parse inside it hang, stopped :data:`RELATED_GRACE`
+seconds past its time: the agents then read the changed files' code alone, and are told so
+once.
+
 The children fork from a forkserver that has imported the parsers once, so starting one
 after a kill costs milliseconds, and they share nothing with the event loop's process
 (no lock held by a thread of it at the fork).
@@ -19,14 +26,19 @@ import logging
 import multiprocessing
 import resource
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, TimeoutError
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
 
 from agents.context import MAX_SOURCE_CHARS
+from agents.diff import Diff
+from agents.related import FALLBACK, Bounds, Related
 from agents.scopes import Outline, outline, parsable, unparsed
+from app.source_tree import related_in
 
 FILE_SECONDS = 5.0
 """Seconds of parsing one file may take. An ordinary file takes milliseconds (a 1 MB Python
@@ -38,10 +50,14 @@ MEMORY_MB = 1_024
 """Megabytes of address space a parsing process may use: the parsers and a 1 MB file fit
 many times over; a parse that runs past it is stopped."""
 PROCESSES = 2
+RELATED_BOUNDS = Bounds()
+"""What one search across a repository's files may spend (`agents.related.Bounds`)."""
+RELATED_GRACE = 2.0
+"""Seconds past its own time after which a search is stopped from outside."""
 
 log = logging.getLogger(__name__)
 
-_PRELOADED = ["agents.scopes"]
+_PRELOADED = ["agents.scopes", "app.source_tree"]
 
 
 @dataclass
@@ -53,7 +69,37 @@ class Parsing:
     review_seconds: float = REVIEW_SECONDS
     memory_mb: int = MEMORY_MB
     processes: int = PROCESSES
+    related_bounds: Bounds = RELATED_BOUNDS
     _pool: ProcessPool | None = field(default=None, init=False, repr=False)
+
+    async def related(self, root: Path, diff: Diff) -> Related:
+        """What the repository at `root` (a directory at the diff's new side) tells about
+        the changes of `diff`, found in a parsing process within :attr:`related_bounds`; a
+        search that could not run or end says why, for the agents to be told."""
+        bounds = self.related_bounds
+        try:
+            search = self._schedule(
+                related_in, (str(root), diff, bounds), bounds.seconds + RELATED_GRACE
+            )
+        except RuntimeError as exc:  # pebble's: no process could be started, twice
+            log.error("the repository could not be searched: %s", exc)
+            return Related(note=f"{FALLBACK}: no process could be started")
+        found = asyncio.wrap_future(search)
+        try:
+            await asyncio.wait([found])
+        finally:
+            found.cancel()  # stops a search still running, should the review be cancelled
+        error = found.exception()
+        if error is None:
+            result: Related = found.result()
+            return result
+        if isinstance(error, TimeoutError):
+            return Related(note=f"{FALLBACK}: the search took longer than {bounds.seconds:g} s")
+        if isinstance(error, ProcessExpired | MemoryError):
+            return Related(note=f"{FALLBACK}: the search needed more than {self.memory_mb:,} MB")
+        # The search's own failure costs the review its other files, never the review.
+        log.warning("the repository's search failed: %s", error, exc_info=error)
+        return Related(note=f"{FALLBACK}: the search failed ({type(error).__name__})")
 
     async def outlines(self, sources: Mapping[str, str]) -> dict[str, Outline]:
         """The outline of each file of `sources` (text by path) that a parser knows; a file
@@ -67,7 +113,7 @@ class Parsing:
             return {}
         try:
             parses = {
-                path: asyncio.wrap_future(self._schedule(path, text))
+                path: asyncio.wrap_future(self._schedule(outline, (path, text), self.file_seconds))
                 for path, text in wanted.items()
             }
         except RuntimeError as exc:  # pebble's: no process could be started, twice
@@ -96,12 +142,14 @@ class Parsing:
         log.warning("a parse failed: %s", error, exc_info=error)
         return unparsed(text, f"its parser failed ({type(error).__name__})")
 
-    def _schedule(self, path: str, text: str) -> "Future[Outline]":
+    def _schedule(
+        self, task: Callable[..., Any], args: tuple[Any, ...], seconds: float
+    ) -> "Future[Any]":
         try:
-            return self._started().schedule(outline, (path, text), timeout=self.file_seconds)
+            return self._started().schedule(task, args, timeout=seconds)
         except RuntimeError:  # the pool broke (its processes kept dying as they started)
             self.close()
-            return self._started().schedule(outline, (path, text), timeout=self.file_seconds)
+            return self._started().schedule(task, args, timeout=seconds)
 
     def _started(self) -> ProcessPool:
         if self._pool is None:

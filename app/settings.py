@@ -12,7 +12,7 @@ import hmac
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import (
     AnyHttpUrl,
@@ -24,10 +24,12 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.claude import ClaudeLLM, RoleModels
 from agents.providers import Cloud, Provider, default_model, model_fault
 from policies.config import MODEL_ID
 from policies.errors import TiebreakError
+
+if TYPE_CHECKING:
+    from agents.claude import ClaudeLLM, RoleModels
 
 
 class SettingsError(TiebreakError):
@@ -75,6 +77,10 @@ class Settings(BaseSettings):
 
     github_api_url: AnyHttpUrl = AnyHttpUrl("https://api.github.com")
     """The REST API root (`GITHUB_API_URL`): GitHub Enterprise Server's `https://host/api/v3`."""
+
+    github_token: SecretStr | None = None
+    """A person's token (`GITHUB_TOKEN`), with which `tiebreak review` reads a pull request
+    by its address, and with `--post` reviews it as that person; the App never uses it."""
 
     anthropic_api_key: SecretStr | None = None
     """The Anthropic API key (`ANTHROPIC_API_KEY`)."""
@@ -125,7 +131,19 @@ class Settings(BaseSettings):
     (`TIEBREAK_TRANSCRIPT_RETENTION`); 0 keeps none."""
 
     tiebreak_data_dir: Path = Path(".tiebreak")
-    """Where `tiebreak serve` keeps its embedded Redis (`TIEBREAK_DATA_DIR`)."""
+    """Where `tiebreak serve` keeps its embedded Redis, and workers the repositories'
+    snapshots they read (`TIEBREAK_DATA_DIR`)."""
+
+    tiebreak_snapshot_cache_mb: int = Field(default=4096, ge=0, le=2**20)
+    """MiB of repositories' snapshots at a pull request's head each worker's disk keeps, under
+    `TIEBREAK_DATA_DIR/snapshots`, the least recently used evicted past it
+    (`TIEBREAK_SNAPSHOT_CACHE_MB`); 0 downloads none, and the agents read the changed files
+    alone."""
+
+    tiebreak_snapshot_max_mb: int = Field(default=1024, ge=1, le=2**20)
+    """MiB of files one repository's snapshot may hold, at most the cache's size
+    (`TIEBREAK_SNAPSHOT_MAX_MB`); a larger repository is reviewed from its changed files
+    alone, as the summary says."""
 
     tiebreak_daily_token_cap: int = Field(default=5_000_000, ge=0)
     """Billed tokens each installation may spend per UTC day, across all its reviews and
@@ -179,6 +197,16 @@ class Settings(BaseSettings):
         provider = Provider(str(data.get("tiebreak_provider") or "anthropic").strip().lower())
         region = data.get("aws_region") or data.get("aws_default_region")
         return data | {"tiebreak_model": default_model(provider, region)}
+
+    @model_validator(mode="after")
+    def _snapshot_fits_cache(self) -> "Settings":
+        cache, most = self.tiebreak_snapshot_cache_mb, self.tiebreak_snapshot_max_mb
+        if cache and most > cache:
+            raise ValueError(
+                f"TIEBREAK_SNAPSHOT_MAX_MB ({most}) is larger than "
+                f"TIEBREAK_SNAPSHOT_CACHE_MB ({cache}), which must hold one snapshot at least"
+            )
+        return self
 
     @model_validator(mode="after")
     def _model_fits_provider(self) -> "Settings":
@@ -270,9 +298,13 @@ class Settings(BaseSettings):
             return Cloud(self.tiebreak_provider, region=self.cloud_ml_region, project=project)
         return Cloud()
 
-    def claude(self, models: RoleModels | None = None) -> ClaudeLLM:
+    def claude(self, models: "RoleModels | None" = None) -> "ClaudeLLM":
         """The model client these settings describe, every role on `models` (by default on
         `TIEBREAK_MODEL`). Makes no call: missing credentials fail the first one."""
+        # The model's SDKs take a large part of a second to import: the commands that read the
+        # settings and call no model (`tiebreak status`) do not pay for them.
+        from agents.claude import ClaudeLLM, RoleModels
+
         default = self.tiebreak_model
         base_url = {
             Provider.ANTHROPIC: self.anthropic_base_url,

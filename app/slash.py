@@ -18,11 +18,15 @@ MAX_BUDGET_DIGITS = 9
 
 MAX_COMMANDS = 5
 """Commands taken from one comment, an unrecognised line included; the rest is not read.
-Seven commands exist and each runs at most once per comment: more than this is no request a
+Nine commands exist and each runs at most once per comment: more than this is no request a
 person makes, and each one may cost a reply."""
 
 MAX_UNRECOGNISED = 100
 """Characters of an unrecognised line kept to quote back."""
+
+MAX_REASON = 600
+"""Characters of `/tiebreak resolve <reason>` kept: a learning's rule is at most 300, and a
+longer reason is refused as one rather than cut silently."""
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _CLOSING_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
@@ -38,6 +42,8 @@ class CommandName(StrEnum):
     APPLY = "apply"
     STOP = "stop"
     BUDGET = "budget"
+    LEARNINGS = "learnings"
+    FORGET = "forget"
     HELP = "help"
 
 
@@ -46,10 +52,12 @@ _NAMES = {str(name): name for name in CommandName}
 
 @dataclass(frozen=True, slots=True)
 class Command:
-    """A recognised command; `argument` is set for `budget N`."""
+    """A recognised command; `argument` is set for `budget N` and `forget N`, `text` for
+    `resolve <reason>`."""
 
     name: CommandName
     argument: int | None = None
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +81,10 @@ Tiebreak's commands, each on a line of its own (`/{APP_NAME}` or `@{APP_NAME}`):
 | `/{APP_NAME} apply` | commit the agreed and forced fixes of the latest review to the head branch |
 | `/{APP_NAME} stop` | stop the running review |
 | `/{APP_NAME} budget N` | set the token budget of this pull request's next review |
+| `/{APP_NAME} resolve <reason>` | in a finding's thread: resolve, and teach Tiebreak the \
+reason as a learning for later reviews of that file's directory |
+| `/{APP_NAME} learnings` | list what this repository taught Tiebreak |
+| `/{APP_NAME} forget N` | remove learning N: later reviews no longer read it |
 | `/{APP_NAME} help` | show this list |
 
 Only people with write access to the repository can run them; a comment runs at most \
@@ -136,11 +148,13 @@ def _command(rest: str) -> Parsed:
     if name is None:
         return _unrecognised(rest)
     argument = argument.strip()
-    if name is CommandName.BUDGET:
-        digits = argument.replace(",", "").replace("_", "")
+    if name in (CommandName.BUDGET, CommandName.FORGET):
+        digits = argument.replace(",", "").replace("_", "").removeprefix("#")
         if not digits.isdigit() or len(digits) > MAX_BUDGET_DIGITS or int(digits) == 0:
             return _unrecognised(rest)
         return Command(name, int(digits))
+    if name is CommandName.RESOLVE:
+        return Command(name, text=argument[:MAX_REASON])
     if argument:
         return _unrecognised(rest)
     return Command(name)

@@ -14,7 +14,9 @@ Beyond the review, an :class:`Allowance` (an installation's daily cap) may be sh
 reviews at once; the ceiling reserves each call there too.
 """
 
+import asyncio
 import math
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -164,7 +166,10 @@ class TokenCeiling:
 
     A call reserves its worst case before it starts and settles with what it used; reserved
     tokens count as spent meanwhile, so concurrent debates cannot pass the ceiling together.
-    With an `allowance`, :meth:`take` reserves each call there as well.
+    A call that does not fit beside the calls under way, but would once they settle, waits for
+    them (their reservations are upper estimates); calls are served in the order they asked, so
+    the units started first, the riskiest, get the ceiling first. With an `allowance`,
+    :meth:`take` reserves each call there as well.
     """
 
     def __init__(self, ceiling: int, allowance: Allowance | None = None) -> None:
@@ -172,6 +177,10 @@ class TokenCeiling:
         self.allowance = allowance
         self._spent = 0
         self._reserved = 0
+        self._line: deque[object] = deque()
+        """The calls waiting for room, in the order they asked."""
+        self._changed = asyncio.Event()
+        """Set, and replaced, when a reservation settles or the line moves."""
 
     @property
     def spent(self) -> int:
@@ -184,13 +193,38 @@ class TokenCeiling:
     def reserve(self, needed: int) -> None:
         """Reserve `needed` tokens for a call, or raise :class:`CeilingReached`."""
         if needed > self.remaining:
-            raise CeilingReached(self._spent + self._reserved, needed, self.ceiling)
+            raise CeilingReached(self._spent, self._reserved, needed, self.ceiling)
         self._reserved += needed
 
     def settle(self, reserved: int, used: int) -> None:
         """Release a reservation and charge what the call really used."""
         self._reserved -= reserved
         self._spent += used
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def _may_fit(self, needed: int) -> bool:
+        """Whether a call that does not fit now could once the calls under way settle."""
+        return (
+            needed > self.remaining and self._reserved > 0 and needed <= self.ceiling - self._spent
+        )
+
+    async def _turn(self, needed: int) -> None:
+        """Wait until the calls that asked before have been served and `needed` fits, or
+        can no longer fit whatever the calls under way settle at."""
+        if not self._line and not self._may_fit(needed):
+            return
+        turn = object()
+        self._line.append(turn)
+        try:
+            while self._line[0] is not turn or self._may_fit(needed):
+                await self._changed.wait()
+        finally:
+            self._line.remove(turn)
+            self._wake()
 
     async def take(self, needed: int) -> Settle:
         """Reserve `needed` tokens for a call here and in the allowance; return the function
@@ -199,6 +233,7 @@ class TokenCeiling:
         Raises :class:`CeilingReached`, or :class:`AllowanceExhausted` when the shared
         allowance is what cannot cover the call.
         """
+        await self._turn(needed)
         self.reserve(needed)
         settle_shared = None
         if self.allowance is not None:

@@ -31,6 +31,7 @@ from policies.guidance import (
     PathInstruction,
 )
 from policies.hearing import HearingPolicy
+from policies.learnings import LearningsConfig
 from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
@@ -160,6 +161,9 @@ class RepoConfig(_Section):
     """Files of the base branch whose text the agents read as the project's conventions,
     each up to 16,000 characters; a missing file is skipped."""
 
+    learnings: LearningsConfig = LearningsConfig()
+    """What the repository's people taught Tiebreak, and whether it learns."""
+
     def path_filter(self) -> "PathFilter":
         return PathFilter(self.paths)
 
@@ -237,10 +241,8 @@ def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
     try:
         config = RepoConfig.model_validate(document)
     except ValidationError as exc:
-        problems += [
-            ConfigProblem(f"{_dotted(err['loc'])}: {err['msg']}", _line(root, err["loc"]))
-            for err in exc.errors(include_url=False)
-        ]
+        locs = [(_as_written(err["loc"], document), err["msg"]) for err in exc.errors()]
+        problems += [ConfigProblem(f"{_dotted(loc)}: {msg}", _line(root, loc)) for loc, msg in locs]
     return (RepoConfig(), problems) if problems else (config, [])
 
 
@@ -277,6 +279,13 @@ def _clamped(mark: yaml.Mark | None, text: str) -> int | None:
     if mark is None:
         return None
     return max(1, min(mark.line + 1, len(text.splitlines())))
+
+
+def _as_written(loc: Sequence[Any], document: dict[Any, Any]) -> Sequence[Any]:
+    """`loc` as the file writes it: in the short form of `learnings`, a list, its rules are
+    the section itself."""
+    short = isinstance(document.get("learnings"), list)
+    return ("learnings", *loc[2:]) if short and tuple(loc[:2]) == ("learnings", "rules") else loc
 
 
 def _dotted(loc: Sequence[Any]) -> str:

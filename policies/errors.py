@@ -11,7 +11,8 @@ allowed to catch broadly (the webhook endpoint and the job wrapper) can tell our
     │       └── AllowanceExhausted     the allowance its installation's reviews share (daily cap)
     ├── agents.errors.*        the debate's own errors (malformed diff, model failures)
     └── app errors             the GitHub side; findings' tests: a tree or file refused
-                               (TreeRefused), no sandbox on the machine (SandboxUnavailable)
+                               (TreeRefused), no sandbox on the machine (SandboxUnavailable);
+                               a repository's snapshot not kept (SnapshotRefused)
 """
 
 
@@ -44,12 +45,19 @@ class OutOfTokens(PolicyError):
 class CeilingReached(OutOfTokens):
     """The next call could take the review past its hard token ceiling."""
 
-    def __init__(self, spent: int, needed: int, ceiling: int) -> None:
+    def __init__(self, spent: int, reserved: int, needed: int, ceiling: int) -> None:
+        # The message names the ceiling alone: what was spent is a review's total, said once
+        # where the review ends, and a figure here would count the reservations of the calls
+        # under way too (upper estimates, settled lower), which no total shows.
         super().__init__(
-            f"token ceiling reached: {spent} spent, next call may need {needed}, ceiling {ceiling}",
+            f"token ceiling reached: the review's {ceiling:,} billed tokens cannot cover "
+            "another call",
             needed,
         )
         self.spent = spent
+        """Billed tokens of the calls that ended."""
+        self.reserved = reserved
+        """Tokens held for the calls under way, each at its upper estimate."""
         self.ceiling = ceiling
 
 

@@ -11,7 +11,14 @@ happens, is a path that exists already or goes through a symlink.
 import posixpath
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    model_validator,
+)
 
 from policies.safety import is_safe_relative
 
@@ -88,9 +95,15 @@ Command = Annotated[
 ]
 
 
+WorkflowFile = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$")]
+"""A workflow's file name in `.github/workflows/` of the default branch."""
+
+
 class VerifyConfig(BaseModel):
     """Running the tests the tester writes as proof of its findings, at the base and the head
-    of the change, in a sandbox. Off unless a command is given."""
+    of the change. Off unless a command is given. `tiebreak review --verify` runs them on the
+    machine it runs on, in a sandbox; the App runs them only in the repository's own CI, with
+    the workflow named by `workflow` (the App's workers never run a repository's code)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
@@ -122,6 +135,32 @@ class VerifyConfig(BaseModel):
     """Tests the tester may give one finding: after a test that passes at the head, it may
     give another until these are used, or the finding is withdrawn."""
 
+    workflow: WorkflowFile | None = None
+    """The App's reviews only: the workflow in `.github/workflows/` of the default branch that
+    runs each test in the repository's GitHub Actions (`tiebreak-verify.yml`, as `tiebreak
+    setup` shows it), with `command` and `setup` as its inputs. Unset, the App runs no test."""
+
+    forks: bool = False
+    """Whether the tests of a pull request from a fork run in the repository's Actions (its
+    code would run on the repository's runners)."""
+
+    timeout_minutes: int = Field(default=20, ge=1, le=60)
+    """Minutes the App waits for a workflow run; one that has not finished by then counts as
+    not run, and the review goes on."""
+
     @property
     def enabled(self) -> bool:
         return self.command is not None
+
+    @property
+    def in_actions(self) -> bool:
+        """Whether the App runs the tests in the repository's GitHub Actions."""
+        return self.command is not None and self.workflow is not None
+
+    @model_validator(mode="after")
+    def _workflow_needs_command(self) -> "VerifyConfig":
+        if self.workflow is not None and self.command is None:
+            raise ValueError(
+                "verify.workflow needs verify.command: the command it runs a test with"
+            )
+        return self

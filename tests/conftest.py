@@ -9,6 +9,7 @@ model or GitHub fails loudly instead of leaking a request.
 import ipaddress
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -77,13 +78,16 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _clean_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _clean_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Each test starts from an environment without Tiebreak's variables, and reads no dotenv
-    file (a `.env` that `tiebreak setup` left in the working directory included)."""
+    file (a `.env` that `tiebreak setup` left in the working directory included). What
+    Tiebreak keeps on disk (the snapshots of repositories its reviews read) goes in the
+    test's own directory, never the working directory's `.tiebreak`."""
     # Every setting's variable (the SDK's own token too), so none leaks in from the shell.
     for name in ("ANTHROPIC_AUTH_TOKEN", *(field.upper() for field in Settings.model_fields)):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(ENV_FILE_VARIABLE, "")
+    monkeypatch.setenv("TIEBREAK_DATA_DIR", str(tmp_path / "tiebreak-data"))
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()

@@ -99,7 +99,7 @@ def fakes() -> Iterator[tuple[FakeGitHub, FakeMessagesAPI, HoldsFirstEvaluation,
 
 
 def start_worker(
-    redis_url: str, github: FakeGitHub, messages: FakeMessagesAPI, pem: str
+    redis_url: str, github: FakeGitHub, messages: FakeMessagesAPI, pem: str, data_dir: Path
 ) -> "subprocess.Popen[bytes]":
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -113,6 +113,7 @@ def start_worker(
         "TIEBREAK_HEARTBEAT": str(HEARTBEAT),
         "TIEBREAK_JANITOR_EVERY": "1",
         "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
+        "TIEBREAK_DATA_DIR": str(data_dir),  # the snapshots' cache, shared as on one disk
     }
     return subprocess.Popen(
         [str(TIEBREAK), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -141,13 +142,15 @@ def billed(messages: FakeMessagesAPI) -> int:
 
 
 async def test_a_worker_killed_mid_debate_leaves_the_review_to_another(
-    fakes: tuple[FakeGitHub, FakeMessagesAPI, HoldsFirstEvaluation, str], redis_url: str
+    fakes: tuple[FakeGitHub, FakeMessagesAPI, HoldsFirstEvaluation, str],
+    redis_url: str,
+    tmp_path: Path,
 ) -> None:
     github, messages, model, pem = fakes
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     live = LiveRuns(redis, HEARTBEAT)
     run = review_job_id(REF)
-    workers = [start_worker(redis_url, github, messages, pem) for _ in range(2)]
+    workers = [start_worker(redis_url, github, messages, pem, tmp_path) for _ in range(2)]
     try:
         await ReviewQueue(redis).enqueue_review(REF)
 

@@ -9,6 +9,7 @@ must hold JSON lines and, once the server has stopped, no secret of the whole ru
 import concurrent.futures
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -98,11 +99,14 @@ def model(body: dict[str, Any]) -> dict[str, Any]:
 class Tiebreak:
     """A `tiebreak serve` process, the fakes it talks to, and the file it logs to."""
 
-    def __init__(self, github: FakeGitHub, port: int, log: Path, key: AppKey) -> None:
+    def __init__(
+        self, github: FakeGitHub, port: int, log: Path, key: AppKey, data_dir: Path
+    ) -> None:
         self.github = github
         self.url = f"http://127.0.0.1:{port}"
         self.log = log
         self.key = key
+        self.data_dir = data_dir
 
     def deliver(self, event: str, body: dict[str, Any], **options: Any) -> int:
         raw, headers = signed(event, body, **options)
@@ -174,6 +178,7 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
     key = new_app_key()
     port = free_port()
     log = tmp_path_factory.mktemp("logs") / "serve.log"
+    data_dir = tmp_path_factory.mktemp("data")
     with (
         FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as github,
         FakeMessagesAPI(model, api_key=API_KEY) as messages,
@@ -188,7 +193,7 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
             "GITHUB_API_URL": github.base_url,
             "ANTHROPIC_API_KEY": API_KEY,
             "ANTHROPIC_BASE_URL": messages.base_url,
-            "TIEBREAK_DATA_DIR": str(tmp_path_factory.mktemp("data")),
+            "TIEBREAK_DATA_DIR": str(data_dir),
             "PUBLIC_URL": f"http://127.0.0.1:{port}",
             # The HTTP clients' own lines too: headers and URLs are where credentials travel.
             "TIEBREAK_LOG_LEVEL": "DEBUG",
@@ -202,7 +207,7 @@ def tiebreak(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tiebreak]:
             stderr=stderr,
             process_group=0,
         )
-        served = Tiebreak(github, port, log, key)
+        served = Tiebreak(github, port, log, key, data_dir)
         try:
             _wait_for_health(f"http://127.0.0.1:{port}/healthz", process, log)
             yield served
@@ -247,10 +252,12 @@ def test_an_opened_pull_request_gets_a_review_and_a_check_run(tiebreak: Tiebreak
     assert tiebreak.deliver("pull_request", tiebreak.open_pull(1, head), delivery="d-1") == 202
     tiebreak.wait_until_completed(head)
     # One line for the delivery, the endpoint's own: no access line besides it.
+    # Read as the records they are: an id elsewhere in a line (a run's, a job's) may hold "d-1".
+    records = [json.loads(line) for line in tiebreak.log_lines() if line.startswith("{")]
     (line,) = [
-        json.loads(line)
-        for line in tiebreak.log_lines()
-        if "/api/github/webhooks" in line or "d-1" in line
+        r
+        for r in records
+        if r.get("delivery_id") == "d-1" or "/api/github/webhooks" in r.get("message", "")
     ]
     assert (line["delivery_id"], line["message"]) == ("d-1", "webhook answered 202: enqueued")
 
@@ -305,6 +312,26 @@ def test_one_delivery_sent_twenty_times_at_once_makes_one_review(tiebreak: Tiebr
     assert sorted(answers) == [200] * 19 + [202]
     assert len(tiebreak.github.reviews(REPO, 2)) == 1
     assert len([c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head]) == 1
+
+
+def test_status_in_another_terminal_finds_the_servers_own_redis(tiebreak: Tiebreak) -> None:
+    # As a second terminal runs it: the same data directory, no REDIS_URL.
+    status = subprocess.run(
+        [str(TIEBREAK), "status", "--once"],
+        env={"TIEBREAK_DATA_DIR": str(tiebreak.data_dir), "TIEBREAK_ENV_FILE": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert status.returncode == 0, status.stderr
+    assert "live run" in status.stdout
+    (line,) = [json.loads(line) for line in tiebreak.log_lines() if "own Redis" in line]
+    assert re.fullmatch(
+        r"tiebreak serve's own Redis is at redis://127\.0\.0\.1:\d+/0 \(written to .+\)",
+        line["message"],
+    )
 
 
 def test_a_bad_signature_produces_nothing(tiebreak: Tiebreak) -> None:

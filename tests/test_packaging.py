@@ -67,7 +67,7 @@ def command(args: list[str]) -> click.Command:
     """The `tiebreak` subcommand `args` run, with its options checked as click parses them."""
     name, *rest = args
     assert isinstance(main, click.Group)
-    sub = main.commands.get(name)
+    sub = main.get_command(click.Context(main), name)
     assert sub is not None, f"tiebreak has no command {name!r}"
     sub.make_context(name, list(rest), resilient_parsing=False)
     return sub
@@ -179,3 +179,23 @@ def test_the_build_context_leaves_the_credentials_out() -> None:
     ignored = (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
 
     assert {".env", "*.pem", ".git/", ".venv/"} <= set(ignored)
+
+
+def test_git_ignores_the_data_tiebreak_serve_keeps_in_the_directory_it_runs_from() -> None:
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    data_dir = Settings.model_fields["tiebreak_data_dir"].default
+
+    assert f"/{data_dir}/" in ignored
+
+
+def test_the_readmes_commands_that_run_tiebreak_install_no_dev_dependency() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = "serve|setup|review|check-config|verify-workflow|learnings"
+    runs = re.findall(rf"uv run (?:[-\w]+ )*?tiebreak (?:{commands})", readme)
+    dev = {re.split(r"[<>=\[ ]", spec)[0] for spec in PYPROJECT["dependency-groups"]["dev"]}
+    runtime = {re.split(r"[<>=\[ ]", spec)[0] for spec in PYPROJECT["project"]["dependencies"]}
+
+    assert runs
+    assert all("--no-dev" in run for run in runs), runs
+    assert dev.isdisjoint(runtime)
+    assert "uv run pytest" in readme  # the tests' command installs the dev group

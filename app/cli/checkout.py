@@ -1,8 +1,11 @@
 """The code around a diff's changes for `tiebreak review`, read from a local checkout.
 
-The checkout must be at the diff's new side: every line the diff shows there must be in its
-file at that line, or the context would show the agents code other than the code under
-review. A directory that is not such a checkout gives no context, and says why.
+A file of the diff is read only where the checkout holds it at the diff's new side: every line
+the diff shows there must be in the file at that line, or the context would show the agents
+code other than the code under review. The files that match are read and the others named (a
+changelog the checkout lacks, a page whose lines differ); a directory that is not a git work
+tree, or where no file matches, gives no context and says why. The findings' tests run only on
+a checkout where every file of the diff matches.
 
 The diff is untrusted, and so is the checkout (often the very change under review): only
 regular files of the work tree are read. A path that is absolute, climbs (`..`), reaches into
@@ -12,6 +15,7 @@ is refused by name, and its file gets no context while the others keep theirs.
 
 import stat
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents.context import changed_files
@@ -22,15 +26,32 @@ MAX_FILE_BYTES = 1_000_000
 """A larger file is not read (as the App reads no file GitHub will not inline)."""
 
 
-def checkout_sources(diff: Diff, directory: Path) -> tuple[dict[str, str] | None, str]:
-    """Each changed file's text in the checkout at `directory` (or the git work tree it is
-    in), and what was read, naming the files refused; None and the reason when it is not at
-    the diff's new side."""
+@dataclass(frozen=True)
+class Checkout:
+    """What `tiebreak review` read of a local checkout for a diff."""
+
+    sources: dict[str, str] | None
+    """Each changed file's text, for the files the checkout holds at the diff's new side;
+    None when there is no context at all."""
+    said: str
+    """What was read and what was not; when nothing was, why."""
+    root: Path | None = None
+    """The work tree, when every file of the diff is at its new side there (the findings'
+    tests can run on it); None otherwise."""
+    unfit: str = ""
+    """Why the findings' tests cannot run on it, when `root` is None."""
+
+
+def checkout_sources(diff: Diff, directory: Path) -> Checkout:
+    """The changed files' texts in the checkout at `directory` (or the git work tree it is
+    in), each file that is not at the diff's new side there named and left out."""
     root = work_tree(directory)
     if root is None:
-        return None, f"{directory} is not a git work tree"
+        why = f"{directory} is not a git work tree"
+        return Checkout(None, why, unfit=why)
     sources: dict[str, str] = {}
     refused: list[str] = []
+    other: list[str] = []
     for diff_file in changed_files(diff):
         path = _inside(root, diff_file.path)
         if path is None:
@@ -45,17 +66,21 @@ def checkout_sources(diff: Diff, directory: Path) -> tuple[dict[str, str] | None
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return None, f"{root} has no {diff_file.path}: it is not at the diff's new side"
+            other.append(f"{diff_file.path!r} (missing)")
+            continue
         if (number := _first_other_line(diff_file, text)) is not None:
-            return None, (
-                f"{diff_file.path} line {number} in {root} is not the diff's: "
-                "the checkout is not at the diff's new side"
-            )
+            other.append(f"{diff_file.path!r} (line {number} differs)")
+            continue
         sources[diff_file.path] = text
-    read = f"code around the changes read from {root}"
+    differs = f"{root} differs from the diff's new side: {', '.join(other)}"
+    if other and not sources:
+        return Checkout(None, differs, unfit=differs)
+    said = f"code around the changes read from {root}"
     if refused:
-        read += f"; not read, as not a regular file inside it: {', '.join(map(repr, refused))}"
-    return sources, read
+        said += f"; not read, as not a regular file inside it: {', '.join(map(repr, refused))}"
+    if other:
+        said += f"; not read, as not at the diff's new side there: {', '.join(other)}"
+    return Checkout(sources, said, None, differs) if other else Checkout(sources, said, root)
 
 
 def _inside(root: Path, relative: str) -> Path | None:

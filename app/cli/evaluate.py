@@ -7,7 +7,6 @@
 import asyncio
 import contextlib
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import click
 from agents.claude import ClaudeLLM
 from app.cli.exits import fail
 from app.cli.model_choice import connect, model_options
+from app.cli.spending import Plan, Progress, agree
 from app.cli.verifying import eval_verify_options, eval_verifying
 from app.evaluation.cases import Case, dump_case, parse_cases
 from app.evaluation.errors import EvaluationError
@@ -37,7 +37,12 @@ class _DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-@click.group("eval", cls=_DefaultGroup, no_args_is_help=True)
+@click.group(
+    "eval",
+    cls=_DefaultGroup,
+    no_args_is_help=True,
+    subcommand_metavar="CASES.jsonl [OPTIONS] | cases --repo DIR",
+)
 def evaluate() -> None:
     """Measure whether the debate finds real bugs with fewer false alarms than one reviewer.
 
@@ -79,6 +84,11 @@ def evaluate() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @click.option(
+    "--yes",
+    is_flag=True,
+    help="Start without asking (needed off a terminal): eval bills the model for every run.",
+)
+@click.option(
     "--out",
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep each case's result here as it finishes; run again to resume.",
@@ -95,6 +105,7 @@ def run(
     tolerance: int,
     no_context: bool,
     as_json: bool,
+    yes: bool,
     out: Path | None,
     tester_model: str | None,
     coder_model: str | None,
@@ -119,22 +130,30 @@ def run(
     `files`, as the App reads it from GitHub; compare recall on the `needs_context` cases
     with and without it (`--no-context`, into another `--out`).
 
-    With `--verify`, the tester backs its findings with tests, run at each case's base and
-    introducing commits (checked out from the clone `--checkout DIR`) in a sandbox; the
-    report counts the findings tested and reproduced, and sets the precision of the
+    With `--checkout DIR` (a clone holding the cases' commits), each case is checked out at
+    its introducing commit and the agents also read what the repository's other files tell
+    about each change (definitions, callers, tests). With `--verify` too, the tester backs
+    its findings with tests, run at each case's base and introducing commits in a sandbox;
+    the report counts the findings tested and reproduced, and sets the precision of the
     reproduced ones beside the others'.
+
+    Before the first call, eval prints the runs it has to do and the most they may bill,
+    and asks whether to start; off a terminal it starts only with --yes. The tokens billed
+    so far are shown as each run ends.
     """
     chosen = _configs(configs)
     cases = _select(_read_cases(cases_file), ids, limit)
     verifying = eval_verifying(verify_command, verify_setup, checkout, sandbox=not no_sandbox)
-    llm = connect(tester_model, coder_model, arbiter_model)
     files = ResultFiles(out) if out else None
+    plan = Plan.of(cases, chosen, budget=budget, files=files, verify=verifying is not None)
+    agree(plan, yes=yes)
+    llm = connect(tester_model, coder_model, arbiter_model)
     with contextlib.closing(Parsing()) as parsing:
         runner = Runner(
             llm, budget=budget, result_files=files, jobs=jobs, context=not no_context,
             parsing=parsing, verifying=verifying,
         )  # fmt: skip
-        runs = asyncio.run(_run(runner, llm, cases, chosen))
+        runs = asyncio.run(_run(runner, llm, cases, chosen, Progress(plan)))
     if as_json:
         click.echo(json.dumps(document(cases, runs, tolerance), indent=2))
     else:
@@ -142,23 +161,17 @@ def run(
 
 
 async def _run(
-    runner: Runner, llm: ClaudeLLM, cases: Sequence[Case], configs: Sequence[Config]
+    runner: Runner,
+    llm: ClaudeLLM,
+    cases: Sequence[Case],
+    configs: Sequence[Config],
+    progress: Progress,
 ) -> list[CaseRun]:
-    with click.progressbar(
-        length=len(cases) * len(configs),
-        label="cases and configurations",
-        file=sys.stderr,
-        show_pos=True,
-        item_show_func=_shown,
-    ) as bar:
+    with progress:
         try:
-            return await runner.run(cases, configs, on_result=lambda r: bar.update(1, r))
+            return await runner.run(cases, configs, on_result=progress.ended)
         finally:
             await llm.aclose()
-
-
-def _shown(run: CaseRun | None) -> str | None:
-    return f"{run.case_id} {run.config}" if run else None
 
 
 @evaluate.command("cases")

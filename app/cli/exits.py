@@ -6,6 +6,9 @@ from typing import NoReturn
 import click
 
 EXIT_USAGE = 2
+EXIT_PROBLEMS = 1
+"""`check-config` found a problem, `config-docs --check` a stale file, or `setup` stopped
+before an App was registered."""
 
 
 def fail(reason: str) -> NoReturn:

@@ -1,28 +1,34 @@
-"""`tiebreak review`: the trio on a local diff, the outcome in the terminal or as JSON.
+"""`tiebreak review`: the trio on a local diff or a pull request on GitHub, the outcome in the
+terminal or as JSON.
 
 The code around the changes is read from a checkout at the diff's new side
-(:mod:`app.cli.checkout`); with `--verify`, the findings' tests run on it
+(:mod:`app.cli.checkout`), or fetched with a pull request given by its address
+(:mod:`app.cli.pull_review`); with `--verify`, the findings' tests run on the checkout
 (:mod:`app.cli.verifying`).
 """
 
 import asyncio
 import sys
+from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
 
 import click
 from pydantic import ValidationError
 
 from agents.claude import ClaudeLLM
 from agents.context import Reading
+from agents.coverage import estimate
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
 from agents.proofs import Proving
-from agents.review import Review, review_diff
-from app.cli.checkout import checkout_sources, work_tree
+from agents.review import Review, review_units
+from app.cli import pull_review
+from app.cli.checkout import checkout_sources
 from app.cli.exits import fail as _fail
 from app.cli.model_choice import connect, model_options
+from app.cli.pull_address import is_address
 from app.cli.terminal import Progress, render
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
 from app.parsing import Parsing
@@ -30,13 +36,41 @@ from policies.debate import DebatePolicy
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
+DEFAULTS = DebatePolicy()
+"""The debate's defaults, shown in the options' help."""
 
-@click.command()
-@click.argument("patch", type=click.File("r", encoding="utf-8", errors="replace"))
+MERGE_HINT = (
+    "; a merge commit's `git show` shows no diff: use `git show --first-parent` (the changes "
+    "the merge brought in) or `git show -m` (a diff per parent)"
+)
+
+EPILOG = """\b
+The model's key: ANTHROPIC_API_KEY. On Amazon Bedrock (TIEBREAK_PROVIDER=bedrock), AWS's
+credentials and AWS_REGION; on Google Vertex AI (TIEBREAK_PROVIDER=vertex), Google's
+application-default credentials, CLOUD_ML_REGION and ANTHROPIC_VERTEX_PROJECT_ID.
+A pull request is read with GITHUB_TOKEN (else `gh auth token`); without a token, only a
+public repository's.
+"""
+
+
+@click.command(epilog=EPILOG)
+@click.argument("source", metavar="DIFF|PULL")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
-@click.option("--max-rounds", type=int, help="Rounds before open findings go to the arbiter.")
-@click.option("--budget", type=int, help="Starting token budget of the coder-tester edge.")
-@click.option("--ceiling", type=int, help="Hard token ceiling of the whole review.")
+@click.option(
+    "--max-rounds",
+    type=int,
+    help=f"Rounds before open findings go to the arbiter (default {DEFAULTS.max_rounds}).",
+)
+@click.option(
+    "--budget",
+    type=int,
+    help=f"Starting token budget of the coder-tester edge (default {DEFAULTS.initial_budget:,}).",
+)
+@click.option(
+    "--ceiling",
+    type=int,
+    help=f"Hard token ceiling of the whole review (default {DEFAULTS.token_ceiling:,}).",
+)
 @click.option("--no-arbitration", is_flag=True, help="Leave deadlocks unresolved.")
 @click.option("--testers", type=int, help="Testers on the panel, 1 to 5 (default 1).")
 @click.option(
@@ -57,10 +91,15 @@ EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
     help="A checkout at the diff's new side, to read the code around each change from "
     "(default: the current directory, when it is one).",
 )
+@click.option(
+    "--post",
+    is_flag=True,
+    help="Post the review on the pull request, as the token's user (with a PULL only).",
+)
 @model_options
 @verify_options
 def review(
-    patch: TextIO,
+    source: str,
     as_json: bool,
     max_rounds: int | None,
     budget: int | None,
@@ -77,8 +116,13 @@ def review(
     verify_setup: str | None,
     base: str | None,
     no_sandbox: bool,
+    post: bool,
 ) -> None:
-    """Review a unified diff (a file, or - for standard input) with the three agents.
+    """Review a unified diff (a file, or - for standard input) or a pull request on GitHub
+    (https://github.com/OWNER/REPO/pull/N, or OWNER/REPO#N) with the three agents.
+
+    A pull request's debate follows its repository's .github/tiebreak.yml at the base, which
+    the options override.
 
     Exit status: 0 when no finding is left open, 1 when findings stay unresolved or a part
     of the diff could not be reviewed, 2 for a usage or input error.
@@ -92,49 +136,103 @@ def review(
         "focus": focus or None,
         "topology": topology,
     }
-    try:
-        policy = DebatePolicy(**{k: v for k, v in overrides.items() if v is not None})
-        diff = Diff.parse(patch.read())
-    except ValidationError as exc:
-        _fail(f"invalid option: {_first_error(exc)}")
-    except DiffError as exc:
-        _fail(str(exc))
-    directory = repo_dir or Path.cwd()
-    sources, read = checkout_sources(diff, directory)
+    chosen = {k: v for k, v in overrides.items() if v is not None}
+    policy = _policy(DEFAULTS, chosen)
     verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
-    checkout = work_tree(directory) if sources is not None else None
-    config = verify_config(verifying, checkout, read)
-    llm = connect(tester_model, coder_model, arbiter_model)
+    asked = None
+    tree: Path | None = None
+    if is_address(source) and not Path(source).exists():
+        config = verify_config(verifying, None, "a pull request's address has no checkout")
+        asked = pull_review.connect(source, post=post)
+        llm = connect(tester_model, coder_model, arbiter_model)
+        remote = pull_review.fetched(asked)
+        diff, sources, said = remote.diff, remote.sources, remote.read
+        policy = _policy(remote.config.debate, chosen)
+        reading = Reading(sources, remote.config.context.max_tokens, remote.guidance)
+    else:
+        if post:
+            _fail("--post posts on a pull request: give its address, not a diff")
+        diff = _parsed(source)
+        read = checkout_sources(diff, repo_dir or Path.cwd())
+        sources, said, tree = read.sources, read.said, read.root
+        config = verify_config(verifying, read.root, read.unfit)
+        llm = connect(tester_model, coder_model, arbiter_model)
+        reading = Reading(sources)
     if sources is None:
         click.echo(
-            f"tiebreak: reviewing the diff alone, without the code around it: {read}", err=True
+            f"tiebreak: reviewing the diff alone, without the code around it: {said}",
+            err=True,
         )
     else:
-        click.echo(f"tiebreak: {read}", err=True)
+        click.echo(f"tiebreak: {said}", err=True)
+    proofs = proving(verifying, config, tree, diff)
     try:
-        result = asyncio.run(
-            _review(diff, llm, policy, sources, proving(verifying, config, checkout, diff))
-        )
+        result = asyncio.run(_review(diff, llm, policy, reading, tree, proofs))
     except LLMFatal as exc:
         _fail(str(exc))
     click.echo(result.model_dump_json(indent=2) if as_json else render(result))
+    if asked is not None and post:
+        pull_review.posted(asked, remote, result)
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
+
+
+def _policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
+    """`base` with the options given; exit 2 when they make no policy."""
+    try:
+        return DebatePolicy.model_validate({**base.model_dump(), **chosen})
+    except ValidationError as exc:
+        _fail(f"invalid option: {_first_error(exc)}")
+
+
+def _parsed(source: str) -> Diff:
+    """The diff in the file `source`, or on standard input for `-`; exit 2 when it is none."""
+    if source == "-" and sys.stdin.isatty():
+        # Nothing piped in: a person may be waiting on a command that waits on them.
+        click.echo("tiebreak: reading a diff from standard input (Ctrl-D ends it)", err=True)
+    try:
+        with click.open_file(source, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError as exc:
+        _fail(f"cannot read {source}: {exc.strerror or exc}")
+    try:
+        return Diff.parse(text)
+    except DiffError as exc:
+        _fail(str(exc) + (MERGE_HINT if _merge_commit(text) else ""))
+
+
+def _merge_commit(text: str) -> bool:
+    """Whether `text` is `git show`'s (or `git log -p`'s) header of a merge commit."""
+    header = text.split("\ndiff ", 1)[0]
+    return header.startswith("commit ") and any(
+        line.startswith("Merge: ") for line in header.splitlines()
+    )
 
 
 async def _review(
     diff: Diff,
     llm: ClaudeLLM,
     policy: DebatePolicy,
-    sources: dict[str, str] | None,
+    reading: Reading,
+    tree: Path | None,
     proofs: AbstractAsyncContextManager[Proving | None],
 ) -> Review:
-    progress = Progress(llm, lambda line: click.echo(line, err=True))
+    """The review of `diff`, its agents reading `reading` (its files parsed here) and what
+    the work tree `tree`'s other files tell about the changes (when there is one)."""
     parsing = Parsing()
     try:
+        sources = reading.sources
         outlines = await parsing.outlines(sources) if sources else {}
-        reading = Reading(sources, outlines=outlines)
+        related = await parsing.related(tree, diff) if sources and tree else None
+        if related is not None and related.note:
+            click.echo(f"tiebreak: {related.note}", err=True)
+        read = replace(reading, outlines=outlines, related=related)
+        units = read.attach(diff.units())
         async with proofs as proving:
-            return await review_diff(diff, progress, policy, reading=reading, proving=proving)
+            expected = estimate(units, policy, tests=proving is not None)
+            click.echo(f"tiebreak: {expected.describe()}", err=True)
+            progress = Progress(llm, lambda line: click.echo(line, err=True), [u.id for u in units])
+            review = await review_units(units, progress, policy, proving=proving)
+            return review.model_copy(update={"estimate": expected})
     finally:
         parsing.close()
         await llm.aclose()

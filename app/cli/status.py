@@ -7,13 +7,22 @@ rather than ending the view.
 """
 
 import asyncio
+import contextlib
+import sys
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+import click
+from pydantic import ValidationError
+
 from agents.llm import Role
+from app.cli.exits import fail
 from app.events import PullRequestRef
+from app.settings import get_settings
+from app.store.connection import STORE_ERRORS
+from app.store.embedded import recorded_url, redis_dir
 from app.store.live import LiveRuns
 from app.store.records import STARTED, UnitStatus
 
@@ -214,3 +223,49 @@ def clean(value: str, width: int) -> str:
         if ch in _SPACES or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
     )
     return kept if len(kept) <= width else kept[: width - 1] + "…"
+
+
+@click.command()
+@click.option("--once", is_flag=True, help="Print the live runs once and exit.")
+@click.option(
+    "--every",
+    type=click.FloatRange(min=0.1),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between redraws.",
+)
+def status(once: bool, every: float) -> None:
+    """Show the live review runs on the Redis at REDIS_URL: their units, agents, states,
+    heartbeats, rounds and tokens, redrawn every SECONDS until Ctrl-C.
+
+    Without REDIS_URL, the runs of the `tiebreak serve` that runs its own Redis under
+    TIEBREAK_DATA_DIR (the same directory: run it where `tiebreak serve` runs).
+    """
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        fail(str(exc).splitlines()[0])
+    # Without REDIS_URL, the Redis of a `tiebreak serve` on the same data directory.
+    data_dir = redis_dir(settings.tiebreak_data_dir)
+    redis_url = settings.redis_url or recorded_url(data_dir)
+    if redis_url is None:
+        fail(
+            f"REDIS_URL is not set, and no `tiebreak serve` runs its own Redis in {data_dir} "
+            "(TIEBREAK_DATA_DIR)"
+        )
+    clear = not once and sys.stdout.isatty()
+    # Ctrl-C is how the view ends: quietly, and successfully.
+    with contextlib.suppress(KeyboardInterrupt):
+        try:
+            asyncio.run(
+                watch(
+                    redis_url,
+                    settings.tiebreak_heartbeat,
+                    click.echo,
+                    every=None if once else every,
+                    clear=clear,
+                )
+            )
+        except STORE_ERRORS as exc:
+            fail(f"cannot reach Redis: {exc}")

@@ -1,12 +1,12 @@
 """How a review looks in a terminal: progress while it runs, then every finding and the totals."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import click
 
 from agents.llm import LLMClient, LLMRequest, LLMResponse
 from agents.outcome import Consensus, FindingOutcome, Resolution
-from agents.review import Review
+from agents.review import Review, Unreviewed
 from app.publishing import proofs
 from app.publishing.finding_text import STANDS, stands
 from policies.panel import Tally
@@ -17,14 +17,28 @@ _RESOLUTION_COLOUR = {
     Resolution.WARNING: "yellow",
     Resolution.OPEN: "red",
 }
+_TALLY = {
+    Resolution.FIXED: "fixed",
+    Resolution.WITHDRAWN: "withdrawn",
+    Resolution.WARNING: "with a warning",
+    Resolution.OPEN: "open",
+    STANDS: "standing by majority",
+}
+"""How the totals count the findings of each ending, in words that read after any number."""
 
 
 class Progress:
-    """An :class:`LLMClient` wrapper that reports each call as it completes."""
+    """An :class:`LLMClient` wrapper that reports each call as it completes: which unit of
+    how many, the round, who was asked what, and the running totals. The billed total is
+    each call's, added up, as the ceiling and the review's own total count it."""
 
-    def __init__(self, llm: LLMClient, report: Callable[[str], None]) -> None:
+    def __init__(
+        self, llm: LLMClient, report: Callable[[str], None], units: Sequence[str] = ()
+    ) -> None:
         self.llm = llm
         self.report = report
+        self.units = {unit: n for n, unit in enumerate(units, 1)}
+        """Each unit's place in the review, by id."""
         self.calls = 0
         self.tokens = 0
 
@@ -35,9 +49,11 @@ class Progress:
             self.calls += 1
         self.tokens += response.usage.billed
         about = f" on {', '.join(request.subject)}" if request.subject else ""
+        place = self.units.get(request.unit or "")
+        unit = f"unit {place}/{len(self.units)} · " if place is not None else ""
         self.report(
-            f"round {request.round} · {request.role} · {request.tool.name}{about} · "
-            f"{self.calls} calls · {self.tokens:,} billed tokens"
+            f"{unit}round {request.round} · {request.role} · {request.tool.name}{about} · "
+            f"{_count(self.calls, 'call')} · {self.tokens:,} billed tokens"
         )
         return response
 
@@ -49,12 +65,30 @@ def render(review: Review) -> str:
     for result in findings:
         lines += _finding(result)
         lines.append("")
-    for unit in review.failed_units:
-        lines.append(click.style(f"Unit {unit.unit_id} was not reviewed: {unit.error}", fg="red"))
+    lines += _unreviewed(review)
     if not review.findings and not review.failed_units:
         lines.append(click.style("No findings: the change looks sound.", fg="green"))
     lines.append(_totals(review))
     return "\n".join(lines)
+
+
+def _unreviewed(review: Review) -> list[str]:
+    """Every file not reviewed, under its reason."""
+    by_reason: dict[str, list[Unreviewed]] = {}
+    for file in review.unreviewed:
+        by_reason.setdefault(file.reason, []).append(file)
+    lines = []
+    for reason, files in by_reason.items():
+        lines.append(click.style(f"Not reviewed ({reason}):", fg="red"))
+        lines += [f"  {f.path}{' (in part)' if f.in_part else ''}" for f in files]
+    for unit in review.failed_units:
+        if not unit.paths:  # an outcome kept from before units named their files
+            lines.append(
+                click.style(f"Unit {unit.unit_id} was not reviewed: {unit.error}", fg="red")
+            )
+    if lines:
+        lines.append("")
+    return lines
 
 
 def _finding(result: FindingOutcome) -> list[str]:
@@ -91,16 +125,16 @@ def _finding(result: FindingOutcome) -> list[str]:
 
 
 def _totals(review: Review) -> str:
-    by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
-    counts = dict.fromkeys([*map(str, Resolution), STANDS], 0)
+    by_role = " · ".join(f"{role} {n:,}" for role, n in review.billed_by_role().items())
+    counts = dict.fromkeys(_TALLY.values(), 0)
     for result in review.findings:
-        counts[_verdict(result)] += 1
-    summary = ", ".join(f"{n} {word}" for word, n in counts.items() if n)
+        counts[_TALLY[_verdict(result)]] += 1
+    summary = ", ".join(f"{n} {words}" for words, n in counts.items() if n)
     findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
     line = (
         f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
         f"{_count(review.calls, 'call')}, {review.failures()} · "
-        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
+        f"{review.billed:,} billed tokens ({by_role or 'none'})"
     )
     tested = [f.verification for f in review.findings if f.verification is not None]
     if tested:

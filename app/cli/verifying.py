@@ -103,8 +103,9 @@ def eval_verify_options(command: F) -> F:
         "--checkout",
         type=click.Path(file_okay=False, exists=True, path_type=Path),
         metavar="DIR",
-        help="A clone holding the cases' commits, for --verify: each case is checked out "
-        "from it into a throw-away worktree.",
+        help="A clone holding the cases' commits: each case is checked out from it into a "
+        "throw-away worktree, whose other files the agents read, and where --verify runs the "
+        "findings' tests.",
     )(command)
     return testing_options("at each case's base and introducing commits")(command)
 
@@ -112,19 +113,19 @@ def eval_verify_options(command: F) -> F:
 def eval_verifying(
     command: str | None, setup: str | None, checkout: Path | None, sandbox: bool
 ) -> Verifying | None:
-    """How `tiebreak eval` runs the cases' findings' tests (None: it runs none). Exit 2 when
-    they cannot be run as asked."""
-    if command is None:
-        if checkout is not None:
-            fail("--checkout is only for --verify")
-        return None
+    """Where `tiebreak eval` checks its cases out, and how it runs their findings' tests
+    (None: it checks out none). Exit 2 when they cannot be run as asked."""
     if checkout is None:
-        fail("--verify needs --checkout DIR, a clone holding the cases' commits")
-    config = _configured(VerifyConfig(), command, setup)
+        if command is not None:
+            fail("--verify needs --checkout DIR, a clone holding the cases' commits")
+        return None
     try:
         Git(checkout)("rev-parse", "--git-dir")
     except HistoryError:
         fail(f"--checkout: {checkout} is not a git repository")
+    if command is None:  # the checkouts are read, for the code the changes reach
+        return Verifying(checkout.resolve())
+    config = _configured(VerifyConfig(), command, setup)
     return Verifying(checkout.resolve(), config, choose_runner(sandbox), hidden=secrets())
 
 

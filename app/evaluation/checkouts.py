@@ -1,10 +1,13 @@
-"""Where a case's findings' tests run, for `tiebreak eval --verify`: a throw-away git worktree
-of a clone at the case's introducing commit, its base commit the tests' base, and a verifier
-for each review of the case (:class:`app.verification.local.LocalVerifier`).
+"""A case checked out for `tiebreak eval --checkout DIR`: a throw-away git worktree of a clone
+at the case's introducing commit, whose other files the agents read (definitions, callers,
+tests: `app.parsing.Parsing.related`), and with `--verify` where the findings' tests run, its
+base commit the tests' base, with a verifier for each review of the case
+(:class:`app.verification.local.LocalVerifier`).
 
 The worktree is detached (no branch of the clone moves) and removed when the case's reviews
 end, however they end. A case that names no base commit, or whose commits the clone lacks,
-gets none: it is reviewed without tests, and says why.
+gets none: it is reviewed without tests (and without the repository's other files), and says
+why. Without tests, a case needs no base commit.
 """
 
 import asyncio
@@ -28,12 +31,14 @@ from policies.verification import VerifyConfig
 
 @dataclass(frozen=True)
 class Verifying:
-    """How the cases' findings' tests run: the clone holding the cases' commits, the command
-    and its bounds, the runner (a sandbox, or none), and the files no test may see."""
+    """Where the cases are checked out, and how their findings' tests run: the clone holding
+    the cases' commits, the command and its bounds, the runner (a sandbox, or none), and the
+    files no test may see. Without a command (`config` None) the checkouts are read, and no
+    test runs."""
 
     clone: Path
-    config: VerifyConfig
-    runner: Runner
+    config: VerifyConfig | None = None
+    runner: Runner | None = None
     hidden: Sequence[Path] = ()
 
     @contextlib.asynccontextmanager
@@ -43,7 +48,8 @@ class Verifying:
         place = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="tiebreak-eval-"))
         tree = place / case.id
         try:
-            unverified = await asyncio.to_thread(_check_out, git, case, tree)
+            tests = self.config is not None
+            unverified = await asyncio.to_thread(_check_out, git, case, tree, tests)
             yield CaseCheckout(self, tree, case.base_commit, unverified)
         finally:
             await asyncio.to_thread(_remove, git, tree, place)
@@ -59,14 +65,19 @@ class CaseCheckout:
     base: str | None
     unverified: str | None = None
 
+    @property
+    def tests(self) -> bool:
+        """Whether the findings' tests run here (else the tree is only read)."""
+        return self.verifying.config is not None
+
     @contextlib.asynccontextmanager
     async def proving(self, diff: Diff) -> AsyncIterator[Proving | None]:
         """Who runs the tests of one review of the case, each review with its own runs and
         seconds (None: nobody, the case being `unverified`)."""
-        if self.unverified is not None:
+        verifying = self.verifying
+        if self.unverified is not None or verifying.config is None or verifying.runner is None:
             yield None
             return
-        verifying = self.verifying
         # The clone holds the fixes to come: no test may read them.
         hidden = (verifying.clone, *verifying.hidden)
         async with LocalVerifier(
@@ -75,13 +86,15 @@ class CaseCheckout:
             yield Proving(verifier, verifying.config.max_attempts)
 
 
-def _check_out(git: Git, case: Case, tree: Path) -> str | None:
-    """None once `tree` holds the case's introducing commit; else why its tests cannot run."""
-    if case.base_commit is None:
+def _check_out(git: Git, case: Case, tree: Path, tests: bool) -> str | None:
+    """None once `tree` holds the case's introducing commit; else why it cannot (nor its
+    `tests` run)."""
+    if tests and case.base_commit is None:
         return "the case names no base commit (cases built by `tiebreak eval cases` do)"
     if re.fullmatch(OBJECT_ID, case.introducing_commit) is None:
         return f"its introducing commit {case.introducing_commit[:80]!r} is not a full id"
-    for commit in (case.introducing_commit, case.base_commit):
+    needed = (case.introducing_commit, case.base_commit) if tests else (case.introducing_commit,)
+    for commit in filter(None, needed):
         try:
             git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}")
         except HistoryError:

@@ -1,14 +1,16 @@
 """The runner: every configuration of Tiebreak on every case, on one model.
 
 Each configuration reviews a case's diff as `tiebreak review` would (`agents.review`), the
-code around each change read from the case's `files` unless context is off:
+code around each change read from the case's `files` unless context is off (and, where the
+case is checked out, what the repository's other files tell about it, searched in the
+parsing processes: `Parsing.related`):
 `single` and `vote` take the testers' reports without a debate, `trio` and `panel` debate.
 With a budget, every configuration's billed tokens on a case are capped at the same figure:
 a comparison at equal cost. A configuration whose calls fail on a case is recorded as failed
 there, and the run goes on.
 
-With verification (`Verifying`), each case is checked out once for all its configurations,
-and each review of it (each of `vote`'s three reports too) runs its findings' tests with
+With checkouts (`Verifying`), each case is checked out once for all its configurations; with
+verification, each review of it (each of `vote`'s three reports too) runs its findings' tests with
 runs and seconds of its own; every posted finding carries what its test showed.
 """
 
@@ -44,6 +46,23 @@ _POLICIES = {
     Config.TRIO: DebatePolicy(),
     Config.PANEL: DebatePolicy(testers=PANEL_TESTERS),
 }
+
+
+def spend_cap(config: Config, budget: int | None) -> int:
+    """The billed tokens `config` may spend on a case: `budget`, or its review's own ceiling."""
+    return budget or _POLICIES[config].token_ceiling
+
+
+def stored_run(
+    files: ResultFiles | None, case: Case, config: Config, *, verify: bool
+) -> CaseRun | None:
+    """The stored result of `config` on `case`, which a run takes instead of running it
+    again, unless tests are asked for now (`verify`) and were not then (a result with tests
+    serves a run without)."""
+    stored = files.finished(case.id, config) if files else None
+    if stored is None or (verify and not stored.verify):
+        return None
+    return stored
 
 
 @dataclass(frozen=True)
@@ -93,12 +112,7 @@ class Runner:
         return [run for task in tasks for run in task.result()]
 
     def _stored(self, case: Case, config: Config) -> CaseRun | None:
-        """The stored result of `config` on `case`, unless tests are asked for now and were
-        not then (a result with tests serves a run without)."""
-        stored = self.result_files.finished(case.id, config) if self.result_files else None
-        if stored is None or (self.verifying is not None and not stored.verify):
-            return None
-        return stored
+        return stored_run(self.result_files, case, config, verify=self.verifying is not None)
 
     @contextlib.asynccontextmanager
     async def _checkout(self, case: Case, needed: bool) -> AsyncIterator[CaseCheckout | None]:
@@ -114,13 +128,13 @@ class Runner:
         """`config` on `case`: what it posted and what it cost, or why it failed. With a
         `checkout`, the findings' tests run there."""
         policy = _POLICIES[config]
-        ceiling = TokenCeiling(self.budget or policy.token_ceiling)
+        ceiling = TokenCeiling(spend_cap(config, self.budget))
         started = self.clock()
         reviews: list[Review] = []
         error: str | None = None
         try:
             diff = Diff.parse(case.diff)
-            reading = await self._reading(case)
+            reading = await self._reading(case, diff, checkout)
             rounds = VOTERS if config is Config.VOTE else 1
             debate = config in (Config.TRIO, Config.PANEL)
             for _ in range(rounds):
@@ -143,7 +157,8 @@ class Runner:
             error = str(exc) or type(exc).__name__
         seconds = self.clock() - started
         calls = sum(r.calls for r in reviews)
-        unverified = checkout.unverified if checkout else None
+        tested = checkout is not None and checkout.tests
+        unverified = checkout.unverified if checkout and checkout.tests else None
         return CaseRun(
             case_id=case.id,
             config=config,
@@ -152,15 +167,20 @@ class Runner:
             calls=calls,
             seconds=seconds,
             error=error,
-            verify=checkout is not None,
+            verify=tested,
             unverified=unverified,
         )
 
-    async def _reading(self, case: Case) -> Reading | None:
+    async def _reading(
+        self, case: Case, diff: Diff, checkout: CaseCheckout | None
+    ) -> Reading | None:
         if not self.context:
             return None
         outlines = await self.parsing.outlines(case.files) if self.parsing else {}
-        return Reading(case.files, outlines=outlines)
+        # The case's worktree, at its introducing commit, is the diff's new side.
+        tree = checkout.tree if checkout and checkout.unverified is None else None
+        related = await self.parsing.related(tree, diff) if self.parsing and tree else None
+        return Reading(case.files, outlines=outlines, related=related)
 
 
 def _proving(

@@ -10,7 +10,8 @@ process's metrics (:class:`app.github.retry.CountedFailures`). A call that fails
 :class:`app.github.errors.GitHubError`, never one of githubkit's exceptions.
 """
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 from urllib.parse import quote
 
@@ -20,18 +21,21 @@ from githubkit.exception import RequestFailed
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
-from app.github import answers
+from app.github import answers, archives, warming
+from app.github.actions import Actions
 from app.github.answers import Answered, read
 from app.github.blobs import file_text, read_sizes, read_texts
 from app.github.errors import translating
 from app.github.file_diffs import file_section
 from app.github.git_data import GitData
-from app.github.identity import AppIdentity
+from app.github.identity import AppIdentity, Authorship
 from app.github.models import (
+    Author,
     Comparison,
     FileAt,
     IssueComment,
     PullRequest,
+    Reacted,
     Reaction,
     ThreadComment,
 )
@@ -101,22 +105,32 @@ class GitHubApp:
         """Close the connections kept open; later calls close theirs once answered."""
         await self._pool.close()
 
+    async def warm_up(self) -> None:
+        """Do once what a process's first review would: open a connection to GitHub, sign
+        the App's JWT, learn the App's login (:attr:`identity`), and import the modules
+        githubkit imports on first use (:mod:`app.github.warming`)."""
+        await self.identity.bot_login()
+        warming.import_models(self._github.rest)
+
 
 class Installation:
     """Calls on behalf of one installation.
 
-    What it reads back of Tiebreak's own posts (reviews, comments) is only what the App's
-    bot user wrote: a marker anyone else writes is not Tiebreak's.
+    What it reads back of Tiebreak's own posts (reviews, comments) is only what `identity`
+    says Tiebreak wrote: the App's bot user's (a marker anyone else writes is not Tiebreak's),
+    or nothing, for a person's calls (:mod:`app.github.personal`).
     """
 
     def __init__(
-        self, github: GitHub[Any], identity: AppIdentity, *, retry_backoff: float = 1.0
+        self, github: GitHub[Any], identity: Authorship, *, retry_backoff: float = 1.0
     ) -> None:
         self._github = github
         self._rest = github.rest
         self._identity = identity
         self.git = GitData(github)
         """The Git Data API, for committing fixes."""
+        self.actions = Actions(github)
+        """GitHub Actions, for findings' tests run in the repository's CI."""
         self.retry_backoff = retry_backoff
         """Scales the waits of retries the caller makes itself (see `CappedRetry`)."""
 
@@ -167,6 +181,11 @@ class Installation:
         file missing or binary. Never fails: a file whose size GitHub did not give is left
         out (:mod:`app.github.blobs`)."""
         return await read_sizes(self._github, ref, files)
+
+    def tarball(self, ref: PullKey, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """The repository's snapshot at commit `sha`, a gzipped tar, as its chunks arrive
+        (:mod:`app.github.archives`)."""
+        return archives.tarball(self._github, ref, sha)
 
     @translating
     async def create_check_run(self, ref: PullRequestRef, check: NewCheckRun) -> int:
@@ -326,6 +345,15 @@ class Installation:
                 return "none"
             raise
         return read(answers.Permission, response).permission or "none"
+
+    @translating
+    async def thumbs_down(self, ref: PullKey, comment_id: int) -> list[Author]:
+        """Who reacted 👎 to the review comment `comment_id`: the first hundred, oldest first
+        (the first person who may steer Tiebreak among them is all a review needs)."""
+        response = await self._rest.reactions.async_list_for_pull_request_review_comment(
+            ref.owner, ref.repo, comment_id, content="-1", per_page=100
+        )
+        return [r.user for r in read(list[Reacted], response) if r.user is not None]
 
     @translating
     async def react(self, ref: PullKey, comment: CommentRef, content: Reaction) -> None:

@@ -7,7 +7,7 @@ can run a workflow makes `github-actions[bot]` post). So a marker counts only on
 App's bot user wrote. The slug is read once per process, with the App's JWT (`GET /app`).
 """
 
-from typing import Any
+from typing import Any, Protocol
 
 from githubkit import GitHub
 
@@ -15,6 +15,22 @@ from app.github import answers
 from app.github.answers import read
 from app.github.errors import GitHubError, translating
 from app.github.models import Author
+
+
+class Authorship(Protocol):
+    """Who wrote what Tiebreak reads back as its own."""
+
+    async def authored(self, author: Author | None) -> bool:
+        """Whether `author` (of a review or a comment) is Tiebreak itself."""
+        ...
+
+
+class NoAuthorship:
+    """A person's calls: nothing on a pull request is theirs as Tiebreak's, since only the
+    App's bot user writes Tiebreak's posts."""
+
+    async def authored(self, author: Author | None) -> bool:
+        return False
 
 
 class AppIdentity:

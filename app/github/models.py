@@ -51,11 +51,25 @@ class Author(Read):
     """`User`, or `Bot` for an App's bot user."""
 
 
+class PostedReview(Read):
+    """A review just posted: where it is, and who GitHub says wrote it."""
+
+    id: int
+    html_url: OrEmpty = ""
+    user: Author | None = None
+
+
 class IssueComment(Read):
     """A comment in the pull request's conversation."""
 
     id: int
     body: OrEmpty = ""
+    user: Author | None = None
+
+
+class Reacted(Read):
+    """One person's reaction to a comment: who."""
+
     user: Author | None = None
 
 
@@ -139,3 +153,19 @@ class PullRequest(BaseModel):
     @property
     def from_fork(self) -> bool:
         return self.head_repo.lower() != self.base_repo.lower()
+
+
+class WorkflowRun(Read):
+    """One run of a workflow in GitHub Actions, as far as Tiebreak follows it."""
+
+    id: int
+    display_title: OrEmpty = ""
+    """The run's `run-name`: Tiebreak's run token for the runs it dispatches."""
+    status: OrEmpty = ""
+    """`queued`, `in_progress`, `completed`..."""
+    conclusion: OrEmpty = ""
+    """`success`, `failure`, `cancelled`, `timed_out`... once completed."""
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"

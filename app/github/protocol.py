@@ -6,12 +6,14 @@ alone (none imports githubkit), and their tests may hand them an implementation 
 Every call that fails raises :class:`app.github.errors.GitHubError`.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.models import (
+    Author,
     Comparison,
     FileAt,
     GitFile,
@@ -19,6 +21,7 @@ from app.github.models import (
     PullRequest,
     Reaction,
     ThreadComment,
+    WorkflowRun,
 )
 
 
@@ -41,6 +44,26 @@ class GitDataClient(Protocol):
         ...
 
 
+class ActionsClient(Protocol):
+    """GitHub Actions, for findings' tests (:class:`app.github.actions.Actions`)."""
+
+    async def check_workflow(self, ref: PullKey, workflow: str) -> None:
+        """Raise :class:`GitHubError` (403, 404) unless the App may run `workflow`."""
+        ...
+
+    async def dispatch(
+        self, ref: PullKey, workflow: str, branch: str, inputs: dict[str, str]
+    ) -> None: ...
+
+    async def find_run(self, ref: PullKey, workflow: str, title: str) -> WorkflowRun | None: ...
+
+    async def run(self, ref: PullKey, run_id: int) -> WorkflowRun: ...
+
+    async def artifact(self, ref: PullKey, run_id: int, name: str, cap: int) -> bytes | None:
+        """None when the run has no such artifact; GitHubError past `cap` bytes."""
+        ...
+
+
 class InstallationClient(Protocol):
     """The calls the jobs make on behalf of one installation, documented in full on
     :class:`app.github.client.Installation`; what an implementation must keep to is said
@@ -48,6 +71,9 @@ class InstallationClient(Protocol):
 
     @property
     def git(self) -> GitDataClient: ...
+
+    @property
+    def actions(self) -> ActionsClient: ...
 
     @property
     def retry_backoff(self) -> float:
@@ -70,8 +96,17 @@ class InstallationClient(Protocol):
         """Never fails: a file whose size is not known is left out."""
         ...
 
+    def tarball(self, ref: PullKey, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
+        """The snapshot of commit `sha` as a gzipped tar's chunks, streamed; entering it, or
+        reading a chunk, raises `GitHubError` as any call does."""
+        ...
+
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
         """None when GitHub has not got both commits."""
+        ...
+
+    async def thumbs_down(self, ref: PullKey, comment_id: int) -> list[Author]:
+        """Who reacted 👎 to the review comment `comment_id`."""
         ...
 
     async def permission(self, ref: PullKey, login: str) -> str:

@@ -22,6 +22,7 @@ from agents.review import Review
 from app.events import CommandCall, CommandRequest
 from app.github.models import PullRequest, Reaction
 from app.github.protocol import InstallationClient
+from app.jobs import teaching
 from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run, land_rulings, set_label
@@ -35,6 +36,7 @@ from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings
 from app.telemetry.logs import bind, log_context
 from policies.budget import MIN_CEILING, TokenCeiling
+from policies.learnings import LearningsConfig
 from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
@@ -98,7 +100,11 @@ class CommandRun:
             case CommandName.BUDGET:
                 return await self._budget(call.argument or 0)
             case CommandName.RESOLVE:
-                return await self._resolve(pull)
+                return await self._resolve(pull, call.text)
+            case CommandName.LEARNINGS:
+                return await self._learnings()
+            case CommandName.FORGET:
+                return await self._forget(call.argument or 0)
             case CommandName.APPLY:
                 return await self._apply(pull)
             case CommandName.ARBITRATE:
@@ -131,7 +137,18 @@ class CommandRun:
         )
         return True
 
-    async def _resolve(self, pull: PullRequest) -> bool:
+    async def _learnings(self) -> bool:
+        stored = await self.deps.pulls.read(self.pull_key)
+        config = stored.record.config.learnings if stored else LearningsConfig()
+        await self._reply(await teaching.listing(self.deps.learnings(), config, self.pull_key))
+        return True
+
+    async def _forget(self, number: int) -> bool:
+        forgot, answer = await teaching.forget(self.deps.learnings(), self.pull_key, number)
+        await self._reply(answer)
+        return forgot
+
+    async def _resolve(self, pull: PullRequest, reason: str = "") -> bool:
         # Under the landing lock: a newer review cannot land between the reading and the
         # resolving, to have its summary and label overwritten by the older run's.
         async with self.deps.pulls.landing(self.pull_key) as latest:
@@ -157,6 +174,11 @@ class CommandRun:
                 self.github, self.pull_key, check_runs.resolved_summary(login, whole)
             )
             await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
+        comment = self.request.comment
+        if reason and comment is not None and comment.kind == "review":
+            taught = teaching.Taught(self.deps, self.github, self.request.login, pull.html_url)
+            if answer := await taught.resolved(record, comment.thread_id, reason):
+                await self._reply(answer)
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:

@@ -20,14 +20,18 @@ from app.jobs.reading import ReadingLimits
 from app.links import TranscriptLinks, links_for
 from app.parsing import Parsing
 from app.settings import Settings, SettingsError
+from app.snapshots.cache import SnapshotCache
+from app.snapshots.limits import MIB, SnapshotLimits
 from app.store.allowance import DailyAllowance, utc_now
 from app.store.connection import Pool
 from app.store.heads import Heads
 from app.store.hearings import Hearings
+from app.store.learnings import LearningStore
 from app.store.live import LiveRuns
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from app.store.transcripts import TranscriptStore
+from app.store.workflow_runs import WorkflowRuns
 from app.telemetry.debates import MeteredLLM
 from app.telemetry.metrics import Metrics
 
@@ -75,6 +79,9 @@ class WorkerSetup:
     workers."""
     reading: ReadingLimits = field(default_factory=ReadingLimits)
     """How much of its changed files a review reads for context."""
+    snapshots: SnapshotCache | None = None
+    """Where the repositories' snapshots at a pull request's head are kept; None reads none,
+    the agents reading the changed files alone."""
     closing: Sequence[Callable[[], Awaitable[None]]] = ()
     """What to close as the workers stop, besides the GitHub client and the parsing: the
     model client's connections."""
@@ -99,8 +106,22 @@ class WorkerSetup:
                 app_id, settings.private_key(), str(settings.github_api_url), metrics=metrics
             ),
             llm=llm,
+            snapshots=snapshots_for(settings),
             closing=(llm.aclose,),
         )
+
+
+def snapshots_for(settings: Settings) -> SnapshotCache | None:
+    """The worker's cache of snapshots, as the settings bound it; None when they turn it off."""
+    if not settings.tiebreak_snapshot_cache_mb:
+        return None
+    most = settings.tiebreak_snapshot_max_mb * MIB
+    limits = SnapshotLimits(
+        archive_bytes=min(SnapshotLimits.archive_bytes, most),
+        tree_bytes=most,
+        cache_bytes=settings.tiebreak_snapshot_cache_mb * MIB,
+    )
+    return SnapshotCache(settings.tiebreak_data_dir / "snapshots", limits)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,9 +151,17 @@ class WorkerDeps(WorkerSetup):
         """The replies heard on finding threads, each once, and their cap."""
         return Hearings(self.redis)
 
+    def learnings(self) -> LearningStore:
+        """What each repository's people taught Tiebreak."""
+        return LearningStore(self.redis)
+
     def live_runs(self) -> LiveRuns:
         """The coordination keys of live runs."""
         return LiveRuns(self.redis, self.heartbeat)
+
+    def workflow_runs(self) -> WorkflowRuns:
+        """Findings' tests dispatched to repositories' Actions, and who waits for each."""
+        return WorkflowRuns(self.redis)
 
     def transcripts(self) -> TranscriptStore:
         """Where finished runs' transcripts are kept."""

@@ -4,8 +4,10 @@ The review job coordinates: it queues one `debate_unit` job per unit (any worker
 then blocks on the run's wake-up list in Redis until every unit has an outcome. A unit that
 failed, or whose heartbeat lapsed (its worker died), gets a fresh attempt — fresh agents,
 resuming from the unit's journal — up to `max_attempts`; a unit that fails every attempt is
-reported as not reviewed, never silently dropped. A fatal model error (a bad key) stops the
-review at once, as it would stop a debate run in one process.
+reported as not reviewed, never silently dropped. A unit waiting for its findings' tests
+(`testing`) is neither: it is taken up again if its results are all in and no job did so. A
+fatal model error (a bad key) stops the review at once, as it would stop a debate run in one
+process.
 
 Everything the coordinator knows is in Redis, so a coordinator restarted on another worker
 (the janitor re-queues one whose heartbeat lapsed) picks up the same run where it was.
@@ -21,6 +23,7 @@ from app.store.live import LiveRuns
 from app.store.plans import RunPlan
 from app.store.queue import ReviewQueue
 from app.store.records import STARTED, RunStatus, State, UnitStatus
+from app.store.workflow_runs import WorkflowRuns
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +80,16 @@ class Fanout:
                 looking, scan_at = sorted(pending), time.monotonic() + live.heartbeat / 2
         return [finished[n] for n in range(self.plan.units)]
 
+    async def _take_up_stalled(self, unit: UnitStatus) -> None:
+        """Queue again a unit left testing whose tests' results are all in, should the job
+        that settled the last one have died before it queued the unit (queued twice, it is
+        taken up once: :meth:`app.store.workflow_runs.WorkflowRuns.take_up`)."""
+        run = self.plan.run_id
+        recorded = await WorkflowRuns(self.live.redis).stalled(run, unit.number)
+        if recorded is not None:
+            after = f"recorded-{recorded}"
+            await self.queue.resume_unit(run, unit.number, unit.attempt, after)
+
     async def stop(self) -> None:
         """Abort the units still running or queued (the review was stopped or superseded)."""
         run = self.plan.run_id
@@ -91,6 +104,9 @@ class Fanout:
     async def _check(self, unit: UnitStatus) -> Outcome | None:
         """Retry a unit that failed or died; its failed outcome once it is out of attempts."""
         live, run = self.live, self.plan.run_id
+        if unit.state is State.TESTING:
+            await self._take_up_stalled(unit)
+            return None
         if unit.state is State.FAILED:
             if unit.fatal:
                 raise LLMFatal(unit.error)
@@ -104,9 +120,11 @@ class Fanout:
             return None
         log.warning("unit %s of %s, attempt %s, failed: %s", unit.number, run, unit.attempt, reason)
         if unit.attempt >= self.max_attempts:
+            paths = self.plan.unit_paths
             return Outcome.failed(
                 self.plan.unit_ids[unit.number],
                 f"{reason} (gave up after {unit.attempt} attempts)",
+                paths[unit.number] if unit.number < len(paths) else (),
             )
         await live.retry_unit(run, unit.number, unit.attempt + 1)
         await self.queue.enqueue_unit(run, unit.number, unit.attempt + 1)

@@ -31,12 +31,15 @@ from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import restate
 from app.jobs.posted import posted_threads
 from app.jobs.results import JobResult
-from app.publishing import hearing
+from app.jobs.teaching import teach, thread_url
+from app.publishing import hearing, learnings
 from app.publishing.plan import plan
+from app.publishing.publication import RunRecord
 from app.publishing.rereview import PostedThread
 from app.store.pulls import StoredRun
 from app.telemetry.logs import bind, log_context
 from policies.budget import MIN_CEILING, TokenCeiling
+from policies.learnings import LearningSource
 from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
@@ -54,6 +57,7 @@ class HearingRun:
         self.request = request
         self.pull_key = request.pull
         self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
+        self.thread_url = ""
 
     async def run(self) -> JobResult:
         pull = self.pull_key
@@ -71,6 +75,7 @@ class HearingRun:
         if not await self._may_be_heard(pull.author):
             return "not the author or a writer"
         # One reply of a thread at a time: the next finds the finding as this one leaves it.
+        self.thread_url = thread_url(pull.html_url, thread.comment_id)
         async with self.deps.hearings().weighing(key, thread.comment_id):
             return await self._hear_in(thread, pull.head_sha)
 
@@ -162,10 +167,40 @@ class HearingRun:
         if not verdict.accepted:
             await self._reply(hearing.stands(finding_id, verdict.reason))
             return "stands"
-        await self._reply(hearing.withdrawn(finding_id, verdict.reason))
+        taught = await self._learn(record, found, verdict)
+        await self._reply(hearing.withdrawn(finding_id, verdict.reason) + taught)
         await self.github.resolve_thread(self.pull_key, self.request.comment.thread_id)
         await restate(self.github, record, whole)
         return "withdrawn"
+
+    async def _learn(self, record: RunRecord, found: FindingKey, verdict: Verdict) -> str:
+        """Keep what the withdrawing reply taught, if the tester wrote a rule from it; what
+        the reply then says of it."""
+        unit_id, finding_id = found
+        path = next(
+            (
+                result.finding.path
+                for unit in record.review.units
+                if unit.unit_id == unit_id
+                for result in unit.findings
+                if result.finding.id == finding_id
+            ),
+            None,
+        )
+        if path is None:
+            return ""
+        recorded = await teach(
+            self.deps.learnings(),
+            record.config.learnings,
+            self.pull_key,
+            rule=verdict.learning,
+            path=path,
+            login=self.request.login,
+            source=LearningSource.WITHDRAWN,
+            thread=self.thread_url,
+            now=self.deps.clock(),
+        )
+        return learnings.learned(*recorded) if recorded else ""
 
     async def _thread(self) -> PostedThread | None:
         """The thread the reply is in, if Tiebreak started it about a finding."""

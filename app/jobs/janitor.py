@@ -5,6 +5,9 @@ of memory, its machine gone) stops it; on one worker of the fleet (arq's unique 
 every minute by default) the janitor queues a new coordinator for each run whose heartbeat
 lapsed, which picks the run up from Redis where it was.
 
+Findings' tests dispatched to repositories' Actions are polled here too, for a webhook that
+never came, and a run past its deadline is settled as not run (:mod:`app.jobs.workflow_results`).
+
 As a last resort, a review opens its check run in Redis with a deadline and closes it when it
 completes it; the janitor claims the check runs past their deadline and completes those GitHub
 still shows unfinished as `timed_out`, saying why.
@@ -21,6 +24,7 @@ from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import complete_check_run
 from app.jobs.results import JobResult
+from app.jobs.workflow_results import sweep_workflow_runs
 from app.publishing import check_runs
 from app.store.pulls import OpenCheck
 from app.telemetry.logs import log_context
@@ -37,7 +41,11 @@ async def sweep(ctx: dict[str, Any]) -> JobResult:
     deps, now = deps_of(ctx), time.time()
     resumed = await resume_orphans(deps, now=now)
     completed = await complete_overdue(deps, now=now)
-    return JobResult.completed(f"{resumed} runs resumed, {completed} check runs completed")
+    settled = await sweep_workflow_runs(deps, now=now)
+    return JobResult.completed(
+        f"{resumed} runs resumed, {completed} check runs completed, "
+        f"{settled} test runs past their deadline"
+    )
 
 
 async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:

@@ -11,19 +11,38 @@ A pull request chooses how large its files are, so what a review reads of them i
 (:class:`ReadingLimits`): their sizes are asked for first, in one request without their
 texts, and a file too large, or past what the review may read in all, is not fetched. Its
 changes are reviewed without it, the agents told it was not read.
+
+The repository at the head is read whole too, once per review of code (a pull request of
+docs alone has nothing to search for), as GitHub's archive of the head commit kept in the
+worker's cache (:mod:`app.snapshots`): a second review of the same
+commit reads it from the disk. The download runs beside the texts' request. A snapshot that
+cannot be had (GitHub refuses or fails the download, the repository is past the cache's
+limits, its archive is unsafe) never fails the review: it goes on with the changed files,
+and the summary says so once (:attr:`HeadReading.head_not_read`). What the repository's
+other files tell about the changes (the definitions they use, their callers, their tests) is
+searched for in the snapshot while the review holds it, in a parsing process within bounds
+(:meth:`app.parsing.Parsing.related`).
 """
 
 import logging
 from collections.abc import Iterable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from agents.context import Reading, changed_files
 from agents.diff import Diff
+from agents.related import Related
+from agents.scopes import parsable
 from app.events import PullKey
+from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest
 from app.github.protocol import InstallationClient
+from app.jobs.together import together
 from app.parsing import Parsing
+from app.snapshots.cache import SnapshotCache
+from app.snapshots.limits import SnapshotRefused
 from policies.config import RepoConfig
 from policies.guidance import Guidance
 
@@ -65,6 +84,20 @@ class ReadingLimits:
         return chosen, left_out
 
 
+@dataclass(frozen=True)
+class HeadReading:
+    """What a review read beside its diff."""
+
+    reading: Reading
+    root: Path | None = None
+    """The directory of the repository at the head, in the worker's cache; None when it was
+    not read. It stays there until the cache evicts it: what is read across its files is
+    read in :func:`reading_for`, while the review holds it."""
+    head_not_read: str | None = None
+    """Why the repository at the head was not read whole, fit for the summary; None when it
+    was, or when no snapshot was asked for."""
+
+
 async def reading_for(
     github: InstallationClient,
     ref: PullKey,
@@ -73,38 +106,93 @@ async def reading_for(
     diff: Diff,
     parsing: Parsing,
     limits: ReadingLimits,
-) -> Reading:
+    snapshots: SnapshotCache | None = None,
+) -> HeadReading:
     """The guidance of `config` with its guideline files from the base commit, and the files
-    of `diff` at the head within `limits`, parsed by `parsing` (unless the config turns
-    context off)."""
+    of `diff` at the head within `limits`, parsed by `parsing`, with the repository at the
+    head from `snapshots` (unless the config turns context off)."""
     guidelines = [FileAt(pull.base_sha, path) for path in config.guidelines]
-    sources = await _sources(github, ref, pull, diff, limits) if config.context.enabled else []
-    texts = await github.texts(ref, guidelines + sources)
-    guidance = Guidance.of(
+    if not config.context.enabled:
+        texts = await github.texts(ref, guidelines)
+        return HeadReading(Reading(guidance=_guidance(config, guidelines, texts)))
+    sources, too_large = await head_sources(github, ref, pull, diff, limits)
+    _log_left_out([f.path for f in too_large])
+    # Only code is searched across files: a pull request of docs alone downloads nothing.
+    if not any(parsable(f.path) for f in changed_files(diff)):
+        snapshots = None
+    async with AsyncExitStack() as held:
+        (root, head_not_read), texts = await together(
+            _head(held, github, ref, pull, snapshots), github.texts(ref, guidelines + sources)
+        )
+        # Checked again on the texts, for the files whose sizes GitHub did not tell.
+        kept, left_out = limits.within(
+            ((f.path, text), len(text.encode())) for f in sources if (text := texts[f])
+        )
+        _log_left_out([path for path, _ in left_out])
+        read = dict(kept)
+        # The snapshot at `root` is held until this block is left: the code the changes
+        # reach in other files is searched for in it now, beside the changed files' parse.
+        outlines, related = await together(parsing.outlines(read), _related(parsing, root, diff))
+        reading = Reading(
+            read,
+            config.context.max_tokens,
+            _guidance(config, guidelines, texts),
+            outlines,
+            related,
+        )
+        return HeadReading(reading, root, head_not_read)
+
+
+async def _related(parsing: Parsing, root: Path | None, diff: Diff) -> Related | None:
+    return None if root is None else await parsing.related(root, diff)
+
+
+def _guidance(
+    config: RepoConfig, guidelines: list[FileAt], texts: dict[FileAt, str | None]
+) -> Guidance:
+    return Guidance.of(
         config.instructions, config.path_instructions, {f.path: texts[f] for f in guidelines}
     )
-    if not config.context.enabled:
-        return Reading(guidance=guidance)
-    # Checked again on the texts, for the files whose sizes GitHub did not tell.
-    kept, left_out = limits.within(
-        ((f.path, text), len(text.encode())) for f in sources if (text := texts[f])
-    )
-    _log_left_out([path for path, _ in left_out])
-    read = dict(kept)
-    return Reading(read, config.context.max_tokens, guidance, await parsing.outlines(read))
 
 
-async def _sources(
+async def _head(
+    held: AsyncExitStack,
+    github: InstallationClient,
+    ref: PullKey,
+    pull: PullRequest,
+    snapshots: SnapshotCache | None,
+) -> tuple[Path | None, str | None]:
+    """The repository at the head, held by `held`, or why it was not read."""
+    if snapshots is None:
+        return None, None
+    # Asked of the pull request's repository, which has its head commit, a fork's too.
+    sha = pull.head_sha
+    try:
+        root = await held.enter_async_context(
+            snapshots.tree(ref.full_name, sha, lambda: github.tarball(ref, sha))
+        )
+    except GitHubError as exc:
+        log.warning("the repository at %s was not read: %s", sha[:7], exc)
+        said = f"GitHub answered {exc.status}" if exc.status else "GitHub could not be reached"
+        return None, f"{said} to the download of its archive"
+    except SnapshotRefused as exc:
+        log.warning("the repository at %s was not read: %s", sha[:7], exc)
+        return None, str(exc)
+    except OSError:
+        log.exception("the repository at %s could not be kept on the worker's disk", sha[:7])
+        return None, "the worker could not keep it on its disk"
+    return root, None
+
+
+async def head_sources(
     github: InstallationClient, ref: PullKey, pull: PullRequest, diff: Diff, limits: ReadingLimits
-) -> list[FileAt]:
-    """The changed files to read at the head: within `limits`, as far as GitHub tells their
-    sizes (a file with no text to give is not asked for)."""
+) -> tuple[list[FileAt], list[FileAt]]:
+    """The changed files to read at the head, within `limits` as far as GitHub tells their
+    sizes (a file with no text to give is not asked for), and those too large to."""
     files = [FileAt(pull.head_sha, f.path) for f in changed_files(diff)][: limits.files]
     sizes = await github.sizes(ref, files)
     known = [(f, size) for f in files if (size := sizes.get(f, 0)) is not None]
-    chosen, left_out = limits.within(known)
-    _log_left_out([f.path for f in left_out])
-    return chosen
+    return limits.within(known)
 
 
 def _log_left_out(paths: Sequence[str]) -> None:

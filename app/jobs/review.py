@@ -17,8 +17,10 @@ import asyncio
 import logging
 import time
 from contextlib import AbstractAsyncContextManager
+from dataclasses import replace
 from typing import Any
 
+from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
 from agents.protocol import Severity
 from agents.review import Review
@@ -27,6 +29,7 @@ from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.models import PullRequest
 from app.github.protocol import InstallationClient
+from app.jobs.actions_gate import tests_in_actions
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.fanout import Fanout
@@ -36,8 +39,9 @@ from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
 from app.jobs.results import JobResult
 from app.jobs.superseding import Superseding
+from app.jobs.teaching import applied, learn_from_thumbs_down
 from app.jobs.together import together
-from app.publishing import check_runs
+from app.publishing import check_runs, learnings
 from app.publishing.publication import (
     CheckRunResult,
     Conversation,
@@ -89,6 +93,8 @@ class ReviewRun:
         self.units = 0
         self.details_url: str | None = None
         """The link to the run's transcript, once there is one."""
+        self.head_not_read: str | None = None
+        """Why the repository at the head was not read whole, once the reading says."""
         self.github: InstallationClient = deps.github.installation(ref.installation_id)
         self.live = deps.live_runs()
         self.heads = Superseding(deps, self.github, ref, run_id)
@@ -173,17 +179,28 @@ class ReviewRun:
         paths = config.path_filter()
         diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
         reviewed = scope.part(diff)
-        units, policy = await together(self._units(pull, reviewed), self._policy())
+        units, policy, (tests, tests_note) = await together(
+            self._units(pull, reviewed),
+            self._policy(),
+            tests_in_actions(github, ref, pull, config),
+        )
+        expected = estimate(units, policy)
+        log.info("review of %s: %s", ref.key, expected.describe())
         plan = RunPlan(
             run_id=self.run_id,
             ref=ref,
             check_run_id=check_id,
             scope=scope,
             unit_ids=tuple(u.id for u in units),
+            unit_paths=tuple(u.diff.paths for u in units),
+            estimate=expected,
             policy=policy,
             config=config,
             config_problems=[(p.message, p.line) for p in self.config_problems],
             excluded_files=len(whole.files) - len(diff.files),
+            tests=tests,
+            tests_note=tests_note,
+            head_not_read=self.head_not_read,
             title=pull.title,
             html_url=pull.html_url,
             started_at=time.time(),
@@ -196,10 +213,28 @@ class ReviewRun:
         """The review units of `diff`, each with what its agents read beside it. The files
         read for them are let go here, not held while the debates run."""
         deps = self.deps
-        reading = await reading_for(
-            self.github, self.ref, pull, self.config, diff, deps.parsing, deps.reading
+        read, learnings = await together(
+            reading_for(
+                self.github,
+                self.ref,
+                pull,
+                self.config,
+                diff,
+                deps.parsing,
+                deps.reading,
+                deps.snapshots,
+            ),
+            applied(deps.learnings(), self.config.learnings, self.ref.full_name),
         )
-        return reading.attach(diff.units(deps.unit_tokens))
+        self.head_not_read = read.head_not_read
+        reading = read.reading
+        reading = replace(reading, guidance=replace(reading.guidance, learnings=learnings))
+        return [
+            replace(
+                unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths))
+            )
+            for unit in reading.attach(diff.units(deps.unit_tokens))
+        ]
 
     async def _coordinate(self, plan: RunPlan, diff: Diff, *, fresh: bool = False) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
@@ -209,7 +244,7 @@ class ReviewRun:
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
         try:
-            debated = Review(units=await fanout.outcomes())
+            debated = Review(units=await fanout.outcomes(), estimate=plan.estimate)
         except (Exception, asyncio.CancelledError):
             # Failed, stopped or superseded: the units still queued or running are not needed.
             await asyncio.shield(fanout.stop())
@@ -234,11 +269,12 @@ class ReviewRun:
         ref, check_id, config = self.ref, plan.check_run_id, self.config
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
-        _, spent, remaining, (review, conversation) = await together(
+        _, spent, remaining, (review, conversation), readings = await together(
             self.live.set_run(self.run_id, RunStatus(state=State.COMPLETING)),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
             self._reconcile(plan, shown, diff, earlier),
+            self.live.readings(self.run_id, plan.units),
         )
         ceiling, cap = plan.policy.token_ceiling, allowance.cap
         spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
@@ -246,6 +282,10 @@ class ReviewRun:
             excluded=plan.excluded_files,
             hidden=len(debated.findings) - len(shown.findings),
             min_severity=config.min_severity,
+            head_not_read=plan.head_not_read,
+        )
+        notes += ((f"_{plan.tests_note}_",) if plan.tests_note else ()) + learnings.applied(
+            r.learned for r in readings.values()
         )
         links = self.deps.links
         self.details_url = links.url(self.run_id) if links else None
@@ -263,7 +303,14 @@ class ReviewRun:
         conclusion = str(publication.check.conclusion)
         await together(
             self.deps.transcripts().save(
-                TranscriptRecord.of_run(plan, diff, debated, spend, conclusion)
+                TranscriptRecord.of_run(
+                    plan,
+                    diff,
+                    debated,
+                    spend,
+                    conclusion,
+                    {unit: reading.learned for unit, reading in readings.items()},
+                )
             ),
             set_label(self.github, ref, publication.label, publication.label_name),
         )
@@ -280,7 +327,7 @@ class ReviewRun:
                 config=config,
                 details_url=self.details_url,
                 conversation=conversation,
-                readings=await self.live.readings(self.run_id, plan.units),
+                readings=readings,
             )
         )
         return conclusion
@@ -302,6 +349,15 @@ class ReviewRun:
         may have changed it, and a run picked up from a dead coordinator has no plan-time
         copy."""
         threads = await posted_threads(self.github, self.ref)
+        await learn_from_thumbs_down(
+            self.github,
+            self.deps.learnings(),
+            self.config.learnings,
+            earlier,
+            threads,
+            pull_url=plan.html_url,
+            now=self.deps.clock(),
+        )
         standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
         conversation = Conversation(
             threads=standing.threads,
@@ -335,7 +391,9 @@ class ReviewRun:
         until now), which the janitor completes if this job never does."""
         check = NewCheckRun(status="in_progress", started_at=now(), external_id=self.run_id)
         check_id = await self.github.create_check_run(self.ref, check)
-        deadline = time.time() + self.deps.check_deadline
+        # A review whose tests run in Actions may wait for them up to their timeout.
+        waits = self.config.verify.timeout_minutes * 60 if self.config.verify.in_actions else 0
+        deadline = time.time() + self.deps.check_deadline + waits
         await self.deps.pulls.open_check(self._open_check(check_id), deadline)
         return check_id
 

@@ -13,6 +13,7 @@ A = TypeVar("A")
 B = TypeVar("B")
 C = TypeVar("C")
 D = TypeVar("D")
+E = TypeVar("E")
 
 
 @overload
@@ -27,6 +28,12 @@ async def together(a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], /) -> tupl
 async def together(
     a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], d: Awaitable[D], /
 ) -> tuple[A, B, C, D]: ...
+
+
+@overload
+async def together(
+    a: Awaitable[A], b: Awaitable[B], c: Awaitable[C], d: Awaitable[D], e: Awaitable[E], /
+) -> tuple[A, B, C, D, E]: ...
 
 
 async def together(*calls: Awaitable[Any]) -> tuple[Any, ...]:

@@ -9,15 +9,24 @@ attempt that is no longer the unit's current one (the coordinator gave up on it 
 fresh one) does nothing. A failure is recorded for the coordinator, which decides whether a
 fresh attempt follows; a fatal model error (a bad key) is marked so that none does. What the
 attempt reads and writes, and in how few round trips: :mod:`app.store.unit_writes`.
+
+A debate whose findings' tests run in the repository's Actions suspends once they are
+dispatched: the attempt ends with the unit `testing`, and the same attempt is queued again
+when their results are in (:mod:`app.jobs.workflow_results`); one job takes it up, and it
+replays the journal and the recorded test runs to where it stopped.
 """
 
+import hashlib
 import logging
 from typing import Any
 
 from agents.engine import Debate
-from agents.errors import LLMFatal, LLMUnavailable
+from agents.errors import AwaitingTests, LLMFatal, LLMUnavailable
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
+from agents.proofs import Proving
+from agents.recorded_tests import RecordedVerifier
+from app.jobs.actions_verifier import ActionsVerifier
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.results import JobResult
@@ -27,6 +36,7 @@ from app.store.live import worker_name
 from app.store.plans import UnitPlan
 from app.store.records import STARTED, State, UnitStatus
 from app.store.unit_writes import UnitWrites
+from app.store.workflow_runs import UnitTestRuns, WorkflowRuns
 from app.telemetry.debates import record_outcome
 from app.telemetry.logs import bind, log_context
 from policies.budget import TokenCeiling
@@ -71,6 +81,8 @@ class UnitRun:
             return JobResult.completed(f"attempt {self.attempt} has ended ({current.state})")
         if current.state in STARTED and start.beating == str(self.attempt):
             return JobResult.completed(f"attempt {self.attempt} is running on {current.worker}")
+        if current.state is State.TESTING and not await self._take_up():
+            return JobResult.completed(f"attempt {self.attempt} was taken up already")
         tokens = sum(e.response.usage.billed for e in start.recorded if e.response)
         started = UnitStatus(
             number=n,
@@ -82,6 +94,9 @@ class UnitRun:
         async with writes.running(started):
             try:
                 outcome = await self._debate(plan, tokens, len(start.recorded))
+            except AwaitingTests as waiting:
+                await self._wait_for_tests(waiting.runs)
+                return JobResult.completed(str(waiting))
             except LLMFatal as exc:
                 await self._failed(str(exc), fatal=True)
                 return JobResult.failed(str(exc))
@@ -115,8 +130,35 @@ class UnitRun:
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
         llm = Tracked(self.deps.counted_llm, writes)
         llm.tokens, llm.calls = tokens, calls
-        debate = Debate(llm, plan.policy, ceiling=ceiling, models=plan.models)
+        debate = Debate(
+            llm, plan.policy, ceiling=ceiling, models=plan.models, proving=self._proving(plan)
+        )
         return await debate.run(plan.review_unit(), journal=writes.journal)
+
+    def _proving(self, plan: UnitPlan) -> Proving | None:
+        """The unit's findings' tests, run in the repository's Actions, if the plan says so."""
+        if plan.tests is None:
+            return None
+        github = self.deps.github.installation(plan.ref.installation_id)
+        actions = ActionsVerifier(github.actions, self.workflows, plan, self.attempt)
+        recorded = UnitTestRuns(self.live.redis, self.run_id, self.number)
+        return Proving(RecordedVerifier(actions, recorded), plan.tests.max_attempts)
+
+    @property
+    def workflows(self) -> WorkflowRuns:
+        return self.deps.workflow_runs()
+
+    async def _take_up(self) -> bool:
+        return await self.workflows.take_up(self.run_id, self.number, self.attempt)
+
+    async def _wait_for_tests(self, digests: list[str]) -> None:
+        """Leave the unit waiting for its tests (what the last call staged written with it);
+        taken up again at once if their results came in meanwhile."""
+        await self.writes.set(UnitStatus(number=self.number, state=State.TESTING))
+        recorded = UnitTestRuns(self.live.redis, self.run_id, self.number)
+        if await recorded.all_recorded(digests):
+            resumed = resume_id(digests)
+            await self.deps.queue.resume_unit(self.run_id, self.number, self.attempt, resumed)
 
     async def _failed(self, error: str, *, fatal: bool = False) -> None:
         await self.writes.fail(
@@ -128,6 +170,11 @@ class UnitRun:
                 agents=dict.fromkeys(Role, State.FAILED),
             )
         )
+
+
+def resume_id(digests: list[str]) -> str:
+    """What names a unit's resumption after the runs `digests`, by itself."""
+    return "self-" + hashlib.sha256(" ".join(sorted(digests)).encode()).hexdigest()[:16]
 
 
 class Tracked:

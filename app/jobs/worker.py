@@ -24,6 +24,8 @@ from app.jobs.janitor import sweep
 from app.jobs.results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
+from app.jobs.warmup import warm_up
+from app.jobs.workflow_results import take_workflow_run
 from app.store.connection import connect
 from app.store.counters import FleetCounters
 from app.store.keys import HEARING_TTL, UNIT_QUEUE
@@ -85,6 +87,8 @@ class Workers:
         # (their reads block on purpose, so none has a timeout).
         self.deps = deps = WorkerDeps.started(setup, connect(redis_url, timeout=None))
         self.redis_url = redis_url
+        self.warmed = asyncio.Event()
+        """Set once :meth:`run` has warmed up (:mod:`app.jobs.warmup`), before any job."""
         settings = RedisSettings.from_dsn(redis_url)
         metrics = deps.metrics
         common: dict[str, Any] = {
@@ -100,6 +104,7 @@ class Workers:
                 _function(JobName.REVIEW, review_pull_request, REVIEW_TIMEOUT, metrics),
                 _function(JobName.COMMANDS, run_commands, COMMAND_TIMEOUT, metrics),
                 _function(JobName.HEARING, run_hearing, HEARING_TIMEOUT, metrics),
+                _function(JobName.WORKFLOW_RUN, take_workflow_run, COMMAND_TIMEOUT, metrics),
             ],
             # On one worker of the fleet at a time.
             cron_jobs=[
@@ -128,6 +133,11 @@ class Workers:
         until :meth:`stop`, flushing the process's metrics meanwhile and once they end."""
         try:
             async with FleetCounters(self.deps.redis).flushing(self.deps.metrics):
+                # Before any job: the first review then starts as quickly as any other.
+                try:
+                    await warm_up(self.deps)
+                finally:
+                    self.warmed.set()
                 await self._run()
         finally:
             await self.deps.redis.aclose()

@@ -101,10 +101,18 @@ def daily_budget_reached(
     )
 
 
-def scope_notes(*, excluded: int, hidden: int, min_severity: str) -> tuple[str, ...]:
+def scope_notes(
+    *, excluded: int, hidden: int, min_severity: str, head_not_read: str | None = None
+) -> tuple[str, ...]:
     """Lines for the summary saying what the config kept out of the review: files outside its
-    `paths`, findings below its `min_severity`."""
+    `paths`, findings below its `min_severity`; and why the repository at the head was not
+    read whole (`head_not_read`), when it was not."""
     notes = []
+    if head_not_read:
+        notes.append(
+            f"_The repository at the head was not read ({md.inline(head_not_read, 300)}): "
+            "the agents read the changed files alone._"
+        )
     if excluded:
         files = "file is" if excluded == 1 else "files are"
         was = "was" if excluded == 1 else "were"

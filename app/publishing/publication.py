@@ -162,6 +162,8 @@ class UnitReading(BaseModel):
 
     context: str = ""
     guidance: str = ""
+    learned: tuple[str, ...] = ()
+    """The repository's learnings in `guidance`, each as the agents read it."""
 
 
 class RunRecord(BaseModel):
@@ -197,6 +199,7 @@ class RunRecord(BaseModel):
                 unit,
                 context=self.readings.get(unit.id, none).context,
                 guidance=self.readings.get(unit.id, none).guidance,
+                learned=self.readings.get(unit.id, none).learned,
             )
             for unit in units
         }

@@ -112,7 +112,7 @@ def reconcile(
     if earlier is not None:
         carried, gone = ledger.carried(earlier, diff, scope)
     return Standing(
-        review=Review(units=[*units, *carried]),
+        review=Review(units=[*units, *carried], estimate=debated.estimate),
         threads=ledger.posted,
         gone=gone,
         dismissed=len(ledger.dismissed),

@@ -134,12 +134,12 @@ def totals(review: Review) -> str:
     for result in review.findings:
         counts[_STANDING if stands(result) else _TALLY[result.resolution]] += 1
     split = ", ".join(f"{n} {label}" for label, n in counts.items() if n)
-    by_role = " · ".join(f"{role} {u.billed:,}" for role, u in review.usage_by_role().items())
+    by_role = " · ".join(f"{role} {n:,}" for role, n in review.billed_by_role().items())
     text = (
         f"**{_count(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
         f"{_count(len(review.debated), 'unit')} · {_count(review.rounds, 'round')} · "
         f"{_count(review.calls, 'call')} ({review.failures()}) · "
-        f"{review.usage.billed:,} billed tokens ({by_role or 'none'})"
+        f"{review.billed:,} billed tokens ({by_role or 'none'})"
     )
     dropped = sum(u.dropped_findings for u in review.debated)
     if dropped:
@@ -148,15 +148,28 @@ def totals(review: Review) -> str:
 
 
 def failed_units(review: Review) -> list[str]:
+    """Each unit not reviewed with its reason, and every file it holds."""
     if not review.failed_units:
         return []
-    lines = [
-        f"- Unit {code(u.unit_id)}: {inline(u.error or 'no reason given', 500)}\n"
-        for u in review.failed_units
-    ]
+    in_part = {f.path: f.in_part for f in review.unreviewed}
+    lines = []
+    for u in review.failed_units:
+        named = [f"{code(p)}{' (in part)' if in_part.get(p) else ''}" for p in u.paths]
+        held = f" ({', '.join(named)})" if named else ""
+        reason = inline(u.error or "no reason given", 500)
+        lines.append(f"- Unit {code(u.unit_id)}{held}: {reason}\n")
+    expected = review.estimate
+    foreseen = ""
+    if expected is not None and expected.covered < len(expected.units):
+        foreseen = (
+            f"The review was expected to need about {expected.tokens:,} billed tokens, more "
+            f"than its ceiling of {expected.ceiling:,}: its units took the riskiest files "
+            "first (code before tests, docs and lock files; then the larger changes). A larger "
+            "`debate.token_ceiling` in `.github/tiebreak.yml` covers more.\n\n"
+        )
     return [
         "#### Not reviewed\n\nThese parts of the diff were not reviewed, so they have no "
-        "findings. Comment `/tiebreak review` to try again.\n\n",
+        f"findings. Comment `/tiebreak review` to try again.\n\n{foreseen}",
         *lines,
         "\n",
     ]

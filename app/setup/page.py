@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.setup.manifest import install_url
 from app.setup.registration import FLOW_LIFETIME, Registration, SetupError
+from app.verification.workflow import WORKFLOW_FILE, template_text
 
 TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("app", "templates"),
@@ -140,6 +141,8 @@ def create_registration_app(
             env_file=str(options.env_file),
             names=list(flow.env_values(registered)),
             public_url=options.public_url,
+            workflow=template_text(),
+            workflow_file=WORKFLOW_FILE,
         )
 
     return app

@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 
 from app.store import keys
 from policies.budget import Settle
+from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
 
 RESERVE = """
 local tokens = tonumber(ARGV[1])
@@ -180,6 +181,10 @@ class DailyAllowance(TokenPool):
     async def remaining(self) -> int:
         return max(0, self.cap - await self.spent())
 
+    async def refusal(self, tokens: int) -> OutOfTokens | None:
+        """Why a reservation of `tokens` was refused, if today's allowance is what refused it."""
+        return AllowanceExhausted(tokens) if await self.spent() + tokens > self.cap else None
+
     def resets_at(self) -> datetime:
         """The next UTC midnight, when a fresh day's allowance starts."""
         return datetime.combine(self._today() + timedelta(days=1), time(), tzinfo=UTC)
@@ -211,11 +216,21 @@ class RunCeiling(TokenPool):
     async def spent(self) -> int:
         return await self.spent_on(self.key)
 
+    async def refusal(self, tokens: int) -> OutOfTokens | None:
+        """Why a reservation of `tokens` was refused, if the run's ceiling is what refused it."""
+        held = await self.spent()
+        # The counter holds spent and reserved tokens as one figure.
+        return CeilingReached(held, 0, tokens, self.cap) if held + tokens > self.cap else None
+
 
 class Pool(Protocol):
     """A pool with one counter to reserve on at a time (a day's, a run's)."""
 
     def counter(self) -> Counter: ...
+
+    async def refusal(self, tokens: int) -> OutOfTokens | None:
+        """Why a reservation of `tokens` was refused, if this pool is what refused it."""
+        ...
 
 
 class Pools:
@@ -229,5 +244,12 @@ class Pools:
         self.pools = pools
 
     async def reserve(self, tokens: int) -> Settle | None:
+        """Reserve `tokens` on every pool; None when the cause of a refusal is unknown, else
+        raise what refused it (the run's ceiling is not the installation's day)."""
         # Each pool's counter as of now: a day's reservation is settled on that day.
-        return await reserve_all(self.ledger, [p.counter() for p in self.pools], tokens)
+        settle = await reserve_all(self.ledger, [p.counter() for p in self.pools], tokens)
+        if settle is None:
+            for pool in self.pools:
+                if (refused := await pool.refusal(tokens)) is not None:
+                    raise refused
+        return settle

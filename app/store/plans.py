@@ -14,6 +14,7 @@ the size of its unit, whatever the size of the pull request.
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
+from agents.coverage import Estimate
 from agents.diff import Diff, ReviewUnit
 from app.events import PullRequestRef
 from app.publishing.publication import UnitReading
@@ -29,6 +30,23 @@ class PlanLost(TiebreakError):
     """A run's plan is in Redis without the diff it was written with."""
 
 
+class ActionsTesting(BaseModel):
+    """Findings' tests run in the repository's GitHub Actions, as a unit's debate runs them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow: str
+    """The workflow's file name in `.github/workflows/`."""
+    branch: str
+    """The branch the workflow is dispatched on: the pull request's base branch."""
+    base_sha: str
+    command: str
+    setup: str | None = None
+    max_attempts: int
+    max_runs: int
+    timeout_minutes: int
+
+
 class RunPlan(BaseModel):
     """What a run's coordinator needs, written once before any unit starts."""
 
@@ -41,10 +59,22 @@ class RunPlan(BaseModel):
     """The files of the diff the run debates: all, or those changed since the last review."""
     unit_ids: tuple[str, ...] = ()
     """Each unit's id, by unit number."""
+    unit_paths: tuple[tuple[str, ...], ...] = ()
+    """Each unit's files, by unit number: a unit not reviewed names them."""
+    estimate: Estimate | None = None
+    """What the run was expected to cost, made before its first call."""
     policy: DebatePolicy
     config: RepoConfig
     config_problems: list[tuple[str, int | None]] = []
     excluded_files: int = 0
+    tests: ActionsTesting | None = None
+    """How the units run their findings' tests; None: they run none."""
+    tests_note: str = ""
+    """Why findings' tests were not run although the config asks for them (the summary says
+    it once)."""
+    head_not_read: str | None = None
+    """Why the repository at the head was not read whole, for the summary; None when it was,
+    or when no snapshot was asked for."""
     title: str = ""
     html_url: str = ""
     started_at: float = 0.0
@@ -72,9 +102,15 @@ class UnitPlan(BaseModel):
     """The code around the unit's changes at the head, as its agents read it."""
     guidance: str = ""
     """The repository's guidance for the unit's files, read from the base branch."""
+    tests: ActionsTesting | None = None
+    """How its findings' tests are run; None: they are not."""
+    learned: tuple[str, ...] = ()
+    """The repository's learnings in `guidance`, each as the agents read it."""
 
     def review_unit(self) -> ReviewUnit:
-        return ReviewUnit(self.unit_id, Diff.parse(self.diff), self.context, self.guidance)
+        return ReviewUnit(
+            self.unit_id, Diff.parse(self.diff), self.context, self.guidance, self.learned
+        )
 
 
 def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str, bytes]:
@@ -94,6 +130,8 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 models=plan.config.models,
                 context=unit.context,
                 guidance=unit.guidance,
+                tests=plan.tests,
+                learned=unit.learned,
             )
         )
     return values
@@ -120,7 +158,7 @@ async def read_readings(redis: Redis, run: str, count: int) -> dict[str, UnitRea
     raw = await redis.mget([keys.unit_plan(run, n) for n in range(count)]) if count else []
     plans = [unpack(UnitPlan, value) for value in raw if value is not None]
     return {
-        p.unit_id: UnitReading(context=p.context, guidance=p.guidance)
+        p.unit_id: UnitReading(context=p.context, guidance=p.guidance, learned=p.learned)
         for p in plans
         if p.context or p.guidance
     }

@@ -62,6 +62,9 @@ class JobName(StrEnum):
     hearing queued before a deploy still runs after it."""
     UNIT = "debate_unit"
     """One attempt at one review unit's debate (:mod:`app.jobs.unit`)."""
+    WORKFLOW_RUN = "take_workflow_run"
+    """A findings' test run in the repository's Actions, its result taken if it finished
+    (:mod:`app.jobs.workflow_results`)."""
     JANITOR = "janitor"
     """The sweep for orphaned runs and overdue check runs (:mod:`app.jobs.janitor`)."""
 
@@ -207,6 +210,29 @@ class ReviewQueue:
             ],
         )
         return [int(a) == 1 for a in added]
+
+    async def resume_unit(self, run_id: str, number: int, attempt: int, after: str) -> bool:
+        """Queue attempt `attempt` at a unit again, to take it up once the test runs it
+        waited for are in (`after` names the moment: the run whose result came last)."""
+        return await self._enqueue(
+            JobName.UNIT,
+            run_id,
+            number,
+            attempt,
+            job_id=keys.unit_resume_job_id(run_id, number, attempt, after),
+            queue=keys.UNIT_QUEUE,
+        )
+
+    async def take_workflow_run(self, token: str, run_id: int | None, why: str) -> bool:
+        """Queue a look at workflow run `token` (GitHub's `run_id`, if known): `why` tells
+        the webhook's look from each of the janitor's polls."""
+        return await self._enqueue(
+            JobName.WORKFLOW_RUN,
+            token,
+            run_id,
+            job_id=keys.workflow_run_job_id(token, why),
+            queue=keys.REVIEW_QUEUE,
+        )
 
     async def resume_review(
         self, ref: PullRequestRef, trigger: str | None, run_id: str, resume: int

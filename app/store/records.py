@@ -30,6 +30,9 @@ class State(StrEnum):
     INITIALIZING = "initializing"
     ACTIVE = "active"
     WAITING = "waiting"
+    TESTING = "testing"
+    """A unit whose debate waits for its findings' tests, running in the repository's CI: no
+    worker runs it meanwhile, and it is neither dead nor failed."""
     COMPLETING = "completing"
     COMPLETE = "complete"
     FAILED = "failed"

@@ -9,6 +9,7 @@ finding or a patch is about, and no other.
 """
 
 import time
+from collections.abc import Mapping
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict
@@ -45,12 +46,21 @@ class TranscriptRecord(BaseModel):
     spent: int = 0
     """Billed tokens of the run, as its ceiling counted them."""
     ceiling: int = 0
+    learned: dict[str, tuple[str, ...]] = {}
+    """The repository's learnings each unit's agents read, by unit id, as they read them."""
 
     @classmethod
     def of_run(
-        cls, plan: RunPlan, diff: Diff, debated: Review, spend: Spend, conclusion: str
+        cls,
+        plan: RunPlan,
+        diff: Diff,
+        debated: Review,
+        spend: Spend,
+        conclusion: str,
+        learned: Mapping[str, tuple[str, ...]] | None = None,
     ) -> Self:
-        """The record of a run that has just published what its debates found on `diff`."""
+        """The record of a run that has just published what its debates found on `diff`;
+        `learned`, the learnings its units read."""
         return cls(
             run_id=plan.run_id,
             ref=plan.ref,
@@ -64,6 +74,7 @@ class TranscriptRecord(BaseModel):
             min_severity=plan.config.min_severity,
             spent=spend.spent,
             ceiling=spend.ceiling,
+            learned={unit: lines for unit, lines in (learned or {}).items() if lines},
         )
 
 

@@ -31,7 +31,7 @@ SCRAPE_TIMEOUT = 5.0
 
 JOB_STATES = ("queued", "deferred", "in_progress")
 
-LIVE_STATES = (State.INITIALIZING, State.ACTIVE, State.WAITING, State.COMPLETING)
+LIVE_STATES = (State.INITIALIZING, State.ACTIVE, State.WAITING, State.TESTING, State.COMPLETING)
 """The states a live run can be in (an ended run is no longer listed as live)."""
 
 

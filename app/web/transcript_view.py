@@ -6,7 +6,7 @@ chart. The template escapes every string it prints; nothing here builds HTML.
 """
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from agents.diff import Diff
@@ -119,6 +119,8 @@ class UnitView:
     """The testers that took part in the debate, in the order they first spoke."""
     unused_edges: list[str] = field(default_factory=list)
     """Edges whose budget was never spent on: no chart, one line."""
+    learned: tuple[str, ...] = ()
+    """The repository's learnings its agents read, as they read them (model text: escaped)."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,13 @@ def run_view(record: TranscriptRecord) -> RunView:
         usage_by_role={str(r): by_role[str(r)] for r in Role if str(r) in by_role},
         spent=record.spent,
         ceiling=record.ceiling,
-        units=[_unit(unit, diff, Severity(record.min_severity)) for unit in review.units],
+        units=[
+            replace(
+                _unit(unit, diff, Severity(record.min_severity)),
+                learned=record.learned.get(unit.unit_id, ()),
+            )
+            for unit in review.units
+        ],
     )
 
 

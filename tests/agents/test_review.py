@@ -4,11 +4,12 @@ import pytest
 
 from agents.diff import Diff
 from agents.errors import LLMFatal
-from agents.llm import LLMRequest
+from agents.llm import LLMRequest, LLMResponse, Role, Usage
 from agents.outcome import Resolution, StopReason
 from agents.protocol import ToolName
 from agents.review import review_diff
 from agents.scripted import Reply, ScriptedLLM
+from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from tests.scenarios.debates import git_diff
 
@@ -100,3 +101,21 @@ async def test_a_fatal_model_error_ends_the_whole_review() -> None:
 
     with pytest.raises(LLMFatal, match="invalid x-api-key"):
         await review_diff(DIFF, ScriptedLLM(revoked), unit_tokens=40)
+
+
+async def test_the_billed_total_adds_up_each_calls_bill_as_the_ceiling_counts() -> None:
+    """A cache read's tenth is rounded up per call, where the ceiling and the progress count
+    it: the review's total is theirs, not the bill of its summed usage, which is lower."""
+
+    def cached(request: LLMRequest) -> LLMResponse:
+        reply = one_finding_per_file(request)
+        return LLMResponse(
+            tool_input=reply, usage=Usage(input_tokens=100, cache_read_input_tokens=5)
+        )
+
+    ceiling = TokenCeiling(DebatePolicy().token_ceiling)
+    review = await review_diff(DIFF, ScriptedLLM(cached), unit_tokens=40, ceiling=ceiling)
+
+    assert review.calls == 9
+    assert review.billed == ceiling.spent == 9 * 101
+    assert review.billed_by_role() == {Role.TESTER: 6 * 101, Role.CODER: 3 * 101}

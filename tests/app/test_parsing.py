@@ -3,11 +3,20 @@ runs out of time or memory stopped, said so, and never holding up the event loop
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from agents.context import Reading, unit_context
+from agents.diff import Diff
+from agents.llm import Role
+from agents.related import FALLBACK, Bounds, Related
+from agents.review import review_diff
 from agents.scopes import outline
+from agents.scripted import ScriptedLLM, by_role
 from app.parsing import Parsing
+from tests.scenarios import orders
+from tests.scenarios.debates import git_diff, report
 
 LEDGER = """\
 import decimal
@@ -107,3 +116,91 @@ async def test_python_s_own_limits_leave_the_file_without_scopes_and_say_why(
 
     assert outlines["sum.py"].unparsed == "nested too deeply to parse"
     assert outlines["neg.py"].unparsed == "too deep to parse in memory"
+
+
+async def test_a_bug_that_needs_another_module_s_helper_reaches_the_tester_with_the_callers(
+    parsing: Parsing, tmp_path: Path
+) -> None:
+    diff = Diff.parse(orders.diff_text())
+    found = await parsing.related(orders.write(tmp_path), diff)
+    llm = ScriptedLLM(by_role(tester=[report()]))
+
+    reading = Reading({orders.ORDERS: orders.ORDERS_AFTER}, related=found)
+    await review_diff(diff, llm, reading=reading)
+
+    (seed,) = llm.calls(Role.TESTER)
+    context = "".join(block.text for block in seed.blocks)
+    assert orders.CONTRACT not in diff.text
+    assert f"    9     {orders.CONTRACT}" in context
+    # The changed signature's callers in two other files, and the project's test of it.
+    assert "    8     due = orders.order_total(basket.order)" in context
+    assert '    7     return f"Total: {total_of(order) / 100:.2f}"' in context
+    assert "    8     assert order_total(order) == 0" in context
+    assert "legacy" not in context
+
+
+async def test_a_search_past_its_time_is_stopped_said_once_and_the_loop_runs_on(
+    tmp_path: Path,
+) -> None:
+    before = "int total(int n) {\n  return n;\n}\n"
+    after = "int total(int n) {\n  return price(n);\n}\n"
+    write_files(tmp_path, {"lib/cart.c": after, "lib/price.c": "int price(int n);\n" + CUBIC_C})
+    diff = Diff.parse(git_diff({"lib/cart.c": (before, after)}))
+    parsing = Parsing(memory_mb=8_192, related_bounds=Bounds(seconds=0.5))
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.01)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        found = await parsing.related(tmp_path, diff)
+        # The stopped process was replaced: the next search runs as usual.
+        again = await parsing.related(
+            orders.write(tmp_path / "shop"), Diff.parse(orders.diff_text())
+        )
+    finally:
+        ticker.cancel()
+        parsing.close()
+
+    assert found == Related(note=f"{FALLBACK}: the search took longer than 0.5 s")
+    assert ticks >= 20
+    assert again.excerpts
+    context = unit_context(diff, {"lib/cart.c": after}, None, found)
+    assert context.count(FALLBACK) == 1
+    assert "  2   return price(n);" in context
+
+
+async def test_a_repository_with_too_many_files_is_not_searched(tmp_path: Path) -> None:
+    orders.write(tmp_path)
+    parsing = Parsing(related_bounds=Bounds(listed=5))
+    try:
+        found = await parsing.related(tmp_path, Diff.parse(orders.diff_text()))
+    finally:
+        parsing.close()
+
+    assert found == Related(note=f"{FALLBACK}: the repository has more than 5 files")
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+async def test_a_search_past_its_memory_is_stopped_and_said(tmp_path: Path) -> None:
+    before = "int total(int n) {\n  return n;\n}\n"
+    after = "int total(int n) {\n  return price(n);\n}\n"
+    write_files(tmp_path, {"lib/cart.c": after, "lib/price.c": "int price(int n);\n" + CUBIC_C})
+    parsing = Parsing(memory_mb=256, related_bounds=Bounds(seconds=60))
+    try:
+        found = await parsing.related(
+            tmp_path, Diff.parse(git_diff({"lib/cart.c": (before, after)}))
+        )
+    finally:
+        parsing.close()
+
+    assert found == Related(note=f"{FALLBACK}: the search needed more than 256 MB")

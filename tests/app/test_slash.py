@@ -31,6 +31,16 @@ REVIEW, APPLY, STOP, HELP = (Command(CommandName(n)) for n in ("review", "apply"
         ("/tiebreak budget 99999999999", [Unrecognised("budget 99999999999")]),
         ("/tiebreak review now please", [Unrecognised("review now please")]),
         ("/tiebreak help", [HELP]),
+        ("/tiebreak learnings", [Command(CommandName.LEARNINGS)]),
+        ("/tiebreak forget 3", [Command(CommandName.FORGET, 3)]),
+        ("/tiebreak forget #12", [Command(CommandName.FORGET, 12)]),
+        ("/tiebreak forget", [Unrecognised("forget")]),
+        ("/tiebreak forget all", [Unrecognised("forget all")]),
+        ("/tiebreak learnings 2", [Unrecognised("learnings 2")]),
+        (
+            "/tiebreak resolve Amounts are integer cents here.",
+            [Command(CommandName.RESOLVE, text="Amounts are integer cents here.")],
+        ),
     ],
 )
 def test_command_lines(body: str, expected: list[Parsed]) -> None:

@@ -11,13 +11,15 @@ this fake to the real client's answers.
 """
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.errors import GitHubError
 from app.github.models import (
+    Author,
     Comparison,
     FileAt,
     GitFile,
@@ -26,6 +28,7 @@ from app.github.models import (
     Reaction,
     Reactions,
     ThreadComment,
+    WorkflowRun,
 )
 
 
@@ -52,6 +55,27 @@ class FakeGitData:
         return f"{len(self.commits):040x}"
 
 
+class FakeActions:
+    """GitHub Actions of a repository with no workflow: every workflow is missing (404)."""
+
+    async def check_workflow(self, ref: PullKey, workflow: str) -> None:
+        raise GitHubError(f"no workflow {workflow}", status=404)
+
+    async def dispatch(
+        self, ref: PullKey, workflow: str, branch: str, inputs: dict[str, str]
+    ) -> None:
+        raise GitHubError(f"no workflow {workflow}", status=404)
+
+    async def find_run(self, ref: PullKey, workflow: str, title: str) -> WorkflowRun | None:
+        return None
+
+    async def run(self, ref: PullKey, run_id: int) -> WorkflowRun:
+        raise GitHubError(f"no run {run_id}", status=404)
+
+    async def artifact(self, ref: PullKey, run_id: int, name: str, cap: int) -> bytes | None:
+        return None
+
+
 class FakeInstallation:
     """An installation's client in memory (see the module's docstring)."""
 
@@ -69,9 +93,12 @@ class FakeInstallation:
         self.labels: set[str] = set()
         self.pull_labels: list[str] = []
         self.reactions: list[tuple[CommentRef, Reaction]] = []
+        self.thumbs_downs: dict[int, list[Author]] = {}
+        """Who reacted 👎 to each review comment, by its id."""
         self.calls: list[str] = []
         """The name of each call made, in order."""
         self.git = FakeGitData()
+        self.actions = FakeActions()
         self.retry_backoff = 0.0
         self._lines: dict[int, int] = {}
         self._failures: dict[str, list[GitHubError]] = {}
@@ -132,9 +159,20 @@ class FakeInstallation:
         texts = {file: self.files.get(file) for file in files}
         return {f: None if text is None else len(text.encode()) for f, text in texts.items()}
 
+    @asynccontextmanager
+    async def tarball(self, ref: PullKey, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
+        """No archive is kept in memory: GitHub's 404, as for a commit it has not got."""
+        self._call("tarball")
+        raise self._missing(f"archive of {sha}")
+        yield _no_chunks()
+
     async def compare(self, ref: PullKey, base: str, head: str) -> Comparison | None:
         self._call("compare")
         return self.comparisons.get((base, head))
+
+    async def thumbs_down(self, ref: PullKey, comment_id: int) -> list[Author]:
+        self._call("thumbs_down")
+        return list(self.thumbs_downs.get(comment_id, []))
 
     async def permission(self, ref: PullKey, login: str) -> str:
         self._call("permission")
@@ -245,3 +283,8 @@ class FakeInstallation:
         self._call("remove_label")
         if name in self.pull_labels:
             self.pull_labels.remove(name)
+
+
+async def _no_chunks() -> AsyncIterator[bytes]:
+    return
+    yield b""

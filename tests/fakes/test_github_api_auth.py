@@ -269,3 +269,24 @@ async def test_the_permission_of_a_user_the_fake_does_not_know_is_404(
     assert failure(exc)[0] == 404
     with pytest.raises(ValueError, match="not one of"):
         fake.set_permission(REPO, "mallory", "owner")
+
+
+async def test_a_persons_token_posts_as_that_person_and_reaches_only_its_repositories(
+    fake: FakeGitHub, plain: httpx.AsyncClient
+) -> None:
+    token = fake.issue_person_token("alice", repos=[REPO])
+    headers = {"Authorization": f"token {token}"}
+
+    posted = await plain.post(
+        f"/repos/{REPO}/pulls/{NUMBER}/reviews",
+        headers=headers,
+        json={"body": "Looks right.", "event": "COMMENT"},
+    )
+    elsewhere = await plain.get(f"/repos/{OTHER_REPO}/pulls/1", headers=headers)
+
+    assert posted.status_code == 200
+    assert posted.json()["user"]["login"] == "alice"
+    assert posted.json()["user"]["type"] == "User"
+    (review,) = fake.reviews(REPO, NUMBER)
+    assert (review.author, review.author_type) == ("alice", "User")
+    assert elsewhere.status_code == 404

@@ -354,3 +354,30 @@ async def test_a_reply_must_answer_a_thread_of_that_pull_request(
     assert failure(to_reply)[1]["errors"] == [REPLY_TO_REPLY]
     assert failure(other_pull)[0] == failure(unknown)[0] == 404
     assert len(fake.review_comments(REPO, NUMBER)) == 2
+
+
+async def test_a_review_comments_reactions_are_listed_by_content_with_who_made_them(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    finding = fake.add_review_comment(REPO, NUMBER, "app.py", 3, "Is this right?", author="bob")
+    fake.add_reaction(REPO, finding, "-1", user="alice")
+    fake.add_reaction(REPO, finding, "heart", user="bob")
+    fake.add_reaction(REPO, finding, "-1", user="ci[bot]", user_type="Bot")
+
+    downs = await github.rest.reactions.async_list_for_pull_request_review_comment(
+        OWNER, NAME, finding, content="-1"
+    )
+    every = await github.rest.reactions.async_list_for_pull_request_review_comment(
+        OWNER, NAME, finding
+    )
+    with pytest.raises(RequestFailed) as unknown:
+        await github.rest.reactions.async_list_for_pull_request_review_comment(
+            OWNER, NAME, finding + 1_000
+        )
+
+    assert [(r.user.login, r.user.type) for r in downs.parsed_data if r.user] == [
+        ("alice", "User"),
+        ("ci[bot]", "Bot"),
+    ]
+    assert [r.content for r in every.parsed_data] == ["-1", "heart", "-1"]
+    assert failure(unknown)[0] == 404

@@ -24,6 +24,7 @@ EVENTS = [
     "pull_request_review_comment",
     "check_run",
     "check_suite",
+    "workflow_run",
 ]
 PERMISSIONS = {
     "pull_requests": "write",
@@ -31,6 +32,7 @@ PERMISSIONS = {
     "issues": "write",
     "contents": "write",
     "metadata": "read",
+    "actions": "write",
 }
 
 

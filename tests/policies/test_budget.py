@@ -1,5 +1,6 @@
 """Pairwise edge budgets and the review's hard token ceiling."""
 
+import asyncio
 from itertools import pairwise
 
 import pytest
@@ -379,9 +380,62 @@ def test_ceiling_reached_after_spending() -> None:
     ceiling.reserve(9_000)
     ceiling.settle(9_000, 9_000)
 
-    with pytest.raises(CeilingReached, match="9000 spent"):
+    with pytest.raises(CeilingReached, match="the review's 10,000 billed tokens") as caught:
         ceiling.reserve(1_001)
+    assert (caught.value.spent, caught.value.reserved, caught.value.needed) == (9_000, 0, 1_001)
     assert issubclass(CeilingReached, PolicyError)
+
+
+async def test_a_call_waits_for_the_calls_under_way_when_their_end_leaves_it_room() -> None:
+    """A unit is not turned away for what the calls under way hold at their upper estimates:
+    it waits for them to settle, and is refused only if what they really used leaves no room."""
+    ceiling = TokenCeiling(10_000)
+    settle_first = await ceiling.take(6_000)
+
+    second = asyncio.create_task(ceiling.take(6_000))
+    await asyncio.sleep(0)
+    assert not second.done()
+    await settle_first(1_000)
+    settle_second = await second
+
+    assert (ceiling.spent, ceiling.remaining) == (1_000, 3_000)
+    await settle_second(6_000)
+    with pytest.raises(CeilingReached):
+        await ceiling.take(3_001)  # nothing under way to wait for
+
+
+async def test_calls_get_the_ceiling_in_the_order_they_asked() -> None:
+    """A later, smaller call does not pass an earlier one waiting for room: the units asked
+    first (the riskiest) are served first."""
+    ceiling = TokenCeiling(10_000)
+    settle_first = await ceiling.take(8_000)
+    served: list[str] = []
+
+    async def take(name: str, needed: int) -> None:
+        try:
+            await ceiling.take(needed)
+        except CeilingReached:
+            served.append(f"{name} refused")
+        else:
+            served.append(name)
+
+    waiting = [asyncio.create_task(take("big", 6_000)), asyncio.create_task(take("small", 2_000))]
+    await asyncio.sleep(0)
+    assert served == []
+    await settle_first(7_000)
+    await asyncio.gather(*waiting)
+
+    assert served == ["big refused", "small"]
+
+
+async def test_a_call_no_settling_could_make_room_for_is_refused_at_once() -> None:
+    ceiling = TokenCeiling(10_000)
+    ceiling.reserve(5_000)
+    ceiling.settle(5_000, 5_000)
+    await ceiling.take(2_000)  # under way
+
+    with pytest.raises(CeilingReached):
+        await ceiling.take(5_001)
 
 
 @given(

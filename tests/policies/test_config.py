@@ -15,6 +15,7 @@ from policies.config import (
 from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
 from policies.hearing import HearingPolicy
+from policies.learnings import LearnedRule, LearningsConfig
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
 from policies.verification import VerifyConfig
@@ -73,11 +74,20 @@ verify:
   max_runs: 10
   max_seconds: 300
   max_attempts: 3
+  workflow: tiebreak-verify.yml
+  forks: true
+  timeout_minutes: 15
 instructions: Money is Decimal, never float.
 path_instructions:
   - path: "migrations/**"
     instructions: Every migration must be reversible.
 guidelines: [CONTRIBUTING.md, docs/style.md]
+learnings:
+  enabled: false
+  max_tokens: 500
+  rules:
+    - rule: Amounts are integers in cents; integer division on them is intended.
+      paths: ["billing/**"]
 """
 
 
@@ -174,6 +184,9 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             max_runs=10,
             max_seconds=300,
             max_attempts=3,
+            workflow="tiebreak-verify.yml",
+            forks=True,
+            timeout_minutes=15,
         ),
         instructions="Money is Decimal, never float.",
         path_instructions=(
@@ -182,6 +195,16 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             ),
         ),
         guidelines=("CONTRIBUTING.md", "docs/style.md"),
+        learnings=LearningsConfig(
+            enabled=False,
+            max_tokens=500,
+            rules=(
+                LearnedRule(
+                    rule="Amounts are integers in cents; integer division on them is intended.",
+                    paths=("billing/**",),
+                ),
+            ),
+        ),
     )
     assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
 
@@ -198,6 +221,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.conversation, DEFAULTS.conversation),
         (config.context, DEFAULTS.context),
         (config.verify, DEFAULTS.verify),
+        (config.learnings, DEFAULTS.learnings),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name
@@ -633,6 +657,18 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
             2,
             "character classes such as [:digit:] are not supported",
         ),
+        (
+            "learnings:\n  - rule: x\n    paths: ['src/[z-a]']\n",
+            "learnings.0.paths",
+            3,
+            "bad character range",
+        ),
+        (
+            "learnings:\n  rules:\n    - rule: x\n      paths: ['!src/**']\n",
+            "learnings.rules.0.paths",
+            4,
+            "negated globs are not supported",
+        ),
     ],
     ids=[
         "bad-range",
@@ -642,6 +678,8 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
         "too-many",
         "too-many-wildcards",
         "posix-character-class",
+        "bad-range-in-a-learning",
+        "negation-in-a-learning",
     ],
 )
 def test_a_glob_tiebreak_cannot_match_is_named_on_its_line(
@@ -758,3 +796,24 @@ def test_a_bad_guidance_or_context_option_is_named_on_its_line(
 
     assert problem.message.startswith(f"{where}:"), problem
     assert problem.line == line
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("verify:\n  workflow: tiebreak-verify.yml\n", "verify.workflow needs verify.command"),
+        ("verify:\n  command: pytest {test}\n  workflow: ../ci.yml\n", "should match pattern"),
+        ("verify:\n  command: pytest {test}\n  workflow: ci.sh\n", "should match pattern"),
+        ("verify:\n  command: pytest {test}\n  timeout_minutes: 0\n", "greater than or equal"),
+    ],
+)
+def test_a_workflow_for_the_tests_is_a_workflow_file_with_a_command(text: str, says: str) -> None:
+    assert says in only_problem(text).message
+
+
+def test_tests_run_in_actions_only_with_a_workflow_and_a_command() -> None:
+    config, _ = parse_config("verify:\n  command: pytest {test}\n  workflow: tiebreak-verify.yml\n")
+
+    assert config.verify.in_actions
+    assert not VerifyConfig(command="pytest {test}").in_actions
+    assert not config.verify.forks

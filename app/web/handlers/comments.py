@@ -66,7 +66,7 @@ async def _queue(
     if not parsed:
         return await _queue_hearing(deps, pull, where, comment)
     calls = [
-        CommandCall(name=str(p.name), argument=p.argument)
+        CommandCall(name=str(p.name), argument=p.argument, text=p.text)
         if isinstance(p, Command)
         else CommandCall(name=None, text=p.text)
         for p in parsed

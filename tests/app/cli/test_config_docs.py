@@ -202,11 +202,11 @@ def test_the_schema_refuses_unknown_keys_everywhere() -> None:
     assert {s["title"] for s in sections} >= {"Paths", "Models", "DebatePolicy", "PathInstruction"}
     for section in [schema, *sections]:
         assert section["additionalProperties"] is False, section.get("title")
-        # An option may be left out; an item of a list (a path instruction) says all it holds.
+        # An option may be left out; an item of a list (a path instruction, a learning) says what
+        # it must hold.
         required = set(section.get("required", []))
-        assert required == (
-            {"path", "instructions"} if section["title"] == "PathInstruction" else set()
-        )
+        items = {"PathInstruction": {"path", "instructions"}, "LearnedRule": {"rule"}}
+        assert required == items.get(section["title"], set())
         assert all(
             "default" in prop
             for name, prop in section["properties"].items()

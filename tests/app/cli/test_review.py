@@ -75,6 +75,7 @@ def test_an_agreed_fix_is_printed_and_exits_zero(patch_file: Path) -> None:
     assert "1 finding (1 fixed) · 1 unit · 1 round · 3 calls, 0 failed · " in out
     # Progress goes to standard error while the debate runs.
     assert "round 1 · coder · answer_findings on F1 · 2 calls" in result.stderr
+    assert " · 1 call · " in result.stderr
 
 
 @respx.mock
@@ -86,6 +87,7 @@ def test_an_arbiter_warning_is_printed(patch_file: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"{PAYMENTS}:8  major  warning · arbiter (budget)" in result.stdout
     assert "Warning: Shares are rounded; never book them." in result.stdout
+    assert "1 finding (1 with a warning) · " in result.stdout
 
 
 @respx.mock
@@ -221,3 +223,40 @@ def test_a_rejected_key_exits_two_with_the_reason(patch_file: Path) -> None:
     assert result.stderr.strip().splitlines()[-1] == (
         "tiebreak: the Anthropic API refused the call: invalid x-api-key (401)"
     )
+
+
+def test_a_merge_commits_empty_git_show_hints_at_first_parent() -> None:
+    shown = (
+        "commit 3f2a9c1d\nMerge: 1a2b3c4 5d6e7f8\nAuthor: A <a@example.com>\n"
+        "Date:   Thu Nov 26 12:00:00 2026 +0000\n\n    Merge branch 'feature'\n"
+    )
+
+    result = run(["-"], stdin=shown)
+
+    assert result.exit_code == 2
+    assert "no file changes found" in result.stderr
+    assert "git show --first-parent" in result.stderr
+    assert "git show -m" in result.stderr
+
+
+def test_an_empty_input_that_is_no_merge_gets_no_merge_hint() -> None:
+    result = run(["-"], stdin="commit 3f2a9c1d\nAuthor: A <a@example.com>\n\n    Empty\n")
+
+    assert result.exit_code == 2
+    assert "--first-parent" not in result.stderr
+    # Piped in, not typed: nothing is said about reading standard input.
+    assert "reading a diff from standard input" not in result.stderr
+
+
+def test_help_shows_the_debates_defaults_and_where_the_key_comes_from() -> None:
+    result = CliRunner().invoke(main, ["review", "--help"], terminal_width=200)
+
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "Rounds before open findings go to the arbiter (default 6)." in out
+    assert "Starting token budget of the coder-tester edge (default 60,000)." in out
+    assert "Hard token ceiling of the whole review (default 400,000)." in out
+    assert "ANTHROPIC_API_KEY" in out
+    assert "Amazon Bedrock (TIEBREAK_PROVIDER=bedrock)" in out
+    assert "Google Vertex AI (TIEBREAK_PROVIDER=vertex)" in out
+    assert "https://github.com/OWNER/REPO/pull/N" in out

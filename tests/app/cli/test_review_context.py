@@ -83,8 +83,8 @@ def test_a_checkout_at_another_commit_gives_no_context_and_says_so_once(tmp_path
     said = [line for line in result.stderr.splitlines() if "without the code around it" in line]
     assert said == [
         "tiebreak: reviewing the diff alone, without the code around it: "
-        f"{INVOICES} line {CHANGED_LINE} in {repo.resolve()} is not the diff's: "
-        "the checkout is not at the diff's new side"
+        f"{repo.resolve()} differs from the diff's new side: "
+        f"{INVOICES!r} (line {CHANGED_LINE} differs)"
     ]
 
 
@@ -163,3 +163,46 @@ def test_a_symlink_leaving_the_work_tree_is_not_followed_and_is_named(
     assert not any(SECRET in prompt for prompt in prompts)
     assert any(CONTRACT in prompt for prompt in prompts)
     assert read_line(result).endswith(f"not read, as not a regular file inside it: {path!r}")
+
+
+def test_files_missing_or_other_in_the_checkout_leave_the_code_its_context_and_are_named(
+    tmp_path: Path,
+) -> None:
+    repo = checkout(tmp_path, AFTER)
+    (repo / "docs").mkdir()
+    (repo / "docs/usage.rst").write_text("Usage\n=====\n\nRun it.\n")
+    diff = git_diff(
+        {
+            INVOICES: (BEFORE, AFTER),
+            "CHANGES.rst": ("Changes\n=======\n", "Changes\n=======\n\n- Totals read labels.\n"),
+            "docs/usage.rst": ("Usage\n=====\n\nRun it.\n", "Usage\n=====\n\nRun it twice.\n"),
+        }
+    )
+
+    result, (prompt,) = review(tmp_path, "--repo", str(repo), diff=diff)
+
+    assert result.exit_code == 0, result.output
+    assert CONTRACT in prompt
+    assert "without the code around it" not in result.stderr
+    assert read_line(result) == (
+        f"tiebreak: code around the changes read from {repo.resolve()}; not read, as not at "
+        "the diff's new side there: 'CHANGES.rst' (missing), 'docs/usage.rst' (line 4 differs)"
+    )
+    # The agents are told which files they have no code around.
+    assert "Not read (deleted, binary, too large or unavailable): CHANGES.rst, docs/usage.rst" in (
+        prompt
+    )
+
+
+def test_verification_still_needs_every_file_at_the_diff_s_new_side(tmp_path: Path) -> None:
+    repo = checkout(tmp_path, AFTER)
+    diff = git_diff({INVOICES: (BEFORE, AFTER), "CHANGES.rst": ("", "- Totals read labels.\n")})
+
+    result, prompts = review(tmp_path, "--repo", str(repo), "--verify", "true {test}", diff=diff)
+
+    assert result.exit_code == 2
+    assert prompts == []
+    assert result.stderr.splitlines()[-1] == (
+        "tiebreak: --verify needs a checkout at the diff's new side (--repo DIR): "
+        f"{repo.resolve()} differs from the diff's new side: 'CHANGES.rst' (missing)"
+    )

@@ -1,5 +1,7 @@
 """`tiebreak review` as a real process, against a local fake of the Messages API."""
 
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +71,27 @@ def test_a_refused_key_ends_with_one_line_and_status_two() -> None:
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("tiebreak: the Anthropic API refused the call")
     assert "Traceback" not in done.stderr
+
+
+def test_a_terminal_with_nothing_piped_in_is_told_the_diff_is_read_from_it() -> None:
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [str(TIEBREAK), "review", "-"],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={"TIEBREAK_ENV_FILE": "", "PATH": os.environ.get("PATH", "")},
+        )
+        # Ctrl-D, as a person would type it: the terminal keeps it until the command reads.
+        os.write(controller, b"\x04")
+        _, said = process.communicate(timeout=60)
+    finally:
+        os.close(controller)
+        os.close(terminal)
+
+    first, *rest = said.splitlines()
+    assert first == "tiebreak: reading a diff from standard input (Ctrl-D ends it)"
+    assert process.returncode == 2
+    assert "no file changes found" in rest[-1]

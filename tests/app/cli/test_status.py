@@ -3,6 +3,7 @@
 import asyncio
 import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
@@ -12,6 +13,7 @@ from agents.llm import Role
 from app.cli.main import main
 from app.cli.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
 from app.store import keys
+from app.store.embedded import EmbeddedRedis, redis_dir
 from app.store.keys import review_job_id
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
@@ -203,11 +205,18 @@ async def test_watching_prints_a_snapshot_after_each_wait(redis_url: str) -> Non
     assert second.endswith("No live runs.")
 
 
-def test_redis_url_is_required() -> None:
-    result = tiebreak("--once")
+def test_without_redis_url_or_a_servers_own_redis_status_says_where_it_looked(
+    tmp_path: Path,
+) -> None:
+    # A server that ran on this data directory and stopped: its address went with it.
+    with EmbeddedRedis(redis_dir(tmp_path), persist=False):
+        pass
+
+    result = tiebreak("--once", env={"TIEBREAK_DATA_DIR": str(tmp_path)})
 
     assert result.exit_code == 2
     assert result.stderr == (
-        "tiebreak: REDIS_URL is not set (only `tiebreak serve` starts its own Redis)\n"
+        "tiebreak: REDIS_URL is not set, and no `tiebreak serve` runs its own Redis in "
+        f"{tmp_path / 'redis'} (TIEBREAK_DATA_DIR)\n"
     )
     assert result.stdout == ""

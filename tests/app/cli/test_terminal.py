@@ -26,7 +26,7 @@ async def test_a_finding_that_stands_prints_as_such_in_its_own_colour() -> None:
     ) in plain
     assert "  Stands: a majority of the testers keeps it against the coder" in plain
     assert "Unresolved" not in plain
-    assert plain.splitlines()[-1].startswith("1 finding (1 stands) · 1 unit")
+    assert plain.splitlines()[-1].startswith("1 finding (1 standing by majority) · 1 unit")
 
 
 async def test_majority_fixes_and_rulings_after_a_tie_print_with_their_votes() -> None:

@@ -2,7 +2,11 @@
 Messages API: an oracle model that reports each case's labelled bug and nothing else."""
 
 import json
+import os
+import pty
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,7 @@ from tests.fakes.messages_api import Body, FakeMessagesAPI, Reply
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "eval" / "cases" / "real-bugs.jsonl"
+TIEBREAK = Path(sys.executable).with_name("tiebreak")
 IDS = ["aiohttp-bug-8eaa03ea", "requests-bug-8f591682", "requests-bug-edc68a0a"]
 CASES = [json.loads(line) for line in SHIPPED.read_text(encoding="utf-8").splitlines()]
 CLEAN = min((c for c in CASES if not c["bug"]), key=lambda c: len(c["diff"]))["id"]
@@ -68,9 +73,9 @@ def _labels(diff_text: str) -> list[dict[str, Any]]:
     raise AssertionError("a diff of no shipped case")
 
 
-def run(api: FakeMessagesAPI, *args: str) -> Result:
+def run(api: FakeMessagesAPI, *args: str, yes: bool = True) -> Result:
     env = {"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url}
-    return CliRunner().invoke(main, ["eval", str(SHIPPED), *args], env=env)
+    return CliRunner().invoke(main, ["eval", str(SHIPPED), *args, *["--yes"][:yes]], env=env)
 
 
 @pytest.fixture
@@ -96,14 +101,25 @@ def test_shipped_cases_are_scored_and_an_interrupted_run_resumes(
         assert figures["cases"] == 4, name
     assert len(doc["cases"]) == 16
     assert all(c["error"] is None for c in doc["cases"])
-    # The progress bar goes to standard error (off a terminal, click prints its label only).
-    assert result.stderr.startswith("cases and configurations")
+    # What it may spend, then each run and the spend so far, on standard error.
+    estimate, *lines = result.stderr.splitlines()
+    assert estimate == (
+        "tiebreak: 4 cases under 4 configurations: 16 runs to do, billing at most 6,400,000 "
+        "tokens (each review's token ceiling)"
+    )
+    assert len(lines) == 16
+    spent = [int(re.sub(r"\D", "", line.split(" · ")[-1])) for line in lines]
+    assert lines[-1].startswith("tiebreak: 16/16 · ")
+    assert spent == sorted(spent)
+    assert spent[-1] == sum(c["billed_tokens"] for c in doc["cases"])
     paid = len(api.requests)
 
     again = run(api, "--ids", ids, "--json", "--out", str(tmp_path))
 
     assert again.exit_code == 0, again.stderr
     assert len(api.requests) == paid
+    assert again.stderr.splitlines()[-1].startswith("tiebreak: 16/16 · ")
+    assert again.stderr.endswith(" · 0 billed tokens so far\n")
     assert json.loads(again.stdout)["configs"] == doc["configs"]
 
 
@@ -122,7 +138,16 @@ def test_a_rejected_key_fails_every_case_without_stopping_the_run(tmp_path: Path
         env = {"ANTHROPIC_API_KEY": "a-wrong-key", "ANTHROPIC_BASE_URL": fake.base_url}
         result = CliRunner().invoke(
             main,
-            ["eval", str(SHIPPED), "--ids", ",".join(IDS), "--configs", "single", "--json"],
+            [
+                "eval",
+                str(SHIPPED),
+                "--ids",
+                ",".join(IDS),
+                "--configs",
+                "single",
+                "--json",
+                "--yes",
+            ],
             env=env,
         )
 
@@ -147,8 +172,43 @@ def test_bad_options_are_refused(api: FakeMessagesAPI, args: list[str], message:
     assert message in result.stderr
 
 
+def test_off_a_terminal_nothing_runs_without_yes(api: FakeMessagesAPI) -> None:
+    result = run(api, "--ids", IDS[0], "--configs", "single,trio", "--budget", "20000", yes=False)
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "tiebreak: 1 case under 2 configurations: 2 runs to do, billing at most 40,000 tokens "
+        "(--budget)\n"
+        "tiebreak: no terminal to confirm the spend on: pass --yes to run without asking\n"
+    )
+    assert api.requests == []
+
+
+@pytest.mark.parametrize(("answer", "calls"), [("n", False), ("y", True)])
+def test_on_a_terminal_eval_asks_before_it_spends(answer: str, calls: bool) -> None:
+    with FakeMessagesAPI(oracle) as api:
+        env = {
+            "ANTHROPIC_API_KEY": api.api_key,
+            "ANTHROPIC_BASE_URL": api.base_url,
+            "TIEBREAK_ENV_FILE": "",
+        }
+        args = ["eval", str(SHIPPED), "--ids", IDS[0], "--configs", "single"]
+        leader, terminal = pty.openpty()
+        os.write(leader, f"{answer}\n".encode())
+        with os.fdopen(terminal) as stdin:
+            result = subprocess.run(
+                [str(TIEBREAK), *args], stdin=stdin, env=env, capture_output=True, text=True,
+                timeout=60, check=False,
+            )  # fmt: skip
+        os.close(leader)
+
+        assert "billing at most 400,000 tokens (each review's token ceiling)\n" in result.stderr
+        assert "Start? [y/N]: " in result.stderr
+        assert (result.returncode, bool(api.requests)) == ((0, True) if calls else (1, False))
+
+
 def test_without_a_key_nothing_runs() -> None:
-    result = CliRunner().invoke(main, ["eval", str(SHIPPED)])
+    result = CliRunner().invoke(main, ["eval", str(SHIPPED), "--yes"])
 
     assert result.exit_code == 2
     assert "ANTHROPIC_API_KEY is not set" in result.stderr
@@ -158,5 +218,7 @@ def test_help_names_both_commands() -> None:
     result = CliRunner().invoke(main, ["eval", "--help"])
 
     assert result.exit_code == 0
+    usage = result.stdout.splitlines()[0]
+    assert usage.endswith(" eval [OPTIONS] CASES.jsonl [OPTIONS] | cases --repo DIR")
     assert "tiebreak eval CASES.jsonl" in result.stdout
     assert "tiebreak eval cases --repo DIR" in result.stdout

@@ -134,7 +134,7 @@ def api() -> Iterator[FakeMessagesAPI]:
 
 def evaluate(api: FakeMessagesAPI, cases: Path, *args: str) -> Result:
     env = {"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url}
-    return CliRunner().invoke(main, ["eval", str(cases), *args], env=env)
+    return CliRunner().invoke(main, ["eval", str(cases), *args, "--yes"], env=env)
 
 
 def worktrees(clone: Path) -> list[str]:
@@ -288,7 +288,6 @@ def test_no_sandbox_runs_the_tests_on_the_host_with_a_warning(
     ("args", "message"),
     [
         (["--verify", COMMAND], "--verify needs --checkout DIR"),
-        (["--checkout", "{clone}"], "--checkout is only for --verify"),
         (["--verify", "python -m pytest", "--checkout", "{clone}"], "must name the test as {test}"),
         (["--verify", COMMAND, "--checkout", "{elsewhere}"], "is not a git repository"),
     ],
@@ -308,3 +307,42 @@ def test_verification_asked_wrongly_is_refused(
     assert result.exit_code == 2
     assert message in result.stderr
     assert api.requests == []
+
+
+@needs_bwrap
+def test_the_tester_of_a_checked_out_case_reads_the_project_s_test_of_the_changed_function(
+    api: FakeMessagesAPI, history: History, clone: Path, cases: Path
+) -> None:
+    bug = f"shop-history-bug-{history.bug[:8]}"
+    args = ["--verify", COMMAND, "--checkout", str(clone), "--configs", "single"]
+
+    result = evaluate(api, cases, *args, "--ids", f"{bug},no-base")
+
+    assert result.exit_code == 0, result.output
+    testers = [r.body for r in api.requests if r.tool == "report_findings"]
+    # The project's own test of `total`, from the case's worktree; the case checked out
+    # nowhere (no base commit) has the changed file's code alone.
+    prompts = ["".join(b["text"] for b in body["system"]) for body in testers]
+    assert len(prompts) == 2
+    assert sum("def test_an_empty_cart_costs_nothing():" in p for p in prompts) == 1
+
+
+def test_a_checkout_without_tests_gives_the_tester_the_project_s_other_files(
+    api: FakeMessagesAPI, history: History, clone: Path, cases: Path
+) -> None:
+    bug = f"shop-history-bug-{history.bug[:8]}"
+    args = ["--checkout", str(clone), "--configs", "single", "--ids", bug, "--json"]
+
+    result = evaluate(api, cases, *args)
+
+    assert result.exit_code == 0, result.output
+    (tester,) = [r.body for r in api.requests if r.tool == "report_findings"]
+    prompt = "".join(b["text"] for b in tester["system"])
+    assert "def test_an_empty_cart_costs_nothing():" in prompt
+    # No test was asked for: the findings are posted untested, and the case says nothing of
+    # tests it could not run.
+    (case,) = json.loads(result.stdout)["cases"]
+    assert case["posted"]
+    assert {p["verdict"] for p in case["posted"]} == {None}
+    assert case["unverified"] is None
+    assert worktrees(clone) == worktrees(clone)[:1]  # its worktree removed

@@ -20,6 +20,7 @@ from app.store.queue import ReviewQueue
 from app.store.records import State
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.review import HeldModel, agreed, run_review, run_worker
+from tests.scenarios.debates import PAYMENTS
 from tests.scenarios.reviews import REF, REPO, background_worker, worker_setup
 
 RUN = review_job_id(REF)
@@ -76,6 +77,7 @@ async def test_a_unit_that_fails_every_attempt_is_reported_not_reviewed(
     assert "Tiebreak failed with an internal error; its operators' logs say why." in summary
     assert "worker bug" not in summary
     assert "gave up after 3 attempts" in summary
+    assert f"- Unit <code>u1</code> (<code>{PAYMENTS}</code>): " in summary  # the files it holds
     assert model.calls == 3
 
 

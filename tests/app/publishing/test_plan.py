@@ -700,7 +700,11 @@ def test_the_summary_tables_every_finding_with_its_consensus_rounds_and_tokens()
 
 @pytest.mark.parametrize(
     ("failed", "partial", "said"),
-    [(1, 0, "(1 failed)"), (0, 2, "(0 failed, 2 in part)"), (1, 1, "(1 failed, 1 in part)")],
+    [
+        (1, 0, "(1 failed)"),
+        (0, 2, "(0 failed, 2 partly refused)"),
+        (1, 1, "(1 failed, 1 partly refused)"),
+    ],
 )
 def test_the_summary_counts_failed_turns_and_turns_refused_in_part(
     failed: int, partial: int, said: str

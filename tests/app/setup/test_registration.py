@@ -176,6 +176,9 @@ def test_the_redirect_writes_the_apps_credentials_for_its_owner_only(
 
     assert done.status_code == 200
     assert f'href="{fake.base_url}/apps/tiebreak/installations/new"' in done.text
+    # The workflow that runs findings' tests in the repository's Actions, as shipped.
+    assert "run-name: Tiebreak ${{ inputs.token }}" in done.text
+    assert "printf &#39;%s&#39; &#34;$TIEBREAK_TEST_CONTENT&#34;" in done.text
     assert done.headers["referrer-policy"] == "no-referrer"  # its address holds the code
     assert page.stopped == 1
     assert page.reports == []

@@ -10,7 +10,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from app.store.allowance import DailyAllowance, Pools, RedisLedger, RunCeiling
 from app.store.keys import ALLOWANCE_TTL, LIVE_TTL
 from policies.budget import Allowance, TokenCeiling
-from policies.errors import AllowanceExhausted
+from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
 
 INSTALLATION = 42
 MORNING = datetime(2025, 3, 1, 9, 30, tzinfo=UTC)
@@ -304,9 +304,11 @@ async def test_a_run_and_its_day_are_reserved_on_together_or_not_at_all(
     both = Pools(RedisLedger(redis), run, day)
     assert await day.reserve(4800) is not None  # another review's, today
 
-    assert await both.reserve(300) is None  # the day cannot cover it: the run keeps nothing
+    with pytest.raises(AllowanceExhausted):
+        await both.reserve(300)  # the day cannot cover it: the run keeps nothing
     assert (await run.spent(), await day.spent()) == (0, 4800)
-    assert await Pools(RedisLedger(redis), run_ceiling(redis, "r2", 100), day).reserve(150) is None
+    with pytest.raises(CeilingReached):  # named as what refused it, not as the day
+        await Pools(RedisLedger(redis), run_ceiling(redis, "r2", 100), day).reserve(150)
     assert await day.spent() == 4800  # the run could not cover it: the day keeps nothing
 
     settle = await both.reserve(150)
@@ -340,7 +342,10 @@ async def test_concurrent_runs_never_pass_their_ceilings_or_the_day_together(
 
         async def call(i: int, tokens: int, usage: int) -> None:
             nonlocal refused
-            settle = await Pools(RedisLedger(pools[i]), runs[i], days[i]).reserve(tokens)
+            try:
+                settle = await Pools(RedisLedger(pools[i]), runs[i], days[i]).reserve(tokens)
+            except OutOfTokens:
+                settle = None
             if settle is None:
                 refused += 1
             else:

@@ -13,12 +13,15 @@ through `GITHUB_API_URL`:
         ...
     fake.reviews("octo/app", 1)
 
+Actions (`add_workflow`, `deny_actions`, `send_webhooks`, `workflow_runs`) are described in
+:mod:`tests.fakes.github_api.actions`.
+
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
 `add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
-`resolve_thread`, `set_permission`) and inspect it (`requests`, `check_runs`, `reviews`,
-`review_comments`, `issue_comments`, `reactions`, `thread_resolved`, `labels`,
-`issue_labels`, `branch_files`, `branch_sha`, `commit`, `ref_updates`, and the credentials
-that went by: `issued_tokens`, `app_jwts`).
+`resolve_thread`, `set_permission`, `issue_person_token`) and inspect it (`requests`,
+`check_runs`, `reviews`, `review_comments`, `issue_comments`, `reactions`, `thread_resolved`,
+`labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `tree_entries`, `blob`,
+`ref_updates`, and the credentials that went by: `issued_tokens`, `app_jwts`).
 Every change happens under one lock, since requests arrive on the server's threads.
 
 Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
@@ -37,7 +40,8 @@ answer an error:
   want an RS256 JWT signed with the App's key,
   `iss` equal to the App id and `exp` at most ten minutes ahead; every other endpoint wants an
   installation token (`Authorization: token …`, `ghs_` and 36 letters and digits, as GitHub's
-  look) that covers the repository. A missing or
+  look) that covers the repository, or a person's token (`ghp_…`, `issue_person_token`) that
+  reaches it. A missing or
   unknown token is 401; a valid token for another repository is 404, as GitHub hides
   repositories a token cannot see.
 * Review comments are placed on the pull request's diff: a path not in it, a line that is not
@@ -54,7 +58,8 @@ answer an error:
   adding a missing one to an issue creates it with color `ededed`; removing one the issue
   lacks is 404.
 * Authorship: whatever an installation posts (a review, a comment, a reply, a reaction) is
-  written by the App's bot user, login `<app_slug>[bot]` and type `Bot`; what a test adds
+  written by the App's bot user, login `<app_slug>[bot]` and type `Bot`; a review posted
+  with a person's token is written by that person (type `User`); what a test adds
   (`add_review`, `add_issue_comment`, `add_review_comment`) is written by whoever it names,
   a person (`User`) by default or another App (`Bot`, such as `github-actions[bot]`).
 * Comments: an issue comment's body is at most 65,536 characters (GitHub's 422 `Body is too
@@ -81,6 +86,11 @@ answer an error:
   `behind_by` from the commit graph, the newest 250 commits oldest first, and `files` from
   the merge base to HEAD (at most 300, patches computed from the snapshots). Not modelled:
   paging, the diff media types, another repository's `owner:ref`.
+* Archives (`GET .../tarball/{ref}`, :mod:`tests.fakes.github_api.archives`): 302 to a
+  download URL under `/_codeload` that needs no `Authorization`, only its own token, serving
+  the commit's snapshot as `git archive` writes it (one top directory `{owner}-{repo}-{sha7}/`);
+  404 for a ref the repository lacks. `replace_archive` has a commit served other bytes.
+  Not modelled: the zipball, the token's five-minute expiry.
 * GraphQL (`POST /graphql`) answers two queries. The review threads of a pull request
   (`repository.pullRequest.reviewThreads`: `pageInfo`, and per thread `isResolved` and its
   comments' `databaseId`s), recognised by `reviewThreads` in it rather than parsed. A thread
@@ -119,8 +129,8 @@ with `retry-after`), optionally after the request took effect.
 
 The package has one module per API section, each a mixin of `FakeGitHub`: `auth`, `pulls`,
 `reviews`, `contents`, `checks`, `labels`, `comments` (issue comments, reactions and review
-comments), `graphql` (with `blobs`, its files' texts), `git_data` and `compare`, built on
-`gitstore` (the git store) and `base` (the state they share, typed). `fake` assembles the
+comments), `graphql` (with `blobs`, its files' texts), `git_data`, `compare` and `archives`,
+built on `gitstore` (the git store) and `base` (the state they share, typed). `fake` assembles the
 class, with its constructor, routing table and answering, from those and from `setting_up`
 and `inspecting`, its methods for tests; `constants`, `records`, `state` and `diffs` are the
 leaves they all import.

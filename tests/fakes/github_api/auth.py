@@ -152,6 +152,11 @@ class _Auth(_Base):
         self.issued_tokens.append(token)
         return token
 
+    def _new_person_token(self, login: str, repos: frozenset[str]) -> str:
+        token = "ghp_" + "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(36))
+        self._tokens[token] = _Token(0, repos, person=login)
+        return token
+
     def _authorised_repo(self, request: _Request, full_name: str, *, via_pull: bool) -> _Repo:
         """The repository, if the request's token may see it: a repository it covers or, with
         `via_pull`, a fork an open pull request into one of those comes from."""

@@ -39,6 +39,9 @@ class _Base(LoopbackFake):
     _faults: list[_Fault]
     _blobs: dict[str, bytes]
     _trees: dict[str, dict[str, tuple[str, str, str]]]
+    _download_tokens: dict[str, tuple[str, str]]
+    _archives: dict[tuple[str, str, str], bytes]
+    _replaced_archives: dict[tuple[str, str], bytes]
     _manifests: AppManifests
 
     # -- pull requests ------------------------------------------------------------------------
@@ -48,6 +51,15 @@ class _Base(LoopbackFake):
         if pull is None:
             raise _not_found()
         return pull
+
+    def _poster(self, request: _Request) -> tuple[str, str]:
+        """Who writes what the request posts, login and type: the person whose token it
+        carries, else the App's bot user (an installation posts as the App)."""
+        _, _, credential = request.headers.get("authorization", "").partition(" ")
+        token = self._tokens.get(credential)
+        if token is not None and token.person is not None:
+            return token.person, "User"
+        return f"{self.app_slug}[bot]", "Bot"
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -118,6 +118,21 @@ class _Comments(_Base):
         _, comment = self._review_comment_by_id(repo, params["id"], docs)
         return self._react(request, repo, comment.id, docs)
 
+    def _list_review_comment_reactions(
+        self, request: _Request, repo: _Repo, params: dict[str, str]
+    ) -> _Answer:
+        docs = f"{_REACTIONS_DOCS}#list-reactions-for-a-pull-request-review-comment"
+        _, comment = self._review_comment_by_id(repo, params["id"], docs)
+        content = request.query.get("content")
+        if content is not None and content not in REACTIONS:
+            raise _invalid(f"{json.dumps(content)} is not a reaction's content.", docs)
+        reactions = [
+            self._reaction_json(r)
+            for r in repo.reactions.get(comment.id, [])
+            if content is None or r.content == content
+        ]
+        return self._page(request, reactions)
+
     def _react(self, request: _Request, repo: _Repo, comment_id: int, docs: str) -> _Answer:
         body = _object_body(request, docs)
         content = body.get("content")

@@ -17,6 +17,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.fakes.app_manifests import AppManifests, ManifestAnswer
+from tests.fakes.github_api.actions import ROUTES as ACTIONS_ROUTES
+from tests.fakes.github_api.actions import _Actions
+from tests.fakes.github_api.archives import CODELOAD, _Archives
 from tests.fakes.github_api.auth import _Auth
 from tests.fakes.github_api.checks import _CheckRuns
 from tests.fakes.github_api.comments import _Comments
@@ -58,7 +61,9 @@ class FakeGitHub(
     _Comments,
     _GraphQL,
     _GitData,
+    _Archives,
     _Auth,
+    _Actions,
     _GitStore,
 ):
     """A fake of GitHub's REST API (and two GraphQL queries) on 127.0.0.1, for one GitHub App.
@@ -100,6 +105,11 @@ class FakeGitHub(
         self._blobs: dict[str, bytes] = {}
         self._trees: dict[str, dict[str, tuple[str, str, str]]] = {EMPTY_TREE: {}}
         """Tree SHA → name → (mode, type, SHA), in git's order."""
+        self._download_tokens: dict[str, tuple[str, str]] = {}
+        """A download URL's token → the repository (lower-cased) and the ref it downloads."""
+        self._archives: dict[tuple[str, str, str], bytes] = {}
+        """Archives made, by tree, commit and top directory: each is made once."""
+        self._replaced_archives: dict[tuple[str, str], bytes] = {}
         self._repo_routes: list[tuple[str, re.Pattern[str], str]] = [
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)"), "_get_pull"),
             ("GET", re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/files"), "_list_files"),
@@ -133,6 +143,11 @@ class FakeGitHub(
                 re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)/reactions"),
                 "_react_to_review_comment",
             ),
+            (
+                "GET",
+                re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)/reactions"),
+                "_list_review_comment_reactions",
+            ),
             ("GET", re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)"), "_get_review_comment"),
             (
                 "GET",
@@ -159,10 +174,12 @@ class FakeGitHub(
             ("GET", re.compile(rf"{_REPO}/git/blobs/(?P<sha>[^/]+)"), "_get_blob"),
             ("POST", re.compile(rf"{_REPO}/git/blobs"), "_create_blob"),
             ("GET", re.compile(rf"{_REPO}/compare/(?P<basehead>.+)"), "_compare"),
+            ("GET", re.compile(rf"{_REPO}/tarball(?:/(?P<ref>.+))?"), "_get_tarball"),
         ]
         # What a token may reach in a fork through an open pull request from it.
         self._fork_routes = {
             "_get_contents",
+            "_get_tarball",
             "_get_ref",
             "_get_refs",
             "_update_ref",
@@ -173,6 +190,8 @@ class FakeGitHub(
             "_get_blob",
             "_create_blob",
         }
+        self._repo_routes += ACTIONS_ROUTES
+        self._setup_actions()
         self._token_route = re.compile(r"/app/installations/(?P<installation>\d+)/access_tokens")
         self._manifests = AppManifests(self.app_id, lambda: self.base_url)
 
@@ -271,6 +290,10 @@ class FakeGitHub(
             return self._get_app(request)
         if request.method == "POST" and request.path == "/graphql":
             return self._graphql(request)
+        if (stored := self._storage_download(request)) is not None:
+            return stored
+        if request.method == "GET" and request.path.startswith(f"{CODELOAD}/"):
+            return self._download(request)
         for method, pattern, name in self._repo_routes:
             match = pattern.fullmatch(request.path)
             if match is None or method != request.method:

@@ -130,6 +130,16 @@ class _Inspecting(_Comments, _GitStore):
                 files=files,
             )
 
+    def tree_entries(self, sha: str) -> dict[str, tuple[str, str, str]]:
+        """A tree of the store: each entry's name → (mode, type, SHA), in git's order."""
+        with self._lock:
+            return dict(self._trees[sha])
+
+    def blob(self, sha: str) -> bytes:
+        """A blob of the store."""
+        with self._lock:
+            return self._blobs[sha]
+
     def ref_updates(self, full_name: str) -> list[RefUpdate]:
         """Copies of the ref updates the repository was asked for, refused ones included."""
         with self._lock:

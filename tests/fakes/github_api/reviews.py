@@ -73,6 +73,7 @@ class _Reviews(_Base):
         files = {f["filename"]: f for f in pull.files}
         # GitHub refuses the whole review when any one comment cannot be placed.
         comments = [self._review_comment(files, c) for c in raw_comments]
+        author, author_type = self._poster(request)
         review = Review(
             id=next(self._ids),
             number=pull.number,
@@ -82,12 +83,13 @@ class _Reviews(_Base):
             commit_id=commit_id,
             comments=comments,
             submitted_at=_now() if event else None,
-            # Whatever an installation posts, GitHub shows as written by the App's bot user.
-            author=f"{self.app_slug}[bot]",
-            author_type="Bot",
+            # Whatever an installation posts, GitHub shows as written by the App's bot user;
+            # what a person's token posts, as written by that person.
+            author=author,
+            author_type=author_type,
         )
         for comment in comments:
-            comment.author = f"{self.app_slug}[bot]"
+            comment.author = author
             comment.review_id = review.id
             comment.commit_id = commit_id
             comment.created_at = _now()

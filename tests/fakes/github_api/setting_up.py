@@ -348,6 +348,13 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
             narrowed = None if repos is None else frozenset(r.lower() for r in repos)
             return self._new_token(installation_id, narrowed)
 
+    def issue_person_token(self, login: str, *, repos: Iterable[str]) -> str:
+        """A person's token (`ghp_…`) that reaches `repos`: what it posts is written by
+        `login`, a `User`."""
+        with self._lock:
+            names = [self._repo_for_setup(name).full_name.lower() for name in repos]
+            return self._new_person_token(login, frozenset(names))
+
     def revoke_tokens(self) -> None:
         """Make every token issued so far invalid (401), as when tokens expire early."""
         with self._lock:

@@ -100,6 +100,8 @@ class _Token:
     installation_id: int
     repos: frozenset[str] | None
     """Lower-cased full names the token was narrowed to; None for all of the installation's."""
+    person: str | None = None
+    """The login of the person whose token it is (`ghp_…`); None for an installation's."""
 
 
 def _error_body(status: int) -> dict[str, str]:
@@ -147,7 +149,11 @@ class _Answer:
         return self.data if self.data is not None else json.dumps(self.body).encode()
 
     def recorded(self) -> Any:
-        return self.body if self.data is None else self.data.decode(errors="replace")
+        if self.data is None:
+            return self.body
+        if self.content_type == "application/x-gzip":
+            return f"<{len(self.data):,} bytes of gzip>"
+        return self.data.decode(errors="replace")
 
 
 class _HTTPError(Exception):

@@ -1,0 +1,116 @@
+"""What a review is expected to cost before its first call: its units, their files and tokens,
+against the ceiling, and how many of the units the ceiling is expected to reach.
+
+The figures are the ceiling's own estimates (:meth:`agents.llm.LLMRequest.estimated_tokens`):
+a unit's first call per tester writes its whole prompt to the cache and may answer at the
+longest allowed; each later call reads that prompt at a cache read's price and may answer as
+long. A typical debate is taken to be the testers' reports and two rounds (the coder's answers
+and each tester's evaluations), the debate of the README's example. Generous by design, as a
+reservation is: a review the estimate says fits is very likely to fit, and one it says does not
+will be cut, riskiest units first (:mod:`policies.coverage`).
+"""
+
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.briefs import unit_briefs
+from agents.diff import ReviewUnit
+from agents.llm import CACHE_READ_PRICE, CACHE_WRITE_PRICE, LLMRequest, Role
+from agents.prompts import SYSTEM, role_brief
+from agents.protocol import ToolName, toolset
+from policies.debate import DebatePolicy
+
+TYPICAL_ROUNDS = 2
+"""Rounds of a typical debate, after the testers' reports."""
+
+
+class UnitEstimate(BaseModel):
+    """One unit's expected cost."""
+
+    model_config = ConfigDict(frozen=True)
+
+    unit: str
+    files: int
+    first_call: int
+    """What the ceiling reserves for the unit's first call: it starts only if this is left."""
+    tokens: int
+    """Billed tokens of a typical debate of the unit, at the ceiling's estimates."""
+
+
+class Estimate(BaseModel):
+    """A review's expected cost against its ceiling, made before its first call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    units: list[UnitEstimate]
+    files: int
+    """Files with something to review (a file cut in several units counts once)."""
+    tokens: int
+    ceiling: int
+
+    @property
+    def covered(self) -> int:
+        """The units, in the order they are reviewed, that the ceiling is expected to reach."""
+        total = 0
+        for n, unit in enumerate(self.units):
+            total += unit.tokens
+            if total > self.ceiling:
+                return n
+        return len(self.units)
+
+    def describe(self) -> str:
+        """One line for a person about to start the review."""
+        line = (
+            f"{_count(len(self.units), 'unit')} of {_count(self.files, 'file')} · about "
+            f"{self.tokens:,} billed tokens expected against a ceiling of {self.ceiling:,}"
+        )
+        covered = self.covered
+        if covered == len(self.units):
+            return line
+        if covered == 0:
+            reach = "it may not cover even the first unit, which holds the riskiest files"
+        elif covered == 1:
+            reach = "it may cover only the first unit, which holds the riskiest files"
+        else:
+            reach = f"it may cover only the first {covered} units, which hold the riskiest files"
+        return f"{line}: {reach}; every file left is named at the end"
+
+
+def estimate(units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool = False) -> Estimate:
+    """The expected cost of reviewing `units`, in order, under `policy`. `tests`: findings'
+    tests are run (the tools then carry a reproduction field)."""
+    each = [_unit(unit, policy, tests) for unit in units]
+    return Estimate(
+        units=each,
+        files=len({p for unit in units for p in unit.diff.paths}),
+        tokens=sum(u.tokens for u in each),
+        ceiling=policy.token_ceiling,
+    )
+
+
+def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool) -> UnitEstimate:
+    seed = LLMRequest(
+        role=Role.TESTER,
+        agent=str(Role.TESTER),
+        tool=toolset(tests)[ToolName.REPORT_FINDINGS],
+        system=SYSTEM,
+        blocks=(*unit_briefs(unit), role_brief(Role.TESTER)),
+        max_output_tokens=policy.max_output_tokens,
+    )
+    first = seed.estimated_tokens()
+    prompt = first - policy.max_output_tokens
+    later = math.ceil(prompt / CACHE_WRITE_PRICE * CACHE_READ_PRICE) + policy.max_output_tokens
+    testers = policy.testers
+    later_calls = TYPICAL_ROUNDS * (1 + testers)
+    return UnitEstimate(
+        unit=unit.id,
+        files=len(unit.diff.files),
+        first_call=first,
+        tokens=testers * first + later_calls * later,
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

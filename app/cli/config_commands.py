@@ -1,0 +1,77 @@
+"""`tiebreak check-config`, `tiebreak verify-workflow` and `tiebreak config-docs`: a config
+file checked as the App reads it, the workflow a repository adds for its findings' tests, and
+the config's reference regenerated from its model."""
+
+import sys
+from pathlib import Path
+
+import click
+
+from app.cli import config_docs
+from app.cli.exits import EXIT_PROBLEMS
+from app.cli.exits import fail as _fail
+from app.verification.workflow import template_text
+from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
+
+
+@click.command("check-config")
+@click.argument("file", default=CONFIG_PATH)
+def check_config(file: str) -> None:
+    """Check a config file (default .github/tiebreak.yml) as the App reads it.
+
+    Exit status: 0 when the file is valid, 1 when it has problems (each printed as
+    FILE:LINE: message), 2 when it cannot be read.
+    """
+    try:
+        # One byte past the limit is enough for parse_config to refuse a larger file.
+        with Path(file).open("rb") as stream:
+            data = stream.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        _fail(f"cannot read {file}: {exc.strerror or exc}")
+    # Decoded as the App decodes the file it fetches from GitHub.
+    _, problems = parse_config(data.decode("utf-8", errors="replace"))
+    for problem in problems:
+        where = f"{file}:{problem.line}" if problem.line else file
+        click.echo(f"{where}: {problem.message}")
+    if problems:
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(f"{file}: OK")
+
+
+@click.command("config-docs", hidden=True)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if a file is out of date.")
+@click.option(
+    "--root",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=config_docs.ROOT,
+    hidden=True,
+)
+def config_docs_command(check: bool, root: Path) -> None:
+    """Generate the config's JSON Schema and README reference from the model.
+
+    Writes docs/config.schema.json and the README section between its config-reference
+    markers; with --check, writes nothing and exits 1 if either is out of date.
+    """
+    try:
+        paths = config_docs.stale_files(root) if check else config_docs.write_files(root)
+    except OSError as exc:
+        _fail(f"{exc.filename}: {exc.strerror or exc}")
+    except ValueError as exc:
+        _fail(str(exc))
+    for path in paths:
+        if check:
+            click.echo(f"tiebreak: {path} is out of date; run tiebreak config-docs", err=True)
+        else:
+            click.echo(f"wrote {path}")
+    if check and paths:
+        sys.exit(EXIT_PROBLEMS)
+
+
+@click.command("verify-workflow")
+def verify_workflow() -> None:
+    """Print the workflow that runs findings' tests in a repository's GitHub Actions.
+
+    Save it as .github/workflows/tiebreak-verify.yml on the default branch and name it in
+    the config (verify.workflow); the App needs the actions: write permission to run it.
+    """
+    click.echo(template_text(), nl=False)

@@ -1,0 +1,54 @@
+"""Whether a review's findings' tests run in the repository's GitHub Actions, decided once as
+the review is planned: the config asks for it (`verify.workflow`), the pull request is not
+from a fork (unless `verify.forks`), and GitHub lets the App see the workflow (403 without the
+Actions permission, 404 without the file). When the config asks and the tests cannot run, the
+review goes on unverified and its summary says why, once.
+"""
+
+from app.events import PullRequestRef
+from app.github.errors import GitHubError
+from app.github.models import PullRequest
+from app.github.protocol import InstallationClient
+from app.store.plans import ActionsTesting
+from policies.config import RepoConfig
+
+NOT_RUN = "Findings' tests were not run: {why}."
+FORK = (
+    "the pull request comes from a fork, whose code would run on this repository's runners"
+    " (verify.forks is off)"
+)
+NO_PERMISSION = (
+    "the App may not run workflows in this repository (it needs the actions: write permission)"
+)
+
+
+async def tests_in_actions(
+    github: InstallationClient, ref: PullRequestRef, pull: PullRequest, config: RepoConfig
+) -> tuple[ActionsTesting | None, str]:
+    """How the review's tests run, or None and why not (empty: the config asks for none)."""
+    verify = config.verify
+    if not verify.in_actions or verify.workflow is None or verify.command is None:
+        return None, ""
+    if pull.from_fork and not verify.forks:
+        return None, NOT_RUN.format(why=FORK)
+    try:
+        await github.actions.check_workflow(ref, verify.workflow)
+    except GitHubError as exc:
+        if exc.status == 403:
+            why = NO_PERMISSION
+        elif exc.status == 404:
+            why = f"the workflow .github/workflows/{verify.workflow} is not in the repository"
+        else:
+            why = f"GitHub did not show the workflow {verify.workflow} ({exc})"
+        return None, NOT_RUN.format(why=why)
+    tests = ActionsTesting(
+        workflow=verify.workflow,
+        branch=pull.base_ref,
+        base_sha=pull.base_sha,
+        command=verify.command,
+        setup=verify.setup,
+        max_attempts=verify.max_attempts,
+        max_runs=verify.max_runs,
+        timeout_minutes=verify.timeout_minutes,
+    )
+    return tests, ""

@@ -1,0 +1,118 @@
+"""The verifier of a unit whose findings' tests run in the repository's GitHub Actions.
+
+Asked for a run, it dispatches the repository's workflow (`verify.workflow`, from the base
+branch) and raises :class:`agents.errors.AwaitingTests`: the unit's debate suspends, and
+resumes from its journal once the result is recorded (:mod:`app.jobs.workflow_results`).
+It is always wrapped in :class:`agents.recorded_tests.RecordedVerifier`, which answers a run
+already recorded without asking it; a run dispatched by an earlier attempt and not yet
+settled is waited for again, never dispatched twice. The pending run is recorded before the
+dispatch, so a result can never arrive before the record of who waits for it.
+
+Nothing runs on the App's workers: a run GitHub refuses (no permission, no workflow), one
+too large for a workflow's inputs, or one past the review's `max_runs` is `not_run`, with the
+reason.
+"""
+
+import logging
+import secrets
+import time
+from collections.abc import Sequence
+
+from agents.errors import AwaitingTests
+from agents.protocol import Patch, Reproduction
+from agents.recorded_tests import RecordedRun, run_digest
+from agents.verification import FixCheck, Verification
+from app.github.errors import GitHubError
+from app.github.protocol import ActionsClient
+from app.store.plans import ActionsTesting, UnitPlan
+from app.store.workflow_runs import PendingRun, WorkflowRuns
+from app.verification.workflow import RUN_TITLE, dispatch_inputs, not_run
+from policies.verification import reproduction_problem
+
+log = logging.getLogger(__name__)
+
+REFUSED = {
+    403: "the App may not run workflows in this repository (it needs actions: write)",
+    404: "the workflow {workflow} is not on the repository's {branch} branch",
+}
+
+
+class ActionsVerifier:
+    """Dispatches one unit's findings' tests to the repository's workflow."""
+
+    def __init__(
+        self, actions: ActionsClient, runs: WorkflowRuns, plan: UnitPlan, attempt: int
+    ) -> None:
+        assert plan.tests is not None
+        self.actions = actions
+        self.runs = runs
+        self.plan = plan
+        self.tests: ActionsTesting = plan.tests
+        self.attempt = attempt
+
+    @property
+    def command(self) -> str:
+        return self.tests.command
+
+    async def reproduce(self, reproduction: Reproduction) -> Verification:
+        shown = await self._dispatch(reproduction, ())
+        assert shown.verification is not None
+        return shown.verification
+
+    async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
+        shown = await self._dispatch(reproduction, patches)
+        assert shown.fix is not None
+        return shown.fix
+
+    async def _dispatch(self, reproduction: Reproduction, patches: Sequence[Patch]) -> RecordedRun:
+        """What the run showed without running (not run, and why), or raise AwaitingTests
+        once it is dispatched."""
+        plan, tests, fix = self.plan, self.tests, bool(patches)
+        digest = run_digest(self.command, reproduction, patches)
+        if await self.runs.dispatched(plan.run_id, plan.number, digest) is not None:
+            raise AwaitingTests([digest])
+        if problem := reproduction_problem(reproduction.path):
+            return not_run(reproduction.path, fix, problem)
+        token = secrets.token_hex(16)
+        inputs = dispatch_inputs(
+            token,
+            base=tests.base_sha,
+            head=plan.ref.head_sha,
+            reproduction=reproduction,
+            command=tests.command,
+            setup=tests.setup,
+            patches=patches,
+        )
+        if isinstance(inputs, str):
+            return not_run(reproduction.path, fix, inputs)
+        if not await self.runs.count_dispatch(plan.run_id, tests.max_runs):
+            spent = f"the review's {tests.max_runs} test runs are spent"
+            return not_run(reproduction.path, fix, spent)
+        now = time.time()
+        pending = PendingRun(
+            token=token,
+            run_id=plan.run_id,
+            unit=plan.number,
+            attempt=self.attempt,
+            digest=digest,
+            ref=plan.ref,
+            workflow=tests.workflow,
+            test=reproduction.path,
+            command=tests.command,
+            fix=fix,
+            dispatched_at=now,
+            deadline=now + tests.timeout_minutes * 60,
+            minutes=tests.timeout_minutes,
+        )
+        await self.runs.wait_for(pending)
+        try:
+            await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
+        except GitHubError as exc:
+            await self.runs.forget(pending)
+            await self.runs.uncount_dispatch(plan.run_id)
+            reason = REFUSED.get(exc.status or 0, f"GitHub refused the workflow's dispatch: {exc}")
+            log.warning("the workflow %s was not dispatched: %s", tests.workflow, exc)
+            said = reason.format(workflow=tests.workflow, branch=tests.branch)
+            return not_run(reproduction.path, fix, said)
+        log.info("dispatched %s for %s", RUN_TITLE.format(token=token), reproduction.path)
+        raise AwaitingTests([digest])

@@ -1,0 +1,110 @@
+"""Findings' tests run in a repository's Actions, settled: each result taken once its
+workflow run completes, and the unit that waited for it taken up again.
+
+    `workflow_run` completed (the webhook) ─┐
+    the janitor's poll, every sweep ────────┼→ take_workflow_run: the run found by its token,
+                                            │  its artifact read → the result recorded
+    the janitor, past a run's deadline ─────┘→ recorded as not run ("did not finish in N min")
+
+Whoever settles a run, it is settled once (:class:`app.store.workflow_runs.WorkflowRuns`),
+and the settling that leaves its unit waiting for nothing more queues the unit's attempt
+again, if the unit still waits (else the attempt, about to suspend, finds the results in and
+takes itself up).
+"""
+
+import logging
+import math
+from typing import Any
+
+from agents.recorded_tests import RecordedRun
+from app.github.errors import GitHubError
+from app.github.models import WorkflowRun
+from app.github.protocol import ActionsClient
+from app.jobs.deps import WorkerDeps, deps_of
+from app.jobs.results import JobResult
+from app.store.records import State
+from app.store.workflow_runs import PendingRun
+from app.telemetry.logs import log_context
+from app.verification.workflow import (
+    ARTIFACT,
+    MAX_ZIP_BYTES,
+    RUN_TITLE,
+    WorkflowResultError,
+    command_for,
+    not_run,
+    read_result,
+    shown,
+)
+
+log = logging.getLogger(__name__)
+
+
+async def take_workflow_run(
+    ctx: dict[str, Any], token: str, github_run_id: int | None = None
+) -> JobResult:
+    """arq's entry point: take run `token`'s result if it has finished."""
+    deps = deps_of(ctx)
+    pending = await deps.workflow_runs().get(token)
+    if pending is None:
+        return JobResult.completed("settled already")
+    with log_context(run_id=pending.run_id, unit=pending.unit):
+        actions = deps.github.installation(pending.ref.installation_id).actions
+        if github_run_id is not None:
+            run: WorkflowRun | None = await actions.run(pending.ref, github_run_id)
+        else:
+            title = RUN_TITLE.format(token=token)
+            run = await actions.find_run(pending.ref, pending.workflow, title)
+        if run is None or not run.completed:
+            return JobResult.completed("not finished yet")
+        await settle(deps, pending, await _result(actions, pending, run))
+        return JobResult.completed(f"settled: the workflow run ended {run.conclusion}")
+
+
+async def sweep_workflow_runs(deps: WorkerDeps, *, now: float) -> int:
+    """Settle the runs past their deadline as not run, and queue a look at each other one
+    (the poll, for a webhook that never came). Return how many were settled."""
+    runs, settled = deps.workflow_runs(), 0
+    for token in await runs.due(now):
+        pending = await runs.get(token)
+        if pending is None:
+            await runs.discard(token)
+            continue
+        minutes = f"{pending.minutes} minute" + ("" if pending.minutes == 1 else "s")
+        reason = f"the workflow did not finish in {minutes}"
+        settled += await settle(deps, pending, not_run(pending.test, pending.fix, reason))
+    minute = math.floor(now / 60)
+    for token in await runs.waiting():
+        await deps.queue.take_workflow_run(token, None, f"poll-{minute}")
+    return settled
+
+
+async def settle(deps: WorkerDeps, pending: PendingRun, result: RecordedRun) -> bool:
+    """Record `result` for `pending`; take its unit up if it waits for nothing more. False
+    if the run was settled already."""
+    settled = await deps.workflow_runs().settle(pending.token, result)
+    if settled is None:
+        return False
+    if settled.last:
+        (unit,) = await deps.live_runs().units(pending.run_id, [pending.unit])
+        if unit.state is State.TESTING and unit.attempt == pending.attempt:
+            await deps.queue.resume_unit(
+                pending.run_id, pending.unit, pending.attempt, pending.token
+            )
+    return True
+
+
+async def _result(actions: ActionsClient, pending: PendingRun, run: WorkflowRun) -> RecordedRun:
+    """What the run's artifact shows; not run, and why, if it shows nothing."""
+    test, fix = pending.test, pending.fix
+    try:
+        archive = await actions.artifact(pending.ref, run.id, ARTIFACT, MAX_ZIP_BYTES)
+    except GitHubError as exc:
+        return not_run(test, fix, f"the workflow's result could not be downloaded: {exc}")
+    if archive is None:
+        return not_run(test, fix, f"the workflow run ended {run.conclusion} without a result")
+    try:
+        result = read_result(archive, pending.token)
+    except WorkflowResultError as exc:
+        log.warning("workflow run %s: %s", run.id, exc)
+        return not_run(test, fix, f"the workflow's result could not be read: {exc}")
+    return shown(test, command_for(pending.command, test), fix, result)

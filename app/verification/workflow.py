@@ -1,0 +1,155 @@
+"""The workflow that runs a finding's test in the repository's own GitHub Actions: the template
+Tiebreak ships (`app/templates/tiebreak-verify.yml`), the inputs one run is dispatched with,
+and the result it uploads, read back from its artifact's zip.
+
+The zip is the repository's CI's output, so it is untrusted: only its one small JSON file is
+read, its size checked before it is read, and its content validated; anything else means the
+run showed nothing.
+"""
+
+import io
+import json
+import shlex
+import zipfile
+from collections.abc import Sequence
+from importlib import resources
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+
+from agents.protocol import Patch, Reproduction
+from agents.recorded_tests import RecordedRun
+from agents.verification import FixCheck, Run, Verification
+from policies.errors import TiebreakError
+from policies.verification import TEST_PLACEHOLDER
+
+TEMPLATE = "templates/tiebreak-verify.yml"
+WORKFLOW_FILE = "tiebreak-verify.yml"
+"""The name the workflow is added under, as the config names it."""
+ARTIFACT = "tiebreak-result"
+"""The artifact the template uploads, and the file in it."""
+RESULT_FILE = "result.json"
+RUN_TITLE = "Tiebreak {token}"
+"""The template's `run-name`: a run's `display_title`, by which its webhook is matched."""
+
+MAX_INPUT_CHARS = 60_000
+"""What one dispatch's inputs may hold in all: GitHub takes at most 65,535 characters of
+inputs, and the shas, the token and the command take their share."""
+MAX_RESULT_BYTES = 64 * 1024
+"""The most a result file may be, unpacked; the template writes well under 20 KB."""
+MAX_ZIP_BYTES = 1024 * 1024
+"""The most of an artifact's zip that is downloaded."""
+TAIL_CHARS = 4_000
+
+
+class WorkflowResultError(TiebreakError):
+    """A run's artifact is not the one small result file the template uploads."""
+
+
+Tail = Annotated[str, StringConstraints(max_length=TAIL_CHARS * 4)]
+
+
+class SideResult(BaseModel):
+    """How the test ran in one checkout, as the template writes it."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    exit_code: int | None = None
+    output_tail: Tail = ""
+    error: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+    def as_run(self) -> Run:
+        return Run(
+            exit_code=self.exit_code, output_tail=self.output_tail[-TAIL_CHARS:], error=self.error
+        )
+
+
+class WorkflowResult(BaseModel):
+    """The template's result file."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    token: str
+    head: SideResult | None = None
+    base: SideResult | None = None
+
+
+def template_text() -> str:
+    """The workflow repositories add, as Tiebreak ships it."""
+    return resources.files("app").joinpath(TEMPLATE).read_text(encoding="utf-8")
+
+
+def command_for(command: str, path: str) -> str:
+    """The config's command with the test's path in it, quoted for the shell that runs it."""
+    return command.replace(TEST_PLACEHOLDER, shlex.quote(path))
+
+
+def dispatch_inputs(
+    token: str,
+    *,
+    base: str,
+    head: str,
+    reproduction: Reproduction,
+    command: str,
+    setup: str | None,
+    patches: Sequence[Patch] = (),
+) -> dict[str, str] | str:
+    """The inputs of one run, or why it cannot be dispatched (too large for GitHub)."""
+    inputs = {
+        "token": token,
+        "base": base,
+        "head": head,
+        "test_path": reproduction.path,
+        "test_content": reproduction.content,
+        "command": command_for(command, reproduction.path),
+        "setup": setup or "",
+        "patches": json.dumps([p.model_dump(mode="json") for p in patches]) if patches else "",
+    }
+    size = sum(len(value) for value in inputs.values())
+    if size > MAX_INPUT_CHARS:
+        what = "the test and its fix are" if patches else "the test is"
+        return f"{what} too large for a workflow's inputs ({size} of {MAX_INPUT_CHARS} characters)"
+    return inputs
+
+
+def read_result(archive: bytes, token: str) -> WorkflowResult:
+    """The result file of an artifact's zip, checked to be the run `token`'s."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+            member = next((i for i in zipped.infolist() if i.filename == RESULT_FILE), None)
+            if member is None:
+                raise WorkflowResultError(f"the artifact holds no {RESULT_FILE}")
+            if member.file_size > MAX_RESULT_BYTES:
+                raise WorkflowResultError(f"{RESULT_FILE} is larger than {MAX_RESULT_BYTES} bytes")
+            with zipped.open(member) as stream:
+                # The size in the zip's directory is the zip's word: read no more than the cap.
+                raw = stream.read(MAX_RESULT_BYTES + 1)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        raise WorkflowResultError(f"the artifact is not a readable zip: {exc}") from exc
+    if len(raw) > MAX_RESULT_BYTES:
+        raise WorkflowResultError(f"{RESULT_FILE} is larger than {MAX_RESULT_BYTES} bytes")
+    try:
+        result = WorkflowResult.model_validate_json(raw)
+    except ValidationError as exc:
+        raise WorkflowResultError(
+            f"{RESULT_FILE} is not a result: {exc.error_count()} errors"
+        ) from exc
+    if result.token != token:
+        raise WorkflowResultError(f"{RESULT_FILE} is another run's")
+    return result
+
+
+def shown(test: str, command: str, fix: bool, result: WorkflowResult) -> RecordedRun:
+    """What a run's result shows: a reproduction's verification, or a fix check."""
+    head = result.head.as_run() if result.head else Run(error="the test did not run at the head")
+    if fix:
+        return RecordedRun(fix=FixCheck.of(head))
+    base = result.base.as_run() if result.base is not None and head.failed else None
+    return RecordedRun(verification=Verification.of(test, command, head, base))
+
+
+def not_run(test: str, fix: bool, reason: str) -> RecordedRun:
+    """A run that showed nothing, and why."""
+    if fix:
+        return RecordedRun(fix=FixCheck(verified=None, reason=reason))
+    return RecordedRun(verification=Verification.not_run(test, reason))

@@ -1,0 +1,114 @@
+"""How long `tiebreak`'s quick commands take to start, against `python -c "import click"`.
+
+Each command runs as a fresh process, as a person runs it, offline: `tiebreak --help`,
+`tiebreak check-config FILE` on a valid file, and `tiebreak status --once` against an address
+where nothing listens (it fails at once, having started). The runs of all the commands take
+turns, so that a machine that slows down in the middle slows each of them alike. Printed per
+command: the median wall time of N runs, and how many times the baseline's it is (the goal for
+`--help`: at most 3).
+
+    uv run python -m bench.startup [--runs N] [--root DIR] [--before DIR]
+
+`--root` measures another checkout of Tiebreak (its `app` package, on this interpreter and its
+libraries) and `--before` one more in the same run, its lines named "before: ": how a change
+compares with the code before it (`git archive main | tar -x -C DIR` makes such a checkout).
+"""
+
+import argparse
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+BASELINE = "python -c 'import click'"
+
+# As the `tiebreak` script runs the command; `-c` puts the working directory, the checkout
+# measured, first on the path.
+_TIEBREAK = "import sys; sys.argv[0] = 'tiebreak'; from app.cli import main; main()"
+
+
+def closed_port() -> int:
+    """A port on 127.0.0.1 where nothing listens (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def commands(config: Path) -> dict[str, list[str]]:
+    """Each command measured, by the name printed, as the process it runs."""
+    tiebreak = [sys.executable, "-c", _TIEBREAK]
+    return {
+        BASELINE: [sys.executable, "-c", "import click"],
+        "tiebreak --help": [*tiebreak, "--help"],
+        "tiebreak check-config FILE": [*tiebreak, "check-config", str(config)],
+        "tiebreak status --once (no Redis)": [*tiebreak, "status", "--once"],
+    }
+
+
+def runs_of(config: Path, root: Path, before: Path | None) -> dict[str, tuple[list[str], Path]]:
+    """Each command measured, by the name printed: the process it runs, and in which checkout.
+    With `before`, the `tiebreak` commands again, named so, in that checkout."""
+    measured = {name: (args, root) for name, args in commands(config).items()}
+    if before is not None:
+        for name, args in commands(config).items():
+            if name != BASELINE:
+                measured[f"before: {name}"] = (args, before)
+    return measured
+
+
+def environment() -> dict[str, str]:
+    """The commands' environment: no `.env` read, and a Redis address where nothing listens."""
+    return {"TIEBREAK_ENV_FILE": "", "REDIS_URL": f"redis://127.0.0.1:{closed_port()}"}
+
+
+def run_once(args: list[str], root: Path, env: dict[str, str]) -> float:
+    """The seconds `args` took, from its start to its exit."""
+    start = time.perf_counter()
+    subprocess.run(args, cwd=root, env=env, capture_output=True, check=False, timeout=120)
+    return time.perf_counter() - start
+
+
+def measure(root: Path, before: Path | None, runs: int) -> dict[str, float]:
+    """The median seconds of each command over `runs` runs taking turns."""
+    with tempfile.TemporaryDirectory() as tmp:
+        config = Path(tmp) / "tiebreak.yml"
+        config.write_text("review_drafts: true\n", encoding="utf-8")
+        env = environment()
+        measured = runs_of(config, root, before)
+        times: dict[str, list[float]] = {name: [] for name in measured}
+        for _ in range(runs):
+            for name, (args, cwd) in measured.items():
+                times[name].append(run_once(args, cwd, env))
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="runs per command (default 10)")
+    parser.add_argument(
+        "--root", type=Path, default=ROOT, help="the checkout to measure (default: this one)"
+    )
+    parser.add_argument(
+        "--before",
+        type=Path,
+        metavar="DIR",
+        help="another checkout (the code before a change), measured in the same run",
+    )
+    args = parser.parse_args(argv)
+    before = args.before.resolve() if args.before else None
+    medians = measure(args.root.resolve(), before, args.runs)
+    baseline = medians[BASELINE]
+    print(f"{'command':<44} {'median (ms)':>11} {'ratio':>6}")
+    for name, seconds in medians.items():
+        print(f"{name:<44} {seconds * 1000:>11.0f} {seconds / baseline:>6.1f}")
+
+
+if __name__ == "__main__":
+    main()

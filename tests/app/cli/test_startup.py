@@ -1,0 +1,100 @@
+"""`tiebreak`'s quick commands start without the App's heavy libraries.
+
+`tiebreak --help`, `check-config` and `status` are run as a person runs them, in a fresh
+interpreter, which then says which of the model, GitHub, web and queue libraries it loaded:
+none of them, since these commands use none (each costs a help page a large part of a second).
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from app.cli.main import main
+
+HEAVY = ("anthropic", "githubkit", "fastapi", "uvicorn", "arq", "tree_sitter_language_pack")
+
+# Runs the command as the `tiebreak` script does, and on the way out (after click's exit)
+# prints the heavy libraries the process loaded.
+_PROBE = f"""
+import atexit, sys
+atexit.register(
+    lambda: print("loaded:", [m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)
+)
+from app.cli import main
+sys.argv = ["tiebreak", *sys.argv[1:]]
+main()
+"""
+
+
+def tiebreak(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _PROBE, *args],
+        capture_output=True,
+        text=True,
+        env={"TIEBREAK_ENV_FILE": "", **(env or {})},
+        timeout=60,
+        check=False,
+    )
+
+
+STORE = ["arq", "tree_sitter_language_pack"]
+"""What `status` loads: it reads Redis through the store, which is written for arq's client and
+imports the debate's records (a hundredth of a second each, after redis itself)."""
+
+
+@pytest.mark.parametrize(
+    ("args", "loaded"),
+    [(["--help"], []), (["check-config", "--help"], []), (["status", "--help"], STORE)],
+)
+def test_help_pages_start_without_the_apps_libraries(args: list[str], loaded: list[str]) -> None:
+    result = tiebreak(*args)
+
+    assert result.returncode == 0, result.stderr
+    assert "Usage: tiebreak" in result.stdout
+    assert f"loaded: {loaded}" in result.stderr
+
+
+def test_check_config_starts_without_the_apps_libraries(tmp_path: Path) -> None:
+    config = tmp_path / "tiebreak.yml"
+    config.write_text("review_drafts: true\n")
+
+    result = tiebreak("check-config", str(config))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{config}: OK\n"
+    assert "loaded: []" in result.stderr
+
+
+def test_status_starts_without_the_model_github_or_web_libraries(redis_url: str) -> None:
+    result = tiebreak("status", "--once", env={"REDIS_URL": redis_url})
+
+    assert result.returncode == 0, result.stderr
+    assert "No live runs." in result.stdout
+    assert f"loaded: {STORE}" in result.stderr
+
+
+def test_the_help_lists_each_command_as_its_own_help_says() -> None:
+    """`tiebreak --help` lists the commands without importing them: it reads as it would with
+    every command loaded (their summaries and hidden flags written twice, held equal here)."""
+    ctx = click.Context(main)
+    commands: dict[str, click.Command] = {}
+    for name in main.list_commands(ctx):
+        command = main.get_command(ctx, name)
+        assert command is not None, name
+        commands[name] = command
+    loaded = click.Group(
+        main.name,
+        commands=commands,
+        help=main.help,
+        params=main.params,
+        context_settings=main.context_settings,
+    )
+
+    assert CliRunner().invoke(main, ["--help"]).output == (
+        CliRunner().invoke(loaded, ["--help"]).output
+    )
+    assert "config-docs" not in CliRunner().invoke(main, ["--help"]).output

@@ -1,0 +1,325 @@
+"""Findings' tests run in the repository's own GitHub Actions, end to end: the pull request's
+webhook and the workflow runs' webhooks at the real endpoint, a real worker, the fake GitHub
+running Tiebreak's workflow template with bash on its snapshots of the base and the head, and
+a scripted model."""
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from agents.scripted import ScriptedLLM, by_role
+from app.jobs.deps import WorkerDeps
+from app.jobs.janitor import resume_orphans
+from app.jobs.workflow_results import sweep_workflow_runs
+from app.settings import Settings
+from app.store.keys import review_job_id
+from app.store.live import LiveRuns
+from app.store.queue import ReviewQueue
+from app.store.records import State
+from app.verification.workflow import not_run, template_text
+from app.web.server import create_app
+from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.kits.actions import (
+    DEADLINE,
+    WORKFLOW,
+    Deliveries,
+    completed,
+    never_finishes,
+    review_in_actions,
+    template_runner,
+)
+from tests.kits.review import run_review, summary
+from tests.scenarios.debates import (
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    UNDEFINED,
+    accept,
+    answers,
+    concede,
+    evaluations,
+    patch,
+    report,
+)
+from tests.scenarios.reviews import (
+    BASE,
+    DIFF,
+    INSTALLATION,
+    NUMBER,
+    REF,
+    REPO,
+    background_worker,
+    worker_setup,
+)
+from tests.scenarios.webhooks import SECRET
+
+CONFIG = (
+    "verify:\n"
+    "  command: python3 {test}\n"
+    f"  workflow: {WORKFLOW}\n"
+    "  timeout_minutes: 1\n"
+    "  max_attempts: 1\n"
+)
+TEST_PATH = "test_refund.py"
+REFUND_TEST = """\
+import importlib.util
+
+spec = importlib.util.spec_from_file_location("payments", "app/payments.py")
+payments = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(payments)
+
+
+class Payment:
+    balance, id = 10, 7
+
+
+payments.refund(Payment(), 5)
+"""
+PROVEN = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": REFUND_TEST}}
+PRINT_FIX = patch(16, "    print('refund', payment.id, amount)")
+PASSING = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": "assert True\n"}}
+NOT_RUN = "Findings' tests were not run"
+FORK = REF.model_copy(update={"number": 3, "head_sha": "f" * 40})
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[TestClient]:
+    with TestClient(create_app(Settings(github_webhook_secret=SECRET), redis_url)) as test_client:
+        yield test_client
+
+
+def fixed_by_agreement(finding: dict[str, Any]) -> ScriptedLLM:
+    return ScriptedLLM(
+        by_role(
+            tester=[report(finding), evaluations(accept("F1", "Fixed."))],
+            coder=[answers(concede("F1", PRINT_FIX))],
+        )
+    )
+
+
+async def test_without_its_webhook_a_run_is_found_by_the_janitors_poll(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG.replace("minutes: 1", "minutes: 60"))
+    minutes = iter(range(1, 60))
+
+    async def janitor(deps: WorkerDeps) -> object:
+        if not all(run.status == "completed" for run in github.workflow_runs(REPO)):
+            return 0
+        # Its next sweep, a minute later, well within the runs' deadline.
+        return await sweep_workflow_runs(deps, now=time.time() + 60 * next(minutes))
+
+    sent = await review_in_actions(
+        github,
+        key,
+        redis_url,
+        fixed_by_agreement(PROVEN),
+        client,
+        meanwhile=janitor,
+        webhooks=False,
+    )
+
+    assert sent.sent == []
+    body = comment(github).body
+    assert "fails at the head and passes" in body
+    assert "**Fix verified**" in body
+
+
+async def test_a_unit_whose_results_are_in_but_never_taken_up_is_taken_up_by_its_review(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The job that settled the run died before it queued the unit: the coordinator's scan
+    finds the unit waiting for nothing and queues it."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+
+    async def settled_by_a_job_that_died(deps: WorkerDeps) -> object:
+        if not await _testing(deps.live_runs(), review_job_id(REF)):
+            return None  # the unit has yet to leave itself waiting
+        runs = deps.workflow_runs()
+        for token in await runs.waiting():
+            pending = await runs.get(token)
+            if pending is not None:
+                await runs.settle(token, not_run(pending.test, pending.fix, "lost"))
+        return None
+
+    await review_in_actions(
+        github,
+        key,
+        redis_url,
+        fixed_by_agreement(PROVEN),
+        client,
+        meanwhile=settled_by_a_job_that_died,
+        webhooks=False,
+        heartbeat=1.0,
+    )
+
+    assert "**Test not run**: <code>test&#95;refund.py</code> (lost)" in comment(github).body
+
+
+def comment(github: FakeGitHub) -> ReviewComment:
+    (review,) = github.reviews(REPO, NUMBER)
+    (posted,) = review.comments
+    return posted
+
+
+async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fix(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+
+    sent = await review_in_actions(github, key, redis_url, fixed_by_agreement(PROVEN), client)
+
+    body = comment(github).body
+    assert "**Reproduced**: <code>test&#95;refund.py</code> fails at the head and passes" in body
+    assert "NameError: name 'log' is not defined" in body
+    assert "**Fix verified**: the finding's test passes with this patch." in body
+    # Two runs of the workflow: the test at the base and the head, then with the fix.
+    runs = github.workflow_runs(REPO)
+    assert [bool(r.inputs["patches"]) for r in sorted(runs, key=lambda r: r.id)] == [False, True]
+    assert sent.sent.count(("completed", "enqueued")) == 2
+    assert NOT_RUN not in summary(github)
+
+
+async def test_a_finding_whose_test_passes_at_the_head_is_withdrawn(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    llm = ScriptedLLM(by_role(tester=[report(PASSING)]))
+
+    await review_in_actions(github, key, redis_url, llm, client)
+
+    said = summary(github)
+    assert "| withdrawn · not reproduced |" in said
+    assert "its test <code>test&#95;refund.py</code>: it passes at the head" in said
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "success")
+
+
+async def test_a_run_that_never_finishes_is_not_run_after_its_deadline(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+
+    async def janitor_past_the_deadline(deps: WorkerDeps) -> object:
+        return await sweep_workflow_runs(deps, now=time.time() + 61)
+
+    await review_in_actions(
+        github,
+        key,
+        redis_url,
+        fixed_by_agreement(PROVEN),
+        client,
+        runner=never_finishes,
+        meanwhile=janitor_past_the_deadline,
+    )
+
+    body = comment(github).body
+    assert "**Test not run**: <code>test&#95;refund.py</code> (the workflow did not" in body
+    assert "finish in 1 minute)" in body
+    assert "Fix verified" not in body
+
+
+@pytest.mark.parametrize(
+    ("deny", "why"),
+    [
+        (True, "the App may not run workflows in this repository"),
+        (False, f"the workflow .github/workflows/{WORKFLOW} is not in the repository"),
+    ],
+)
+async def test_without_the_permission_or_the_workflow_the_review_goes_on_unverified(
+    github: FakeGitHub, key: AppKey, redis_url: str, deny: bool, why: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    if deny:
+        github.add_workflow(REPO, WORKFLOW, "on: {workflow_dispatch: {}}\n", never_finishes)
+        github.deny_actions(INSTALLATION)
+
+    await run_review(github, key, redis_url, fixed_by_agreement(UNDEFINED))
+
+    said = summary(github)
+    assert said.count(NOT_RUN) == 1
+    assert why in said
+    assert github.workflow_runs(REPO) == []
+    assert comment(github).path == PAYMENTS
+
+
+async def test_a_pull_request_from_a_fork_is_not_verified_by_default(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.add_workflow(REPO, WORKFLOW, "on: {workflow_dispatch: {}}\n", never_finishes)
+    github.add_pull(
+        REPO,
+        FORK.number,
+        head_sha=FORK.head_sha,
+        base_sha=BASE,
+        diff=DIFF,
+        head_ref="feature",
+        head_repo="stranger/Hello-World",
+        base_files={PAYMENTS: PAYMENTS_BEFORE},
+        head_files={PAYMENTS: PAYMENTS_AFTER},
+    )
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+
+    await run_review(github, key, redis_url, fixed_by_agreement(UNDEFINED), FORK)
+
+    said = summary(github, FORK.number)
+    assert said.count(NOT_RUN) == 1
+    assert "comes from a fork" in said
+    assert github.workflow_runs(REPO) == []
+
+
+async def test_a_worker_stopped_while_its_unit_waits_for_tests_loses_nothing(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The first worker raises the finding, dispatches its test and is stopped while the
+    workflow runs; a second worker, whose model knows only what comes next, takes the result
+    from the webhook and finishes the review."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    deliveries = Deliveries()
+    github.add_workflow(REPO, WORKFLOW, template_text(), template_runner)
+    github.send_webhooks(deliveries)
+    run = review_job_id(REF)
+    first = ScriptedLLM(by_role(tester=[report(PROVEN)]))
+    async with background_worker(
+        worker_setup(github, key, first, heartbeat=1.0), redis_url
+    ) as redis:
+        await ReviewQueue(redis).enqueue_review(REF)
+        live = LiveRuns(redis, 1.0)
+        await until(lambda: _testing(live, run))
+    # Its model is asked nothing the first worker was answered: its script would not fit.
+    second = ScriptedLLM(
+        by_role(
+            tester=[evaluations(accept("F1", "Fixed."))],
+            coder=[answers(concede("F1", PRINT_FIX))],
+        )
+    )
+    setup = worker_setup(github, key, second, heartbeat=1.0)
+    async with background_worker(setup, redis_url) as redis:
+        deps = WorkerDeps.started(setup, redis)
+        deadline = time.monotonic() + DEADLINE
+        while not completed(github):
+            assert time.monotonic() < deadline, "the review did not complete"
+            deliveries.deliver(client)
+            await resume_orphans(deps, now=time.time())  # the janitor
+            await asyncio.sleep(0.05)
+
+    body = comment(github).body
+    assert "fails at the head and passes" in body
+    assert "**Fix verified**" in body
+    assert len(github.workflow_runs(REPO)) == 2  # the test was not dispatched again
+
+
+async def _testing(live: LiveRuns, run: str) -> bool:
+    units = await live.units(run, [0])
+    return bool(units) and units[0].state is State.TESTING
+
+
+async def until(condition: Callable[[], Awaitable[bool]]) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not await condition():
+        assert time.monotonic() < deadline, "it never happened"
+        await asyncio.sleep(0.05)

@@ -1,0 +1,131 @@
+"""The verifier that dispatches a unit's findings' tests to the repository's workflow, on a
+real Redis: what it dispatches, what it refuses to, and how often."""
+
+from dataclasses import dataclass, field
+
+import pytest
+from arq.connections import ArqRedis
+
+from agents.errors import AwaitingTests
+from agents.protocol import Patch, Reproduction
+from agents.verification import Evidence
+from app.github.errors import GitHubError
+from app.github.models import WorkflowRun
+from app.jobs.actions_verifier import ActionsVerifier
+from app.store.plans import ActionsTesting, UnitPlan
+from app.store.workflow_runs import WorkflowRuns
+from app.verification.workflow import MAX_INPUT_CHARS
+from policies.config import Models
+from policies.debate import DebatePolicy
+from tests.scenarios.reviews import BASE, REF
+
+TEST = Reproduction(path="tests/test_bug.py", content="assert False\n")
+
+
+@dataclass
+class Dispatches:
+    """GitHub Actions that keeps what it was asked to dispatch, or refuses with `status`."""
+
+    status: int | None = None
+    inputs: list[dict[str, str]] = field(default_factory=list)
+
+    async def check_workflow(self, ref: object, workflow: str) -> None: ...
+
+    async def dispatch(
+        self, ref: object, workflow: str, branch: str, inputs: dict[str, str]
+    ) -> None:
+        if self.status is not None:
+            raise GitHubError("refused", status=self.status)
+        self.inputs.append(inputs)
+
+    async def find_run(self, ref: object, workflow: str, title: str) -> WorkflowRun | None:
+        return None
+
+    async def run(self, ref: object, run_id: int) -> WorkflowRun:
+        raise AssertionError("not asked")
+
+    async def artifact(self, ref: object, run_id: int, name: str, cap: int) -> bytes | None:
+        return None
+
+
+def verifier(redis: ArqRedis, actions: Dispatches, max_runs: int = 5) -> ActionsVerifier:
+    tests = ActionsTesting(
+        workflow="tiebreak-verify.yml",
+        branch="main",
+        base_sha=BASE,
+        command="python -m pytest {test}",
+        max_attempts=2,
+        max_runs=max_runs,
+        timeout_minutes=20,
+    )
+    plan = UnitPlan(
+        run_id="run-verifier",
+        ref=REF,
+        number=0,
+        unit_id="u0",
+        diff="",
+        policy=DebatePolicy(),
+        models=Models(),
+        tests=tests,
+    )
+    return ActionsVerifier(actions, WorkflowRuns(redis), plan, attempt=1)
+
+
+async def test_a_test_is_dispatched_once_and_waited_for_again(redis: ArqRedis) -> None:
+    actions = Dispatches()
+    shown = verifier(redis, actions)
+
+    with pytest.raises(AwaitingTests) as first:
+        await shown.reproduce(TEST)
+    with pytest.raises(AwaitingTests) as again:
+        await verifier(redis, actions).reproduce(TEST)  # a later attempt, on any worker
+
+    assert first.value.runs == again.value.runs
+    (inputs,) = actions.inputs
+    assert inputs["test_content"] == TEST.content
+    assert inputs["command"] == "python -m pytest tests/test_bug.py"
+    assert (inputs["base"], inputs["head"], inputs["patches"]) == (BASE, REF.head_sha, "")
+
+
+async def test_tests_past_the_reviews_max_runs_are_not_run(redis: ArqRedis) -> None:
+    actions = Dispatches()
+    shown = verifier(redis, actions, max_runs=1)
+
+    with pytest.raises(AwaitingTests):
+        await shown.reproduce(TEST)
+    second = await shown.reproduce(Reproduction(path="tests/test_other.py", content="x = 1\n"))
+
+    assert second.verdict is Evidence.NOT_RUN
+    assert second.reason == "the review's 1 test runs are spent"
+    assert len(actions.inputs) == 1
+
+
+async def test_a_fix_too_large_for_a_workflows_inputs_is_not_run(redis: ArqRedis) -> None:
+    actions = Dispatches()
+    big = Reproduction(path="tests/test_bug.py", content="#" * 39_000 + "\n")
+    fix = Patch(path="app/payments.py", start_line=1, end_line=1, replacement="x" * 30_000)
+
+    checked = await verifier(redis, actions).check_fix(big, [fix])
+
+    assert checked.verified is None
+    assert "too large for a workflow's inputs" in checked.reason
+    assert str(MAX_INPUT_CHARS) in checked.reason
+    assert actions.inputs == []
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(403, "it needs actions: write"), (404, "is not on the repository's main branch")],
+)
+async def test_a_dispatch_github_refuses_is_not_run_and_not_counted(
+    redis: ArqRedis, status: int, said: str
+) -> None:
+    refusing = verifier(redis, Dispatches(status=status), max_runs=1)
+
+    shown = await refusing.reproduce(TEST)
+
+    assert shown.verdict is Evidence.NOT_RUN
+    assert said in shown.reason
+    assert await WorkflowRuns(redis).waiting() == []
+    with pytest.raises(AwaitingTests):  # the refused run did not use up the review's one
+        await verifier(redis, Dispatches(), max_runs=1).reproduce(TEST)

@@ -1,0 +1,83 @@
+"""A snapshot's archive is its author's to write: extracted under its directory or not at all."""
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from app.snapshots.extraction import extract
+from app.snapshots.limits import SnapshotLimits, SnapshotRefused
+from tests.kits.archives import TOP, Member, archive, device, directory, honest, link, regular
+
+
+def written(where: Path) -> set[str]:
+    return {str(p.relative_to(where)) for p in where.rglob("*")}
+
+
+def test_an_honest_archive_is_extracted_under_its_top_directory(tmp_path: Path) -> None:
+    source = tmp_path / "archive.tar.gz"
+    source.write_bytes(honest({"calc.py": "x = 1\n", "docs/README.md": "# Calc\n"}))
+    (tmp_path / "into").mkdir()
+
+    top, size = extract(source, tmp_path / "into", SnapshotLimits())
+
+    assert top == tmp_path / "into" / TOP
+    assert (top / "calc.py").read_text() == "x = 1\n"
+    assert (top / "docs" / "README.md").read_text() == "# Calc\n"
+    assert size == len("x = 1\n# Calc\n")
+
+
+HOSTILE: dict[str, tuple[list[Member], str]] = {
+    "a ../ path": ([directory(TOP), regular(f"{TOP}/../escaped.py")], "outside its tree"),
+    "an absolute path": ([directory(TOP), regular("/tmp/escaped.py")], "outside its tree"),
+    "a symlink to /etc": ([directory(TOP), link(f"{TOP}/etc", "/etc")], "link out of its tree"),
+    "a hard link to /etc/passwd": (
+        [directory(TOP), link(f"{TOP}/passwd", "/etc/passwd", tarfile.LNKTYPE)],
+        "link out of its tree",
+    ),
+    "a symlink up and out": (
+        [directory(TOP), link(f"{TOP}/up", "../.."), regular(f"{TOP}/up/escaped.py")],
+        "could not be extracted safely",
+    ),
+    "a device file": ([directory(TOP), device(f"{TOP}/null")], "special file"),
+    "a second top directory": (
+        [directory(TOP), directory("other"), regular("other/escaped.py")],
+        "outside its top directory",
+    ),
+    "a file at the top": ([regular("escaped.py")], "does not start with its one top directory"),
+    "more files than the cap": (
+        [directory(TOP), *(regular(f"{TOP}/f{i}.py") for i in range(5))],
+        "larger than",
+    ),
+    "more bytes than the cap": (
+        [directory(TOP), regular(f"{TOP}/big.bin", b"0" * 2_000)],
+        "larger than",
+    ),
+}
+
+
+@pytest.mark.parametrize(("members", "refusal"), HOSTILE.values(), ids=HOSTILE.keys())
+def test_a_hostile_archive_is_refused_and_nothing_is_written_outside(
+    tmp_path: Path, members: list[Member], refusal: str
+) -> None:
+    source = tmp_path / "work" / "archive.tar.gz"
+    source.parent.mkdir()
+    source.write_bytes(archive(*members))
+    into = tmp_path / "work" / "into"
+    into.mkdir()
+    before = written(tmp_path)
+
+    with pytest.raises(SnapshotRefused, match=refusal):
+        extract(source, into, SnapshotLimits(tree_files=4, tree_bytes=1_000))
+
+    assert {p for p in written(tmp_path) - before if not p.startswith("work/into")} == set()
+    assert not Path("/tmp/escaped.py").exists()
+
+
+def test_an_archive_that_is_no_gzipped_tar_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "archive.tar.gz"
+    source.write_bytes(b"not a tarball")
+    (tmp_path / "into").mkdir()
+
+    with pytest.raises(SnapshotRefused, match="could not be extracted"):
+        extract(source, tmp_path / "into", SnapshotLimits())

@@ -1,0 +1,58 @@
+"""A workflow run's artifact, read back: the one small result file, or nothing at all."""
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from agents.verification import Evidence
+from app.verification.workflow import (
+    MAX_RESULT_BYTES,
+    WorkflowResultError,
+    read_result,
+    shown,
+)
+
+
+def zipped(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def result(token: str = "tok", head: int = 1, base: int = 0) -> bytes:
+    return json.dumps(
+        {
+            "token": token,
+            "head": {"exit_code": head, "output_tail": "AssertionError", "error": None},
+            "base": {"exit_code": base, "output_tail": "", "error": None},
+        }
+    ).encode()
+
+
+def test_a_result_is_read_and_shows_what_ran() -> None:
+    read = read_result(zipped({"result.json": result()}), "tok")
+
+    recorded = shown("test_bug.py", "python3 test_bug.py", False, read)
+
+    assert recorded.verification is not None
+    assert recorded.verification.verdict is Evidence.REPRODUCED
+    assert recorded.verification.output_tail == "AssertionError"
+
+
+@pytest.mark.parametrize(
+    ("archive", "said"),
+    [
+        (b"not a zip", "not a readable zip"),
+        (zipped({"other.json": result()}), "holds no result.json"),
+        (zipped({"result.json": result(token="someone-else")}), "another run's"),
+        (zipped({"result.json": b"{" + b" " * (MAX_RESULT_BYTES + 1) + b"}"}), "larger than"),
+        (zipped({"result.json": b"[1, 2]"}), "not a result"),
+    ],
+)
+def test_an_artifact_that_is_not_the_result_shows_nothing(archive: bytes, said: str) -> None:
+    with pytest.raises(WorkflowResultError, match=said):
+        read_result(archive, "tok")

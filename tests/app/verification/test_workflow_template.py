@@ -1,0 +1,108 @@
+"""The workflow template repositories add to run findings' tests in their own Actions: the
+test's content reaches its file as data, whatever it holds, and no shell ever reads an input."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.kits.workflow import run_step, run_template, steps, template
+
+HOSTILE = (
+    "import os\n"
+    "# $(touch pwned-dollar) `touch pwned-backtick` ${HOME} $((1+1))\n"
+    "x = '$(touch pwned-single)'\n"
+    'y = "$(touch pwned-double)"; z = "\\"; touch pwned-quote; \\""\n'
+    "w = '''\n'; touch pwned-newline; '\n'''\n"
+    "v = '${{ github.token }} %s %d \\\\n'\n"
+    "assert not os.path.exists('pwned')\n"
+)
+
+TEST = "from rates import rate\nassert rate() == 1\n"
+RATE_1, RATE_2 = "def rate():\n    return 1\n", "def rate():\n    return 2\n"
+
+
+def inputs(content: str, *, path: str = "tests/test_bug.py", patches: str = "") -> dict[str, str]:
+    return {
+        "token": "tok",
+        "base": "b" * 40,
+        "head": "a" * 40,
+        "test_path": path,
+        "test_content": content,
+        "command": f"python3 {path}",
+        "setup": "",
+        "patches": patches,
+    }
+
+
+def write_step() -> dict[str, object]:
+    (step,) = [s for s in steps() if s.get("name") == "Write the test"]
+    return step
+
+
+def test_no_run_script_of_the_template_expands_an_expression() -> None:
+    scripts = [str(step["run"]) for step in steps() if "run" in step]
+
+    assert len(scripts) >= 3
+    for script in scripts:
+        assert "${{" not in script
+    assert template()["permissions"] == {"contents": "read"}
+    for step in steps():
+        uses = str(step.get("uses", ""))
+        if uses:
+            # Pinned by a full commit sha, and no checkout keeps the token.
+            assert len(uses.split("@")[1]) == 40
+        if uses.startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False
+
+
+@pytest.mark.parametrize("content", [HOSTILE, "$(touch pwned)", "`touch pwned`", "'\"\n\n"])
+def test_the_test_is_written_as_given_and_nothing_in_it_runs(tmp_path: Path, content: str) -> None:
+    workspace = tmp_path / "work"
+    (workspace / "head").mkdir(parents=True)
+    (workspace / "base").mkdir()
+
+    assert run_step(write_step(), workspace, inputs(content)) == 0
+
+    for side in ("head", "base"):
+        assert (workspace / side / "tests/test_bug.py").read_text() == content
+    made = sorted(p.name for p in tmp_path.rglob("*") if "pwned" in p.name)
+    assert made == []
+
+
+@pytest.mark.parametrize(
+    "path", ["../outside.py", "/tmp/outside.py", "tests/../../outside.py", "./x.py", ""]
+)
+def test_a_test_path_outside_the_checkout_is_refused(tmp_path: Path, path: str) -> None:
+    workspace = tmp_path / "work"
+    (workspace / "head").mkdir(parents=True)
+
+    assert run_step(write_step(), workspace, inputs("x = 1\n", path=path)) != 0
+
+    assert sorted(p.name for p in tmp_path.rglob("*.py")) == []
+
+
+def test_a_test_that_fails_at_the_head_and_passes_at_the_base(tmp_path: Path) -> None:
+    trees = {"head": {"rates.py": RATE_2}, "base": {"rates.py": RATE_1}}
+
+    result = run_template(tmp_path / "work", inputs(HOSTILE + TEST, path="test_rate.py"), trees)
+
+    assert result is not None
+    assert result["token"] == "tok"
+    assert result["head"]["exit_code"] == 1
+    assert "AssertionError" in result["head"]["output_tail"]
+    assert result["base"]["exit_code"] == 0
+    assert sorted(p.name for p in tmp_path.rglob("*") if "pwned" in p.name) == []
+
+
+def test_a_fix_is_applied_at_the_head_and_the_base_is_not_run(tmp_path: Path) -> None:
+    fix = [{"path": "rates.py", "start_line": 2, "end_line": 2, "replacement": "    return 1"}]
+    trees = {"head": {"rates.py": RATE_2}, "base": {}}
+
+    result = run_template(
+        tmp_path / "work", inputs(TEST, path="test_rate.py", patches=json.dumps(fix)), trees
+    )
+
+    assert result is not None
+    assert result["head"]["exit_code"] == 0
+    assert result["base"] is None

@@ -1,0 +1,359 @@
+"""The fake GitHub's Actions: workflows a test adds, dispatched as GitHub dispatches them, their
+runs, logs and artifacts, and the `workflow_run` webhooks a run sends as it goes.
+
+A dispatch is checked as GitHub checks it (the installation's Actions permission: 403
+`Resource not accessible by integration`; the workflow: 404; the ref: 422; the inputs against
+the workflow's own `workflow_dispatch.inputs`, at most 25 and 65,535 characters: 422) and
+answers 204 with no body. What a run does is the test's: `add_workflow` takes a function from
+the run's inputs and the files at its `base` and `head` inputs to its JSON result (uploaded as
+the `tiebreak-result` artifact, a zip holding `result.json`), or None for a run that never
+finishes. A run starts when dispatched, on a thread of its own, and sends `requested`,
+`in_progress` and (if it ends) `completed` to the webhook sink, signed with its secret. Its
+title is its `run-name` with `${{ inputs.x }}` put in. Artifact and log downloads answer 302
+to a URL on the fake that needs no token, as GitHub's short-lived storage links do.
+"""
+
+import io
+import json
+import re
+import threading
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from tests.fakes.github_api.constants import DOCS
+from tests.fakes.github_api.gitstore import _GitStore
+from tests.fakes.github_api.state import (
+    _Answer,
+    _error,
+    _not_found,
+    _now,
+    _object_body,
+    _Repo,
+    _Request,
+)
+
+_ACTIONS_DOCS = f"{DOCS}/actions"
+_REPO = r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)"
+MAX_INPUTS = 25
+MAX_INPUT_CHARS = 65_535
+ARTIFACT = "tiebreak-result"
+
+Trees = Mapping[str, Mapping[str, str]]
+Runner = Callable[[Mapping[str, str], Trees], dict[str, Any] | None]
+"""What a run does: its inputs and the files at its base and head → its result, or None."""
+Sink = Callable[[str, dict[str, Any]], None]
+"""Where webhooks go: the event's name and its payload."""
+
+ROUTES = [
+    ("GET", re.compile(rf"{_REPO}/actions/workflows/(?P<workflow>[^/]+)"), "_get_workflow"),
+    (
+        "POST",
+        re.compile(rf"{_REPO}/actions/workflows/(?P<workflow>[^/]+)/dispatches"),
+        "_dispatch_workflow",
+    ),
+    ("GET", re.compile(rf"{_REPO}/actions/workflows/(?P<workflow>[^/]+)/runs"), "_list_runs"),
+    ("GET", re.compile(rf"{_REPO}/actions/runs/(?P<id>\d+)"), "_get_run"),
+    ("GET", re.compile(rf"{_REPO}/actions/runs/(?P<id>\d+)/artifacts"), "_list_artifacts"),
+    ("GET", re.compile(rf"{_REPO}/actions/runs/(?P<id>\d+)/logs"), "_download_logs"),
+    ("GET", re.compile(rf"{_REPO}/actions/artifacts/(?P<id>\d+)/zip"), "_download_artifact"),
+]
+"""The Actions endpoints, added to the fake's repository routes."""
+
+DOWNLOAD = re.compile(r"/_storage/(?P<name>[0-9a-f]{32})\.zip")
+
+
+@dataclass
+class Workflow:
+    id: int
+    path: str
+    name: str
+    run_name: str
+    inputs: dict[str, Any]
+    runner: Runner
+
+
+@dataclass
+class WorkflowRun:
+    id: int
+    repo: str
+    workflow: Workflow
+    branch: str
+    head_sha: str
+    title: str
+    inputs: dict[str, str]
+    status: str = "queued"
+    conclusion: str | None = None
+    created_at: str = field(default_factory=_now)
+    artifact: tuple[int, bytes] | None = None
+    log: str = ""
+
+
+class _Actions(_GitStore):
+    """The Actions endpoints, and their setup."""
+
+    _workflows: dict[tuple[str, str], Workflow]
+    _runs: dict[int, WorkflowRun]
+    _storage: dict[str, bytes]
+    _no_actions: set[int]
+    _sink: Sink | None
+
+    def _setup_actions(self) -> None:
+        self._workflows, self._runs, self._storage = {}, {}, {}
+        self._no_actions, self._sink = set(), None
+
+    # -- setup and inspection -------------------------------------------------------------
+
+    def add_workflow(self, full_name: str, file: str, text: str, runner: Runner) -> None:
+        """Add `.github/workflows/<file>` (its YAML `text`) to the repository; `runner` says
+        what each of its runs does."""
+        loaded = yaml.safe_load(text)
+        triggers = loaded.get("on", loaded.get(True))
+        with self._lock:
+            repo = self._repo_for_setup(full_name)
+            self._workflows[(repo.full_name.lower(), file)] = Workflow(
+                id=next(self._ids),
+                path=f".github/workflows/{file}",
+                name=loaded.get("name", file),
+                run_name=loaded.get("run-name", ""),
+                inputs=dict(triggers["workflow_dispatch"].get("inputs") or {}),
+                runner=runner,
+            )
+
+    def deny_actions(self, installation_id: int) -> None:
+        """The installation has no Actions permission."""
+        with self._lock:
+            self._no_actions.add(installation_id)
+
+    def send_webhooks(self, sink: Sink) -> None:
+        """Send the `workflow_run` webhooks to `sink`."""
+        with self._lock:
+            self._sink = sink
+
+    def workflow_runs(self, full_name: str) -> list[WorkflowRun]:
+        with self._lock:
+            return [r for r in self._runs.values() if r.repo == full_name.lower()]
+
+    # -- the endpoints --------------------------------------------------------------------
+
+    def _workflow(self, request: _Request, repo: _Repo, name: str) -> Workflow:
+        authorization = request.headers.get("authorization", "")
+        token = self._tokens.get(authorization.partition(" ")[2])
+        if token is not None and token.installation_id in self._no_actions:
+            raise _error(403, "Resource not accessible by integration", _ACTIONS_DOCS)
+        workflow = self._workflows.get((repo.full_name.lower(), name))
+        if workflow is None:
+            raise _not_found(f"{_ACTIONS_DOCS}/workflows#get-a-workflow")
+        return workflow
+
+    def _get_workflow(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        return _Answer(200, _workflow_json(self._workflow(request, repo, params["workflow"])))
+
+    def _dispatch_workflow(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_ACTIONS_DOCS}/workflows#create-a-workflow-dispatch-event"
+        workflow = self._workflow(request, repo, params["workflow"])
+        body = _object_body(request, docs)
+        branch = body.get("ref")
+        if not isinstance(branch, str) or branch not in repo.branches:
+            raise _error(422, f"No ref found for: {branch}", docs)
+        inputs = body.get("inputs") or {}
+        _check_inputs(workflow, inputs, docs)
+        given = {
+            name: str(inputs.get(name, spec.get("default", "")))
+            for name, spec in workflow.inputs.items()
+        }
+        title = re.sub(
+            r"\$\{\{\s*inputs\.(\w+)\s*\}\}", lambda m: given.get(m[1], ""), workflow.run_name
+        )
+        run = WorkflowRun(
+            id=next(self._ids),
+            repo=repo.full_name.lower(),
+            workflow=workflow,
+            branch=branch,
+            head_sha=repo.branches[branch],
+            title=title or workflow.name,
+            inputs=given,
+        )
+        self._runs[run.id] = run
+        threading.Thread(target=self._run, args=(run,), daemon=True).start()
+        return _Answer(204, data=b"")
+
+    def _list_runs(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        workflow = self._workflow(request, repo, params["workflow"])
+        event = request.query.get("event")
+        runs = [
+            _run_json(self.base_url, r)
+            for r in sorted(self._runs.values(), key=lambda r: -r.id)
+            if r.workflow is workflow and event in (None, "workflow_dispatch")
+        ]
+        page = self._page(request, runs)
+        return _Answer(
+            200, {"total_count": len(runs), "workflow_runs": page.body}, headers=page.headers
+        )
+
+    def _get_run(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        return _Answer(200, _run_json(self.base_url, self._the_run(request, repo, params["id"])))
+
+    def _list_artifacts(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        run = self._the_run(request, repo, params["id"])
+        name = request.query.get("name")
+        found = [] if run.artifact is None or name not in (None, ARTIFACT) else [run]
+        artifacts = [_artifact_json(self.base_url, r) for r in found]
+        return _Answer(200, {"total_count": len(artifacts), "artifacts": artifacts})
+
+    def _download_artifact(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        run = next(
+            (r for r in self._runs.values() if r.artifact and r.artifact[0] == int(params["id"])),
+            None,
+        )
+        if run is None or run.artifact is None or run.repo != repo.full_name.lower():
+            raise _not_found(f"{_ACTIONS_DOCS}/artifacts#download-an-artifact")
+        self._workflow(request, repo, run.workflow.path.rsplit("/", 1)[1])
+        return self._redirect(run.artifact[1])
+
+    def _download_logs(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        run = self._the_run(request, repo, params["id"])
+        return self._redirect(_zipped({"test/1_Run the test.txt": run.log.encode()}))
+
+    def _the_run(self, request: _Request, repo: _Repo, run_id: str) -> WorkflowRun:
+        run = self._runs.get(int(run_id))
+        if run is None or run.repo != repo.full_name.lower():
+            raise _not_found(f"{_ACTIONS_DOCS}/workflow-runs#get-a-workflow-run")
+        self._workflow(request, repo, run.workflow.path.rsplit("/", 1)[1])
+        return run
+
+    def _redirect(self, data: bytes) -> _Answer:
+        name = f"{next(self._ids):032x}"
+        self._storage[name] = data
+        return _Answer(302, data=b"", headers={"location": f"{self.base_url}/_storage/{name}.zip"})
+
+    def _storage_download(self, request: _Request) -> _Answer | None:
+        """A storage link, fetched without a token (None: not one)."""
+        match = DOWNLOAD.fullmatch(request.path)
+        if request.method != "GET" or match is None:
+            return None
+        data = self._storage.get(match["name"])
+        if data is None:
+            raise _not_found()
+        return _Answer(200, data=data, content_type="application/zip")
+
+    # -- a run ----------------------------------------------------------------------------
+
+    def _run(self, run: WorkflowRun) -> None:
+        """Run `run` as its workflow's runner says, sending its webhooks as it goes."""
+        self._send(run, "requested")
+        with self._lock:
+            run.status = "in_progress"
+            trees = {side: self._files_at(run.inputs.get(side, "")) for side in ("base", "head")}
+        self._send(run, "in_progress")
+        result = run.workflow.runner(run.inputs, trees)
+        if result is None:
+            return  # it never finishes
+        with self._lock:
+            run.artifact = (next(self._ids), _zipped({"result.json": json.dumps(result).encode()}))
+            run.log = json.dumps(result, indent=2)
+            run.status, run.conclusion = "completed", "success"
+        self._send(run, "completed")
+
+    def _files_at(self, sha: str) -> dict[str, str]:
+        for repo in self._repos.values():
+            commit = repo.commits.get(sha)
+            if commit is not None:
+                flat = self._flatten(commit.tree)
+                return {path: self._blobs[blob].decode() for path, (_, _, blob) in flat.items()}
+        return {}
+
+    def _send(self, run: WorkflowRun, action: str) -> None:
+        with self._lock:
+            sink = self._sink
+            installation = next(
+                (i for i, repos in self._installations.items() if run.repo in repos), None
+            )
+            payload = {
+                "action": action,
+                "workflow_run": _run_json(self.base_url, run),
+                "workflow": _workflow_json(run.workflow),
+                "repository": self._repo_json(self._repos[run.repo].full_name),
+                "installation": {"id": installation},
+                "sender": {"login": f"{self.app_slug}[bot]", "type": "Bot"},
+            }
+        if sink is not None:
+            sink("workflow_run", payload)
+
+
+def _check_inputs(workflow: Workflow, inputs: Any, docs: str) -> None:
+    if not isinstance(inputs, dict):
+        raise _error(422, "Invalid request: inputs is not an object", docs)
+    unexpected = sorted(set(inputs) - set(workflow.inputs))
+    if unexpected:
+        raise _error(422, f"Unexpected inputs provided: {json.dumps(unexpected)}", docs)
+    if len(inputs) > MAX_INPUTS:
+        raise _error(422, f"you may only define up to {MAX_INPUTS} inputs", docs)
+    if sum(len(str(v)) for v in inputs.values()) > MAX_INPUT_CHARS:
+        raise _error(422, "inputs are too large", docs)
+    for name, spec in workflow.inputs.items():
+        if spec.get("required") and name not in inputs:
+            raise _error(422, f"Required input '{name}' not provided", docs)
+
+
+def _workflow_json(workflow: Workflow) -> dict[str, Any]:
+    return {
+        "id": workflow.id,
+        "node_id": f"W_{workflow.id}",
+        "name": workflow.name,
+        "path": workflow.path,
+        "state": "active",
+        "created_at": _now(),
+        "updated_at": _now(),
+    }
+
+
+def _run_json(base_url: str, run: WorkflowRun) -> dict[str, Any]:
+    url = f"{base_url}/repos/{run.repo}/actions/runs/{run.id}"
+    return {
+        "id": run.id,
+        "name": run.workflow.name,
+        "display_title": run.title,
+        "head_branch": run.branch,
+        "head_sha": run.head_sha,
+        "path": run.workflow.path,
+        "event": "workflow_dispatch",
+        "status": run.status,
+        "conclusion": run.conclusion,
+        "workflow_id": run.workflow.id,
+        "url": url,
+        "logs_url": f"{url}/logs",
+        "artifacts_url": f"{url}/artifacts",
+        "created_at": run.created_at,
+        "updated_at": _now(),
+    }
+
+
+def _artifact_json(base_url: str, run: WorkflowRun) -> dict[str, Any]:
+    assert run.artifact is not None
+    artifact_id, data = run.artifact
+    url = f"{base_url}/repos/{run.repo}/actions/artifacts/{artifact_id}"
+    return {
+        "id": artifact_id,
+        "node_id": f"A_{artifact_id}",
+        "name": ARTIFACT,
+        "size_in_bytes": len(data),
+        "url": url,
+        "archive_download_url": f"{url}/zip",
+        "expired": False,
+        "created_at": _now(),
+        "expires_at": None,
+        "updated_at": _now(),
+        "workflow_run": {"id": run.id, "head_branch": run.branch, "head_sha": run.head_sha},
+    }
+
+
+def _zipped(files: Mapping[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()

@@ -1,0 +1,115 @@
+"""Findings' tests run in the fake GitHub's Actions, for the app tests: a review run by a real
+worker in the background while the `workflow_run` webhooks the fake sends are delivered to
+the real webhook endpoint, the workflow being Tiebreak's own template run with bash."""
+
+import asyncio
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from agents.llm import LLMClient
+from app.jobs.deps import WorkerDeps
+from app.verification.workflow import template_text
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.workflow import run_template
+from tests.scenarios.reviews import BASE, HEAD, REPO, background_worker, worker_setup
+from tests.scenarios.webhooks import payload, signed
+
+WORKFLOW = "tiebreak-verify.yml"
+DEADLINE = 60.0
+
+
+def template_runner(
+    given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
+) -> dict[str, Any] | None:
+    """A run of the template, as a runner would run it."""
+    with tempfile.TemporaryDirectory(prefix="tiebreak-run-") as workspace:
+        return run_template(Path(workspace) / "work", given, trees)
+
+
+def never_finishes(
+    given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
+) -> dict[str, Any] | None:
+    return None
+
+
+class Deliveries:
+    """The webhooks the fake sends (from its own threads), kept until delivered."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: list[tuple[str, dict[str, Any]]] = []
+        self.sent: list[tuple[str, str]] = []
+        """(action, outcome) of each delivered."""
+
+    def __call__(self, event: str, payload: dict[str, Any]) -> None:
+        with self._lock:
+            self._waiting.append((event, payload))
+
+    def deliver(self, client: TestClient) -> None:
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+        for event, body in waiting:
+            raw, headers = signed(event, body)
+            answer = client.post("/api/github/webhooks", content=raw, headers=headers)
+            assert answer.status_code in (200, 202), answer.text
+            self.sent.append((body["action"], answer.json()["outcome"]))
+
+
+def completed(github: FakeGitHub) -> bool:
+    runs = github.check_runs(REPO)
+    return bool(runs) and all(run.status == "completed" for run in runs)
+
+
+async def review_in_actions(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    llm: LLMClient,
+    client: TestClient,
+    *,
+    runner: Callable[..., dict[str, Any] | None] = template_runner,
+    meanwhile: Callable[[WorkerDeps], Awaitable[object]] | None = None,
+    webhooks: bool = True,
+    **deps_fields: Any,
+) -> Deliveries:
+    """Review the scenarios' pull request with the repository's workflow in place, a real
+    worker running everything and the fake's webhooks delivered as they come (unless
+    `webhooks` is False: they are lost); `meanwhile`, called whenever a test run is pending,
+    plays the part of what else happens (the janitor)."""
+    deliveries = Deliveries()
+    github.add_workflow(REPO, WORKFLOW, template_text(), runner)
+    github.send_webhooks(deliveries)
+    setup = worker_setup(github, key, llm, **deps_fields)
+    async with background_worker(setup, redis_url) as redis:
+        deps = WorkerDeps.started(setup, redis)
+        # The review starts as GitHub starts it: the pull request's webhook, at the endpoint.
+        raw, headers = signed("pull_request", opened())
+        answer = client.post("/api/github/webhooks", content=raw, headers=headers)
+        assert answer.json()["outcome"] == "enqueued", answer.text
+        deadline = time.monotonic() + DEADLINE
+        while not completed(github):
+            assert time.monotonic() < deadline, "the review did not complete"
+            if webhooks:
+                deliveries.deliver(client)
+            if meanwhile is not None and await _waiting_for_tests(deps):
+                await meanwhile(deps)
+            await asyncio.sleep(0.05)
+    return deliveries
+
+
+def opened() -> dict[str, Any]:
+    """GitHub's delivery of the scenarios' pull request opened, at its head and base."""
+    delivery = payload("pull_request/opened")
+    delivery["pull_request"]["head"]["sha"] = HEAD
+    delivery["pull_request"]["base"]["sha"] = BASE
+    return delivery
+
+
+async def _waiting_for_tests(deps: WorkerDeps) -> bool:
+    return bool(await deps.workflow_runs().waiting())
