@@ -21,6 +21,7 @@ from pydantic import (
     ValidationError,
 )
 
+from policies.config_wording import Shape, problem_words
 from policies.debate import DebatePolicy
 from policies.globs import compiled, plain_globs
 from policies.guidance import (
@@ -56,7 +57,9 @@ class Trigger(StrEnum):
 
 
 Login = Annotated[
-    str, StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$"),
+    Shape("a GitHub login (letters, digits and hyphens, up to 39, then [bot] for an app)"),
 ]
 MODEL_ID = (
     r"^(?:[a-z0-9][a-z0-9.:@-]{0,99}"
@@ -65,8 +68,16 @@ MODEL_ID = (
 """A model as Anthropic's API (`claude-sonnet-5-5`), Vertex AI (`claude-sonnet-5-5@20260101`) or
 Bedrock names it: a model or inference profile id (`us.anthropic.claude-sonnet-5-5`), or the ARN
 of an inference profile or of provisioned throughput."""
-ModelName = Annotated[str, StringConstraints(pattern=MODEL_ID)]
-Globs = Annotated[tuple[str, ...], AfterValidator(plain_globs)]
+ModelName = Annotated[
+    str,
+    StringConstraints(pattern=MODEL_ID),
+    Shape("a model's id in lower case (claude-sonnet-5-5), or a Bedrock ARN"),
+]
+Globs = Annotated[
+    tuple[str, ...],
+    AfterValidator(plain_globs),
+    Shape("a list of globs (gitignore-style, such as 'src/**')"),
+]
 
 
 class _Section(BaseModel):
@@ -123,9 +134,11 @@ class RepoConfig(_Section):
     max_inline_comments: int = Field(default=10, ge=0, le=100)
     """Inline comments per review, most severe first; the rest are listed in the summary."""
 
-    label: Annotated[str, StringConstraints(pattern=r"^[^\s,](?:[^,\n]{0,48}[^\s,])?$")] = (
-        "Unresolved"
-    )
+    label: Annotated[
+        str,
+        StringConstraints(pattern=r"^[^\s,](?:[^,\n]{0,48}[^\s,])?$"),
+        Shape("a label of 1 to 50 characters, without commas or spaces at either end"),
+    ] = "Unresolved"
     """The label put on a pull request with unresolved findings."""
 
     review_event_on_unresolved: Literal["COMMENT", "REQUEST_CHANGES"] = "COMMENT"
@@ -161,7 +174,10 @@ class RepoConfig(_Section):
     """Files of the base branch whose text the agents read as the project's conventions,
     each up to 16,000 characters; a missing file is skipped."""
 
-    learnings: LearningsConfig = LearningsConfig()
+    learnings: Annotated[
+        LearningsConfig,
+        Shape("a mapping of options (enabled, max_tokens, rules), or a list of {rule, paths}"),
+    ] = LearningsConfig()
     """What the repository's people taught Tiebreak, and whether it learns."""
 
     def path_filter(self) -> "PathFilter":
@@ -201,16 +217,20 @@ class ConfigProblem:
 
     message: str
     line: int | None = None
+    warning: bool = False
+    """Only a warning: the config is read as written."""
 
     def __str__(self) -> str:
-        return f"line {self.line}: {self.message}" if self.line else self.message
+        said = f"warning: {self.message}" if self.warning else self.message
+        return f"line {self.line}: {said}" if self.line else said
 
 
 def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
-    """The config a file's text describes, and what is wrong with it.
+    """The config a file's text describes, and what is wrong with it, in line order.
 
     An empty file gives the defaults; a file with any problem gives the defaults and its
-    problems: a half-applied config would be harder to reason about than none.
+    problems: a half-applied config would be harder to reason about than none. A warning
+    (:attr:`ConfigProblem.warning`) leaves the config as written.
     """
     if len(text.encode()) > MAX_CONFIG_BYTES:
         return RepoConfig(), [ConfigProblem(f"the file is larger than {MAX_CONFIG_BYTES:,} bytes")]
@@ -241,9 +261,33 @@ def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
     try:
         config = RepoConfig.model_validate(document)
     except ValidationError as exc:
-        locs = [(_as_written(err["loc"], document), err["msg"]) for err in exc.errors()]
-        problems += [ConfigProblem(f"{_dotted(loc)}: {msg}", _line(root, loc)) for loc, msg in locs]
-    return (RepoConfig(), problems) if problems else (config, [])
+        for error in exc.errors():
+            loc = _as_written(error["loc"], document)
+            words = problem_words(RepoConfig, error, _dotted(loc))
+            problems.append(ConfigProblem(words, _line(root, loc)))
+    if problems:
+        return RepoConfig(), sorted(problems, key=lambda p: p.line or 0)
+    return config, _unmarked_bots(config, root)
+
+
+_BOTS = {"dependabot", "renovate", "github-actions", "dependabot-preview", "snyk-bot", "copilot"}
+
+
+def _unmarked_bots(config: RepoConfig, root: yaml.Node | None) -> list[ConfigProblem]:
+    """Warnings on `ignore_authors` entries that name a bot without its `[bot]`: GitHub
+    gives an app's pull requests the author `dependabot[bot]`, so `dependabot` ignores
+    nobody."""
+    return [
+        ConfigProblem(
+            f"ignore_authors.{i}: {login!r} looks like a bot; its pull requests are opened "
+            f"as {login}[bot], which this entry does not ignore",
+            _line(root, ("ignore_authors", i)),
+            warning=True,
+        )
+        for i, login in enumerate(config.ignore_authors)
+        if not login.lower().endswith("[bot]")
+        and (login.lower() in _BOTS or login.lower().endswith("bot"))
+    ]
 
 
 class _Loader(yaml.SafeLoader):

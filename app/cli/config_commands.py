@@ -3,7 +3,7 @@ file checked as the App reads it, the workflow a repository adds for its finding
 the config's reference regenerated from its model."""
 
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import click
 
@@ -19,9 +19,26 @@ from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
 def check_config(file: str) -> None:
     """Check a config file (default .github/tiebreak.yml) as the App reads it.
 
-    Exit status: 0 when the file is valid, 1 when it has problems (each printed as
-    FILE:LINE: message), 2 when it cannot be read.
+    The App reads only .github/tiebreak.yml, at the pull request's base: another path is
+    checked all the same, with a warning. Exit status: 0 when the file is valid (warnings
+    printed), 1 when it has problems (each printed as FILE:LINE: message, in line order), 2
+    when it cannot be read.
     """
+    text = _read(file)
+    elsewhere = not _is_read_by_the_app(file)
+    if elsewhere:
+        click.echo(f"{file}: warning: the App reads only {CONFIG_PATH}, not this file")
+    _, problems = parse_config(text)
+    for problem in problems:
+        where = f"{file}:{problem.line}" if problem.line else file
+        said = f"warning: {problem.message}" if problem.warning else problem.message
+        click.echo(f"{where}: {said}")
+    if any(not p.warning for p in problems):
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(f"{file}: OK" + (f" (but the App reads only {CONFIG_PATH})" if elsewhere else ""))
+
+
+def _read(file: str) -> str:
     try:
         # One byte past the limit is enough for parse_config to refuse a larger file.
         with Path(file).open("rb") as stream:
@@ -29,13 +46,12 @@ def check_config(file: str) -> None:
     except OSError as exc:
         _fail(f"cannot read {file}: {exc.strerror or exc}")
     # Decoded as the App decodes the file it fetches from GitHub.
-    _, problems = parse_config(data.decode("utf-8", errors="replace"))
-    for problem in problems:
-        where = f"{file}:{problem.line}" if problem.line else file
-        click.echo(f"{where}: {problem.message}")
-    if problems:
-        sys.exit(EXIT_PROBLEMS)
-    click.echo(f"{file}: OK")
+    return data.decode("utf-8", errors="replace")
+
+
+def _is_read_by_the_app(file: str) -> bool:
+    """Whether `file` is where the App looks: `.github/tiebreak.yml` of some checkout."""
+    return Path(file).parts[-2:] == tuple(PurePosixPath(CONFIG_PATH).parts)
 
 
 @click.command("config-docs", hidden=True)

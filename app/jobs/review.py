@@ -158,7 +158,10 @@ class ReviewRun:
 
     def _resume(self, plan: RunPlan) -> None:
         self.config, self.check_id, self.units = plan.config, plan.check_run_id, plan.units
-        self.config_problems = [ConfigProblem(m, line) for m, line in plan.config_problems]
+        self.config_problems = [
+            *(ConfigProblem(m, line) for m, line in plan.config_problems),
+            *(ConfigProblem(m, line, warning=True) for m, line in plan.config_warnings),
+        ]
         log.warning("picking up run %s of %s where its worker left it", self.run_id, self.ref.key)
 
     async def _review(self, check_id: int, pull: PullRequest) -> str:
@@ -196,7 +199,8 @@ class ReviewRun:
             estimate=expected,
             policy=policy,
             config=config,
-            config_problems=[(p.message, p.line) for p in self.config_problems],
+            config_problems=[(p.message, p.line) for p in self.config_problems if not p.warning],
+            config_warnings=[(p.message, p.line) for p in self.config_problems if p.warning],
             excluded_files=len(whole.files) - len(diff.files),
             tests=tests,
             tests_note=tests_note,

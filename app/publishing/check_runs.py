@@ -130,19 +130,22 @@ def scope_notes(
 def with_config_problems(
     result: CheckRunResult, problems: Sequence[ConfigProblem]
 ) -> CheckRunResult:
-    """`result`, saying why the config was ignored, with an annotation on each problem's
-    line of the config file."""
+    """`result`, saying why the config was ignored (or what it warns of, when only warnings),
+    with an annotation on each problem's line of the config file."""
     if not problems:
         return result
     notes = "\n".join(f"- {md.inline(str(p), 500)}" for p in problems)
-    summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
+    ignored = any(not p.warning for p in problems)
+    heading = "was ignored** (defaults used)" if ignored else "was read, with warnings**"
+    summary = f"{result.summary}\n\n**{CONFIG_PATH} {heading}:\n{notes}"
+    title = "Tiebreak ignored this config file" if ignored else "Tiebreak warns about this line"
     annotations = [
         Annotation(
             path=CONFIG_PATH,
             start_line=p.line,
             end_line=p.line,
             annotation_level=AnnotationLevel.WARNING,
-            title="Tiebreak ignored this config file",
+            title=title,
             message=md.clip(p.message, md.PROSE_LIMIT),
         )
         for p in problems

@@ -66,6 +66,8 @@ class RunPlan(BaseModel):
     policy: DebatePolicy
     config: RepoConfig
     config_problems: list[tuple[str, int | None]] = []
+    config_warnings: list[tuple[str, int | None]] = []
+    """What the config's check warned of, the config read all the same."""
     excluded_files: int = 0
     tests: ActionsTesting | None = None
     """How the units run their findings' tests; None: they run none."""

@@ -23,7 +23,8 @@ def tiebreak(*args: str) -> Result:
 
 
 def config_file(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "tiebreak.yml"
+    path = tmp_path / CONFIG_PATH
+    path.parent.mkdir(exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -55,15 +56,21 @@ def test_the_default_file_is_the_repositorys_config(
     [
         (
             "enabled: true\ndebate:\n  max_rounds: 0\n",
-            ["3: debate.max_rounds: Input should be greater than or equal to 1"],
+            ["3: debate.max_rounds must be a whole number from 1 to 50, not 0"],
         ),
-        ("label: Unresolved\nmax_inline_comments: 500\n", ["2: max_inline_comments: "]),
-        ("paths:\n  exclude: [vendor/**]\n  excludes: [x]\n", ["3: paths.excludes: Extra inputs"]),
-        ("triggers:\n  - opened\n  - merged\n", ["3: triggers.1: Input should be"]),
+        (
+            "label: Unresolved\nmax_inline_comments: 500\n",
+            ["2: max_inline_comments must be a whole number from 0 to 100"],
+        ),
+        (
+            "paths:\n  exclude: [vendor/**]\n  excludes: [x]\n",
+            ["3: paths.excludes is not a Tiebreak option; did you mean paths.exclude?"],
+        ),
+        ("triggers:\n  - opened\n  - merged\n", ["3: triggers.1 must be one of 'opened', "]),
         ("enabled: true\nenabled: false\n", ["2: enabled is set twice"]),
         (
             "min_severity: huge\nmodels:\n  tester: Not A Model\n",
-            ["1: min_severity: Input should be", "3: models.tester: String should match"],
+            ["1: min_severity must be one of ", "3: models.tester must be a model's id"],
         ),
     ],
 )
@@ -80,6 +87,47 @@ def test_each_problem_is_printed_on_its_line(
     for line, start in zip(lines, expected, strict=True):
         assert line.startswith(f"{path}:{start}")
     assert "OK" not in result.stdout
+
+
+def test_another_path_is_checked_with_a_warning_that_the_app_does_not_read_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".tiebreak.yml"
+    path.write_text(VALID, encoding="utf-8")
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"{path}: warning: the App reads only .github/tiebreak.yml, not this file\n"
+        f"{path}: OK (but the App reads only .github/tiebreak.yml)\n"
+    )
+
+
+def test_another_paths_problems_are_printed_after_the_warning(tmp_path: Path) -> None:
+    path = tmp_path / "tiebreak.yaml"
+    path.write_text("paths:\n  exclude: vendor/**\n", encoding="utf-8")
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{path}: warning: the App reads only .github/tiebreak.yml, not this file\n"
+        f"{path}:2: paths.exclude must be a list of globs (gitignore-style, such as 'src/**')\n"
+    )
+
+
+def test_a_file_with_only_warnings_is_ok(tmp_path: Path) -> None:
+    path = config_file(tmp_path, "ignore_authors:\n  - dependabot\n")
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"{path}:2: warning: ignore_authors.0: 'dependabot' looks like a bot; its pull "
+        "requests are opened as dependabot[bot], which this entry does not ignore\n"
+        f"{path}: OK\n"
+    )
 
 
 def test_invalid_yaml_is_reported_on_its_line(tmp_path: Path) -> None:
