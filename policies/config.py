@@ -32,6 +32,7 @@ from policies.guidance import (
     PathInstruction,
 )
 from policies.hearing import HearingPolicy
+from policies.ignoring import IgnoreFilters, PullFacts
 from policies.learnings import LearningsConfig
 from policies.verification import VerifyConfig
 
@@ -125,6 +126,9 @@ class RepoConfig(_Section):
     ignore_authors: tuple[Login, ...] = ("dependabot[bot]", "renovate[bot]")
     """Logins whose pull requests are not reviewed automatically (case-insensitive)."""
 
+    ignore: IgnoreFilters = IgnoreFilters()
+    """Pull requests not reviewed automatically, by branch, title or label."""
+
     paths: Paths = Paths()
     """Which changed files are reviewed."""
 
@@ -186,18 +190,19 @@ class RepoConfig(_Section):
     def ignores_author(self, login: str) -> bool:
         return login.lower() in {a.lower() for a in self.ignore_authors}
 
-    def declines(self, trigger: str, *, draft: bool, author: str) -> str | None:
-        """Why the pull request event `trigger` gets no automatic review, if it gets none:
-        Tiebreak turned off, another event, a draft, an ignored author."""
+    def declines(self, trigger: str, pull: PullFacts) -> str | None:
+        """Why the pull request event `trigger` on `pull` gets no automatic review, if it gets
+        none: Tiebreak turned off, another event, a draft, an ignored author, branch, title or
+        label."""
         if not self.enabled:
             return "Tiebreak is turned off for this repository"
         if trigger not in set(self.triggers):
             return f"the config does not review on {trigger!r}"
-        if draft and not self.review_drafts:
+        if pull.draft and not self.review_drafts:
             return "drafts are reviewed once they are ready"
-        if self.ignores_author(author):
-            return f"the config ignores pull requests by {author}"
-        return None
+        if self.ignores_author(pull.author):
+            return f"the config ignores pull requests by {pull.author}"
+        return self.ignore.ignores(pull)
 
 
 class PathFilter:

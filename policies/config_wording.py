@@ -62,7 +62,7 @@ def problem_words(model: type[BaseModel], error: ErrorDetails, path: str) -> str
     if kind in {"string_too_short", "string_too_long"}:
         limit = ctx.get("min_length") if kind == "string_too_short" else ctx.get("max_length")
         most = "at least" if kind == "string_too_short" else "at most"
-        return f"{path} must be {most} {limit:,} characters long"
+        return f"{path} must be {most} {limit:,} character{'' if limit == 1 else 's'} long"
     if kind == "string_pattern_mismatch":
         shape = what or f"text matching {ctx.get('pattern')}"
         return f"{path} must be {shape}, not {error['input']!r}"

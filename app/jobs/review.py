@@ -59,6 +59,7 @@ from app.telemetry.logs import log_context
 from policies.budget import MIN_CEILING
 from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
 from policies.debate import DebatePolicy
+from policies.ignoring import PullFacts
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +151,7 @@ class ReviewRun:
         # A review a person asked for always happens (unless the config turns Tiebreak off).
         quiet = None
         if self.trigger is not None:
-            quiet = self.config.declines(self.trigger, draft=pull.draft, author=pull.author)
+            quiet = self.config.declines(self.trigger, _facts(pull))
         if quiet is not None:
             return f"not reviewed: {quiet}"
         self.check_id = await self._open_check_run()
@@ -451,4 +452,15 @@ class ReviewRun:
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
     return check_runs.daily_budget_reached(
         spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
+    )
+
+
+def _facts(pull: PullRequest) -> PullFacts:
+    return PullFacts(
+        author=pull.author,
+        draft=pull.draft,
+        base_branch=pull.base_ref,
+        head_branch=pull.head_ref,
+        title=pull.title,
+        labels=pull.labels,
     )

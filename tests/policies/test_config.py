@@ -15,6 +15,7 @@ from policies.config import (
 from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
 from policies.hearing import HearingPolicy
+from policies.ignoring import IgnoreFilters, PullFacts
 from policies.learnings import LearnedRule, LearningsConfig
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
@@ -29,6 +30,11 @@ review_drafts: true
 ignore_authors:
   - octo-app[bot]
   - Octocat
+ignore:
+  base_branches: [gh-pages]
+  head_branches: ["release/**"]
+  title_patterns: ["[WIP]*"]
+  labels: [no-review]
 paths:
   include: ["src/**", "lib/**"]
   exclude: ["*.lock", "src/generated/**"]
@@ -145,6 +151,12 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
         triggers=(Trigger.OPENED, Trigger.READY_FOR_REVIEW),
         review_drafts=True,
         ignore_authors=("octo-app[bot]", "Octocat"),
+        ignore=IgnoreFilters(
+            base_branches=("gh-pages",),
+            head_branches=("release/**",),
+            title_patterns=("[WIP]*",),
+            labels=("no-review",),
+        ),
         paths=Paths(include=("src/**", "lib/**"), exclude=("*.lock", "src/generated/**")),
         min_severity="major",
         max_inline_comments=4,
@@ -765,7 +777,7 @@ def test_the_config_declines_the_automatic_reviews_it_does_not_want(
     parsed, problems = parse_config(config)
     assert problems == []
 
-    declined = parsed.declines(trigger, draft=draft, author=author)
+    declined = parsed.declines(trigger, PullFacts(author=author, draft=draft))
 
     assert declined is None if why is None else why in (declined or "")
 
