@@ -6,8 +6,8 @@ read as this model never breaks a review: :func:`parse_config` gives the default
 what is wrong, and on which line.
 """
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import replace
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -21,6 +21,13 @@ from pydantic import (
     ValidationError,
 )
 
+from policies.config_file import (
+    ConfigProblem,
+    Document,
+    dotted,
+    line_of,
+    read_document,
+)
 from policies.config_wording import Shape, problem_words
 from policies.debate import DebatePolicy
 from policies.globs import compiled, plain_globs
@@ -37,13 +44,12 @@ from policies.learnings import LearningsConfig
 from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
-MAX_CONFIG_BYTES = 64 * 1024
-"""A larger config file is refused unread."""
-MAX_CONFIG_NODES = 10_000
-"""Values a config may hold once its aliases are expanded: a few aliases of aliases could
-otherwise stand for billions."""
-MAX_CONFIG_DEPTH = 32
-"""Levels a config's values may nest; PyYAML recurses once per level while reading."""
+DEFAULTS_REPO = ".github"
+"""The repository of an organisation's (or a user's) defaults, as GitHub's own convention for
+community health files has it: `OWNER/.github`."""
+DEFAULTS_PATH = "tiebreak.yml"
+"""The defaults' file in :data:`DEFAULTS_REPO`, at its root: that repository's own
+`.github/tiebreak.yml` stays the config of its own pull requests."""
 
 
 class Trigger(StrEnum):
@@ -216,20 +222,6 @@ class PathFilter:
         return self._include.match(path) and not self._exclude.match(path)
 
 
-@dataclass(frozen=True)
-class ConfigProblem:
-    """Something wrong with a config file, and the line it is on (1-based) when known."""
-
-    message: str
-    line: int | None = None
-    warning: bool = False
-    """Only a warning: the config is read as written."""
-
-    def __str__(self) -> str:
-        said = f"warning: {self.message}" if self.warning else self.message
-        return f"line {self.line}: {said}" if self.line else said
-
-
 def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
     """The config a file's text describes, and what is wrong with it, in line order.
 
@@ -237,57 +229,103 @@ def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
     problems: a half-applied config would be harder to reason about than none. A warning
     (:attr:`ConfigProblem.warning`) leaves the config as written.
     """
-    if len(text.encode()) > MAX_CONFIG_BYTES:
-        return RepoConfig(), [ConfigProblem(f"the file is larger than {MAX_CONFIG_BYTES:,} bytes")]
+    return layered_config(text, None, "")
+
+
+def layered_config(
+    own: str | None, defaults: str | None, defaults_source: str
+) -> tuple[RepoConfig, list[ConfigProblem]]:
+    """A repository's config: its own file's text `own` over its organisation's `defaults`
+    (the text of the file named `defaults_source`), each None when there is no such file.
+
+    The own file overrides the defaults key by key: mappings are merged, key by key at
+    every depth, and any other value (a list, a scalar) replaces the default's. Defaults
+    with a problem are left out, and said so; an own file with a problem, or whose values
+    make the merged config invalid, is left out for the defaults alone, as a file alone
+    is for the built-in defaults.
+    """
+    org = read_document(defaults or "")
+    org_config, org_found = _checked(org)
+    # Valid defaults' warnings are found again below, where the own file has not replaced them.
+    org_problems = [replace(p, source=defaults_source) for p, _ in org_found if not p.warning]
+    org_values = {} if org_problems else org.values or {}
+    mine = read_document(own or "")
+    if mine.values is None and mine.problems:
+        return org_config, _in_order([*org_problems, *mine.problems])
+    merged = Document(_merged(org_values, mine.values or {}), mine.root, mine.problems)
+    config, found = _checked(merged)
+    problems = list(org_problems)
+    for problem, loc in found:
+        if loc is not None and org_values and not _has(mine.values or {}, loc):
+            problem = replace(problem, source=defaults_source, line=line_of(org.root, loc))
+        problems.append(problem)
+    if any(not p.warning for p, _ in found):
+        return org_config, _in_order(problems)
+    return config, _in_order(problems)
+
+
+_Found = list[tuple[ConfigProblem, tuple[Any, ...] | None]]
+
+
+def _checked(document: Document) -> tuple[RepoConfig, _Found]:
+    """`document` validated as a config, and its problems with the option each is about
+    (its warnings, when it is valid); the defaults when it has a problem."""
+    found: _Found = [(p, None) for p in document.problems]
+    values = document.values
+    if values is None:
+        return RepoConfig(), found
     try:
-        root = yaml.compose(text, Loader=_Loader)
-        # Before the document is built: building expands merge keys (`<<: [*a, *a]`), which
-        # a few lines can make exponential.
-        if _expanded_size(root) > MAX_CONFIG_NODES:
-            return RepoConfig(), [
-                ConfigProblem(f"the file holds more than {MAX_CONFIG_NODES:,} values")
-            ]
-        document = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        return RepoConfig(), [
-            ConfigProblem(f"the file is not valid YAML: {reason}", _clamped(mark, text))
-        ]
-    if document is None or root is None:
-        return RepoConfig(), []
-    if not isinstance(document, dict):
-        line = root.start_mark.line + 1
-        return RepoConfig(), [ConfigProblem("the file must be a mapping of options", line)]
-    problems = [
-        ConfigProblem(f"{_dotted(path)} is set twice", node.start_mark.line + 1)
-        for path, node in _duplicates(root, ())
-    ]
-    try:
-        config = RepoConfig.model_validate(document)
+        config = RepoConfig.model_validate(values)
     except ValidationError as exc:
         for error in exc.errors():
-            loc = _as_written(error["loc"], document)
-            words = problem_words(RepoConfig, error, _dotted(loc))
-            problems.append(ConfigProblem(words, _line(root, loc)))
-    if problems:
-        return RepoConfig(), sorted(problems, key=lambda p: p.line or 0)
-    return config, _unmarked_bots(config, root)
+            loc = tuple(_as_written(error["loc"], values))
+            words = problem_words(RepoConfig, error, dotted(loc))
+            found.append((ConfigProblem(words, line_of(document.root, loc)), loc))
+        return RepoConfig(), found
+    return (RepoConfig(), found) if found else (config, _unmarked_bots(config, document.root))
+
+
+def _merged(defaults: dict[Any, Any], own: dict[Any, Any]) -> dict[Any, Any]:
+    """`own` over `defaults`: mappings merged at every depth, other values replaced."""
+    merged = dict(defaults)
+    for key, value in own.items():
+        below = merged.get(key)
+        both = isinstance(below, dict) and isinstance(value, dict)
+        merged[key] = _merged(below, value) if both else value  # type: ignore[arg-type]
+    return merged
+
+
+def _has(values: Any, loc: Sequence[Any]) -> bool:
+    """Whether `values` holds the option at `loc`, or a value replacing the option's."""
+    for key in loc:
+        if isinstance(values, dict) and key in values:
+            values = values[key]
+        else:
+            return isinstance(values, list)  # a list replaces the default's whole
+    return True
+
+
+def _in_order(problems: list[ConfigProblem]) -> list[ConfigProblem]:
+    """The repository's own file's problems by line, then its defaults'."""
+    return sorted(problems, key=lambda p: (p.source or "", p.line or 0))
 
 
 _BOTS = {"dependabot", "renovate", "github-actions", "dependabot-preview", "snyk-bot", "copilot"}
 
 
-def _unmarked_bots(config: RepoConfig, root: yaml.Node | None) -> list[ConfigProblem]:
+def _unmarked_bots(config: RepoConfig, root: yaml.Node | None) -> _Found:
     """Warnings on `ignore_authors` entries that name a bot without its `[bot]`: GitHub
     gives an app's pull requests the author `dependabot[bot]`, so `dependabot` ignores
     nobody."""
     return [
-        ConfigProblem(
-            f"ignore_authors.{i}: {login!r} looks like a bot; its pull requests are opened "
-            f"as {login}[bot], which this entry does not ignore",
-            _line(root, ("ignore_authors", i)),
-            warning=True,
+        (
+            ConfigProblem(
+                f"ignore_authors.{i}: {login!r} looks like a bot; its pull requests are opened "
+                f"as {login}[bot], which this entry does not ignore",
+                line_of(root, ("ignore_authors", i)),
+                warning=True,
+            ),
+            ("ignore_authors", i),
         )
         for i, login in enumerate(config.ignore_authors)
         if not login.lower().endswith("[bot]")
@@ -295,92 +333,8 @@ def _unmarked_bots(config: RepoConfig, root: yaml.Node | None) -> list[ConfigPro
     ]
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing values nested deeper than :data:`MAX_CONFIG_DEPTH`
-    and turning a scalar it cannot build (`2001-13-01`, `!!int x`, an integer of 5,000
-    digits) into a YAML error on its line: both would otherwise escape as a `RecursionError`
-    or a `ValueError`, and a config file must never break a review."""
-
-    _depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        if self._depth >= MAX_CONFIG_DEPTH:
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(
-                None, None, f"values nest more than {MAX_CONFIG_DEPTH} levels deep", mark
-            )
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep)
-        except ValueError as exc:
-            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from exc
-
-
-def _clamped(mark: yaml.Mark | None, text: str) -> int | None:
-    """The 1-based line of `mark`, which PyYAML may put just past the last line (an unclosed
-    bracket): an annotation must sit on a line the file has."""
-    if mark is None:
-        return None
-    return max(1, min(mark.line + 1, len(text.splitlines())))
-
-
 def _as_written(loc: Sequence[Any], document: dict[Any, Any]) -> Sequence[Any]:
     """`loc` as the file writes it: in the short form of `learnings`, a list, its rules are
     the section itself."""
     short = isinstance(document.get("learnings"), list)
     return ("learnings", *loc[2:]) if short and tuple(loc[:2]) == ("learnings", "rules") else loc
-
-
-def _dotted(loc: Sequence[Any]) -> str:
-    return ".".join(str(p) for p in loc) or "the file"
-
-
-def _line(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
-    """The line of the deepest key or item along `loc` that the file has: a key's own line,
-    not its value's, which may start lines below it."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            pair = next(((k, v) for k, v in node.value if k.value == key), None)
-            at, node = pair or (None, None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-            at = node = node.value[key] if key < len(node.value) else None
-        else:
-            at = node = None
-        if at is None:
-            break
-        line = at.start_mark.line + 1
-    return line
-
-
-def _expanded_size(root: yaml.Node | None) -> int:
-    """How many nodes the document has with its aliases expanded, counting no further than
-    just past :data:`MAX_CONFIG_NODES`."""
-    count, stack = 0, [root] if root is not None else []
-    while stack and count <= MAX_CONFIG_NODES:
-        node = stack.pop()
-        count += 1
-        if isinstance(node, yaml.MappingNode):
-            stack += [n for pair in node.value for n in pair]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
-    return count
-
-
-def _duplicates(node: yaml.Node | None, path: tuple[Any, ...]) -> Iterator[tuple[Any, yaml.Node]]:
-    if isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key, value in node.value:
-            if key.value in seen:
-                yield (*path, key.value), key
-            seen.add(key.value)
-            yield from _duplicates(value, (*path, key.value))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            yield from _duplicates(item, (*path, i))

@@ -26,6 +26,7 @@ from agents.protocol import Severity
 from agents.review import Review
 from app.bodies import NewCheckRun
 from app.events import PullRequestRef
+from app.github.configs import repository_config
 from app.github.errors import GitHubError
 from app.github.models import PullRequest
 from app.github.protocol import InstallationClient
@@ -57,7 +58,8 @@ from app.store.records import ENDED, RunStatus, State
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
 from policies.budget import MIN_CEILING
-from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
+from policies.config import RepoConfig
+from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
 from policies.ignoring import PullFacts
 
@@ -161,7 +163,7 @@ class ReviewRun:
         self.config, self.check_id, self.units = plan.config, plan.check_run_id, plan.units
         self.config_problems = [
             *(ConfigProblem(m, line) for m, line in plan.config_problems),
-            *(ConfigProblem(m, line, warning=True) for m, line in plan.config_warnings),
+            *plan.config_notes,
         ]
         log.warning("picking up run %s of %s where its worker left it", self.run_id, self.ref.key)
 
@@ -200,8 +202,7 @@ class ReviewRun:
             estimate=expected,
             policy=policy,
             config=config,
-            config_problems=[(p.message, p.line) for p in self.config_problems if not p.warning],
-            config_warnings=[(p.message, p.line) for p in self.config_problems if p.warning],
+            config_notes=self.config_problems,
             excluded_files=len(whole.files) - len(diff.files),
             tests=tests,
             tests_note=tests_note,
@@ -386,10 +387,9 @@ class ReviewRun:
         return DebatePolicy.model_validate({**own.model_dump(), "token_ceiling": ceiling})
 
     async def _config(self, base_sha: str) -> tuple[RepoConfig, list[ConfigProblem]]:
-        """The repository's config from the base commit: the change under review cannot
-        rewrite its own rules."""
-        text = await self.github.file(self.ref, CONFIG_PATH, base_sha)
-        return (RepoConfig(), []) if text is None else parse_config(text)
+        """The repository's config from the base commit, over its organisation's defaults:
+        the change under review cannot rewrite its own rules."""
+        return await repository_config(self.github, self.ref, base_sha)
 
     async def _open_check_run(self) -> int:
         """Create the run's check run, in progress (the job is running: it was queued only

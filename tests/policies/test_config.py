@@ -2,16 +2,8 @@
 
 import pytest
 
-from policies.config import (
-    MAX_CONFIG_BYTES,
-    MAX_CONFIG_NODES,
-    ConfigProblem,
-    Models,
-    Paths,
-    RepoConfig,
-    Trigger,
-    parse_config,
-)
+from policies.config import Models, Paths, RepoConfig, Trigger, parse_config
+from policies.config_file import MAX_CONFIG_BYTES, MAX_CONFIG_NODES, ConfigProblem
 from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
 from policies.hearing import HearingPolicy

@@ -2,7 +2,8 @@
 
 import pytest
 
-from policies.config import ConfigProblem, RepoConfig, parse_config
+from policies.config import RepoConfig, parse_config
+from policies.config_file import ConfigProblem
 
 
 def problems(text: str) -> list[str]:

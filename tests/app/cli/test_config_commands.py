@@ -8,7 +8,8 @@ from click.testing import CliRunner, Result
 
 from app.cli.config_docs import README_PATH, ROOT, SCHEMA_PATH, readme_with_reference, schema_text
 from app.cli.main import main
-from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES
+from policies.config import CONFIG_PATH
+from policies.config_file import MAX_CONFIG_BYTES
 
 VALID = """\
 triggers: [opened]
@@ -210,3 +211,49 @@ def test_a_readme_without_markers_is_a_usage_error(project: Path) -> None:
 
     assert result.exit_code == 2
     assert "has no <!-- config-reference:start -->" in result.stderr
+
+
+def test_org_defaults_show_the_merged_config_of_a_repository(tmp_path: Path) -> None:
+    own = config_file(tmp_path, "label: ours\ndebate:\n  max_rounds: 4\n")
+    defaults = tmp_path / "tiebreak.yml"
+    defaults.write_text(
+        "label: org-wide\nmin_severity: major\ndebate:\n  arbitration: false\n  max_rounds: 3\n",
+        encoding="utf-8",
+    )
+
+    result = tiebreak("check-config", str(own), "--org-defaults", str(defaults))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"{own}: OK\n"
+        f"# the config of a repository with {own}, over {defaults}:\n"
+        "min_severity: major\n"
+        "label: ours\n"
+        "debate:\n"
+        "  max_rounds: 4\n"
+        "  arbitration: false\n"
+    )
+
+
+def test_org_defaults_problems_are_printed_with_their_file(tmp_path: Path) -> None:
+    own = config_file(tmp_path, "label: ours\nmax_inline_comments: 500\n")
+    defaults = tmp_path / "tiebreak.yml"
+    defaults.write_text("enabled: true\nmin_severity: high\n", encoding="utf-8")
+
+    result = tiebreak("check-config", str(own), "--org-defaults", str(defaults))
+
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{own}:2: max_inline_comments must be a whole number from 0 to 100, not 500\n"
+        f"{defaults}:2: min_severity must be one of 'blocker', 'major', 'minor' or 'nit', "
+        "not 'high'\n"
+    )
+
+
+def test_unreadable_org_defaults_are_a_usage_error(tmp_path: Path) -> None:
+    own = config_file(tmp_path, VALID)
+
+    result = tiebreak("check-config", str(own), "--org-defaults", str(tmp_path / "none.yml"))
+
+    assert result.exit_code == 2
+    assert "cannot read" in result.stderr
