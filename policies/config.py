@@ -11,7 +11,6 @@ from dataclasses import replace
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -28,7 +27,7 @@ from policies.config_file import (
     line_of,
     read_document,
 )
-from policies.config_wording import Shape, problem_words
+from policies.config_wording import Shape, problem_words, unmarked_bots
 from policies.debate import DebatePolicy
 from policies.globs import compiled, plain_globs
 from policies.guidance import (
@@ -282,7 +281,13 @@ def _checked(document: Document) -> tuple[RepoConfig, _Found]:
             words = problem_words(RepoConfig, error, dotted(loc))
             found.append((ConfigProblem(words, line_of(document.root, loc)), loc))
         return RepoConfig(), found
-    return (RepoConfig(), found) if found else (config, _unmarked_bots(config, document.root))
+    if found:
+        return RepoConfig(), found
+    warned = unmarked_bots(config.ignore_authors)
+    return config, [
+        (ConfigProblem(said, line_of(document.root, loc), warning=True), loc)
+        for said, loc in warned
+    ]
 
 
 def _merged(defaults: dict[Any, Any], own: dict[Any, Any]) -> dict[Any, Any]:
@@ -308,29 +313,6 @@ def _has(values: Any, loc: Sequence[Any]) -> bool:
 def _in_order(problems: list[ConfigProblem]) -> list[ConfigProblem]:
     """The repository's own file's problems by line, then its defaults'."""
     return sorted(problems, key=lambda p: (p.source or "", p.line or 0))
-
-
-_BOTS = {"dependabot", "renovate", "github-actions", "dependabot-preview", "snyk-bot", "copilot"}
-
-
-def _unmarked_bots(config: RepoConfig, root: yaml.Node | None) -> _Found:
-    """Warnings on `ignore_authors` entries that name a bot without its `[bot]`: GitHub
-    gives an app's pull requests the author `dependabot[bot]`, so `dependabot` ignores
-    nobody."""
-    return [
-        (
-            ConfigProblem(
-                f"ignore_authors.{i}: {login!r} looks like a bot; its pull requests are opened "
-                f"as {login}[bot], which this entry does not ignore",
-                line_of(root, ("ignore_authors", i)),
-                warning=True,
-            ),
-            ("ignore_authors", i),
-        )
-        for i, login in enumerate(config.ignore_authors)
-        if not login.lower().endswith("[bot]")
-        and (login.lower() in _BOTS or login.lower().endswith("bot"))
-    ]
 
 
 def _as_written(loc: Sequence[Any], document: dict[Any, Any]) -> Sequence[Any]:

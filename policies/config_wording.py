@@ -5,7 +5,8 @@ annotation of the option it is about: `paths.exclude must be a list of globs`, n
 should be a valid tuple`. An option whose value has a shape a type does not say (a login, a
 label, a list of globs) carries a :class:`Shape` in its annotation, which names it. An unknown
 key is answered with the nearest known key at its level, or, for a key of another reviewer's
-config, with Tiebreak's equivalent (:mod:`policies.foreign_keys`).
+config, with Tiebreak's equivalent (:mod:`policies.foreign_keys`). A bot named without its
+`[bot]` in `ignore_authors` is warned about.
 """
 
 import difflib
@@ -198,3 +199,22 @@ def _reason(message: str) -> str:
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
     return message
+
+
+_BOTS = {"dependabot", "renovate", "github-actions", "dependabot-preview", "snyk-bot", "copilot"}
+
+
+def unmarked_bots(logins: Sequence[str]) -> list[tuple[str, tuple[str, int]]]:
+    """Warnings on `ignore_authors` entries that name a bot without its `[bot]`, each with
+    the option it is about: GitHub gives an app's pull requests the author
+    `dependabot[bot]`, so `dependabot` ignores nobody."""
+    return [
+        (
+            f"ignore_authors.{i}: {login!r} looks like a bot; its pull requests are opened "
+            f"as {login}[bot], which this entry does not ignore",
+            ("ignore_authors", i),
+        )
+        for i, login in enumerate(logins)
+        if not login.lower().endswith("[bot]")
+        and (login.lower() in _BOTS or login.lower().endswith("bot"))
+    ]

@@ -23,6 +23,9 @@ _EQUIVALENTS: dict[str, str] = {
     "reviews.auto_review.ignore_title_keywords": "use ignore.title_patterns",
     "reviews.auto_review.labels": "use ignore.labels (the labels not reviewed)",
     "reviews.auto_review.ignore_usernames": "use ignore_authors",
+    "ignore_title_keywords": "use ignore.title_patterns",
+    "ignore_usernames": "use ignore_authors",
+    "base_branches": "use ignore.base_branches (the branches not reviewed)",
     "reviews.profile": "use min_severity",
     "reviews.request_changes_workflow": "use review_event_on_unresolved",
     "knowledge_base": "use learnings",
@@ -53,11 +56,19 @@ def foreign_hint(path: tuple[str, ...], value: Any) -> str | None:
     when it is another reviewer's section, or None for a key no other reviewer uses."""
     dotted = ".".join(path)
     own = _EQUIVALENTS.get(dotted)
-    inner = [
-        f"for {dotted}.{key} {_EQUIVALENTS[f'{dotted}.{key}']}"
-        for key in (value if isinstance(value, dict) else {})
-        if f"{dotted}.{key}" in _EQUIVALENTS
-    ]
+    inner = [f"for {key} {_EQUIVALENTS[key]}" for key in _inner_keys(dotted, value)]
     if own is None and not inner:
         return None
     return "; ".join([own, *inner] if own is not None else inner)
+
+
+def _inner_keys(dotted: str, value: Any) -> list[str]:
+    """The keys at any depth in `value`, the section at `dotted`, that have an equivalent."""
+    if not isinstance(value, dict):
+        return []
+    found = []
+    for key, inner in value.items():
+        path = f"{dotted}.{key}"
+        found += [path] if path in _EQUIVALENTS else []
+        found += _inner_keys(path, inner)
+    return found

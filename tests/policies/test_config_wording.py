@@ -163,6 +163,9 @@ def test_an_unknown_key_near_no_known_one_suggests_nothing() -> None:
         ("pr_reviewer:\n  extra_instructions: x\n", "for pr_reviewer.extra_instructions use instr"),
         ("config:\n  model: gpt-4\n", "for config.model use models (tester, coder, arbiter)"),
         ("applyTo: 'src/**'\n", "use path_instructions"),
+        ("reviews:\n  auto_review:\n    drafts: false\n", "for reviews.auto_review.drafts use rev"),
+        ("ignore_title_keywords: [wip]\n", "use ignore.title_patterns"),
+        ("ignore:\n  glob: ['*.lock']\n", "use paths.exclude"),
     ],
     ids=[
         "coderabbit-path-filters",
@@ -177,6 +180,9 @@ def test_an_unknown_key_near_no_known_one_suggests_nothing() -> None:
         "pr-agent-reviewer",
         "pr-agent-model",
         "copilot-apply-to",
+        "coderabbit-nested-drafts",
+        "coderabbit-title-keywords",
+        "pr-agent-ignore-glob",
     ],
 )
 def test_a_key_of_another_reviewers_config_is_answered_with_tiebreaks_equivalent(
