@@ -296,6 +296,26 @@ def test_a_deadlock_the_arbiter_cannot_settle_labels_the_pull_request(tiebreak: 
     assert any("GET /runs/" in line and "token=[REDACTED]" in line for line in tiebreak.log_lines())
 
 
+def test_a_pull_request_the_config_ignores_by_its_label_gets_no_review(tiebreak: Tiebreak) -> None:
+    head, base = "7" * 40, "c" * 40
+    config = "ignore:\n  labels: [no-review]\n"
+    body = tiebreak.open_pull(7, head)
+    # On a base of its own: the other pull requests' base has no config.
+    tiebreak.github.add_pull(REPO, 7, head_sha=head, base_sha=base, diff=DIFF)
+    tiebreak.github.set_file(REPO, base, ".github/tiebreak.yml", config)
+    tiebreak.github.label_pull(REPO, 7, "No-Review")
+
+    assert tiebreak.deliver("pull_request", body) == 202
+    said = "not reviewed: the config ignores pull requests labelled 'No-Review'"
+    deadline = time.monotonic() + DEADLINE
+    while not any(said in line for line in tiebreak.log_lines()):
+        assert time.monotonic() < deadline, f"no {said!r} in the log within {DEADLINE} s"
+        time.sleep(0.1)
+
+    assert [c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head] == []
+    assert tiebreak.github.reviews(REPO, 7) == []
+
+
 def test_one_delivery_sent_twenty_times_at_once_makes_one_review(tiebreak: Tiebreak) -> None:
     head = "2" * 40
     body = tiebreak.open_pull(2, head)

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from agents.diff import Diff
 from app.cli.pull_address import PullAddress
 from app.events import PullKey
+from app.github.configs import repository_config
 from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest
 from app.github.protocol import InstallationClient
 from app.jobs.reading import ReadingLimits, head_sources
 from app.jobs.together import together
-from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
+from policies.config import RepoConfig
+from policies.config_file import ConfigProblem
 from policies.guidance import Guidance
 
 GH_TIMEOUT_SECONDS = 10.0
@@ -92,14 +94,13 @@ def refusal(exc: GitHubError, address: PullAddress, token: Token | None) -> str:
 
 
 async def fetch(github: InstallationClient, ref: PullKey, limits: ReadingLimits) -> RemotePull:
-    """The pull request `ref`, its diff, its config at the base and its files at the head.
-    Raises :class:`GitHubError`, and :class:`agents.errors.DiffError` for a diff that is
-    not one."""
+    """The pull request `ref`, its diff, its config at the base (over its organisation's
+    defaults, as the App reads them) and its files at the head. Raises
+    :class:`GitHubError`, and :class:`agents.errors.DiffError` for a diff that is not one."""
     pull = await github.pull_request(ref)
-    text, config_text = await together(
-        github.diff(ref), github.file(ref, CONFIG_PATH, pull.base_sha)
+    text, (config, problems) = await together(
+        github.diff(ref), repository_config(github, ref, pull.base_sha)
     )
-    config, problems = (RepoConfig(), []) if config_text is None else parse_config(config_text)
     paths = config.path_filter()
     whole = Diff.parse(text, allow_empty=True)
     diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
