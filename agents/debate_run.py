@@ -15,6 +15,7 @@ from collections.abc import Collection
 from agents import briefs
 from agents.debate_proofs import ProvingSteps
 from agents.debate_state import CODER
+from agents.describing import describe
 from agents.llm import Role
 from agents.outcome import MessageKind, Outcome, StopReason
 from agents.protocol import (
@@ -35,6 +36,9 @@ from policies.loops import message_digest
 from policies.panel import Verdict, Vote
 from policies.proposals import TurnProposals
 
+_NOT_DESCRIBED = frozenset({StopReason.SEED_FAILED, StopReason.FAILED})
+"""A unit no tester reported on was not reviewed: the summary names it as such instead."""
+
 
 class DebateRun(ProvingSteps):
     """One debate over one unit, from the testers' seed to every finding's end."""
@@ -48,7 +52,12 @@ class DebateRun(ProvingSteps):
             self.stop = StopReason.CEILING
             ended = [(t, ArbitrationTrigger.CEILING) for t in self._open()]
             await self._settle(ended, ceiling=str(exc))
-        return self._outcome()
+        outcome = self._outcome()
+        if self.summary is None or not self.summary.walkthrough or self.stop in _NOT_DESCRIBED:
+            return outcome
+        described = await describe(self.turns, self.unit, self.summary, self.round)
+        # Built again: the walkthrough's call is one of the unit's calls, counted and billed.
+        return self._outcome().model_copy(update={"walkthrough": described})
 
     async def report(self) -> Outcome:
         """The testers' reports alone, as a one-pass reviewer gives them: every finding

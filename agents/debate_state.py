@@ -40,6 +40,7 @@ from policies.panel import Tally, Verdict, Vote
 from policies.proposals import ProposalBudget, TurnProposals
 from policies.routing import Router
 from policies.safety import ProtectedPaths
+from policies.summary import SummaryConfig
 
 CODER, ARBITER = "coder", "arbiter"
 
@@ -58,8 +59,11 @@ class DebateState:
         replay: Replay | None = None,
         proving: Proving | None = None,
         models: Models | None = None,
+        summary: SummaryConfig | None = None,
     ) -> None:
         self.policy = policy
+        self.summary = summary
+        """What the unit's walkthrough asks, when the config wants one (`agents.describing`)."""
         self.unit = unit
         self.diff = unit.diff
         self.panel = policy.panel()

@@ -1,4 +1,4 @@
-"""The debate protocol: the four tools the agents call, as pydantic models.
+"""The debate protocol: the tools the agents call, as pydantic models.
 
 This is a contract shared by the engine, the LLM clients, recorded transcripts and the
 benchmarks: fields may be added (optional), never renamed or removed. The JSON Schemas the
@@ -154,11 +154,38 @@ class Arbitrate(_Model):
     rulings: list[Ruling]
 
 
+class FileLine(_Model):
+    """What the change does to one file, in one line."""
+
+    path: Annotated[str, StringConstraints(min_length=1, max_length=1_000)]
+    summary: Annotated[str, StringConstraints(max_length=500)]
+
+
+class AttentionArea(_Model):
+    """A place in the change a person should read closely, and why."""
+
+    path: Annotated[str, StringConstraints(min_length=1, max_length=1_000)]
+    why: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class DescribeChange(_Model):
+    """A walkthrough of the unit's change for the people who review it."""
+
+    description: Annotated[str, StringConstraints(max_length=2_000)]
+    files: list[FileLine] = []
+    attention: list[AttentionArea] = []
+    effort: Annotated[int, Field(ge=1, le=5)] | None = None
+    """How much effort a careful human review of the change takes, 1 (trivial) to 5."""
+    diagram: Annotated[str, StringConstraints(max_length=4_000)] | None = None
+    """A Mermaid sequence diagram of a call flow the change alters, when one was asked for."""
+
+
 class ToolName(StrEnum):
     REPORT_FINDINGS = "report_findings"
     ANSWER_FINDINGS = "answer_findings"
     EVALUATE_ANSWERS = "evaluate_answers"
     ARBITRATE = "arbitrate"
+    DESCRIBE_CHANGE = "describe_change"
 
 
 class ToolSpec(BaseModel):
@@ -201,6 +228,11 @@ TOOLS: dict[ToolName, ToolSpec] = {
             description="Rule bindingly on each disputed finding.",
             input_model=Arbitrate,
         ),
+        ToolSpec(
+            name=ToolName.DESCRIBE_CHANGE,
+            description="Describe the change for the people who review it.",
+            input_model=DescribeChange,
+        ),
     )
 }
 
@@ -212,7 +244,7 @@ TESTED_TOOLS: dict[ToolName, ToolSpec] = {
 
 
 def toolset(tests: bool) -> dict[ToolName, ToolSpec]:
-    """The four tools as a review shows them: with `reproduction` fields if it runs tests."""
+    """The tools as a review shows them: with `reproduction` fields if it runs tests."""
     return TESTED_TOOLS if tests else TOOLS
 
 

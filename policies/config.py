@@ -32,6 +32,7 @@ from policies.guidance import (
 )
 from policies.hearing import HearingPolicy
 from policies.learnings import LearningsConfig
+from policies.summary import SummaryConfig
 from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
@@ -163,6 +164,9 @@ class RepoConfig(_Section):
 
     learnings: LearningsConfig = LearningsConfig()
     """What the repository's people taught Tiebreak, and whether it learns."""
+
+    summary: SummaryConfig = SummaryConfig()
+    """The walkthrough that opens the summary comment."""
 
     def path_filter(self) -> "PathFilter":
         return PathFilter(self.paths)

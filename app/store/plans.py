@@ -24,6 +24,7 @@ from app.store.packed import pack, pack_text, unpack, unpack_text
 from policies.config import Models, RepoConfig
 from policies.debate import DebatePolicy
 from policies.errors import TiebreakError
+from policies.summary import SummaryConfig
 
 
 class PlanLost(TiebreakError):
@@ -106,6 +107,8 @@ class UnitPlan(BaseModel):
     """How its findings' tests are run; None: they are not."""
     learned: tuple[str, ...] = ()
     """The repository's learnings in `guidance`, each as the agents read it."""
+    summary: SummaryConfig = SummaryConfig()
+    """What the unit's walkthrough asks after its debate."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(
@@ -132,6 +135,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 guidance=unit.guidance,
                 tests=plan.tests,
                 learned=unit.learned,
+                summary=plan.config.summary,
             )
         )
     return values

@@ -12,6 +12,7 @@ from agents.protocol import (
     Answer,
     AnswerFindings,
     Arbitrate,
+    DescribeChange,
     EvaluateAnswers,
     Finding,
     Patch,
@@ -272,12 +273,13 @@ def assert_describes(node: dict[str, Any], model: type[BaseModel], *, tests: boo
     assert set(node.get("required", [])) == required
 
 
-def test_tools_are_the_four_debate_tools() -> None:
+def test_tools_are_the_four_debate_tools_and_the_walkthrough() -> None:
     assert {str(name) for name in TOOLS} == {
         "report_findings",
         "answer_findings",
         "evaluate_answers",
         "arbitrate",
+        "describe_change",
     }
     assert set(TOOLS) == set(ToolName)
 
@@ -289,6 +291,7 @@ def test_tools_are_the_four_debate_tools() -> None:
         (ToolName.ANSWER_FINDINGS, AnswerFindings),
         (ToolName.EVALUATE_ANSWERS, EvaluateAnswers),
         (ToolName.ARBITRATE, Arbitrate),
+        (ToolName.DESCRIBE_CHANGE, DescribeChange),
     ],
 )
 def test_tool_schema_is_derived_from_its_model(name: ToolName, model: type[BaseModel]) -> None:

@@ -15,6 +15,7 @@ from agents.protocol import ToolName
 from agents.tokens import typical_tokens
 from bench import panel_tokens as panel
 from bench import tokens as bench
+from bench import walkthrough_tokens
 from bench.billing import ScenarioBroken
 from bench.panel_courses import courses
 from bench.shop_diff import sample_diff, sample_unit
@@ -193,3 +194,16 @@ def test_the_context_is_written_to_the_cache_once_and_read_on_every_later_call()
     ratios = re.search(r"^billed input / diff tokens +(\d+\.\d\d) +(\d+\.\d\d)$", out, re.M)
     assert ratios is not None, out
     assert float(ratios.group(1)) < float(ratios.group(2))
+
+
+def test_the_walkthrough_reads_the_debates_prefix_from_the_cache_and_prints_its_cost(
+    printed: str,
+) -> None:
+    diff_text = sample_diff()
+    cost = asyncio.run(walkthrough_tokens.measure(sample_unit(diff_text), diff_text))
+
+    # Nothing of the prefix is written again: the debate's calls wrote it.
+    assert cost.usage.cache_creation_input_tokens == 0
+    assert cost.usage.cache_read_input_tokens > typical_tokens(diff_text)
+    assert cost.usage.input_tokens < cost.usage.cache_read_input_tokens / 20
+    assert f"= {cost.ratio:.3f} per diff token   goal ≤ 0.15" in printed

@@ -6,6 +6,8 @@ from typing import Any
 
 import httpx
 
+from agents.scripted import NO_WALKTHROUGH
+
 BASE_URL = "http://messages.test"
 MESSAGES_URL = f"{BASE_URL}/v1/messages"
 
@@ -55,12 +57,15 @@ def forced_tool(request: httpx.Request) -> str:
 def by_tool(**queues: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
     """A respx side effect answering each forced tool from its own queue of tool inputs.
 
-    The queues are copied, so one script can serve several tests.
+    The queues are copied, so one script can serve several tests. The walkthrough's
+    `describe_change`, when no queue is given for it, is answered with nothing to say.
     """
     remaining = {tool: list(queue) for tool, queue in queues.items()}
 
     def answer(request: httpx.Request) -> httpx.Response:
         tool = forced_tool(request)
+        if tool == "describe_change" and tool not in remaining:
+            return message(tool, dict(NO_WALKTHROUGH))
         if not remaining.get(tool):
             raise AssertionError(f"unexpected call of {tool}")
         return message(tool, remaining[tool].pop(0))
