@@ -5,7 +5,8 @@ The figures are the ceiling's own estimates (:meth:`agents.llm.LLMRequest.estima
 a unit's first call per tester writes its whole prompt to the cache and may answer at the
 longest allowed; each later call reads that prompt at a cache read's price and may answer as
 long. A typical debate is taken to be the testers' reports and two rounds (the coder's answers
-and each tester's evaluations), the debate of the README's example. Generous by design, as a
+and each tester's evaluations), the debate of the README's example, and, when the summary
+asks for one, the walkthrough's call after it, on the same cached prompt. Generous by design, as a
 reservation is: a review the estimate says fits is very likely to fit, and one it says does not
 will be cut, riskiest units first (:mod:`policies.coverage`).
 """
@@ -78,10 +79,17 @@ class Estimate(BaseModel):
         return f"{line}: {reach}; every file left is named at the end"
 
 
-def estimate(units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool = False) -> Estimate:
+def estimate(
+    units: Sequence[ReviewUnit],
+    policy: DebatePolicy,
+    *,
+    tests: bool = False,
+    walkthrough: bool = False,
+) -> Estimate:
     """The expected cost of reviewing `units`, in order, under `policy`. `tests`: findings'
-    tests are run (the tools then carry a reproduction field)."""
-    each = [_unit(unit, policy, tests) for unit in units]
+    tests are run (the tools then carry a reproduction field); `walkthrough`: each unit is
+    described after its debate (`agents.describing`)."""
+    each = [_unit(unit, policy, tests, walkthrough) for unit in units]
     return Estimate(
         units=each,
         files=len({p for unit in units for p in unit.diff.paths}),
@@ -90,7 +98,7 @@ def estimate(units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool =
     )
 
 
-def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool) -> UnitEstimate:
+def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool, walkthrough: bool) -> UnitEstimate:
     seed = LLMRequest(
         role=Role.TESTER,
         agent=str(Role.TESTER),
@@ -103,7 +111,7 @@ def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool) -> UnitEstimate:
     prompt = first - policy.max_output_tokens
     later = math.ceil(prompt / CACHE_WRITE_PRICE * CACHE_READ_PRICE) + policy.max_output_tokens
     testers = policy.testers
-    later_calls = TYPICAL_ROUNDS * (1 + testers)
+    later_calls = TYPICAL_ROUNDS * (1 + testers) + (1 if walkthrough else 0)
     return UnitEstimate(
         unit=unit.id,
         files=len(unit.diff.files),

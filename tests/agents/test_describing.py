@@ -12,6 +12,7 @@ from agents.llm import LLMRequest
 from agents.outcome import StopReason
 from agents.protocol import ToolName
 from agents.scripted import ScriptedLLM, by_agent
+from policies.budget import TokenCeiling
 from policies.summary import SummaryConfig
 from tests.scenarios.debates import PAYMENTS, payments_unit
 
@@ -121,3 +122,20 @@ async def test_an_unusable_walkthrough_leaves_none_and_the_review_stands() -> No
 
     assert outcome.walkthrough is None
     assert outcome.stop is StopReason.NO_FINDINGS
+
+
+async def test_a_walkthrough_the_ceiling_has_no_room_for_is_left_out_and_the_review_stands() -> (
+    None
+):
+    measured = scripted(DESCRIBED)
+    await Debate(measured, summary=SummaryConfig()).run(payments_unit())
+    seed_reservation = measured.requests[0].estimated_tokens()
+    llm = scripted(DESCRIBED)
+
+    # Room for the report's call, and then too little for the walkthrough's.
+    ceiling = TokenCeiling(seed_reservation)
+    outcome = await Debate(llm, summary=SummaryConfig(), ceiling=ceiling).run(payments_unit())
+
+    assert outcome.stop is StopReason.NO_FINDINGS
+    assert outcome.walkthrough is None
+    assert [r.agent for r in llm.requests] == ["tester"]
