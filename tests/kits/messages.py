@@ -54,6 +54,11 @@ def forced_tool(request: httpx.Request) -> str:
     return str(body["tool_choice"]["name"])
 
 
+def debated(request: httpx.Request) -> bool:
+    """Whether a request is one of the debate's calls, not the walkthrough's after it."""
+    return forced_tool(request) != "describe_change"
+
+
 def by_tool(**queues: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
     """A respx side effect answering each forced tool from its own queue of tool inputs.
 

@@ -18,6 +18,7 @@ from policies.hearing import HearingPolicy
 from policies.learnings import LearnedRule, LearningsConfig
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
+from policies.summary import SummaryConfig
 from policies.verification import VerifyConfig
 
 DEFAULTS = RepoConfig()
@@ -88,6 +89,10 @@ learnings:
   rules:
     - rule: Amounts are integers in cents; integer division on them is intended.
       paths: ["billing/**"]
+summary:
+  walkthrough: false
+  diagram: true
+  effort: false
 """
 
 
@@ -205,6 +210,7 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
                 ),
             ),
         ),
+        summary=SummaryConfig(walkthrough=False, diagram=True, effort=False),
     )
     assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
 
@@ -222,6 +228,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.context, DEFAULTS.context),
         (config.verify, DEFAULTS.verify),
         (config.learnings, DEFAULTS.learnings),
+        (config.summary, DEFAULTS.summary),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name

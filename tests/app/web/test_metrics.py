@@ -71,6 +71,7 @@ TOOL_ROLES = {
     "evaluate_answers": "tester",
     "answer_findings": "coder",
     "arbitrate": "arbiter",
+    "describe_change": "tester",  # the walkthrough, on the tester's model
 }
 
 
@@ -228,7 +229,7 @@ LOOPING_TESTER: dict[str, list[Reply]] = {
                 "tiebreak_loop_detections_total": {(): 0},
                 "tiebreak_debates_total": {("arbiter",): 1},
                 "tiebreak_llm_calls_total": {
-                    ("tester", "ok"): 2,
+                    ("tester", "ok"): 3,  # the walkthrough's call is the tester's too
                     ("coder", "ok"): 2,
                     ("arbiter", "ok"): 1,
                 },
@@ -244,7 +245,7 @@ LOOPING_TESTER: dict[str, list[Reply]] = {
                 "tiebreak_loop_detections_total": {(): 1},
                 "tiebreak_debates_total": {("arbiter",): 1},
                 "tiebreak_llm_calls_total": {
-                    ("tester", "ok"): 3,
+                    ("tester", "ok"): 4,
                     ("coder", "ok"): 2,
                     ("arbiter", "ok"): 1,
                 },
@@ -259,7 +260,7 @@ LOOPING_TESTER: dict[str, list[Reply]] = {
                 "tiebreak_arbitrations_total": {("budget",): 1},
                 "tiebreak_debates_total": {("unresolved",): 1},
                 "tiebreak_llm_calls_total": {
-                    ("tester", "ok"): 2,
+                    ("tester", "ok"): 3,  # the walkthrough's call is the tester's too
                     ("coder", "ok"): 2,
                     ("arbiter", "ok"): 1,
                     ("arbiter", "error"): 1,
