@@ -52,12 +52,14 @@ class DebateRun(ProvingSteps):
             self.stop = StopReason.CEILING
             ended = [(t, ArbitrationTrigger.CEILING) for t in self._open()]
             await self._settle(ended, ceiling=str(exc))
-        outcome = self._outcome()
-        if self.summary is None or not self.summary.walkthrough or self.stop in _NOT_DESCRIBED:
-            return outcome
-        described = await describe(self.turns, self.unit, self.summary, self.round)
-        # Built again: the walkthrough's call is one of the unit's calls, counted and billed.
-        return self._outcome().model_copy(update={"walkthrough": described})
+        if (
+            self.summary is not None
+            and self.summary.walkthrough
+            and self.stop not in _NOT_DESCRIBED
+        ):
+            # One of the unit's calls, counted and billed in its outcome like the debate's.
+            self.walkthrough = await describe(self.turns, self.unit, self.summary, self.round)
+        return self._outcome()
 
     async def report(self) -> Outcome:
         """The testers' reports alone, as a one-pass reviewer gives them: every finding

@@ -27,7 +27,15 @@ from agents.outcome import (
 )
 from agents.patches import changed_lines
 from agents.proofs import Proofs, Proving, told_fix
-from agents.protocol import Arbitrate, Finding, Patch, Ruling, RulingKind, ToolName
+from agents.protocol import (
+    Arbitrate,
+    DescribeChange,
+    Finding,
+    Patch,
+    Ruling,
+    RulingKind,
+    ToolName,
+)
 from agents.threads import Closure, Position, Thread
 from agents.turns import Ask, TurnRunner
 from policies.arbitration import ArbitrationTrigger
@@ -64,6 +72,8 @@ class DebateState:
         self.policy = policy
         self.summary = summary
         """What the unit's walkthrough asks, when the config wants one (`agents.describing`)."""
+        self.walkthrough: DescribeChange | None = None
+        """The unit's walkthrough, once written (or restored with a finished debate)."""
         self.unit = unit
         self.diff = unit.diff
         self.panel = policy.panel()
@@ -325,6 +335,7 @@ class DebateState:
     def _restore(self, outcome: Outcome) -> None:
         """Pick up a finished debate: its findings as they ended, its transcript and totals."""
         self.round, self.stop, self.dropped = outcome.rounds, outcome.stop, outcome.dropped_findings
+        self.walkthrough = outcome.walkthrough
         self.messages = list(outcome.transcript.messages)
         self.turns.restore(outcome)
         for result in outcome.findings:
@@ -366,6 +377,7 @@ class DebateState:
             transcript=Transcript(messages=self.messages, turns=self.turns.turns),
             verification_seconds=self.proofs.seconds,
             test_tokens=self.proofs.test_tokens,
+            walkthrough=self.walkthrough,
         )
 
     def _finding_outcome(self, thread: Thread, tokens: int) -> FindingOutcome:

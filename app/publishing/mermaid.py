@@ -18,7 +18,7 @@ _STATEMENTS = (
     re.compile(rf"^(?:participant|actor) {_NAME}(?: as {_NAME})?$"),
     re.compile(rf"^{_NAME}{_ARROW}[+-]?{_NAME}: .{{1,{MAX_LINE}}}$"),
     re.compile(rf"^Note (?:left of|right of|over) {_NAME}(?:,{_NAME})?: .{{1,{MAX_LINE}}}$"),
-    re.compile(r"^(?:loop|alt|else|opt|par|and|critical|break)(?: .{1,80})?$"),
+    re.compile(r"^(?:loop|alt|else|opt|par|and|critical|break)(?: [A-Za-z0-9 _.,?()-]{1,80})?$"),
     re.compile(rf"^(?:end|autonumber|(?:activate|deactivate) {_NAME})$"),
 )
 _ADDRESS = re.compile(r"(?i)(?:[a-z][a-z0-9+.-]{1,20}:|www\.)\S*")

@@ -11,10 +11,22 @@ from agents.journal import MemoryJournal
 from agents.llm import LLMRequest
 from agents.outcome import StopReason
 from agents.protocol import ToolName
-from agents.scripted import ScriptedLLM, by_agent
+from agents.scripted import ScriptedLLM, by_agent, by_role
 from policies.budget import TokenCeiling
+from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
-from tests.scenarios.debates import PAYMENTS, payments_unit
+from tests.scenarios.debates import (
+    PAYMENTS,
+    UNDEFINED,
+    answers,
+    dispute,
+    evaluations,
+    payments_unit,
+    reject,
+    report,
+    rulings,
+    warn,
+)
 
 DESCRIBED: dict[str, Any] = {
     "description": "Logs each payment and rejects negative amounts.",
@@ -139,3 +151,23 @@ async def test_a_walkthrough_the_ceiling_has_no_room_for_is_left_out_and_the_rev
     assert outcome.stop is StopReason.NO_FINDINGS
     assert outcome.walkthrough is None
     assert [r.agent for r in llm.requests] == ["tester"]
+
+
+async def test_a_ruling_asked_for_later_keeps_the_units_walkthrough() -> None:
+    llm = ScriptedLLM(
+        by_agent(
+            {
+                "tester": [report(UNDEFINED), evaluations(reject("F1", "Still undefined."))],
+                "coder": [answers(dispute("F1", "log is a builtin."))] * 2,
+            }
+        ),
+        walkthrough=by_agent({AGENT: [DESCRIBED]}),
+    )
+    no_arbiter = DebatePolicy(arbitration=False)
+    debated = await Debate(llm, no_arbiter, summary=SummaryConfig()).run(payments_unit())
+    arbiter = ScriptedLLM(by_role(arbiter=[rulings(warn("F1", "Check that `log` exists."))]))
+
+    ruled = await Debate(arbiter, no_arbiter).arbitrate(payments_unit(), debated, ["F1"])
+
+    assert debated.walkthrough is not None
+    assert ruled.walkthrough == debated.walkthrough

@@ -133,6 +133,11 @@ def test_model_text_in_the_walkthrough_is_inert(hostile: str) -> None:
             ["sequenceDiagram", "    A->>B: img src=x see now"],
             id="html and addresses in a label",
         ),
+        pytest.param(
+            "sequenceDiagram\nloop <img src=x>\nA->>B: go\nend\nalt retry (twice)\nend",
+            ["sequenceDiagram", "    A->>B: go", "    end", "    alt retry (twice)", "    end"],
+            id="a block's label in plain words only",
+        ),
         pytest.param("graph TD\nA-->B", None, id="not a sequence diagram"),
         pytest.param("sequenceDiagram\nclick A call alert()", None, id="nothing left"),
     ],
