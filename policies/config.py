@@ -6,12 +6,11 @@ read as this model never breaks a review: :func:`parse_config` gives the default
 what is wrong, and on which line.
 """
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import replace
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -21,6 +20,14 @@ from pydantic import (
     ValidationError,
 )
 
+from policies.config_file import (
+    ConfigProblem,
+    Document,
+    dotted,
+    line_of,
+    read_document,
+)
+from policies.config_wording import Shape, problem_words, unmarked_bots
 from policies.debate import DebatePolicy
 from policies.globs import compiled, plain_globs
 from policies.guidance import (
@@ -31,18 +38,18 @@ from policies.guidance import (
     PathInstruction,
 )
 from policies.hearing import HearingPolicy
+from policies.ignoring import IgnoreFilters, PullFacts
 from policies.learnings import LearningsConfig
 from policies.summary import SummaryConfig
 from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
-MAX_CONFIG_BYTES = 64 * 1024
-"""A larger config file is refused unread."""
-MAX_CONFIG_NODES = 10_000
-"""Values a config may hold once its aliases are expanded: a few aliases of aliases could
-otherwise stand for billions."""
-MAX_CONFIG_DEPTH = 32
-"""Levels a config's values may nest; PyYAML recurses once per level while reading."""
+DEFAULTS_REPO = ".github"
+"""The repository of an organisation's (or a user's) defaults, as GitHub's own convention for
+community health files has it: `OWNER/.github`."""
+DEFAULTS_PATH = "tiebreak.yml"
+"""The defaults' file in :data:`DEFAULTS_REPO`, at its root: that repository's own
+`.github/tiebreak.yml` stays the config of its own pull requests."""
 
 
 class Trigger(StrEnum):
@@ -57,7 +64,9 @@ class Trigger(StrEnum):
 
 
 Login = Annotated[
-    str, StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$"),
+    Shape("a GitHub login (letters, digits and hyphens, up to 39, then [bot] for an app)"),
 ]
 MODEL_ID = (
     r"^(?:[a-z0-9][a-z0-9.:@-]{0,99}"
@@ -66,8 +75,16 @@ MODEL_ID = (
 """A model as Anthropic's API (`claude-sonnet-5-5`), Vertex AI (`claude-sonnet-5-5@20260101`) or
 Bedrock names it: a model or inference profile id (`us.anthropic.claude-sonnet-5-5`), or the ARN
 of an inference profile or of provisioned throughput."""
-ModelName = Annotated[str, StringConstraints(pattern=MODEL_ID)]
-Globs = Annotated[tuple[str, ...], AfterValidator(plain_globs)]
+ModelName = Annotated[
+    str,
+    StringConstraints(pattern=MODEL_ID),
+    Shape("a model's id in lower case (claude-sonnet-5-5), or a Bedrock ARN"),
+]
+Globs = Annotated[
+    tuple[str, ...],
+    AfterValidator(plain_globs),
+    Shape("a list of globs (gitignore-style, such as 'src/**')"),
+]
 
 
 class _Section(BaseModel):
@@ -115,6 +132,9 @@ class RepoConfig(_Section):
     ignore_authors: tuple[Login, ...] = ("dependabot[bot]", "renovate[bot]")
     """Logins whose pull requests are not reviewed automatically (case-insensitive)."""
 
+    ignore: IgnoreFilters = IgnoreFilters()
+    """Pull requests not reviewed automatically, by branch, title or label."""
+
     paths: Paths = Paths()
     """Which changed files are reviewed."""
 
@@ -124,9 +144,11 @@ class RepoConfig(_Section):
     max_inline_comments: int = Field(default=10, ge=0, le=100)
     """Inline comments per review, most severe first; the rest are listed in the summary."""
 
-    label: Annotated[str, StringConstraints(pattern=r"^[^\s,](?:[^,\n]{0,48}[^\s,])?$")] = (
-        "Unresolved"
-    )
+    label: Annotated[
+        str,
+        StringConstraints(pattern=r"^[^\s,](?:[^,\n]{0,48}[^\s,])?$"),
+        Shape("a label of 1 to 50 characters, without commas or spaces at either end"),
+    ] = "Unresolved"
     """The label put on a pull request with unresolved findings."""
 
     review_event_on_unresolved: Literal["COMMENT", "REQUEST_CHANGES"] = "COMMENT"
@@ -162,7 +184,10 @@ class RepoConfig(_Section):
     """Files of the base branch whose text the agents read as the project's conventions,
     each up to 16,000 characters; a missing file is skipped."""
 
-    learnings: LearningsConfig = LearningsConfig()
+    learnings: Annotated[
+        LearningsConfig,
+        Shape("a mapping of options (enabled, max_tokens, rules), or a list of {rule, paths}"),
+    ] = LearningsConfig()
     """What the repository's people taught Tiebreak, and whether it learns."""
 
     summary: SummaryConfig = SummaryConfig()
@@ -174,18 +199,19 @@ class RepoConfig(_Section):
     def ignores_author(self, login: str) -> bool:
         return login.lower() in {a.lower() for a in self.ignore_authors}
 
-    def declines(self, trigger: str, *, draft: bool, author: str) -> str | None:
-        """Why the pull request event `trigger` gets no automatic review, if it gets none:
-        Tiebreak turned off, another event, a draft, an ignored author."""
+    def declines(self, trigger: str, pull: PullFacts) -> str | None:
+        """Why the pull request event `trigger` on `pull` gets no automatic review, if it gets
+        none: Tiebreak turned off, another event, a draft, an ignored author, branch, title or
+        label."""
         if not self.enabled:
             return "Tiebreak is turned off for this repository"
         if trigger not in set(self.triggers):
             return f"the config does not review on {trigger!r}"
-        if draft and not self.review_drafts:
+        if pull.draft and not self.review_drafts:
             return "drafts are reviewed once they are ready"
-        if self.ignores_author(author):
-            return f"the config ignores pull requests by {author}"
-        return None
+        if self.ignores_author(pull.author):
+            return f"the config ignores pull requests by {pull.author}"
+        return self.ignore.ignores(pull)
 
 
 class PathFilter:
@@ -199,90 +225,98 @@ class PathFilter:
         return self._include.match(path) and not self._exclude.match(path)
 
 
-@dataclass(frozen=True)
-class ConfigProblem:
-    """Something wrong with a config file, and the line it is on (1-based) when known."""
-
-    message: str
-    line: int | None = None
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.message}" if self.line else self.message
-
-
 def parse_config(text: str) -> tuple[RepoConfig, list[ConfigProblem]]:
-    """The config a file's text describes, and what is wrong with it.
+    """The config a file's text describes, and what is wrong with it, in line order.
 
     An empty file gives the defaults; a file with any problem gives the defaults and its
-    problems: a half-applied config would be harder to reason about than none.
+    problems: a half-applied config would be harder to reason about than none. A warning
+    (:attr:`ConfigProblem.warning`) leaves the config as written.
     """
-    if len(text.encode()) > MAX_CONFIG_BYTES:
-        return RepoConfig(), [ConfigProblem(f"the file is larger than {MAX_CONFIG_BYTES:,} bytes")]
+    return layered_config(text, None, "")
+
+
+def layered_config(
+    own: str | None, defaults: str | None, defaults_source: str
+) -> tuple[RepoConfig, list[ConfigProblem]]:
+    """A repository's config: its own file's text `own` over its organisation's `defaults`
+    (the text of the file named `defaults_source`), each None when there is no such file.
+
+    The own file overrides the defaults key by key: mappings are merged, key by key at
+    every depth, and any other value (a list, a scalar) replaces the default's. Defaults
+    with a problem are left out, and said so; an own file with a problem, or whose values
+    make the merged config invalid, is left out for the defaults alone, as a file alone
+    is for the built-in defaults.
+    """
+    org = read_document(defaults or "")
+    org_config, org_found = _checked(org)
+    # Valid defaults' warnings are found again below, where the own file has not replaced them.
+    org_problems = [replace(p, source=defaults_source) for p, _ in org_found if not p.warning]
+    org_values = {} if org_problems else org.values or {}
+    mine = read_document(own or "")
+    if mine.values is None and mine.problems:
+        return org_config, _in_order([*org_problems, *mine.problems])
+    merged = Document(_merged(org_values, mine.values or {}), mine.root, mine.problems)
+    config, found = _checked(merged)
+    problems = list(org_problems)
+    for problem, loc in found:
+        if loc is not None and org_values and not _has(mine.values or {}, loc):
+            problem = replace(problem, source=defaults_source, line=line_of(org.root, loc))
+        problems.append(problem)
+    if any(not p.warning for p, _ in found):
+        return org_config, _in_order(problems)
+    return config, _in_order(problems)
+
+
+_Found = list[tuple[ConfigProblem, tuple[Any, ...] | None]]
+
+
+def _checked(document: Document) -> tuple[RepoConfig, _Found]:
+    """`document` validated as a config, and its problems with the option each is about
+    (its warnings, when it is valid); the defaults when it has a problem."""
+    found: _Found = [(p, None) for p in document.problems]
+    values = document.values
+    if values is None:
+        return RepoConfig(), found
     try:
-        root = yaml.compose(text, Loader=_Loader)
-        # Before the document is built: building expands merge keys (`<<: [*a, *a]`), which
-        # a few lines can make exponential.
-        if _expanded_size(root) > MAX_CONFIG_NODES:
-            return RepoConfig(), [
-                ConfigProblem(f"the file holds more than {MAX_CONFIG_NODES:,} values")
-            ]
-        document = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        reason = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        return RepoConfig(), [
-            ConfigProblem(f"the file is not valid YAML: {reason}", _clamped(mark, text))
-        ]
-    if document is None or root is None:
-        return RepoConfig(), []
-    if not isinstance(document, dict):
-        line = root.start_mark.line + 1
-        return RepoConfig(), [ConfigProblem("the file must be a mapping of options", line)]
-    problems = [
-        ConfigProblem(f"{_dotted(path)} is set twice", node.start_mark.line + 1)
-        for path, node in _duplicates(root, ())
-    ]
-    try:
-        config = RepoConfig.model_validate(document)
+        config = RepoConfig.model_validate(values)
     except ValidationError as exc:
-        locs = [(_as_written(err["loc"], document), err["msg"]) for err in exc.errors()]
-        problems += [ConfigProblem(f"{_dotted(loc)}: {msg}", _line(root, loc)) for loc, msg in locs]
-    return (RepoConfig(), problems) if problems else (config, [])
+        for error in exc.errors():
+            loc = tuple(_as_written(error["loc"], values))
+            words = problem_words(RepoConfig, error, dotted(loc))
+            found.append((ConfigProblem(words, line_of(document.root, loc)), loc))
+        return RepoConfig(), found
+    if found:
+        return RepoConfig(), found
+    warned = unmarked_bots(config.ignore_authors)
+    return config, [
+        (ConfigProblem(said, line_of(document.root, loc), warning=True), loc)
+        for said, loc in warned
+    ]
 
 
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing values nested deeper than :data:`MAX_CONFIG_DEPTH`
-    and turning a scalar it cannot build (`2001-13-01`, `!!int x`, an integer of 5,000
-    digits) into a YAML error on its line: both would otherwise escape as a `RecursionError`
-    or a `ValueError`, and a config file must never break a review."""
-
-    _depth = 0
-
-    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
-        if self._depth >= MAX_CONFIG_DEPTH:
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(
-                None, None, f"values nest more than {MAX_CONFIG_DEPTH} levels deep", mark
-            )
-        self._depth += 1
-        try:
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
-        try:
-            return super().construct_object(node, deep)
-        except ValueError as exc:
-            raise yaml.constructor.ConstructorError(None, None, str(exc), node.start_mark) from exc
+def _merged(defaults: dict[Any, Any], own: dict[Any, Any]) -> dict[Any, Any]:
+    """`own` over `defaults`: mappings merged at every depth, other values replaced."""
+    merged = dict(defaults)
+    for key, value in own.items():
+        below = merged.get(key)
+        both = isinstance(below, dict) and isinstance(value, dict)
+        merged[key] = _merged(below, value) if both else value  # type: ignore[arg-type]
+    return merged
 
 
-def _clamped(mark: yaml.Mark | None, text: str) -> int | None:
-    """The 1-based line of `mark`, which PyYAML may put just past the last line (an unclosed
-    bracket): an annotation must sit on a line the file has."""
-    if mark is None:
-        return None
-    return max(1, min(mark.line + 1, len(text.splitlines())))
+def _has(values: Any, loc: Sequence[Any]) -> bool:
+    """Whether `values` holds the option at `loc`, or a value replacing the option's."""
+    for key in loc:
+        if isinstance(values, dict) and key in values:
+            values = values[key]
+        else:
+            return isinstance(values, list)  # a list replaces the default's whole
+    return True
+
+
+def _in_order(problems: list[ConfigProblem]) -> list[ConfigProblem]:
+    """The repository's own file's problems by line, then its defaults'."""
+    return sorted(problems, key=lambda p: (p.source or "", p.line or 0))
 
 
 def _as_written(loc: Sequence[Any], document: dict[Any, Any]) -> Sequence[Any]:
@@ -290,52 +324,3 @@ def _as_written(loc: Sequence[Any], document: dict[Any, Any]) -> Sequence[Any]:
     the section itself."""
     short = isinstance(document.get("learnings"), list)
     return ("learnings", *loc[2:]) if short and tuple(loc[:2]) == ("learnings", "rules") else loc
-
-
-def _dotted(loc: Sequence[Any]) -> str:
-    return ".".join(str(p) for p in loc) or "the file"
-
-
-def _line(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
-    """The line of the deepest key or item along `loc` that the file has: a key's own line,
-    not its value's, which may start lines below it."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in loc:
-        if isinstance(node, yaml.MappingNode):
-            pair = next(((k, v) for k, v in node.value if k.value == key), None)
-            at, node = pair or (None, None)
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
-            at = node = node.value[key] if key < len(node.value) else None
-        else:
-            at = node = None
-        if at is None:
-            break
-        line = at.start_mark.line + 1
-    return line
-
-
-def _expanded_size(root: yaml.Node | None) -> int:
-    """How many nodes the document has with its aliases expanded, counting no further than
-    just past :data:`MAX_CONFIG_NODES`."""
-    count, stack = 0, [root] if root is not None else []
-    while stack and count <= MAX_CONFIG_NODES:
-        node = stack.pop()
-        count += 1
-        if isinstance(node, yaml.MappingNode):
-            stack += [n for pair in node.value for n in pair]
-        elif isinstance(node, yaml.SequenceNode):
-            stack += node.value
-    return count
-
-
-def _duplicates(node: yaml.Node | None, path: tuple[Any, ...]) -> Iterator[tuple[Any, yaml.Node]]:
-    if isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key, value in node.value:
-            if key.value in seen:
-                yield (*path, key.value), key
-            seen.add(key.value)
-            yield from _duplicates(value, (*path, key.value))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            yield from _duplicates(item, (*path, i))

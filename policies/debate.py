@@ -9,6 +9,7 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from policies.config_wording import Shape
 from policies.globs import plain_globs
 from policies.panel import MAX_TESTERS, Focus, Panel, Topology
 from policies.safety import ALWAYS_PROTECTED
@@ -72,9 +73,11 @@ class DebatePolicy(BaseModel):
     token_ceiling: int = Field(default=400_000, ge=10_000)
     """Hard ceiling on the tokens one review may spend, across all its units."""
 
-    protected_paths: Annotated[tuple[str, ...], AfterValidator(_with_always_protected)] = (
-        ALWAYS_PROTECTED
-    )
+    protected_paths: Annotated[
+        tuple[str, ...],
+        AfterValidator(_with_always_protected),
+        Shape("a list of globs (gitignore-style, such as 'src/**')"),
+    ] = ALWAYS_PROTECTED
     """Gitignore-style globs of paths no patch may touch. The default ones are always among
     them: everything that runs in CI with the repository's secrets (workflows, actions and an
     `action.yml` anywhere, other CI services' files, dev containers, pre-commit hooks), what

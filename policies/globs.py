@@ -1,14 +1,15 @@
 """Gitignore-style globs: checked when a config is read, matched in time linear in the path.
 
 Every glob Tiebreak matches goes through here: a repository config's `paths`,
-`path_instructions` and `debate.protected_paths`, and the paths no patch may touch. A config is
-written by whoever owns the repository, its globs meet the paths of an untrusted diff, and one
-process serves every installation. A backtracking matcher (Python's `re`) takes seconds on
-`*a*a*a*a*a*a*a*a*a*ab` against a name of forty `a`s, and three times as long for each
-further `*a`; RE2, pathspec's `re2` backend, reads a path once, in time linear in its length
-whatever the globs. The backend is named rather than left to pathspec's choice and `re2` is
-imported here, so that a server without `google-re2` fails to start instead of falling back
-to backtracking.
+`path_instructions`, `debate.protected_paths` and `ignore`'s branches, the paths no patch may
+touch, and `ignore.title_patterns`, wildcards matched against a pull request's whole title.
+A config is written by whoever owns the repository, its globs meet the paths of an untrusted
+diff, and one process serves every installation. A backtracking matcher (Python's `re`)
+takes seconds on `*a*a*a*a*a*a*a*a*a*ab` against a name of forty `a`s, and three times as
+long for each further `*a`; RE2, pathspec's `re2` backend, reads a path once, in time linear
+in its length whatever the globs. The backend is named rather than left to pathspec's choice
+and `re2` is imported here, so that a server without `google-re2` fails to start instead of
+falling back to backtracking.
 """
 
 import functools
@@ -115,3 +116,43 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, re2.error):
         return "too large, or a bracket expression RE2 does not read"
     return "git does not read it as a pattern (a trailing `\\`?)"
+
+
+class CompiledTitles:
+    """Titles matched, whole and case-insensitively, by any of some `*`/`?` patterns."""
+
+    def __init__(self, patterns: tuple[str, ...]) -> None:
+        self._patterns = [(p, re2.compile(_title_regex(p))) for p in patterns]
+
+    def first_match(self, title: str) -> str | None:
+        """The first pattern matching `title`, if one does."""
+        return next((p for p, regex in self._patterns if regex.fullmatch(title)), None)
+
+
+def title_patterns(patterns: Sequence[str]) -> Sequence[str]:
+    """`patterns` as given, once each is a pattern of a title Tiebreak can match: `*` for
+    any text, `?` for one character, anything else (brackets included) itself."""
+    if len(patterns) > MAX_GLOBS:
+        raise ValueError(f"a list of patterns may hold at most {MAX_GLOBS}, not {len(patterns)}")
+    for pattern in patterns:
+        if not pattern.strip():
+            raise ValueError("a pattern may not be empty")
+        if len(pattern) > MAX_GLOB_CHARS:
+            raise ValueError(f"{_shown(pattern)} is longer than {MAX_GLOB_CHARS} characters")
+        if len(re.findall(r"\*+|\?", pattern)) > MAX_WILDCARDS:
+            raise ValueError(f"{_shown(pattern)} has more than {MAX_WILDCARDS} wildcards")
+    return patterns
+
+
+@functools.lru_cache(maxsize=64)
+def compiled_titles(patterns: tuple[str, ...]) -> CompiledTitles:
+    return CompiledTitles(patterns)
+
+
+def _title_regex(pattern: str) -> str:
+    # Titles are prose: brackets (`[WIP]`) are themselves, not a set of characters.
+    parts = re.split(r"(\*+|\?)", pattern)
+    regex = "".join(
+        ".*" if part.startswith("*") else "." if part == "?" else re.escape(part) for part in parts
+    )
+    return f"(?is){regex}"

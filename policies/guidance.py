@@ -20,6 +20,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from policies.config_wording import Shape
 from policies.globs import compiled, plain_globs
 from policies.learnings import Learning, Learnings
 from policies.safety import is_safe_relative
@@ -39,7 +40,12 @@ def _relative(path: str) -> str:
 
 
 Instructions = Annotated[str, StringConstraints(max_length=MAX_INSTRUCTIONS_CHARS)]
-GuidelinePath = Annotated[str, StringConstraints(min_length=1), AfterValidator(_relative)]
+GuidelinePath = Annotated[
+    str,
+    StringConstraints(min_length=1),
+    AfterValidator(_relative),
+    Shape("a path inside the repository, such as AGENTS.md"),
+]
 
 
 def _glob(glob: str) -> str:
@@ -54,7 +60,7 @@ class _Section(BaseModel):
 class PathInstruction(_Section):
     """Instructions for the review units holding a file that matches `path`."""
 
-    path: Annotated[str, AfterValidator(_glob)]
+    path: Annotated[str, AfterValidator(_glob), Shape("a glob (gitignore-style, such as 'src/**')")]
     """A gitignore-style glob (`src/api/**`, `*.sql`)."""
 
     instructions: Instructions

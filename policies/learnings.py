@@ -31,6 +31,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from policies.config_wording import Shape
 from policies.globs import CompiledGlobs, compiled, plain_globs
 
 MAX_RULE_CHARS = 300
@@ -73,6 +74,7 @@ LearningGlobs = Annotated[
     tuple[str, ...],
     Field(min_length=1, max_length=MAX_LEARNING_GLOBS),
     AfterValidator(_globs),
+    Shape("a list of globs (gitignore-style, such as 'src/**')"),
 ]
 
 

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from policies.config_wording import Shape
 from policies.safety import is_safe_relative
 
 TEST_PLACEHOLDER = "{test}"
@@ -95,7 +96,11 @@ Command = Annotated[
 ]
 
 
-WorkflowFile = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$")]
+WorkflowFile = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$"),
+    Shape("a workflow's file name in .github/workflows/, such as tiebreak-verify.yml"),
+]
 """A workflow's file name in `.github/workflows/` of the default branch."""
 
 

@@ -252,10 +252,12 @@ def test_an_opened_pull_request_gets_a_review_and_a_check_run(tiebreak: Tiebreak
     assert tiebreak.deliver("pull_request", tiebreak.open_pull(1, head), delivery="d-1") == 202
     tiebreak.wait_until_completed(head)
     # One line for the delivery, the endpoint's own: no access line besides it.
+    # Read as the records they are: an id elsewhere in a line (a run's, a job's) may hold "d-1".
+    records = [json.loads(line) for line in tiebreak.log_lines() if line.startswith("{")]
     (line,) = [
-        json.loads(line)
-        for line in tiebreak.log_lines()
-        if "/api/github/webhooks" in line or "d-1" in line
+        r
+        for r in records
+        if r.get("delivery_id") == "d-1" or "/api/github/webhooks" in r.get("message", "")
     ]
     assert (line["delivery_id"], line["message"]) == ("d-1", "webhook answered 202: enqueued")
 
@@ -292,6 +294,26 @@ def test_a_deadlock_the_arbiter_cannot_settle_labels_the_pull_request(tiebreak: 
     assert tiebreak.get(check.details_url.split("?")[0])[0] == 404
     # The access log names the request, never the token (the module checks every line).
     assert any("GET /runs/" in line and "token=[REDACTED]" in line for line in tiebreak.log_lines())
+
+
+def test_a_pull_request_the_config_ignores_by_its_label_gets_no_review(tiebreak: Tiebreak) -> None:
+    head, base = "7" * 40, "c" * 40
+    config = "ignore:\n  labels: [no-review]\n"
+    body = tiebreak.open_pull(7, head)
+    # On a base of its own: the other pull requests' base has no config.
+    tiebreak.github.add_pull(REPO, 7, head_sha=head, base_sha=base, diff=DIFF)
+    tiebreak.github.set_file(REPO, base, ".github/tiebreak.yml", config)
+    tiebreak.github.label_pull(REPO, 7, "No-Review")
+
+    assert tiebreak.deliver("pull_request", body) == 202
+    said = "not reviewed: the config ignores pull requests labelled 'No-Review'"
+    deadline = time.monotonic() + DEADLINE
+    while not any(said in line for line in tiebreak.log_lines()):
+        assert time.monotonic() < deadline, f"no {said!r} in the log within {DEADLINE} s"
+        time.sleep(0.1)
+
+    assert [c for c in tiebreak.github.check_runs(REPO) if c.head_sha == head] == []
+    assert tiebreak.github.reviews(REPO, 7) == []
 
 
 def test_one_delivery_sent_twenty_times_at_once_makes_one_review(tiebreak: Tiebreak) -> None:

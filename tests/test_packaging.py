@@ -190,7 +190,8 @@ def test_git_ignores_the_data_tiebreak_serve_keeps_in_the_directory_it_runs_from
 
 def test_the_readmes_commands_that_run_tiebreak_install_no_dev_dependency() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    runs = re.findall(r"uv run (?:[-\w]+ )*?tiebreak (?:serve|setup|review|check-config)", readme)
+    commands = "serve|setup|review|check-config|verify-workflow|learnings"
+    runs = re.findall(rf"uv run (?:[-\w]+ )*?tiebreak (?:{commands})", readme)
     dev = {re.split(r"[<>=\[ ]", spec)[0] for spec in PYPROJECT["dependency-groups"]["dev"]}
     runtime = {re.split(r"[<>=\[ ]", spec)[0] for spec in PYPROJECT["project"]["dependencies"]}
 

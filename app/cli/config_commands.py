@@ -3,25 +3,58 @@ file checked as the App reads it, the workflow a repository adds for its finding
 the config's reference regenerated from its model."""
 
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import click
+import yaml
 
 from app.cli import config_docs
 from app.cli.exits import EXIT_PROBLEMS
 from app.cli.exits import fail as _fail
 from app.verification.workflow import template_text
-from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
+from policies.config import CONFIG_PATH, layered_config
+from policies.config_file import MAX_CONFIG_BYTES
 
 
 @click.command("check-config")
 @click.argument("file", default=CONFIG_PATH)
-def check_config(file: str) -> None:
+@click.option(
+    "--org-defaults",
+    "defaults",
+    metavar="DEFAULTS",
+    help="The organisation's defaults (tiebreak.yml of OWNER/.github): check FILE over them "
+    "and print the config a repository with FILE gets.",
+)
+def check_config(file: str, defaults: str | None) -> None:
     """Check a config file (default .github/tiebreak.yml) as the App reads it.
 
-    Exit status: 0 when the file is valid, 1 when it has problems (each printed as
-    FILE:LINE: message), 2 when it cannot be read.
+    The App reads only .github/tiebreak.yml, at the pull request's base: another path is
+    checked all the same, with a warning. With --org-defaults, FILE is checked over those
+    defaults, and the merged config printed as YAML (the options it sets beside Tiebreak's
+    own defaults). Exit status: 0 when valid (warnings printed), 1 when either file has
+    problems (each printed as FILE:LINE: message, in line order), 2 when one cannot be read.
     """
+    own_text = _read(file)
+    defaults_text = _read(defaults) if defaults is not None else None
+    elsewhere = not _is_read_by_the_app(file)
+    if elsewhere:
+        click.echo(f"{file}: warning: the App reads only {CONFIG_PATH}, not this file")
+    config, problems = layered_config(own_text, defaults_text, defaults or "")
+    for problem in problems:
+        name = problem.source or file
+        where = f"{name}:{problem.line}" if problem.line else name
+        said = f"warning: {problem.message}" if problem.warning else problem.message
+        click.echo(f"{where}: {said}")
+    if any(not p.warning for p in problems):
+        sys.exit(EXIT_PROBLEMS)
+    click.echo(f"{file}: OK" + (f" (but the App reads only {CONFIG_PATH})" if elsewhere else ""))
+    if defaults is not None:
+        click.echo(f"# the config of a repository with {file}, over {defaults}:")
+        merged = config.model_dump(mode="json", exclude_defaults=True)
+        click.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
+
+
+def _read(file: str) -> str:
     try:
         # One byte past the limit is enough for parse_config to refuse a larger file.
         with Path(file).open("rb") as stream:
@@ -29,13 +62,12 @@ def check_config(file: str) -> None:
     except OSError as exc:
         _fail(f"cannot read {file}: {exc.strerror or exc}")
     # Decoded as the App decodes the file it fetches from GitHub.
-    _, problems = parse_config(data.decode("utf-8", errors="replace"))
-    for problem in problems:
-        where = f"{file}:{problem.line}" if problem.line else file
-        click.echo(f"{where}: {problem.message}")
-    if problems:
-        sys.exit(EXIT_PROBLEMS)
-    click.echo(f"{file}: OK")
+    return data.decode("utf-8", errors="replace")
+
+
+def _is_read_by_the_app(file: str) -> bool:
+    """Whether `file` is where the App looks: `.github/tiebreak.yml` of some checkout."""
+    return Path(file).parts[-2:] == tuple(PurePosixPath(CONFIG_PATH).parts)
 
 
 @click.command("config-docs", hidden=True)

@@ -69,8 +69,11 @@ def fetched(asked: PullRequest) -> RemotePull:
     title = _printable(pull.title)
     click.echo(f"tiebreak: reviewing {asked.address} at {pull.head_sha[:7]}: {title}", err=True)
     for problem in remote.problems:
-        where = f"{CONFIG_PATH}:{problem.line}" if problem.line else CONFIG_PATH
-        click.echo(f"tiebreak: {where} at the base: {_printable(problem.message)}", err=True)
+        name = problem.source or CONFIG_PATH
+        where = f"{name}:{problem.line}" if problem.line else name
+        where += "" if problem.source else " at the base"
+        said = f"warning: {problem.message}" if problem.warning else problem.message
+        click.echo(f"tiebreak: {where}: {_printable(said)}", err=True)
     return remote
 
 

@@ -14,16 +14,17 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-from agents.context import changed_files
 from agents.diff import Diff
 from app.cli.pull_address import PullAddress
 from app.events import PullKey
+from app.github.configs import repository_config
 from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest
 from app.github.protocol import InstallationClient
-from app.jobs.reading import ReadingLimits
+from app.jobs.reading import ReadingLimits, head_sources
 from app.jobs.together import together
-from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
+from policies.config import RepoConfig
+from policies.config_file import ConfigProblem
 from policies.guidance import Guidance
 
 GH_TIMEOUT_SECONDS = 10.0
@@ -93,20 +94,19 @@ def refusal(exc: GitHubError, address: PullAddress, token: Token | None) -> str:
 
 
 async def fetch(github: InstallationClient, ref: PullKey, limits: ReadingLimits) -> RemotePull:
-    """The pull request `ref`, its diff, its config at the base and its files at the head.
-    Raises :class:`GitHubError`, and :class:`agents.errors.DiffError` for a diff that is
-    not one."""
+    """The pull request `ref`, its diff, its config at the base (over its organisation's
+    defaults, as the App reads them) and its files at the head. Raises
+    :class:`GitHubError`, and :class:`agents.errors.DiffError` for a diff that is not one."""
     pull = await github.pull_request(ref)
-    text, config_text = await together(
-        github.diff(ref), github.file(ref, CONFIG_PATH, pull.base_sha)
+    text, (config, problems) = await together(
+        github.diff(ref), repository_config(github, ref, pull.base_sha)
     )
-    config, problems = (RepoConfig(), []) if config_text is None else parse_config(config_text)
     paths = config.path_filter()
     whole = Diff.parse(text, allow_empty=True)
     diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
     guidelines = [FileAt(pull.base_sha, path) for path in config.guidelines]
     heads, too_large = (
-        await _heads(github, ref, pull, diff, limits) if config.context.enabled else ([], [])
+        await head_sources(github, ref, pull, diff, limits) if config.context.enabled else ([], [])
     )
     texts = await github.texts(ref, guidelines + heads)
     guidance = Guidance.of(
@@ -118,18 +118,6 @@ async def fetch(github: InstallationClient, ref: PullKey, limits: ReadingLimits)
         ((f.path, found), len(found.encode())) for f in heads if (found := texts[f])
     )
     read = f"code around the changes read from {ref.full_name} at {pull.head_sha[:7]}"
-    if too_large := too_large + [path for path, _ in left_out]:
-        read += f"; not read, too large: {', '.join(map(repr, too_large))}"
+    if unread := [f.path for f in too_large] + [path for path, _ in left_out]:
+        read += f"; not read, too large: {', '.join(map(repr, unread))}"
     return RemotePull(pull, diff, config, problems, dict(kept), read, guidance)
-
-
-async def _heads(
-    github: InstallationClient, ref: PullKey, pull: PullRequest, diff: Diff, limits: ReadingLimits
-) -> tuple[list[FileAt], list[str]]:
-    """The changed files to read at the head, within `limits` as far as GitHub tells their
-    sizes, and the paths of those left out."""
-    files = [FileAt(pull.head_sha, f.path) for f in changed_files(diff)][: limits.files]
-    sizes = await github.sizes(ref, files)
-    known = ((f, size) for f in files if (size := sizes.get(f, 0)) is not None)
-    chosen, left_out = limits.within(known)
-    return chosen, [f.path for f in left_out]

@@ -33,7 +33,8 @@ from app.verification.local import LocalVerifier
 from app.verification.runner import Runner
 from app.verification.sandbox import SandboxUnavailable, sandboxed
 from app.verification.unsandboxed import Unsandboxed
-from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES, parse_config
+from policies.config import CONFIG_PATH, parse_config
+from policies.config_file import MAX_CONFIG_BYTES
 from policies.verification import VerifyConfig
 
 F = TypeVar("F", bound=Callable[..., object])

@@ -67,6 +67,10 @@ class _Branch(Read):
     """None when the repository is gone (a deleted fork)."""
 
 
+class _Label(Read):
+    name: str
+
+
 class Pull(Read):
     """`GET /repos/{owner}/{repo}/pulls/{number}`."""
 
@@ -80,6 +84,7 @@ class Pull(Read):
     base: _Branch
     maintainer_can_modify: bool | None = None
     html_url: OrEmpty = ""
+    labels: tuple[_Label, ...] = ()
 
     def pull_request(self, full_name: str) -> PullRequest:
         """As the review needs it; `full_name` is the repository asked about, for a base or
@@ -101,6 +106,7 @@ class Pull(Read):
             base_repo=base_repo,
             maintainer_can_modify=bool(self.maintainer_can_modify),
             html_url=self.html_url,
+            labels=tuple(label.name for label in self.labels),
         )
 
 

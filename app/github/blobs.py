@@ -26,6 +26,7 @@ from typing import Any
 
 from githubkit import GitHub
 from githubkit.exception import GitHubException, RequestFailed
+from githubkit.utils import UNSET
 from pydantic import ValidationError
 
 from app.events import PullKey
@@ -73,11 +74,13 @@ async def read_sizes(
     return {file: size for sizes in read for file, size in sizes.items()}
 
 
-async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str) -> str | None:
-    """A file's text at a commit through the contents API, or None if it does not exist
-    there; githubkit's exception when GitHub fails the call."""
+async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str | None) -> str | None:
+    """A file's text at a commit (None: at the default branch's head) through the contents
+    API, or None if it does not exist there; githubkit's exception when GitHub fails the
+    call."""
+    at = UNSET if commit is None else commit
     try:
-        response = await github.rest.repos.async_get_content(ref.owner, ref.repo, path, ref=commit)
+        response = await github.rest.repos.async_get_content(ref.owner, ref.repo, path, ref=at)
     except RequestFailed as exc:
         if exc.response.status_code == 404:
             return None

@@ -166,8 +166,9 @@ class Installation:
         return "".join(parts)
 
     @translating
-    async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
-        """A file's text at a commit, or None if it does not exist there."""
+    async def file(self, ref: PullKey, path: str, commit: str | None) -> str | None:
+        """A file's text at a commit (None: the default branch's head), or None if it does
+        not exist there."""
         return await file_text(self._github, ref, path, commit)
 
     async def texts(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, str | None]:

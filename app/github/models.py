@@ -149,6 +149,8 @@ class PullRequest(BaseModel):
     base_repo: str
     maintainer_can_modify: bool
     html_url: str
+    labels: tuple[str, ...] = ()
+    """The names of its labels."""
 
     @property
     def from_fork(self) -> bool:

@@ -84,8 +84,8 @@ class InstallationClient(Protocol):
 
     async def diff(self, ref: PullKey) -> str: ...
 
-    async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
-        """None if the commit has no such file."""
+    async def file(self, ref: PullKey, path: str, commit: str | None) -> str | None:
+        """None if the commit (None: the default branch's head) has no such file."""
         ...
 
     async def texts(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, str | None]:

@@ -12,8 +12,9 @@ A pull request chooses how large its files are, so what a review reads of them i
 texts, and a file too large, or past what the review may read in all, is not fetched. Its
 changes are reviewed without it, the agents told it was not read.
 
-The repository at the head is read whole too, once per review, as GitHub's archive of the
-head commit kept in the worker's cache (:mod:`app.snapshots`): a second review of the same
+The repository at the head is read whole too, once per review of code (a pull request of
+docs alone has nothing to search for), as GitHub's archive of the head commit kept in the
+worker's cache (:mod:`app.snapshots`): a second review of the same
 commit reads it from the disk. The download runs beside the texts' request. A snapshot that
 cannot be had (GitHub refuses or fails the download, the repository is past the cache's
 limits, its archive is unsafe) never fails the review: it goes on with the changed files,
@@ -33,6 +34,7 @@ from typing import TypeVar
 from agents.context import Reading, changed_files
 from agents.diff import Diff
 from agents.related import Related
+from agents.scopes import parsable
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest
@@ -113,7 +115,11 @@ async def reading_for(
     if not config.context.enabled:
         texts = await github.texts(ref, guidelines)
         return HeadReading(Reading(guidance=_guidance(config, guidelines, texts)))
-    sources = await _sources(github, ref, pull, diff, limits)
+    sources, too_large = await head_sources(github, ref, pull, diff, limits)
+    _log_left_out([f.path for f in too_large])
+    # Only code is searched across files: a pull request of docs alone downloads nothing.
+    if not any(parsable(f.path) for f in changed_files(diff)):
+        snapshots = None
     async with AsyncExitStack() as held:
         (root, head_not_read), texts = await together(
             _head(held, github, ref, pull, snapshots), github.texts(ref, guidelines + sources)
@@ -178,17 +184,15 @@ async def _head(
     return root, None
 
 
-async def _sources(
+async def head_sources(
     github: InstallationClient, ref: PullKey, pull: PullRequest, diff: Diff, limits: ReadingLimits
-) -> list[FileAt]:
-    """The changed files to read at the head: within `limits`, as far as GitHub tells their
-    sizes (a file with no text to give is not asked for)."""
+) -> tuple[list[FileAt], list[FileAt]]:
+    """The changed files to read at the head, within `limits` as far as GitHub tells their
+    sizes (a file with no text to give is not asked for), and those too large to."""
     files = [FileAt(pull.head_sha, f.path) for f in changed_files(diff)][: limits.files]
     sizes = await github.sizes(ref, files)
     known = [(f, size) for f in files if (size := sizes.get(f, 0)) is not None]
-    chosen, left_out = limits.within(known)
-    _log_left_out([f.path for f in left_out])
-    return chosen
+    return limits.within(known)
 
 
 def _log_left_out(paths: Sequence[str]) -> None:

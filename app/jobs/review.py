@@ -26,6 +26,7 @@ from agents.protocol import Severity
 from agents.review import Review
 from app.bodies import NewCheckRun
 from app.events import PullRequestRef
+from app.github.configs import repository_config
 from app.github.errors import GitHubError
 from app.github.models import PullRequest
 from app.github.protocol import InstallationClient
@@ -57,8 +58,10 @@ from app.store.records import ENDED, RunStatus, State
 from app.store.transcripts import TranscriptRecord
 from app.telemetry.logs import log_context
 from policies.budget import MIN_CEILING
-from policies.config import CONFIG_PATH, ConfigProblem, RepoConfig, parse_config
+from policies.config import RepoConfig
+from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
+from policies.ignoring import PullFacts
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +153,7 @@ class ReviewRun:
         # A review a person asked for always happens (unless the config turns Tiebreak off).
         quiet = None
         if self.trigger is not None:
-            quiet = self.config.declines(self.trigger, draft=pull.draft, author=pull.author)
+            quiet = self.config.declines(self.trigger, _facts(pull))
         if quiet is not None:
             return f"not reviewed: {quiet}"
         self.check_id = await self._open_check_run()
@@ -158,7 +161,10 @@ class ReviewRun:
 
     def _resume(self, plan: RunPlan) -> None:
         self.config, self.check_id, self.units = plan.config, plan.check_run_id, plan.units
-        self.config_problems = [ConfigProblem(m, line) for m, line in plan.config_problems]
+        self.config_problems = [
+            *(ConfigProblem(m, line) for m, line in plan.config_problems),
+            *plan.config_notes,
+        ]
         log.warning("picking up run %s of %s where its worker left it", self.run_id, self.ref.key)
 
     async def _review(self, check_id: int, pull: PullRequest) -> str:
@@ -196,7 +202,7 @@ class ReviewRun:
             estimate=expected,
             policy=policy,
             config=config,
-            config_problems=[(p.message, p.line) for p in self.config_problems],
+            config_notes=self.config_problems,
             excluded_files=len(whole.files) - len(diff.files),
             tests=tests,
             tests_note=tests_note,
@@ -381,10 +387,9 @@ class ReviewRun:
         return DebatePolicy.model_validate({**own.model_dump(), "token_ceiling": ceiling})
 
     async def _config(self, base_sha: str) -> tuple[RepoConfig, list[ConfigProblem]]:
-        """The repository's config from the base commit: the change under review cannot
-        rewrite its own rules."""
-        text = await self.github.file(self.ref, CONFIG_PATH, base_sha)
-        return (RepoConfig(), []) if text is None else parse_config(text)
+        """The repository's config from the base commit, over its organisation's defaults:
+        the change under review cannot rewrite its own rules."""
+        return await repository_config(self.github, self.ref, base_sha)
 
     async def _open_check_run(self) -> int:
         """Create the run's check run, in progress (the job is running: it was queued only
@@ -447,4 +452,15 @@ class ReviewRun:
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
     return check_runs.daily_budget_reached(
         spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
+    )
+
+
+def _facts(pull: PullRequest) -> PullFacts:
+    return PullFacts(
+        author=pull.author,
+        draft=pull.draft,
+        base_branch=pull.base_ref,
+        head_branch=pull.head_ref,
+        title=pull.title,
+        labels=pull.labels,
     )

@@ -7,6 +7,7 @@ check run says when the repository's config was ignored, and what the config lef
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from app.bodies import LIMIT, Annotation, AnnotationLevel, Conclusion
@@ -19,7 +20,8 @@ from app.publishing.publication import (
     Publication,
     RunInfo,
 )
-from policies.config import CONFIG_PATH, ConfigProblem
+from policies.config import CONFIG_PATH
+from policies.config_file import ConfigProblem
 
 
 def failed(reason: str, *, run: RunInfo) -> CheckRunResult:
@@ -130,22 +132,26 @@ def scope_notes(
 def with_config_problems(
     result: CheckRunResult, problems: Sequence[ConfigProblem]
 ) -> CheckRunResult:
-    """`result`, saying why the config was ignored, with an annotation on each problem's
-    line of the config file."""
+    """`result`, saying why the config was ignored (or what it warns of, when only warnings),
+    with an annotation on each problem's line of the config file."""
     if not problems:
         return result
-    notes = "\n".join(f"- {md.inline(str(p), 500)}" for p in problems)
-    summary = f"{result.summary}\n\n**{CONFIG_PATH} was ignored** (defaults used):\n{notes}"
+    sources = dict.fromkeys(p.source for p in problems)
+    notes = [_config_notes(s, [p for p in problems if p.source == s]) for s in sources]
+    summary = "\n\n".join([result.summary, *notes])
+    own = [p for p in problems if p.source is None]
+    ignored = any(not p.warning for p in own)
+    title = "Tiebreak ignored this config file" if ignored else "Tiebreak warns about this line"
     annotations = [
         Annotation(
             path=CONFIG_PATH,
             start_line=p.line,
             end_line=p.line,
             annotation_level=AnnotationLevel.WARNING,
-            title="Tiebreak ignored this config file",
+            title=title,
             message=md.clip(p.message, md.PROSE_LIMIT),
         )
-        for p in problems
+        for p in own
         if p.line is not None
     ][:ANNOTATIONS_PER_REQUEST]
     batches = result.annotation_batches
@@ -155,3 +161,17 @@ def with_config_problems(
             "annotation_batches": [annotations, *batches] if annotations else batches,
         }
     )
+
+
+def _config_notes(source: str | None, problems: Sequence[ConfigProblem]) -> str:
+    """What is wrong with one config file: the repository's own (`source` None), or its
+    organisation's defaults."""
+    name = source or CONFIG_PATH
+    if not any(not p.warning for p in problems):
+        heading = f"**{name} was read, with warnings**"
+    elif source is None:
+        heading = f"**{name} was ignored** (defaults used)"
+    else:
+        heading = f"**{name} was ignored** (the organisation's defaults left out)"
+    notes = "\n".join(f"- {md.inline(str(replace(p, source=None)), 500)}" for p in problems)
+    return f"{heading}:\n{notes}"

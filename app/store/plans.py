@@ -22,6 +22,7 @@ from app.publishing.rereview import Scope
 from app.store import keys
 from app.store.packed import pack, pack_text, unpack, unpack_text
 from policies.config import Models, RepoConfig
+from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
 from policies.errors import TiebreakError
 from policies.summary import SummaryConfig
@@ -67,6 +68,10 @@ class RunPlan(BaseModel):
     policy: DebatePolicy
     config: RepoConfig
     config_problems: list[tuple[str, int | None]] = []
+    """What was wrong with the repository's config file, as plans written before
+    :attr:`config_notes` held it."""
+    config_notes: list[ConfigProblem] = []
+    """What is wrong with the config's files, or what they warn of."""
     excluded_files: int = 0
     tests: ActionsTesting | None = None
     """How the units run their findings' tests; None: they run none."""

@@ -24,7 +24,8 @@ def test_the_benchmark_prints_each_commands_time_against_the_baseline(
 
 
 def test_each_command_measured_starts_and_does_its_work(tmp_path: Path) -> None:
-    config = tmp_path / "tiebreak.yml"
+    config = tmp_path / ".github" / "tiebreak.yml"
+    config.parent.mkdir()
     config.write_text("review_drafts: true\n", encoding="utf-8")
     env = bench.environment()
 

@@ -146,9 +146,9 @@ class FakeInstallation:
         self._call("diff")
         return self.diff_text
 
-    async def file(self, ref: PullKey, path: str, commit: str) -> str | None:
+    async def file(self, ref: PullKey, path: str, commit: str | None) -> str | None:
         self._call("file")
-        return self.files.get(FileAt(commit, path))
+        return self.files.get(FileAt(commit or "HEAD", path))
 
     async def texts(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, str | None]:
         self._call("texts")

@@ -14,12 +14,11 @@ from fastapi.testclient import TestClient
 
 from agents.llm import LLMClient
 from app.jobs.deps import WorkerDeps
-from app.store.queue import ReviewQueue
 from app.verification.workflow import template_text
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.workflow import run_template
-from tests.scenarios.reviews import REF, REPO, background_worker, worker_setup
-from tests.scenarios.webhooks import signed
+from tests.scenarios.reviews import BASE, HEAD, REPO, background_worker, worker_setup
+from tests.scenarios.webhooks import payload, signed
 
 WORKFLOW = "tiebreak-verify.yml"
 DEADLINE = 60.0
@@ -55,11 +54,11 @@ class Deliveries:
     def deliver(self, client: TestClient) -> None:
         with self._lock:
             waiting, self._waiting = self._waiting, []
-        for event, payload in waiting:
-            raw, headers = signed(event, payload)
+        for event, body in waiting:
+            raw, headers = signed(event, body)
             answer = client.post("/api/github/webhooks", content=raw, headers=headers)
             assert answer.status_code in (200, 202), answer.text
-            self.sent.append((payload["action"], answer.json()["outcome"]))
+            self.sent.append((body["action"], answer.json()["outcome"]))
 
 
 def completed(github: FakeGitHub) -> bool:
@@ -89,7 +88,10 @@ async def review_in_actions(
     setup = worker_setup(github, key, llm, **deps_fields)
     async with background_worker(setup, redis_url) as redis:
         deps = WorkerDeps.started(setup, redis)
-        await ReviewQueue(redis).enqueue_review(REF)
+        # The review starts as GitHub starts it: the pull request's webhook, at the endpoint.
+        raw, headers = signed("pull_request", opened())
+        answer = client.post("/api/github/webhooks", content=raw, headers=headers)
+        assert answer.json()["outcome"] == "enqueued", answer.text
         deadline = time.monotonic() + DEADLINE
         while not completed(github):
             assert time.monotonic() < deadline, "the review did not complete"
@@ -99,6 +101,14 @@ async def review_in_actions(
                 await meanwhile(deps)
             await asyncio.sleep(0.05)
     return deliveries
+
+
+def opened() -> dict[str, Any]:
+    """GitHub's delivery of the scenarios' pull request opened, at its head and base."""
+    delivery = payload("pull_request/opened")
+    delivery["pull_request"]["head"]["sha"] = HEAD
+    delivery["pull_request"]["base"]["sha"] = BASE
+    return delivery
 
 
 async def _waiting_for_tests(deps: WorkerDeps) -> bool:

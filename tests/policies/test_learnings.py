@@ -95,7 +95,7 @@ def test_a_bad_learning_is_named_on_its_line(text: str, where: str, line: int) -
 
     assert config.learnings == LearningsConfig()
     (problem,) = problems
-    assert problem.message.startswith(f"{where}:"), problem
+    assert problem.message.startswith((f"{where}:", f"{where} ")), problem
     assert problem.line == line
 
 

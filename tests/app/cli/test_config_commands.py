@@ -8,7 +8,8 @@ from click.testing import CliRunner, Result
 
 from app.cli.config_docs import README_PATH, ROOT, SCHEMA_PATH, readme_with_reference, schema_text
 from app.cli.main import main
-from policies.config import CONFIG_PATH, MAX_CONFIG_BYTES
+from policies.config import CONFIG_PATH
+from policies.config_file import MAX_CONFIG_BYTES
 
 VALID = """\
 triggers: [opened]
@@ -23,7 +24,8 @@ def tiebreak(*args: str) -> Result:
 
 
 def config_file(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "tiebreak.yml"
+    path = tmp_path / CONFIG_PATH
+    path.parent.mkdir(exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -55,15 +57,21 @@ def test_the_default_file_is_the_repositorys_config(
     [
         (
             "enabled: true\ndebate:\n  max_rounds: 0\n",
-            ["3: debate.max_rounds: Input should be greater than or equal to 1"],
+            ["3: debate.max_rounds must be a whole number from 1 to 50, not 0"],
         ),
-        ("label: Unresolved\nmax_inline_comments: 500\n", ["2: max_inline_comments: "]),
-        ("paths:\n  exclude: [vendor/**]\n  excludes: [x]\n", ["3: paths.excludes: Extra inputs"]),
-        ("triggers:\n  - opened\n  - merged\n", ["3: triggers.1: Input should be"]),
+        (
+            "label: Unresolved\nmax_inline_comments: 500\n",
+            ["2: max_inline_comments must be a whole number from 0 to 100"],
+        ),
+        (
+            "paths:\n  exclude: [vendor/**]\n  excludes: [x]\n",
+            ["3: paths.excludes is not a Tiebreak option; did you mean paths.exclude?"],
+        ),
+        ("triggers:\n  - opened\n  - merged\n", ["3: triggers.1 must be one of 'opened', "]),
         ("enabled: true\nenabled: false\n", ["2: enabled is set twice"]),
         (
             "min_severity: huge\nmodels:\n  tester: Not A Model\n",
-            ["1: min_severity: Input should be", "3: models.tester: String should match"],
+            ["1: min_severity must be one of ", "3: models.tester must be a model's id"],
         ),
     ],
 )
@@ -80,6 +88,47 @@ def test_each_problem_is_printed_on_its_line(
     for line, start in zip(lines, expected, strict=True):
         assert line.startswith(f"{path}:{start}")
     assert "OK" not in result.stdout
+
+
+def test_another_path_is_checked_with_a_warning_that_the_app_does_not_read_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".tiebreak.yml"
+    path.write_text(VALID, encoding="utf-8")
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"{path}: warning: the App reads only .github/tiebreak.yml, not this file\n"
+        f"{path}: OK (but the App reads only .github/tiebreak.yml)\n"
+    )
+
+
+def test_another_paths_problems_are_printed_after_the_warning(tmp_path: Path) -> None:
+    path = tmp_path / "tiebreak.yaml"
+    path.write_text("paths:\n  exclude: vendor/**\n", encoding="utf-8")
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{path}: warning: the App reads only .github/tiebreak.yml, not this file\n"
+        f"{path}:2: paths.exclude must be a list of globs (gitignore-style, such as 'src/**')\n"
+    )
+
+
+def test_a_file_with_only_warnings_is_ok(tmp_path: Path) -> None:
+    path = config_file(tmp_path, "ignore_authors:\n  - dependabot\n")
+
+    result = tiebreak("check-config", str(path))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"{path}:2: warning: ignore_authors.0: 'dependabot' looks like a bot; its pull "
+        "requests are opened as dependabot[bot], which this entry does not ignore\n"
+        f"{path}: OK\n"
+    )
 
 
 def test_invalid_yaml_is_reported_on_its_line(tmp_path: Path) -> None:
@@ -162,3 +211,49 @@ def test_a_readme_without_markers_is_a_usage_error(project: Path) -> None:
 
     assert result.exit_code == 2
     assert "has no <!-- config-reference:start -->" in result.stderr
+
+
+def test_org_defaults_show_the_merged_config_of_a_repository(tmp_path: Path) -> None:
+    own = config_file(tmp_path, "label: ours\ndebate:\n  max_rounds: 4\n")
+    defaults = tmp_path / "tiebreak.yml"
+    defaults.write_text(
+        "label: org-wide\nmin_severity: major\ndebate:\n  arbitration: false\n  max_rounds: 3\n",
+        encoding="utf-8",
+    )
+
+    result = tiebreak("check-config", str(own), "--org-defaults", str(defaults))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"{own}: OK\n"
+        f"# the config of a repository with {own}, over {defaults}:\n"
+        "min_severity: major\n"
+        "label: ours\n"
+        "debate:\n"
+        "  max_rounds: 4\n"
+        "  arbitration: false\n"
+    )
+
+
+def test_org_defaults_problems_are_printed_with_their_file(tmp_path: Path) -> None:
+    own = config_file(tmp_path, "label: ours\nmax_inline_comments: 500\n")
+    defaults = tmp_path / "tiebreak.yml"
+    defaults.write_text("enabled: true\nmin_severity: high\n", encoding="utf-8")
+
+    result = tiebreak("check-config", str(own), "--org-defaults", str(defaults))
+
+    assert result.exit_code == 1
+    assert result.stdout == (
+        f"{own}:2: max_inline_comments must be a whole number from 0 to 100, not 500\n"
+        f"{defaults}:2: min_severity must be one of 'blocker', 'major', 'minor' or 'nit', "
+        "not 'high'\n"
+    )
+
+
+def test_unreadable_org_defaults_are_a_usage_error(tmp_path: Path) -> None:
+    own = config_file(tmp_path, VALID)
+
+    result = tiebreak("check-config", str(own), "--org-defaults", str(tmp_path / "none.yml"))
+
+    assert result.exit_code == 2
+    assert "cannot read" in result.stderr

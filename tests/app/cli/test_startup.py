@@ -59,7 +59,8 @@ def test_help_pages_start_without_the_apps_libraries(args: list[str], loaded: li
 
 
 def test_check_config_starts_without_the_apps_libraries(tmp_path: Path) -> None:
-    config = tmp_path / "tiebreak.yml"
+    config = tmp_path / ".github" / "tiebreak.yml"
+    config.parent.mkdir()
     config.write_text("review_drafts: true\n")
 
     result = tiebreak("check-config", str(config))

@@ -1,6 +1,7 @@
-"""Findings' tests run in the repository's own GitHub Actions, end to end: a real worker, the
-real webhook endpoint, the fake GitHub running Tiebreak's workflow template with bash on its
-snapshots of the base and the head, and a scripted model."""
+"""Findings' tests run in the repository's own GitHub Actions, end to end: the pull request's
+webhook and the workflow runs' webhooks at the real endpoint, a real worker, the fake GitHub
+running Tiebreak's workflow template with bash on its snapshots of the base and the head, and
+a scripted model."""
 
 import asyncio
 import time

@@ -12,8 +12,8 @@ from app.snapshots.limits import SnapshotLimits
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.archives import TOP, archive, device, directory, link, regular
 from tests.kits.review import run_review, summary
-from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER
-from tests.scenarios.reviews import HEAD, REPO
+from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, git_diff
+from tests.scenarios.reviews import BASE, HEAD, REF, REPO
 
 TARBALL = rf"/repos/{REPO}/tarball/{HEAD}"
 NOT_READ = "The repository at the head was not read"
@@ -121,3 +121,27 @@ async def test_the_tester_reads_the_changed_function_s_callers_in_the_repository
     prompt = "".join(b.text for b in llm.requests[0].blocks)
     assert "CALLER: a cancelled order refunds" in prompt
     assert "app/ledger.py" in prompt
+
+
+async def test_a_pull_request_of_docs_alone_downloads_no_snapshot(
+    github: FakeGitHub, key: AppKey, redis_url: str, tmp_path: Path
+) -> None:
+    docs, head = "docs/guide.md", "d" * 40
+    github.add_pull(
+        REPO,
+        3,
+        head_sha=head,
+        base_sha=BASE,
+        diff=git_diff({docs: ("# Guide\n", "# Guide\n\nRun it.\n")}),
+        head_ref="docs",
+        base_files={docs: "# Guide\n"},
+        head_files={docs: "# Guide\n\nRun it.\n"},
+    )
+    ref = REF.model_copy(update={"number": 3, "head_sha": head})
+
+    await run_review(
+        github, key, redis_url, quiet(), ref, snapshots=SnapshotCache(tmp_path / "snapshots")
+    )
+
+    assert github.requests_to("GET", rf"/repos/{REPO}/tarball/{head}") == []
+    assert NOT_READ not in summary(github, 3)

@@ -172,6 +172,66 @@ async def test_a_person_can_ask_for_a_review_of_an_ignored_authors_pull_request(
     assert len(github.reviews(REPO, NUMBER)) == 1
 
 
+IGNORING = """\
+ignore:
+  base_branches: [release/**]
+  head_branches: [dependabot/**]
+  title_patterns: ['[WIP]*']
+  labels: [no-review]
+"""
+
+
+@pytest.mark.parametrize(
+    ("pull", "label", "why"),
+    [
+        ({"base_ref": "release/2.0"}, None, "the config ignores pull requests into release/2.0"),
+        (
+            {"head_ref": "dependabot/pip/x"},
+            None,
+            "the config ignores pull requests from dependabot/pip/x",
+        ),
+        ({"title": "[wip] payments"}, None, "the config ignores titles like '[WIP]*'"),
+        ({}, "No-Review", "the config ignores pull requests labelled 'No-Review'"),
+        ({"title": "WIP payments", "head_ref": "dependabot-like"}, "needs-review", None),
+    ],
+    ids=["base-branch", "head-branch", "title", "label", "none-matching"],
+)
+async def test_ignore_filters_decline_the_automatic_review_of_a_pull_request_they_match(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    pull: dict[str, str],
+    label: str | None,
+    why: str | None,
+) -> None:
+    open_pull(github, **pull)
+    if label is not None:
+        github.label_pull(REPO, NUMBER, label)
+    configure(github, IGNORING)
+    llm = agreed()
+
+    result, _ = await run_review(github, key, redis_url, llm, trigger="opened")
+
+    if why is None:
+        assert result == "neutral"
+        assert len(github.reviews(REPO, NUMBER)) == 1
+    else:
+        assert result == f"not reviewed: {why}"
+        assert silent(github, llm)
+
+
+async def test_a_person_can_ask_for_a_review_of_a_pull_request_the_filters_ignore(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    open_pull(github, title="[WIP] payments")
+    configure(github, IGNORING)
+
+    result, _ = await run_review(github, key, redis_url, agreed(), trigger=None)
+
+    assert result == "neutral"
+    assert len(github.reviews(REPO, NUMBER)) == 1
+
+
 # -- what is reviewed -------------------------------------------------------------------------
 
 

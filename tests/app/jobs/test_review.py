@@ -104,9 +104,10 @@ async def test_a_base_config_can_turn_tiebreak_off(
     ("config", "problem", "line"),
     [
         ("enabled: true\ndebate: [unclosed\n", "is not valid YAML", 2),
-        ("enabled: true\nrounds: 3\n", "rounds: Extra inputs", 2),
-        ("debate:\n  max_rounds: 0\n", "debate.max_rounds: Input should be greater", 2),
-        ("max_inline_comments: many\n", "max_inline_comments: Input should be a valid", 1),
+        ("enabled: true\nrounds: 3\n", "rounds is not a Tiebreak option", 2),
+        ("debate:\n  max_rounds: 0\n", "debate.max_rounds must be a whole number from 1", 2),
+        ("max_inline_comments: many\n", "max_inline_comments must be a whole number", 1),
+        ("paths:\n  exclude: vendor/**\n", "paths.exclude must be a list of globs", 2),
     ],
 )
 async def test_a_broken_config_falls_back_to_the_defaults_and_says_so_on_its_line(
@@ -125,6 +126,24 @@ async def test_a_broken_config_falls_back_to_the_defaults_and_says_so_on_its_lin
     assert problem in config_notes[0]["message"]
     # The review's own annotations are there too.
     assert any(a["path"] == PAYMENTS for a in check.annotations)
+
+
+async def test_a_configs_warnings_are_in_the_summary_and_the_config_is_read_all_the_same(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    config = "label: Checked\nignore_authors: [renovate]\ndebate:\n  arbitration: false\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
+
+    await run_review(github, key, redis_url, ScriptedLLM(by_role(**STUBBORN)))
+
+    (check,) = github.check_runs(REPO)
+    summary = check.output["summary"]
+    assert "was ignored" not in summary
+    assert "**.github/tiebreak.yml was read, with warnings**" in summary
+    assert "ignore_authors.0: 'renovate' looks like a bot" in summary
+    (note,) = [a for a in check.annotations if a["path"] == ".github/tiebreak.yml"]
+    assert (note["start_line"], note["title"]) == (2, "Tiebreak warns about this line")
+    assert github.issue_labels(REPO, NUMBER) == ["Checked"]  # the config's, not the default
 
 
 async def test_a_diff_too_large_for_the_diff_media_type_is_read_from_the_files_api(

@@ -304,6 +304,15 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
             repo = self._repo_for_setup(full_name)
             repo.permissions[login.lower()] = (login, role_name)
 
+    def label_pull(self, full_name: str, number: int, name: str) -> None:
+        """Put the label `name` on a pull request, creating it in the repository if new."""
+        with self._lock:
+            repo = self._repo_for_setup(full_name)
+            pull = self._pulls[(repo.full_name.lower(), number)]
+            if name.lower() not in repo.labels:
+                repo.labels[name.lower()] = Label(next(self._ids), name, AUTO_LABEL_COLOR, None)
+            pull.labels.append(name.lower())
+
     def add_label(
         self,
         full_name: str,
