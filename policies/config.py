@@ -277,6 +277,13 @@ def _checked(document: Document) -> tuple[RepoConfig, _Found]:
     values = document.values
     if values is None:
         return RepoConfig(), found
+    # Read off the file as written, so that a config with problems is warned about too.
+    logins = values.get("ignore_authors")
+    texts = logins if isinstance(logins, list) and all(isinstance(x, str) for x in logins) else []
+    warned: _Found = [
+        (ConfigProblem(said, line_of(document.root, loc), warning=True), loc)
+        for said, loc in unmarked_bots(texts)
+    ]
     try:
         config = RepoConfig.model_validate(values)
     except ValidationError as exc:
@@ -284,14 +291,10 @@ def _checked(document: Document) -> tuple[RepoConfig, _Found]:
             loc = tuple(_as_written(error["loc"], values))
             words = problem_words(RepoConfig, error, dotted(loc))
             found.append((ConfigProblem(words, line_of(document.root, loc)), loc))
-        return RepoConfig(), found
+        return RepoConfig(), found + warned
     if found:
-        return RepoConfig(), found
-    warned = unmarked_bots(config.ignore_authors)
-    return config, [
-        (ConfigProblem(said, line_of(document.root, loc), warning=True), loc)
-        for said, loc in warned
-    ]
+        return RepoConfig(), found + warned
+    return config, warned
 
 
 def _merged(defaults: dict[Any, Any], own: dict[Any, Any]) -> dict[Any, Any]:

@@ -105,6 +105,8 @@ def start_worker(
         "TIEBREAK_HEARTBEAT": str(HEARTBEAT),
         "TIEBREAK_JANITOR_EVERY": "1",
         "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
+        # The test's own directory (set for every test), shared as on one disk.
+        "TIEBREAK_DATA_DIR": os.environ["TIEBREAK_DATA_DIR"],
     }
     return subprocess.Popen(
         [str(TIEBREAK), "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -9,6 +9,7 @@ from arq.connections import ArqRedis
 
 from app.events import PullKey
 from app.store import keys
+from app.store.caps import count_within
 from app.store.locks import held
 
 HEARING_POLL = 0.5
@@ -31,15 +32,7 @@ class Hearings:
     async def within_cap(self, pull: PullKey, cap: int) -> bool:
         """Count one more reply heard on the pull request; False (and not counted) once
         `cap` replies have been."""
-        key = keys.replies_heard(pull)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, keys.HEARD_TTL)
-            heard, _ = await pipe.execute()
-        if int(heard) > cap:
-            await self.redis.decr(key)
-            return False
-        return True
+        return await count_within(self.redis, keys.replies_heard(pull), cap, keys.HEARD_TTL)
 
     async def note_cap_once(self, pull: PullKey) -> bool:
         """Whether the note that the cap is reached is still to be posted (True once)."""

@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from agents.recorded_tests import RecordedRun
 from app.events import PullRequestRef
 from app.store import keys
+from app.store.caps import count_within
 from app.store.records import State
 from app.store.redis_typing import reply, text
 
@@ -133,15 +134,7 @@ class WorkflowRuns:
     async def count_dispatch(self, run_id: str, max_runs: int) -> bool:
         """Count one more test run of the review; False (and nothing counted) past
         `max_runs`."""
-        key = keys.test_runs(run_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, keys.LIVE_TTL)
-            count, _ = await pipe.execute()
-        if int(count) > max_runs:
-            await self.redis.decr(key)
-            return False
-        return True
+        return await count_within(self.redis, keys.test_runs(run_id), max_runs, keys.LIVE_TTL)
 
     async def take_up(self, run_id: str, unit: int, attempt: int) -> bool:
         """Whether this caller takes up attempt `attempt` at `unit`, which waits for its

@@ -239,3 +239,10 @@ def test_a_warning_does_not_replace_the_config_with_the_defaults() -> None:
     assert config != RepoConfig()
     assert config.min_severity == "major"
     assert all(p.warning for p in found)
+
+
+def test_a_config_with_problems_is_warned_about_its_bots_too() -> None:
+    _, found = parse_config("max_inline_comments: 500\nignore_authors: [dependabot]\n")
+
+    assert [(p.line, p.warning) for p in found] == [(1, False), (2, True)]
+    assert "'dependabot' looks like a bot" in str(found[1])
