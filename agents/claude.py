@@ -2,7 +2,7 @@
 
 Request layout, built for prompt caching. The API caches prefixes in the order tools →
 system → messages, and a change of `tool_choice` invalidates the cached messages but not the
-system prompt. So every request of a review carries the same five tools in the same order,
+system prompt. So every request of a review carries the same four tools in the same order,
 a system prompt shared by all three roles (a first cache breakpoint: this prefix is the same
 for every review, so it stays warm on a busy server), then the unit's diff appended to the
 system prompt (a second breakpoint); the role and the turn's new material follow in the user
@@ -11,7 +11,7 @@ same model reads it.
 
 Models that always think refuse a forced tool (a 400 naming thinking and `tool_choice`). For
 such a model the call is made again with `tool_choice` `auto` and the turn told which tool to
-call; the model is remembered, so later calls go that way at once. The five tools stay offered,
+call; the model is remembered, so later calls go that way at once. The four tools stay offered,
 in the same order: the tools open the cached prefix, so offering only the turn's tool would
 make every tool a prefix of its own and write the diff to the cache once per tool instead of
 once per unit. The answer is read as strictly as a forced one: only a call of the turn's tool
@@ -232,7 +232,7 @@ class ClaudeLLM:
                     "description": spec.description,
                     "input_schema": spec.input_schema(),
                 }
-                for spec in toolset(request.tool.tests).values()
+                for spec in toolset(request.tool.shows).values()
             ],
             "tool_choice": (
                 {"type": "tool", "name": request.tool.name} if forced else {"type": "auto"}

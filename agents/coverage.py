@@ -5,8 +5,7 @@ The figures are the ceiling's own estimates (:meth:`agents.llm.LLMRequest.estima
 a unit's first call per tester writes its whole prompt to the cache and may answer at the
 longest allowed; each later call reads that prompt at a cache read's price and may answer as
 long. A typical debate is taken to be the testers' reports and two rounds (the coder's answers
-and each tester's evaluations), the debate of the README's example, and, when the summary
-asks for one, the walkthrough's call after it, on the same cached prompt. Generous by design, as a
+and each tester's evaluations), the debate of the README's example. Generous by design, as a
 reservation is: a review the estimate says fits is very likely to fit, and one it says does not
 will be cut, riskiest units first (:mod:`policies.coverage`).
 """
@@ -20,7 +19,7 @@ from agents.briefs import unit_briefs
 from agents.diff import ReviewUnit
 from agents.llm import CACHE_READ_PRICE, CACHE_WRITE_PRICE, LLMRequest, Role
 from agents.prompts import SYSTEM, role_brief
-from agents.protocol import ToolName, toolset
+from agents.protocol import TESTED_TOOLS, TOOLS, ToolName
 from policies.debate import DebatePolicy
 
 TYPICAL_ROUNDS = 2
@@ -79,17 +78,10 @@ class Estimate(BaseModel):
         return f"{line}: {reach}; every file left is named at the end"
 
 
-def estimate(
-    units: Sequence[ReviewUnit],
-    policy: DebatePolicy,
-    *,
-    tests: bool = False,
-    walkthrough: bool = False,
-) -> Estimate:
+def estimate(units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool = False) -> Estimate:
     """The expected cost of reviewing `units`, in order, under `policy`. `tests`: findings'
-    tests are run (the tools then carry a reproduction field); `walkthrough`: each unit is
-    described after its debate (`agents.describing`)."""
-    each = [_unit(unit, policy, tests, walkthrough) for unit in units]
+    tests are run (the tools then carry a reproduction field)."""
+    each = [_unit(unit, policy, tests) for unit in units]
     return Estimate(
         units=each,
         files=len({p for unit in units for p in unit.diff.paths}),
@@ -98,11 +90,11 @@ def estimate(
     )
 
 
-def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool, walkthrough: bool) -> UnitEstimate:
+def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool) -> UnitEstimate:
     seed = LLMRequest(
         role=Role.TESTER,
         agent=str(Role.TESTER),
-        tool=toolset(tests)[ToolName.REPORT_FINDINGS],
+        tool=(TESTED_TOOLS if tests else TOOLS)[ToolName.REPORT_FINDINGS],
         system=SYSTEM,
         blocks=(*unit_briefs(unit), role_brief(Role.TESTER)),
         max_output_tokens=policy.max_output_tokens,
@@ -111,7 +103,7 @@ def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool, walkthrough: bool
     prompt = first - policy.max_output_tokens
     later = math.ceil(prompt / CACHE_WRITE_PRICE * CACHE_READ_PRICE) + policy.max_output_tokens
     testers = policy.testers
-    later_calls = TYPICAL_ROUNDS * (1 + testers) + (1 if walkthrough else 0)
+    later_calls = TYPICAL_ROUNDS * (1 + testers)
     return UnitEstimate(
         unit=unit.id,
         files=len(unit.diff.files),

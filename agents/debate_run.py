@@ -12,10 +12,9 @@ the coder, one a panel splits on goes to the arbiter with the round's other dead
 import functools
 from collections.abc import Collection
 
-from agents import briefs
+from agents import briefs, describing
 from agents.debate_proofs import ProvingSteps
 from agents.debate_state import CODER
-from agents.describing import describe
 from agents.llm import Role
 from agents.outcome import MessageKind, Outcome, StopReason
 from agents.protocol import (
@@ -36,9 +35,6 @@ from policies.loops import message_digest
 from policies.panel import Verdict, Vote
 from policies.proposals import TurnProposals
 
-_NOT_DESCRIBED = frozenset({StopReason.SEED_FAILED, StopReason.FAILED})
-"""A unit no tester reported on was not reviewed: the summary names it as such instead."""
-
 
 class DebateRun(ProvingSteps):
     """One debate over one unit, from the testers' seed to every finding's end."""
@@ -52,13 +48,6 @@ class DebateRun(ProvingSteps):
             self.stop = StopReason.CEILING
             ended = [(t, ArbitrationTrigger.CEILING) for t in self._open()]
             await self._settle(ended, ceiling=str(exc))
-        if (
-            self.summary is not None
-            and self.summary.walkthrough
-            and self.stop not in _NOT_DESCRIBED
-        ):
-            # One of the unit's calls, counted and billed in its outcome like the debate's.
-            self.walkthrough = await describe(self.turns, self.unit, self.summary, self.round)
         return self._outcome()
 
     async def report(self) -> Outcome:
@@ -82,6 +71,8 @@ class DebateRun(ProvingSteps):
             turn = self.proposals[tester].turn()
             command = self.proofs.proving.verifier.command if self.proofs.proving else None
             blocks = [*briefs.unit_briefs(self.unit), briefs.seed_brief(turn.allowance(), command)]
+            if self.summary is not None and self._undescribed():
+                blocks.append(describing.brief(self.summary))
             try:
                 await self.turns.run(
                     Ask(
@@ -119,7 +110,13 @@ class DebateRun(ProvingSteps):
         self, tester: str, turn: TurnProposals, reported: set[str], report: ReportFindings
     ) -> None:
         reported.add(tester)
+        if report.walkthrough is not None and self.summary is not None and self._undescribed():
+            self.walkthrough = describing.kept(report.walkthrough, self.unit, self.summary)
         self._raise(report.findings, tester, turn)
+
+    def _undescribed(self) -> bool:
+        """Whether the unit still wants its walkthrough: the next report is asked for it."""
+        return self.summary is not None and self.summary.walkthrough and self.walkthrough is None
 
     async def _debate(self) -> None:
         previous: str | None = self.panel.names[-1]

@@ -8,7 +8,7 @@ binding ruling (`arbiter`), or `unresolved` when nothing could settle it.
 
 from collections.abc import Iterable, Sequence
 
-from agents import briefs
+from agents import briefs, describing
 from agents.claims import same_finding
 from agents.diff import ReviewUnit
 from agents.input_checks import InputChecks
@@ -28,8 +28,9 @@ from agents.outcome import (
 from agents.patches import changed_lines
 from agents.proofs import Proofs, Proving, told_fix
 from agents.protocol import (
+    REPRODUCTION,
     Arbitrate,
-    DescribeChange,
+    ChangeDescription,
     Finding,
     Patch,
     Ruling,
@@ -72,16 +73,24 @@ class DebateState:
         self.policy = policy
         self.summary = summary
         """What the unit's walkthrough asks, when the config wants one (`agents.describing`)."""
-        self.walkthrough: DescribeChange | None = None
-        """The unit's walkthrough, once written (or restored with a finished debate)."""
+        self.walkthrough: ChangeDescription | None = None
+        """The unit's walkthrough, once a tester wrote it (or restored with a finished
+        debate)."""
         self.unit = unit
         self.diff = unit.diff
         self.panel = policy.panel()
         self.proofs = Proofs(proving)
         """What the findings' tests showed (nothing, unless a `proving` runs them)."""
         self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), self.proofs)
+        tests = frozenset({REPRODUCTION}) if proving is not None else frozenset()
         self.turns = TurnRunner(
-            llm, policy, ceiling, replay, tests=proving is not None, models=models, unit=unit.id
+            llm,
+            policy,
+            ceiling,
+            replay,
+            shows=tests | describing.fields(summary),
+            models=models,
+            unit=unit.id,
         )
         self.router = Router([CODER, *self.panel.names])
         self.floor: list[str] = []

@@ -1,79 +1,76 @@
-"""The walkthrough of one review unit: one extra call, on the prefix its debate cached.
+"""The walkthrough of one review unit: asked of its first tester, with its report.
 
-After the unit's debate, the tester's model is asked once more, with the same tools, system
-prompt, diff, context and guidance, to describe the change (`describe_change`): so the call
-reads the unit's material from the cache instead of paying for it again, and only its short
-turn and its answer are new. It runs after the debate rather than beside it so that it lands
-in the unit's journal in a fixed place: a resumed unit replays it rather than paying twice.
-What it answers is kept only for the unit's own files.
+The tester who reports first on a unit reads the unit's diff, context and guidance in that
+turn; asked there to describe the change too (the report's `walkthrough`), the description
+costs the unit only its answer and the few words that ask for it: no call of its own, no
+second reading of the diff, not even from the cache. The report's schema shows the field only
+when the repository's summary asks for one (:data:`agents.protocol.OPTIONAL_FIELDS`), as a
+bare object whose shape the asking turn tells: a schema would be read again by each of the
+unit's calls for the one that writes it. A tester that leaves it out hands the ask to the next
+tester of a panel; a unit no tester described has no description, and its files are still
+named.
+
+The description is model text about untrusted code: it is kept to the unit's own files, each
+once, and to what was asked; one that breaks its schema is dropped, never the findings with it.
 """
 
 from typing import Any
 
-from agents import briefs
+from pydantic import ValidationError
+
 from agents.diff import ReviewUnit
-from agents.llm import PromptBlock, Role
-from agents.protocol import DescribeChange, ToolName
-from agents.refusals import Checked
-from agents.turns import Ask, TurnRunner
-from policies.errors import OutOfTokens
+from agents.llm import PromptBlock
+from agents.protocol import WALKTHROUGH, ChangeDescription
 from policies.summary import SummaryConfig
 
-AGENT = "walkthrough"
-"""The agent name the call goes by, in the transcript and the journal."""
+
+def fields(summary: SummaryConfig | None) -> frozenset[str]:
+    """The report's optional fields a review with this `summary` shows."""
+    wanted = summary is not None and summary.walkthrough
+    return frozenset({WALKTHROUGH}) if wanted else frozenset()
 
 
-async def describe(
-    turns: TurnRunner, unit: ReviewUnit, summary: SummaryConfig, round: int
-) -> DescribeChange | None:
-    """The unit's walkthrough, or None when the call could not be made or gave nothing."""
-    kept: list[DescribeChange] = []
-    ask = Ask(
-        Role.TESTER,
-        ToolName.DESCRIBE_CHANGE,
-        [*briefs.unit_briefs(unit), describe_brief(summary)],
-        edges=(),
-        round=round,
-        agent=AGENT,
-    )
-    try:
-        await turns.run(ask, lambda tool_input, _: _checked(tool_input, unit, summary), kept.append)
-    except OutOfTokens:
-        return None  # the findings matter more: no walkthrough past the ceiling
-    return kept[0] if kept else None
-
-
-def describe_brief(summary: SummaryConfig) -> PromptBlock:
-    """What the walkthrough's call asks, after the unit's cached material (whose diff names
-    the files: the turn, paid in full, stays short)."""
+def brief(summary: SummaryConfig) -> PromptBlock:
+    """What the report's turn asks besides the findings (the turn is paid in full: short)."""
     asks = [
-        "Describe the change for its reviewers with describe_change: `description`, one "
-        "paragraph on what it does; `files`, one short line per changed file of the diff; "
-        "`attention`, where a person should read closely and why (none if none)."
+        "Also describe the change for its reviewers in `walkthrough`, an object: "
+        "`description`, one paragraph on what the change does; `files`, a list of `path` and "
+        "`summary`, one short line for each changed file of the diff; `attention`, a list of "
+        "`path` and `why`, where a person should read closely (empty if nowhere)."
     ]
     if summary.effort:
-        asks.append("`effort`: the work of a careful human review, 1 (trivial) to 5 (hard).")
+        asks.append(
+            "`effort`, a whole number: the work of a careful human review, 1 (trivial) to 5."
+        )
     if summary.diagram:
         asks.append(
-            "`diagram`: only if the change alters a call flow across functions, a Mermaid "
+            "`diagram`, only if the change alters a call flow across functions: a Mermaid "
             "sequenceDiagram of the new flow (participants and messages only)."
         )
     asks.append("Plain sentences: no links, images or mentions of people.")
     return PromptBlock(text=" ".join(asks))
 
 
-def _checked(
-    tool_input: dict[str, Any], unit: ReviewUnit, summary: SummaryConfig
-) -> Checked[DescribeChange]:
-    """The answer kept to the unit's own files, each once, and to what was asked."""
-    answer = DescribeChange.model_validate(tool_input)
+def parsed(raw: Any) -> ChangeDescription | None:
+    """A report's `walkthrough` as given, or None when there is none or it breaks its
+    schema: the findings beside it stand either way."""
+    if raw is None:
+        return None
+    try:
+        return ChangeDescription.model_validate(raw)
+    except ValidationError:
+        return None
+
+
+def kept(answer: ChangeDescription, unit: ReviewUnit, summary: SummaryConfig) -> ChangeDescription:
+    """The description kept to the unit's own files, each once, and to what was asked."""
     paths = set(unit.diff.paths)
     files, named = [], set()
     for line in answer.files:
         if line.path in paths and line.path not in named:
             named.add(line.path)
             files.append(line)
-    value = answer.model_copy(
+    return answer.model_copy(
         update={
             "files": files,
             "attention": [a for a in answer.attention if a.path in paths],
@@ -81,4 +78,3 @@ def _checked(
             "diagram": answer.diagram if summary.diagram else None,
         }
     )
-    return Checked(value, taken=1)

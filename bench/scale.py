@@ -4,8 +4,8 @@ that no review was lost or done twice.
 `--pulls` pull requests are queued at once (one enqueue after another, as fast as they go) for
 `--workers` worker processes. Each pull request is the tests' payments diff, and each review
 the tests' agreed debate: the tester reports one finding, the coder concedes it with a patch,
-the tester accepts, then the walkthrough's call (4 model calls, one unit). Each worker process
-is `python -m bench.scale_worker` (:class:`bench.scale_fleet.Fleet`): Tiebreak's two arq workers
+the tester accepts (3 model calls, one unit). Each worker process is `python -m
+bench.scale_worker` (:class:`bench.scale_fleet.Fleet`): Tiebreak's two arq workers
 (`app.jobs.worker.Workers` with the production settings, 8 reviews and 8 units at a time) with
 their dependencies built in that process: a GitHub App client on the fake GitHub, without
 retries as in the tests, and a scripted model that sleeps `--latency` seconds a call. The fake
@@ -53,14 +53,13 @@ from tests.fakes.github_api import new_app_key
 from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE
 from tests.scenarios.reviews import DIFF
 
-CALLS_PER_REVIEW = sum(len(replies) for replies in AGREED.values()) + 1
-"""The agreed debate's calls, and the walkthrough's after it."""
+CALLS_PER_REVIEW = sum(len(replies) for replies in AGREED.values())
 CONCLUSION = "neutral"
 """What an agreed fix concludes a review with."""
 SETTLE = 1.0
 """Seconds the workers are given, once ready, before their idle CPU is measured."""
 GOAL_CPU_PER_REVIEW = 0.1
-"""Seconds of worker CPU a review may take (4 scripted model calls)."""
+"""Seconds of worker CPU a review may take (3 scripted model calls)."""
 GOAL_IDLE_SHARE = 2.0
 """Percent of a core a worker with nothing to do may use."""
 GOAL_THROUGHPUT = 3 * 2.6

@@ -30,8 +30,8 @@ them contested into round 2. It prints both topologies' billed tokens side by si
 caching on and off, and the ring's saving next to the ~40% fewer input tokens Li et al.
 (2024) report for sparse debate topologies.
 
-A fourth section is the walkthrough's one call after the debate (`bench.walkthrough_tokens`):
-its bill per diff token, beside the goal of 0.15.
+A fourth section is what the walkthrough adds to the review (`bench.walkthrough_tokens`), per
+diff token, beside the goal of 0.15.
 
     uv run python -m bench.tokens
 """

@@ -1,7 +1,7 @@
 """What the summary comment says before its findings: the config's `summary` section.
 
-The walkthrough is written by one extra call per review unit, on the prefix the unit's
-debate has already cached; these switches say whether that call is made and what it asks.
+The walkthrough is written by each unit's first tester, in the report it makes anyway; these
+switches say whether the report is asked for one and what it says.
 """
 
 from pydantic import BaseModel, ConfigDict
@@ -14,8 +14,8 @@ class SummaryConfig(BaseModel):
 
     walkthrough: bool = True
     """Whether the summary opens with a walkthrough: what the change does, a line per changed
-    file, the places that deserve a person's attention. Costs one call per reviewed unit,
-    reading the diff from the cache."""
+    file, the places that deserve a person's attention. Written in each unit's first report:
+    no call of its own, only its few hundred tokens of answer."""
 
     diagram: bool = False
     """Whether the walkthrough may carry a Mermaid sequence diagram, when the change alters a

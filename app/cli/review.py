@@ -232,9 +232,7 @@ async def _review(
         read = replace(reading, outlines=outlines, related=related)
         units = read.attach(diff.units())
         async with proofs as proving:
-            expected = estimate(
-                units, policy, tests=proving is not None, walkthrough=summary.walkthrough
-            )
+            expected = estimate(units, policy, tests=proving is not None)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
             progress = Progress(llm, lambda line: click.echo(line, err=True), [u.id for u in units])
             review = await review_units(units, progress, policy, proving=proving, summary=summary)

@@ -190,7 +190,7 @@ class ReviewRun:
             self._policy(),
             tests_in_actions(github, ref, pull, config),
         )
-        expected = estimate(units, policy, walkthrough=config.summary.walkthrough)
+        expected = estimate(units, policy)
         log.info("review of %s: %s", ref.key, expected.describe())
         plan = RunPlan(
             run_id=self.run_id,

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from agents.claims import same_gist
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
-from agents.protocol import DescribeChange
+from agents.protocol import ChangeDescription
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
 from app.publishing.publication import GoneFinding, RunRecord, finding_key
@@ -196,7 +196,9 @@ class _Ledger:
         return units, gone
 
 
-def _carried_walkthrough(walkthrough: DescribeChange | None, scope: Scope) -> DescribeChange | None:
+def _carried_walkthrough(
+    walkthrough: ChangeDescription | None, scope: Scope
+) -> ChangeDescription | None:
     """What an earlier unit's walkthrough still says of the files this run does not review
     (their code did not change); None when it says nothing of them."""
     if walkthrough is None:

@@ -113,7 +113,7 @@ class UnitPlan(BaseModel):
     learned: tuple[str, ...] = ()
     """The repository's learnings in `guidance`, each as the agents read it."""
     summary: SummaryConfig = SummaryConfig()
-    """What the unit's walkthrough asks after its debate."""
+    """What the walkthrough the unit's first report is asked for says (`agents.describing`)."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(

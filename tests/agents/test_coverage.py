@@ -73,16 +73,3 @@ def test_the_estimate_counts_each_file_once_and_each_unit_in_order() -> None:
         ["u1", "u2", "u3", "u4", "u5"],
     )
     assert expected.tokens == sum(u.tokens for u in expected.units)
-
-
-def test_a_walkthrough_adds_one_cached_call_per_unit_to_the_estimate() -> None:
-    units = Diff.parse(LARGE_DIFF).units()
-    policy = DebatePolicy()
-
-    plain = estimate(units, policy)
-    described = estimate(units, policy, walkthrough=True)
-
-    for before, after in zip(plain.units, described.units, strict=True):
-        assert after.first_call == before.first_call
-        # One more call on the cached prompt: far less than the unit's first call.
-        assert 0 < after.tokens - before.tokens < before.first_call

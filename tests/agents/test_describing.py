@@ -1,24 +1,26 @@
-"""A unit's walkthrough: one call after its debate, on the prefix the debate cached, kept to
-the unit's own files and journaled like the debate's calls."""
+"""A unit's walkthrough: written by its first tester in the report it makes anyway, kept to the
+unit's own files, and no call of its own."""
 
+import json
 from typing import Any
 
 import pytest
 
-from agents.describing import AGENT
 from agents.engine import Debate
 from agents.journal import MemoryJournal
 from agents.llm import LLMRequest
 from agents.outcome import StopReason
-from agents.protocol import ToolName
+from agents.protocol import WALKTHROUGH
 from agents.scripted import ScriptedLLM, by_agent, by_role
-from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
 from tests.scenarios.debates import (
+    LOG_FIX,
     PAYMENTS,
     UNDEFINED,
+    accept,
     answers,
+    concede,
     dispute,
     evaluations,
     payments_unit,
@@ -41,31 +43,46 @@ DESCRIBED: dict[str, Any] = {
 }
 
 
-def scripted(*walkthroughs: dict[str, Any] | Exception) -> ScriptedLLM:
-    return ScriptedLLM(
-        by_agent({"tester": [{"findings": []}]}), walkthrough=by_agent({AGENT: list(walkthroughs)})
+def described(*findings: dict[str, Any], walkthrough: Any = DESCRIBED) -> dict[str, Any]:
+    """A tester's report with its walkthrough."""
+    return {**report(*findings), "walkthrough": walkthrough}
+
+
+def shows_walkthrough(request: LLMRequest) -> bool:
+    schema = request.tool.input_schema()
+    return WALKTHROUGH in schema["properties"]
+
+
+async def test_the_first_report_describes_the_change_and_every_call_offers_the_same_tools() -> None:
+    llm = ScriptedLLM(
+        by_role(
+            tester=[described(UNDEFINED), evaluations(accept("F1"))],
+            coder=[answers(concede("F1", LOG_FIX))],
+        )
     )
-
-
-async def test_the_walkthrough_reads_the_debates_cached_prefix_and_keeps_to_the_units_files() -> (
-    None
-):
-    llm = scripted(DESCRIBED)
 
     outcome = await Debate(llm, summary=SummaryConfig()).run(payments_unit())
 
-    seed, describe = llm.requests
-    assert describe.tool.name is ToolName.DESCRIBE_CHANGE
-    # The same tools, system prompt and stable blocks: the provider's cache serves them.
-    assert describe.system == seed.system
-    assert describe.role is seed.role
-    assert [b for b in describe.blocks if b.stable] == [b for b in seed.blocks if b.stable]
+    # The report, the answer, the evaluation: the walkthrough adds no call.
+    assert [r.tool.name for r in llm.requests] == [
+        "report_findings",
+        "answer_findings",
+        "evaluate_answers",
+    ]
+    assert outcome.calls == 3
+    # Every call offers the same tools, the walkthrough's field among them, so the prefix the
+    # report wrote to the cache serves the calls after it.
+    assert {r.tool.shows for r in llm.requests} == {frozenset({WALKTHROUGH})}
+    assert shows_walkthrough(llm.requests[0])
+    seed = llm.requests[0]
+    assert "`walkthrough`" in seed.blocks[-1].text
+    assert not any("`walkthrough`" in b.text for r in llm.requests[1:] for b in r.blocks)
     assert outcome.walkthrough is not None
     assert [(f.path, f.summary) for f in outcome.walkthrough.files] == [(PAYMENTS, "logs payments")]
     assert outcome.walkthrough.attention == []
     assert outcome.walkthrough.effort == 3
     assert outcome.walkthrough.diagram is None  # not asked for
-    assert outcome.calls == 2
+    assert outcome.findings[0].finding.id == "F1"
 
 
 @pytest.mark.parametrize(
@@ -80,25 +97,47 @@ async def test_the_walkthrough_reads_the_debates_cached_prefix_and_keeps_to_the_
 async def test_the_walkthrough_asks_and_keeps_what_the_config_says(
     summary: SummaryConfig, effort: int | None, diagram: str | None, asked: str
 ) -> None:
-    llm = scripted(DESCRIBED)
+    llm = ScriptedLLM(by_role(tester=[described()]))
 
     outcome = await Debate(llm, summary=summary).run(payments_unit())
 
     assert outcome.walkthrough is not None
     assert (outcome.walkthrough.effort, outcome.walkthrough.diagram) == (effort, diagram)
-    assert asked in llm.requests[-1].blocks[-1].text
+    (seed,) = llm.requests
+    assert asked in seed.blocks[-1].text
+    assert ("`effort`" in seed.blocks[-1].text) is summary.effort
+    assert ("`diagram`" in seed.blocks[-1].text) is summary.diagram
 
 
 @pytest.mark.parametrize(
     "summary", [None, SummaryConfig(walkthrough=False)], ids=["no config", "turned off"]
 )
-async def test_no_walkthrough_no_call(summary: SummaryConfig | None) -> None:
-    llm = scripted()
+async def test_without_a_walkthrough_nothing_asks_or_shows_one_and_one_given_is_ignored(
+    summary: SummaryConfig | None,
+) -> None:
+    llm = ScriptedLLM(by_role(tester=[described()]))
 
     outcome = await Debate(llm, summary=summary).run(payments_unit())
 
     assert outcome.walkthrough is None
-    assert [r.agent for r in llm.requests] == ["tester"]
+    (seed,) = llm.requests
+    assert not shows_walkthrough(seed)
+    assert "walkthrough" not in json.dumps([b.text for b in seed.blocks])
+
+
+async def test_a_panel_asks_the_next_tester_when_the_first_leaves_the_walkthrough_out() -> None:
+    policy = DebatePolicy(testers=3)
+    first, second, third = policy.panel().names
+    llm = ScriptedLLM(
+        by_agent({first: [report()], second: [described()], third: [described(walkthrough={})]})
+    )
+
+    outcome = await Debate(llm, policy, summary=SummaryConfig()).run(payments_unit())
+
+    asked = {r.agent: "`walkthrough`" in r.blocks[-1].text for r in llm.requests}
+    assert asked == {first: True, second: True, third: False}
+    assert outcome.walkthrough is not None
+    assert outcome.walkthrough.description == DESCRIBED["description"]
 
 
 async def test_a_unit_no_tester_reported_on_is_not_described() -> None:
@@ -111,57 +150,52 @@ async def test_a_unit_no_tester_reported_on_is_not_described() -> None:
 
     assert outcome.stop is StopReason.SEED_FAILED
     assert outcome.walkthrough is None
-    assert all(r.agent == "tester" for r in llm.requests)
 
 
 async def test_a_resumed_unit_replays_its_walkthrough_instead_of_paying_again() -> None:
     journal = MemoryJournal()
-    first = await Debate(scripted(DESCRIBED), summary=SummaryConfig()).run(
+    first = await Debate(ScriptedLLM(by_role(tester=[described()])), summary=SummaryConfig()).run(
         payments_unit(), journal=journal
     )
 
-    again = ScriptedLLM(by_agent({}), walkthrough=by_agent({}))
+    again = ScriptedLLM(by_agent({}))
     resumed = await Debate(again, summary=SummaryConfig()).run(payments_unit(), journal=journal)
 
     assert again.requests == []
+    assert first.walkthrough is not None
     assert resumed.walkthrough == first.walkthrough
 
 
-async def test_an_unusable_walkthrough_leaves_none_and_the_review_stands() -> None:
-    llm = scripted({"effort": 9}, {"effort": 9}, {"effort": 9})
+@pytest.mark.parametrize(
+    "walkthrough",
+    [{"effort": 9}, "a paragraph, not an object", {"description": "x" * 5_000}, [DESCRIBED]],
+    ids=["effort out of range", "a string", "too long", "a list"],
+)
+async def test_an_unusable_walkthrough_is_dropped_and_the_findings_stand(walkthrough: Any) -> None:
+    llm = ScriptedLLM(
+        by_role(
+            tester=[described(UNDEFINED, walkthrough=walkthrough), evaluations(accept("F1"))],
+            coder=[answers(concede("F1", LOG_FIX))],
+        )
+    )
 
     outcome = await Debate(llm, summary=SummaryConfig()).run(payments_unit())
 
     assert outcome.walkthrough is None
-    assert outcome.stop is StopReason.NO_FINDINGS
-
-
-async def test_a_walkthrough_the_ceiling_has_no_room_for_is_left_out_and_the_review_stands() -> (
-    None
-):
-    measured = scripted(DESCRIBED)
-    await Debate(measured, summary=SummaryConfig()).run(payments_unit())
-    seed_reservation = measured.requests[0].estimated_tokens()
-    llm = scripted(DESCRIBED)
-
-    # Room for the report's call, and then too little for the walkthrough's.
-    ceiling = TokenCeiling(seed_reservation)
-    outcome = await Debate(llm, summary=SummaryConfig(), ceiling=ceiling).run(payments_unit())
-
-    assert outcome.stop is StopReason.NO_FINDINGS
-    assert outcome.walkthrough is None
-    assert [r.agent for r in llm.requests] == ["tester"]
+    assert [f.finding.id for f in outcome.findings] == ["F1"]
+    assert outcome.stop is StopReason.SETTLED
+    # Dropped, not refused: the report is not asked again.
+    assert len(llm.calls(llm.requests[0].role)) == 2
 
 
 async def test_a_ruling_asked_for_later_keeps_the_units_walkthrough() -> None:
     llm = ScriptedLLM(
         by_agent(
             {
-                "tester": [report(UNDEFINED), evaluations(reject("F1", "Still undefined."))],
+                "tester": [described(UNDEFINED), evaluations(reject("F1", "Still undefined."))],
                 "coder": [answers(dispute("F1", "log is a builtin."))] * 2,
             }
-        ),
-        walkthrough=by_agent({AGENT: [DESCRIBED]}),
+        )
     )
     no_arbiter = DebatePolicy(arbitration=False)
     debated = await Debate(llm, no_arbiter, summary=SummaryConfig()).run(payments_unit())

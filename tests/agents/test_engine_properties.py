@@ -110,8 +110,6 @@ class Chaos:
                 return {"evaluations": evaluations, "new_findings": self.findings(2)}
             case ToolName.ARBITRATE:
                 return {"rulings": [self.ruling(i) for i in self.some(ids)]}
-            case ToolName.DESCRIBE_CHANGE:
-                return {"description": self.draw(st.sampled_from(WORDS))}
 
     def with_unknown_ids(self, tool_input: dict[str, Any]) -> dict[str, Any]:
         for items in tool_input.values():

@@ -29,7 +29,7 @@ def test_the_benchmark_prints_the_ratio_after_checking_the_review(
         assert re.search(rf"^Redis {figure} per model call +\d+\.\d$", out, re.MULTILINE)
     assert (
         "verified: each review completed once (one check run, completed neutral, and one "
-        "review) after 6 model calls on each of its 4 units"
+        "review) after 5 model calls on each of its 4 units"
     ) in out
 
 

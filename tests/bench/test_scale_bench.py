@@ -42,10 +42,10 @@ def test_the_benchmark_prints_its_figures_after_checking_every_review(
         )
     calls = re.search(r"^model calls by worker +(\d+), (\d+)$", out, re.MULTILINE)
     assert calls is not None
-    assert sum(int(c) for c in calls.groups()) == 48  # 12 reviews, 4 calls each
+    assert sum(int(c) for c in calls.groups()) == 36
     assert (
         "verified: 12 of 12 pull requests have exactly one check run, completed neutral, and "
-        "exactly one review; 48 model calls = 4 for each of 12 reviews"
+        "exactly one review; 36 model calls = 3 for each of 12 reviews"
     ) in out
     assert "FAILED" not in out
 

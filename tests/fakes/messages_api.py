@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.scripted import NO_WALKTHROUGH
 from tests.fakes.loopback import LoopbackFake, Response
 
 CHARS_PER_TOKEN = 4
@@ -86,16 +85,13 @@ class Unscripted(AssertionError):
 
 
 class QueuedResponder:
-    """A responder that answers each forced tool from its own queue of steps, in order; the
-    walkthrough's `describe_change`, when no queue is given for it, with nothing to say."""
+    """A responder that answers each forced tool from its own queue of steps, in order."""
 
     def __init__(self, **queues: Iterable[Step]) -> None:
         self._queues = {tool: deque(steps) for tool, steps in queues.items()}
 
     def __call__(self, body: Body) -> Reply:
         tool = forced_tool(body)
-        if tool == "describe_change" and tool not in self._queues:
-            return dict(NO_WALKTHROUGH)
         queue = self._queues.get(tool)
         if not queue:
             raise Unscripted(f"no reply queued for a {tool} call")

@@ -6,8 +6,6 @@ from typing import Any
 
 import httpx
 
-from agents.scripted import NO_WALKTHROUGH
-
 BASE_URL = "http://messages.test"
 MESSAGES_URL = f"{BASE_URL}/v1/messages"
 
@@ -54,23 +52,15 @@ def forced_tool(request: httpx.Request) -> str:
     return str(body["tool_choice"]["name"])
 
 
-def debated(request: httpx.Request) -> bool:
-    """Whether a request is one of the debate's calls, not the walkthrough's after it."""
-    return forced_tool(request) != "describe_change"
-
-
 def by_tool(**queues: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
     """A respx side effect answering each forced tool from its own queue of tool inputs.
 
-    The queues are copied, so one script can serve several tests. The walkthrough's
-    `describe_change`, when no queue is given for it, is answered with nothing to say.
+    The queues are copied, so one script can serve several tests.
     """
     remaining = {tool: list(queue) for tool, queue in queues.items()}
 
     def answer(request: httpx.Request) -> httpx.Response:
         tool = forced_tool(request)
-        if tool == "describe_change" and tool not in remaining:
-            return message(tool, dict(NO_WALKTHROUGH))
         if not remaining.get(tool):
             raise AssertionError(f"unexpected call of {tool}")
         return message(tool, remaining[tool].pop(0))

@@ -72,8 +72,7 @@ def test_an_agreed_fix_is_printed_and_exits_zero(patch_file: Path) -> None:
     assert UNDEFINED["claim"] in out
     assert f"Suggested replacement for {PAYMENTS}:16-16:" in out
     assert "        logger.info('refund %s %s', payment.id, amount)" in out
-    # Three calls of the debate, and the walkthrough's.
-    assert "1 finding (1 fixed) · 1 unit · 1 round · 4 calls, 0 failed · " in out
+    assert "1 finding (1 fixed) · 1 unit · 1 round · 3 calls, 0 failed · " in out
     # Progress goes to standard error while the debate runs.
     assert "round 1 · coder · answer_findings on F1 · 2 calls" in result.stderr
     assert " · 1 call · " in result.stderr
@@ -113,16 +112,9 @@ def test_json_prints_the_review_model(patch_file: Path) -> None:
     (only,) = unit["findings"]
     assert (only["consensus"], only["resolution"]) == ("unanimous", "fixed")
     assert only["patch"] == LOG_FIX
-    # The tester's report and evaluation, and the walkthrough (the fake caches nothing here).
-    assert unit["usage_by_role"]["tester"]["input_tokens"] == 3600
-    assert review["walkthrough"] == {
-        "description": [],
-        "files": [{"path": PAYMENTS, "summary": ""}],
-        "attention": [],
-        "effort": None,
-        "diagrams": [],
-        "unreviewed": [],
-    }
+    assert unit["usage_by_role"]["tester"]["input_tokens"] == 2400
+    # The tester's report described nothing: no walkthrough, rather than one made up.
+    assert review["walkthrough"] is None
 
 
 @respx.mock
@@ -133,10 +125,12 @@ def test_the_walkthrough_opens_the_terminal_view_and_the_json(patch_file: Path) 
         "attention": [{"path": PAYMENTS, "why": "the amount is logged"}],
         "effort": 2,
     }
+    (report,) = AGREED["report_findings"]
+    replies = {**AGREED, "report_findings": [{**report, "walkthrough": described}]}
     route = respx.post(MESSAGES_URL)
-    route.mock(side_effect=by_tool(**AGREED, describe_change=[described]))
+    route.mock(side_effect=by_tool(**replies))
     shown = run([str(patch_file)]).stdout
-    route.mock(side_effect=by_tool(**AGREED, describe_change=[described]))
+    route.mock(side_effect=by_tool(**replies))
     printed = json.loads(run([str(patch_file), "--json"]).stdout)
 
     assert shown.startswith("Walkthrough\n  Logs refunds.[31m\n  Review effort: 2/5\n")

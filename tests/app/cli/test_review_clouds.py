@@ -20,7 +20,7 @@ from tests.kits.clouds import (
     google_adc,
     no_cloud_files,
 )
-from tests.kits.messages import debated, message
+from tests.kits.messages import message
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
 
 __all__ = ["aws_keys", "google_adc", "no_cloud_files"]  # fixtures
@@ -47,8 +47,7 @@ def test_review_runs_on_bedrock_in_the_regions_inference_profile(patch_file: Pat
     result = review(patch_file, {"TIEBREAK_PROVIDER": "bedrock", "AWS_REGION": "us-east-1"})
 
     assert result.exit_code == 0, result.output
-    # The report, then the walkthrough's call (answered here with a report: refused).
-    assert [debated(c.request) for c in route.calls][:2] == [True, False]
+    assert route.call_count == 1
     authorization = route.calls[0].request.headers["authorization"]
     assert authorization.startswith(f"AWS4-HMAC-SHA256 Credential={AWS_KEY_ID}/")
     assert "/us-east-1/bedrock/aws4_request" in authorization

@@ -11,7 +11,7 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli.main import main
-from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool, debated
+from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
 from tests.scenarios.debates import git_diff
 from tests.scenarios.invoices import AFTER, BEFORE, CHANGED_LINE, DIFF, INVOICES
 
@@ -44,11 +44,7 @@ def review(tmp_path: Path, *args: str, diff: str = DIFF) -> tuple[Result, list[s
     with respx.mock:
         route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(**NO_FINDINGS))
         result = CliRunner().invoke(main, ["review", str(patch), *args], env=env)
-        prompts = [
-            json.dumps(json.loads(c.request.content)["system"])
-            for c in route.calls
-            if debated(c.request)
-        ]
+        prompts = [json.dumps(json.loads(c.request.content)["system"]) for c in route.calls]
     return result, prompts
 
 

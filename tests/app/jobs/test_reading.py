@@ -75,7 +75,7 @@ async def test_the_agents_read_the_changed_file_whole_at_the_head(
 
     await run_review(github, key, redis_url, llm)
 
-    (seed,) = llm.debate_requests
+    (seed,) = llm.requests
     context = fenced(seed, "context")
     lines = PAYMENTS_AFTER.splitlines()
     assert context.startswith(f"{PAYMENTS} lines 1-{len(lines)}: the whole file\n")
@@ -90,7 +90,7 @@ async def test_a_config_turning_context_off_shows_the_diff_alone(
 
     await run_review(github, key, redis_url, llm)
 
-    (seed,) = llm.debate_requests
+    (seed,) = llm.requests
     assert "untrusted-context" not in "".join(b.text for b in seed.blocks)
 
 
@@ -137,7 +137,7 @@ async def test_guidelines_and_changed_files_are_read_in_one_graphql_request(
 
     await run_review(github, key, redis_url, llm)
 
-    (seed,) = llm.debate_requests
+    (seed,) = llm.requests
     assert "BASE-GUIDELINE" in fenced(seed, "guidance")
     assert fenced(seed, "context").startswith(f"{PAYMENTS} lines 1-")
     # The changed file's size is asked for first, without its text.
@@ -166,7 +166,7 @@ async def test_a_failed_graphql_read_still_gives_the_agents_their_context(
 
     await run_review(github, key, redis_url, llm)
 
-    (seed,) = llm.debate_requests
+    (seed,) = llm.requests
     assert "BASE-GUIDELINE" in fenced(seed, "guidance")
     context = fenced(seed, "context")
     assert context.startswith(f"{PAYMENTS} lines 1-{len(PAYMENTS_AFTER.splitlines())}: ")

@@ -18,7 +18,6 @@ from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.queue import ReviewQueue
 from policies.budget import MIN_CEILING
-from policies.config import CONFIG_PATH
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.review import agreed, run_review, run_worker
 from tests.scenarios.debates import AGREED, PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
@@ -115,9 +114,6 @@ async def test_two_concurrent_reviews_share_the_cap_and_never_pass_it_together(
     first, second = REF, REF.model_copy(update={"number": NUMBER + 1, "head_sha": "c" * 40})
     for ref in (first, second):
         github.add_pull(REPO, ref.number, head_sha=ref.head_sha, base_sha=BASE, diff=big)
-    # Without a walkthrough, whose call (the last) would be the one left out: the debates run
-    # out of the day's tokens here.
-    github.set_file(REPO, BASE, CONFIG_PATH, "summary:\n  walkthrough: false\n")
     # What one review costs, measured alone.
     await run_review(github, key, redis_url, ScriptedLLM(agreeing), settings=Settings())
     (measured,) = github.check_runs(REPO)

@@ -5,7 +5,6 @@ the estimate that foresaw it."""
 import html
 import re
 
-from agents.describing import AGENT
 from agents.llm import LLMRequest, LLMResponse, Usage
 from app.events import PullRequestRef
 from policies.config import CONFIG_PATH
@@ -33,10 +32,6 @@ class NothingFound:
         self.read: list[tuple[str, ...]] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        if request.agent == AGENT:
-            # The walkthrough reads the unit's diff from the cache its report wrote.
-            usage = Usage(cache_read_input_tokens=CALL_INPUT_TOKENS, output_tokens=100)
-            return LLMResponse(tool_input={"description": ""}, usage=usage)
         diff = request.blocks[0].text
         self.read.append(tuple(p for p in RISKIEST_FIRST if f"+++ b/{p}" in diff))
         usage = Usage(input_tokens=CALL_INPUT_TOKENS, output_tokens=CALL_OUTPUT_TOKENS)

@@ -71,7 +71,6 @@ TOOL_ROLES = {
     "evaluate_answers": "tester",
     "answer_findings": "coder",
     "arbitrate": "arbiter",
-    "describe_change": "tester",  # the walkthrough, on the tester's model
 }
 
 
@@ -229,7 +228,7 @@ LOOPING_TESTER: dict[str, list[Reply]] = {
                 "tiebreak_loop_detections_total": {(): 0},
                 "tiebreak_debates_total": {("arbiter",): 1},
                 "tiebreak_llm_calls_total": {
-                    ("tester", "ok"): 3,  # the walkthrough's call is the tester's too
+                    ("tester", "ok"): 2,
                     ("coder", "ok"): 2,
                     ("arbiter", "ok"): 1,
                 },
@@ -245,7 +244,7 @@ LOOPING_TESTER: dict[str, list[Reply]] = {
                 "tiebreak_loop_detections_total": {(): 1},
                 "tiebreak_debates_total": {("arbiter",): 1},
                 "tiebreak_llm_calls_total": {
-                    ("tester", "ok"): 4,
+                    ("tester", "ok"): 3,
                     ("coder", "ok"): 2,
                     ("arbiter", "ok"): 1,
                 },
@@ -260,7 +259,7 @@ LOOPING_TESTER: dict[str, list[Reply]] = {
                 "tiebreak_arbitrations_total": {("budget",): 1},
                 "tiebreak_debates_total": {("unresolved",): 1},
                 "tiebreak_llm_calls_total": {
-                    ("tester", "ok"): 3,  # the walkthrough's call is the tester's too
+                    ("tester", "ok"): 2,
                     ("coder", "ok"): 2,
                     ("arbiter", "ok"): 1,
                     ("arbiter", "error"): 1,

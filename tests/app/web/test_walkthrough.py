@@ -1,8 +1,8 @@
 """The walkthrough that opens the summary comment: GitHub's webhook delivered to the endpoint,
 a real worker, the fake GitHub, the model scripted.
 
-The tester is scripted to find nothing; the walkthrough's call describes the files of the
-diff it is shown. What a person sees is checked: the summary names each changed file once, a
+The tester is scripted to find nothing and to describe, in its report, the files of the diff
+it is shown. What a person sees is checked: the summary names each changed file once, a
 push edits the same comment with the new file's line, and model text cannot ping anyone or
 show an image.
 """
@@ -25,8 +25,6 @@ from tests.kits.review import summaries
 from tests.scenarios.debates import ORDERS, ORDERS_V1
 from tests.scenarios.reviews import BASE
 from tests.scenarios.webhooks import SECRET, payload
-
-NO_FINDINGS: dict[str, Any] = {"findings": []}
 
 
 @pytest.fixture
@@ -61,19 +59,21 @@ async def review(
 
 
 def describing(extra: str = "") -> ScriptedLLM:
-    """A tester that finds nothing, and a walkthrough naming each file it is shown."""
+    """A tester that finds nothing and, asked to, describes each file it is shown."""
 
-    def walkthrough(request: LLMRequest) -> dict[str, Any]:
+    def reported(request: LLMRequest) -> dict[str, Any]:
+        assert "`walkthrough`" in request.blocks[-1].text
         diff = request.blocks[0].text
         files = [p for p in (ORDERS, NOTES) if f"+++ b/{p}" in diff]
-        return {
+        walkthrough = {
             "description": f"Adds order handling. {extra}",
             "files": [{"path": p, "summary": f"new module {p.split('/')[-1]}"} for p in files],
             "attention": [{"path": files[0], "why": f"totals are computed here {extra}"}],
             "effort": 2,
         }
+        return {"findings": [], "walkthrough": walkthrough}
 
-    return ScriptedLLM(by_role(tester=[NO_FINDINGS] * 5), walkthrough=walkthrough)
+    return ScriptedLLM(by_role(tester=[reported] * 5))
 
 
 async def test_the_summary_opens_with_a_walkthrough_naming_each_changed_file_once(
@@ -109,7 +109,7 @@ async def test_a_push_edits_the_walkthrough_in_place_with_the_new_files_line(
     assert walkthrough.count("new module notes.py") == 1
     # Its code did not change: its line is kept, not paid for again.
     assert walkthrough.count("new module orders.py") == 1
-    (described,) = [r for r in llm.requests if r.tool.name == "describe_change"]
+    (described,) = llm.requests
     assert f"+++ b/{ORDERS}" not in described.blocks[0].text
 
 
