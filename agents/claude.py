@@ -232,7 +232,7 @@ class ClaudeLLM:
                     "description": spec.description,
                     "input_schema": spec.input_schema(),
                 }
-                for spec in toolset(request.tool.tests).values()
+                for spec in toolset(request.tool.shows).values()
             ],
             "tool_choice": (
                 {"type": "tool", "name": request.tool.name} if forced else {"type": "auto"}

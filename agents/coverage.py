@@ -19,7 +19,7 @@ from agents.briefs import unit_briefs
 from agents.diff import ReviewUnit
 from agents.llm import CACHE_READ_PRICE, CACHE_WRITE_PRICE, LLMRequest, Role
 from agents.prompts import SYSTEM, role_brief
-from agents.protocol import ToolName, toolset
+from agents.protocol import TESTED_TOOLS, TOOLS, ToolName
 from policies.debate import DebatePolicy
 
 TYPICAL_ROUNDS = 2
@@ -94,7 +94,7 @@ def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool) -> UnitEstimate:
     seed = LLMRequest(
         role=Role.TESTER,
         agent=str(Role.TESTER),
-        tool=toolset(tests)[ToolName.REPORT_FINDINGS],
+        tool=(TESTED_TOOLS if tests else TOOLS)[ToolName.REPORT_FINDINGS],
         system=SYSTEM,
         blocks=(*unit_briefs(unit), role_brief(Role.TESTER)),
         max_output_tokens=policy.max_output_tokens,

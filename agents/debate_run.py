@@ -12,7 +12,7 @@ the coder, one a panel splits on goes to the arbiter with the round's other dead
 import functools
 from collections.abc import Collection
 
-from agents import briefs
+from agents import briefs, describing
 from agents.debate_proofs import ProvingSteps
 from agents.debate_state import CODER
 from agents.llm import Role
@@ -71,6 +71,8 @@ class DebateRun(ProvingSteps):
             turn = self.proposals[tester].turn()
             command = self.proofs.proving.verifier.command if self.proofs.proving else None
             blocks = [*briefs.unit_briefs(self.unit), briefs.seed_brief(turn.allowance(), command)]
+            if self.summary is not None and self._undescribed():
+                blocks.append(describing.brief(self.summary))
             try:
                 await self.turns.run(
                     Ask(
@@ -108,7 +110,13 @@ class DebateRun(ProvingSteps):
         self, tester: str, turn: TurnProposals, reported: set[str], report: ReportFindings
     ) -> None:
         reported.add(tester)
+        if report.walkthrough is not None and self.summary is not None and self._undescribed():
+            self.walkthrough = describing.kept(report.walkthrough, self.unit, self.summary)
         self._raise(report.findings, tester, turn)
+
+    def _undescribed(self) -> bool:
+        """Whether the unit still wants its walkthrough: the next report is asked for it."""
+        return self.summary is not None and self.summary.walkthrough and self.walkthrough is None
 
     async def _debate(self) -> None:
         previous: str | None = self.panel.names[-1]

@@ -8,7 +8,7 @@ binding ruling (`arbiter`), or `unresolved` when nothing could settle it.
 
 from collections.abc import Iterable, Sequence
 
-from agents import briefs
+from agents import briefs, describing
 from agents.claims import same_finding
 from agents.diff import ReviewUnit
 from agents.input_checks import InputChecks
@@ -27,7 +27,16 @@ from agents.outcome import (
 )
 from agents.patches import changed_lines
 from agents.proofs import Proofs, Proving, told_fix
-from agents.protocol import Arbitrate, Finding, Patch, Ruling, RulingKind, ToolName
+from agents.protocol import (
+    REPRODUCTION,
+    Arbitrate,
+    ChangeDescription,
+    Finding,
+    Patch,
+    Ruling,
+    RulingKind,
+    ToolName,
+)
 from agents.threads import Closure, Position, Thread
 from agents.turns import Ask, TurnRunner
 from policies.arbitration import ArbitrationTrigger
@@ -40,6 +49,7 @@ from policies.panel import Tally, Verdict, Vote
 from policies.proposals import ProposalBudget, TurnProposals
 from policies.routing import Router
 from policies.safety import ProtectedPaths
+from policies.summary import SummaryConfig
 
 CODER, ARBITER = "coder", "arbiter"
 
@@ -58,16 +68,29 @@ class DebateState:
         replay: Replay | None = None,
         proving: Proving | None = None,
         models: Models | None = None,
+        summary: SummaryConfig | None = None,
     ) -> None:
         self.policy = policy
+        self.summary = summary
+        """What the unit's walkthrough asks, when the config wants one (`agents.describing`)."""
+        self.walkthrough: ChangeDescription | None = None
+        """The unit's walkthrough, once a tester wrote it (or restored with a finished
+        debate)."""
         self.unit = unit
         self.diff = unit.diff
         self.panel = policy.panel()
         self.proofs = Proofs(proving)
         """What the findings' tests showed (nothing, unless a `proving` runs them)."""
         self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), self.proofs)
+        tests = frozenset({REPRODUCTION}) if proving is not None else frozenset()
         self.turns = TurnRunner(
-            llm, policy, ceiling, replay, tests=proving is not None, models=models, unit=unit.id
+            llm,
+            policy,
+            ceiling,
+            replay,
+            shows=tests | describing.fields(summary),
+            models=models,
+            unit=unit.id,
         )
         self.router = Router([CODER, *self.panel.names])
         self.floor: list[str] = []
@@ -321,6 +344,7 @@ class DebateState:
     def _restore(self, outcome: Outcome) -> None:
         """Pick up a finished debate: its findings as they ended, its transcript and totals."""
         self.round, self.stop, self.dropped = outcome.rounds, outcome.stop, outcome.dropped_findings
+        self.walkthrough = outcome.walkthrough
         self.messages = list(outcome.transcript.messages)
         self.turns.restore(outcome)
         for result in outcome.findings:
@@ -362,6 +386,7 @@ class DebateState:
             transcript=Transcript(messages=self.messages, turns=self.turns.turns),
             verification_seconds=self.proofs.seconds,
             test_tokens=self.proofs.test_tokens,
+            walkthrough=self.walkthrough,
         )
 
     def _finding_outcome(self, thread: Thread, tokens: int) -> FindingOutcome:

@@ -19,6 +19,7 @@ from agents.proofs import Proving
 from policies.budget import TokenCeiling
 from policies.config import Models
 from policies.debate import DebatePolicy
+from policies.summary import SummaryConfig
 
 
 class Debate:
@@ -32,6 +33,7 @@ class Debate:
         ceiling: TokenCeiling | None = None,
         proving: Proving | None = None,
         models: Models | None = None,
+        summary: SummaryConfig | None = None,
     ) -> None:
         self.llm = llm
         self.policy = policy or DebatePolicy()
@@ -42,12 +44,14 @@ class Debate:
         self.models = models
         """The repository's choice of model for each role, where it made one (the client's
         own for the others)."""
+        self.summary = summary
+        """What each unit's first report is asked to describe (None: no walkthrough)."""
 
     async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
         """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are
         replayed rather than paid for again, and every live call is appended to it."""
         replay = None if journal is None else await Replay.open(journal)
-        return await self._run(unit, replay).run()
+        return await self._run(unit, replay, self.summary).run()
 
     async def report(self, unit: ReviewUnit) -> Outcome:
         """Only the testers' reports on `unit`, without a debate: each finding ends open
@@ -70,7 +74,12 @@ class Debate:
         hearing = Hearing(self.llm, self.policy, self.ceiling, unit, models=self.models)
         return await hearing.hear(outcome, finding_id, reply)
 
-    def _run(self, unit: ReviewUnit, replay: Replay | None = None) -> DebateRun:
+    def _run(
+        self,
+        unit: ReviewUnit,
+        replay: Replay | None = None,
+        summary: SummaryConfig | None = None,
+    ) -> DebateRun:
         return DebateRun(
-            self.llm, self.policy, self.ceiling, unit, replay, self.proving, self.models
+            self.llm, self.policy, self.ceiling, unit, replay, self.proving, self.models, summary
         )

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from agents import describing
 from agents.diff import Diff
 from agents.patches import finding_problem, patch_problem
 from agents.proofs import Proofs
@@ -40,6 +41,7 @@ class _Loose(BaseModel):
 
 class _Report(_Loose):
     findings: list[Any]
+    walkthrough: Any = None
 
 
 class _Answers(_Loose):
@@ -72,7 +74,8 @@ class InputChecks:
         shape = _Report.model_validate(raw)
         several = len(shape.findings) > 1
         findings, refused = self._findings("findings", shape.findings, several=several)
-        return Checked(ReportFindings(findings=findings), len(findings), merged(refused))
+        report = ReportFindings(findings=findings, walkthrough=describing.parsed(shape.walkthrough))
+        return Checked(report, len(findings), merged(refused))
 
     def answers(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[AnswerFindings]:
         shape = _Answers.model_validate(raw)

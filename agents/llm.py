@@ -105,7 +105,7 @@ class LLMRequest(BaseModel):
         chars = (
             len(self.system)
             + sum(len(b.text) for b in self.blocks)
-            + _toolset_chars(self.tool.tests)
+            + _toolset_chars(self.tool.shows)
         )
         prompt = generous_tokens(chars)
         return math.ceil(prompt * CACHE_WRITE_PRICE) + self.max_output_tokens
@@ -131,7 +131,7 @@ class LLMClient(Protocol):
 
 
 @functools.cache
-def _toolset_chars(tests: bool) -> int:
+def _toolset_chars(shows: frozenset[str]) -> int:
     return sum(
-        len(t.description) + len(json.dumps(t.input_schema())) for t in toolset(tests).values()
+        len(t.description) + len(json.dumps(t.input_schema())) for t in toolset(shows).values()
     )

@@ -1,4 +1,4 @@
-"""The debate protocol: the four tools the agents call, as pydantic models.
+"""The debate protocol: the tools the agents call, as pydantic models.
 
 This is a contract shared by the engine, the LLM clients, recorded transcripts and the
 benchmarks: fields may be added (optional), never renamed or removed. The JSON Schemas the
@@ -12,7 +12,14 @@ import json
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 
 Text = Annotated[str, StringConstraints(max_length=8_000)]
 Line = Annotated[int, Field(ge=1)]
@@ -137,8 +144,45 @@ class Ruling(_Model):
         return self
 
 
+class FileLine(_Model):
+    """What the change does to one file, in one line."""
+
+    path: Annotated[str, StringConstraints(min_length=1, max_length=1_000)]
+    summary: Annotated[str, StringConstraints(max_length=500)]
+
+
+class AttentionArea(_Model):
+    """A place in the change a person should read closely, and why."""
+
+    path: Annotated[str, StringConstraints(min_length=1, max_length=1_000)]
+    why: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class ChangeDescription(_Model):
+    """What the change does, for the people who review it: the walkthrough of the summary."""
+
+    description: Annotated[str, StringConstraints(max_length=2_000)]
+    files: list[FileLine] = []
+    attention: list[AttentionArea] = []
+    effort: Annotated[int, Field(ge=1, le=5)] | None = None
+    """How much effort a careful human review of the change takes, 1 (trivial) to 5."""
+    diagram: Annotated[str, StringConstraints(max_length=4_000)] | None = None
+    """A Mermaid sequence diagram of a call flow the change alters, when one was asked for."""
+
+
+_ASKED_IN_THE_TURN = {
+    "type": "object",
+    "description": "Only when the turn asks for it, as it says.",
+}
+
+
 class ReportFindings(_Model):
     findings: list[Finding]
+    walkthrough: Annotated[ChangeDescription | None, WithJsonSchema(_ASKED_IN_THE_TURN)] = None
+    """Asked of a unit's first tester only, when the repository wants a walkthrough: it reads
+    the diff then, so describing it costs only the answer (`agents.describing`). Its shape is
+    told in the turn that asks for it: a schema would be read again by every call of the
+    unit, for the one that writes it."""
 
 
 class AnswerFindings(_Model):
@@ -169,14 +213,26 @@ class ToolSpec(BaseModel):
     name: ToolName
     description: str
     input_model: type[_Model]
-    tests: bool = False
-    """Whether findings' tests are run: without, the schema leaves out the `reproduction`
-    fields, so that no model writes tests that nothing would run."""
+    shows: frozenset[str] = frozenset()
+    """The :data:`OPTIONAL_FIELDS` the schema shows: a field the review has no use for is
+    left out, so that no model writes what nothing would read (tests nothing would run, a
+    walkthrough no one asked for) and no request pays for its schema."""
+
+    @property
+    def tests(self) -> bool:
+        """Whether findings' tests are run (the schema shows `reproduction`)."""
+        return REPRODUCTION in self.shows
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the tool's input, self-contained and without titles."""
-        return _compact_schema(self.input_model, self.tests)
+        return _compact_schema(self.input_model, OPTIONAL_FIELDS - self.shows)
 
+
+REPRODUCTION, WALKTHROUGH = "reproduction", "walkthrough"
+OPTIONAL_FIELDS = frozenset({REPRODUCTION, WALKTHROUGH})
+"""Fields shown only when a review uses them: a finding's test when tests are run, the report's
+walkthrough when the repository's summary asks for one. No other field of the protocol bears
+these names."""
 
 TOOLS: dict[ToolName, ToolSpec] = {
     spec.name: spec
@@ -203,27 +259,27 @@ TOOLS: dict[ToolName, ToolSpec] = {
         ),
     )
 }
-
-
-TESTED_TOOLS: dict[ToolName, ToolSpec] = {
-    name: spec.model_copy(update={"tests": True}) for name, spec in TOOLS.items()
-}
-"""The tools when findings' tests are run: with the `reproduction` fields."""
-
-
-def toolset(tests: bool) -> dict[ToolName, ToolSpec]:
-    """The four tools as a review shows them: with `reproduction` fields if it runs tests."""
-    return TESTED_TOOLS if tests else TOOLS
-
-
-_TEST_FIELDS = frozenset({"reproduction"})
+"""The four tools as a review without tests or walkthrough shows them."""
 
 
 @functools.cache
-def _schema(model: type[_Model], tests: bool) -> dict[str, Any]:
+def toolset(shows: frozenset[str] = frozenset()) -> dict[ToolName, ToolSpec]:
+    """The four tools as a review shows them, with the optional fields it uses: every request
+    of a review offers the same ones (they open the cached prefix)."""
+    unknown = shows - OPTIONAL_FIELDS
+    if unknown:
+        raise ValueError(f"no optional field {sorted(unknown)}")
+    return {name: spec.model_copy(update={"shows": shows}) for name, spec in TOOLS.items()}
+
+
+TESTED_TOOLS = toolset(frozenset({REPRODUCTION}))
+"""The tools when findings' tests are run: with the `reproduction` fields."""
+
+
+@functools.cache
+def _schema(model: type[_Model], hidden: frozenset[str]) -> dict[str, Any]:
     raw = model.model_json_schema()
     definitions = raw.pop("$defs", {})
-    hidden = frozenset() if tests else _TEST_FIELDS
 
     def inline(node: Any, naming_properties: bool = False) -> Any:
         if isinstance(node, list):
@@ -245,7 +301,7 @@ def _schema(model: type[_Model], tests: bool) -> dict[str, Any]:
     return result
 
 
-def _compact_schema(model: type[_Model], tests: bool = False) -> dict[str, Any]:
+def _compact_schema(model: type[_Model], hidden: frozenset[str]) -> dict[str, Any]:
     # A deep copy per call: callers may change it; the cache keeps the derivation to once.
-    copy: dict[str, Any] = json.loads(json.dumps(_schema(model, tests)))
+    copy: dict[str, Any] = json.loads(json.dumps(_schema(model, hidden)))
     return copy

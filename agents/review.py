@@ -20,6 +20,7 @@ from agents.proofs import Proving
 from agents.protocol import Severity
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
+from policies.summary import SummaryConfig
 
 _NOT_REVIEWED = frozenset({StopReason.SEED_FAILED, StopReason.FAILED})
 
@@ -196,10 +197,12 @@ async def review_units(
     ceiling: TokenCeiling | None = None,
     debate: bool = True,
     proving: Proving | None = None,
+    summary: SummaryConfig | None = None,
 ) -> Review:
     """Debate `units` as :func:`review_diff` does, started in their order: when the ceiling
-    cannot cover them all, the first ones (the riskiest, as a diff orders them) get it."""
-    engine = Debate(llm, policy, ceiling=ceiling, proving=proving)
+    cannot cover them all, the first ones (the riskiest, as a diff orders them) get it. With
+    a `summary`, each debated unit is described for the walkthrough too."""
+    engine = Debate(llm, policy, ceiling=ceiling, proving=proving, summary=summary)
     slots = asyncio.Semaphore(concurrency)
 
     async def run(unit: ReviewUnit) -> Outcome:

@@ -79,7 +79,7 @@ class TurnRunner:
         ceiling: TokenCeiling,
         replay: Replay | None = None,
         *,
-        tests: bool = False,
+        shows: frozenset[str] = frozenset(),
         models: Models | None = None,
         unit: str | None = None,
     ) -> None:
@@ -88,8 +88,9 @@ class TurnRunner:
         """The id of the unit whose debate this is, named on each request."""
         self.models = models or Models()
         """The repository's choice of model for each role, where it made one."""
-        self.tools = toolset(tests)
-        """The tools as the agents are shown them: with `reproduction` if tests are run."""
+        self.tools = toolset(shows)
+        """The tools as the agents are shown them, with the optional fields the review uses
+        (`reproduction` if tests are run, the report's `walkthrough` if one is asked for)."""
         self.policy = policy
         self.ceiling = ceiling
         self.replay = replay

@@ -30,6 +30,9 @@ them contested into round 2. It prints both topologies' billed tokens side by si
 caching on and off, and the ring's saving next to the ~40% fewer input tokens Li et al.
 (2024) report for sparse debate topologies.
 
+A fourth section is what the walkthrough adds to the review (`bench.walkthrough_tokens`), per
+diff token, beside the goal of 0.15.
+
     uv run python -m bench.tokens
 """
 
@@ -43,7 +46,7 @@ from agents.diff import Diff, ReviewUnit
 from agents.engine import Debate
 from agents.outcome import Consensus, Resolution, StopReason
 from agents.tokens import typical_tokens
-from bench import panel_tokens
+from bench import panel_tokens, walkthrough_tokens
 from bench.billing import (
     KEY,
     READ_RATE,
@@ -271,6 +274,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(context_report(on, with_context, diff_text))
     print()
     print(panel_tokens.report(asyncio.run(panel_tokens.measure())))
+    print()
+    unit = sample_unit(diff_text)
+    print(walkthrough_tokens.report(asyncio.run(walkthrough_tokens.measure(unit, diff_text))))
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ from policies.guidance import (
 from policies.hearing import HearingPolicy
 from policies.ignoring import IgnoreFilters, PullFacts
 from policies.learnings import LearningsConfig
+from policies.summary import SummaryConfig
 from policies.verification import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
@@ -188,6 +189,9 @@ class RepoConfig(_Section):
         Shape("a mapping of options (enabled, max_tokens, rules), or a list of {rule, paths}"),
     ] = LearningsConfig()
     """What the repository's people taught Tiebreak, and whether it learns."""
+
+    summary: SummaryConfig = SummaryConfig()
+    """The walkthrough that opens the summary comment."""
 
     def path_filter(self) -> "PathFilter":
         return PathFilter(self.paths)

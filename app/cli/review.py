@@ -29,10 +29,11 @@ from app.cli.checkout import checkout_sources
 from app.cli.exits import fail as _fail
 from app.cli.model_choice import connect, model_options
 from app.cli.pull_address import is_address
-from app.cli.terminal import Progress, render
+from app.cli.terminal import Progress, render, review_json
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
 from app.parsing import Parsing
 from policies.debate import DebatePolicy
+from policies.summary import SummaryConfig
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
@@ -149,6 +150,7 @@ def review(
         diff, sources, said = remote.diff, remote.sources, remote.read
         policy = _policy(remote.config.debate, chosen)
         reading = Reading(sources, remote.config.context.max_tokens, remote.guidance)
+        summary = remote.config.summary
     else:
         if post:
             _fail("--post posts on a pull request: give its address, not a diff")
@@ -158,6 +160,7 @@ def review(
         config = verify_config(verifying, read.root, read.unfit)
         llm = connect(tester_model, coder_model, arbiter_model)
         reading = Reading(sources)
+        summary = SummaryConfig()
     if sources is None:
         click.echo(
             f"tiebreak: reviewing the diff alone, without the code around it: {said}",
@@ -167,10 +170,10 @@ def review(
         click.echo(f"tiebreak: {said}", err=True)
     proofs = proving(verifying, config, tree, diff)
     try:
-        result = asyncio.run(_review(diff, llm, policy, reading, tree, proofs))
+        result = asyncio.run(_review(diff, llm, policy, reading, tree, proofs, summary))
     except LLMFatal as exc:
         _fail(str(exc))
-    click.echo(result.model_dump_json(indent=2) if as_json else render(result))
+    click.echo(review_json(result) if as_json else render(result))
     if asked is not None and post:
         pull_review.posted(asked, remote, result)
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
@@ -215,6 +218,7 @@ async def _review(
     reading: Reading,
     tree: Path | None,
     proofs: AbstractAsyncContextManager[Proving | None],
+    summary: SummaryConfig,
 ) -> Review:
     """The review of `diff`, its agents reading `reading` (its files parsed here) and what
     the work tree `tree`'s other files tell about the changes (when there is one)."""
@@ -231,7 +235,7 @@ async def _review(
             expected = estimate(units, policy, tests=proving is not None)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
             progress = Progress(llm, lambda line: click.echo(line, err=True), [u.id for u in units])
-            review = await review_units(units, progress, policy, proving=proving)
+            review = await review_units(units, progress, policy, proving=proving, summary=summary)
             return review.model_copy(update={"estimate": expected})
     finally:
         parsing.close()

@@ -1,5 +1,6 @@
 """How a review looks in a terminal: progress while it runs, then every finding and the totals."""
 
+import json
 from collections.abc import Callable, Sequence
 
 import click
@@ -7,6 +8,7 @@ import click
 from agents.llm import LLMClient, LLMRequest, LLMResponse
 from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review, Unreviewed
+from agents.walkthrough import Walkthrough, walkthrough
 from app.publishing import proofs
 from app.publishing.finding_text import STANDS, stands
 from policies.panel import Tally
@@ -59,8 +61,8 @@ class Progress:
 
 
 def render(review: Review) -> str:
-    """The review as text: each finding, then the totals."""
-    lines: list[str] = []
+    """The review as text: the walkthrough, each finding, then the totals."""
+    lines: list[str] = _walkthrough(walkthrough(review))
     findings = sorted(review.findings, key=lambda f: (f.finding.severity.rank, f.finding.path))
     for result in findings:
         lines += _finding(result)
@@ -70,6 +72,40 @@ def render(review: Review) -> str:
         lines.append(click.style("No findings: the change looks sound.", fg="green"))
     lines.append(_totals(review))
     return "\n".join(lines)
+
+
+def review_json(review: Review) -> str:
+    """The review as `--json` prints it: every unit's outcome, and the merged `walkthrough`."""
+    merged = walkthrough(review)
+    data = review.model_dump(mode="json")
+    data["walkthrough"] = None if merged is None else merged.model_dump(mode="json")
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _walkthrough(merged: Walkthrough | None) -> list[str]:
+    """The walkthrough first, as a person reads a pull request's summary first."""
+    if merged is None or not (merged.description or merged.files):
+        return []
+    lines = [click.style("Walkthrough", bold=True)]
+    lines += [f"  {_plain(p)}" for p in merged.description]
+    if merged.effort is not None:
+        lines.append(f"  Review effort: {merged.effort}/5")
+    for file in merged.files:
+        lines.append(
+            f"  {_plain(file.path)}" + (f": {_plain(file.summary)}" if file.summary else "")
+        )
+    lines += [f"  {_plain(path)}: not reviewed" for path in merged.unreviewed]
+    if merged.attention:
+        lines.append("  Deserves a closer look:")
+        lines += [f"    {_plain(a.path)}: {_plain(a.why)}" for a in merged.attention]
+    for diagram in merged.diagrams:
+        lines += [f"  {_plain(line)}" for line in diagram.splitlines()]
+    return [*lines, ""]
+
+
+def _plain(text: str) -> str:
+    """Model text on one line, without the control characters that would drive a terminal."""
+    return " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
 
 
 def _unreviewed(review: Review) -> list[str]:

@@ -131,7 +131,12 @@ class UnitRun:
         llm = Tracked(self.deps.counted_llm, writes)
         llm.tokens, llm.calls = tokens, calls
         debate = Debate(
-            llm, plan.policy, ceiling=ceiling, models=plan.models, proving=self._proving(plan)
+            llm,
+            plan.policy,
+            ceiling=ceiling,
+            models=plan.models,
+            proving=self._proving(plan),
+            summary=plan.summary,
         )
         return await debate.run(plan.review_unit(), journal=writes.journal)
 

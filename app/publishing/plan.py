@@ -17,6 +17,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
 from agents.protocol import Severity
 from agents.review import Review
+from agents.walkthrough import walkthrough
 from app.bodies import (
     LIMIT,
     Annotation,
@@ -40,6 +41,7 @@ from app.publishing.publication import (
     ThreadReply,
     finding_key,
 )
+from app.publishing.walkthrough_text import walkthrough_section
 
 
 def plan(
@@ -59,7 +61,13 @@ def plan(
     pull_url = str(run.pull_url) if run.pull_url else None
     note = text.truncation_note(details)
     overview = text.overview(
-        review, entries, title=title, run_id=run.run_id, details_url=details, pull_url=pull_url
+        review,
+        entries,
+        title=title,
+        run_id=run.run_id,
+        details_url=details,
+        pull_url=pull_url,
+        opening=walkthrough_section(walkthrough(review)),
     )
     overview += text.scope(conversation, run.head_sha)
     if run.spend is not None:

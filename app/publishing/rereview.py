@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from agents.claims import same_gist
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
+from agents.protocol import ChangeDescription
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
 from app.publishing.publication import GoneFinding, RunRecord, finding_key
@@ -182,11 +183,31 @@ class _Ledger:
                         continue
                 if self.stands(unit_id, result, thread):
                     kept.append(result)
-            if kept:
+            walkthrough = _carried_walkthrough(unit.walkthrough, scope)
+            if kept or walkthrough is not None:
                 carried_from = unit.carried_from or earlier.ref.head_sha
-                update = {"unit_id": unit_id, "findings": kept, "carried_from": carried_from}
+                update = {
+                    "unit_id": unit_id,
+                    "findings": kept,
+                    "carried_from": carried_from,
+                    "walkthrough": walkthrough,
+                }
                 units.append(unit.model_copy(update=update))
         return units, gone
+
+
+def _carried_walkthrough(
+    walkthrough: ChangeDescription | None, scope: Scope
+) -> ChangeDescription | None:
+    """What an earlier unit's walkthrough still says of the files this run does not review
+    (their code did not change); None when it says nothing of them."""
+    if walkthrough is None:
+        return None
+    files = [f for f in walkthrough.files if not scope.reviews(f.path)]
+    if not files:
+        return None
+    attention = [a for a in walkthrough.attention if not scope.reviews(a.path)]
+    return walkthrough.model_copy(update={"files": files, "attention": attention})
 
 
 def _gone(result: FindingOutcome, thread: PostedThread | None) -> GoneFinding:

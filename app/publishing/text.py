@@ -183,12 +183,15 @@ def overview(
     run_id: str,
     details_url: str | None,
     pull_url: str | None = None,
+    opening: Sequence[str] = (),
 ) -> list[str]:
-    """The review at a glance: the marker, the verdict, every finding's row, the totals."""
+    """The review at a glance: the marker, the verdict, what opens it (the walkthrough),
+    every finding's row, the totals."""
     return [
         marker(run_id) + "\n",
         f"### Tiebreak: {title}\n\n",
         *([f"[The debate, message by message]({details_url})\n\n"] if details_url else []),
+        *opening,
         *(table(entries, pull_url) if entries else []),
         totals(review),
         *failed_units(review),

@@ -25,6 +25,7 @@ from policies.config import Models, RepoConfig
 from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
 from policies.errors import TiebreakError
+from policies.summary import SummaryConfig
 
 
 class PlanLost(TiebreakError):
@@ -111,6 +112,8 @@ class UnitPlan(BaseModel):
     """How its findings' tests are run; None: they are not."""
     learned: tuple[str, ...] = ()
     """The repository's learnings in `guidance`, each as the agents read it."""
+    summary: SummaryConfig = SummaryConfig()
+    """What the walkthrough the unit's first report is asked for says (`agents.describing`)."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(
@@ -137,6 +140,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 guidance=unit.guidance,
                 tests=plan.tests,
                 learned=unit.learned,
+                summary=plan.config.summary,
             )
         )
     return values

@@ -66,14 +66,9 @@ async def unapply(diff: str, tree: Path) -> None:
 
 async def copy_tree(source: Path, destination: Path) -> None:
     """`destination` (new) made a copy of `source`, owners, modes and symlinks kept."""
-    process = await asyncio.create_subprocess_exec(
-        "cp", "-a", "--no-target-directory", "--", str(source), str(destination),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _, err = await process.communicate()
-    if process.returncode:
+    argv = ("cp", "-a", "--no-target-directory", "--", str(source), str(destination))
+    code, _, err = await _command(argv, cwd=None, env=None, stdin=None)
+    if code:
         raise TreeRefused(f"the tree could not be copied: {_last_line(err)}")
 
 
@@ -139,24 +134,38 @@ def _copy_files(checkout: Path, names: list[str], destination: Path) -> None:
 async def _git(
     *args: str, cwd: Path, env: dict[str, str] | None = None, stdin: bytes | None = None
 ) -> bytes:
+    git_env = {**os.environ, "LC_ALL": "C", **(env or {})}
+    try:
+        code, out, err = await _command(("git", *args), cwd=cwd, env=git_env, stdin=stdin)
+    except TimeoutError as exc:
+        raise TreeRefused(f"git {args[0]} took over {GIT_TIMEOUT_S:g} s") from exc
+    if code:
+        raise TreeRefused(f"git {args[0]} failed: {_last_line(err)}")
+    return out
+
+
+async def _command(
+    argv: tuple[str, ...], *, cwd: Path | None, env: dict[str, str] | None, stdin: bytes | None
+) -> tuple[int, bytes, bytes]:
+    """`argv`'s exit code, output and errors; past :data:`GIT_TIMEOUT_S` a TimeoutError. The
+    process is never left behind: killed and reaped when its wait ends early, by the timeout
+    or by the review being cancelled."""
     process = await asyncio.create_subprocess_exec(
-        "git", *args,
+        *argv,
         cwd=cwd,
-        env={**os.environ, "LC_ALL": "C", **(env or {})},
+        env=env,
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    )
     try:
         async with asyncio.timeout(GIT_TIMEOUT_S):
             out, err = await process.communicate(stdin)
-    except TimeoutError as exc:
-        process.kill()
-        await process.wait()
-        raise TreeRefused(f"git {args[0]} took over {GIT_TIMEOUT_S:g} s") from exc
-    if process.returncode:
-        raise TreeRefused(f"git {args[0]} failed: {_last_line(err)}")
-    return out
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await asyncio.shield(process.wait())
+    return await process.wait(), out, err
 
 
 def _ignored(checkout: Path, name: str) -> bool:

@@ -7,8 +7,10 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from agents.protocol import (
+    REPRODUCTION,
     TESTED_TOOLS,
     TOOLS,
+    WALKTHROUGH,
     Answer,
     AnswerFindings,
     Arbitrate,
@@ -22,6 +24,7 @@ from agents.protocol import (
     Severity,
     Stance,
     ToolName,
+    toolset,
 )
 
 PATCH: dict[str, Any] = {
@@ -264,9 +267,9 @@ def optional_ref(schema: dict[str, Any], prop: dict[str, Any]) -> dict[str, Any]
 
 def assert_describes(node: dict[str, Any], model: type[BaseModel], *, tests: bool = True) -> None:
     """`node` is the object schema of `model`: its fields (without the tests' own unless
-    `tests`), the required ones required."""
+    `tests`, never with the walkthrough no review here asks for), the required ones required."""
     assert node["type"] == "object"
-    fields = set(model.model_fields) - (set() if tests else {"reproduction"})
+    fields = set(model.model_fields) - {"walkthrough"} - (set() if tests else {"reproduction"})
     assert set(node["properties"]) == fields
     required = {name for name, field in model.model_fields.items() if field.is_required()}
     assert set(node.get("required", [])) == required
@@ -298,6 +301,26 @@ def test_tool_schema_is_derived_from_its_model(name: ToolName, model: type[BaseM
     assert spec.description
     assert spec.input_model is model
     assert_describes(spec.input_schema(), model)
+
+
+def test_the_walkthrough_is_shown_only_when_asked_for_and_as_a_bare_object() -> None:
+    plain = toolset()
+    described = toolset(frozenset({WALKTHROUGH}))
+    both = toolset(frozenset({WALKTHROUGH, REPRODUCTION}))
+
+    assert "walkthrough" not in json.dumps([s.input_schema() for s in plain.values()])
+    report = described[ToolName.REPORT_FINDINGS].input_schema()
+    # Its shape is told by the one turn that asks for it: the schema every call reads stays
+    # a few tokens longer, not a few hundred.
+    assert report["properties"]["walkthrough"]["type"] == "object"
+    assert "properties" not in report["properties"]["walkthrough"]
+    assert "walkthrough" not in report["required"]
+    for name in (ToolName.ANSWER_FINDINGS, ToolName.EVALUATE_ANSWERS, ToolName.ARBITRATE):
+        assert described[name].input_schema() == plain[name].input_schema()
+    assert both[ToolName.REPORT_FINDINGS].tests
+    assert "walkthrough" in both[ToolName.REPORT_FINDINGS].input_schema()["properties"]
+    with pytest.raises(ValueError, match="no optional field"):
+        toolset(frozenset({"diagram"}))
 
 
 def test_without_tests_to_run_no_tool_asks_for_a_reproduction() -> None:

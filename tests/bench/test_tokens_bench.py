@@ -15,6 +15,7 @@ from agents.protocol import ToolName
 from agents.tokens import typical_tokens
 from bench import panel_tokens as panel
 from bench import tokens as bench
+from bench import walkthrough_tokens
 from bench.billing import ScenarioBroken
 from bench.panel_courses import courses
 from bench.shop_diff import sample_diff, sample_unit
@@ -193,3 +194,17 @@ def test_the_context_is_written_to_the_cache_once_and_read_on_every_later_call()
     ratios = re.search(r"^billed input / diff tokens +(\d+\.\d\d) +(\d+\.\d\d)$", out, re.M)
     assert ratios is not None, out
     assert float(ratios.group(1)) < float(ratios.group(2))
+
+
+def test_the_walkthrough_adds_no_call_and_prints_what_it_adds_per_diff_token(
+    printed: str,
+) -> None:
+    diff_text = sample_diff()
+    cost = asyncio.run(walkthrough_tokens.measure(sample_unit(diff_text), diff_text))
+
+    assert cost.with_walkthrough.calls == cost.without.calls
+    # No second reading of the diff, even from the cache: what it adds is far less than a
+    # cache read of the diff alone (0.1 a token).
+    assert 0 < cost.input < 0.1 * typical_tokens(diff_text) / 2
+    assert cost.output > 0
+    assert f"= {cost.ratio:.3f} per diff token   goal ≤ 0.15" in printed

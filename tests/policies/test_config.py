@@ -11,6 +11,7 @@ from policies.ignoring import IgnoreFilters, PullFacts
 from policies.learnings import LearnedRule, LearningsConfig
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
+from policies.summary import SummaryConfig
 from policies.verification import VerifyConfig
 
 DEFAULTS = RepoConfig()
@@ -86,6 +87,10 @@ learnings:
   rules:
     - rule: Amounts are integers in cents; integer division on them is intended.
       paths: ["billing/**"]
+summary:
+  walkthrough: false
+  diagram: true
+  effort: false
 """
 
 
@@ -209,6 +214,7 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
                 ),
             ),
         ),
+        summary=SummaryConfig(walkthrough=False, diagram=True, effort=False),
     )
     assert config.debate.protected_paths == (*ALWAYS_PROTECTED, "secrets/**", "deploy/*.tf")
 
@@ -226,6 +232,7 @@ def test_the_every_option_file_really_sets_every_option() -> None:
         (config.context, DEFAULTS.context),
         (config.verify, DEFAULTS.verify),
         (config.learnings, DEFAULTS.learnings),
+        (config.summary, DEFAULTS.summary),
     ]:
         for name in type(section).model_fields:
             assert getattr(section, name) != getattr(default, name), name

@@ -113,6 +113,31 @@ def test_json_prints_the_review_model(patch_file: Path) -> None:
     assert (only["consensus"], only["resolution"]) == ("unanimous", "fixed")
     assert only["patch"] == LOG_FIX
     assert unit["usage_by_role"]["tester"]["input_tokens"] == 2400
+    # The tester's report described nothing: no walkthrough, rather than one made up.
+    assert review["walkthrough"] is None
+
+
+@respx.mock
+def test_the_walkthrough_opens_the_terminal_view_and_the_json(patch_file: Path) -> None:
+    described = {
+        "description": "Logs refunds.\x1b[31m",
+        "files": [{"path": PAYMENTS, "summary": "logs each refund"}],
+        "attention": [{"path": PAYMENTS, "why": "the amount is logged"}],
+        "effort": 2,
+    }
+    (report,) = AGREED["report_findings"]
+    replies = {**AGREED, "report_findings": [{**report, "walkthrough": described}]}
+    route = respx.post(MESSAGES_URL)
+    route.mock(side_effect=by_tool(**replies))
+    shown = run([str(patch_file)]).stdout
+    route.mock(side_effect=by_tool(**replies))
+    printed = json.loads(run([str(patch_file), "--json"]).stdout)
+
+    assert shown.startswith("Walkthrough\n  Logs refunds.[31m\n  Review effort: 2/5\n")
+    assert f"  {PAYMENTS}: logs each refund\n" in shown
+    assert f"    {PAYMENTS}: the amount is logged\n" in shown
+    assert printed["walkthrough"]["description"] == ["Logs refunds.\x1b[31m"]
+    assert printed["walkthrough"]["effort"] == 2
 
 
 @respx.mock

@@ -1,6 +1,7 @@
 """The trees on disk: what the head carries of a checkout, how the base is made from a ref or
 an untrusted diff without writing outside it, and a copy removed whatever a run did to it."""
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -118,3 +119,34 @@ def test_a_copy_is_removed_whatever_its_run_locked(tmp_path: Path) -> None:
 
     assert not copy.exists()
     assert outside.stat().st_mode & 0o777 == 0o555
+
+
+@pytest.mark.parametrize("ending", ["cancelled", "timed out"])
+async def test_a_git_run_that_ends_early_leaves_no_process_behind(
+    ending: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A git that hangs: it says its pid down a pipe, then sleeps.
+    bin_dir, pid_file = tmp_path / "bin", tmp_path / "git.pid"
+    bin_dir.mkdir()
+    os.mkfifo(pid_file)
+    (bin_dir / "git").write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 60\n")
+    (bin_dir / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    if ending == "timed out":
+        monkeypatch.setattr(trees, "GIT_TIMEOUT_S", 0.5)
+    (tmp_path / "tree").mkdir()
+
+    task = asyncio.create_task(trees.unapply("diff --git a/x b/x\n", tmp_path / "tree"))
+    async with asyncio.timeout(10):
+        pid = int(await asyncio.to_thread(pid_file.read_text))
+    if ending == "cancelled":
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        with pytest.raises(TreeRefused, match=r"git apply took over 0\.5 s"):
+            await task
+
+    # Killed and reaped: not even a zombie is left.
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
