@@ -9,7 +9,6 @@ the whole snapshot (:class:`SnapshotRefused`); the caller removes what was writt
 always under the directory it gave.
 """
 
-import logging
 import tarfile
 from pathlib import Path, PurePosixPath
 
@@ -17,8 +16,6 @@ from app.snapshots.limits import SnapshotLimits, SnapshotRefused
 
 SAFE_FILTER = getattr(tarfile, "data_filter", None)
 """Python's own filter for archives from untrusted sources (3.11.4 and later)."""
-
-log = logging.getLogger(__name__)
 
 
 def extract(archive: Path, into: Path, limits: SnapshotLimits) -> tuple[Path, int]:
@@ -39,8 +36,7 @@ def extract(archive: Path, into: Path, limits: SnapshotLimits) -> tuple[Path, in
                 tar.extract(member, into, filter=SAFE_FILTER)
     except (tarfile.TarError, EOFError, OSError) as exc:
         # A FilterError is a TarError: a link leaving the tree, or a member through one. What
-        # it says names the worker's own paths: it is logged, not shown.
-        log.warning("a snapshot's archive was refused: %s", exc)
+        # it says names the worker's own paths: it is chained, for the log, not shown.
         raise SnapshotRefused("its archive could not be extracted safely") from exc
     if top is None:
         raise SnapshotRefused("its archive is empty")
