@@ -131,8 +131,8 @@ class Settings(BaseSettings):
     (`TIEBREAK_TRANSCRIPT_RETENTION`); 0 keeps none."""
 
     tiebreak_data_dir: Path = Path(".tiebreak")
-    """Where `tiebreak serve` keeps its embedded Redis, and workers the repositories'
-    snapshots they read (`TIEBREAK_DATA_DIR`)."""
+    """Where `tiebreak serve` keeps its embedded Redis, and workers (and `tiebreak review` of a
+    pull request by its address) the repositories' snapshots they read (`TIEBREAK_DATA_DIR`)."""
 
     tiebreak_snapshot_cache_mb: int = Field(default=4096, ge=0, le=2**20)
     """MiB of repositories' snapshots at a pull request's head each worker's disk keeps, under

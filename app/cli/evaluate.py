@@ -18,6 +18,7 @@ from app.cli.model_choice import connect, model_options
 from app.cli.spending import Plan, Progress, agree
 from app.cli.verifying import eval_verify_options, eval_verifying
 from app.evaluation.cases import Case, dump_case, parse_cases
+from app.evaluation.checkouts import Verifying
 from app.evaluation.errors import EvaluationError
 from app.evaluation.history import Mining, mine_cases
 from app.evaluation.report import document, summaries, table
@@ -148,16 +149,40 @@ def run(
     plan = Plan.of(cases, chosen, budget=budget, files=files, verify=verifying is not None)
     agree(plan, yes=yes)
     llm = connect(tester_model, coder_model, arbiter_model)
+    runs = _run_cases(
+        llm, cases, chosen, Progress(plan),
+        budget=budget, files=files, jobs=jobs, context=not no_context, verifying=verifying,
+    )  # fmt: skip
+    click.echo(_report(cases, runs, tolerance, as_json=as_json))
+
+
+def _run_cases(
+    llm: ClaudeLLM,
+    cases: Sequence[Case],
+    configs: Sequence[Config],
+    progress: Progress,
+    *,
+    budget: int | None,
+    files: ResultFiles | None,
+    jobs: int,
+    context: bool,
+    verifying: Verifying | None,
+) -> list[CaseRun]:
+    """Every case under every configuration, by one runner, with parsing processes of its
+    own for the code around each change."""
     with contextlib.closing(Parsing()) as parsing:
         runner = Runner(
-            llm, budget=budget, result_files=files, jobs=jobs, context=not no_context,
+            llm, budget=budget, result_files=files, jobs=jobs, context=context,
             parsing=parsing, verifying=verifying,
         )  # fmt: skip
-        runs = asyncio.run(_run(runner, llm, cases, chosen, Progress(plan)))
+        return asyncio.run(_run(runner, llm, cases, configs, progress))
+
+
+def _report(cases: Sequence[Case], runs: list[CaseRun], tolerance: int, *, as_json: bool) -> str:
+    """The runs' scores side by side: a table, or one JSON document with `--json`."""
     if as_json:
-        click.echo(json.dumps(document(cases, runs, tolerance), indent=2))
-    else:
-        click.echo(table(summaries(cases, runs, tolerance)))
+        return json.dumps(document(cases, runs, tolerance), indent=2)
+    return table(summaries(cases, runs, tolerance))
 
 
 async def _run(

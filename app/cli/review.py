@@ -3,14 +3,15 @@ terminal or as JSON.
 
 The code around the changes is read from a checkout at the diff's new side
 (:mod:`app.cli.checkout`), or fetched with a pull request given by its address
-(:mod:`app.cli.pull_review`); with `--verify`, the findings' tests run on the checkout
-(:mod:`app.cli.verifying`).
+(:mod:`app.cli.pull_review`), whose repository at the head is then searched, as the App
+searches it, unless `--repo` names a checkout to search instead; with `--verify`, the
+findings' tests run on the checkout (:mod:`app.cli.verifying`).
 """
 
 import asyncio
 import sys
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from app.cli.model_choice import connect, model_options
 from app.cli.pull_address import is_address
 from app.cli.terminal import Progress, render, review_json
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
+from app.jobs.together import together
 from app.parsing import Parsing
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
@@ -90,7 +92,8 @@ public repository's.
     "repo_dir",
     type=click.Path(file_okay=False, path_type=Path),
     help="A checkout at the diff's new side, to read the code around each change from "
-    "(default: the current directory, when it is one).",
+    "(default: the current directory, when it is one); with a PULL, a checkout at its head "
+    "to search instead of downloading the repository.",
 )
 @click.option(
     "--post",
@@ -141,7 +144,8 @@ def review(
     policy = _policy(DEFAULTS, chosen)
     verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
     asked = None
-    tree: Path | None = None
+    root: Path | None = None
+    tree: AbstractAsyncContextManager[Path | None]
     if is_address(source) and not Path(source).exists():
         config = verify_config(verifying, None, "a pull request's address has no checkout")
         asked = pull_review.connect(source, post=post)
@@ -151,16 +155,18 @@ def review(
         policy = _policy(remote.config.debate, chosen)
         reading = Reading(sources, remote.config.context.max_tokens, remote.guidance)
         summary = remote.config.summary
+        tree = pull_review.head_tree(asked, remote, repo_dir)
     else:
         if post:
             _fail("--post posts on a pull request: give its address, not a diff")
         diff = _parsed(source)
         read = checkout_sources(diff, repo_dir or Path.cwd())
-        sources, said, tree = read.sources, read.said, read.root
+        sources, said, root = read.sources, read.said, read.root
         config = verify_config(verifying, read.root, read.unfit)
         llm = connect(tester_model, coder_model, arbiter_model)
         reading = Reading(sources)
         summary = SummaryConfig()
+        tree = nullcontext(root)
     if sources is None:
         click.echo(
             f"tiebreak: reviewing the diff alone, without the code around it: {said}",
@@ -168,7 +174,7 @@ def review(
         )
     else:
         click.echo(f"tiebreak: {said}", err=True)
-    proofs = proving(verifying, config, tree, diff)
+    proofs = proving(verifying, config, root, diff)
     try:
         result = asyncio.run(_review(diff, llm, policy, reading, tree, proofs, summary))
     except LLMFatal as exc:
@@ -216,17 +222,22 @@ async def _review(
     llm: ClaudeLLM,
     policy: DebatePolicy,
     reading: Reading,
-    tree: Path | None,
+    tree: AbstractAsyncContextManager[Path | None],
     proofs: AbstractAsyncContextManager[Proving | None],
     summary: SummaryConfig,
 ) -> Review:
     """The review of `diff`, its agents reading `reading` (its files parsed here) and what
-    the work tree `tree`'s other files tell about the changes (when there is one)."""
+    the work tree `tree` holds (when there is one) tells about the changes in other files."""
     parsing = Parsing()
     try:
-        sources = reading.sources
-        outlines = await parsing.outlines(sources) if sources else {}
-        related = await parsing.related(tree, diff) if sources and tree else None
+        sources = reading.sources or {}
+        async with AsyncExitStack() as held:
+            # The repository is had (downloaded, maybe) while the changed files are parsed,
+            # and held until its other files are searched.
+            root, outlines = await together(
+                held.enter_async_context(tree), parsing.outlines(sources)
+            )
+            related = await parsing.related(root, diff) if sources and root else None
         if related is not None and related.note:
             click.echo(f"tiebreak: {related.note}", err=True)
         read = replace(reading, outlines=outlines, related=related)

@@ -20,8 +20,7 @@ from app.jobs.reading import ReadingLimits
 from app.links import TranscriptLinks, links_for
 from app.parsing import Parsing
 from app.settings import Settings, SettingsError
-from app.snapshots.cache import SnapshotCache
-from app.snapshots.limits import MIB, SnapshotLimits
+from app.snapshots.cache import SnapshotCache, snapshots_for
 from app.store.allowance import DailyAllowance, utc_now
 from app.store.connection import Pool
 from app.store.heads import Heads
@@ -109,19 +108,6 @@ class WorkerSetup:
             snapshots=snapshots_for(settings),
             closing=(llm.aclose,),
         )
-
-
-def snapshots_for(settings: Settings) -> SnapshotCache | None:
-    """The worker's cache of snapshots, as the settings bound it; None when they turn it off."""
-    if not settings.tiebreak_snapshot_cache_mb:
-        return None
-    most = settings.tiebreak_snapshot_max_mb * MIB
-    limits = SnapshotLimits(
-        archive_bytes=min(SnapshotLimits.archive_bytes, most),
-        tree_bytes=most,
-        cache_bytes=settings.tiebreak_snapshot_cache_mb * MIB,
-    )
-    return SnapshotCache(settings.tiebreak_data_dir / "snapshots", limits)
 
 
 @dataclass(frozen=True, kw_only=True)

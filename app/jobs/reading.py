@@ -21,7 +21,9 @@ limits, its archive is unsafe) never fails the review: it goes on with the chang
 and the summary says so once (:attr:`HeadReading.head_not_read`). What the repository's
 other files tell about the changes (the definitions they use, their callers, their tests) is
 searched for in the snapshot while the review holds it, in a parsing process within bounds
-(:meth:`app.parsing.Parsing.related`).
+(:meth:`app.parsing.Parsing.related`). `tiebreak review` of a pull request by its address
+holds the head the same way (:func:`hold_head`), in the same cache, and says why it could
+not in the same words (:class:`HeadNotRead`).
 """
 
 import logging
@@ -41,9 +43,10 @@ from app.github.models import FileAt, PullRequest
 from app.github.protocol import InstallationClient
 from app.jobs.together import together
 from app.parsing import Parsing
-from app.snapshots.cache import SnapshotCache
+from app.snapshots.cache import Fetch, SnapshotCache
 from app.snapshots.limits import SnapshotRefused
 from policies.config import RepoConfig
+from policies.errors import TiebreakError
 from policies.guidance import Guidance
 
 MAX_CONTEXT_FILES = 300
@@ -117,8 +120,7 @@ async def reading_for(
         return HeadReading(Reading(guidance=_guidance(config, guidelines, texts)))
     sources, too_large = await head_sources(github, ref, pull, diff, limits)
     _log_left_out([f.path for f in too_large])
-    # Only code is searched across files: a pull request of docs alone downloads nothing.
-    if not any(parsable(f.path) for f in changed_files(diff)):
+    if not reads_head(config, diff):
         snapshots = None
     async with AsyncExitStack() as held:
         (root, head_not_read), texts = await together(
@@ -168,20 +170,58 @@ async def _head(
     # Asked of the pull request's repository, which has its head commit, a fork's too.
     sha = pull.head_sha
     try:
-        root = await held.enter_async_context(
-            snapshots.tree(ref.full_name, sha, lambda: github.tarball(ref, sha))
+        return await hold_head(held, snapshots, ref, sha, lambda: github.tarball(ref, sha)), None
+    except HeadNotRead as exc:
+        # What caused it (GitHub's answer, the worker's paths) is the operators'; the reason
+        # is the summary's.
+        log.warning(
+            "the repository at %s was not read: %s",
+            sha[:7],
+            _causes(exc),
+            exc_info=isinstance(exc.__cause__, OSError),
         )
-    except GitHubError as exc:
-        log.warning("the repository at %s was not read: %s", sha[:7], exc)
-        said = f"GitHub answered {exc.status}" if exc.status else "GitHub could not be reached"
-        return None, f"{said} to the download of its archive"
-    except SnapshotRefused as exc:
-        log.warning("the repository at %s was not read: %s", sha[:7], exc)
         return None, str(exc)
-    except OSError:
-        log.exception("the repository at %s could not be kept on the worker's disk", sha[:7])
-        return None, "the worker could not keep it on its disk"
-    return root, None
+
+
+def _causes(exc: BaseException) -> str:
+    """What caused `exc`, down to the first error raised (the extraction's, GitHub's)."""
+    said: list[str] = []
+    cause = exc.__cause__
+    while cause is not None:
+        said.append(str(cause) or type(cause).__name__)
+        cause = cause.__cause__
+    return ": ".join(said)
+
+
+class HeadNotRead(TiebreakError):
+    """The repository at a pull request's head could not be read whole; the review goes on
+    with its changed files. Its message says why, fit for the summary and the terminal."""
+
+
+def reads_head(config: RepoConfig, diff: Diff) -> bool:
+    """Whether a review of `diff` under `config` reads the repository at the head: its
+    context is on and it changes code (only code is searched across files, so a pull request
+    of docs alone downloads nothing)."""
+    return config.context.enabled and any(parsable(f.path) for f in changed_files(diff))
+
+
+async def hold_head(
+    held: AsyncExitStack, snapshots: SnapshotCache, ref: PullKey, sha: str, fetch: Fetch
+) -> Path:
+    """The directory of commit `sha` of `ref`'s repository in `snapshots`, downloaded through
+    `fetch` unless it is there, held by `held` (not evicted until it is left). Raises
+    :class:`HeadNotRead` when GitHub refuses or fails the download, the snapshot is refused
+    (too large, its archive unsafe) or the disk cannot keep it."""
+    try:
+        return await held.enter_async_context(snapshots.tree(ref.full_name, sha, fetch))
+    except GitHubError as exc:
+        said = f"GitHub answered {exc.status}" if exc.status else "GitHub could not be reached"
+        raise HeadNotRead(f"{said} to the download of its archive") from exc
+    except SnapshotRefused as exc:
+        raise HeadNotRead(str(exc)) from exc
+    except OSError as exc:
+        # strerror ("No space left on device") names no path of the disk.
+        raise HeadNotRead(f"it could not be kept on disk: {exc.strerror or 'OSError'}") from exc
 
 
 async def head_sources(

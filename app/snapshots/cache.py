@@ -1,6 +1,7 @@
 """Snapshots of repositories at commits, kept on the worker's disk: one download per commit.
 
-The cache is a directory, shared by every worker process on the disk:
+The cache is a directory, shared by every worker process on the disk (and by `tiebreak review`
+of a pull request by its address, under the same `TIEBREAK_DATA_DIR`):
 
     trees/{name}/     a snapshot's files, the archive's top directory moved there whole
     sizes/{name}      the bytes of its files, for the cap
@@ -26,8 +27,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
+from app.settings import Settings
 from app.snapshots.extraction import extract
-from app.snapshots.limits import SnapshotLimits, SnapshotRefused
+from app.snapshots.limits import MIB, SnapshotLimits, SnapshotRefused
 from app.snapshots.locks import EXCLUSIVE, SHARED, FileLock
 
 Fetch = Callable[[], AbstractAsyncContextManager[AsyncIterator[bytes]]]
@@ -45,6 +47,7 @@ class SnapshotCache:
 
     def __init__(self, root: Path, limits: SnapshotLimits | None = None) -> None:
         self.limits = SnapshotLimits() if limits is None else limits
+        self.root = root
         self._trees, self._sizes = root / "trees", root / "sizes"
         self._locks, self._work = root / "locks", root / "work"
 
@@ -165,3 +168,17 @@ class SnapshotCache:
         if not self._trees.is_dir():
             return 0
         return sum(self._size(entry.name) for entry in self._trees.iterdir())
+
+
+def snapshots_for(settings: Settings) -> SnapshotCache | None:
+    """The cache of snapshots under `TIEBREAK_DATA_DIR`, as the settings bound it (a worker's
+    and `tiebreak review`'s alike); None when they turn it off."""
+    if not settings.tiebreak_snapshot_cache_mb:
+        return None
+    most = settings.tiebreak_snapshot_max_mb * MIB
+    limits = SnapshotLimits(
+        archive_bytes=min(SnapshotLimits.archive_bytes, most),
+        tree_bytes=most,
+        cache_bytes=settings.tiebreak_snapshot_cache_mb * MIB,
+    )
+    return SnapshotCache(settings.tiebreak_data_dir / "snapshots", limits)

@@ -6,10 +6,11 @@ device, pipe or other special file, and within :class:`SnapshotLimits`' files an
 Each member is then written through `tarfile`'s `data` filter, which also refuses a link
 that points outside the tree and a member written through such a link. A refusal refuses
 the whole snapshot (:class:`SnapshotRefused`); the caller removes what was written, which is
-always under the directory it gave.
+always under the directory it gave. A disk too full to hold it is no fault of the archive's:
+its `OSError` is raised as it is.
 """
 
-import logging
+import errno
 import tarfile
 from pathlib import Path, PurePosixPath
 
@@ -17,8 +18,8 @@ from app.snapshots.limits import SnapshotLimits, SnapshotRefused
 
 SAFE_FILTER = getattr(tarfile, "data_filter", None)
 """Python's own filter for archives from untrusted sources (3.11.4 and later)."""
-
-log = logging.getLogger(__name__)
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+"""What writing says when the disk, not the archive, is at fault: raised as it is."""
 
 
 def extract(archive: Path, into: Path, limits: SnapshotLimits) -> tuple[Path, int]:
@@ -38,9 +39,10 @@ def extract(archive: Path, into: Path, limits: SnapshotLimits) -> tuple[Path, in
                     raise SnapshotRefused(_too_large(limits))
                 tar.extract(member, into, filter=SAFE_FILTER)
     except (tarfile.TarError, EOFError, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno in DISK_FULL:
+            raise  # the disk's fault, not the archive's: the caller says so
         # A FilterError is a TarError: a link leaving the tree, or a member through one. What
-        # it says names the worker's own paths: it is logged, not shown.
-        log.warning("a snapshot's archive was refused: %s", exc)
+        # it says names the worker's own paths: it is chained, for the log, not shown.
         raise SnapshotRefused("its archive could not be extracted safely") from exc
     if top is None:
         raise SnapshotRefused("its archive is empty")

@@ -70,3 +70,14 @@ def _info(name: str, kind: bytes) -> tarfile.TarInfo:
     info.type = kind
     info.mode = 0o755 if kind == tarfile.DIRTYPE else 0o644
     return info
+
+
+HOSTILE = {
+    "a ../ path": archive(directory(TOP), regular(f"{TOP}/../../escaped.py")),
+    "an absolute path": archive(directory(TOP), regular("/tmp/escaped.py")),
+    "a symlink to /etc": archive(directory(TOP), link(f"{TOP}/etc", "/etc")),
+    "a device file": archive(directory(TOP), device(f"{TOP}/null")),
+    "no gzipped tar": b"<html>Not an archive</html>",
+}
+"""Archives a review must refuse whole, by what makes each hostile: a file written through one
+would land at `/tmp/escaped.py` or two directories above where it is extracted."""

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.jobs.deps import snapshots_for
 from app.settings import Settings
+from app.snapshots.cache import snapshots_for
 from app.snapshots.limits import MIB
 
 

@@ -10,7 +10,7 @@ from agents.scripted import ScriptedLLM, by_role
 from app.snapshots.cache import SnapshotCache
 from app.snapshots.limits import SnapshotLimits
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.archives import TOP, archive, device, directory, link, regular
+from tests.kits.archives import HOSTILE
 from tests.kits.review import run_review, summary
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, git_diff
 from tests.scenarios.reviews import BASE, HEAD, REF, REPO
@@ -47,14 +47,6 @@ async def test_the_head_is_downloaded_once_and_a_second_review_of_it_reads_the_d
     (tree,) = (tmp_path / "snapshots" / "trees").iterdir()
     assert (tree / PAYMENTS).read_text() == PAYMENTS_AFTER
     assert NOT_READ not in summary(github)
-
-
-HOSTILE = {
-    "a ../ path": archive(directory(TOP), regular(f"{TOP}/../../escaped.py")),
-    "an absolute path": archive(directory(TOP), regular("/tmp/escaped.py")),
-    "a symlink to /etc": archive(directory(TOP), link(f"{TOP}/etc", "/etc")),
-    "a device file": archive(directory(TOP), device(f"{TOP}/null")),
-}
 
 
 @pytest.mark.parametrize("data", HOSTILE.values(), ids=HOSTILE.keys())

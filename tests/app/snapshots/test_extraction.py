@@ -1,5 +1,8 @@
 """A snapshot's archive is its author's to write: extracted under its directory or not at all."""
 
+import shutil
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -81,3 +84,61 @@ def test_an_archive_that_is_no_gzipped_tar_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(SnapshotRefused, match="could not be extracted"):
         extract(source, tmp_path / "into", SnapshotLimits())
+
+
+ROOT = Path(__file__).parents[3]
+"""The project's root, where the child process imports Tiebreak from."""
+
+# Extracts an archive under a directory on a filesystem of 64 KiB, in a user and mount
+# namespace of its own, and says what the extraction raised.
+_FULL_DISK = """
+import errno, sys
+from pathlib import Path
+from app.snapshots.extraction import extract
+from app.snapshots.limits import SnapshotLimits
+try:
+    extract(Path(sys.argv[1]), Path(sys.argv[2]), SnapshotLimits())
+except OSError as exc:
+    print("disk", errno.errorcode.get(exc.errno or 0))
+except Exception as exc:
+    print("refused", exc)
+"""
+
+
+def _mounts_in_a_namespace() -> bool:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return False
+    done = subprocess.run([unshare, "-rm", "true"], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(not _mounts_in_a_namespace(), reason="no user namespaces to mount a tmpfs")
+def test_a_full_disk_is_said_to_be_the_disk_not_the_archive(tmp_path: Path) -> None:
+    source = tmp_path / "archive.tar.gz"
+    source.write_bytes(honest({"big.bin": "0" * 200_000}))
+    into = tmp_path / "into"
+    into.mkdir()
+    script = 'mount -t tmpfs -o size=64k none "$2" && cd "$3" && "$4" -c "$5" "$1" "$2"'
+
+    done = subprocess.run(
+        [
+            "unshare",
+            "-rm",
+            "sh",
+            "-c",
+            script,
+            "sh",
+            source,
+            into,
+            ROOT,
+            sys.executable,
+            _FULL_DISK,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+    assert done.stdout.strip() == "disk ENOSPC", done.stderr

@@ -20,18 +20,21 @@ pytestmark = needs_bwrap
 
 TIEBREAK = Path(__file__).resolve().parents[3]
 TIMEOUT_S = 15
+RUN = secrets.token_hex(4)
+"""In the hostile tests' names: the processes looked for after them are this run's, not those
+of another run of this suite on the same machine."""
 
 FORKS = reproduction(
-    "tests/test_forks_without_end.py",
+    f"tests/test_forks_without_end_{RUN}.py",
     "import os\n\n\ndef test_it():\n    while True:\n"
     "        try:\n            os.fork()\n        except OSError:\n            pass\n",
 )
 SLEEPS = reproduction(
-    "tests/test_sleeps_forever.py",
+    f"tests/test_sleeps_forever_{RUN}.py",
     "import time\n\n\ndef test_it():\n    time.sleep(10**6)\n",
 )
 FLOODS = reproduction(
-    "tests/test_prints_100_mb.py",
+    f"tests/test_prints_100_mb_{RUN}.py",
     # pytest captures what a test prints: this one finds the pipe pytest saved away.
     "import os, stat\n\n\n"
     "def test_it():\n"
