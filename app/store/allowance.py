@@ -10,8 +10,9 @@ The day is the UTC day. Each installation and day has its own counter (:mod:`app
 which expires two days after its last write, so yesterday's counter is still there for a call
 that settles after midnight.
 
-A review's unit reserves each call on its run's ceiling and on the day's allowance together
-(:class:`Pools`): one script checks both caps and reserves on both, and one write settles both.
+A review's unit reserves each call on its run's ceiling and on the day's allowance together:
+one script checks both caps and reserves on both, and one write settles both (:class:`Pools`;
+a unit's calls wait their turn for the run's ceiling, :mod:`app.store.ceiling_line`).
 """
 
 from collections.abc import Callable, Sequence

@@ -1,8 +1,11 @@
 """Units of one run in line for room under the run's ceiling, on a real Redis: each unit's
 calls reserve through its own attempt's writes, as its job does, its heartbeat set by hand
-(`beat`) so that a test can let it lapse as a dead worker's does."""
+(`beat`) so that a test can let it lapse as a dead worker's does, or kept by a process of its
+own (`tests.kits.ceiling_holder`) that a test may kill."""
 
 import asyncio
+import sys
+from pathlib import Path
 
 import pytest
 from arq.connections import ArqRedis
@@ -19,6 +22,9 @@ from policies.errors import AllowanceExhausted, CeilingReached
 RUN = "run-line"
 CEILING = 1000
 POLL = 0.005
+HEARTBEAT = 1.0
+"""Seconds the other process's heartbeat lives once it stops beating."""
+ROOT = Path(__file__).parents[3]
 
 
 async def beat(redis: ArqRedis, n: int, attempt: int = 1) -> None:
@@ -192,4 +198,50 @@ async def test_a_cancelled_call_leaves_the_line_and_the_next_is_served(redis: Ar
 
     await next_unit.settle(await next_one, 100)
     assert await spent(redis) == 200
+    assert not await reply(redis.hlen(keys.line(RUN)))
+
+
+async def holder(redis_url: str, tokens: int) -> asyncio.subprocess.Process:
+    """Unit 0 in a process of its own, once it holds `tokens` on the run's ceiling."""
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-m", "tests.kits.ceiling_holder", redis_url, RUN, "0"),
+        *(str(tokens), str(CEILING), str(HEARTBEAT)),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None
+    assert await process.stdout.readline() == b"held\n"
+    return process
+
+
+async def test_a_unit_in_another_process_is_waited_for_until_it_settles(
+    redis: ArqRedis, redis_url: str
+) -> None:
+    other = await holder(redis_url, 800)
+    await beat(redis, 1)
+    here = unit(redis, 1)
+    waiter = asyncio.create_task(here.take(600))
+    await in_line(redis, 1)
+
+    await other.communicate(b"100\n")  # settles, and its process ends
+
+    await here.settle(await waiter, 150)
+    assert other.returncode == 0
+    assert await spent(redis) == 250
+
+
+async def test_a_unit_whose_process_was_killed_is_not_waited_for_forever(
+    redis: ArqRedis, redis_url: str
+) -> None:
+    other = await holder(redis_url, 800)
+    await beat(redis, 1)
+    waiter = asyncio.create_task(unit(redis, 1).take(300))
+    await in_line(redis, 1)
+
+    other.kill()  # SIGKILL: no settlement, its heartbeat lapses
+    await other.wait()
+
+    with pytest.raises(CeilingReached):
+        await waiter  # its 800 stay counted as spent: 300 more cannot fit
     assert not await reply(redis.hlen(keys.line(RUN)))
