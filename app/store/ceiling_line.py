@@ -44,9 +44,30 @@ local n = #KEYS - 2
 local held, line = KEYS[n + 1], KEYS[n + 2]
 local tokens = tonumber(ARGV[1])
 local holder, entry = ARGV[2 * n + 2], ARGV[2 * n + 3]
-local rank = cjson.decode(entry).rank
 local function alive(lease)
     return redis.call('GET', lease.beat) == lease.attempt
+end
+local function reserve()
+    for i = 1, n do
+        redis.call('INCRBY', KEYS[i], tokens)
+        redis.call('EXPIRE', KEYS[i], ARGV[2 * i + 1])
+    end
+    redis.call('HDEL', line, holder)
+    redis.call('HSET', held, holder, entry)
+    redis.call('EXPIRE', held, ARGV[3])
+    return 1
+end
+for i = 2, n do
+    if tonumber(redis.call('GET', KEYS[i]) or '0') + tokens > tonumber(ARGV[2 * i]) then
+        redis.call('HDEL', line, holder)
+        return -i
+    end
+end
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+local cap = tonumber(ARGV[2])
+local others = redis.call('HLEN', line) - redis.call('HEXISTS', line, holder)
+if others == 0 and spent + tokens <= cap then
+    return reserve()
 end
 local under_way = 0
 local listed = redis.call('HGETALL', held)
@@ -58,6 +79,7 @@ for i = 1, #listed, 2 do
         redis.call('HDEL', held, listed[i])
     end
 end
+local rank = cjson.decode(entry).rank
 local ahead = false
 local waiting = redis.call('HGETALL', line)
 for i = 1, #waiting, 2 do
@@ -69,14 +91,6 @@ for i = 1, #waiting, 2 do
         ahead = true
     end
 end
-for i = 2, n do
-    if tonumber(redis.call('GET', KEYS[i]) or '0') + tokens > tonumber(ARGV[2 * i]) then
-        redis.call('HDEL', line, holder)
-        return -i
-    end
-end
-local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
-local cap = tonumber(ARGV[2])
 if spent - under_way + tokens > cap then
     redis.call('HDEL', line, holder)
     return -1
@@ -86,20 +100,15 @@ if ahead or spent + tokens > cap then
     redis.call('EXPIRE', line, ARGV[3])
     return 0
 end
-for i = 1, n do
-    redis.call('INCRBY', KEYS[i], tokens)
-    redis.call('EXPIRE', KEYS[i], ARGV[2 * i + 1])
-end
-redis.call('HDEL', line, holder)
-redis.call('HSET', held, holder, entry)
-redis.call('EXPIRE', held, ARGV[3])
-return 1
+return reserve()
 """
 """Reserves ARGV[1] tokens for `holder` on the run's counter KEYS[1] and the other counters
 (KEYS[2..n], each capped by ARGV[2i] and living ARGV[2i+1] seconds), listing the reservation
 in KEYS[n+1] (1); or lists the call in the line KEYS[n+2] to wait (0); or, changing nothing
 but the line, refuses: -i when counter i cannot cover the call, the run's even with nothing
-under way. `entry` (JSON) is the call's tokens, rank and lease."""
+under way. `entry` (JSON) is the call's tokens, rank and lease. A call that fits with no
+other call in line is reserved without reading the lists: what most calls cost stays a few
+commands, however many calls are under way."""
 
 RESERVED, WAIT = 1, 0
 
