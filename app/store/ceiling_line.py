@@ -27,6 +27,7 @@ Every check and write is one Lua script, :data:`TAKE`, atomic as the other reser
 import asyncio
 import itertools
 import json
+import secrets
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -138,13 +139,16 @@ class RunPools:
         self.others = others
         self.place = place
         self.poll = poll
+        self._job = secrets.token_hex(4)
+        """Tells this job's calls from those of another job at the same attempt (a unit
+        taken up again once its tests ran), whose reservations may still be listed."""
         self._calls = itertools.count()
 
     async def reserve(self, tokens: int) -> Settle:
         """Reserve `tokens` on every pool once the run's ceiling has room for them, in turn;
         raise what refused them (:class:`CeilingReached`: the run's ceiling is spent)."""
         place = self.place
-        holder = f"{place.rank}:{place.attempt}:{next(self._calls):06d}"
+        holder = f"{place.rank}:{place.attempt}:{self._job}:{next(self._calls):06d}"
         counters = [self.ceiling.counter(), *(p.counter() for p in self.others)]
         script_keys, args = take_call(counters, tokens, holder, place)
         try:
@@ -152,9 +156,9 @@ class RunPools:
             while answer == WAIT:
                 await asyncio.sleep(self.poll)
                 answer = await self.ledger.evaluate(TAKE, script_keys, args)
-        except BaseException:
-            # Cancelled (the unit stopped) or cut off from Redis: out of the line, or its
-            # entry lapses with the unit's heartbeat.
+        except asyncio.CancelledError:
+            # The unit stopped: out of the line at once. Should the unit fail otherwise (Redis
+            # cut off), its entry lapses with the unit's heartbeat.
             await reply(self.ceiling.redis.hdel(place.line, holder))
             raise
         if answer == RESERVED:
