@@ -11,8 +11,8 @@ which expires two days after its last write, so yesterday's counter is still the
 that settles after midnight.
 
 A review's unit reserves each call on its run's ceiling and on the day's allowance together:
-one script checks both caps and reserves on both, and one write settles both (:class:`Pools`;
-a unit's calls wait their turn for the run's ceiling, :mod:`app.store.ceiling_line`).
+one script checks both caps and reserves on both, and one write settles both; its calls wait
+their turn for the run's ceiling (:mod:`app.store.ceiling_line`).
 """
 
 from collections.abc import Callable, Sequence
@@ -275,25 +275,3 @@ class Pool(Protocol):
     async def refusal(self, tokens: int) -> OutOfTokens | None:
         """Why a reservation of `tokens` was refused, if this pool is what refused it."""
         ...
-
-
-class Pools:
-    """An :class:`~policies.budget.Allowance` that holds when every one of `pools` does: a
-    call reserves on all of their counters at once, in one script (all or nothing, never past
-    any cap, whoever reserves meanwhile), and settles on all of them in one write, through
-    `ledger`."""
-
-    def __init__(self, ledger: Ledger, *pools: Pool) -> None:
-        self.ledger = ledger
-        self.pools = pools
-
-    async def reserve(self, tokens: int) -> Settle | None:
-        """Reserve `tokens` on every pool; None when the cause of a refusal is unknown, else
-        raise what refused it (the run's ceiling is not the installation's day)."""
-        # Each pool's counter as of now: a day's reservation is settled on that day.
-        settle = await reserve_all(self.ledger, [p.counter() for p in self.pools], tokens)
-        if settle is None:
-            for pool in self.pools:
-                if (refused := await pool.refusal(tokens)) is not None:
-                    raise refused
-        return settle
