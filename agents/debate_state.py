@@ -56,6 +56,13 @@ CODER, ARBITER = "coder", "arbiter"
 Batch = Sequence[tuple[Thread, ArbitrationTrigger]]
 
 
+def _shown(proving: Proving | None, summary: SummaryConfig | None) -> frozenset[str]:
+    """The tools' optional fields a debate uses: a finding's test when tests are run, the
+    report's walkthrough when the summary asks for one."""
+    tests = frozenset({REPRODUCTION}) if proving is not None else frozenset()
+    return tests | describing.fields(summary)
+
+
 class DebateState:
     """Everything one debate over one unit knows, and the ways its findings close."""
 
@@ -74,23 +81,16 @@ class DebateState:
         self.summary = summary
         """What the unit's walkthrough asks, when the config wants one (`agents.describing`)."""
         self.walkthrough: ChangeDescription | None = None
-        """The unit's walkthrough, once a tester wrote it (or restored with a finished
-        debate)."""
+        """The unit's walkthrough, once a tester wrote it (or a finished debate restored)."""
         self.unit = unit
         self.diff = unit.diff
         self.panel = policy.panel()
         self.proofs = Proofs(proving)
         """What the findings' tests showed (nothing, unless a `proving` runs them)."""
         self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), self.proofs)
-        tests = frozenset({REPRODUCTION}) if proving is not None else frozenset()
+        shows = _shown(proving, summary)
         self.turns = TurnRunner(
-            llm,
-            policy,
-            ceiling,
-            replay,
-            shows=tests | describing.fields(summary),
-            models=models,
-            unit=unit.id,
+            llm, policy, ceiling, replay, shows=shows, models=models, unit=unit.id
         )
         self.router = Router([CODER, *self.panel.names])
         self.floor: list[str] = []

@@ -9,10 +9,11 @@ findings' tests run on the checkout (:mod:`app.cli.verifying`).
 """
 
 import asyncio
+import functools
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -30,12 +31,14 @@ from app.cli.checkout import checkout_sources
 from app.cli.exits import fail as _fail
 from app.cli.model_choice import connect, model_options
 from app.cli.pull_address import is_address
+from app.cli.remote import RemotePull
 from app.cli.terminal import Progress, render, review_json
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
 from app.jobs.together import together
 from app.parsing import Parsing
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
+from policies.verification import VerifyConfig
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
@@ -141,48 +144,100 @@ def review(
         "topology": topology,
     }
     chosen = {k: v for k, v in overrides.items() if v is not None}
-    policy = _policy(DEFAULTS, chosen)
+    _policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
     verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
-    asked = None
-    root: Path | None = None
-    tree: AbstractAsyncContextManager[Path | None]
+    models = functools.partial(connect, tester_model, coder_model, arbiter_model)
     if is_address(source) and not Path(source).exists():
-        config = verify_config(verifying, None, "a pull request's address has no checkout")
-        asked = pull_review.connect(source, post=post)
-        llm = connect(tester_model, coder_model, arbiter_model)
-        remote = pull_review.fetched(asked)
-        diff, sources, said = remote.diff, remote.sources, remote.read
-        policy = _policy(remote.config.debate, chosen)
-        reading = Reading(sources, remote.config.context.max_tokens, remote.guidance)
-        summary = remote.config.summary
-        tree = pull_review.head_tree(asked, remote, repo_dir)
+        subject = _pull(source, repo_dir, verifying, models, post=post)
     else:
         if post:
             _fail("--post posts on a pull request: give its address, not a diff")
-        diff = _parsed(source)
-        read = checkout_sources(diff, repo_dir or Path.cwd())
-        sources, said, root = read.sources, read.said, read.root
-        config = verify_config(verifying, read.root, read.unfit)
-        llm = connect(tester_model, coder_model, arbiter_model)
-        reading = Reading(sources)
-        summary = SummaryConfig()
-        tree = nullcontext(root)
-    if sources is None:
-        click.echo(
-            f"tiebreak: reviewing the diff alone, without the code around it: {said}",
-            err=True,
-        )
-    else:
-        click.echo(f"tiebreak: {said}", err=True)
-    proofs = proving(verifying, config, root, diff)
+        subject = _diff(source, repo_dir, verifying, models)
+    click.echo(f"tiebreak: {subject.reads()}", err=True)
+    policy = _policy(subject.debate, chosen)
+    proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
     try:
-        result = asyncio.run(_review(diff, llm, policy, reading, tree, proofs, summary))
+        result = asyncio.run(_review(subject, policy, proofs))
     except LLMFatal as exc:
         _fail(str(exc))
     click.echo(review_json(result) if as_json else render(result))
-    if asked is not None and post:
-        pull_review.posted(asked, remote, result)
+    if subject.pull is not None and post:
+        pull_review.posted(*subject.pull, result)
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
+
+
+@dataclass(frozen=True)
+class _Subject:
+    """What a review reads, and with what: the diff and the code around it, the client of
+    the models, the debate's policy and summary before the options, where the repository's
+    other files are (`tree`, held while the review runs), and the pull request it is of."""
+
+    diff: Diff
+    reading: Reading
+    said: str
+    """Where the code around the changes came from, or why there is none."""
+    llm: ClaudeLLM
+    debate: DebatePolicy
+    summary: SummaryConfig
+    tree: AbstractAsyncContextManager[Path | None]
+    checkout: Path | None
+    """The local checkout at the diff's new side, where findings' tests may run."""
+    verify: VerifyConfig | None
+    pull: tuple[pull_review.PullRequest, RemotePull] | None = None
+
+    def reads(self) -> str:
+        """What the agents read beside the diff, as the terminal says it."""
+        if self.reading.sources is None:
+            return f"reviewing the diff alone, without the code around it: {self.said}"
+        return self.said
+
+
+def _pull(
+    source: str,
+    repo_dir: Path | None,
+    verifying: VerifyRequest,
+    models: Callable[[], ClaudeLLM],
+    *,
+    post: bool,
+) -> _Subject:
+    """A pull request given by its address, under its base's config."""
+    verify = verify_config(verifying, None, "a pull request's address has no checkout")
+    asked = pull_review.connect(source, post=post)
+    llm = models()  # before anything is fetched: a missing key stops the review at once
+    remote = pull_review.fetched(asked)
+    config = remote.config
+    return _Subject(
+        diff=remote.diff,
+        reading=Reading(remote.sources, config.context.max_tokens, remote.guidance),
+        said=remote.read,
+        llm=llm,
+        debate=config.debate,
+        summary=config.summary,
+        tree=pull_review.head_tree(asked, remote, repo_dir),
+        checkout=None,
+        verify=verify,
+        pull=(asked, remote),
+    )
+
+
+def _diff(
+    source: str, repo_dir: Path | None, verifying: VerifyRequest, models: Callable[[], ClaudeLLM]
+) -> _Subject:
+    """A diff from a file or standard input, with the checkout it applies to, if any."""
+    diff = _parsed(source)
+    read = checkout_sources(diff, repo_dir or Path.cwd())
+    verify = verify_config(verifying, read.root, read.unfit)
+    return _Subject(
+        diff=diff,
+        reading=Reading(read.sources),
+        said=read.said,
+        llm=models(),
+        debate=DEFAULTS,
+        summary=SummaryConfig(),
+        tree=nullcontext(read.root),
+        checkout=read.root,
+        verify=verify,
+    )
 
 
 def _policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
@@ -218,16 +273,12 @@ def _merge_commit(text: str) -> bool:
 
 
 async def _review(
-    diff: Diff,
-    llm: ClaudeLLM,
-    policy: DebatePolicy,
-    reading: Reading,
-    tree: AbstractAsyncContextManager[Path | None],
-    proofs: AbstractAsyncContextManager[Proving | None],
-    summary: SummaryConfig,
+    subject: _Subject, policy: DebatePolicy, proofs: AbstractAsyncContextManager[Proving | None]
 ) -> Review:
-    """The review of `diff`, its agents reading `reading` (its files parsed here) and what
-    the work tree `tree` holds (when there is one) tells about the changes in other files."""
+    """The review of the subject's diff, its agents reading the subject's reading (its files
+    parsed here) and what the work tree it holds (when there is one) tells about the changes
+    in other files."""
+    diff, reading, tree, llm = subject.diff, subject.reading, subject.tree, subject.llm
     parsing = Parsing()
     try:
         sources = reading.sources or {}
@@ -246,7 +297,9 @@ async def _review(
             expected = estimate(units, policy, tests=proving is not None)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
             progress = Progress(llm, lambda line: click.echo(line, err=True), [u.id for u in units])
-            review = await review_units(units, progress, policy, proving=proving, summary=summary)
+            review = await review_units(
+                units, progress, policy, proving=proving, summary=subject.summary
+            )
             return review.model_copy(update={"estimate": expected})
     finally:
         parsing.close()

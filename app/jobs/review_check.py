@@ -10,6 +10,7 @@ the transcript's link once the run has one.
 
 import logging
 import time
+from dataclasses import dataclass, field
 
 from app.bodies import NewCheckRun
 from app.events import PullRequestRef
@@ -28,28 +29,28 @@ from policies.config_file import ConfigProblem
 log = logging.getLogger(__name__)
 
 
-class ReviewCheck:
+@dataclass
+class RunStep:
+    """What every step of one review run works with: the worker's deps, the installation's
+    client, the pull request's head and the run's id."""
+
+    deps: WorkerDeps
+    github: InstallationClient
+    ref: PullRequestRef
+    run_id: str
+
+
+@dataclass
+class ReviewCheck(RunStep):
     """The check run of one review run, and what its completions show beside the result."""
 
-    def __init__(
-        self,
-        deps: WorkerDeps,
-        github: InstallationClient,
-        ref: PullRequestRef,
-        run_id: str,
-        heads: Superseding,
-    ) -> None:
-        self.deps = deps
-        self.github = github
-        self.ref = ref
-        self.run_id = run_id
-        self.heads = heads
-        self.config = RepoConfig()
-        self.config_problems: list[ConfigProblem] = []
-        self.id: int | None = None
-        """The check run's id, once it is open."""
-        self.details_url: str | None = None
-        """The link to the run's transcript, once there is one."""
+    heads: Superseding
+    config: RepoConfig = field(default_factory=RepoConfig)
+    config_problems: list[ConfigProblem] = field(default_factory=list)
+    id: int | None = None
+    """The check run's id, once it is open."""
+    details_url: str | None = None
+    """The link to the run's transcript, once there is one."""
 
     @property
     def run_info(self) -> RunInfo:

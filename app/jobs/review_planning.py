@@ -12,20 +12,17 @@ into review units once, here: each unit job reads only its own slice of the plan
 
 import logging
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
-from app.events import PullRequestRef
 from app.github.configs import repository_config
 from app.github.models import PullRequest
-from app.github.protocol import InstallationClient
 from app.jobs.actions_gate import tests_in_actions
-from app.jobs.deps import WorkerDeps
 from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
-from app.jobs.review_check import ReviewCheck
+from app.jobs.review_check import ReviewCheck, RunStep
 from app.jobs.teaching import applied
 from app.jobs.together import together
 from app.publishing import check_runs
@@ -52,26 +49,15 @@ class Planned(NamedTuple):
     """Its review units, each with what its agents read beside it."""
 
 
-class ReviewPlanning:
+@dataclass
+class ReviewPlanning(RunStep):
     """The start of one review run: its config, its check run opened, and its plan."""
 
-    def __init__(
-        self,
-        deps: WorkerDeps,
-        github: InstallationClient,
-        ref: PullRequestRef,
-        run_id: str,
-        trigger: str | None,
-        check: ReviewCheck,
-    ) -> None:
-        self.deps = deps
-        self.github = github
-        self.ref = ref
-        self.run_id = run_id
-        self.trigger = trigger
-        self.check = check
-        self.head_not_read: str | None = None
-        """Why the repository at the head was not read whole, once the reading says."""
+    trigger: str | None
+    """The pull request event behind an automatic review; None when a person asked."""
+    check: ReviewCheck
+    head_not_read: str | None = None
+    """Why the repository at the head was not read whole, once the reading says."""
 
     @property
     def config(self) -> RepoConfig:

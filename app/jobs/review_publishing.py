@@ -6,15 +6,14 @@ debated, run holding the pull request's landing lock.
     the run remembered as the pull request's latest
 """
 
+from dataclasses import dataclass
+
 from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
-from app.events import PullRequestRef
-from app.github.protocol import InstallationClient
-from app.jobs.deps import WorkerDeps
 from app.jobs.landing import publish_review, set_label
 from app.jobs.posted import posted_threads
-from app.jobs.review_check import ReviewCheck
+from app.jobs.review_check import ReviewCheck, RunStep
 from app.jobs.teaching import learn_from_thumbs_down
 from app.jobs.together import together
 from app.publishing import check_runs, learnings
@@ -26,24 +25,12 @@ from app.store.records import RunStatus, State
 from app.store.transcripts import TranscriptRecord
 
 
-class ReviewPublishing:
+@dataclass
+class ReviewPublishing(RunStep):
     """What one review run publishes, and how it is remembered."""
 
-    def __init__(
-        self,
-        deps: WorkerDeps,
-        github: InstallationClient,
-        ref: PullRequestRef,
-        run_id: str,
-        live: LiveRuns,
-        check: ReviewCheck,
-    ) -> None:
-        self.deps = deps
-        self.github = github
-        self.ref = ref
-        self.run_id = run_id
-        self.live = live
-        self.check = check
+    live: LiveRuns
+    check: ReviewCheck
 
     async def publish(
         self, plan: RunPlan, debated: Review, diff: Diff, earlier: RunRecord | None, *, fresh: bool

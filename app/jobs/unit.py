@@ -31,7 +31,7 @@ from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
 from app.jobs.results import JobResult
 from app.jobs.together import together
-from app.store.allowance import Pools
+from app.store.ceiling_line import RunPools
 from app.store.live import worker_name
 from app.store.plans import UnitPlan
 from app.store.records import STARTED, State, UnitStatus
@@ -121,11 +121,13 @@ class UnitRun:
 
     async def _debate(self, plan: UnitPlan, tokens: int, calls: int) -> Outcome:
         live, writes = self.live, self.writes
-        # The run's ceiling and the installation's day, reserved on and settled together.
-        allowance = Pools(
+        # The run's ceiling, waited for in turn, and the installation's day, reserved on and
+        # settled together.
+        allowance = RunPools(
             writes,
             live.ceiling(self.run_id, plan.policy.token_ceiling),
             self.deps.allowance(plan.ref.installation_id),
+            place=writes.place(),
         )
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
         llm = Tracked(self.deps.counted_llm, writes)

@@ -10,8 +10,9 @@ The day is the UTC day. Each installation and day has its own counter (:mod:`app
 which expires two days after its last write, so yesterday's counter is still there for a call
 that settles after midnight.
 
-A review's unit reserves each call on its run's ceiling and on the day's allowance together
-(:class:`Pools`): one script checks both caps and reserves on both, and one write settles both.
+A review's unit reserves each call on its run's ceiling and on the day's allowance together:
+one script checks both caps and reserves on both, and one write settles both; its calls wait
+their turn for the run's ceiling (:mod:`app.store.ceiling_line`).
 """
 
 from collections.abc import Callable, Sequence
@@ -19,6 +20,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import NamedTuple, Protocol
 
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.commands.core import AsyncScript
 
 from app.store import keys
 from policies.budget import Settle
@@ -62,48 +65,89 @@ def reserve_call(counters: Sequence[Counter], tokens: int) -> tuple[list[str], l
     return [c.key for c in counters], [tokens, *(n for c in counters for n in (c.cap, c.ttl))]
 
 
+class Held(NamedTuple):
+    """A reservation listed as under way: field `field` of the hash `key`, dropped from it
+    when the reservation is settled (:mod:`app.store.ceiling_line`)."""
+
+    key: str
+    field: str
+
+
 class Ledger(Protocol):
     """Where reservations on counters are made and settled."""
 
-    async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
-        """Reserve `tokens` on every counter, or on none (False) if one's cap would pass."""
+    async def evaluate(
+        self, script: str, script_keys: Sequence[str], args: Sequence[int | str]
+    ) -> int:
+        """Run the Lua `script` on `script_keys` and `args`; return its integer reply."""
         ...
 
-    async def adjust(self, counters: Sequence[Counter], tokens: int) -> None:
-        """Add `tokens` (fewer than zero: give them back) to every counter."""
+    async def adjust(
+        self, counters: Sequence[Counter], tokens: int, held: Held | None = None
+    ) -> None:
+        """Add `tokens` (fewer than zero: give them back) to every counter, and drop `held`
+        from the reservations under way."""
         ...
 
 
-class RedisLedger:
-    """A :class:`Ledger` writing at once: one script reserves, one transaction adjusts."""
+class Scripts:
+    """Lua scripts registered once on a Redis client, by their source."""
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
-        self._reserve = redis.register_script(RESERVE)
+        self._scripts: dict[str, AsyncScript] = {}
+
+    async def evaluate(
+        self, script: str, script_keys: Sequence[str], args: Sequence[int | str]
+    ) -> int:
+        if script not in self._scripts:
+            self._scripts[script] = self.redis.register_script(script)
+        return int(await self._scripts[script](keys=script_keys, args=args))
+
+
+def queue_adjust(
+    pipe: Pipeline, counters: Sequence[Counter], tokens: int, held: Held | None
+) -> None:
+    """Queue on `pipe` what :meth:`Ledger.adjust` writes."""
+    for counter in counters:
+        pipe.incrby(counter.key, tokens)
+        pipe.expire(counter.key, counter.ttl)
+    if held is not None:
+        pipe.hdel(held.key, held.field)
+
+
+class RedisLedger(Scripts):
+    """A :class:`Ledger` writing at once: one script reserves, one transaction adjusts."""
 
     async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
-        counter_keys, args = reserve_call(counters, tokens)
-        return bool(await self._reserve(keys=counter_keys, args=args))
+        return await self.evaluate(RESERVE, *reserve_call(counters, tokens)) == 1
 
-    async def adjust(self, counters: Sequence[Counter], tokens: int) -> None:
+    async def adjust(
+        self, counters: Sequence[Counter], tokens: int, held: Held | None = None
+    ) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
-            for counter in counters:
-                pipe.incrby(counter.key, tokens)
-                pipe.expire(counter.key, counter.ttl)
+            queue_adjust(pipe, counters, tokens, held)
             await pipe.execute()
 
 
 async def reserve_all(ledger: Ledger, counters: Sequence[Counter], tokens: int) -> Settle | None:
     """Reserve `tokens` on every one of `counters` at once, all or nothing; None, changing
     nothing, if that would pass one's cap, else the function that settles the reservation on
-    all of them with what the call used.
-
-    Only the settle function's first call counts; later calls do nothing. It raises
-    ValueError for a negative usage (before counting as that first call). Usage above the
-    reservation is charged.
-    """
-    if not await ledger.reserve(counters, tokens):
+    all of them with what the call used (see :func:`settlement`)."""
+    if await ledger.evaluate(RESERVE, *reserve_call(counters, tokens)) != 1:
         return None
+    return settlement(ledger, counters, tokens)
+
+
+def settlement(
+    ledger: Ledger, counters: Sequence[Counter], tokens: int, held: Held | None = None
+) -> Settle:
+    """The function that settles a reservation of `tokens` on `counters` (listed as `held`)
+    with what the call used.
+
+    Only its first call counts; later calls do nothing. It raises ValueError for a negative
+    usage (before counting as that first call). Usage above the reservation is charged.
+    """
     settled = False
 
     async def settle(used: int) -> None:
@@ -115,8 +159,8 @@ async def reserve_all(ledger: Ledger, counters: Sequence[Counter], tokens: int) 
         # Marked before the write, so two concurrent calls cannot both adjust; if the write
         # fails the reservation stays counted, as for a worker that died.
         settled = True
-        if used != tokens:
-            await ledger.adjust(counters, used - tokens)
+        if used != tokens or held is not None:
+            await ledger.adjust(counters, used - tokens, held)
 
     return settle
 
@@ -231,25 +275,3 @@ class Pool(Protocol):
     async def refusal(self, tokens: int) -> OutOfTokens | None:
         """Why a reservation of `tokens` was refused, if this pool is what refused it."""
         ...
-
-
-class Pools:
-    """An :class:`~policies.budget.Allowance` that holds when every one of `pools` does: a
-    call reserves on all of their counters at once, in one script (all or nothing, never past
-    any cap, whoever reserves meanwhile), and settles on all of them in one write, through
-    `ledger`."""
-
-    def __init__(self, ledger: Ledger, *pools: Pool) -> None:
-        self.ledger = ledger
-        self.pools = pools
-
-    async def reserve(self, tokens: int) -> Settle | None:
-        """Reserve `tokens` on every pool; None when the cause of a refusal is unknown, else
-        raise what refused it (the run's ceiling is not the installation's day)."""
-        # Each pool's counter as of now: a day's reservation is settled on that day.
-        settle = await reserve_all(self.ledger, [p.counter() for p in self.pools], tokens)
-        if settle is None:
-            for pool in self.pools:
-                if (refused := await pool.refusal(tokens)) is not None:
-                    raise refused
-        return settle

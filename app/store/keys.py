@@ -243,6 +243,19 @@ def spent(run_id: str) -> str:
     return f"{run(run_id)}:spent"
 
 
+def held(run_id: str) -> str:
+    """hash: the reservations under way on the run's ceiling, by holder (one model call of
+    one unit): each its tokens and its lease, the heartbeat key and value that keep it counted
+    as under way (JSON; app.store.ceiling_line)."""
+    return f"{run(run_id)}:held"
+
+
+def line(run_id: str) -> str:
+    """hash: the calls waiting for room under the run's ceiling, by holder: each its unit's
+    rank (the riskiest first) and its lease, as in :func:`held` (JSON; app.store.ceiling_line)."""
+    return f"{run(run_id)}:line"
+
+
 def unit(run_id: str, n: int) -> str:
     """hash: unit n, its fields :class:`UnitField` and each agent's state under
     :func:`agent_field` (app.store.records.UnitStatus)."""
@@ -320,7 +333,7 @@ def test_runs(run_id: str) -> str:
 def run_keys(run_id: str, units: int) -> list[str]:
     """Every key of a run with `units` units, but the heartbeats (they expire on their own)."""
     keys = [run(run_id), plan(run_id), diff(run_id), done(run_id), spent(run_id)]
-    keys.append(test_runs(run_id))
+    keys += [held(run_id), line(run_id), test_runs(run_id)]
     for n in range(units):
         keys += [unit(run_id, n), unit_plan(run_id, n), journal(run_id, n), outcome(run_id, n)]
         keys += [unit_tests(run_id, n), unit_dispatched(run_id, n), unit_awaited(run_id, n)]

@@ -30,7 +30,8 @@ from redis.asyncio.client import Pipeline
 from agents.journal import JournalEntry
 from agents.outcome import Outcome
 from app.store import keys
-from app.store.allowance import RESERVE, Counter, reserve_call
+from app.store.allowance import RESERVE, Counter, Held, Scripts, queue_adjust, reserve_call
+from app.store.ceiling_line import Place
 from app.store.live import LiveRuns, RedisJournal
 from app.store.packed import unpack
 from app.store.plans import UnitPlan
@@ -90,9 +91,9 @@ class UnitWrites:
         self.number = number
         self.attempt = attempt
         self._status: HashFields = {}
-        self._adjusts: list[tuple[Sequence[Counter], int]] = []
+        self._adjusts: list[tuple[Sequence[Counter], int, Held | None]] = []
         self._later: list[Queue] = []
-        self._reserve = self.redis.register_script(RESERVE)
+        self._scripts = Scripts(self.redis)
         self.journal = UnitJournal(self, None)
 
     # -- the start --------------------------------------------------------------------
@@ -126,6 +127,13 @@ class UnitWrites:
         async with self.live.beating_unit(self.run, self.number, self.attempt, beaten=True):
             yield
 
+    def place(self) -> Place:
+        """Where the attempt's calls stand in the line for the run's ceiling: ranked by the
+        unit's number (riskiest first), for as long as its heartbeat names the attempt."""
+        run, n = self.run, self.number
+        beat = keys.unit_heartbeat(run, n)
+        return Place(keys.held(run), keys.line(run), n, beat, str(self.attempt))
+
     # -- each call --------------------------------------------------------------------
 
     def stage(self, status: UnitStatus) -> None:
@@ -147,19 +155,25 @@ class UnitWrites:
         await reply(self.redis.hset(keys.unit(self.run, self.number), mapping=fields))
 
     async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
-        counter_keys, args = reserve_call(counters, tokens)
-        if not self._status and not self._adjusts and not self._later:
-            return bool(await self._reserve(keys=counter_keys, args=args))
-        # What was given back is given back before the caps are checked, in one transaction.
-        reserved, *_ = await self.write(
-            lambda pipe: pipe.eval(RESERVE, len(counter_keys), *counter_keys, *map(str, args))
-        )
-        return bool(reserved)
+        return await self.evaluate(RESERVE, *reserve_call(counters, tokens)) == 1
 
-    async def adjust(self, counters: Sequence[Counter], tokens: int) -> None:
+    async def evaluate(
+        self, script: str, script_keys: Sequence[str], args: Sequence[int | str]
+    ) -> int:
+        if not self._status and not self._adjusts and not self._later:
+            return await self._scripts.evaluate(script, script_keys, args)
+        # What was given back is given back before the caps are checked, in one transaction.
+        answer, *_ = await self.write(
+            lambda pipe: pipe.eval(script, len(script_keys), *script_keys, *map(str, args))
+        )
+        return int(answer)
+
+    async def adjust(
+        self, counters: Sequence[Counter], tokens: int, held: Held | None = None
+    ) -> None:
         """Staged, to ride with the attempt's next write: after a call answered, the journal
         entry the engine appends next."""
-        self._adjusts.append((counters, tokens))
+        self._adjusts.append((counters, tokens, held))
 
     # -- the end ----------------------------------------------------------------------
 
@@ -200,10 +214,8 @@ class UnitWrites:
         self._status, self._adjusts, self._later = {}, [], []
         unit = keys.unit(self.run, self.number)
         async with self.redis.pipeline(transaction=True) as pipe:
-            for counters, tokens in adjusts:
-                for counter in counters:
-                    pipe.incrby(counter.key, tokens)
-                    pipe.expire(counter.key, counter.ttl)
+            for counters, tokens, held in adjusts:
+                queue_adjust(pipe, counters, tokens, held)
             for staged_queue in later:
                 staged_queue(pipe)
             staged = len(pipe.command_stack)

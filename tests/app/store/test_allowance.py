@@ -7,7 +7,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from app.store.allowance import DailyAllowance, Pools, RedisLedger, RunCeiling
+from app.store import keys
+from app.store.allowance import DailyAllowance, RedisLedger, RunCeiling
+from app.store.ceiling_line import Place, RunPools
 from app.store.keys import ALLOWANCE_TTL, LIVE_TTL
 from policies.budget import Allowance, TokenCeiling
 from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
@@ -297,18 +299,27 @@ def run_ceiling(redis: ArqRedis, run: str, cap: int) -> RunCeiling:
     return RunCeiling(redis, f"tiebreak:test:spent:{run}", cap, ttl=LIVE_TTL)
 
 
+def unit_pools(redis: ArqRedis, run: RunCeiling, *others: DailyAllowance) -> RunPools:
+    """A unit's pools on `run` and `others` (its day), as a unit's job reserves on them; its
+    heartbeat is not kept, so none of its calls is waited for and a call that does not fit is
+    refused at once (waiting is `tests.app.store.test_ceiling_line`'s)."""
+    name = run.key.rsplit(":", 1)[-1]
+    place = Place(keys.held(name), keys.line(name), 0, keys.unit_heartbeat(name, 0), "1")
+    return RunPools(RedisLedger(redis), run, *others, place=place)
+
+
 async def test_a_run_and_its_day_are_reserved_on_together_or_not_at_all(
     redis: ArqRedis, clock: Clock
 ) -> None:
     run, day = run_ceiling(redis, "r1", 1000), allowance(redis, clock, cap=5000)
-    both = Pools(RedisLedger(redis), run, day)
+    both = unit_pools(redis, run, day)
     assert await day.reserve(4800) is not None  # another review's, today
 
     with pytest.raises(AllowanceExhausted):
         await both.reserve(300)  # the day cannot cover it: the run keeps nothing
     assert (await run.spent(), await day.spent()) == (0, 4800)
     with pytest.raises(CeilingReached):  # named as what refused it, not as the day
-        await Pools(RedisLedger(redis), run_ceiling(redis, "r2", 100), day).reserve(150)
+        await unit_pools(redis, run_ceiling(redis, "r2", 100), day).reserve(150)
     assert await day.spent() == 4800  # the run could not cover it: the day keeps nothing
 
     settle = await both.reserve(150)
@@ -343,7 +354,7 @@ async def test_concurrent_runs_never_pass_their_ceilings_or_the_day_together(
         async def call(i: int, tokens: int, usage: int) -> None:
             nonlocal refused
             try:
-                settle = await Pools(RedisLedger(pools[i]), runs[i], days[i]).reserve(tokens)
+                settle = await unit_pools(pools[i], runs[i], days[i]).reserve(tokens)
             except OutOfTokens:
                 settle = None
             if settle is None:

@@ -5,7 +5,8 @@ from arq.connections import ArqRedis
 
 from agents.llm import Role
 from app.store import keys
-from app.store.allowance import Counter, Pools, RunCeiling
+from app.store.allowance import Counter, RunCeiling
+from app.store.ceiling_line import RunPools
 from app.store.live import LiveRuns
 from app.store.records import State, UnitStatus
 from app.store.unit_writes import UnitWrites
@@ -23,7 +24,8 @@ async def test_a_reservation_given_back_counts_before_the_next_is_checked(
     live = LiveRuns(redis, 60.0)
     writes = UnitWrites(live, RUN, 0, 1)
     run = ceiling(redis, 1000)
-    pool = Pools(writes, run)
+    # The attempt's heartbeat is not kept: the 800 would not be waited for, only counted.
+    pool = RunPools(writes, run, place=writes.place())
     settle = await pool.reserve(800)
     assert settle is not None
 

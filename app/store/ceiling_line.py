@@ -1,0 +1,186 @@
+"""A run's units waiting their turn for room under the run's token ceiling, wherever they run.
+
+A unit's call reserves its worst case on its run's ceiling and its installation's day at once
+(:mod:`app.store.allowance`). When it does not fit beside the calls under way but would once
+they settle (their reservations are upper estimates), it waits in the run's line rather than
+end its unit at the ceiling, as calls do in one process (:class:`policies.budget.TokenCeiling`).
+It is refused at once when it could not fit even with nothing under way (the ceiling is
+spent), or when the day cannot cover it (a day's allowance is never waited for).
+
+- Under way: each reservation is listed in the run's `held` hash (:mod:`app.store.keys`) with
+  its tokens and its lease, its unit's heartbeat key and the attempt it names. A reservation
+  whose lease has lapsed (its worker died, or its attempt was given up for a fresh one) is
+  no longer waited for, and its tokens stay counted as spent: its call may have been billed,
+  and a reservation never settled always erred on the side of spending less.
+- The line: a waiting call is listed in the run's `line` hash with its rank (its unit's
+  number: a run numbers its units riskiest first) and its lease. The lowest rank is served
+  first, and a call that would fit joins the line when a call of a lower rank waits, so a
+  later unit never takes the room a riskier one waits for. Entries whose lease has lapsed
+  are dropped by whoever looks next.
+- Wake-up: a waiting call asks again every :data:`POLL` seconds, one script run each (a
+  bounded poll: a dead holder's lapse sends no message, and a run's waiters are few). A call
+  cancelled (the unit stopped) leaves the line.
+
+Every check and write is one Lua script, :data:`TAKE`, atomic as the other reservations are.
+"""
+
+import asyncio
+import itertools
+import json
+import secrets
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from app.store.allowance import Counter, Held, Ledger, Pool, RunCeiling, settlement
+from app.store.redis_typing import reply
+from policies.budget import Settle
+from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
+
+POLL = 0.05
+"""Seconds between a waiting call's asks: a model call takes seconds, so this adds a few
+percent at most to the wait, at one short script run each."""
+
+TAKE = """
+local n = #KEYS - 2
+local held, line = KEYS[n + 1], KEYS[n + 2]
+local tokens = tonumber(ARGV[1])
+local holder, entry = ARGV[2 * n + 2], ARGV[2 * n + 3]
+local function alive(lease)
+    return redis.call('GET', lease.beat) == lease.attempt
+end
+local function reserve()
+    for i = 1, n do
+        redis.call('INCRBY', KEYS[i], tokens)
+        redis.call('EXPIRE', KEYS[i], ARGV[2 * i + 1])
+    end
+    redis.call('HDEL', line, holder)
+    redis.call('HSET', held, holder, entry)
+    redis.call('EXPIRE', held, ARGV[3])
+    return 1
+end
+for i = 2, n do
+    if tonumber(redis.call('GET', KEYS[i]) or '0') + tokens > tonumber(ARGV[2 * i]) then
+        redis.call('HDEL', line, holder)
+        return -i
+    end
+end
+local spent = tonumber(redis.call('GET', KEYS[1]) or '0')
+local cap = tonumber(ARGV[2])
+local others = redis.call('HLEN', line) - redis.call('HEXISTS', line, holder)
+if others == 0 and spent + tokens <= cap then
+    return reserve()
+end
+local under_way = 0
+local listed = redis.call('HGETALL', held)
+for i = 1, #listed, 2 do
+    local hold = cjson.decode(listed[i + 1])
+    if alive(hold) then
+        under_way = under_way + hold.tokens
+    else
+        redis.call('HDEL', held, listed[i])
+    end
+end
+local rank = cjson.decode(entry).rank
+local ahead = false
+local waiting = redis.call('HGETALL', line)
+for i = 1, #waiting, 2 do
+    local other = cjson.decode(waiting[i + 1])
+    if not alive(other) then
+        redis.call('HDEL', line, waiting[i])
+    elseif waiting[i] ~= holder and (other.rank < rank
+            or (other.rank == rank and waiting[i] < holder)) then
+        ahead = true
+    end
+end
+if spent - under_way + tokens > cap then
+    redis.call('HDEL', line, holder)
+    return -1
+end
+if ahead or spent + tokens > cap then
+    redis.call('HSET', line, holder, entry)
+    redis.call('EXPIRE', line, ARGV[3])
+    return 0
+end
+return reserve()
+"""
+"""Reserves ARGV[1] tokens for `holder` on the run's counter KEYS[1] and the other counters
+(KEYS[2..n], each capped by ARGV[2i] and living ARGV[2i+1] seconds), listing the reservation
+in KEYS[n+1] (1); or lists the call in the line KEYS[n+2] to wait (0); or, changing nothing
+but the line, refuses: -i when counter i cannot cover the call, the run's even with nothing
+under way. `entry` (JSON) is the call's tokens, rank and lease. A call that fits with no
+other call in line is reserved without reading the lists: what most calls cost stays a few
+commands, however many calls are under way."""
+
+RESERVED, WAIT = 1, 0
+
+
+class Place(NamedTuple):
+    """Where one unit's attempt stands in its run's line: the run's lists, the unit's rank,
+    and the lease that keeps its reservations and its place (the heartbeat key of the unit,
+    naming the attempt while it lives)."""
+
+    held: str
+    line: str
+    rank: int
+    beat: str
+    attempt: str
+
+
+class RunPools:
+    """An :class:`~policies.budget.Allowance` of one unit's calls: its run's `ceiling`, which
+    a call waits its turn for, and the `others` (the installation's day), which refuse at once;
+    reserved on all at once and settled on all in one write, through `ledger`."""
+
+    def __init__(
+        self, ledger: Ledger, ceiling: RunCeiling, *others: Pool, place: Place, poll: float = POLL
+    ) -> None:
+        self.ledger = ledger
+        self.ceiling = ceiling
+        self.others = others
+        self.place = place
+        self.poll = poll
+        self._job = secrets.token_hex(4)
+        """Tells this job's calls from those of another job at the same attempt (a unit
+        taken up again once its tests ran), whose reservations may still be listed."""
+        self._calls = itertools.count()
+
+    async def reserve(self, tokens: int) -> Settle:
+        """Reserve `tokens` on every pool once the run's ceiling has room for them, in turn;
+        raise what refused them (:class:`CeilingReached`: the run's ceiling is spent)."""
+        place = self.place
+        holder = f"{place.rank}:{place.attempt}:{self._job}:{next(self._calls):06d}"
+        counters = [self.ceiling.counter(), *(p.counter() for p in self.others)]
+        script_keys, args = take_call(counters, tokens, holder, place)
+        try:
+            answer = await self.ledger.evaluate(TAKE, script_keys, args)
+            while answer == WAIT:
+                await asyncio.sleep(self.poll)
+                answer = await self.ledger.evaluate(TAKE, script_keys, args)
+        except asyncio.CancelledError:
+            # The unit stopped: out of the line at once. Should the unit fail otherwise (Redis
+            # cut off), its entry lapses with the unit's heartbeat.
+            await reply(self.ceiling.redis.hdel(place.line, holder))
+            raise
+        if answer == RESERVED:
+            return settlement(self.ledger, counters, tokens, Held(place.held, holder))
+        raise await self._refusal(-answer, tokens)
+
+    async def _refusal(self, counter: int, tokens: int) -> OutOfTokens:
+        """Why the `counter`th counter (from 1, the run's) refused `tokens`."""
+        if counter == 1:
+            return CeilingReached(await self.ceiling.spent(), 0, tokens, self.ceiling.cap)
+        refused = await self.others[counter - 2].refusal(tokens)
+        # Refused by a day whose reservations settled lower since: it refused all the same.
+        return refused or AllowanceExhausted(tokens)
+
+
+def take_call(
+    counters: Sequence[Counter], tokens: int, holder: str, place: Place
+) -> tuple[list[str], list[int | str]]:
+    """The keys and arguments of :data:`TAKE` for `holder`'s call of `tokens`."""
+    if tokens <= 0:
+        raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
+    entry = {"tokens": tokens, "rank": place.rank, "beat": place.beat, "attempt": place.attempt}
+    args: list[int | str] = [tokens, *(n for c in counters for n in (c.cap, c.ttl))]
+    args += [holder, json.dumps(entry)]
+    return [*(c.key for c in counters), place.held, place.line], args
