@@ -8,7 +8,7 @@ binding ruling (`arbiter`), or `unresolved` when nothing could settle it.
 
 from collections.abc import Iterable, Sequence
 
-from agents import briefs, describing
+from agents import briefs
 from agents.claims import same_finding
 from agents.diff import ReviewUnit
 from agents.input_checks import InputChecks
@@ -28,7 +28,6 @@ from agents.outcome import (
 from agents.patches import changed_lines
 from agents.proofs import Proofs, Proving, told_fix
 from agents.protocol import (
-    REPRODUCTION,
     Arbitrate,
     ChangeDescription,
     Finding,
@@ -36,6 +35,7 @@ from agents.protocol import (
     Ruling,
     RulingKind,
     ToolName,
+    shown,
 )
 from agents.threads import Closure, Position, Thread
 from agents.turns import Ask, TurnRunner
@@ -56,13 +56,6 @@ CODER, ARBITER = "coder", "arbiter"
 Batch = Sequence[tuple[Thread, ArbitrationTrigger]]
 
 
-def _shown(proving: Proving | None, summary: SummaryConfig | None) -> frozenset[str]:
-    """The tools' optional fields a debate uses: a finding's test when tests are run, the
-    report's walkthrough when the summary asks for one."""
-    tests = frozenset({REPRODUCTION}) if proving is not None else frozenset()
-    return tests | describing.fields(summary)
-
-
 class DebateState:
     """Everything one debate over one unit knows, and the ways its findings close."""
 
@@ -79,16 +72,15 @@ class DebateState:
     ) -> None:
         self.policy = policy
         self.summary = summary
-        """What the unit's walkthrough asks, when the config wants one (`agents.describing`)."""
+        """What the unit's walkthrough asks (`agents.describing`); None: no walkthrough."""
         self.walkthrough: ChangeDescription | None = None
-        """The unit's walkthrough, once a tester wrote it (or a finished debate restored)."""
         self.unit = unit
         self.diff = unit.diff
         self.panel = policy.panel()
         self.proofs = Proofs(proving)
         """What the findings' tests showed (nothing, unless a `proving` runs them)."""
         self.checks = InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), self.proofs)
-        shows = _shown(proving, summary)
+        shows = shown(tests=proving is not None, walkthrough=bool(summary and summary.walkthrough))
         self.turns = TurnRunner(
             llm, policy, ceiling, replay, shows=shows, models=models, unit=unit.id
         )
@@ -96,11 +88,9 @@ class DebateState:
         self.floor: list[str] = []
         """Every speaker the router gave the floor to, in order."""
         self.loops = LoopMonitor(policy.max_retries)
+        per_turn, total = policy.max_findings_per_turn, policy.max_findings_total
         self.proposals = {
-            tester: ProposalBudget(
-                per_turn=policy.max_findings_per_turn, total=policy.max_findings_total
-            )
-            for tester in self.panel.names
+            t: ProposalBudget(per_turn=per_turn, total=total) for t in self.panel.names
         }
         self.budgets = debate_budgets(
             policy, coder=CODER, testers=self.panel.names, arbiter=ARBITER

@@ -20,14 +20,8 @@ from pydantic import ValidationError
 
 from agents.diff import ReviewUnit
 from agents.llm import PromptBlock
-from agents.protocol import WALKTHROUGH, ChangeDescription
+from agents.protocol import ChangeDescription
 from policies.summary import SummaryConfig
-
-
-def fields(summary: SummaryConfig | None) -> frozenset[str]:
-    """The report's optional fields a review with this `summary` shows."""
-    wanted = summary is not None and summary.walkthrough
-    return frozenset({WALKTHROUGH}) if wanted else frozenset()
 
 
 def brief(summary: SummaryConfig) -> PromptBlock:

@@ -234,6 +234,13 @@ OPTIONAL_FIELDS = frozenset({REPRODUCTION, WALKTHROUGH})
 walkthrough when the repository's summary asks for one. No other field of the protocol bears
 these names."""
 
+
+def shown(*, tests: bool, walkthrough: bool) -> frozenset[str]:
+    """The optional fields a review uses: a finding's test when tests are run, the report's
+    walkthrough when one is asked for."""
+    return frozenset({REPRODUCTION} if tests else set()) | ({WALKTHROUGH} if walkthrough else set())
+
+
 TOOLS: dict[ToolName, ToolSpec] = {
     spec.name: spec
     for spec in (
