@@ -16,7 +16,7 @@ splits and parses each file once, however many of its units and hunks touch it.
 
 Every line shown is the file at the pull request's head, numbered as the diff's new side
 numbers it; findings and patches still land only on the diff's own lines
-(`agents.input_checks`).
+(`agents.debate.input_checks`).
 """
 
 from collections.abc import Iterable, Iterator, Mapping

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.briefs import unit_briefs
+from agents.debate.briefs import unit_briefs
 from agents.diff import ReviewUnit
 from agents.llm import CACHE_READ_PRICE, CACHE_WRITE_PRICE, LLMRequest, Role
 from agents.prompts import SYSTEM, role_brief

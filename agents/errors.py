@@ -6,12 +6,10 @@ DebateError
 │   ├── LLMUnavailable   transient (overloaded, rate limited, timed out) after the client's
 │   │                    own retries: one failed turn, never a crash
 │   └── LLMFatal         no call can succeed (bad key, no permission): the review stops
-├── NotHeard         a person's reply on a finding could not be weighed: nothing changed
-└── AwaitingTests    findings' tests run elsewhere and their results are not in yet: the
-                     attempt ends, and the debate resumes from its journal once they are
+└── NotHeard         a person's reply on a finding could not be weighed: nothing changed
 
 An agent's tool input that is malformed or breaks a rule is no error: it is refused back to
-the agent, item by item (:mod:`agents.input_checks`, :mod:`agents.turns`).
+the agent, item by item (:mod:`agents.debate.input_checks`, :mod:`agents.debate.turns`).
 """
 
 from policies.errors import TiebreakError
@@ -40,14 +38,3 @@ class LLMFatal(LLMError):
 class NotHeard(DebateError):
     """A person's reply could not be weighed: the finding is not open, or the tester could
     not be asked (the token ceiling, or every attempt at the call failed)."""
-
-
-class AwaitingTests(DebateError):
-    """The debate waits for findings' tests running elsewhere (a workflow in the repository's
-    CI): this attempt ends here, and the debate resumes from its journal once their results
-    are recorded (:mod:`agents.recorded_tests`). Not a failure."""
-
-    def __init__(self, runs: list[str]) -> None:
-        super().__init__(f"waiting for {len(runs)} test run(s)")
-        self.runs = runs
-        """The digests of the runs waited for (:func:`agents.recorded_tests.run_digest`)."""

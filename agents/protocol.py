@@ -113,7 +113,7 @@ class Evaluation(_Model):
     """The tester's verdict on the coder's answer to one finding."""
 
     # Also the tester's word on its own finding when the finding's test passed at the head:
-    # accept withdraws it, reject keeps it with a new `reproduction` (`agents.proofs`).
+    # accept withdraws it, reject keeps it with a new `reproduction` (`agents.debate.proofs`).
 
     finding_id: str
     decision: Decision

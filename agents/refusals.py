@@ -3,7 +3,7 @@
 A tool input is a list of items — findings, answers, evaluations, rulings — and one bad item
 no longer costs the good ones: :class:`Checked` holds the items that pass, to be adopted at
 once, and a :class:`Refusal` for each one that does not, with its reasons, to be asked again
-on the turn's next attempt (:mod:`agents.turns`).
+on the turn's next attempt (:mod:`agents.debate.turns`).
 """
 
 from collections.abc import Sequence

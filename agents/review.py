@@ -11,12 +11,12 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from agents.context import Reading
 from agents.coverage import Estimate
+from agents.debate.engine import Debate
+from agents.debate.proofs import Proving
 from agents.diff import DEFAULT_UNIT_TOKENS, Diff, ReviewUnit
-from agents.engine import Debate
 from agents.errors import LLMFatal
 from agents.llm import LLMClient, Role, Usage
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
-from agents.proofs import Proving
 from agents.protocol import Severity
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy

@@ -26,6 +26,10 @@ class ScriptedLLM:
         self.requests: list[LLMRequest] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        return self.answer(request)
+
+    def answer(self, request: LLMRequest) -> LLMResponse:
+        """The script's answer to `request`, at once: for a driver with no event loop."""
         self.requests.append(request)
         reply = self.script(request)
         if isinstance(reply, Exception):

@@ -14,8 +14,8 @@ import asyncio
 import time
 from typing import Any
 
+from agents.debate.engine import Debate
 from agents.diff import Diff, ReviewUnit
-from agents.engine import Debate
 from agents.llm import LLMRequest, LLMResponse
 from agents.protocol import ToolName
 from agents.scripted import ScriptedLLM

@@ -38,8 +38,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.claude import ClaudeLLM
+from agents.debate.engine import Debate
 from agents.diff import ReviewUnit
-from agents.engine import Debate
 from agents.llm import Role
 from agents.outcome import StopReason
 from agents.protocol import ToolName

@@ -42,8 +42,8 @@ from collections.abc import Sequence
 
 from agents.claude import ClaudeLLM
 from agents.context import Reading
+from agents.debate.engine import Debate
 from agents.diff import Diff, ReviewUnit
-from agents.engine import Debate
 from agents.outcome import Consensus, Resolution, StopReason
 from agents.tokens import typical_tokens
 from bench import panel_tokens, walkthrough_tokens

@@ -24,9 +24,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from agents.debate.proofs import Proving
 from agents.llm import LLMRequest
 from agents.outcome import Resolution
-from agents.proofs import Proving
 from agents.protocol import ToolName
 from agents.review import Review, review_diff
 from agents.scripted import Reply

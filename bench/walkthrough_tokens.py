@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.claude import ClaudeLLM
+from agents.debate.engine import Debate
 from agents.diff import Diff, ReviewUnit
-from agents.engine import Debate
 from agents.tokens import typical_tokens
 from bench.billing import KEY, ScenarioBroken, billed
 from bench.shop_diff import MODULES

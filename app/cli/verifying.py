@@ -22,8 +22,8 @@ from typing import TypeVar
 import click
 from pydantic import ValidationError
 
+from agents.debate.proofs import Proving
 from agents.diff import Diff
-from agents.proofs import Proving
 from app.cli.exits import fail
 from app.evaluation.checkouts import Verifying
 from app.evaluation.errors import HistoryError

@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.debate.proofs import Proving
 from agents.diff import Diff
-from agents.proofs import Proving
 from app.evaluation.cases import OBJECT_ID, Case
 from app.evaluation.errors import HistoryError
 from app.evaluation.history import Git

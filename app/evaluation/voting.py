@@ -1,13 +1,13 @@
 """Self-consistency: several independent reports, and the findings most of them raise.
 
 Two reports raise the same finding when a panel would take them for one finding
-(:func:`agents.claims.same_finding`: same path, overlapping lines, the same claim).
+(:func:`agents.debate.claims.same_finding`: same path, overlapping lines, the same claim).
 """
 
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from agents.claims import same_finding
+from agents.debate.claims import same_finding
 from agents.protocol import Finding
 
 T = TypeVar("T")

@@ -1,12 +1,12 @@
-"""The verifier of a unit whose findings' tests run in the repository's GitHub Actions.
+"""Where a unit's findings' tests run when they run in the repository's GitHub Actions.
 
-Asked for a run, it dispatches the repository's workflow (`verify.workflow`, from the base
-branch) and raises :class:`agents.errors.AwaitingTests`: the unit's debate suspends, and
-resumes from its journal once the result is recorded (:mod:`app.jobs.workflow_results`).
-It is always wrapped in :class:`agents.recorded_tests.RecordedVerifier`, which answers a run
-already recorded without asking it; a run dispatched by an earlier attempt and not yet
-settled is waited for again, never dispatched twice. The pending run is recorded before the
-dispatch, so a result can never arrive before the record of who waits for it.
+Asked to start a run, it dispatches the repository's workflow (`verify.workflow`, from the
+base branch): the unit's debate waits for it (:class:`agents.debate.driver.Waiting`), and is
+taken up again once the result is recorded (:mod:`app.jobs.workflow_results`). The debate's
+:class:`agents.debate.recorded_tests.RecordedTrials` answers a run already recorded without
+asking it; a run dispatched by an earlier attempt and not yet settled is waited for again,
+never dispatched twice. The pending run is recorded before the dispatch, so a result can
+never arrive before the record of who waits for it.
 
 Nothing runs on the App's workers: a run GitHub refuses (no permission, no workflow), one
 too large for a workflow's inputs, or one past the review's `max_runs` is `not_run`, with the
@@ -16,12 +16,9 @@ reason.
 import logging
 import secrets
 import time
-from collections.abc import Sequence
 
-from agents.errors import AwaitingTests
-from agents.protocol import Patch, Reproduction
-from agents.recorded_tests import RecordedRun, run_digest
-from agents.verification import FixCheck, Verification
+from agents.debate.needs import Trial, TrialResult
+from agents.debate.recorded_tests import RecordedRun
 from app.github.errors import GitHubError
 from app.github.protocol import ActionsClient
 from app.store.plans import ActionsTesting, UnitPlan
@@ -38,7 +35,8 @@ REFUSED = {
 
 
 class ActionsVerifier:
-    """Dispatches one unit's findings' tests to the repository's workflow."""
+    """Dispatches one unit's findings' tests to the repository's workflow
+    (:class:`agents.debate.recorded_tests.TrialsElsewhere`)."""
 
     def __init__(
         self, actions: ActionsClient, runs: WorkflowRuns, plan: UnitPlan, attempt: int
@@ -54,23 +52,17 @@ class ActionsVerifier:
     def command(self) -> str:
         return self.tests.command
 
-    async def reproduce(self, reproduction: Reproduction) -> Verification:
-        shown = await self._dispatch(reproduction, ())
-        assert shown.verification is not None
-        return shown.verification
+    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+        """Dispatch `run`; None once it is under way (by this attempt or an earlier one), or
+        what it shows without running (not run, and why)."""
+        shown = await self._dispatch(run, digest)
+        return None if shown is None else shown.result(run)
 
-    async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
-        shown = await self._dispatch(reproduction, patches)
-        assert shown.fix is not None
-        return shown.fix
-
-    async def _dispatch(self, reproduction: Reproduction, patches: Sequence[Patch]) -> RecordedRun:
-        """What the run showed without running (not run, and why), or raise AwaitingTests
-        once it is dispatched."""
+    async def _dispatch(self, run: Trial, digest: str) -> RecordedRun | None:
+        reproduction, patches = run.reproduction, run.patches
         plan, tests, fix = self.plan, self.tests, bool(patches)
-        digest = run_digest(self.command, reproduction, patches)
         if await self.runs.dispatched(plan.run_id, plan.number, digest) is not None:
-            raise AwaitingTests([digest])
+            return None
         if problem := reproduction_problem(reproduction.path):
             return not_run(reproduction.path, fix, problem)
         token = secrets.token_hex(16)
@@ -115,4 +107,4 @@ class ActionsVerifier:
             said = reason.format(workflow=tests.workflow, branch=tests.branch)
             return not_run(reproduction.path, fix, said)
         log.info("dispatched %s for %s", RUN_TITLE.format(token=token), reproduction.path)
-        raise AwaitingTests([digest])
+        return None

@@ -14,8 +14,8 @@ import hashlib
 import logging
 from typing import Any
 
+from agents.debate.engine import Debate
 from agents.diff import Diff
-from agents.engine import Debate
 from agents.errors import LLMFatal
 from agents.rebase import FindingKey, rebase
 from agents.review import Review

@@ -4,7 +4,7 @@ The reply must be on a thread Tiebreak started (its first comment the App's own,
 finding's fingerprint), about a finding the latest review of the current head left open, and
 by the pull request's author or someone with write access; anyone else's reply is left alone,
 unanswered. Each reply is taken up once, whatever GitHub redelivers. The tester weighs it
-(:mod:`agents.hearing`): accepted, the finding is withdrawn, the thread resolved and the
+(:mod:`agents.debate.hearing`): accepted, the finding is withdrawn, the thread resolved and the
 summary, check run and label follow; rejected, one reply says why and offers the arbiter. A
 pull request has at most `conversation.max_replies` replies heard, each under the
 installation's daily allowance; the first reply past the cap gets one note.
@@ -19,10 +19,10 @@ reply says so) or if the finding was settled meanwhile (nothing is said).
 import logging
 from typing import Any
 
+from agents.debate.engine import Debate
+from agents.debate.hearing import PersonReply, Verdict
 from agents.diff import Diff
-from agents.engine import Debate
 from agents.errors import LLMFatal, NotHeard
-from agents.hearing import PersonReply, Verdict
 from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import HearingRequest

@@ -10,22 +10,22 @@ fresh one) does nothing. A failure is recorded for the coordinator, which decide
 fresh attempt follows; a fatal model error (a bad key) is marked so that none does. What the
 attempt reads and writes, and in how few round trips: :mod:`app.store.unit_writes`.
 
-A debate whose findings' tests run in the repository's Actions suspends once they are
+A debate whose findings' tests run in the repository's Actions waits once they are
 dispatched: the attempt ends with the unit `testing`, and the same attempt is queued again
-when their results are in (:mod:`app.jobs.workflow_results`); one job takes it up, and it
-replays the journal and the recorded test runs to where it stopped.
+when their results are in (:mod:`app.jobs.workflow_results`); one job takes it up, and its
+journal and recorded test runs answer what the debate asks again up to where it stopped.
 """
 
 import hashlib
 import logging
+from collections.abc import Sequence
 from typing import Any
 
-from agents.engine import Debate
-from agents.errors import AwaitingTests, LLMFatal, LLMUnavailable
+from agents.debate.driver import Waiting
+from agents.debate.engine import Debate
+from agents.errors import LLMFatal, LLMUnavailable
 from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
-from agents.proofs import Proving
-from agents.recorded_tests import RecordedVerifier
 from app.jobs.actions_verifier import ActionsVerifier
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.failures import logged_reason, public_reason
@@ -94,9 +94,6 @@ class UnitRun:
         async with writes.running(started):
             try:
                 outcome = await self._debate(plan, tokens, len(start.recorded))
-            except AwaitingTests as waiting:
-                await self._wait_for_tests(waiting.runs)
-                return JobResult.completed(str(waiting))
             except LLMFatal as exc:
                 await self._failed(str(exc), fatal=True)
                 return JobResult.failed(str(exc))
@@ -106,6 +103,9 @@ class UnitRun:
                 log.exception("unit %s of %s failed", n, run)
                 await self._failed(public_reason(exc))
                 return JobResult.failed(logged_reason(exc))
+            if isinstance(outcome, Waiting):
+                await self._wait_for_tests(outcome.runs)
+                return JobResult.completed(str(outcome))
             complete = UnitStatus(
                 number=n,
                 state=State.COMPLETE,
@@ -119,7 +119,7 @@ class UnitRun:
                 record_outcome(self.deps.metrics, outcome)
         return JobResult.completed(str(outcome.stop))
 
-    async def _debate(self, plan: UnitPlan, tokens: int, calls: int) -> Outcome:
+    async def _debate(self, plan: UnitPlan, tokens: int, calls: int) -> Outcome | Waiting:
         live, writes = self.live, self.writes
         # The run's ceiling, waited for in turn, and the installation's day, reserved on and
         # settled together.
@@ -132,24 +132,18 @@ class UnitRun:
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
         llm = Tracked(self.deps.counted_llm, writes)
         llm.tokens, llm.calls = tokens, calls
-        debate = Debate(
-            llm,
-            plan.policy,
-            ceiling=ceiling,
-            models=plan.models,
-            proving=self._proving(plan),
-            summary=plan.summary,
-        )
-        return await debate.run(plan.review_unit(), journal=writes.journal)
-
-    def _proving(self, plan: UnitPlan) -> Proving | None:
-        """The unit's findings' tests, run in the repository's Actions, if the plan says so."""
+        debate = Debate(llm, plan.policy, ceiling=ceiling, models=plan.models, summary=plan.summary)
         if plan.tests is None:
-            return None
+            return await debate.run(plan.review_unit(), journal=writes.journal)
+        # The unit's findings' tests run in the repository's Actions.
         github = self.deps.github.installation(plan.ref.installation_id)
-        actions = ActionsVerifier(github.actions, self.workflows, plan, self.attempt)
-        recorded = UnitTestRuns(self.live.redis, self.run_id, self.number)
-        return Proving(RecordedVerifier(actions, recorded), plan.tests.max_attempts)
+        return await debate.advance(
+            plan.review_unit(),
+            journal=writes.journal,
+            elsewhere=ActionsVerifier(github.actions, self.workflows, plan, self.attempt),
+            record=UnitTestRuns(self.live.redis, self.run_id, self.number),
+            max_attempts=plan.tests.max_attempts,
+        )
 
     @property
     def workflows(self) -> WorkflowRuns:
@@ -158,7 +152,7 @@ class UnitRun:
     async def _take_up(self) -> bool:
         return await self.workflows.take_up(self.run_id, self.number, self.attempt)
 
-    async def _wait_for_tests(self, digests: list[str]) -> None:
+    async def _wait_for_tests(self, digests: Sequence[str]) -> None:
         """Leave the unit waiting for its tests (what the last call staged written with it);
         taken up again at once if their results came in meanwhile."""
         await self.writes.set(UnitStatus(number=self.number, state=State.TESTING))
@@ -179,7 +173,7 @@ class UnitRun:
         )
 
 
-def resume_id(digests: list[str]) -> str:
+def resume_id(digests: Sequence[str]) -> str:
     """What names a unit's resumption after the runs `digests`, by itself."""
     return "self-" + hashlib.sha256(" ".join(sorted(digests)).encode()).hexdigest()[:16]
 

@@ -16,7 +16,7 @@ import logging
 import math
 from typing import Any
 
-from agents.recorded_tests import RecordedRun
+from agents.debate.recorded_tests import RecordedRun
 from app.github.errors import GitHubError
 from app.github.models import WorkflowRun
 from app.github.protocol import ActionsClient

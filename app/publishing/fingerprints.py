@@ -1,7 +1,7 @@
 """Which findings are the same finding: fingerprints that survive a push and a rephrasing.
 
 A finding's fingerprint is its path, the normalised code around its lines and the gist of its
-claim (`agents.claims`). Two findings are the same when their paths and code are equal and
+claim (`agents.debate.claims`). Two findings are the same when their paths and code are equal and
 their gists overlap by half or more: the model words a finding differently from one run to
 the next, but it points at the same code for the same reason. Code is read from the RIGHT
 side of the pull request's diff (the finding's lines and two either side, as far as the diff
@@ -19,7 +19,7 @@ from typing import Annotated, Self
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
-from agents.claims import gist, same_gist
+from agents.debate.claims import gist, same_gist
 from agents.diff import Diff
 from agents.protocol import Finding
 

@@ -297,7 +297,7 @@ def unit_plan(run_id: str, n: int) -> str:
 
 
 def journal(run_id: str, n: int) -> str:
-    """list: unit n's answered model calls (agents.journal), replayed by a fresh attempt."""
+    """list: unit n's answered model calls (agents.debate.journal), replayed by a fresh attempt."""
     return f"{unit(run_id, n)}:journal"
 
 
@@ -307,7 +307,7 @@ def outcome(run_id: str, n: int) -> str:
 
 
 def unit_tests(run_id: str, n: int) -> str:
-    """hash: unit n's findings' test runs, by digest (agents.recorded_tests.run_digest), each
+    """hash: unit n's findings' test runs, by digest (agents.debate.recorded_tests.run_digest), each
     a RecordedRun (JSON), replayed by a later attempt as the journal is."""
     return f"{unit(run_id, n)}:tests"
 

@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator, Sequence
 from pydantic import BaseModel
 from redis.asyncio import Redis
 
+from agents.debate.journal import JournalEntry
 from agents.diff import Diff, ReviewUnit
-from agents.journal import JournalEntry
 from agents.outcome import Outcome
 from app.events import PullRequestRef
 from app.publishing.publication import UnitReading
@@ -56,7 +56,7 @@ class Orphan(BaseModel):
 
 
 class RedisJournal:
-    """One unit's journal of model calls (see :mod:`agents.journal`) in a Redis list, so that
+    """One unit's journal of model calls (see :mod:`agents.debate.journal`) in a Redis list, so that
     a fresh attempt on any worker replays what a dead one was answered."""
 
     def __init__(self, redis: Redis, key: str, *, ttl: int) -> None:

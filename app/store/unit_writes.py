@@ -27,7 +27,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
-from agents.journal import JournalEntry
+from agents.debate.journal import JournalEntry
 from agents.outcome import Outcome
 from app.store import keys
 from app.store.allowance import RESERVE, Counter, Held, Scripts, queue_adjust, reserve_call

@@ -4,16 +4,18 @@ and what each run showed once it is in.
 A unit's debate that asks for a test run records it here before the workflow is dispatched
 (:class:`PendingRun`, under the run's token), so a run's result can never arrive before the
 record of who waits for it. The result is recorded under the run's digest in the unit's test
-runs (:class:`UnitTestRuns`, read back by :class:`agents.recorded_tests.RecordedVerifier`),
+runs (:class:`UnitTestRuns`, read back by :class:`agents.debate.recorded_tests.RecordedVerifier`),
 exactly once whoever settles it (the `workflow_run` webhook's job, the janitor's poll, or the
 janitor at the deadline), and the settling that leaves the unit waiting for nothing more is
 the one that takes it up again. Nothing of a wait lives in a process.
 """
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
-from agents.recorded_tests import RecordedRun
+from agents.debate.recorded_tests import RecordedRun
 from app.events import PullRequestRef
 from app.store import keys
 from app.store.caps import count_within
@@ -44,7 +46,7 @@ class PendingRun(BaseModel):
     attempt: int
     """The unit's attempt that waits for it."""
     digest: str
-    """What is run (:func:`agents.recorded_tests.run_digest`): its result's key."""
+    """What is run (:func:`agents.debate.recorded_tests.run_digest`): its result's key."""
     ref: PullRequestRef
     workflow: str
     test: str
@@ -164,7 +166,7 @@ class WorkflowRuns:
 
 
 class UnitTestRuns:
-    """One unit's recorded test runs (:class:`agents.recorded_tests.RecordedRuns`)."""
+    """One unit's recorded test runs (:class:`agents.debate.recorded_tests.RecordedRuns`)."""
 
     def __init__(self, redis: Redis, run_id: str, unit: int) -> None:
         self.redis = redis
@@ -180,9 +182,9 @@ class UnitTestRuns:
             pipe.expire(self.key, keys.LIVE_TTL)
             await pipe.execute()
 
-    async def all_recorded(self, digests: list[str]) -> bool:
+    async def all_recorded(self, digests: Sequence[str]) -> bool:
         """Whether every one of `digests` has its result recorded."""
         if not digests:
             return True
-        found = await reply(self.redis.hmget(self.key, digests))
+        found = await reply(self.redis.hmget(self.key, list(digests)))
         return all(value is not None for value in found)

@@ -17,8 +17,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
+from agents.debate.recorded_tests import RecordedRun
 from agents.protocol import Patch, Reproduction
-from agents.recorded_tests import RecordedRun
 from agents.verification import FixCheck, Run, Verification
 from policies.errors import TiebreakError
 from policies.verification import TEST_PLACEHOLDER

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agents.briefs import data_block, data_json, diff_brief, retry_brief
+from agents.debate.briefs import data_block, data_json, diff_brief, retry_brief
 from agents.diff import Diff
 from agents.protocol import ToolName
 from agents.refusals import Refusal

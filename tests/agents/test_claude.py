@@ -8,7 +8,7 @@ import pytest
 import respx
 
 from agents.claude import ClaudeLLM, RoleModels
-from agents.engine import Debate
+from agents.debate.engine import Debate
 from agents.errors import LLMFatal, LLMUnavailable
 from agents.llm import LLMRequest, PromptBlock, Role
 from agents.outcome import Resolution

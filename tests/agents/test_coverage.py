@@ -4,8 +4,8 @@ units, taken in order, the ceiling is expected to reach."""
 import pytest
 
 from agents.coverage import Estimate, UnitEstimate, estimate
+from agents.debate.engine import Debate
 from agents.diff import Diff
-from agents.engine import Debate
 from agents.scripted import ScriptedLLM
 from policies.debate import DebatePolicy
 from tests.scenarios.coverage import LARGE_DIFF, RISKIEST_FIRST

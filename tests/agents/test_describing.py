@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agents.engine import Debate
-from agents.journal import MemoryJournal
+from agents.debate.engine import Debate
+from agents.debate.journal import MemoryJournal
 from agents.llm import LLMRequest
 from agents.outcome import StopReason
 from agents.protocol import WALKTHROUGH

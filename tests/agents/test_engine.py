@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from agents.engine import Debate
+from agents.debate.engine import Debate
 from agents.errors import LLMFatal, LLMUnavailable
 from agents.llm import LLMRequest, LLMResponse, Role, Usage
 from agents.outcome import Consensus, MessageKind, Outcome, Resolution, StopReason

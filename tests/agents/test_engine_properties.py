@@ -13,13 +13,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.debate_run import DebateRun
-from agents.engine import Debate
+from agents.debate.engine import Debate
+from agents.debate.machine import DebateMachine
+from agents.debate.proofs import Proving
 from agents.errors import LLMUnavailable
 from agents.llm import LLMRequest, LLMResponse, Usage
 from agents.outcome import Consensus, Resolution
 from agents.patches import patch_problem
-from agents.proofs import Proving
 from agents.protocol import Patch, Reproduction, ToolName
 from agents.scripted import Reply, ScriptedLLM, usage_for
 from agents.verification import Evidence, FixCheck, Run, Verification
@@ -27,6 +27,7 @@ from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Tally, Topology
 from policies.safety import ProtectedPaths
+from tests.kits.machine import play
 from tests.scenarios.debates import PAYMENTS, WORKFLOW, payments_unit
 
 UNIT = payments_unit()
@@ -249,8 +250,9 @@ def test_routing_over_random_panels_never_repeats_a_speaker_and_always_ends(
     its call bound: AutoGen's selector livelock (issue 7471) cannot happen here."""
     policy = policy.model_copy(update={"testers": data.draw(st.integers(2, 5), label="testers")})
     llm = ScriptedLLM(Chaos(data))
-    run = DebateRun(llm, policy, TokenCeiling(policy.token_ceiling), UNIT)
-    outcome = asyncio.run(run.run())
+    machine = DebateMachine(policy, UNIT)
+    outcome = play(machine.run(), llm, ceiling=TokenCeiling(policy.token_ceiling))
+    run = machine.state
 
     assert all(a != b for a, b in zip(run.floor, run.floor[1:], strict=False))
     assert set(run.floor) <= {"coder", *policy.panel().names}

@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from agents.engine import Debate
+from agents.debate.engine import Debate
+from agents.debate.journal import MemoryJournal
 from agents.errors import LLMUnavailable
-from agents.journal import MemoryJournal
 from agents.outcome import Outcome
 from agents.scripted import ScriptedLLM, by_role
 from policies.budget import Settle, TokenCeiling

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from agents.debate_run import DebateRun
-from agents.engine import Debate
+from agents.debate.engine import Debate
+from agents.debate.journal import MemoryJournal
+from agents.debate.machine import DebateMachine
+from agents.debate.state import DebateState
 from agents.errors import LLMUnavailable
-from agents.journal import MemoryJournal
 from agents.llm import LLMRequest, Role
 from agents.outcome import Consensus, MessageKind, Outcome, Resolution, StopReason
 from agents.protocol import ToolName
@@ -20,6 +21,7 @@ from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Focus, Topology, Vote
 from tests.kits.crash import DiesAt, WorkerDied
+from tests.kits.machine import play
 from tests.scenarios.debates import (
     LOG_FIX,
     UNDEFINED,
@@ -47,11 +49,11 @@ from tests.scenarios.panels import (
 
 async def debate(
     policy: DebatePolicy, script: Mapping[str, list[ScriptStep]]
-) -> tuple[Outcome, ScriptedLLM, DebateRun]:
+) -> tuple[Outcome, ScriptedLLM, DebateState]:
     llm = ScriptedLLM(by_agent(script))
-    run = DebateRun(llm, policy, TokenCeiling(policy.token_ceiling), payments_unit())
-    outcome = await run.run()
-    return outcome, llm, run
+    machine = DebateMachine(policy, payments_unit())
+    outcome = play(machine.run(), llm, ceiling=TokenCeiling(policy.token_ceiling))
+    return outcome, llm, machine.state
 
 
 def panel(testers: int = 3, **limits: Any) -> DebatePolicy:

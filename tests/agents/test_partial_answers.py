@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agents.engine import Debate
-from agents.journal import MemoryJournal
+from agents.debate.engine import Debate
+from agents.debate.journal import MemoryJournal
 from agents.llm import LLMRequest, Role
 from agents.outcome import Consensus, Outcome, Resolution, Turn
 from agents.protocol import Patch, ToolName

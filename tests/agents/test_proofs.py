@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from agents.engine import Debate
+from agents.debate.engine import Debate
+from agents.debate.proofs import Proving
 from agents.llm import Role
 from agents.outcome import Consensus, Outcome, Resolution
-from agents.proofs import Proving
 from agents.protocol import ToolName
 from agents.scripted import ScriptedLLM, by_role
 from agents.verification import Evidence

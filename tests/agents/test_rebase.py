@@ -5,8 +5,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from agents.engine import Debate
-from agents.hearing import PersonReply
+from agents.debate.engine import Debate
+from agents.debate.hearing import PersonReply
 from agents.outcome import Outcome, Resolution
 from agents.rebase import rebase
 from agents.review import Review

@@ -1,20 +1,26 @@
-"""A debate whose tests run elsewhere suspends when it asks for them, every run asked at once
-dispatched first, and resumes from its journal and its recorded runs to the outcome it would
-have reached had the tests answered at once, paying for no model call twice."""
+"""A debate whose tests run elsewhere waits when it asks for them, every run asked at once
+started first, and is taken up again, fed its journal and its recorded runs, to the outcome it
+would have reached had the tests answered at once, paying for no model call twice."""
 
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from agents.engine import Debate
-from agents.errors import AwaitingTests
-from agents.journal import MemoryJournal
-from agents.proofs import Proving
+from agents.debate.driver import Waiting
+from agents.debate.engine import Debate
+from agents.debate.journal import MemoryJournal
+from agents.debate.needs import Trial, TrialResult
+from agents.debate.proofs import Proving
+from agents.debate.recorded_tests import (
+    MemoryRecordedRuns,
+    RecordedRun,
+    RecordedTrials,
+    run_digest,
+)
 from agents.protocol import Patch, Reproduction
-from agents.recorded_tests import MemoryRecordedRuns, RecordedRun, RecordedVerifier, run_digest
 from agents.scripted import ScriptedLLM, by_role
-from agents.verification import Evidence, FixCheck, Verification
+from agents.verification import Evidence
+from policies.verification import VerifyConfig
 from tests.kits.proofs import COMMAND, ScriptedVerifier, reproduction
 from tests.scenarios.debates import (
     LOG_FIX,
@@ -51,25 +57,35 @@ def script() -> ScriptedLLM:
 
 
 class Elsewhere:
-    """A verifier whose runs happen elsewhere: each run asked is dispatched (kept here), and
-    the debate waits for it; the results come later, through the record."""
+    """Tests that run elsewhere: each run asked is started (kept here), and the debate waits
+    for it; the results come later, through the record."""
 
     def __init__(self) -> None:
-        self.dispatched: list[str] = []
+        self.started: list[str] = []
 
     @property
     def command(self) -> str:
         return COMMAND
 
-    async def reproduce(self, reproduction: Reproduction) -> Verification:
-        raise self._dispatch(run_digest(COMMAND, reproduction))
+    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+        self.started.append(digest)
+        return None
 
-    async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
-        raise self._dispatch(run_digest(COMMAND, reproduction, patches))
 
-    def _dispatch(self, digest: str) -> AwaitingTests:
-        self.dispatched.append(digest)
-        return AwaitingTests([digest])
+class AtOnce:
+    """Tests that run elsewhere and answer at once, through `verifier`."""
+
+    def __init__(self, verifier: ScriptedVerifier) -> None:
+        self.verifier = verifier
+
+    @property
+    def command(self) -> str:
+        return COMMAND
+
+    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+        if run.checks_fix:
+            return await self.verifier.check_fix(run.reproduction, run.patches)
+        return await self.verifier.reproduce(run.reproduction)
 
 
 async def answer(runs: MemoryRecordedRuns, digests: list[str], asked: dict[str, Any]) -> None:
@@ -107,22 +123,26 @@ async def test_a_debate_suspends_for_its_tests_and_resumes_to_the_same_outcome()
     asked = what_was_asked()
     suspensions: list[tuple[list[str], list[str]]] = []
 
-    outcome = None
-    while outcome is None:
+    while True:
         elsewhere = Elsewhere()
-        debate = Debate(llm, proving=Proving(RecordedVerifier(elsewhere, runs)))
-        try:
-            outcome = await debate.run(payments_unit(), journal=journal)
-        except AwaitingTests as waiting:
-            suspensions.append((waiting.runs, elsewhere.dispatched))
-            await answer(runs, waiting.runs, asked)
+        outcome = await Debate(llm).advance(
+            payments_unit(),
+            journal=journal,
+            elsewhere=elsewhere,
+            record=runs,
+            max_attempts=VerifyConfig().max_attempts,
+        )
+        if not isinstance(outcome, Waiting):
+            break
+        suspensions.append((list(outcome.runs), elsewhere.started))
+        await answer(runs, list(outcome.runs), asked)
 
     assert outcome.model_dump(mode="json") == direct.model_dump(mode="json")
-    # The two reproductions, then the two fixes: each pair dispatched before the debate
-    # suspended for both.
+    # The two reproductions, then the two fixes: each pair started before the debate
+    # waited for both.
     assert [sorted(w) for w, _ in suspensions] == [sorted(d) for _, d in suspensions]
     assert [len(w) for w, _ in suspensions] == [2, 2]
-    # Every model call was answered once: the journal replayed them on each resumption.
+    # Every model call was answered once: the journal answered them when taken up again.
     assert llm.requests == direct_llm.requests
     assert [f.fix_verified for f in outcome.findings] == [True, True]
 
@@ -130,14 +150,14 @@ async def test_a_debate_suspends_for_its_tests_and_resumes_to_the_same_outcome()
 async def test_a_run_recorded_is_answered_from_the_record_without_running() -> None:
     runs = MemoryRecordedRuns()
     verifier = ScriptedVerifier(SHOWS, FIXES)
-    recorded = RecordedVerifier(verifier, runs)
+    recorded = RecordedTrials(AtOnce(verifier), runs)
     test = Reproduction.model_validate(TESTED["reproduction"])
     fix = Patch.model_validate(LOG_FIX)
 
-    first = await recorded.reproduce(test)
-    again = await RecordedVerifier(verifier, runs).reproduce(test)
-    checked = await recorded.check_fix(test, [fix])
-    checked_again = await RecordedVerifier(verifier, runs).check_fix(test, [fix])
+    first = await recorded.run([Trial(test)])
+    again = await RecordedTrials(AtOnce(verifier), runs).run([Trial(test)])
+    checked = await recorded.run([Trial(test, (fix,))])
+    checked_again = await RecordedTrials(AtOnce(verifier), runs).run([Trial(test, (fix,))])
 
     assert again == first
     assert checked_again == checked

@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
+from agents.debate.engine import Debate
 from agents.diff import Diff
-from agents.engine import Debate
 from agents.outcome import Consensus, Resolution
 from agents.scripted import ScriptedLLM
 from bench import engine as bench

@@ -3,8 +3,8 @@ engine with scripted models over the app tests' pull request."""
 
 from typing import Any
 
+from agents.debate.engine import Debate
 from agents.diff import Diff
-from agents.engine import Debate
 from agents.outcome import Outcome
 from agents.review import Review
 from agents.scripted import ScriptedLLM, by_agent

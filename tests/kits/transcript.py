@@ -11,8 +11,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from agents.debate.engine import Debate
 from agents.diff import Diff
-from agents.engine import Debate
 from agents.llm import LLMRequest, LLMResponse
 from agents.review import Review
 from agents.scripted import Reply, ScriptedLLM, ScriptStep, by_agent, usage_for

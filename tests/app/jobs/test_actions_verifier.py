@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 import pytest
 from arq.connections import ArqRedis
 
-from agents.errors import AwaitingTests
+from agents.debate.needs import Trial, TrialResult
+from agents.debate.recorded_tests import run_digest
 from agents.protocol import Patch, Reproduction
-from agents.verification import Evidence
+from agents.verification import Evidence, FixCheck, Verification
 from app.github.errors import GitHubError
 from app.github.models import WorkflowRun
 from app.jobs.actions_verifier import ActionsVerifier
@@ -71,16 +72,28 @@ def verifier(redis: ArqRedis, actions: Dispatches, max_runs: int = 5) -> Actions
     return ActionsVerifier(actions, WorkflowRuns(redis), plan, attempt=1)
 
 
+async def started(
+    verifier: ActionsVerifier, test: Reproduction, *patches: Patch
+) -> TrialResult | None:
+    """What starting a run in Actions answered: None once it is under way."""
+    run = Trial(test, patches)
+    return await verifier.start(run, run_digest(verifier.command, test, patches))
+
+
+async def shows(verifier: ActionsVerifier, test: Reproduction) -> Verification:
+    shown = await started(verifier, test)
+    assert isinstance(shown, Verification)
+    return shown
+
+
 async def test_a_test_is_dispatched_once_and_waited_for_again(redis: ArqRedis) -> None:
     actions = Dispatches()
     shown = verifier(redis, actions)
 
-    with pytest.raises(AwaitingTests) as first:
-        await shown.reproduce(TEST)
-    with pytest.raises(AwaitingTests) as again:
-        await verifier(redis, actions).reproduce(TEST)  # a later attempt, on any worker
+    first = await started(shown, TEST)
+    again = await started(verifier(redis, actions), TEST)  # a later attempt, on any worker
 
-    assert first.value.runs == again.value.runs
+    assert (first, again) == (None, None)  # both wait for the one run
     (inputs,) = actions.inputs
     assert inputs["test_content"] == TEST.content
     assert inputs["command"] == "python -m pytest tests/test_bug.py"
@@ -91,9 +104,8 @@ async def test_tests_past_the_reviews_max_runs_are_not_run(redis: ArqRedis) -> N
     actions = Dispatches()
     shown = verifier(redis, actions, max_runs=1)
 
-    with pytest.raises(AwaitingTests):
-        await shown.reproduce(TEST)
-    second = await shown.reproduce(Reproduction(path="tests/test_other.py", content="x = 1\n"))
+    assert await started(shown, TEST) is None
+    second = await shows(shown, Reproduction(path="tests/test_other.py", content="x = 1\n"))
 
     assert second.verdict is Evidence.NOT_RUN
     assert second.reason == "the review's 1 test runs are spent"
@@ -105,8 +117,9 @@ async def test_a_fix_too_large_for_a_workflows_inputs_is_not_run(redis: ArqRedis
     big = Reproduction(path="tests/test_bug.py", content="#" * 39_000 + "\n")
     fix = Patch(path="app/payments.py", start_line=1, end_line=1, replacement="x" * 30_000)
 
-    checked = await verifier(redis, actions).check_fix(big, [fix])
+    checked = await started(verifier(redis, actions), big, fix)
 
+    assert isinstance(checked, FixCheck)
     assert checked.verified is None
     assert "too large for a workflow's inputs" in checked.reason
     assert str(MAX_INPUT_CHARS) in checked.reason
@@ -122,10 +135,10 @@ async def test_a_dispatch_github_refuses_is_not_run_and_not_counted(
 ) -> None:
     refusing = verifier(redis, Dispatches(status=status), max_runs=1)
 
-    shown = await refusing.reproduce(TEST)
+    shown = await shows(refusing, TEST)
 
     assert shown.verdict is Evidence.NOT_RUN
     assert said in shown.reason
     assert await WorkflowRuns(redis).waiting() == []
-    with pytest.raises(AwaitingTests):  # the refused run did not use up the review's one
-        await verifier(redis, Dispatches(), max_runs=1).reproduce(TEST)
+    # The refused run did not use up the review's one.
+    assert await started(verifier(redis, Dispatches(), max_runs=1), TEST) is None

@@ -10,9 +10,9 @@ from itertools import pairwise
 
 from arq.connections import ArqRedis
 
+from agents.debate.journal import JournalEntry
 from agents.diff import Diff
 from agents.errors import LLMUnavailable
-from agents.journal import JournalEntry
 from agents.llm import LLMRequest, LLMResponse, Role
 from agents.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agents.claims import gist, same_gist
+from agents.debate.claims import gist, same_gist
 from agents.diff import Diff
 from agents.protocol import Finding
 from app.publishing.fingerprints import Fingerprint

@@ -3,7 +3,7 @@ whoever settles it, and the settling that leaves its unit waiting for nothing mo
 
 from arq.connections import ArqRedis
 
-from agents.recorded_tests import RecordedRun
+from agents.debate.recorded_tests import RecordedRun
 from agents.verification import Verification
 from app.store.workflow_runs import PendingRun, UnitTestRuns, WorkflowRuns
 from tests.scenarios.reviews import REF

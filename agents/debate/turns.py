@@ -1,13 +1,14 @@
-"""One agent turn: the call, its accounting, and its validation, with bounded retries.
+"""One agent turn: the call asked for, its accounting, and its validation, with bounded retries.
 
 A turn is one forced tool call, repeated up to `max_turn_attempts` times while the model's
 answer is unusable: the model is unavailable, the answer was cut at the output limit, the tool
 was not called, or the tool input breaks the schema or a rule. Each attempt is charged to the
-edges it used and to the review's ceiling, and each refusal is fed back to the next attempt.
+edges it used (the review's ceiling is the driver's, who makes the call), and each refusal is
+fed back to the next attempt.
 
-A tool input is judged item by item (:mod:`agents.input_checks`): the items that pass are adopted
-at once, and when some are refused, the next attempt asks again about those alone, each with
-its reasons — its subject, and so its tokens and the edges it is charged to, are theirs. A
+A tool input is judged item by item (:mod:`agents.debate.input_checks`): the items that pass
+are adopted at once, and when some are refused, the next attempt asks again about those alone,
+each with its reasons — its subject, and so its tokens and the edges it is charged to, are theirs. A
 call whose every item is refused, or whose input is unusable as a whole, is a failed attempt
 and is asked again whole. A turn that adopted nothing is one failed turn, never a crash; one
 that adopted part of its input and still had items refused when its attempts ran out is one
@@ -20,16 +21,15 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from agents.briefs import retry_brief
-from agents.errors import LLMUnavailable
-from agents.input_checks import schema_problems
-from agents.journal import JournalEntry, Replay, request_digest
-from agents.llm import LLMClient, LLMRequest, LLMResponse, PromptBlock, Role, Usage
+from agents.debate.briefs import retry_brief
+from agents.debate.input_checks import schema_problems
+from agents.debate.needs import CallEnd, Steps, call
+from agents.llm import LLMRequest, LLMResponse, PromptBlock, Role, Usage
 from agents.outcome import Outcome, Turn
 from agents.prompts import SYSTEM, role_brief
 from agents.protocol import ToolName, toolset
 from agents.refusals import Checked, Refusal
-from policies.budget import PairwiseBudget, TokenCeiling
+from policies.budget import PairwiseBudget
 from policies.config import Models
 from policies.debate import DebatePolicy
 from policies.panel import Focus
@@ -69,21 +69,19 @@ class TurnEnd:
     refused: tuple[str, ...] = ()
 
 
-class TurnRunner:
-    """Runs turns for one debate and keeps its accounts."""
+class Turns:
+    """Makes the turns of one debate and keeps its accounts: which calls were made, what
+    they used, which failed. The calls themselves are the driver's."""
 
     def __init__(
         self,
-        llm: LLMClient,
         policy: DebatePolicy,
-        ceiling: TokenCeiling,
-        replay: Replay | None = None,
         *,
         shows: frozenset[str] = frozenset(),
         models: Models | None = None,
         unit: str | None = None,
     ) -> None:
-        self.llm = llm
+        self.policy = policy
         self.unit = unit
         """The id of the unit whose debate this is, named on each request."""
         self.models = models or Models()
@@ -91,17 +89,13 @@ class TurnRunner:
         self.tools = toolset(shows)
         """The tools as the agents are shown them, with the optional fields the review uses
         (`reproduction` if tests are run, the report's `walkthrough` if one is asked for)."""
-        self.policy = policy
-        self.ceiling = ceiling
-        self.replay = replay
-        """The unit's journal: recorded calls are answered from it, live ones appended."""
         self.turns: list[Turn] = []
         self.usage_by_role: dict[Role, Usage] = {}
         self.failed_turns = 0
         self.partial_turns = 0
 
-    async def run(self, ask: Ask, parse: Parse[T], adopt: Adopt[T]) -> TurnEnd:
-        """Run one turn, handing each attempt's adoptable input to `adopt` as it lands.
+    def run(self, ask: Ask, parse: Parse[T], adopt: Adopt[T]) -> Steps[TurnEnd]:
+        """Make one turn, handing each attempt's adoptable input to `adopt` as it lands.
 
         Raises :class:`policies.errors.BudgetExhausted` when an edge is spent before an
         attempt, and :class:`policies.errors.OutOfTokens` when the next attempt could cross
@@ -120,7 +114,9 @@ class TurnRunner:
             elif problems:
                 retry = retry_brief(ask.tool, problems)
             request = self._request(ask, asked, retry)
-            response, problems, checked = await self._attempt(request, parse, charged, ask.round)
+            end = yield from call(request)
+            self._charge(request, end, charged, ask.round)
+            response, problems, checked = _attempted(end, request, parse)
             took = checked is not None and checked.adoptable
             if took and checked is not None:
                 adopt(checked.value)
@@ -158,66 +154,6 @@ class TurnRunner:
             unit=self.unit,
         )
 
-    async def _attempt(
-        self,
-        request: LLMRequest,
-        parse: Parse[T],
-        edges: Sequence[PairwiseBudget],
-        round: int,
-    ) -> tuple[LLMResponse | None, list[str], Checked[T] | None]:
-        """One call: the answer (None if there was none), why it was refused (wholly or in
-        part), and the checked input (None if it was unusable as a whole)."""
-        if self.replay is not None and (entry := await self.replay.recorded(request)):
-            return self._replayed(request, entry, parse, edges, round)
-        reserved = request.estimated_tokens()
-        settle = await self.ceiling.take(reserved)
-        usage, answered = Usage(), False
-        try:
-            response = await self.llm.complete(request)
-            usage, answered = response.usage, True
-        except LLMUnavailable as exc:
-            answered = True  # the API refused the call: nothing was billed
-            await self._journal(request, unavailable=str(exc))
-            return None, [f"the model was unavailable: {exc}"], None
-        finally:
-            # A call cancelled in flight may have been billed in full: count its reservation.
-            await settle(usage.billed if answered else reserved)
-            self._charge(request, usage, edges, round)
-        await self._journal(request, response=response)
-        problems, checked = _read(response, request, parse)
-        return response, problems, checked
-
-    def _replayed(
-        self,
-        request: LLMRequest,
-        entry: JournalEntry,
-        parse: Parse[T],
-        edges: Sequence[PairwiseBudget],
-        round: int,
-    ) -> tuple[LLMResponse | None, list[str], Checked[T] | None]:
-        """A call answered from the journal: charged to the debate's own accounts (they
-        evolve as they did the first time), not to the allowances that paid for it then."""
-        usage = entry.response.usage if entry.response else Usage()
-        self.ceiling.settle(0, usage.billed)
-        self._charge(request, usage, edges, round)
-        if entry.response is None:
-            return None, [f"the model was unavailable: {entry.unavailable}"], None
-        problems, checked = _read(entry.response, request, parse)
-        return entry.response, problems, checked
-
-    async def _journal(
-        self,
-        request: LLMRequest,
-        *,
-        response: LLMResponse | None = None,
-        unavailable: str | None = None,
-    ) -> None:
-        if self.replay is not None:
-            entry = JournalEntry(
-                request=request_digest(request), response=response, unavailable=unavailable
-            )
-            await self.replay.record(entry)
-
     def restore(self, outcome: Outcome) -> None:
         """Continue the accounts of a finished debate."""
         self.turns = list(outcome.transcript.turns)
@@ -235,8 +171,9 @@ class TurnRunner:
         return {finding_id: round(share) for finding_id, share in shares.items()}
 
     def _charge(
-        self, request: LLMRequest, usage: Usage, edges: Sequence[PairwiseBudget], round: int
+        self, request: LLMRequest, end: CallEnd, edges: Sequence[PairwiseBudget], round: int
     ) -> None:
+        usage = end.response.usage if end.response else Usage()
         self.usage_by_role[request.role] = self.usage_by_role.get(request.role, Usage()) + usage
         share, rest = divmod(usage.billed, len(edges)) if edges else (0, 0)
         for i, budget in enumerate(edges):
@@ -266,6 +203,17 @@ class TurnRunner:
                 seconds=response.seconds if response else 0.0,
             )
         )
+
+
+def _attempted(
+    end: CallEnd, request: LLMRequest, parse: Parse[T]
+) -> tuple[LLMResponse | None, list[str], Checked[T] | None]:
+    """An attempt's answer (None if there was none), why it was refused (wholly or in
+    part), and the checked input (None if it was unusable as a whole)."""
+    if end.response is None:
+        return None, [f"the model was unavailable: {end.unavailable}"], None
+    problems, checked = _read(end.response, request, parse)
+    return end.response, problems, checked
 
 
 def _read(

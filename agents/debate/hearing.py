@@ -13,14 +13,15 @@ finding. It reaches the model as untrusted data, inside a delimited block, as th
 
 from dataclasses import dataclass
 
-from agents import briefs
-from agents.debate_state import DebateState
+from agents.debate import briefs
+from agents.debate.needs import Steps
+from agents.debate.state import DebateState
+from agents.debate.threads import Closure, Position, Thread
+from agents.debate.turns import Ask
 from agents.errors import NotHeard
 from agents.llm import PromptBlock, Role
-from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Outcome, Resolution
+from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Resolution
 from agents.protocol import Decision, Evaluation, ToolName
-from agents.threads import Closure, Position, Thread
-from agents.turns import Ask
 from policies.arbitration import CONTEXT_MESSAGES
 from policies.errors import BudgetExhausted, OutOfTokens
 from policies.panel import Vote
@@ -82,39 +83,41 @@ def reply_brief(thread: Thread, reply: PersonReply) -> PromptBlock:
     )
 
 
-class Hearing(DebateState):
+class Hearing:
     """A finished debate picking up a person's reply on one of its findings."""
 
-    async def hear(
-        self, outcome: Outcome, finding_id: str, reply: PersonReply
-    ) -> tuple[Outcome, Verdict]:
-        """The debate's new outcome once `reply` on `finding_id` is heard, and the verdict.
+    def __init__(self, state: DebateState) -> None:
+        self.state = state
+
+    def hear(self, finding_id: str, reply: PersonReply) -> Steps[Verdict]:
+        """Hear `reply` on `finding_id` of the finished debate the state was restored from;
+        the verdict, the state left as the reply leaves the debate.
 
         Raises :class:`NotHeard` when the finding is not open or the tester could not answer.
         """
-        self._restore(outcome)
-        thread = self.threads.get(finding_id)
+        state = self.state
+        thread = state.threads.get(finding_id)
         if thread is None or not thread.unresolved:
             raise NotHeard(f"{finding_id} is not an open finding")
-        names = self.panel.names
+        names = state.panel.names
         tester = thread.raised_by if thread.raised_by in names else names[0]
-        blocks = [*briefs.unit_briefs(self.unit), reply_brief(thread, reply)]
+        blocks = [*briefs.unit_briefs(state.unit), reply_brief(thread, reply)]
         given: list[Evaluation] = []
         try:
             # No pairwise edge pays for it: the debate's edges are spent or closed. The
             # review's token ceiling and the installation's allowance bound the call.
-            await self.turns.run(
+            yield from state.turns.run(
                 Ask(
                     Role.TESTER,
                     ToolName.EVALUATE_ANSWERS,
                     blocks,
                     edges=[],
-                    round=self.round,
+                    round=state.round,
                     subject=(finding_id,),
                     agent=tester,
-                    focus=self.panel.focus(tester),
+                    focus=state.panel.focus(tester),
                 ),
-                self.checks.evaluations,
+                state.checks.evaluations,
                 lambda result: given.extend(result.evaluations),
             )
         except (BudgetExhausted, OutOfTokens) as exc:
@@ -122,16 +125,22 @@ class Hearing(DebateState):
         evaluation = next((e for e in given if e.finding_id == finding_id), None)
         if evaluation is None:
             raise NotHeard("the tester gave no evaluation of the reply")
-        self._say(thread, reply.speaker, MessageKind.PERSON, reply.text[:MAX_REPLY_CHARS])
+        return self._weighed(thread, tester, reply, evaluation)
+
+    def _weighed(
+        self, thread: Thread, tester: str, reply: PersonReply, evaluation: Evaluation
+    ) -> Verdict:
+        state = self.state
+        state.say(thread, reply.speaker, MessageKind.PERSON, reply.text[:MAX_REPLY_CHARS])
         accepted = evaluation.decision is Decision.ACCEPT
         kind = MessageKind.ACCEPT if accepted else MessageKind.REJECT
-        self._say(thread, tester, kind, evaluation.reason)
+        state.say(thread, tester, kind, evaluation.reason)
         vote = Vote.ACCEPT if accepted else Vote.KEEP
-        thread.take(Position(tester, vote, evaluation.reason, self.round))
+        thread.take(Position(tester, vote, evaluation.reason, state.round))
         if accepted:
             note = f"Withdrawn: {tester} accepts {reply.speaker}'s reply."
-            self._say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, note)
-            thread.close(Closure(Consensus.UNANIMOUS, Resolution.WITHDRAWN, self.round))
+            state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, note)
+            thread.close(Closure(Consensus.UNANIMOUS, Resolution.WITHDRAWN, state.round))
         # Rejected, it stands as it ended; the reply and the reason are on the record.
         learning = (evaluation.learning or "") if accepted else ""
-        return self._outcome(), Verdict(accepted, evaluation.reason, tester, learning)
+        return Verdict(accepted, evaluation.reason, tester, learning)

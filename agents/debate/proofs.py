@@ -16,12 +16,11 @@ again with the patch. The debate then obeys what ran, whatever the models say:
 Each run is told in the finding's thread, so the transcript shows it.
 """
 
-import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from agents.errors import AwaitingTests
+from agents.debate.needs import Steps, check_fixes, reproduce
 from agents.outcome import FindingOutcome
 from agents.protocol import (
     Answer,
@@ -42,7 +41,14 @@ MAX_TAIL_SHOWN = 2_000
 """Characters of a run's output an agent is shown."""
 PROVEN = "its test fails at the head and passes at the base: it is proven, and can only be"
 
-T = TypeVar("T")
+
+@dataclass(frozen=True)
+class Testing:
+    """What a debate knows of its findings' tests: the command they run with (as the tester
+    is told it) and how many tests one finding may have. Who runs them is its driver's."""
+
+    command: str
+    max_attempts: int = VerifyConfig().max_attempts
 
 
 @dataclass(frozen=True)
@@ -52,12 +58,16 @@ class Proving:
     verifier: Verifier
     max_attempts: int = VerifyConfig().max_attempts
 
+    @property
+    def testing(self) -> Testing:
+        return Testing(self.verifier.command, self.max_attempts)
+
 
 @dataclass
 class Proofs:
     """The tests of one debate's findings: what each showed, and what it allows."""
 
-    proving: Proving | None = None
+    testing: Testing | None = None
     tests: dict[str, Reproduction] = field(default_factory=dict)
     """Each finding's latest test, by finding id, once it is known."""
     results: dict[str, Verification] = field(default_factory=dict)
@@ -76,7 +86,7 @@ class Proofs:
 
     @property
     def on(self) -> bool:
-        return self.proving is not None
+        return self.testing is not None
 
     def proven(self, finding_id: str) -> bool:
         result = self.results.get(finding_id)
@@ -131,24 +141,20 @@ class Proofs:
         self.test_tokens += typical_tokens(reproduction.content)
 
     def may_retest(self, finding_id: str) -> bool:
-        assert self.proving is not None
-        return self.attempts.get(finding_id, 0) < self.proving.max_attempts
+        assert self.testing is not None
+        return self.attempts.get(finding_id, 0) < self.testing.max_attempts
 
-    async def verify(self, finding_ids: Sequence[str]) -> list[Verification]:
+    def verify(self, finding_ids: Sequence[str]) -> Steps[list[Verification]]:
         """Run the latest test of each finding at the base and the head, all at once."""
-        assert self.proving is not None
-        verifier = self.proving.verifier
-        results = await _all([verifier.reproduce(self.tests[f]) for f in finding_ids])
+        results = yield from reproduce([self.tests[f] for f in finding_ids])
         for finding_id, result in zip(finding_ids, results, strict=True):
             self.results[finding_id] = result
             self.seconds += result.seconds
         return results
 
-    async def check(self, fixes: Sequence[tuple[str, Patch]]) -> list[FixCheck]:
+    def check(self, fixes: Sequence[tuple[str, Patch]]) -> Steps[list[FixCheck]]:
         """Run each finding's test on the head with its patch, all at once."""
-        assert self.proving is not None
-        verifier = self.proving.verifier
-        checks = await _all([verifier.check_fix(self.tests[f], [patch]) for f, patch in fixes])
+        checks = yield from check_fixes([(self.tests[f], patch) for f, patch in fixes])
         for (finding_id, patch), checked in zip(fixes, checks, strict=True):
             self.fixes[finding_id] = (patch, checked)
             self.seconds += checked.seconds
@@ -204,24 +210,6 @@ class Proofs:
                 "output": checked.output_tail[-MAX_TAIL_SHOWN:],
             }
         return shown
-
-
-async def _all(runs: Sequence[Awaitable[T]]) -> list[T]:
-    """Every run's result, all at once. Runs that wait for tests running elsewhere are all
-    asked (each dispatched) before the debate suspends for them together."""
-    results = await asyncio.gather(*runs, return_exceptions=True)
-    waiting: list[str] = []
-    done: list[T] = []
-    for result in results:
-        if isinstance(result, AwaitingTests):
-            waiting += result.runs
-        elif isinstance(result, BaseException):
-            raise result
-        else:
-            done.append(result)
-    if waiting:
-        raise AwaitingTests(waiting)
-    return done
 
 
 def told(verification: Verification) -> str:

@@ -13,19 +13,19 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from agents.debate.threads import Thread
 from agents.diff import Diff, ReviewUnit
 from agents.llm import PromptBlock
 from agents.outcome import Message
 from agents.patches import current_lines
 from agents.protocol import Answer, Finding, Patch, ToolName
 from agents.refusals import Refusal
-from agents.threads import Thread
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
 
 Tests = Callable[[str], dict[str, Any]]
-"""What an agent is told of a finding's test runs, by finding id (`agents.proofs`); given only
-when tests are run."""
+"""What an agent is told of a finding's test runs, by finding id (`agents.debate.proofs`);
+given only when tests are run."""
 
 PROVEN_TO_CODER = (
     " A finding whose test_run verdict is reproduced is proven: concede it with a patch that "

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents import describing
+from agents.debate.proofs import Proofs
 from agents.diff import Diff
 from agents.patches import finding_problem, patch_problem
-from agents.proofs import Proofs
 from agents.protocol import (
     Answer,
     AnswerFindings,

@@ -1,0 +1,69 @@
+"""A debate's outcome, made from its state; and a finished debate's outcome, taken back into
+a state to be picked up (a ruling asked for later, a person's reply heard)."""
+
+from agents.debate.state import DebateState
+from agents.debate.threads import Thread
+from agents.outcome import FindingOutcome, Outcome, Transcript
+
+
+def outcome_of(state: DebateState) -> Outcome:
+    """What the debate came to, as it stands."""
+    turns, proofs = state.turns, state.proofs
+    tokens = turns.tokens_by_finding()
+    history = {name: b.history for name, b in state.budgets.items()}
+    return Outcome(
+        unit_id=state.unit.id,
+        paths=state.diff.paths,
+        stop=state.stop,
+        error=state.error,
+        findings=[_finding(state, t, tokens.get(t.id, 0)) for t in state.threads.values()],
+        rounds=state.round,
+        calls=len(turns.turns),
+        failed_turns=turns.failed_turns,
+        partial_turns=turns.partial_turns,
+        dropped_findings=state.dropped,
+        usage_by_role=turns.usage_by_role,
+        budget_history={**state.earlier_history, **history},
+        transcript=Transcript(messages=state.messages, turns=turns.turns),
+        verification_seconds=proofs.seconds,
+        test_tokens=proofs.test_tokens,
+        walkthrough=state.walkthrough,
+    )
+
+
+def _finding(state: DebateState, thread: Thread, tokens: int) -> FindingOutcome:
+    proofs = state.proofs
+    ended = thread.outcome(tokens, panel=state.panel.is_panel)
+    if thread.id in proofs.tests:  # the latest test, which may not be the first
+        ended = ended.model_copy(
+            update={
+                "finding": ended.finding.model_copy(
+                    update={"reproduction": proofs.tests[thread.id]}
+                )
+            }
+        )
+    if thread.id not in proofs.results:
+        return ended
+    return ended.model_copy(
+        update={
+            "verification": proofs.results[thread.id],
+            "fix_verified": proofs.fix_verified(thread.id, ended.patch),
+        }
+    )
+
+
+def restore(state: DebateState, outcome: Outcome) -> None:
+    """Pick up a finished debate: its findings as they ended, its transcript and totals."""
+    state.round, state.stop, state.dropped = outcome.rounds, outcome.stop, outcome.dropped_findings
+    state.walkthrough = outcome.walkthrough
+    state.messages = list(outcome.transcript.messages)
+    state.turns.restore(outcome)
+    for result in outcome.findings:
+        thread = Thread.restored(result, outcome.transcript.thread(result.finding.id))
+        state.threads[thread.id] = thread
+        state.proofs.restore(result)
+    for name, history in outcome.budget_history.items():
+        if name in state.budgets:
+            state.budgets[name].history[:0] = history  # earlier events first
+        else:  # the config's panel changed since
+            state.earlier_history[name] = history
