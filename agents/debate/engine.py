@@ -17,7 +17,7 @@ from agents.debate.hearing import PersonReply, Verdict
 from agents.debate.journal import Journal, Replay
 from agents.debate.machine import DebateMachine
 from agents.debate.needs import Steps
-from agents.debate.proofs import Proving, Testing
+from agents.debate.proofs import ProofTerms, Proving
 from agents.debate.recorded_tests import RecordedRuns, RecordedTrials, TrialsElsewhere
 from agents.diff import ReviewUnit
 from agents.llm import LLMClient
@@ -58,8 +58,8 @@ class Debate:
     async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
         """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are
         answered from it rather than paid for again, and every live call is appended to it."""
-        testing = self.proving.testing if self.proving else None
-        machine = self._machine(unit, testing, self.summary)
+        terms = self.proving.terms if self.proving else None
+        machine = self._machine(unit, terms, self.summary)
         tests = LocalTrials(self.proving.verifier) if self.proving else None
         return _done(await self._drive(machine.run(), journal, tests))
 
@@ -76,24 +76,24 @@ class Debate:
         `record` holds allow. Its outcome; or, once it asked for runs not recorded yet (each
         started first), :class:`Waiting` for them — to be advanced again, by any process,
         once they are recorded."""
-        machine = self._machine(unit, Testing(elsewhere.command, max_attempts), self.summary)
+        machine = self._machine(unit, ProofTerms(elsewhere.command, max_attempts), self.summary)
         return await self._drive(machine.run(), journal, RecordedTrials(elsewhere, record))
 
     async def report(self, unit: ReviewUnit) -> Outcome:
         """Only the testers' reports on `unit`, without a debate: each finding ends open
         (`unresolved`). What a one-pass reviewer would post, for comparison with a debate."""
-        testing = self.proving.testing if self.proving else None
+        terms = self.proving.terms if self.proving else None
         tests = LocalTrials(self.proving.verifier) if self.proving else None
-        return _done(await self._drive(self._machine(unit, testing).report(), None, tests))
+        return _done(await self._drive(self._machine(unit, terms).report(), None, tests))
 
     async def arbitrate(
         self, unit: ReviewUnit, outcome: Outcome, finding_ids: Collection[str]
     ) -> Outcome:
         """Send unresolved findings of a finished debate to the arbiter now, because a person
         asked; every other finding keeps its end. Returns the debate's new outcome."""
-        testing = self.proving.testing if self.proving else None
+        terms = self.proving.terms if self.proving else None
         tests = LocalTrials(self.proving.verifier) if self.proving else None
-        machine = self._machine(unit, testing)
+        machine = self._machine(unit, terms)
         return _done(await self._drive(machine.arbitrate(outcome, finding_ids), None, tests))
 
     async def hear(
@@ -106,10 +106,10 @@ class Debate:
         return _done(await self._drive(machine.hear(outcome, finding_id, reply), None, None))
 
     def _machine(
-        self, unit: ReviewUnit, testing: Testing | None, summary: SummaryConfig | None = None
+        self, unit: ReviewUnit, terms: ProofTerms | None, summary: SummaryConfig | None = None
     ) -> DebateMachine:
         return DebateMachine(
-            self.policy, unit, testing=testing, models=self.models, summary=summary
+            self.policy, unit, terms=terms, models=self.models, summary=summary
         )
 
     async def _drive(

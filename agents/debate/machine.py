@@ -19,7 +19,7 @@ from agents.debate.arbitration import Arbitration
 from agents.debate.ending import outcome_of, restore
 from agents.debate.hearing import Hearing, PersonReply, Verdict
 from agents.debate.needs import Steps
-from agents.debate.proofs import Testing
+from agents.debate.proofs import ProofTerms
 from agents.debate.proving import ProofSteps
 from agents.debate.rounds import Rounds
 from agents.debate.state import DebateState
@@ -38,12 +38,12 @@ class DebateMachine:
         policy: DebatePolicy,
         unit: ReviewUnit,
         *,
-        testing: Testing | None = None,
+        terms: ProofTerms | None = None,
         models: Models | None = None,
         summary: SummaryConfig | None = None,
     ) -> None:
         self.state = DebateState.start(
-            policy, unit, testing=testing, models=models, summary=summary
+            policy, unit, terms=terms, models=models, summary=summary
         )
         self.proving = ProofSteps(self.state)
         self.arbitration = Arbitration(self.state, self.proving)

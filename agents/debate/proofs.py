@@ -43,7 +43,7 @@ PROVEN = "its test fails at the head and passes at the base: it is proven, and c
 
 
 @dataclass(frozen=True)
-class Testing:
+class ProofTerms:
     """What a debate knows of its findings' tests: the command they run with (as the tester
     is told it) and how many tests one finding may have. Who runs them is its driver's."""
 
@@ -59,15 +59,15 @@ class Proving:
     max_attempts: int = VerifyConfig().max_attempts
 
     @property
-    def testing(self) -> Testing:
-        return Testing(self.verifier.command, self.max_attempts)
+    def terms(self) -> ProofTerms:
+        return ProofTerms(self.verifier.command, self.max_attempts)
 
 
 @dataclass
 class Proofs:
     """The tests of one debate's findings: what each showed, and what it allows."""
 
-    testing: Testing | None = None
+    terms: ProofTerms | None = None
     tests: dict[str, Reproduction] = field(default_factory=dict)
     """Each finding's latest test, by finding id, once it is known."""
     results: dict[str, Verification] = field(default_factory=dict)
@@ -86,7 +86,7 @@ class Proofs:
 
     @property
     def on(self) -> bool:
-        return self.testing is not None
+        return self.terms is not None
 
     def proven(self, finding_id: str) -> bool:
         result = self.results.get(finding_id)
@@ -141,8 +141,8 @@ class Proofs:
         self.test_tokens += typical_tokens(reproduction.content)
 
     def may_retest(self, finding_id: str) -> bool:
-        assert self.testing is not None
-        return self.attempts.get(finding_id, 0) < self.testing.max_attempts
+        assert self.terms is not None
+        return self.attempts.get(finding_id, 0) < self.terms.max_attempts
 
     def verify(self, finding_ids: Sequence[str]) -> Steps[list[Verification]]:
         """Run the latest test of each finding at the base and the head, all at once."""

@@ -117,10 +117,10 @@ class Rounds:
 
     def _report_ask(self, tester: str, turn: TurnProposals) -> Ask:
         state = self.state
-        testing = state.proofs.testing
+        terms = state.proofs.terms
         blocks = [
             *briefs.unit_briefs(state.unit),
-            briefs.seed_brief(turn.allowance(), testing.command if testing else None),
+            briefs.seed_brief(turn.allowance(), terms.command if terms else None),
         ]
         if state.summary is not None and state.undescribed():
             blocks.append(describing.brief(state.summary))

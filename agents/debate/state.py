@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from agents.debate.claims import same_finding
 from agents.debate.input_checks import InputChecks
-from agents.debate.proofs import Proofs, Testing
+from agents.debate.proofs import Proofs, ProofTerms
 from agents.debate.threads import Thread
 from agents.debate.turns import Turns
 from agents.diff import Diff, ReviewUnit
@@ -76,13 +76,13 @@ class DebateState:
         policy: DebatePolicy,
         unit: ReviewUnit,
         *,
-        testing: Testing | None = None,
+        terms: ProofTerms | None = None,
         models: Models | None = None,
         summary: SummaryConfig | None = None,
     ) -> "DebateState":
         """The state of a debate over `unit` before anyone has spoken."""
         panel = policy.panel()
-        proofs = Proofs(testing)
+        proofs = Proofs(terms)
         walkthrough = bool(summary and summary.walkthrough)
         per_turn, total = policy.max_findings_per_turn, policy.max_findings_total
         return cls(
@@ -93,7 +93,7 @@ class DebateState:
             checks=InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), proofs),
             turns=Turns(
                 policy,
-                shows=shown(tests=testing is not None, walkthrough=walkthrough),
+                shows=shown(tests=terms is not None, walkthrough=walkthrough),
                 models=models,
                 unit=unit.id,
             ),
