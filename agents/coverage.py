@@ -1,7 +1,7 @@
 """What a review is expected to cost before its first call: its units, their files and tokens,
 against the ceiling, and how many of the units the ceiling is expected to reach.
 
-The figures are the ceiling's own estimates (:meth:`agents.llm.LLMRequest.estimated_tokens`):
+The figures are the ceiling's own estimates (:meth:`agents.models.llm.LLMRequest.estimated_tokens`):
 a unit's first call per tester writes its whole prompt to the cache and may answer at the
 longest allowed; each later call reads that prompt at a cache read's price and may answer as
 long. A typical debate is taken to be the testers' reports and two rounds (the coder's answers
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from agents.debate.briefs import unit_briefs
+from agents.debate.prompts import SYSTEM, role_brief
 from agents.diff import ReviewUnit
-from agents.llm import CACHE_READ_PRICE, CACHE_WRITE_PRICE, LLMRequest, Role
-from agents.prompts import SYSTEM, role_brief
+from agents.models.llm import CACHE_READ_PRICE, CACHE_WRITE_PRICE, LLMRequest, Role
 from agents.protocol import TESTED_TOOLS, TOOLS, ToolName
 from policies.debate import DebatePolicy
 

@@ -15,7 +15,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile, PatchSet
 
 from agents.errors import DiffError
-from agents.tokens import typical_tokens
+from agents.models.tokens import typical_tokens
 from policies.coverage import rank
 
 DEFAULT_UNIT_TOKENS = 12_000
@@ -163,7 +163,7 @@ class ReviewUnit:
     id: str
     diff: Diff
     context: str = ""
-    """The code around its changes at the head (`agents.context`); empty for none."""
+    """The code around its changes at the head (`agents.context.reading`); empty for none."""
     guidance: str = ""
     """The repository's guidance for its files (`policies.guidance`); empty for none."""
     learned: tuple[str, ...] = ()

@@ -12,7 +12,7 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from agents.llm import Role, Usage
+from agents.models.llm import Role, Usage
 from agents.protocol import ChangeDescription, Finding, Patch, ToolName
 from agents.verification import Verification
 from policies.arbitration import ArbitrationTrigger
@@ -180,7 +180,7 @@ class Outcome(BaseModel):
     """The commit whose review debated this unit, when a later review carries its findings
     forward unchanged (its code did not change); its counts are then the earlier review's."""
     walkthrough: ChangeDescription | None = None
-    """What the unit's change does, for the summary's walkthrough (`agents.describing`), when
+    """What the unit's change does, for the summary's walkthrough (`agents.debate.describing`), when
     the config asked for one and a tester's report gave it."""
 
     @property

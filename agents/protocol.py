@@ -180,7 +180,7 @@ class ReportFindings(_Model):
     findings: list[Finding]
     walkthrough: Annotated[ChangeDescription | None, WithJsonSchema(_ASKED_IN_THE_TURN)] = None
     """Asked of a unit's first tester only, when the repository wants a walkthrough: it reads
-    the diff then, so describing it costs only the answer (`agents.describing`). Its shape is
+    the diff then, so describing it costs only the answer (`agents.debate.describing`). Its shape is
     told in the turn that asks for it: a schema would be read again by every call of the
     unit, for the one that writes it."""
 

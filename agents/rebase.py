@@ -12,7 +12,7 @@ keeps that end, and the change's word on it is dropped.
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from agents.llm import Role, Usage
+from agents.models.llm import Role, Usage
 from agents.outcome import Outcome, Transcript
 from agents.review import Review
 

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from agents.context import Reading
+from agents.context.reading import Reading
 from agents.coverage import Estimate
 from agents.debate.engine import Debate
 from agents.debate.proofs import Proving
 from agents.diff import DEFAULT_UNIT_TOKENS, Diff, ReviewUnit
 from agents.errors import LLMFatal
-from agents.llm import LLMClient, Role, Usage
+from agents.models.llm import LLMClient, Role, Usage
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.protocol import Severity
 from policies.budget import TokenCeiling

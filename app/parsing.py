@@ -4,13 +4,13 @@ A pull request's files are untrusted, and so is what they do to a parser: tree-s
 and Java grammars take time and memory cubic in the length of `x=>x=>…1` (30 KB of it: minutes
 and tens of gigabytes), and a parse holds the interpreter's lock the whole time, so a thread
 would not keep the event loop going either. Each file is therefore outlined
-(:func:`agents.scopes.outline`) in a child process of a pool (pebble's, which kills a worker
+(:func:`agents.context.scopes.outline`) in a child process of a pool (pebble's, which kills a worker
 whose task runs past its timeout and starts another), under a cap on its address space. A
 file whose parse runs out of time or memory gets an outline that says so: its changes are
 shown by the lines around them, and the review goes on.
 
 The search across a repository's files for what they tell about a diff
-(:func:`agents.related.related`: definitions, callers, tests) runs there too, over the
+(:func:`agents.context.related.related`: definitions, callers, tests) runs there too, over the
 directory of the repository at the diff's head, within :data:`RELATED_BOUNDS` (seconds, files
 listed and read, bytes) and, should a parse inside it hang, stopped :data:`RELATED_GRACE`
 seconds past its time: the agents then read the changed files' code alone, and are told so
@@ -34,10 +34,10 @@ from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
 
-from agents.context import MAX_SOURCE_CHARS
+from agents.context.reading import MAX_SOURCE_CHARS
+from agents.context.related import FALLBACK, Bounds, Related
+from agents.context.scopes import Outline, outline, parsable, unparsed
 from agents.diff import Diff
-from agents.related import FALLBACK, Bounds, Related
-from agents.scopes import Outline, outline, parsable, unparsed
 from app.source_tree import related_in
 
 FILE_SECONDS = 5.0
@@ -51,13 +51,13 @@ MEMORY_MB = 1_024
 many times over; a parse that runs past it is stopped."""
 PROCESSES = 2
 RELATED_BOUNDS = Bounds()
-"""What one search across a repository's files may spend (`agents.related.Bounds`)."""
+"""What one search across a repository's files may spend (`agents.context.related.Bounds`)."""
 RELATED_GRACE = 2.0
 """Seconds past its own time after which a search is stopped from outside."""
 
 log = logging.getLogger(__name__)
 
-_PRELOADED = ["agents.scopes", "app.source_tree"]
+_PRELOADED = ["agents.context.scopes", "app.source_tree"]
 
 
 @dataclass

@@ -24,12 +24,12 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.providers import Cloud, Provider, default_model, model_fault
+from agents.models.providers import Cloud, Provider, default_model, model_fault
 from policies.config import MODEL_ID
 from policies.errors import TiebreakError
 
 if TYPE_CHECKING:
-    from agents.claude import ClaudeLLM, RoleModels
+    from agents.models.claude import ClaudeLLM, RoleModels
 
 
 class SettingsError(TiebreakError):
@@ -303,7 +303,7 @@ class Settings(BaseSettings):
         `TIEBREAK_MODEL`). Makes no call: missing credentials fail the first one."""
         # The model's SDKs take a large part of a second to import: the commands that read the
         # settings and call no model (`tiebreak status`) do not pay for them.
-        from agents.claude import ClaudeLLM, RoleModels
+        from agents.models.claude import ClaudeLLM, RoleModels
 
         default = self.tiebreak_model
         base_url = {

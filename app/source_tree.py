@@ -1,4 +1,4 @@
-"""A repository's files on disk, as the search across its files (`agents.related`) reads
+"""A repository's files on disk, as the search across its files (`agents.context.related`) reads
 them: in a parsing process (`app.parsing`), never on the event loop.
 
 The directory is untrusted (a pull request's head, a local checkout under review): only
@@ -14,9 +14,9 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.context import MAX_SOURCE_CHARS
+from agents.context.reading import MAX_SOURCE_CHARS
+from agents.context.related import Bounds, Related, related
 from agents.diff import Diff
-from agents.related import Bounds, Related, related
 from policies.safety import is_safe_relative
 
 MAX_FILE_BYTES = MAX_SOURCE_CHARS

@@ -2,7 +2,7 @@
 input priced as the Messages API prices it.
 
 Both token scenarios (`bench.tokens`, `bench.panel_tokens`) run the real
-:class:`agents.claude.ClaudeLLM` and the real debate engine against a local fake of the
+:class:`agents.models.claude.ClaudeLLM` and the real debate engine against a local fake of the
 Messages API (`tests.fakes.messages_api`), which counts tokens at four characters a token and
 caches prompt prefixes as the API documents it. Billed input is counted as the API bills it:
 uncached input at 1, cache writes (5-minute TTL) at 1.25, cache reads at 0.1 base input tokens
@@ -11,7 +11,7 @@ each.
 
 from dataclasses import dataclass
 
-from agents.llm import Usage as LLMUsage
+from agents.models.llm import Usage as LLMUsage
 from agents.outcome import Outcome
 from tests.fakes.messages_api import Recorded, Usage, prompt_units
 

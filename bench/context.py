@@ -1,7 +1,7 @@
 """CPU time to build a review's code context: each unit's enclosing scopes, called helpers and
 small files, as the coordinator attaches them before the units fan out.
 
-Two reviews, each attached `--reviews` times over from a fresh `agents.context.Reading` (the
+Two reviews, each attached `--reviews` times over from a fresh `agents.context.reading.Reading` (the
 first attachment, which also loads the tree-sitter grammar, is not counted):
 
 - the critical-path benchmark's pull request (`bench.critical_path`): 20 one-file units, each
@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.context import Reading
+from agents.context.reading import Reading
 from agents.diff import Diff, ReviewUnit
 from bench.critical_path import UNIT_TOKENS
 from bench.critical_path import changed_files as critical_path_files

@@ -2,7 +2,7 @@
 
 Over the buggy cases of `eval/cases/real-bugs.jsonl` (each labelled with the new-side lines a
 later fix changed), every review unit of the case's diff is given its context as a review
-gives it (`agents.context.Reading`: the case's `files`, and, where this code has it and the
+gives it (`agents.context.reading.Reading`: the case's `files`, and, where this code has it and the
 case's repository is at hand, what the repository's other files tell about the change), at
 each unit's default budget and at half and twice it. The tester's prompt is the unit's diff and
 that context; for each case it asks:
@@ -17,7 +17,7 @@ that context; for each case it asks:
   count; a case whose repository is not at hand is listed as not measured.
 
 It prints both recalls and the context's tokens per diff token (four characters a token,
-`agents.tokens`), and what they bill at :data:`BILLED_PER_CONTEXT_TOKEN` each, with the
+`agents.models.tokens`), and what they bill at :data:`BILLED_PER_CONTEXT_TOKEN` each, with the
 seconds the cross-file search took. It does the same on the cases it mines (as `tiebreak eval
 cases --repo` does) from a small history it builds, whose bugs each misuse another module's
 definition (`bench.recall_history`). The repositories are read from `--repos DIR`, a case of
@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.context import Reading, default_budget
+from agents.context.reading import Reading, default_budget
 from agents.diff import Diff, ReviewUnit
-from agents.tokens import typical_tokens
+from agents.models.tokens import typical_tokens
 from app.evaluation.history import Mining, mine_cases
 from bench.recall_history import make_history
 
@@ -274,7 +274,7 @@ def _module_file(root: Path, importer: str, module: str | None, level: int) -> s
 
 def _search(root: Path, diff: Diff) -> tuple[Any, float | None]:
     try:
-        from agents.related import related  # absent from older checkouts
+        from agents.context.related import related  # absent from older checkouts
         from app.source_tree import DirectoryTree
     except ImportError:
         return None, None

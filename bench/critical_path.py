@@ -34,7 +34,7 @@ from typing import Any
 import redis
 
 from agents.diff import Diff
-from agents.llm import LLMRequest
+from agents.models.llm import LLMRequest
 from agents.protocol import ToolName
 from app.events import PullRequestRef
 from app.store.embedded import EmbeddedRedis

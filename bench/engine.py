@@ -16,9 +16,9 @@ from typing import Any
 
 from agents.debate.engine import Debate
 from agents.diff import Diff, ReviewUnit
-from agents.llm import LLMRequest, LLMResponse
+from agents.models.llm import LLMRequest, LLMResponse
+from agents.models.scripted import ScriptedLLM
 from agents.protocol import ToolName
-from agents.scripted import ScriptedLLM
 
 GOAL_MS = 1.0
 

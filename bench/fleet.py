@@ -22,8 +22,8 @@ from typing import Any
 import redis
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from agents.llm import LLMRequest, LLMResponse
-from agents.scripted import Script, ScriptedLLM
+from agents.models.llm import LLMRequest, LLMResponse
+from agents.models.scripted import Script, ScriptedLLM
 from app.events import PullRequestRef
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub

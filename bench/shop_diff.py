@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
-from agents.tokens import typical_tokens
+from agents.models.tokens import typical_tokens
 from bench.billing import ScenarioBroken
 
 # -- the diff -----------------------------------------------------------------------------------

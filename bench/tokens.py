@@ -1,6 +1,6 @@
 """What one review costs in input tokens, with prompt caching on and off, per token of diff.
 
-A fixed scenario runs through the real :class:`agents.claude.ClaudeLLM` and the real debate
+A fixed scenario runs through the real :class:`agents.models.claude.ClaudeLLM` and the real debate
 engine against a local fake of the Messages API (`tests.fakes.messages_api`), which counts
 tokens at four characters a token and caches prompt prefixes as the API documents it:
 
@@ -18,7 +18,7 @@ The diff is `bench.shop_diff`'s, the scripted replies are `bench.tokens_script`'
 run and its bill are `bench.billing`'s, which the panel scenario shares.
 
 A second section runs the first scenario again with the code around the changes read from the
-files at the head (`agents.context`, the default budget): the review's billed input per diff
+files at the head (`agents.context.reading`, the default budget): the review's billed input per diff
 token beside the figure without context, the context's share of it, and what each context
 token is billed over the review, beside the goal of one cache write and a read per later call
 (1.25 + 0.1 * (calls - 1)).
@@ -40,12 +40,12 @@ import argparse
 import asyncio
 from collections.abc import Sequence
 
-from agents.claude import ClaudeLLM
-from agents.context import Reading
+from agents.context.reading import Reading
 from agents.debate.engine import Debate
 from agents.diff import Diff, ReviewUnit
+from agents.models.claude import ClaudeLLM
+from agents.models.tokens import typical_tokens
 from agents.outcome import Consensus, Resolution, StopReason
-from agents.tokens import typical_tokens
 from bench import panel_tokens, walkthrough_tokens
 from bench.billing import (
     KEY,

@@ -25,11 +25,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agents.debate.proofs import Proving
-from agents.llm import LLMRequest
+from agents.models.llm import LLMRequest
+from agents.models.scripted import Reply
 from agents.outcome import Resolution
 from agents.protocol import ToolName
 from agents.review import Review, review_diff
-from agents.scripted import Reply
 from app.verification.local import LocalVerifier
 from app.verification.runner import Limits, Place, Runner
 from app.verification.sandbox import Bwrap, sandbox_problem, sandboxed

@@ -1,10 +1,10 @@
 """What the walkthrough costs, billed per token of diff.
 
 `bench.tokens`' review runs twice, caching on, through the real
-:class:`agents.claude.ClaudeLLM` against the local fake Messages API: once without a
+:class:`agents.models.claude.ClaudeLLM` against the local fake Messages API: once without a
 walkthrough, once with the config's defaults (a description, a line per file, where to look,
 the effort; no diagram). The walkthrough is written by the unit's first tester in the report
-it makes anyway (`agents.describing`), so the review makes the same calls both times; what it
+it makes anyway (`agents.debate.describing`), so the review makes the same calls both times; what it
 costs is the difference between the two bills: its field in the report's schema, which every
 call reads from the cache, the words that ask for it in the report's turn, and its answer.
 Input is billed as the API bills it (uncached at 1, cache writes at 1.25, reads at 0.1) and
@@ -15,10 +15,10 @@ times an input token on Anthropic's list) is printed beside it.
 from dataclasses import dataclass
 from typing import Any
 
-from agents.claude import ClaudeLLM
 from agents.debate.engine import Debate
 from agents.diff import Diff, ReviewUnit
-from agents.tokens import typical_tokens
+from agents.models.claude import ClaudeLLM
+from agents.models.tokens import typical_tokens
 from bench.billing import KEY, ScenarioBroken, billed
 from bench.shop_diff import MODULES
 from bench.tokens_script import script

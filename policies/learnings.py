@@ -46,7 +46,7 @@ MAX_LEARNING_TOKENS = 8_000
 """The most `learnings.max_tokens` may ask for, per review unit."""
 DEFAULT_LEARNING_TOKENS = 1_000
 CHARS_PER_TOKEN = 4
-"""The estimate `agents.tokens` makes of prose; the budget is a bound, not a count."""
+"""The estimate `agents.models.tokens` makes of prose; the budget is a bound, not a count."""
 
 # A sentence ends at `.`, `!` or `?` followed by a space and a capital: "e.g. cents" is one.
 SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z])")

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from agents.llm import Usage
+from agents.models.llm import Usage
 from app.events import PullRequestRef
 from app.store.keys import review_job_id
 from app.store.live import LiveRuns

@@ -10,7 +10,7 @@ from agents.debate.proving import ProofSteps
 from agents.debate.state import ARBITER, DebateState
 from agents.debate.threads import Thread
 from agents.debate.turns import Ask
-from agents.llm import Role
+from agents.models.llm import Role
 from agents.outcome import SYSTEM_SPEAKER, MessageKind
 from agents.protocol import Arbitrate, ToolName
 from policies.arbitration import ArbitrationTrigger

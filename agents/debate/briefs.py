@@ -13,13 +13,13 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from agents.debate.refusals import Refusal
 from agents.debate.threads import Thread
 from agents.diff import Diff, ReviewUnit
-from agents.llm import PromptBlock
+from agents.models.llm import PromptBlock
 from agents.outcome import Message
 from agents.patches import current_lines
 from agents.protocol import Answer, Finding, Patch, ToolName
-from agents.refusals import Refusal
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
 

@@ -17,7 +17,7 @@ from typing import Protocol, TypeVar
 from agents.debate.journal import JournalEntry, Replay, request_digest
 from agents.debate.needs import Call, CallEnd, Reply, Steps, Trial, TrialResult
 from agents.errors import LLMUnavailable
-from agents.llm import LLMClient, LLMRequest, LLMResponse, Usage
+from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Usage
 from agents.verification import Verifier
 from policies.budget import TokenCeiling
 from policies.errors import OutOfTokens

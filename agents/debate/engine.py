@@ -20,7 +20,7 @@ from agents.debate.needs import Steps
 from agents.debate.proofs import ProofTerms, Proving
 from agents.debate.recorded_tests import RecordedRuns, RecordedTrials, TrialsElsewhere
 from agents.diff import ReviewUnit
-from agents.llm import LLMClient
+from agents.models.llm import LLMClient
 from agents.outcome import Outcome
 from policies.budget import TokenCeiling
 from policies.config import Models
@@ -108,9 +108,7 @@ class Debate:
     def _machine(
         self, unit: ReviewUnit, terms: ProofTerms | None, summary: SummaryConfig | None = None
     ) -> DebateMachine:
-        return DebateMachine(
-            self.policy, unit, terms=terms, models=self.models, summary=summary
-        )
+        return DebateMachine(self.policy, unit, terms=terms, models=self.models, summary=summary)
 
     async def _drive(
         self,

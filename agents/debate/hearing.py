@@ -19,7 +19,7 @@ from agents.debate.state import DebateState
 from agents.debate.threads import Closure, Position, Thread
 from agents.debate.turns import Ask
 from agents.errors import NotHeard
-from agents.llm import PromptBlock, Role
+from agents.models.llm import PromptBlock, Role
 from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Resolution
 from agents.protocol import Decision, Evaluation, ToolName
 from policies.arbitration import CONTEXT_MESSAGES

@@ -5,7 +5,7 @@ missing field or one that is not a list refuses the whole input (`pydantic.Valid
 Then each item is parsed on its own with its protocol model and checked against the debate's
 rules — only the findings the turn asked about, each at most once, every patch adoptable,
 every finding on the diff. The items that pass are kept; each one that does not becomes a
-:class:`agents.refusals.Refusal` with its reasons, for the agent's next attempt.
+:class:`agents.debate.refusals.Refusal` with its reasons, for the agent's next attempt.
 """
 
 from collections.abc import Callable, Sequence
@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents import describing
+from agents.debate import describing
 from agents.debate.proofs import Proofs
+from agents.debate.refusals import Checked, Refusal, merged
 from agents.diff import Diff
 from agents.patches import finding_problem, patch_problem
 from agents.protocol import (
@@ -27,7 +28,6 @@ from agents.protocol import (
     ReportFindings,
     Ruling,
 )
-from agents.refusals import Checked, Refusal, merged
 from policies.safety import ProtectedPaths
 
 M = TypeVar("M", bound=BaseModel)

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.llm import LLMRequest, LLMResponse
+from agents.models.llm import LLMRequest, LLMResponse
 
 
 class JournalEntry(BaseModel):

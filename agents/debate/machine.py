@@ -42,9 +42,7 @@ class DebateMachine:
         models: Models | None = None,
         summary: SummaryConfig | None = None,
     ) -> None:
-        self.state = DebateState.start(
-            policy, unit, terms=terms, models=models, summary=summary
-        )
+        self.state = DebateState.start(policy, unit, terms=terms, models=models, summary=summary)
         self.proving = ProofSteps(self.state)
         self.arbitration = Arbitration(self.state, self.proving)
         self.rounds = Rounds(self.state, self.proving, self.arbitration)

@@ -13,7 +13,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from agents.llm import LLMRequest, LLMResponse
+from agents.models.llm import LLMRequest, LLMResponse
 from agents.protocol import Patch, Reproduction
 from agents.verification import FixCheck, Verification
 from policies.errors import OutOfTokens

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.debate.needs import Steps, check_fixes, reproduce
+from agents.models.tokens import typical_tokens
 from agents.outcome import FindingOutcome
 from agents.protocol import (
     Answer,
@@ -33,7 +34,6 @@ from agents.protocol import (
     RulingKind,
     Stance,
 )
-from agents.tokens import typical_tokens
 from agents.verification import Evidence, FixCheck, Verification, Verifier
 from policies.verification import VerifyConfig
 

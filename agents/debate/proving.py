@@ -18,7 +18,7 @@ from agents.debate.proofs import told, told_fix
 from agents.debate.state import DebateState
 from agents.debate.threads import Thread
 from agents.debate.turns import Ask
-from agents.llm import Role
+from agents.models.llm import Role
 from agents.outcome import SYSTEM_SPEAKER, MessageKind
 from agents.protocol import Decision, EvaluateAnswers, Patch, Stance, ToolName
 from agents.verification import Evidence

@@ -9,8 +9,7 @@ the coder, one a panel splits on goes to the arbiter with the round's other dead
 import functools
 from collections.abc import Collection
 
-from agents import describing
-from agents.debate import briefs
+from agents.debate import briefs, describing
 from agents.debate.arbitration import Arbitration
 from agents.debate.findings import accept, leave_unresolved, raise_findings, reopen
 from agents.debate.needs import Steps
@@ -18,7 +17,7 @@ from agents.debate.proving import ProofSteps
 from agents.debate.state import CODER, DebateState
 from agents.debate.threads import Phase, Position, Thread
 from agents.debate.turns import Ask
-from agents.llm import Role
+from agents.models.llm import Role
 from agents.outcome import MessageKind, StopReason
 from agents.protocol import (
     AnswerFindings,

@@ -47,7 +47,7 @@ class DebateState:
     proposals: dict[str, ProposalBudget]
     budgets: dict[str, PairwiseBudget]
     summary: SummaryConfig | None = None
-    """What the unit's walkthrough asks (`agents.describing`); None: no walkthrough."""
+    """What the unit's walkthrough asks (`agents.debate.describing`); None: no walkthrough."""
     walkthrough: ChangeDescription | None = None
     floor: list[str] = field(default_factory=list)
     """Every speaker the router gave the floor to, in order."""

@@ -24,11 +24,11 @@ from pydantic import ValidationError
 from agents.debate.briefs import retry_brief
 from agents.debate.input_checks import schema_problems
 from agents.debate.needs import CallEnd, Steps, call
-from agents.llm import LLMRequest, LLMResponse, PromptBlock, Role, Usage
+from agents.debate.prompts import SYSTEM, role_brief
+from agents.debate.refusals import Checked, Refusal
+from agents.models.llm import LLMRequest, LLMResponse, PromptBlock, Role, Usage
 from agents.outcome import Outcome, Turn
-from agents.prompts import SYSTEM, role_brief
 from agents.protocol import ToolName, toolset
-from agents.refusals import Checked, Refusal
 from policies.budget import PairwiseBudget
 from policies.config import Models
 from policies.debate import DebatePolicy

@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.context import changed_files
+from agents.context.reading import changed_files
 from agents.diff import Diff, DiffFile
 from policies.safety import is_safe_relative
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from agents.claude import ClaudeLLM
+from agents.models.claude import ClaudeLLM
 from app.cli.exits import fail
 from app.cli.model_choice import connect, model_options
 from app.cli.spending import Plan, Progress, agree

@@ -7,8 +7,8 @@ from typing import TypeVar
 import click
 from pydantic import ValidationError
 
-from agents.claude import ClaudeLLM, RoleModels
-from agents.providers import model_fault
+from agents.models.claude import ClaudeLLM, RoleModels
+from agents.models.providers import model_fault
 from app.cli.exits import fail
 from app.settings import get_settings
 

@@ -19,12 +19,12 @@ from pathlib import Path
 import click
 from pydantic import ValidationError
 
-from agents.claude import ClaudeLLM
-from agents.context import Reading
+from agents.context.reading import Reading
 from agents.coverage import estimate
 from agents.debate.proofs import Proving
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
+from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli import pull_review
 from app.cli.checkout import checkout_sources

@@ -17,7 +17,7 @@ from datetime import datetime
 import click
 from pydantic import ValidationError
 
-from agents.llm import Role
+from agents.models.llm import Role
 from app.cli.exits import fail
 from app.events import PullRequestRef
 from app.settings import get_settings

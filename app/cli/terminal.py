@@ -5,7 +5,7 @@ from collections.abc import Callable, Sequence
 
 import click
 
-from agents.llm import LLMClient, LLMRequest, LLMResponse
+from agents.models.llm import LLMClient, LLMRequest, LLMResponse
 from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review, Unreviewed
 from agents.walkthrough import Walkthrough, walkthrough

@@ -20,11 +20,11 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
-from agents.context import Reading
+from agents.context.reading import Reading
 from agents.debate.proofs import Proving
 from agents.diff import Diff
 from agents.errors import DebateError
-from agents.llm import LLMClient
+from agents.models.llm import LLMClient
 from agents.outcome import FindingOutcome, Resolution
 from agents.review import Review, review_diff
 from agents.verification import Evidence

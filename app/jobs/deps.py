@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Self
 
 from agents.diff import DEFAULT_UNIT_TOKENS
-from agents.llm import LLMClient
+from agents.models.llm import LLMClient
 from app.github.client import GitHubApp
 from app.jobs.reading import ReadingLimits
 from app.links import TranscriptLinks, links_for

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from agents.context import Reading, changed_files
+from agents.context.reading import Reading, changed_files
+from agents.context.related import Related
+from agents.context.scopes import parsable
 from agents.diff import Diff
-from agents.related import Related
-from agents.scopes import parsable
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest

@@ -24,7 +24,7 @@ from typing import Any
 from agents.debate.driver import Waiting
 from agents.debate.engine import Debate
 from agents.errors import LLMFatal, LLMUnavailable
-from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
+from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.actions_verifier import ActionsVerifier
 from app.jobs.deps import WorkerDeps, deps_of

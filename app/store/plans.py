@@ -113,7 +113,8 @@ class UnitPlan(BaseModel):
     learned: tuple[str, ...] = ()
     """The repository's learnings in `guidance`, each as the agents read it."""
     summary: SummaryConfig = SummaryConfig()
-    """What the walkthrough the unit's first report is asked for says (`agents.describing`)."""
+    """What the walkthrough the unit's first report is asked for says
+    (`agents.debate.describing`)."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(

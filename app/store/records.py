@@ -16,7 +16,7 @@ from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
-from agents.llm import Role
+from agents.models.llm import Role
 from app.events import PullRequestRef
 from app.store.keys import AGENT_FIELDS, InstallationField, RunField, UnitField, agent_field
 

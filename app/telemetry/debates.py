@@ -8,7 +8,7 @@ twice. A debate's findings are counted from its outcome once, when the outcome i
 
 from collections.abc import Iterable
 
-from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
+from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import FindingOutcome, Outcome
 from app.telemetry.metrics import (
     ARBITRATIONS,

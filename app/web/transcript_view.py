@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from agents.diff import Diff
-from agents.llm import Role, Usage
+from agents.models.llm import Role, Usage
 from agents.outcome import FindingOutcome, Message, MessageKind, Outcome, Turn
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from agents.debate.briefs import data_block, data_json, diff_brief, retry_brief
+from agents.debate.refusals import Refusal
 from agents.diff import Diff
 from agents.protocol import ToolName
-from agents.refusals import Refusal
 
 BLOCK = re.compile(
     r"\A<(?P<tag>untrusted-(?P<kind>[a-z]+)-[0-9a-f]{16})>\n(?P<inner>.*)\n</(?P=tag)>\Z",

@@ -7,12 +7,12 @@ import httpx
 import pytest
 import respx
 
-from agents.claude import ClaudeLLM, RoleModels
 from agents.debate.engine import Debate
+from agents.debate.prompts import SYSTEM
 from agents.errors import LLMFatal, LLMUnavailable
-from agents.llm import LLMRequest, PromptBlock, Role
+from agents.models.claude import ClaudeLLM, RoleModels
+from agents.models.llm import LLMRequest, PromptBlock, Role
 from agents.outcome import Resolution
-from agents.prompts import SYSTEM
 from agents.protocol import TOOLS, ToolName
 from policies.budget import BudgetEventKind
 from policies.debate import DebatePolicy

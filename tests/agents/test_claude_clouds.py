@@ -8,9 +8,9 @@ import httpx
 import pytest
 import respx
 
-from agents.claude import ClaudeLLM
 from agents.errors import LLMFatal
-from agents.llm import Role
+from agents.models.claude import ClaudeLLM
+from agents.models.llm import Role
 from tests.fakes.google_token import ACCESS_TOKEN, SERVICE_ACCOUNT, GoogleTokenEndpoint
 from tests.kits.clouds import (
     AWS_KEY_ID,

@@ -7,13 +7,13 @@ from collections.abc import Iterator, Mapping
 
 import pytest
 
-from agents.context import Reading, unit_context
+from agents.context.reading import Reading, unit_context
+from agents.context.scopes import unparsed
 from agents.diff import Diff
-from agents.llm import LLMRequest, Role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import ScriptedLLM, by_role
+from agents.models.tokens import typical_tokens
 from agents.review import review_diff
-from agents.scopes import unparsed
-from agents.scripted import ScriptedLLM, by_role
-from agents.tokens import typical_tokens
 from policies.debate import DebatePolicy
 from policies.guidance import Guidance, PathInstruction
 from tests.scenarios.debates import (

@@ -6,7 +6,7 @@ import pytest
 from agents.coverage import Estimate, UnitEstimate, estimate
 from agents.debate.engine import Debate
 from agents.diff import Diff
-from agents.scripted import ScriptedLLM
+from agents.models.scripted import ScriptedLLM
 from policies.debate import DebatePolicy
 from tests.scenarios.coverage import LARGE_DIFF, RISKIEST_FIRST
 

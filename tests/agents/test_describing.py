@@ -8,10 +8,10 @@ import pytest
 
 from agents.debate.engine import Debate
 from agents.debate.journal import MemoryJournal
-from agents.llm import LLMRequest
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM, by_agent, by_role
 from agents.outcome import StopReason
 from agents.protocol import WALKTHROUGH
-from agents.scripted import ScriptedLLM, by_agent, by_role
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
 from tests.scenarios.debates import (

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from agents.diff import DEFAULT_UNIT_TOKENS, Diff, DiffFile, Hunk
 from agents.errors import DiffError
-from agents.tokens import typical_tokens
+from agents.models.tokens import typical_tokens
 from policies.errors import TiebreakError
 
 MODIFIED = """\

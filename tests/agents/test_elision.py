@@ -7,11 +7,11 @@ from collections import Counter
 
 import pytest
 
-from agents.context import Reading, unit_context
+from agents.context.reading import Reading, unit_context
 from agents.diff import Diff
-from agents.llm import LLMRequest, Role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.review import review_diff
-from agents.scripted import ScriptedLLM, by_role
 from tests.scenarios.debates import git_diff, report
 
 READER = "aiohttp/reader.py"

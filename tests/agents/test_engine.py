@@ -6,10 +6,10 @@ import pytest
 
 from agents.debate.engine import Debate
 from agents.errors import LLMFatal, LLMUnavailable
-from agents.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.scripted import Reply, ScriptedLLM, by_role
 from agents.outcome import Consensus, MessageKind, Outcome, Resolution, StopReason
 from agents.protocol import ToolName
-from agents.scripted import Reply, ScriptedLLM, by_role
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEventKind, TokenCeiling
 from policies.config import Models

@@ -17,11 +17,11 @@ from agents.debate.engine import Debate
 from agents.debate.machine import DebateMachine
 from agents.debate.proofs import Proving
 from agents.errors import LLMUnavailable
-from agents.llm import LLMRequest, LLMResponse, Usage
+from agents.models.llm import LLMRequest, LLMResponse, Usage
+from agents.models.scripted import Reply, ScriptedLLM, usage_for
 from agents.outcome import Consensus, Resolution
 from agents.patches import patch_problem
 from agents.protocol import Patch, Reproduction, ToolName
-from agents.scripted import Reply, ScriptedLLM, usage_for
 from agents.verification import Evidence, FixCheck, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy

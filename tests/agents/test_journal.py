@@ -7,8 +7,8 @@ import pytest
 from agents.debate.engine import Debate
 from agents.debate.journal import MemoryJournal
 from agents.errors import LLMUnavailable
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import Outcome
-from agents.scripted import ScriptedLLM, by_role
 from policies.budget import Settle, TokenCeiling
 from tests.kits.crash import DiesAt, WorkerDied
 from tests.scenarios.debates import (

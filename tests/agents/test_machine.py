@@ -19,10 +19,10 @@ from agents.debate.machine import DebateMachine
 from agents.debate.needs import Call, CallEnd, RunTests
 from agents.debate.proofs import ProofTerms, Proving
 from agents.debate.recorded_tests import MemoryRecordedRuns, RecordedRun
-from agents.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.scripted import ScriptedLLM
 from agents.outcome import Consensus, Resolution
 from agents.protocol import ToolName
-from agents.scripted import ScriptedLLM
 from agents.verification import Evidence, FixCheck, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy

@@ -12,10 +12,10 @@ from agents.debate.journal import MemoryJournal
 from agents.debate.machine import DebateMachine
 from agents.debate.state import DebateState
 from agents.errors import LLMUnavailable
-from agents.llm import LLMRequest, Role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import ScriptedLLM, ScriptStep, by_agent
 from agents.outcome import Consensus, MessageKind, Outcome, Resolution, StopReason
 from agents.protocol import ToolName
-from agents.scripted import ScriptedLLM, ScriptStep, by_agent
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy

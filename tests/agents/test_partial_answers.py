@@ -9,10 +9,10 @@ import pytest
 
 from agents.debate.engine import Debate
 from agents.debate.journal import MemoryJournal
-from agents.llm import LLMRequest, Role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import ScriptedLLM, ScriptStep, by_agent, by_role
 from agents.outcome import Consensus, Outcome, Resolution, Turn
 from agents.protocol import Patch, ToolName
-from agents.scripted import ScriptedLLM, ScriptStep, by_agent, by_role
 from policies.budget import BudgetEventKind, TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Topology

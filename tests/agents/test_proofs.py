@@ -8,10 +8,10 @@ import pytest
 
 from agents.debate.engine import Debate
 from agents.debate.proofs import Proving
-from agents.llm import Role
+from agents.models.llm import Role
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import Consensus, Outcome, Resolution
 from agents.protocol import ToolName
-from agents.scripted import ScriptedLLM, by_role
 from agents.verification import Evidence
 from policies.debate import DebatePolicy
 from tests.kits.proofs import ScriptedVerifier, reproduction

@@ -7,10 +7,10 @@ import pytest
 
 from agents.debate.engine import Debate
 from agents.debate.hearing import PersonReply
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import Outcome, Resolution
 from agents.rebase import rebase
 from agents.review import Review
-from agents.scripted import ScriptedLLM, by_role
 from policies.debate import DebatePolicy
 from tests.scenarios.debates import (
     LOG_FIX,

@@ -17,8 +17,8 @@ from agents.debate.recorded_tests import (
     RecordedTrials,
     run_digest,
 )
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.protocol import Patch, Reproduction
-from agents.scripted import ScriptedLLM, by_role
 from agents.verification import Evidence
 from policies.verification import VerifyConfig
 from tests.kits.proofs import COMMAND, ScriptedVerifier, reproduction

@@ -5,10 +5,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from agents.context import unit_context
+from agents.context.reading import unit_context
+from agents.context.related import FALLBACK, PARTIAL, Bounds, Excerpt, Kind, Related, related
 from agents.diff import Diff
-from agents.related import FALLBACK, PARTIAL, Bounds, Excerpt, Kind, Related, related
-from agents.tokens import typical_tokens
+from agents.models.tokens import typical_tokens
 from tests.scenarios.debates import git_diff
 from tests.scenarios.orders import CONTRACT, FILES, ORDERS, MemoryTree, diff_text
 

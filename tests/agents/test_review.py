@@ -4,11 +4,11 @@ import pytest
 
 from agents.diff import Diff
 from agents.errors import LLMFatal
-from agents.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.scripted import Reply, ScriptedLLM
 from agents.outcome import Resolution, StopReason
 from agents.protocol import ToolName
 from agents.review import review_diff
-from agents.scripted import Reply, ScriptedLLM
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from tests.scenarios.debates import git_diff

@@ -3,7 +3,7 @@ the innermost scope, a window where none holds the line, the helpers the lines c
 
 import pytest
 
-from agents.scopes import WINDOW, Scope, outline
+from agents.context.scopes import WINDOW, Scope, outline
 
 LEDGER = '''\
 """Ledger."""

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from agents.context import Reading, unit_context
+from agents.context.reading import Reading, unit_context
+from agents.context.related import FALLBACK, Bounds, Related
+from agents.context.scopes import outline
 from agents.diff import Diff
-from agents.llm import Role
-from agents.related import FALLBACK, Bounds, Related
+from agents.models.llm import Role
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.review import review_diff
-from agents.scopes import outline
-from agents.scripted import ScriptedLLM, by_role
 from app.parsing import Parsing
 from tests.scenarios import orders
 from tests.scenarios.debates import git_diff, report

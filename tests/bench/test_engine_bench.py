@@ -7,8 +7,8 @@ import pytest
 
 from agents.debate.engine import Debate
 from agents.diff import Diff
+from agents.models.scripted import ScriptedLLM
 from agents.outcome import Consensus, Resolution
-from agents.scripted import ScriptedLLM
 from bench import engine as bench
 from policies.arbitration import ArbitrationTrigger
 

@@ -10,9 +10,9 @@ from contextlib import redirect_stdout
 
 import pytest
 
+from agents.models.tokens import typical_tokens
 from agents.outcome import Outcome
 from agents.protocol import ToolName
-from agents.tokens import typical_tokens
 from bench import panel_tokens as panel
 from bench import tokens as bench
 from bench import walkthrough_tokens

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from agents.llm import LLMClient
+from agents.models.llm import LLMClient
 from app.jobs.deps import WorkerDeps
 from app.verification.workflow import template_text
 from tests.fakes.github_api import AppKey, FakeGitHub

@@ -11,11 +11,11 @@ from typing import Any, cast
 import pytest
 from anthropic.lib.aws import _auth as aws_auth
 
-from agents.claude import ClaudeLLM, RoleModels
-from agents.llm import LLMRequest, PromptBlock, Role
-from agents.prompts import SYSTEM
+from agents.debate.prompts import SYSTEM
+from agents.models.claude import ClaudeLLM, RoleModels
+from agents.models.llm import LLMRequest, PromptBlock, Role
+from agents.models.providers import Cloud, Provider
 from agents.protocol import TOOLS, ToolName
-from agents.providers import Cloud, Provider
 from tests.fakes.google_token import GoogleTokenEndpoint
 
 AWS_KEY_ID = "AKIDEXAMPLE"

@@ -1,7 +1,7 @@
 """A worker that dies mid-debate, for the agents' tests of resuming a debate from its journal."""
 
-from agents.llm import LLMRequest, LLMResponse
-from agents.scripted import ScriptedLLM
+from agents.models.llm import LLMRequest, LLMResponse
+from agents.models.scripted import ScriptedLLM
 
 
 class WorkerDied(Exception):

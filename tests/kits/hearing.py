@@ -12,8 +12,8 @@ from arq.connections import ArqRedis
 from arq.jobs import Job
 from fastapi.testclient import TestClient
 
-from agents.llm import LLMClient, LLMRequest, LLMResponse, Role
-from agents.scripted import Reply, ScriptedLLM, by_role
+from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Role
+from agents.models.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommentRef, HearingRequest
 from app.publishing.publication import RunRecord
 from app.store.pulls import Pulls

@@ -9,8 +9,8 @@ from typing import TypeVar
 
 from agents.debate.needs import Call, CallEnd, Reply, Steps, Trial, TrialResult
 from agents.errors import LLMUnavailable
-from agents.llm import LLMRequest
-from agents.scripted import ScriptedLLM
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM
 from policies.budget import TokenCeiling
 from policies.errors import OutOfTokens
 

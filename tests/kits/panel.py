@@ -5,9 +5,9 @@ from typing import Any
 
 from agents.debate.engine import Debate
 from agents.diff import Diff
+from agents.models.scripted import ScriptedLLM, by_agent
 from agents.outcome import Outcome
 from agents.review import Review
-from agents.scripted import ScriptedLLM, by_agent
 from policies.debate import DebatePolicy
 from tests.scenarios.panels import Script
 from tests.scenarios.reviews import DIFF

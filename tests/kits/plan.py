@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.diff import Diff
-from agents.llm import Role, Usage
+from agents.models.llm import Role, Usage
 from agents.outcome import (
     Consensus,
     FindingOutcome,

@@ -8,8 +8,8 @@ from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from agents.llm import LLMClient, LLMRequest, LLMResponse
-from agents.scripted import Reply, ScriptedLLM, by_role
+from agents.models.llm import LLMClient, LLMRequest, LLMResponse
+from agents.models.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef, PullRequestRef
 from app.jobs.worker import Workers
 from app.publishing.markers import SUMMARY_MARKER

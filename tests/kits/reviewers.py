@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.diff import Diff
-from agents.llm import LLMRequest
+from agents.models.llm import LLMRequest
+from agents.models.scripted import Reply, ScriptedLLM
 from agents.protocol import ToolName
-from agents.scripted import Reply, ScriptedLLM
 from app.evaluation.cases import Case
 
 TRUE_SEVERITY, NOISE_SEVERITY = "major", "minor"

@@ -13,10 +13,10 @@ from typing import Any
 
 from agents.debate.engine import Debate
 from agents.diff import Diff
-from agents.llm import LLMRequest, LLMResponse
+from agents.models.llm import LLMRequest, LLMResponse
+from agents.models.scripted import Reply, ScriptedLLM, ScriptStep, by_agent, usage_for
+from agents.models.tokens import typical_tokens
 from agents.review import Review
-from agents.scripted import Reply, ScriptedLLM, ScriptStep, by_agent, usage_for
-from agents.tokens import typical_tokens
 from app.events import PullRequestRef
 from app.store.transcripts import TranscriptRecord
 from policies.debate import DebatePolicy

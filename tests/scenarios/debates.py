@@ -4,7 +4,7 @@ import difflib
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
-from agents.llm import LLMRequest
+from agents.models.llm import LLMRequest
 
 PAYMENTS_BEFORE = """\
 import decimal
@@ -185,7 +185,7 @@ def agreed_by_tool(request: LLMRequest) -> dict[str, Any]:
 
 
 def agreed_by_role() -> dict[str, list[dict[str, Any]]]:
-    """AGREED as `agents.scripted.by_role` takes it."""
+    """AGREED as `agents.models.scripted.by_role` takes it."""
     return {
         "tester": [*AGREED["report_findings"], *AGREED["evaluate_answers"]],
         "coder": list(AGREED["answer_findings"]),

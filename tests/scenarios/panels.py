@@ -1,13 +1,13 @@
 """Scripted debates of a panel of testers: majorities, a tie, a coder that repeats itself.
 
-Each script is by agent (`agents.scripted.by_agent`): three testers — correctness, security,
+Each script is by agent (`agents.models.scripted.by_agent`): three testers — correctness, security,
 performance — or two for a tie, the coder, and the arbiter where a split calls it. They
 debate the payments change of :mod:`tests.scenarios.debates` (its lines 8 and 16).
 """
 
 from typing import Any
 
-from agents.scripted import ScriptStep
+from agents.models.scripted import ScriptStep
 from tests.scenarios.debates import (
     LOG_FIX,
     UNDEFINED,

@@ -8,7 +8,7 @@ from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from agents.llm import LLMClient
+from agents.models.llm import LLMClient
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from app.jobs.deps import WorkerSetup

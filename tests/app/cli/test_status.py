@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner, Result
 from redis.asyncio import Redis
 
-from agents.llm import Role
+from agents.models.llm import Role
 from app.cli.main import main
 from app.cli.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
 from app.store import keys

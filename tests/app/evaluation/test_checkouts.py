@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agents.diff import Diff
-from agents.llm import LLMRequest
-from agents.scripted import Reply, ScriptedLLM
+from agents.models.llm import LLMRequest
+from agents.models.scripted import Reply, ScriptedLLM
 from agents.verification import Evidence
 from app.evaluation.cases import Case, parse_cases
 from app.evaluation.checkouts import Verifying

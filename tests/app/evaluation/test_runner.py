@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from agents.errors import LLMUnavailable
-from agents.llm import LLMRequest
-from agents.scripted import Reply, ScriptedLLM
+from agents.models.llm import LLMRequest
+from agents.models.scripted import Reply, ScriptedLLM
 from app.evaluation.cases import Case
 from app.evaluation.report import summaries
 from app.evaluation.result_files import ResultFiles

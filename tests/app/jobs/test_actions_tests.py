@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps
 from app.jobs.janitor import resume_orphans
 from app.jobs.workflow_results import sweep_workflow_runs

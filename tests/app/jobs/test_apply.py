@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from agents.diff import Diff
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import (
     Consensus,
     FindingOutcome,
@@ -21,7 +22,6 @@ from agents.outcome import (
 )
 from agents.protocol import Finding, Patch, Severity
 from agents.review import Review, review_diff
-from agents.scripted import ScriptedLLM, by_role
 from app.events import PullRequestRef
 from app.github.client import GitHubApp, Installation
 from app.github.git_data import pushable

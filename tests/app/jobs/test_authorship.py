@@ -10,8 +10,8 @@ fingerprint comes from the diff and the claim), so each test writes the one Tieb
 import pytest
 
 from agents.diff import Diff
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.protocol import Finding
-from agents.scripted import ScriptedLLM, by_role
 from app.publishing.fingerprints import Fingerprint
 from tests.fakes.github_api import AppKey, FakeGitHub, Review
 from tests.kits.review import STUBBORN, agreed, run_review, summaries

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from arq.connections import ArqRedis
 
 from agents.diff import Diff, ReviewUnit
-from agents.llm import LLMRequest, LLMResponse
+from agents.models.llm import LLMRequest, LLMResponse
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import StopReason
-from agents.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps
 from app.jobs.unit import debate_unit
 from app.store import keys

@@ -4,9 +4,9 @@ import asyncio
 
 from arq.connections import RedisSettings, create_pool
 
-from agents.llm import Role
+from agents.models.llm import Role
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import Resolution
-from agents.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
 from app.store.allowance import DailyAllowance

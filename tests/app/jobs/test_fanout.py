@@ -10,8 +10,8 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from agents.errors import LLMFatal
-from agents.llm import LLMRequest, LLMResponse
-from agents.scripted import ScriptedLLM
+from agents.models.llm import LLMRequest, LLMResponse
+from agents.models.scripted import ScriptedLLM
 from app.jobs.deps import WorkerDeps
 from app.jobs.janitor import resume_orphans
 from app.store.keys import review_job_id

@@ -9,8 +9,8 @@ secondary rate limit, and one review is posted although GitHub answers 502.
 import re
 from typing import Any
 
-from agents.claude import ClaudeLLM
-from agents.llm import Usage
+from agents.models.claude import ClaudeLLM
+from agents.models.llm import Usage
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import Body, Error, FakeMessagesAPI, QueuedResponder, Reply
 from tests.kits.review import run_review

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.snapshots.cache import SnapshotCache
 from app.snapshots.limits import SnapshotLimits
 from tests.fakes.github_api import AppKey, FakeGitHub

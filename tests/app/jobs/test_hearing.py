@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agents.llm import LLMRequest, Role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import Reply, ScriptedLLM, by_role
 from agents.outcome import Resolution
-from agents.scripted import Reply, ScriptedLLM, by_role
 from app.settings import Settings
 from app.store.keys import hearing_job_id, review_job_id
 from app.store.queue import ReviewQueue

@@ -5,7 +5,7 @@ before trying again. A 422 (a comment GitHub would not take) falls back to a rev
 finding in its body.
 """
 
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.scripted import ScriptedLLM, by_role
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.review import STUBBORN, agreed, run_review, summary
 from tests.scenarios.reviews import NUMBER, REPO

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from agents.llm import LLMRequest
-from agents.scripted import ScriptedLLM
-from agents.tokens import typical_tokens
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM
+from agents.models.tokens import typical_tokens
 from app.events import PullRequestRef
 from app.store.redis_typing import reply
 from policies.config import CONFIG_PATH

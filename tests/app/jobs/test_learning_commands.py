@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 from arq.connections import RedisSettings, create_pool
 
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.store.learnings import LearningStore
 from policies.learnings import Learning, LearningSource

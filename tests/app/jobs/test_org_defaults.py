@@ -3,7 +3,7 @@
 
 import pytest
 
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.scripted import ScriptedLLM, by_role
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.review import STUBBORN, run_review
 from tests.scenarios.debates import LOG_LINE, accept, answers, concede, evaluations, finding, report

@@ -3,8 +3,8 @@ the fake GitHub, the code around the changes from the head and the guidance from
 
 import re
 
-from agents.llm import LLMRequest, Role
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.jobs.reading import ReadingLimits
 from tests.fakes.github_api import AppKey, FakeGitHub, Recorded
 from tests.kits.review import STUBBORN, asked, run_review, run_worker

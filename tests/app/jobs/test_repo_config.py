@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agents.claude import ClaudeLLM
-from agents.llm import Role
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.claude import ClaudeLLM
+from agents.models.llm import Role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.settings import Settings
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder

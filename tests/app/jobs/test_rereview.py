@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from agents.llm import LLMRequest
-from agents.scripted import ScriptedLLM
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM
 from app.events import PullRequestRef
 from app.publishing.markers import ANSWERED_MARKER
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment

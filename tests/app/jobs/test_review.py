@@ -13,7 +13,7 @@ from arq.constants import abort_jobs_ss
 from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.store.keys import review_job_id
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue

@@ -11,9 +11,9 @@ from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
-from agents.llm import LLMRequest
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.protocol import ToolName
-from agents.scripted import ScriptedLLM, by_role
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
 from app.store.queue import ReviewQueue

@@ -5,7 +5,7 @@ once however many reviews see it."""
 import pytest
 from arq.connections import RedisSettings, create_pool
 
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.store.learnings import LearningStore
 from policies.learnings import Learning, LearningSource
 from tests.fakes.github_api import AppKey, FakeGitHub

@@ -13,8 +13,8 @@ from arq.connections import ArqRedis
 from agents.debate.journal import JournalEntry
 from agents.diff import Diff
 from agents.errors import LLMUnavailable
-from agents.llm import LLMRequest, LLMResponse, Role
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.llm import LLMRequest, LLMResponse, Role
+from agents.models.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps
 from app.jobs.results import JobResult
 from app.jobs.unit import debate_unit

@@ -5,7 +5,7 @@ the estimate that foresaw it."""
 import html
 import re
 
-from agents.llm import LLMRequest, LLMResponse, Usage
+from agents.models.llm import LLMRequest, LLMResponse, Usage
 from app.events import PullRequestRef
 from policies.config import CONFIG_PATH
 from tests.fakes.github_api import AppKey, FakeGitHub

@@ -8,7 +8,7 @@ import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.errors import LLMFatal
-from agents.scripted import ScriptedLLM
+from agents.models.scripted import ScriptedLLM
 from app.jobs.results import Ending, JobResult
 from app.jobs.worker import counted
 from app.store.counters import FleetCounters

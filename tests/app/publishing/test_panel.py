@@ -5,9 +5,9 @@ import re
 
 import pytest
 
+from agents.models.scripted import ScriptedLLM, by_agent
 from agents.outcome import Consensus, MessageKind, Resolution
 from agents.protocol import Severity
-from agents.scripted import ScriptedLLM, by_agent
 from app.bodies import AnnotationLevel, Conclusion, ReviewEvent
 from app.publishing.finding_text import TRIGGER
 from app.publishing.plan import plan

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from pydantic import ValidationError
 
-from agents.llm import Role, Usage
+from agents.models.llm import Role, Usage
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import (
     Consensus,
     FindingOutcome,
@@ -27,7 +28,6 @@ from agents.outcome import (
 )
 from agents.protocol import Patch, Severity
 from agents.review import review_diff
-from agents.scripted import ScriptedLLM, by_role
 from app.bodies import (
     AnnotationLevel,
     CheckRunOutput,

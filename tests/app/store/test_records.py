@@ -5,7 +5,7 @@ same, a write changes only what it sets, and a field an older worker wrote does 
 import pytest
 from arq.connections import ArqRedis
 
-from agents.llm import Role
+from agents.models.llm import Role
 from app.store import keys
 from app.store.live import LiveRuns
 from app.store.records import RunStatus, State, UnitStatus

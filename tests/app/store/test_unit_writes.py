@@ -3,7 +3,7 @@ lands with it, and a reservation given back counts before the next one is checke
 
 from arq.connections import ArqRedis
 
-from agents.llm import Role
+from agents.models.llm import Role
 from app.store import keys
 from app.store.allowance import Counter, RunCeiling
 from app.store.ceiling_line import RunPools

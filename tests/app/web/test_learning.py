@@ -11,9 +11,9 @@ import pytest
 from arq.connections import RedisSettings, create_pool
 from fastapi.testclient import TestClient
 
-from agents.llm import LLMRequest, Role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import ScriptedLLM
 from agents.protocol import ToolName
-from agents.scripted import ScriptedLLM
 from app.events import PullKey
 from app.publishing.publication import RunRecord
 from app.settings import Settings

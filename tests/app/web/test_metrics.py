@@ -19,11 +19,11 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
 from redis.asyncio import Redis
 
-from agents.claude import ClaudeLLM
 from agents.errors import LLMUnavailable
-from agents.llm import LLMRequest, LLMResponse, Usage
+from agents.models.claude import ClaudeLLM
+from agents.models.llm import LLMRequest, LLMResponse, Usage
+from agents.models.scripted import Reply, ScriptedLLM, by_role
 from agents.outcome import Consensus
-from agents.scripted import Reply, ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest
 from app.github.client import GitHubApp
 from app.github.errors import GitHubError

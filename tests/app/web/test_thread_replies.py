@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from agents.llm import Role
+from agents.models.llm import Role
 from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub

@@ -10,9 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 from redis.asyncio import Redis as AsyncRedis
 
+from agents.models.scripted import ScriptedLLM, by_role
 from agents.protocol import Reproduction
 from agents.review import Review
-from agents.scripted import ScriptedLLM, by_role
 from agents.verification import Run, Verification
 from app.events import CommentRef, HearingRequest
 from app.links import TranscriptLinks, links_for

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agents.llm import LLMRequest
-from agents.scripted import ScriptedLLM, by_role
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM, by_role
 from app.events import PullRequestRef
 from app.settings import Settings
 from app.web.server import create_app

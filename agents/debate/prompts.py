@@ -1,13 +1,13 @@
 """The agents' instructions: reviewed text, changed only with care.
 
 One system prompt serves all three roles, so that every call of a review shares one cached
-prefix (see `agents.claude`); each turn then names the role it asks for. The prompt states
+prefix (see `agents.models.claude`); each turn then names the role it asks for. The prompt states
 that everything inside an `<untrusted-…>` block is data — the diff, the pull request's text,
 and the other agents' words, which a hostile diff may have shaped — and can never instruct
 an agent.
 """
 
-from agents.llm import PromptBlock, Role
+from agents.models.llm import PromptBlock, Role
 from policies.panel import Focus
 
 TESTER = """\

@@ -1,14 +1,14 @@
 """The code around a review unit's changes, as its agents read it beside the diff.
 
-For each hunk, the functions and classes enclosing its changed lines (`agents.scopes`; one
+For each hunk, the functions and classes enclosing its changed lines (`agents.context.scopes`; one
 the hunk adds whole is read in the diff, and brings only the signature of the class around
 it; an added blank line brings nothing), then the
 helpers in the same file those lines call, then what the repository's other files tell about
-the change when they were read (`agents.related`: the definitions of the names it uses, the
+the change when they were read (`agents.context.related`: the definitions of the names it uses, the
 callers of the functions it changes, the tests that call them), then the whole file when it
 is small — in that order of relevance, within a budget of tokens per unit. The scope around a
 change is never left out: one the budget cannot hold whole is shown in part
-(`agents.elision`), its signature and the lines around its changes. What the budget leaves
+(`agents.context.elision`), its signature and the lines around its changes. What the budget leaves
 out is listed by name at the end, each piece once, never dropped silently; a search of the
 other files that stopped short is said once. The text is built once per unit and is the same
 on every call of its debate, so it sits in the cached prefix after the diff. A review reads,
@@ -22,11 +22,11 @@ numbers it; findings and patches still land only on the diff's own lines
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
+from agents.context.elision import MIN_WINDOW, Part, widest_window
+from agents.context.related import Excerpt, Kind, Related
+from agents.context.scopes import Outline, Scope, outline
 from agents.diff import Diff, DiffFile, Hunk, ReviewUnit
-from agents.elision import MIN_WINDOW, Part, widest_window
-from agents.related import Excerpt, Kind, Related
-from agents.scopes import Outline, Scope, outline
-from agents.tokens import typical_tokens
+from agents.models.tokens import typical_tokens
 from policies.guidance import Guidance
 
 MIN_TOKENS = 1_000

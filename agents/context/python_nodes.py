@@ -1,4 +1,4 @@
-"""Walks of a Python module's tree that `agents.python_names` asks its questions with: every
+"""Walks of a Python module's tree that `agents.context.python_names` asks its questions with: every
 node once, breadth first, without :func:`ast.walk`'s generator per node; the statements
 alone (where functions, classes and imports are); a dotted name as its parts."""
 

@@ -2,18 +2,18 @@
 
 A changed line of a Go, TypeScript, Rust… file writes names; those its own file does not
 define are looked for among the functions, classes and types that tree-sitter outlines
-(:func:`agents.scopes.outline`) in the repository's other files of the same language, the
+(:func:`agents.context.scopes.outline`) in the repository's other files of the same language, the
 name being the last word of a scope's label (`function total`). The first file found to
 define a name wins: a guess, where Python's names are followed through their imports
-(`agents.python_names`). A file that does not even write a name is not parsed.
+(`agents.context.python_names`). A file that does not even write a name is not parsed.
 """
 
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from agents.context.scopes import Scope, outline
 from agents.diff import DiffFile
-from agents.scopes import Scope, outline
 
 _IDENTIFIER = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]{2,}\b")
 _KIND_WORDS = frozenset(

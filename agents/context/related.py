@@ -4,14 +4,15 @@ For each changed function or class, three kinds of excerpt from other files of t
 repository at the diff's new side, in this order of relevance:
 
 1. **definitions** of the names its changed lines use (a helper's contract, a constant, a
-   class): Python's followed through the file's imports (:mod:`agents.python_names`), other
-   languages' found by name among the scopes tree-sitter outlines (:mod:`agents.named_scopes`);
+   class): Python's followed through the file's imports (:mod:`agents.context.python_names`),
+   other languages' found by name among the scopes tree-sitter outlines
+   (:mod:`agents.context.named_scopes`);
 2. **callers**: the lines around each call, in another file, of a function whose body or
    signature the change touches (at most :data:`CALLERS` a function);
 3. **tests**: the project's test functions that call it (at most :data:`TESTS`), so that the
    tester sees how tests are written here.
 
-The agents read them after the changed code's own scopes (`agents.context` ranks each kind
+The agents read them after the changed code's own scopes (`agents.context.reading` ranks each kind
 after the enclosing scopes and the helpers of the same file, before a whole file), within
 the same budget. The analysis is pure: it is handed a :class:`SourceTree`, a reader of the
 repository's files (the App's parsing processes give it one over a directory: `app.parsing`),
@@ -28,10 +29,10 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Protocol
 
+from agents.context.named_scopes import named_definitions
+from agents.context.python_names import Call, Definition, Module, Modules
+from agents.context.scopes import LANGUAGES
 from agents.diff import Diff, DiffFile
-from agents.named_scopes import named_definitions
-from agents.python_names import Call, Definition, Module, Modules
-from agents.scopes import LANGUAGES
 
 CALLERS = 4
 """Call sites shown for one changed function, each in its own enclosing scope."""

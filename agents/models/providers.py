@@ -3,7 +3,7 @@
 Each provider names the same models its own way and finds its credentials its own way; this
 module holds what Tiebreak knows of that without I/O — the default model in each naming, and
 what a provider needs set before a process starts — so the settings can refuse to start
-without calling anyone. `agents.claude` builds the SDK client from a :class:`Cloud`.
+without calling anyone. `agents.models.claude` builds the SDK client from a :class:`Cloud`.
 """
 
 import re

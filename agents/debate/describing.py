@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agents.diff import ReviewUnit
-from agents.llm import PromptBlock
+from agents.models.llm import PromptBlock
 from agents.protocol import ChangeDescription
 from policies.summary import SummaryConfig
 

@@ -11,15 +11,15 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from agents.llm import LLMRequest, LLMResponse, Role, Usage
-from agents.tokens import typical_tokens
+from agents.models.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.tokens import typical_tokens
 
 Reply = dict[str, Any] | LLMResponse | Exception
 Script = Callable[[LLMRequest], Reply]
 
 
 class ScriptedLLM:
-    """An :class:`agents.llm.LLMClient` whose answers come from a script."""
+    """An :class:`agents.models.llm.LLMClient` whose answers come from a script."""
 
     def __init__(self, script: Script) -> None:
         self.script = script

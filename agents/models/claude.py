@@ -17,7 +17,7 @@ make every tool a prefix of its own and write the diff to the cache once per too
 once per unit. The answer is read as strictly as a forced one: only a call of the turn's tool
 counts, anything else is no answer.
 
-The same client runs on Amazon Bedrock or Google Vertex AI (:class:`agents.providers.Cloud`),
+The same client runs on Amazon Bedrock or Google Vertex AI (:class:`agents.models.providers.Cloud`),
 whose SDK clients speak the same Messages API with the same usage; only the model's name, the
 address and the signature differ.
 
@@ -40,9 +40,9 @@ from anthropic.types import Message
 from pydantic import BaseModel, ConfigDict
 
 from agents.errors import LLMFatal, LLMUnavailable
-from agents.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.llm import LLMRequest, LLMResponse, Role, Usage
+from agents.models.providers import MODEL, Cloud, Provider
 from agents.protocol import toolset
-from agents.providers import MODEL, Cloud, Provider
 
 CACHE = {"type": "ephemeral"}
 TRUNCATED = frozenset({"max_tokens", "model_context_window_exceeded"})

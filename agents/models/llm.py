@@ -14,8 +14,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
+from agents.models.tokens import generous_tokens
 from agents.protocol import ToolSpec, toolset
-from agents.tokens import generous_tokens
 
 CACHE_WRITE_PRICE = 1.25
 """A (five-minute) cache write, in input tokens."""

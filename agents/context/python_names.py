@@ -18,7 +18,14 @@ import posixpath
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from agents.python_nodes import assigned, child_statements, dotted_name, statements, top_level, walk
+from agents.context.python_nodes import (
+    assigned,
+    child_statements,
+    dotted_name,
+    statements,
+    top_level,
+    walk,
+)
 
 MAX_HOPS = 3
 """Re-exports followed from a name to its definition: `pkg/__init__.py` importing it from
