@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from agents.debate.journal import JournalEntry, Replay, request_digest
-from agents.debate.needs import Call, CallEnd, Reply, Steps, Trial, TrialResult
+from agents.debate.needs import AskModel, CallEnd, Reply, Steps, Trial, TrialResult
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Usage
 from agents.verification import Verifier
@@ -92,7 +92,7 @@ class Driver:
         try:
             need = next(steps)
             while True:
-                if isinstance(need, Call):
+                if isinstance(need, AskModel):
                     reply = await self.call(need.request)
                 else:
                     if self.tests is None:

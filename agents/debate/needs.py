@@ -1,7 +1,7 @@
 """What the debate machine asks of its driver, and what the driver answers.
 
 The machine never awaits. Each step is a generator: it yields what it needs next — a model
-asked (:class:`Call`), findings' tests run (:class:`RunTests`) — and is sent back what
+asked (:class:`AskModel`), findings' tests run (:class:`RunTests`) — and is sent back what
 happened (:class:`CallEnd`, the tests' results); its return value is what it came to (an
 :class:`agents.outcome.Outcome`). A driver performs each need however it can: the engine's
 (`agents.debate.driver`) calls the model and runs the tests; a unit of the App whose tests
@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class AskModel:
     """Ask a model `request`; answered with a :class:`CallEnd`."""
 
     request: LLMRequest
@@ -60,7 +60,7 @@ class RunTests:
 
 
 TrialResult = Verification | FixCheck
-Need = Call | RunTests
+Need = AskModel | RunTests
 Reply = CallEnd | tuple[TrialResult, ...]
 Steps = Generator[Need, Reply, T]
 """A step of the machine: yields needs, is sent replies, returns a `T`."""
@@ -68,7 +68,7 @@ Steps = Generator[Need, Reply, T]
 
 def call(request: LLMRequest) -> Steps[CallEnd]:
     """Ask for `request` to be answered; raise what made it impossible (a token limit)."""
-    end = yield Call(request)
+    end = yield AskModel(request)
     if not isinstance(end, CallEnd):
         raise TypeError(f"a call was answered with {type(end).__name__}")
     if end.refused is not None:

@@ -16,7 +16,7 @@ from agents.debate.driver import Waiting
 from agents.debate.engine import Debate
 from agents.debate.journal import MemoryJournal
 from agents.debate.machine import DebateMachine
-from agents.debate.needs import Call, CallEnd, RunTests
+from agents.debate.needs import AskModel, CallEnd, RunTests
 from agents.debate.proofs import ProofTerms, Proving
 from agents.debate.recorded_tests import MemoryRecordedRuns, RecordedRun
 from agents.models.llm import LLMRequest, LLMResponse, Role, Usage
@@ -56,7 +56,7 @@ def test_the_whole_debate_is_a_loop_over_what_the_machine_asks() -> None:
     asked: list[str] = []
 
     need = next(steps)
-    assert isinstance(need, Call)
+    assert isinstance(need, AskModel)
     assert (need.request.role, need.request.tool.name) == (Role.TESTER, "report_findings")
     asked.append("report")
     need = steps.send(answered(report(TESTED)))
@@ -67,7 +67,7 @@ def test_the_whole_debate_is_a_loop_over_what_the_machine_asks() -> None:
     failing, passing = Run(exit_code=1, output_tail="NameError"), Run(exit_code=0)
     need = steps.send((Verification.of(run.reproduction.path, COMMAND, failing, passing),))
 
-    assert isinstance(need, Call)
+    assert isinstance(need, AskModel)
     assert (need.request.role, need.request.tool.name) == (Role.CODER, "answer_findings")
     # The coder is told the test reproduces the bug before it answers.
     assert "reproduced" in need.request.blocks[-1].text
@@ -79,7 +79,7 @@ def test_the_whole_debate_is_a_loop_over_what_the_machine_asks() -> None:
     assert fix.patches[0].replacement == LOG_FIX["replacement"]
     need = steps.send((FixCheck.of(Run(exit_code=0)),))
 
-    assert isinstance(need, Call)
+    assert isinstance(need, AskModel)
     assert need.request.tool.name == ToolName.EVALUATE_ANSWERS
     try:
         steps.send(answered(evaluations(accept("F1", "The test passes."))))
@@ -111,7 +111,7 @@ def test_a_proven_finding_disputed_is_sent_back_to_the_coder_not_argued_away() -
         answered(answers({"finding_id": "F1", "stance": "dispute", "argument": "No."}))
     )
 
-    assert isinstance(need, Call)
+    assert isinstance(need, AskModel)
     assert need.request.role is Role.CODER
     assert need.request.subject == ("F1",)
     assert "it is proven" in need.request.blocks[-1].text

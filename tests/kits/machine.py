@@ -7,7 +7,7 @@ and a function of each test run, synchronously, under the same token ceiling's r
 from collections.abc import Callable
 from typing import TypeVar
 
-from agents.debate.needs import Call, CallEnd, Reply, Steps, Trial, TrialResult
+from agents.debate.needs import AskModel, CallEnd, Reply, Steps, Trial, TrialResult
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest
 from agents.models.scripted import ScriptedLLM
@@ -32,7 +32,7 @@ def play(
     need = next(steps)
     while True:
         reply: Reply
-        if isinstance(need, Call):
+        if isinstance(need, AskModel):
             reply = _call(need.request, llm, ceiling)
         else:
             assert shows is not None, "a debate without tests asked for test runs"
