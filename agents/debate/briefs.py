@@ -5,27 +5,40 @@ it. Each turn then adds only what that agent needs now: the open findings and th
 exchange about each, never the whole history; a panel tester sees only what the testers it
 hears said. Untrusted material — the diff, and anything the models wrote — travels inside
 `<untrusted-…>` blocks whose tag carries a hash of the content, so the content cannot forge
-its own closing tag; model text is JSON with `<` and `>` escaped.
+its own closing tag; model text is JSON with `<` and `>` escaped. What a turn shows is typed
+(:mod:`agents.debate.told`); this module writes the words around it and renders it.
 """
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agents.debate.refusals import Refusal
 from agents.debate.threads import Thread
+from agents.debate.told import (
+    AnsweredFinding,
+    CoderAnswer,
+    Dispute,
+    Disputes,
+    HeardPosition,
+    LatestMessage,
+    OpenFinding,
+    OpenFindings,
+    Refused,
+    RefusedItem,
+    Rejection,
+    RetestedFinding,
+    Runs,
+    Tests,
+)
 from agents.diff import Diff, ReviewUnit
 from agents.models.llm import PromptBlock
 from agents.outcome import Message
 from agents.patches import current_lines
-from agents.protocol import Answer, Finding, Patch, ToolName
+from agents.protocol import ToolName
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
-
-Tests = Callable[[str], dict[str, Any]]
-"""What an agent is told of a finding's test runs, by finding id (`agents.debate.proofs`);
-given only when tests are run."""
 
 PROVEN_TO_CODER = (
     " A finding whose test_run verdict is reproduced is proven: concede it with a patch that "
@@ -106,10 +119,8 @@ def reproduction_brief(test_command: str) -> str:
     )
 
 
-def _with_tests(entry: dict[str, Any], thread: Thread, tests: Tests | None) -> dict[str, Any]:
-    if tests is not None:
-        entry.update(tests(thread.id))
-    return entry
+def _runs(thread: Thread, tests: Tests | None) -> Runs:
+    return tests(thread.id) if tests is not None else Runs()
 
 
 def answer_brief(
@@ -120,43 +131,48 @@ def answer_brief(
     panel: bool = False,
     tests: Tests | None = None,
 ) -> PromptBlock:
-    findings = []
-    for thread in pending:
-        entry = _with_tests({"finding": _finding(thread.finding)}, thread, tests)
-        if thread.answer is not None:
-            entry["your_last_answer"] = _answer(thread.answer)
-        rejections = thread.rejections()
-        if panel and rejections:
-            entry["testers_rejected_it"] = [
-                {"tester": p.tester, "reason": p.reason} for p in rejections
-            ]
-        elif rejections:
-            entry["tester_rejected_it_because"] = rejections[-1].reason
-        findings.append(entry)
-    payload: dict[str, Any] = {"open_findings": findings, "protected_paths": list(protected)}
-    overrides = [m.text for m in settled]
-    if overrides:
-        payload["final_rulings"] = overrides
+    told = OpenFindings(
+        open_findings=tuple(_open(thread, panel, tests) for thread in pending),
+        protected_paths=tuple(protected),
+        final_rulings=tuple(m.text for m in settled),
+    )
     return PromptBlock(
         text=(
             f"Call {ToolName.ANSWER_FINDINGS} with one answer per open finding below: concede "
             "with a patch, or dispute with an argument. No patch may touch a protected path."
             + (PROVEN_TO_CODER if tests else "")
             + "\n"
-            + data_json("findings", payload)
+            + data_json("findings", told.data())
         )
+    )
+
+
+def _open(thread: Thread, panel: bool, tests: Tests | None) -> OpenFinding:
+    runs = _runs(thread, tests)
+    answer = thread.answer
+    rejections = thread.rejections()
+    # A panel's coder reads every tester's reason; a single tester's, its last one.
+    by_testers = tuple(Rejection(tester=p.tester, reason=p.reason) for p in rejections)
+    return OpenFinding(
+        finding=thread.finding,
+        test_run=runs.test_run,
+        patch_test_run=runs.patch_test_run,
+        your_last_answer=CoderAnswer.of(answer) if answer is not None else None,
+        testers_rejected_it=by_testers if panel else (),
+        tester_rejected_it_because=rejections[-1].reason if rejections and not panel else None,
     )
 
 
 def evaluation_brief(
     pending: Sequence[Thread], diff: Diff, allowance: int, *, tests: Tests | None = None
 ) -> PromptBlock:
+    answers = [_answered(thread, diff, tests).data() for thread in pending]
     return PromptBlock(
         text=(
             f"Call {ToolName.EVALUATE_ANSWERS}: accept or reject each answer below."
             + (PATCH_TESTS if tests else "")
             + f" You may raise at most {allowance} new findings.\n"
-            + data_json("answers", [_answered(thread, diff, tests) for thread in pending])
+            + data_json("answers", answers)
         )
     )
 
@@ -164,7 +180,13 @@ def evaluation_brief(
 def retest_brief(pending: Sequence[Thread], *, tests: Tests) -> PromptBlock:
     """The tester whose tests passed at the head: another test for each finding, or its
     withdrawal."""
-    findings = [_with_tests({"finding": _finding(t.finding)}, t, tests) for t in pending]
+    findings = []
+    for thread in pending:
+        runs = _runs(thread, tests)
+        told = RetestedFinding(
+            finding=thread.finding, test_run=runs.test_run, patch_test_run=runs.patch_test_run
+        )
+        findings.append(told.data())
     return PromptBlock(
         text=(
             f"The tests of the findings below pass at the change's head: they do not show the "
@@ -190,16 +212,13 @@ def panel_evaluation_brief(
     findings and evaluations, never everyone's."""
     answers = []
     for thread in pending:
-        entry = _answered(thread, diff, tests)
-        entry["raised_by"] = sorted({p.tester for p in thread.positions if p.raised})
-        heard = [
-            {"tester": name, "round": said.round, "vote": said.vote, "reason": said.reason}
+        heard = tuple(
+            HeardPosition(tester=name, round=said.round, vote=said.vote, reason=said.reason)
             for name in panel.neighbours(tester)
             if (said := thread.heard(name, before=round)) is not None and not said.raised
-        ]
-        if heard:
-            entry["testers_you_hear"] = heard
-        answers.append(entry)
+        )
+        raised_by = tuple(sorted({p.tester for p in thread.positions if p.raised}))
+        answers.append(_answered(thread, diff, tests, raised_by=raised_by, heard=heard).data())
     return PromptBlock(
         text=(
             f"You are {tester}, one of a panel of {panel.size} testers. Call "
@@ -214,15 +233,27 @@ def panel_evaluation_brief(
     )
 
 
-def _answered(thread: Thread, diff: Diff, tests: Tests | None = None) -> dict[str, Any]:
-    assert thread.answer is not None
-    entry: dict[str, Any] = {
-        "finding": _finding(thread.finding),
-        "coder_answer": _answer(thread.answer),
-    }
-    if thread.answer.patch is not None:
-        entry["lines_the_patch_replaces"] = current_lines(diff, thread.answer.patch)
-    return _with_tests(entry, thread, tests)
+def _answered(
+    thread: Thread,
+    diff: Diff,
+    tests: Tests | None,
+    *,
+    raised_by: tuple[str, ...] | None = None,
+    heard: tuple[HeardPosition, ...] = (),
+) -> AnsweredFinding:
+    answer = thread.answer
+    assert answer is not None
+    patch = answer.patch
+    runs = _runs(thread, tests)
+    return AnsweredFinding(
+        finding=thread.finding,
+        coder_answer=CoderAnswer.of(answer),
+        lines_the_patch_replaces=tuple(current_lines(diff, patch)) if patch is not None else None,
+        test_run=runs.test_run,
+        patch_test_run=runs.patch_test_run,
+        raised_by=raised_by,
+        testers_you_hear=heard,
+    )
 
 
 def arbitration_brief(
@@ -238,23 +269,27 @@ def arbitration_brief(
     context = CONTEXT_MESSAGES + (panel.size - 1 if panel else 0)
     disputes = []
     for thread, trigger in batch:
-        dispute: dict[str, Any] = {
-            "finding": _finding(thread.finding),
-            "why_it_reached_you": str(trigger),
-            "latest_messages": [_message(m) for m in thread.messages[-context:]],
-        }
-        if panel is not None:
-            tally = thread.tally()
-            dispute["testers_keeping_it"] = list(tally.keep)
-            dispute["testers_accepting_the_answer"] = list(tally.accept)
-        disputes.append(_with_tests(dispute, thread, tests))
+        runs = _runs(thread, tests)
+        tally = thread.tally() if panel is not None else None
+        disputes.append(
+            Dispute(
+                finding=thread.finding,
+                why_it_reached_you=trigger,
+                latest_messages=tuple(LatestMessage.of(m) for m in thread.messages[-context:]),
+                testers_keeping_it=tuple(tally.keep) if tally is not None else None,
+                testers_accepting_the_answer=tuple(tally.accept) if tally is not None else None,
+                test_run=runs.test_run,
+                patch_test_run=runs.patch_test_run,
+            )
+        )
+    told = Disputes(disputes=tuple(disputes), protected_paths=tuple(protected))
     return PromptBlock(
         text=(
             f"Call {ToolName.ARBITRATE} with one binding ruling per dispute below. A forced fix "
             "may not touch a protected path."
             + (PROVEN_TO_ARBITER if tests else "")
             + "\n"
-            + data_json("disputes", {"disputes": disputes, "protected_paths": list(protected)})
+            + data_json("disputes", told.data())
         )
     )
 
@@ -272,44 +307,19 @@ def retry_brief(
                 "again with corrected input.\n" + data_json("problems", list(problems))
             )
         )
-    payload: dict[str, Any] = {"refused": [_refusal(r) for r in refused]}
-    if problems:
-        payload["last_call_refused_because"] = list(problems)
+    told = Refused(
+        refused=tuple(
+            RefusedItem(finding_id=r.finding_id, finding=r.finding, problems=r.problems)
+            for r in refused
+        ),
+        last_call_refused_because=tuple(problems),
+    )
     return PromptBlock(
         text=(
             f"Part of your input to {tool} was adopted; the items below were refused for the "
             f"reasons given. Call {tool} again with input for these items only, corrected: an "
             "item about a finding by its finding_id, a refused finding raised again on the "
             "diff's lines or left out. Do not repeat what was adopted.\n"
-            + data_json("refused", payload)
+            + data_json("refused", told.data())
         )
     )
-
-
-def _refusal(refusal: Refusal) -> dict[str, Any]:
-    entry: dict[str, Any] = {}
-    if refusal.finding_id is not None:
-        entry["finding_id"] = refusal.finding_id
-    if refusal.finding is not None:
-        entry["finding"] = refusal.finding
-    entry["problems"] = list(refusal.problems)
-    return entry
-
-
-def _finding(finding: Finding) -> dict[str, Any]:
-    return finding.model_dump(mode="json")
-
-
-def _answer(answer: Answer) -> dict[str, Any]:
-    return answer.model_dump(mode="json", exclude={"finding_id"}, exclude_none=True)
-
-
-def _message(message: Message) -> dict[str, Any]:
-    entry: dict[str, Any] = {"from": message.speaker, "kind": message.kind, "text": message.text}
-    if message.patch is not None:
-        entry["patch"] = _patch(message.patch)
-    return entry
-
-
-def _patch(patch: Patch) -> dict[str, Any]:
-    return patch.model_dump(mode="json")

@@ -17,6 +17,7 @@ from agents.debate import briefs
 from agents.debate.needs import Steps
 from agents.debate.state import DebateState
 from agents.debate.threads import Closure, Position, Thread
+from agents.debate.told import LatestMessage, Replied, ReplyHeard
 from agents.debate.turns import Ask
 from agents.errors import NotHeard
 from agents.models.llm import PromptBlock, Role
@@ -57,14 +58,14 @@ class Verdict:
 
 def reply_brief(thread: Thread, reply: PersonReply) -> PromptBlock:
     """The person's reply for the tester, with the finding and its latest messages."""
-    payload = {
-        "finding": thread.finding.model_dump(mode="json"),
-        "latest_messages": [
-            {"from": m.speaker, "kind": m.kind, "text": m.text}
+    told = ReplyHeard(
+        finding=thread.finding,
+        latest_messages=tuple(
+            LatestMessage(speaker=m.speaker, kind=m.kind, text=m.text)
             for m in thread.messages[-CONTEXT_MESSAGES:]
-        ],
-        "reply": {"from": reply.speaker, "text": reply.text[:MAX_REPLY_CHARS]},
-    }
+        ),
+        reply=Replied(speaker=reply.speaker, text=reply.text[:MAX_REPLY_CHARS]),
+    )
     return PromptBlock(
         text=(
             f"The debate on the finding below has ended and it stands on the pull request. "
@@ -78,7 +79,7 @@ def reply_brief(thread: Thread, reply: PersonReply) -> PromptBlock:
             "`learning`: that fact as one rule in plain words, one sentence or two (for example "
             '"In this repository, Money amounts are integers in cents; do not flag integer '
             'division on them."); leave it out when the reply teaches nothing beyond this '
-            "change.\n" + briefs.data_json("reply", payload)
+            "change.\n" + briefs.data_json("reply", told.data())
         )
     )
 

@@ -16,11 +16,11 @@ again with the patch. The debate then obeys what ran, whatever the models say:
 Each run is told in the finding's thread, so the transcript shows it.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from agents.debate.needs import Steps, check_fixes, reproduce
+from agents.debate.told import FindingRun, PatchRun, Runs, Tests
 from agents.models.tokens import typical_tokens
 from agents.outcome import FindingOutcome
 from agents.protocol import (
@@ -101,7 +101,7 @@ class Proofs:
         )
 
     @property
-    def about_tests(self) -> Callable[[str], dict[str, Any]] | None:
+    def about_tests(self) -> Tests | None:
         """What agents are told of the findings' tests, when tests are run."""
         return self.about if self.on else None
 
@@ -192,24 +192,25 @@ class Proofs:
 
     # -- what agents are shown ----------------------------------------------------------
 
-    def about(self, finding_id: str) -> dict[str, Any]:
+    def about(self, finding_id: str) -> Runs:
         """What an agent is told of the finding's test and of the patch checked on it."""
-        shown: dict[str, Any] = {}
         result = self.results.get(finding_id)
+        test_run = None
         if result is not None:
-            shown["test_run"] = {
-                "verdict": result.verdict,
-                "what_it_shows": result.reason,
-                "output_at_head": result.output_tail[-MAX_TAIL_SHOWN:],
-            }
+            test_run = FindingRun(
+                verdict=result.verdict,
+                what_it_shows=result.reason,
+                output_at_head=result.output_tail[-MAX_TAIL_SHOWN:],
+            )
+        patch_test_run = None
         if finding_id in self.fixes:
             _, checked = self.fixes[finding_id]
-            shown["patch_test_run"] = {
-                "verified": checked.verified,
-                "what_it_shows": checked.reason,
-                "output": checked.output_tail[-MAX_TAIL_SHOWN:],
-            }
-        return shown
+            patch_test_run = PatchRun(
+                verified=checked.verified,
+                what_it_shows=checked.reason,
+                output=checked.output_tail[-MAX_TAIL_SHOWN:],
+            )
+        return Runs(test_run=test_run, patch_test_run=patch_test_run)
 
 
 def told(verification: Verification) -> str:
