@@ -97,12 +97,15 @@ async def review_from_webhook(
     await run_worker(github, key, redis_url, fixed_by_agreement(), lambda _: asyncio.sleep(0))
 
 
+@pytest.mark.parametrize("forks", [False, True], ids=["forks' tests off", "forks' tests on"])
 async def test_a_deleted_fork_s_tests_never_run_in_the_repository_s_actions(
-    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, forks: bool
 ) -> None:
+    """Not even where forks' tests run: where a head comes from, GitHub no longer says."""
     github.add_workflow(REPO, WORKFLOW, template_text(), never_finishes)
     open_from_fork(github)
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    config = CONFIG + ("  forks: true\n" if forks else "")
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
     github.delete_repo(FORK)
 
     await review_from_webhook(github, key, redis_url, client, opened(GONE, head_repo=None))
