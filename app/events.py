@@ -171,6 +171,9 @@ class _CheckRun(_Payload):
     id: int
     head_sha: Sha
     pull_requests: list[_CheckPull] = []
+    """Empty for a pull request from a fork: GitHub names only those of the repository."""
+    external_id: str | None = None
+    """Set by the App that made the check run: Tiebreak's name its review run."""
 
 
 class _RequestedAction(_Payload):

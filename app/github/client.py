@@ -137,7 +137,7 @@ class Installation:
     @translating
     async def pull_request(self, ref: PullKey) -> PullRequest:
         response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
-        return read(answers.Pull, response).pull_request(ref.full_name)
+        return read(answers.Pull, response).pull_request()
 
     @translating
     async def diff(self, ref: PullKey) -> str:

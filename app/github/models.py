@@ -5,6 +5,7 @@ Those read straight from GitHub's JSON keep GitHub's names and only the fields T
 (:mod:`app.github.answers`). None of them needs githubkit.
 """
 
+from enum import StrEnum
 from typing import Annotated, Literal, NamedTuple, TypeGuard
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
@@ -128,6 +129,18 @@ class Comparison(BaseModel):
     """False when GitHub listed as many files as it ever lists: some may be missing."""
 
 
+class HeadOrigin(StrEnum):
+    """Where a pull request's head branch lives."""
+
+    BASE = "base"
+    """In the base repository itself."""
+    FORK = "fork"
+    """In another repository, which GitHub names."""
+    UNKNOWN = "unknown"
+    """In a repository GitHub no longer names (`head.repo: null`): a fork since deleted. Its
+    head commit is still the base repository's to read, but no branch of it is known."""
+
+
 class PullRequest(BaseModel):
     """The pull request as the review needs it."""
 
@@ -142,19 +155,30 @@ class PullRequest(BaseModel):
     """The login of whoever opened it."""
     head_sha: str
     head_ref: str
-    head_repo: str
-    """`owner/name` of the repository holding the head branch: another one for a fork."""
+    head_repo: str | None
+    """`owner/name` of the repository holding the head branch: another one for a fork; None
+    when GitHub names none (a fork since deleted)."""
+    head_repo_id: int | None
     base_sha: str
     base_ref: str
     base_repo: str
+    base_repo_id: int
     maintainer_can_modify: bool
     html_url: str
     labels: tuple[str, ...] = ()
     """The names of its labels."""
 
     @property
+    def head_origin(self) -> HeadOrigin:
+        """By the repositories' ids: a name is taken again by a repository made anew."""
+        if self.head_repo_id is None:
+            return HeadOrigin.UNKNOWN
+        return HeadOrigin.BASE if self.head_repo_id == self.base_repo_id else HeadOrigin.FORK
+
+    @property
     def from_fork(self) -> bool:
-        return self.head_repo.lower() != self.base_repo.lower()
+        """Whether its head is anything but the base repository's, a deleted fork's too."""
+        return self.head_origin is not HeadOrigin.BASE
 
 
 class WorkflowRun(Read):

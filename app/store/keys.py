@@ -9,6 +9,7 @@ them against the installed arq. arq alone writes the rest of its keys (`arq:retr
 worker's health check).
 """
 
+import re
 from datetime import date
 from enum import StrEnum
 
@@ -62,8 +63,31 @@ ABORTED = "arq:abort"
 
 def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
     """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again. A review's job id
-    is its run's id too."""
+    is its run's id too, and its check run's `external_id` (:func:`reviewed_head`)."""
     return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
+
+
+_REVIEW_JOB_ID = re.compile(
+    r"review:(?P<owner>[A-Za-z0-9_.-]{1,100})/(?P<repo>[A-Za-z0-9_.-]{1,100})"
+    r"#(?P<number>[0-9]{1,9})@(?P<sha>[0-9a-f]{40}(?:[0-9a-f]{24})?)(?::.*)?"
+)
+
+
+def reviewed_head(run_id: str, installation_id: int) -> PullRequestRef | None:
+    """The pull request head a review run's id names (:func:`review_job_id`, every run's id
+    since Tiebreak's first), as `installation_id` reaches it; None for an id of any other
+    shape. The id is what Tiebreak's check runs carry as their `external_id`, so this reads
+    the pull request a check run is on when GitHub does not say (a fork's)."""
+    found = _REVIEW_JOB_ID.fullmatch(run_id)
+    if found is None:
+        return None
+    return PullRequestRef(
+        installation_id=installation_id,
+        owner=found["owner"],
+        repo=found["repo"],
+        number=int(found["number"]),
+        head_sha=found["sha"],
+    )
 
 
 def resume_job_id(run_id: str, resume: int) -> str:

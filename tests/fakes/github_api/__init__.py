@@ -16,12 +16,13 @@ through `GITHUB_API_URL`:
 Actions (`add_workflow`, `deny_actions`, `send_webhooks`, `workflow_runs`) are described in
 :mod:`tests.fakes.github_api.actions`.
 
-State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
-`add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
-`resolve_thread`, `set_permission`, `issue_person_token`) and inspect it (`requests`,
-`check_runs`, `reviews`, `review_comments`, `issue_comments`, `reactions`, `thread_resolved`,
-`labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `tree_entries`, `blob`,
-`ref_updates`, and the credentials that went by: `issued_tokens`, `app_jwts`).
+State lives in memory: tests set it up (`add_installation`, `add_repo`, `delete_repo`,
+`set_file`, `add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`,
+`add_reaction`, `resolve_thread`, `set_permission`, `issue_person_token`) and inspect it
+(`requests`, `check_runs`, `reviews`, `review_comments`, `issue_comments`, `reactions`,
+`thread_resolved`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`,
+`tree_entries`, `blob`, `ref_updates`, and the credentials that went by: `issued_tokens`,
+`app_jwts`).
 Every change happens under one lock, since requests arrive on the server's threads.
 
 Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
@@ -80,7 +81,9 @@ answer an error:
   moves the open pull requests whose head it is. A fork (a pull request's `head_repo` other
   than its repository) is readable through the base repository's token while the pull
   request is open, writable only if the pull request has `maintainer_can_modify` (and only
-  its head branch), and otherwise 403 `Resource not accessible by integration`.
+  its head branch), and otherwise 403 `Resource not accessible by integration`. A fork
+  deleted (`delete_repo`) is gone; its pull requests keep their head commit in the base
+  repository and answer `head.repo: null`, as GitHub does.
 * Compare (`GET .../compare/BASE...HEAD`, two dots taken alike): each side a branch or a
   commit's full SHA (404 otherwise, and for unrelated histories); `status`, `ahead_by` and
   `behind_by` from the commit graph, the newest 250 commits oldest first, and `files` from

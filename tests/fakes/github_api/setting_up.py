@@ -41,6 +41,20 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
         with self._lock:
             self._repo_for_setup(full_name).default_branch = default_branch
 
+    def delete_repo(self, full_name: str) -> None:
+        """Delete a repository, as its owner does a fork: it is gone from the API and from
+        every installation. The open pull requests whose head it held keep their head commit
+        (the base repository keeps it under `refs/pull/N/head`), but GitHub no longer names
+        their head repository: `head.repo` is null."""
+        with self._lock:
+            key = self._existing_repo(full_name).full_name.lower()
+            del self._repos[key]
+            for names in self._installations.values():
+                names.discard(key)
+            for pull in self._pulls.values():
+                if pull.head_repo is not None and pull.head_repo.lower() == key:
+                    pull.head_repo = None
+
     def add_installation(self, installation_id: int, *, repos: Iterable[str]) -> None:
         """Install the App on these repositories (replacing an installation with this id)."""
         with self._lock:
