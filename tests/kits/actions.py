@@ -73,7 +73,7 @@ async def review_in_actions(
     llm: LLMClient,
     client: TestClient,
     *,
-    runner: Callable[..., dict[str, Any] | None] = template_runner,
+    runner: Callable[..., dict[str, Any] | bytes | None] = template_runner,
     meanwhile: Callable[[WorkerDeps], Awaitable[object]] | None = None,
     webhooks: bool = True,
     **deps_fields: Any,

@@ -5,7 +5,7 @@ a scripted model."""
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ from app.store.records import State
 from app.verification.workflow import not_run, template_text
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.kits.artifacts import UNREADABLE
 from tests.kits.actions import (
     DEADLINE,
     WORKFLOW,
@@ -220,6 +221,32 @@ async def test_a_run_that_never_finishes_is_not_run_after_its_deadline(
     body = comment(github).body
     assert "**Test not run**: <code>test&#95;refund.py</code> (the workflow did not" in body
     assert "finish in 1 minute)" in body
+    assert "Fix verified" not in body
+
+
+@pytest.mark.parametrize("unreadable", UNREADABLE.values(), ids=UNREADABLE.keys())
+async def test_an_artifact_that_cannot_be_unpacked_is_said_unreadable_at_once(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    client: TestClient,
+    unreadable: Callable[[str], bytes],
+) -> None:
+    """No janitor sweeps here: the review completes on the run's webhook alone."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+
+    def uploads_an_unreadable_zip(
+        given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
+    ) -> bytes:
+        return unreadable(given["token"])
+
+    await review_in_actions(
+        github, key, redis_url, fixed_by_agreement(PROVEN), client, runner=uploads_an_unreadable_zip
+    )
+
+    body = comment(github).body
+    assert "**Test not run**: <code>test&#95;refund.py</code> (the workflow's result could" in body
+    assert "not be read: the artifact is not a readable zip" in body
     assert "Fix verified" not in body
 
 

@@ -43,8 +43,9 @@ MAX_INPUT_CHARS = 65_535
 ARTIFACT = "tiebreak-result"
 
 Trees = Mapping[str, Mapping[str, str]]
-Runner = Callable[[Mapping[str, str], Trees], dict[str, Any] | None]
-"""What a run does: its inputs and the files at its base and head → its result, or None."""
+Runner = Callable[[Mapping[str, str], Trees], dict[str, Any] | bytes | None]
+"""What a run does: its inputs and the files at its base and head → its result, the zip its
+artifact holds (as it is: whatever bytes the test gives), or None."""
 Sink = Callable[[str, dict[str, Any]], None]
 """Where webhooks go: the event's name and its payload."""
 
@@ -253,8 +254,12 @@ class _Actions(_GitStore):
         if result is None:
             return  # it never finishes
         with self._lock:
-            run.artifact = (next(self._ids), _zipped({"result.json": json.dumps(result).encode()}))
-            run.log = json.dumps(result, indent=2)
+            if isinstance(result, bytes):
+                archive, run.log = result, f"uploaded {len(result)} bytes"
+            else:
+                archive = _zipped({"result.json": json.dumps(result).encode()})
+                run.log = json.dumps(result, indent=2)
+            run.artifact = (next(self._ids), archive)
             run.status, run.conclusion = "completed", "success"
         self._send(run, "completed")
 
