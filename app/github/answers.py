@@ -58,6 +58,7 @@ class Created(Read):
 
 class _Repo(Read):
     full_name: OrEmpty = ""
+    default_branch: OrEmpty = ""
 
 
 class _Branch(Read):
@@ -104,6 +105,7 @@ class Pull(Read):
             base_sha=self.base.sha,
             base_ref=self.base.ref,
             base_repo=base_repo,
+            default_branch=self.base.repo.default_branch if self.base.repo else "",
             maintainer_can_modify=bool(self.maintainer_can_modify),
             html_url=self.html_url,
             labels=tuple(label.name for label in self.labels),

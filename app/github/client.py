@@ -129,7 +129,7 @@ class Installation:
         self._identity = identity
         self.git = GitData(github)
         """The Git Data API, for committing fixes."""
-        self.actions = Actions(github)
+        self.actions = Actions(github, identity)
         """GitHub Actions, for findings' tests run in the repository's CI."""
         self.retry_backoff = retry_backoff
         """Scales the waits of retries the caller makes itself (see `CappedRetry`)."""

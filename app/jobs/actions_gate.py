@@ -2,7 +2,9 @@
 the review is planned: the config asks for it (`verify.workflow`), the pull request is not
 from a fork (unless `verify.forks`), and GitHub lets the App see the workflow (403 without the
 Actions permission, 404 without the file). When the config asks and the tests cannot run, the
-review goes on unverified and its summary says why, once.
+review goes on unverified and its summary says why, once. The workflow runs from the
+repository's default branch, as the config reference says: a pull request's base branch may
+hold another copy of the workflow file, stale or edited by whoever may push there.
 """
 
 from app.events import PullRequestRef
@@ -17,6 +19,7 @@ FORK = (
     "the pull request comes from a fork, whose code would run on this repository's runners"
     " (verify.forks is off)"
 )
+NO_DEFAULT_BRANCH = "GitHub did not say which branch is the repository's default branch"
 NO_PERMISSION = (
     "the App may not run workflows in this repository (it needs the actions: write permission)"
 )
@@ -31,6 +34,8 @@ async def tests_in_actions(
         return None, ""
     if pull.from_fork and not verify.forks:
         return None, NOT_RUN.format(why=FORK)
+    if not pull.default_branch:
+        return None, NOT_RUN.format(why=NO_DEFAULT_BRANCH)
     try:
         await github.actions.check_workflow(ref, verify.workflow)
     except GitHubError as exc:
@@ -43,7 +48,7 @@ async def tests_in_actions(
         return None, NOT_RUN.format(why=why)
     tests = ActionsTesting(
         workflow=verify.workflow,
-        branch=pull.base_ref,
+        branch=pull.default_branch,
         base_sha=pull.base_sha,
         command=verify.command,
         setup=verify.setup,

@@ -1,12 +1,13 @@
 """The verifier of a unit whose findings' tests run in the repository's GitHub Actions.
 
-Asked for a run, it dispatches the repository's workflow (`verify.workflow`, from the base
-branch) and raises :class:`agents.errors.AwaitingTests`: the unit's debate suspends, and
-resumes from its journal once the result is recorded (:mod:`app.jobs.workflow_results`).
+Asked for a run, it dispatches the repository's workflow (`verify.workflow`, from the
+default branch) and raises :class:`agents.errors.AwaitingTests`: the unit's debate suspends,
+and resumes from its journal once the result is recorded (:mod:`app.jobs.workflow_results`).
 It is always wrapped in :class:`agents.recorded_tests.RecordedVerifier`, which answers a run
 already recorded without asking it; a run dispatched by an earlier attempt and not yet
 settled is waited for again, never dispatched twice. The pending run is recorded before the
-dispatch, so a result can never arrive before the record of who waits for it.
+dispatch, so a result can never arrive before the record of who waits for it, and the id of
+the run GitHub says the dispatch started is added to it once GitHub says it.
 
 Nothing runs on the App's workers: a run GitHub refuses (no permission, no workflow), one
 too large for a workflow's inputs, or one past the review's `max_runs` is `not_run`, with the
@@ -97,6 +98,7 @@ class ActionsVerifier:
             digest=digest,
             ref=plan.ref,
             workflow=tests.workflow,
+            branch=tests.branch,
             test=reproduction.path,
             command=tests.command,
             fix=fix,
@@ -106,7 +108,7 @@ class ActionsVerifier:
         )
         await self.runs.wait_for(pending)
         try:
-            await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
+            started = await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
         except GitHubError as exc:
             await self.runs.forget(pending)
             await self.runs.uncount_dispatch(plan.run_id)
@@ -114,5 +116,7 @@ class ActionsVerifier:
             log.warning("the workflow %s was not dispatched: %s", tests.workflow, exc)
             said = reason.format(workflow=tests.workflow, branch=tests.branch)
             return not_run(reproduction.path, fix, said)
+        if started is not None:
+            await self.runs.pin(token, started)
         log.info("dispatched %s for %s", RUN_TITLE.format(token=token), reproduction.path)
         raise AwaitingTests([digest])

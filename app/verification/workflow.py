@@ -132,7 +132,9 @@ def read_result(archive: bytes, token: str) -> WorkflowResult:
         # BadZipFile (zlib.error, RuntimeError, NotImplementedError, EOFError, OSError,
         # struct.error, ValueError...). Each means the same: the run showed nothing, said at
         # once rather than left to its deadline.
-        raise WorkflowResultError(f"the artifact is not a readable zip: {_unreadable(exc)}") from exc
+        raise WorkflowResultError(
+            f"the artifact is not a readable zip: {_unreadable(exc)}"
+        ) from exc
     if len(raw) > MAX_RESULT_BYTES:
         raise WorkflowResultError(f"{RESULT_FILE} is larger than {MAX_RESULT_BYTES} bytes")
     try:

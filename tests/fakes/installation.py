@@ -21,6 +21,7 @@ from app.github.errors import GitHubError
 from app.github.models import (
     Author,
     Comparison,
+    Dispatch,
     FileAt,
     GitFile,
     IssueComment,
@@ -63,14 +64,13 @@ class FakeActions:
 
     async def dispatch(
         self, ref: PullKey, workflow: str, branch: str, inputs: dict[str, str]
-    ) -> None:
+    ) -> int | None:
         raise GitHubError(f"no workflow {workflow}", status=404)
 
-    async def find_run(self, ref: PullKey, workflow: str, title: str) -> WorkflowRun | None:
+    async def find_run(
+        self, ref: PullKey, dispatch: Dispatch, run_id: int | None = None
+    ) -> WorkflowRun | None:
         return None
-
-    async def run(self, ref: PullKey, run_id: int) -> WorkflowRun:
-        raise GitHubError(f"no run {run_id}", status=404)
 
     async def artifact(self, ref: PullKey, run_id: int, name: str, cap: int) -> bytes | None:
         return None

@@ -63,7 +63,7 @@ UNREADABLE: dict[str, Callable[[str], bytes]] = {
 def _data_start(data: bytearray) -> int:
     assert data.startswith(LOCAL_HEADER)
     name, extra = struct.unpack_from("<HH", data, 26)
-    return 30 + name + extra
+    return 30 + int(name) + int(extra)
 
 
 def _headers_changed(archive: bytes, *, flags: int = 0, method: int | None = None) -> bytes:

@@ -6,7 +6,6 @@ a scripted model."""
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -22,17 +21,24 @@ from app.store.queue import ReviewQueue
 from app.store.records import State
 from app.verification.workflow import not_run, template_text
 from app.web.server import create_app
-from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
-from tests.kits.artifacts import UNREADABLE
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.github_api.actions import RunDetails
 from tests.kits.actions import (
+    CONFIG,
     DEADLINE,
+    PASSING,
+    PRINT_FIX,
+    PROVEN,
     WORKFLOW,
     Deliveries,
+    comment,
     completed,
+    fixed_by_agreement,
     never_finishes,
     review_in_actions,
     template_runner,
 )
+from tests.kits.artifacts import UNREADABLE
 from tests.kits.review import run_review, summary
 from tests.scenarios.debates import (
     PAYMENTS,
@@ -43,14 +49,12 @@ from tests.scenarios.debates import (
     answers,
     concede,
     evaluations,
-    patch,
     report,
 )
 from tests.scenarios.reviews import (
     BASE,
     DIFF,
     INSTALLATION,
-    NUMBER,
     REF,
     REPO,
     background_worker,
@@ -58,31 +62,6 @@ from tests.scenarios.reviews import (
 )
 from tests.scenarios.webhooks import SECRET
 
-CONFIG = (
-    "verify:\n"
-    "  command: python3 {test}\n"
-    f"  workflow: {WORKFLOW}\n"
-    "  timeout_minutes: 1\n"
-    "  max_attempts: 1\n"
-)
-TEST_PATH = "test_refund.py"
-REFUND_TEST = """\
-import importlib.util
-
-spec = importlib.util.spec_from_file_location("payments", "app/payments.py")
-payments = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(payments)
-
-
-class Payment:
-    balance, id = 10, 7
-
-
-payments.refund(Payment(), 5)
-"""
-PROVEN = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": REFUND_TEST}}
-PRINT_FIX = patch(16, "    print('refund', payment.id, amount)")
-PASSING = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": "assert True\n"}}
 NOT_RUN = "Findings' tests were not run"
 FORK = REF.model_copy(update={"number": 3, "head_sha": "f" * 40})
 
@@ -93,19 +72,14 @@ def client(redis_url: str) -> Iterator[TestClient]:
         yield test_client
 
 
-def fixed_by_agreement(finding: dict[str, Any]) -> ScriptedLLM:
-    return ScriptedLLM(
-        by_role(
-            tester=[report(finding), evaluations(accept("F1", "Fixed."))],
-            coder=[answers(concede("F1", PRINT_FIX))],
-        )
-    )
-
-
+@pytest.mark.parametrize("details", [RunDetails.RETURNED, RunDetails.IGNORED])
 async def test_without_its_webhook_a_run_is_found_by_the_janitors_poll(
-    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, details: RunDetails
 ) -> None:
+    """Found by the id GitHub answered the dispatch with, or where it answered none, among
+    the workflow's latest runs."""
     github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG.replace("minutes: 1", "minutes: 60"))
+    github.serve_run_details(details)
     minutes = iter(range(1, 60))
 
     async def janitor(deps: WorkerDeps) -> object:
@@ -161,12 +135,6 @@ async def test_a_unit_whose_results_are_in_but_never_taken_up_is_taken_up_by_its
     assert "**Test not run**: <code>test&#95;refund.py</code> (lost)" in comment(github).body
 
 
-def comment(github: FakeGitHub) -> ReviewComment:
-    (review,) = github.reviews(REPO, NUMBER)
-    (posted,) = review.comments
-    return posted
-
-
 async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fix(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
 ) -> None:
@@ -183,6 +151,25 @@ async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fi
     assert [bool(r.inputs["patches"]) for r in sorted(runs, key=lambda r: r.id)] == [False, True]
     assert sent.sent.count(("completed", "enqueued")) == 2
     assert NOT_RUN not in summary(github)
+
+
+@pytest.mark.parametrize("details", [RunDetails.RETURNED, RunDetails.IGNORED])
+async def test_the_workflow_runs_from_the_default_branch_not_the_pull_requests_base(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, details: RunDetails
+) -> None:
+    """The config names the workflow on the default branch; the pull request's base branch
+    may hold another copy of it."""
+    github.add_repo(REPO, default_branch="trunk")
+    github.set_file(REPO, "trunk", ".github/tiebreak.yml", CONFIG)
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    github.serve_run_details(details)
+
+    await review_in_actions(github, key, redis_url, fixed_by_agreement(PROVEN), client)
+
+    assert [run.branch for run in github.workflow_runs(REPO)] == ["trunk", "trunk"]
+    body = comment(github).body
+    assert "fails at the head and passes" in body
+    assert "**Fix verified**" in body
 
 
 async def test_a_finding_whose_test_passes_at_the_head_is_withdrawn(

@@ -10,7 +10,7 @@ from agents.errors import AwaitingTests
 from agents.protocol import Patch, Reproduction
 from agents.verification import Evidence
 from app.github.errors import GitHubError
-from app.github.models import WorkflowRun
+from app.github.models import Dispatch, WorkflowRun
 from app.jobs.actions_verifier import ActionsVerifier
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import WorkflowRuns
@@ -33,15 +33,15 @@ class Dispatches:
 
     async def dispatch(
         self, ref: object, workflow: str, branch: str, inputs: dict[str, str]
-    ) -> None:
+    ) -> int | None:
         if self.status is not None:
             raise GitHubError("refused", status=self.status)
         self.inputs.append(inputs)
-
-    async def find_run(self, ref: object, workflow: str, title: str) -> WorkflowRun | None:
         return None
 
-    async def run(self, ref: object, run_id: int) -> WorkflowRun:
+    async def find_run(
+        self, ref: object, dispatch: Dispatch, run_id: int | None = None
+    ) -> WorkflowRun | None:
         raise AssertionError("not asked")
 
     async def artifact(self, ref: object, run_id: int, name: str, cap: int) -> bytes | None:
