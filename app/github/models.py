@@ -6,6 +6,7 @@ Those read straight from GitHub's JSON keep GitHub's names and only the fields T
 """
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Literal, NamedTuple, TypeGuard
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
@@ -42,6 +43,16 @@ class FileAt(NamedTuple):
 
     commit: str
     path: str
+
+
+class PathKind(StrEnum):
+    """What a path is at a commit, as git holds it."""
+
+    NOTHING = "nothing"
+    FILE = "file"
+    """A blob: a regular file, or a symbolic link (git does not follow it)."""
+    DIRECTORY = "directory"
+    """A tree, or a submodule's commit."""
 
 
 class Author(Read):

@@ -19,6 +19,7 @@ from app.github.models import (
     FileAt,
     GitFile,
     IssueComment,
+    PathKind,
     PullRequest,
     Reaction,
     ThreadComment,
@@ -102,6 +103,10 @@ class InstallationClient(Protocol):
 
     async def sizes(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, int | None]:
         """Never fails: a file whose size is not known is left out."""
+        ...
+
+    async def kinds(self, ref: PullKey, paths: Iterable[FileAt]) -> dict[FileAt, PathKind]:
+        """Never fails: a path whose kind is not known is left out."""
         ...
 
     def tarball(self, ref: PullKey, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:

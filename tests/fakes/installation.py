@@ -25,12 +25,14 @@ from app.github.models import (
     FileAt,
     GitFile,
     IssueComment,
+    PathKind,
     PullRequest,
     Reaction,
     Reactions,
     ThreadComment,
     WorkflowRun,
 )
+from app.github.protocol import ActionsClient
 
 
 @dataclass
@@ -95,10 +97,13 @@ class FakeInstallation:
         self.reactions: list[tuple[CommentRef, Reaction]] = []
         self.thumbs_downs: dict[int, list[Author]] = {}
         """Who reacted 👎 to each review comment, by its id."""
+        self.unanswered: set[FileAt] = set()
+        """Paths GitHub does not say what they are (`kinds` leaves them out)."""
         self.calls: list[str] = []
         """The name of each call made, in order."""
         self.git = FakeGitData()
-        self.actions = FakeActions()
+        self.actions: ActionsClient = FakeActions()
+        """GitHub Actions with no workflow, unless a test gives another."""
         self.retry_backoff = 0.0
         self._lines: dict[int, int] = {}
         self._failures: dict[str, list[GitHubError]] = {}
@@ -158,6 +163,21 @@ class FakeInstallation:
         self._call("sizes")
         texts = {file: self.files.get(file) for file in files}
         return {f: None if text is None else len(text.encode()) for f, text in texts.items()}
+
+    async def kinds(self, ref: PullKey, paths: Iterable[FileAt]) -> dict[FileAt, PathKind]:
+        """From `files`: a file's path is a file, a path some file is under a directory;
+        the `unanswered` ones left out."""
+        self._call("kinds")
+
+        def kind(path: FileAt) -> PathKind:
+            if path in self.files:
+                return PathKind.FILE
+            inside = any(
+                f.commit == path.commit and f.path.startswith(f"{path.path}/") for f in self.files
+            )
+            return PathKind.DIRECTORY if inside else PathKind.NOTHING
+
+        return {path: kind(path) for path in paths if path not in self.unanswered}
 
     @asynccontextmanager
     async def tarball(self, ref: PullKey, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:

@@ -17,7 +17,7 @@ from githubkit.auth import AppInstallationAuthStrategy
 from githubkit.exception import RequestFailed
 
 from tests.fakes.github_api import FakeGitHub
-from tests.fakes.github_api.actions import RunDetails
+from tests.fakes.github_api.actions import RUN_FAILED, RunDetails
 from tests.fakes.github_api_kit import (
     HEAD,
     INSTALLATION,
@@ -271,3 +271,20 @@ async def test_runs_show_who_started_them_and_are_listed_by_it(
     assert completed[other.id]["workflow_run"]["event"] == "pull_request"
     assert elsewhere.artifact is not None
     assert elsewhere.artifact[1] == b"PK"
+
+
+async def test_a_run_whose_job_fails_ends_failure_without_an_artifact(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_workflow(REPO, WORKFLOW, TEXT, lambda given, trees: RUN_FAILED)
+    hooks = Webhooks()
+    fake.send_webhooks(hooks)
+
+    await github.rest.actions.async_create_workflow_dispatch(
+        OWNER, NAME, WORKFLOW, ref="main", inputs={"token": "t5"}
+    )
+    ((run_id, completed),) = hooks.wait_completed(1).items()
+    artifacts = await github.rest.actions.async_list_workflow_run_artifacts(OWNER, NAME, run_id)
+
+    assert completed["workflow_run"]["conclusion"] == "failure"
+    assert artifacts.json()["artifacts"] == []

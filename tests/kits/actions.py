@@ -18,6 +18,7 @@ from agents.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps
 from app.verification.workflow import template_text
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.fakes.github_api.actions import RUN_FAILED, Result, Runner
 from tests.kits.workflow import run_template
 from tests.scenarios.debates import (
     UNDEFINED,
@@ -76,12 +77,12 @@ def comment(github: FakeGitHub) -> ReviewComment:
     return posted
 
 
-def template_runner(
-    given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
-) -> dict[str, Any] | None:
-    """A run of the template, as a runner would run it."""
+def template_runner(given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]) -> Result:
+    """A run of the template, as a runner would run it: it fails, uploading nothing, if a
+    step fails."""
     with tempfile.TemporaryDirectory(prefix="tiebreak-run-") as workspace:
-        return run_template(Path(workspace) / "work", given, trees)
+        result = run_template(Path(workspace) / "work", given, trees)
+    return RUN_FAILED if result is None else result
 
 
 def never_finishes(
@@ -130,7 +131,7 @@ async def review_in_actions(
     llm: LLMClient,
     client: TestClient,
     *,
-    runner: Callable[..., dict[str, Any] | bytes | None] = template_runner,
+    runner: Runner = template_runner,
     meanwhile: Callable[[WorkerDeps], Awaitable[object]] | None = None,
     webhooks: bool = True,
     deliveries: Deliveries | None = None,

@@ -237,6 +237,37 @@ async def test_an_artifact_that_cannot_be_unpacked_is_said_unreadable_at_once(
     assert "Fix verified" not in body
 
 
+OVERWRITING = {
+    "the code under test": (
+        PAYMENTS,
+        "app/payments.py exists already at the head: a reproduction is a new file",
+    ),
+    "a symlinked directory at the base": (
+        "linked/test_refund.py",
+        "linked/test_refund.py goes through linked, which is not a directory at the base",
+    ),
+}
+
+
+@pytest.mark.parametrize(("path", "why"), OVERWRITING.values(), ids=OVERWRITING.keys())
+async def test_a_test_that_would_be_written_over_the_checkout_is_not_dispatched(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, path: str, why: str
+) -> None:
+    """Written over the file it tests, a test passes at the head and the base: the finding
+    would be withdrawn as not reproduced."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    github.set_file(REPO, BASE, "linked", "app", mode="120000")
+    overwriting = {**UNDEFINED, "reproduction": {"path": path, "content": "assert True\n"}}
+
+    await review_in_actions(github, key, redis_url, fixed_by_agreement(overwriting), client)
+
+    assert "withdrawn · not reproduced" not in summary(github)
+    shown = path.replace("_", "&#95;")
+    body = comment(github).body
+    assert f"**Test not run**: <code>{shown}</code> ({why})" in body
+    assert github.workflow_runs(REPO) == []
+
+
 @pytest.mark.parametrize(
     ("deny", "why"),
     [

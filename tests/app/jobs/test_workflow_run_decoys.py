@@ -13,7 +13,6 @@ worker, the fake GitHub running Tiebreak's template with bash, a scripted model.
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -24,7 +23,7 @@ from app.store import keys
 from app.verification.workflow import template_text
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.fakes.github_api.actions import RunDetails
+from tests.fakes.github_api.actions import Result, RunDetails
 from tests.kits.actions import (
     CONFIG,
     DEADLINE,
@@ -95,7 +94,7 @@ async def test_a_run_titled_with_the_token_that_tiebreak_did_not_dispatch_settle
 
     def dispatched(
         given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
-    ) -> dict[str, Any] | None:
+    ) -> Result | None:
         """The run Tiebreak dispatched: its reproduction waits for the decoy to be taken."""
         if not given["patches"]:
             token = given["token"]

@@ -7,21 +7,23 @@ A dispatch is checked as GitHub checks it (the installation's Actions permission
 `workflow_dispatch.inputs`, at most 25 and 65,535 characters: 422). Asked for
 `return_run_details`, it answers 200 with the new run's `workflow_run_id`, `run_url` and
 `html_url`, as github.com does, else 204 with no body; `serve_run_details` makes it a server
-that answers 204 whatever it is asked, or one that refuses the key with 422 (`"return_run_details"
-is not a permitted key.`), as GitHub Enterprise Servers older than the parameter do.
+that answers 204 whatever it is asked, or one that refuses the key with 422
+(`"return_run_details" is not a permitted key.`), as GitHub Enterprise Servers older than
+the parameter do.
 
 What a run does is the test's: `add_workflow` takes a function from the run's inputs and the
 files at its `base` and `head` inputs to its JSON result (uploaded as the `tiebreak-result`
-artifact, a zip holding `result.json`), the artifact's zip as it is (bytes), or None for a run
-that never finishes. A run starts when dispatched, on a thread of its own, and sends
-`requested`, `in_progress` and (if it ends) `completed` to the webhook sink, signed with its
-secret, with the installation of its repository. Its title is its `run-name` with
-`${{ inputs.x }}` put in. A run records who started it and how (`actor`: the App's bot user
-for an installation's token, the person for a person's; `event`, `branch`, the workflow's
-`path`, `created_at`), as GitHub shows them on the run. `start_run` starts a run the way
-someone else would (a person dispatching by hand, another workflow's `pull_request` run, a run
-in another repository), titled as the test says. Artifact and log downloads answer 302 to a
-URL on the fake that needs no token, as GitHub's short-lived storage links do.
+artifact, a zip holding `result.json`), the artifact's zip as it is (bytes), `RUN_FAILED` for
+a run whose job failed before it uploaded anything (it ends `failure`), or None for a run that
+never finishes. A run starts when dispatched, on a thread of its own, and sends `requested`,
+`in_progress` and (if it ends) `completed` to the webhook sink, signed with its secret, with
+the installation of its repository. Its title is its `run-name` with `${{ inputs.x }}` put
+in. A run records who started it and how (`actor`: the App's bot user for an installation's
+token, the person for a person's; `event`, `branch`, the workflow's `path`, `created_at`), as
+GitHub shows them on the run. `start_run` starts a run the way someone else would (a person
+dispatching by hand, another workflow's `pull_request` run, a run in another repository),
+titled as the test says. Artifact and log downloads answer 302 to a URL on the fake that
+needs no token, as GitHub's short-lived storage links do.
 """
 
 import io
@@ -56,11 +58,19 @@ MAX_INPUT_CHARS = 65_535
 ARTIFACT = "tiebreak-result"
 
 Trees = Mapping[str, Mapping[str, str]]
-Result = dict[str, Any] | bytes
-"""What a run uploads: the result file's JSON, zipped, or the artifact's zip as it is."""
+
+
+class RunFailed:
+    """A run whose job failed (a step exited non-zero) before it uploaded anything."""
+
+
+RUN_FAILED = RunFailed()
+Result = dict[str, Any] | bytes | RunFailed
+"""What a run leaves: the result file's JSON, zipped, the artifact's zip as it is, or nothing
+(`RUN_FAILED`: it ends `failure`)."""
 Runner = Callable[[Mapping[str, str], Trees], Result | None]
-"""What a run does: its inputs and the files at its base and head → its result, the zip its
-artifact holds (as it is: whatever bytes the test gives), or None."""
+"""What a run does: its inputs and the files at its base and head → what it leaves, or None
+(it never finishes)."""
 Sink = Callable[[str, dict[str, Any]], None]
 """Where webhooks go: the event's name and its payload."""
 
@@ -183,7 +193,7 @@ class _Actions(_GitStore):
         actor: tuple[str, str] | None = None,
         event: str = "workflow_dispatch",
         branch: str | None = None,
-    ) -> "WorkflowRun":
+    ) -> WorkflowRun:
         """Start a run of the repository's workflow `file` as someone other than the App
         would: `actor` (login, type; the App's bot user by default), by `event`, on `branch`
         (the default branch by default), titled `title`, uploading `result`."""
@@ -347,14 +357,22 @@ class _Actions(_GitStore):
         if result is None:
             return  # it never finishes
         with self._lock:
-            if isinstance(result, bytes):
-                archive, run.log = result, f"uploaded {len(result)} bytes"
+            if isinstance(result, RunFailed):
+                run.status, run.conclusion = "completed", "failure"
+                run.log = "a step failed"
             else:
-                archive = _zipped({"result.json": json.dumps(result).encode()})
-                run.log = json.dumps(result, indent=2)
-            run.artifact = (next(self._ids), archive)
-            run.status, run.conclusion = "completed", "success"
+                self._upload(run, result)
         self._send(run, "completed")
+
+    def _upload(self, run: WorkflowRun, result: dict[str, Any] | bytes) -> None:
+        """`run` ends `success`, having uploaded `result` (under the lock)."""
+        if isinstance(result, bytes):
+            archive, run.log = result, f"uploaded {len(result)} bytes"
+        else:
+            archive = _zipped({"result.json": json.dumps(result).encode()})
+            run.log = json.dumps(result, indent=2)
+        run.artifact = (next(self._ids), archive)
+        run.status, run.conclusion = "completed", "success"
 
     def _files_at(self, sha: str) -> dict[str, str]:
         for repo in self._repos.values():
