@@ -140,6 +140,10 @@ async def test_a_run_titled_with_the_token_that_tiebreak_did_not_dispatch_settle
     # Each of Tiebreak's runs was taken from its own webhook, never answered "duplicate".
     ours = [run.id for run in github.workflow_runs(REPO) if run.id not in decoys]
     assert [deliveries.completed[run] for run in sorted(ours)] == [["enqueued"], ["enqueued"]]
+    # The decoy was looked at only where nothing else told it from Tiebreak's run: GitHub
+    # named no run for the dispatch, and the decoy ran in the same repository.
+    looked_up = github.requests_to("GET", rf"/repos/.*/actions/runs/{decoys[0]}")
+    assert bool(looked_up) == (details is RunDetails.IGNORED and decoy.repo == REPO)
 
 
 async def _looking(deps: WorkerDeps) -> bool:
