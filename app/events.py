@@ -271,3 +271,31 @@ class WorkflowRunPayload(_Payload):
     installation: _Id
     repository: _Repository
     workflow_run: _WorkflowRun
+
+
+class CompletedRun(BaseModel):
+    """A workflow run a `workflow_run` delivery says completed, and where it ran: what the job
+    that takes a test's result compares with the run it waits for. Anyone may title a run as
+    Tiebreak titles its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    installation_id: int
+    owner: Name
+    repo: Name
+    run_id: int
+
+    @classmethod
+    def of(cls, payload: WorkflowRunPayload) -> "CompletedRun":
+        return cls(
+            installation_id=payload.installation.id,
+            owner=payload.repository.owner.login,
+            repo=payload.repository.name,
+            run_id=payload.workflow_run.id,
+        )
+
+    def ran_in(self, pull: PullKey) -> bool:
+        """Whether it ran in `pull`'s repository, for `pull`'s installation."""
+        # GitHub's names are case-insensitive.
+        same = (self.owner.lower(), self.repo.lower()) == (pull.owner.lower(), pull.repo.lower())
+        return same and self.installation_id == pull.installation_id

@@ -59,6 +59,7 @@ class Created(Read):
 class _Repo(Read):
     id: int
     full_name: str
+    default_branch: OrEmpty = ""
 
 
 class _Branch(Read):
@@ -113,6 +114,7 @@ class Pull(Read):
             base_ref=self.base.ref,
             base_repo=self.base.repo.full_name,
             base_repo_id=self.base.repo.id,
+            default_branch=self.base.repo.default_branch,
             maintainer_can_modify=bool(self.maintainer_can_modify),
             html_url=self.html_url,
             labels=tuple(label.name for label in self.labels),

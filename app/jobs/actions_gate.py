@@ -3,7 +3,9 @@ the review is planned: the config asks for it (`verify.workflow`), the pull requ
 from a fork (unless `verify.forks`) nor from a repository GitHub no longer names (a deleted
 fork, whatever `verify.forks` says), and GitHub lets the App see the workflow (403 without the
 Actions permission, 404 without the file). When the config asks and the tests cannot run, the
-review goes on unverified and its summary says why, once.
+review goes on unverified and its summary says why, once. The workflow runs from the
+repository's default branch, as the config reference says: a pull request's base branch may
+hold another copy of the workflow file, stale or edited by whoever may push there.
 """
 
 from app.events import PullRequestRef
@@ -22,6 +24,7 @@ UNKNOWN_HEAD = (
     "the repository of the pull request's head is unknown (GitHub names none: a fork since"
     " deleted), and code of unknown origin never runs on this repository's runners"
 )
+NO_DEFAULT_BRANCH = "GitHub did not say which branch is the repository's default branch"
 NO_PERMISSION = (
     "the App may not run workflows in this repository (it needs the actions: write permission)"
 )
@@ -39,6 +42,8 @@ async def tests_in_actions(
         return None, NOT_RUN.format(why=UNKNOWN_HEAD)
     if origin is HeadOrigin.FORK and not verify.forks:
         return None, NOT_RUN.format(why=FORK)
+    if not pull.default_branch:
+        return None, NOT_RUN.format(why=NO_DEFAULT_BRANCH)
     try:
         await github.actions.check_workflow(ref, verify.workflow)
     except GitHubError as exc:
@@ -51,7 +56,7 @@ async def tests_in_actions(
         return None, NOT_RUN.format(why=why)
     tests = ActionsTesting(
         workflow=verify.workflow,
-        branch=pull.base_ref,
+        branch=pull.default_branch,
         base_sha=pull.base_sha,
         command=verify.command,
         setup=verify.setup,

@@ -147,7 +147,7 @@ class UnitRun:
         if plan.tests is None:
             return None
         github = self.deps.github.installation(plan.ref.installation_id)
-        actions = ActionsVerifier(github.actions, self.workflows, plan, self.attempt)
+        actions = ActionsVerifier(github, self.workflows, plan, self.attempt)
         recorded = UnitTestRuns(self.live.redis, self.run_id, self.number)
         return Proving(RecordedVerifier(actions, recorded), plan.tests.max_attempts)
 

@@ -119,8 +119,10 @@ def unit_resume_job_id(run_id: str, number: int, attempt: int, token: str) -> st
 
 
 def workflow_run_job_id(token: str, why: str) -> str:
-    """`workflow-run:<token>:<why>`: one look at a workflow run for each reason (`completed`,
-    the webhook's, however often GitHub redelivers it; `poll-<minute>`, the janitor's)."""
+    """`workflow-run:<token>:<why>`: one look at a workflow run for each reason (`run-<id>`,
+    the webhook's of run <id> titled with the token, however often GitHub redelivers it, so
+    that a run titled alike never makes another's delivery a duplicate; `poll-<minute>`,
+    the janitor's)."""
     return f"workflow-run:{token}:{why}"
 
 

@@ -1,5 +1,6 @@
 """The verifier that dispatches a unit's findings' tests to the repository's workflow, on a
-real Redis: what it dispatches, what it refuses to, and how often."""
+real Redis: what it dispatches, what it refuses to (a test whose path is not free at the head
+or the base among them), and how often."""
 
 from dataclasses import dataclass, field
 
@@ -10,13 +11,14 @@ from agents.errors import AwaitingTests
 from agents.protocol import Patch, Reproduction
 from agents.verification import Evidence
 from app.github.errors import GitHubError
-from app.github.models import WorkflowRun
+from app.github.models import Dispatch, FileAt, WorkflowRun
 from app.jobs.actions_verifier import ActionsVerifier
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import WorkflowRuns
 from app.verification.workflow import MAX_INPUT_CHARS
 from policies.config import Models
 from policies.debate import DebatePolicy
+from tests.fakes.installation import FakeInstallation
 from tests.scenarios.reviews import BASE, REF
 
 TEST = Reproduction(path="tests/test_bug.py", content="assert False\n")
@@ -33,22 +35,27 @@ class Dispatches:
 
     async def dispatch(
         self, ref: object, workflow: str, branch: str, inputs: dict[str, str]
-    ) -> None:
+    ) -> int | None:
         if self.status is not None:
             raise GitHubError("refused", status=self.status)
         self.inputs.append(inputs)
-
-    async def find_run(self, ref: object, workflow: str, title: str) -> WorkflowRun | None:
         return None
 
-    async def run(self, ref: object, run_id: int) -> WorkflowRun:
+    async def find_run(
+        self, ref: object, dispatch: Dispatch, run_id: int | None = None
+    ) -> WorkflowRun | None:
         raise AssertionError("not asked")
 
     async def artifact(self, ref: object, run_id: int, name: str, cap: int) -> bytes | None:
         return None
 
 
-def verifier(redis: ArqRedis, actions: Dispatches, max_runs: int = 5) -> ActionsVerifier:
+def verifier(
+    redis: ArqRedis,
+    actions: Dispatches,
+    max_runs: int = 5,
+    github: FakeInstallation | None = None,
+) -> ActionsVerifier:
     tests = ActionsTesting(
         workflow="tiebreak-verify.yml",
         branch="main",
@@ -68,7 +75,9 @@ def verifier(redis: ArqRedis, actions: Dispatches, max_runs: int = 5) -> Actions
         models=Models(),
         tests=tests,
     )
-    return ActionsVerifier(actions, WorkflowRuns(redis), plan, attempt=1)
+    github = github or FakeInstallation()
+    github.actions = actions
+    return ActionsVerifier(github, WorkflowRuns(redis), plan, attempt=1)
 
 
 async def test_a_test_is_dispatched_once_and_waited_for_again(redis: ArqRedis) -> None:
@@ -129,3 +138,43 @@ async def test_a_dispatch_github_refuses_is_not_run_and_not_counted(
     assert await WorkflowRuns(redis).waiting() == []
     with pytest.raises(AwaitingTests):  # the refused run did not use up the review's one
         await verifier(redis, Dispatches(), max_runs=1).reproduce(TEST)
+
+
+@pytest.mark.parametrize(
+    ("at", "path", "said"),
+    [
+        (REF.head_sha, "tests/test_bug.py", "tests/test_bug.py exists already at the head"),
+        (BASE, "tests/test_bug.py", "tests/test_bug.py exists already at the base"),
+        (
+            BASE,
+            "tests",
+            "tests/test_bug.py goes through tests, which is not a directory at the base",
+        ),
+        (REF.head_sha, "tests/test_bug.py/x", "tests/test_bug.py exists already at the head"),
+    ],
+)
+async def test_a_test_whose_path_is_not_free_is_not_run_nor_counted(
+    redis: ArqRedis, at: str, path: str, said: str
+) -> None:
+    github = FakeInstallation()
+    github.files[FileAt(at, path)] = "def keep(): ...\n"
+    actions = Dispatches()
+
+    shown = await verifier(redis, actions, max_runs=1, github=github).reproduce(TEST)
+
+    assert shown.verdict is Evidence.NOT_RUN
+    assert shown.reason.startswith(said)
+    assert actions.inputs == []
+    with pytest.raises(AwaitingTests):  # the refused test did not use up the review's one run
+        await verifier(redis, Dispatches(), max_runs=1).reproduce(TEST)
+
+
+async def test_a_test_whose_path_github_says_nothing_of_is_not_run(redis: ArqRedis) -> None:
+    github = FakeInstallation()
+    github.unanswered.add(FileAt(BASE, "tests"))
+    actions = Dispatches()
+
+    shown = await verifier(redis, actions, github=github).reproduce(TEST)
+
+    assert shown.reason == "GitHub did not say whether tests/test_bug.py is free at the base"
+    assert actions.inputs == []

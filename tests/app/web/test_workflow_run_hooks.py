@@ -1,5 +1,6 @@
 """`workflow_run` deliveries: only a completed run titled with a Tiebreak run token queues a
-look at its result, once however often GitHub delivers it."""
+look at its result, once per run however often GitHub delivers it: a run titled alike (a
+decoy) does not make the next run's delivery a duplicate."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -54,3 +55,11 @@ def test_only_a_completed_run_of_tiebreaks_is_taken(
 def test_a_run_delivered_again_is_taken_once(client: TestClient) -> None:
     assert outcome(client, delivery("completed", f"Tiebreak {TOKEN}")) == "enqueued"
     assert outcome(client, delivery("completed", f"Tiebreak {TOKEN}")) == "duplicate"
+
+
+def test_runs_titled_with_one_token_are_each_taken_once(client: TestClient) -> None:
+    title = f"Tiebreak {TOKEN}"
+
+    assert outcome(client, delivery("completed", title, run_id=5)) == "enqueued"
+    assert outcome(client, delivery("completed", title, run_id=6)) == "enqueued"
+    assert outcome(client, delivery("completed", title, run_id=6)) == "duplicate"

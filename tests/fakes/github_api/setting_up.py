@@ -14,6 +14,7 @@ from tests.fakes.github_api.auth import _Auth
 from tests.fakes.github_api.comments import _Comments
 from tests.fakes.github_api.constants import (
     AUTO_LABEL_COLOR,
+    BLOB_MODES,
     FILE_MODE,
     REACTIONS,
     REVIEW_STATES,
@@ -61,20 +62,25 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
             names = {self._repo_for_setup(name).full_name.lower() for name in repos}
             self._installations[installation_id] = names
 
-    def set_file(self, full_name: str, ref: str, path: str, text: str | bytes) -> None:
-        """Put a file at `path` in the commit `ref` names: a branch or a commit SHA.
+    def set_file(
+        self, full_name: str, ref: str, path: str, text: str | bytes, *, mode: str = FILE_MODE
+    ) -> None:
+        """Put a file at `path` in the commit `ref` names: a branch or a commit SHA; with
+        `mode` `120000`, a symlink whose target is `text`.
 
         The commit's snapshot is edited in place (its SHA stays), so a file set on a pull
         request's head branch is seen through its head SHA and the other way round. A ref the
         repository lacks is a new commit if it looks like a SHA (7 to 40 hex digits), else a
         new branch, whose files the first pull request naming that branch takes over.
         """
+        if mode not in BLOB_MODES:
+            raise ValueError(f"a file's mode is one of {BLOB_MODES}, not {mode!r}")
         with self._lock:
             repo = self._repo_for_setup(full_name)
             commit = self._setup_ref(repo, ref)
             content = text.encode() if isinstance(text, str) else text
             files = self._flatten(commit.tree)
-            files[path.strip("/")] = (FILE_MODE, "blob", self._store_blob(content))
+            files[path.strip("/")] = (mode, "blob", self._store_blob(content))
             commit.tree = self._write_tree(files)
 
     def add_pull(
