@@ -89,10 +89,11 @@ class Actions:
             refused = exc.response
             if refused.status_code not in (400, 422) or "return_run_details" not in refused.text:
                 raise
-            await self._rest.actions.async_create_workflow_dispatch(
+            # Sent again without the key; a version of the API that answers every dispatch
+            # with its run's details (the key then gone from its schema) still says the id.
+            response = await self._rest.actions.async_create_workflow_dispatch(
                 ref.owner, ref.repo, workflow, ref=branch, inputs=inputs
             )
-            return None
         if response.status_code == 204:
             return None
         return read(_Dispatched, response).workflow_run_id

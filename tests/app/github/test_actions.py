@@ -84,6 +84,24 @@ async def test_a_dispatch_answered_with_its_run_finds_that_run_and_its_result(
         await actions.artifact(REF, run.id, ARTIFACT, 10)
 
 
+async def test_a_dispatch_that_refuses_the_key_but_says_its_run_is_pinned_to_that_run(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    """An API version whose every dispatch answers with its run's details no longer knows
+    `return_run_details`: refused with it, the dispatch sent again without it still pins
+    the run it started."""
+    github.add_workflow(REPO, WORKFLOW, template_text(), finished)
+    github.serve_run_details(RunDetails.ALWAYS)
+    actions = installation(github, key).actions
+    token, since = "2" * 32, time.time()
+
+    pinned = await actions.dispatch(REF, WORKFLOW, "main", inputs(token))
+    run = await until_completed(actions, dispatch_of(token, since, pinned))
+
+    (started,) = github.workflow_runs(REPO)
+    assert pinned == started.id == run.id
+
+
 @pytest.mark.parametrize("details", [RunDetails.IGNORED, RunDetails.REFUSED])
 async def test_without_its_run_a_dispatch_finds_the_apps_run_and_no_decoy_titled_alike(
     github: FakeGitHub, key: AppKey, details: RunDetails

@@ -103,6 +103,9 @@ class RunDetails(StrEnum):
     """204 whatever is asked."""
     REFUSED = "refused"
     """422: the key is not permitted (it is newer than the server)."""
+    ALWAYS = "always"
+    """An API version that answers every dispatch with its run's details, and refuses the key
+    its schema no longer has (422)."""
 
 
 @dataclass
@@ -246,7 +249,7 @@ class _Actions(_GitStore):
         workflow = self._workflow(request, repo, params["workflow"])
         body = _object_body(request, docs)
         details = body.pop("return_run_details", None)
-        if details is not None and self._run_details is RunDetails.REFUSED:
+        if details is not None and self._run_details in (RunDetails.REFUSED, RunDetails.ALWAYS):
             raise _error(422, NOT_PERMITTED, docs)
         if details is not None and not isinstance(details, bool):
             raise _error(422, "Invalid request: return_run_details is not a boolean", docs)
@@ -276,7 +279,8 @@ class _Actions(_GitStore):
         )
         self._runs[run.id] = run
         threading.Thread(target=self._run, args=(run,), daemon=True).start()
-        if details and self._run_details is RunDetails.RETURNED:
+        always = self._run_details is RunDetails.ALWAYS
+        if (details and self._run_details is RunDetails.RETURNED) or always:
             urls = _run_json(self.base_url, run)
             answer = {"workflow_run_id": run.id, "run_url": urls["url"]}
             return _Answer(200, {**answer, "html_url": urls["html_url"]})
