@@ -140,3 +140,39 @@ async def test_a_path_githubs_description_lacks_is_a_problem_of_the_test_once_an
     (problem,) = fake.problems
     assert problem.startswith(f"GET /repos/{REPO}/tarball was answered 302, but it is no ")
     fake.problems.clear()
+
+
+NAMED = {"type": "object", "properties": {"name": {"type": "string"}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "body", "fits"),
+    [
+        ({"type": "string", "nullable": True}, None, True),
+        ({"type": "string", "enum": ["a"], "nullable": True}, None, True),
+        ({"type": "string"}, None, False),
+        ({"allOf": [NAMED], "nullable": True}, None, True),
+        (NAMED, {"name": "x"}, True),
+        (NAMED, {"name": "x", "other": 1}, False),
+        ({**NAMED, "additionalProperties": True}, {"other": 1}, True),
+        # A branch refines its parent's object: the parent's fields and the branch's are known.
+        (
+            {**NAMED, "anyOf": [{"properties": {"size": {}}, "additionalProperties": True}]},
+            {"name": "x", "size": 1},
+            True,
+        ),
+        (
+            {**NAMED, "anyOf": [{"properties": {"size": {}}, "additionalProperties": True}]},
+            {"name": "x", "colour": 1},
+            False,
+        ),
+        # Whole alternatives are each closed; parts of one object (allOf) are closed together.
+        ({"oneOf": [NAMED, {"type": "array"}]}, {"name": "x", "other": 1}, False),
+        ({"allOf": [NAMED, {"properties": {"size": {}}}]}, {"name": "x", "size": 1}, True),
+        ({"allOf": [NAMED, {"properties": {"size": {}}}]}, {"name": "x", "colour": 1}, False),
+    ],
+)
+def test_githubs_openapi_schemas_are_read_as_json_schemas_that_know_every_field(
+    schema: dict[str, Any], body: Any, fits: bool
+) -> None:
+    assert Draft202012Validator(json_schema(schema)).is_valid(body) is fits
