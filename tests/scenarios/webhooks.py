@@ -2,14 +2,12 @@
 
 import json
 import uuid
-from pathlib import Path
 from typing import Any
 
 from githubkit import webhooks
 
-from tests.scenarios.webhook_shapes import mismatches
+from tests.scenarios.webhook_shapes import FIXTURES, mismatches
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github-webhooks"
 SECRET = "webhook-secret-for-tests"
 
 
