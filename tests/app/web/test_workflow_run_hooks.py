@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.settings import Settings
 from app.web.server import create_app
-from tests.scenarios.webhooks import SECRET, signed
+from tests.scenarios.webhooks import SECRET, payload, signed
 
 TOKEN = "ab" * 16
 
@@ -22,12 +22,18 @@ def client(redis_url: str) -> Iterator[TestClient]:
 
 
 def delivery(action: str, title: str, run_id: int = 5) -> dict[str, Any]:
-    return {
-        "action": action,
-        "workflow_run": {"id": run_id, "display_title": title, "status": action},
-        "repository": {"name": "shop", "owner": {"login": "octo"}},
-        "installation": {"id": 9},
-    }
+    """GitHub's example of a completed run, as the App receives it, at `action`."""
+    body = payload("workflow_run/completed")
+    body["action"] = action
+    body["workflow_run"].update(
+        id=run_id,
+        display_title=title,
+        status=action,
+        conclusion="success" if action == "completed" else None,
+    )
+    body["repository"].update(name="shop", owner={**body["repository"]["owner"], "login": "octo"})
+    body["installation"] = {"id": 9}
+    return body
 
 
 def outcome(client: TestClient, body: dict[str, Any]) -> str:

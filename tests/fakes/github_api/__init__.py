@@ -37,6 +37,15 @@ Git Data API (refs, commits, trees, blobs) read and write this store.
 Requests are checked the way GitHub checks them, so a test fails exactly where GitHub would
 answer an error:
 
+* Every request is checked against GitHub's own REST description
+  (:mod:`tests.fakes.github_api.openapi`, over the extract in `tests/fixtures/github-rest`): a
+  JSON body its operation's schema refuses is answered 422 and noted in `problems` (with the
+  operation, the path and the schema's complaint), a field the schema lacks is noted, and so
+  is a route answered that is no operation of the description nor listed in `NOT_REST` with
+  the reason it is not GitHub's REST API (GraphQL, the App manifest's web page, the archive
+  and artifact downloads GitHub serves from other hosts). Tests that send refused bodies on
+  purpose turn `bodies_checked` off.
+
 * `POST /app/installations/{id}/access_tokens` and `GET /app` (the App, with its `slug`)
   want an RS256 JWT signed with the App's key,
   `iss` equal to the App id and `exp` at most ten minutes ahead; every other endpoint wants an
@@ -135,8 +144,8 @@ The package has one module per API section, each a mixin of `FakeGitHub`: `auth`
 comments), `graphql` (with `blobs`, its files' texts), `git_data`, `compare` and `archives`,
 built on `gitstore` (the git store) and `base` (the state they share, typed). `fake` assembles the
 class, with its constructor, routing table and answering, from those and from `setting_up`
-and `inspecting`, its methods for tests; `constants`, `records`, `state` and `diffs` are the
-leaves they all import.
+and `inspecting`, its methods for tests, and checks each request with `openapi` (GitHub's
+description); `constants`, `records`, `state` and `diffs` are the leaves they all import.
 """
 
 from tests.fakes.github_api.auth import AppKey, new_app_key
