@@ -2,13 +2,17 @@
 `.github/tiebreak.yml`, for teams that want their learnings reviewed in git.
 
 It reads the Redis the server keeps them in (`--redis-url`, or `REDIS_URL` as `tiebreak
-status` reads it). Each learning becomes one `{rule, paths}` of the config's `learnings` list,
-most recent first (the order reviews read them in), under a comment saying who taught it,
-when and where; once pasted, `/tiebreak forget N` removes the learned copy.
+status` reads it). Learnings are kept by GitHub's id for the repository: `--repo OWNER/NAME`
+finds the id of the latest repository of that name that was taught something (or, for a
+repository no review has read since, what an older Tiebreak kept under its name). Each
+learning becomes one `{rule, paths}` of the config's `learnings` list, most recent first (the
+order reviews read them in), under a comment saying who taught it, when and where; once
+pasted, `/tiebreak forget N` removes the learned copy.
 """
 
 import asyncio
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import click
 import yaml
@@ -18,6 +22,14 @@ from app.settings import get_settings
 from app.store.connection import STORE_ERRORS
 from app.store.learnings import LearningStore
 from policies.learnings import Learning
+
+
+class Kept(NamedTuple):
+    """A repository's learnings as the store holds them, and where they were found."""
+
+    learnings: list[Learning]
+    where: str
+    """How the store knows the repository, said on stderr."""
 
 
 @click.group()
@@ -42,27 +54,44 @@ def export(repo: str, redis_url: str | None) -> None:
         kept = asyncio.run(_read(url, repo))
     except STORE_ERRORS as exc:
         fail(f"cannot reach Redis: {exc}")
-    click.echo(as_config(repo, kept), nl=False)
+    if kept.where:
+        click.echo(kept.where, err=True)
+    click.echo(as_config(repo, kept.learnings), nl=False)
 
 
-async def _read(url: str, repo: str) -> list[Learning]:
+async def _read(url: str, repo: str) -> Kept:
     async with LearningStore.at(url) as store:
-        return await store.all(repo)
+        repository_id = await store.repository_named(repo)
+        if repository_id is not None:
+            return Kept(await store.all(repository_id), f"{repo} is repository id {repository_id}.")
+        named = await store.named(repo)
+        if named:
+            where = (
+                f"These learnings of {repo} were kept under its name by an earlier Tiebreak; "
+                "they move under its repository id when Tiebreak next reads them."
+            )
+            return Kept(named, where)
+        return Kept([], "")
 
 
 def as_config(repo: str, kept: Sequence[Learning]) -> str:
     """`kept` as YAML for the config: the `learnings` list, each under a comment."""
     if not kept:
         return f"# {repo} has taught Tiebreak nothing yet.\nlearnings: []\n"
-    lines = [f"# What {repo} taught Tiebreak, most recent first.", "learnings:"]
-    for item in kept:
-        when = f" on {item.taught_at:%Y-%m-%d}" if item.taught_at else ""
-        lines.append(f"  # #{item.number}, taught by {item.taught_by}{when}: {item.thread_url}")
-        entry = yaml.safe_dump(
-            [{"rule": item.rule, "paths": list(item.paths)}],
-            allow_unicode=True,
-            sort_keys=False,
-            width=1_000,
-        )
-        lines += [f"  {line}" for line in entry.splitlines()]
-    return "\n".join(lines) + "\n"
+    entries = "".join(_entry(item) for item in kept)
+    return f"# What {repo} taught Tiebreak, most recent first.\nlearnings:\n{entries}"
+
+
+def _entry(item: Learning) -> str:
+    """One learning of the list, under its comment, indented as the list's items."""
+    when = f" on {item.taught_at:%Y-%m-%d}" if item.taught_at else ""
+    comment = " ".join(
+        f"#{item.number}, taught by {item.taught_by}{when}: {item.thread_url}".split()
+    )
+    entry = yaml.safe_dump(
+        [{"rule": item.rule, "paths": list(item.paths)}],
+        allow_unicode=True,
+        sort_keys=False,
+        width=1_000,
+    )
+    return f"  # {comment}\n" + "".join(f"  {line}\n" for line in entry.splitlines())

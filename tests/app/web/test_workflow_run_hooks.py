@@ -24,7 +24,7 @@ def delivery(action: str, title: str, run_id: int = 5) -> dict[str, Any]:
     return {
         "action": action,
         "workflow_run": {"id": run_id, "display_title": title, "status": action},
-        "repository": {"name": "shop", "owner": {"login": "octo"}},
+        "repository": {"id": 77, "name": "shop", "owner": {"login": "octo"}},
         "installation": {"id": 9},
     }
 
