@@ -7,7 +7,9 @@ finds the id of the latest repository of that name that was taught something (or
 repository no review has read since, what an older Tiebreak kept under its name). Each
 learning becomes one `{rule, paths}` of the config's `learnings` list, most recent first (the
 order reviews read them in), under a comment saying who taught it, when and where; once
-pasted, `/tiebreak forget N` removes the learned copy.
+pasted, `/tiebreak forget N` removes the learned copy. The list holds what a config accepts:
+at most :data:`policies.learnings.MAX_CONFIG_RULES` learnings, within the file's
+:data:`policies.config_file.MAX_CONFIG_BYTES`; the older ones left out are said on stderr.
 """
 
 import asyncio
@@ -21,7 +23,9 @@ from app.cli.exits import fail
 from app.settings import get_settings
 from app.store.connection import STORE_ERRORS
 from app.store.learnings import LearningStore
-from policies.learnings import Learning
+from policies.config import parse_config
+from policies.config_file import MAX_CONFIG_BYTES
+from policies.learnings import MAX_CONFIG_RULES, Learning
 
 
 class Kept(NamedTuple):
@@ -30,6 +34,14 @@ class Kept(NamedTuple):
     learnings: list[Learning]
     where: str
     """How the store knows the repository, said on stderr."""
+
+
+class Exported(NamedTuple):
+    """The `learnings` section to paste, and the learnings it leaves out, with why."""
+
+    text: str
+    left_out: list[Learning]
+    why: str
 
 
 @click.group()
@@ -43,7 +55,8 @@ def learnings() -> None:
     "--redis-url", metavar="URL", help="The server's Redis (default: REDIS_URL, as for status)."
 )
 def export(repo: str, redis_url: str | None) -> None:
-    """Print the learnings of OWNER/NAME as the `learnings` section of .github/tiebreak.yml."""
+    """Print the learnings of OWNER/NAME as the `learnings` section of .github/tiebreak.yml:
+    the most recent a config holds (50, within 64 KB), the others named on stderr."""
     owner, _, name = repo.partition("/")
     if not owner or not name or "/" in name:
         fail(f"--repo must be OWNER/NAME, not {repo!r}")
@@ -54,9 +67,20 @@ def export(repo: str, redis_url: str | None) -> None:
         kept = asyncio.run(_read(url, repo))
     except STORE_ERRORS as exc:
         fail(f"cannot reach Redis: {exc}")
+    exported = as_config(repo, kept.learnings)
+    _, problems = parse_config(exported.text)
+    if problems:  # never expected: what is printed must be what the App accepts
+        fail(f"the export would not be a valid config: {problems[0]}")
     if kept.where:
         click.echo(kept.where, err=True)
-    click.echo(as_config(repo, kept.learnings), nl=False)
+    if exported.left_out:
+        numbers = sorted(item.number or 0 for item in exported.left_out)
+        click.echo(
+            f"{len(numbers)} older learnings (#{numbers[0]} to #{numbers[-1]}) were left out: "
+            f"{exported.why}.",
+            err=True,
+        )
+    click.echo(exported.text, nl=False)
 
 
 async def _read(url: str, repo: str) -> Kept:
@@ -74,12 +98,21 @@ async def _read(url: str, repo: str) -> Kept:
         return Kept([], "")
 
 
-def as_config(repo: str, kept: Sequence[Learning]) -> str:
-    """`kept` as YAML for the config: the `learnings` list, each under a comment."""
+def as_config(repo: str, kept: Sequence[Learning]) -> Exported:
+    """`kept` (most recent first) as YAML for the config: the `learnings` list, each under a
+    comment, as many as a config holds; the rest left out."""
     if not kept:
-        return f"# {repo} has taught Tiebreak nothing yet.\nlearnings: []\n"
-    entries = "".join(_entry(item) for item in kept)
-    return f"# What {repo} taught Tiebreak, most recent first.\nlearnings:\n{entries}"
+        return Exported(f"# {repo} has taught Tiebreak nothing yet.\nlearnings: []\n", [], "")
+    text = f"# What {repo} taught Tiebreak, most recent first.\nlearnings:\n"
+    for count, item in enumerate(kept):
+        if count == MAX_CONFIG_RULES:
+            return Exported(text, list(kept[count:]), f"a config holds at most {count}")
+        entry = _entry(item)
+        if len((text + entry).encode()) > MAX_CONFIG_BYTES:
+            limit = f"a config file holds at most {MAX_CONFIG_BYTES // 1024} KB"
+            return Exported(text, list(kept[count:]), limit)
+        text += entry
+    return Exported(text, [], "")
 
 
 def _entry(item: Learning) -> str:

@@ -2,6 +2,7 @@
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 
 from click.testing import CliRunner, Result
 
@@ -71,6 +72,47 @@ def test_export_needs_a_repository_and_a_redis(redis_url: str) -> None:
     assert bad_repo.exit_code == no_redis.exit_code == 2
     assert "--repo must be OWNER/NAME" in bad_repo.output
     assert "REDIS_URL is not set" in no_redis.output
+
+
+def test_export_of_more_than_a_config_holds_keeps_the_most_recent_and_says_so(
+    redis_url: str, tmp_path: Path
+) -> None:
+    keep(redis_url, *((f"Rule number {n} holds here.", f"dir{n}/**") for n in range(1, 201)))
+
+    result = tiebreak("--repo", REPO, "--redis-url", redis_url)
+
+    assert result.exit_code == 0, result.output
+    pasted = tmp_path / ".github" / "tiebreak.yml"
+    pasted.parent.mkdir()
+    pasted.write_text(result.stdout, encoding="utf-8")
+    checked = CliRunner().invoke(main, ["check-config", str(pasted)])
+    assert checked.exit_code == 0, checked.output
+    config, problems = parse_config(result.stdout)
+    assert problems == []
+    assert config.learnings.rules == tuple(
+        LearnedRule(rule=f"Rule number {n} holds here.", paths=(f"dir{n}/**",))
+        for n in range(200, 150, -1)
+    )
+    assert "150 older learnings (#1 to #150) were left out" in result.stderr
+
+
+def test_export_stays_within_the_size_of_a_config_file(redis_url: str) -> None:
+    # 50 rules of 300 characters, 4 bytes each: ~60 KB of rules alone, comments besides.
+    rules = [(f"{n:03d}" + "🦀" * 296 + ".", f"crate{n}/**") for n in range(1, 51)]
+    keep(redis_url, *rules)
+
+    result = tiebreak("--repo", REPO, "--redis-url", redis_url)
+
+    assert result.exit_code == 0, result.output
+    config, problems = parse_config(result.stdout)
+    assert problems == []
+    assert len(result.stdout.encode()) <= 64 * 1024
+    exported = [rule.rule for rule in config.learnings.rules]
+    assert exported == [rule for rule, _ in reversed(rules)][: len(exported)]
+    left = 50 - len(exported)
+    assert left > 0
+    assert f"{left} older learnings (#1 to #{left}) were left out" in result.stderr
+    assert "64 KB" in result.stderr
 
 
 def test_export_reads_the_latest_repository_of_the_name(redis_url: str) -> None:
