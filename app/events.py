@@ -26,6 +26,9 @@ class _Owner(_Payload):
 
 
 class _Repository(_Payload):
+    id: int
+    """GitHub's id of the repository: a repository deleted and created again under the same
+    name is another repository, with another id."""
     name: Name
     owner: _Owner
 
@@ -66,6 +69,10 @@ class PullKey(BaseModel):
     owner: Name
     repo: Name
     number: int
+    repository_id: int | None = None
+    """GitHub's id of the repository, which what Tiebreak keeps for good is keyed by (a
+    name can be taken again by another repository); None only where no payload said it: a
+    request an older Tiebreak queued, or a pull request `tiebreak review` reads."""
 
     @property
     def full_name(self) -> str:
@@ -92,6 +99,7 @@ class PullRequestRef(PullKey):
             owner=payload.repository.owner.login,
             repo=payload.repository.name,
             number=payload.pull_request.number,
+            repository_id=payload.repository.id,
             head_sha=payload.pull_request.head.sha,
         )
 

@@ -441,18 +441,33 @@ def replies_capped(pull: PullKey) -> str:
 
 
 # -- what a repository's people taught Tiebreak (app.store.learnings) ---------------------------
+# Keyed by GitHub's id of the repository, never its name: a repository deleted and created again
+# under the same name is another repository, and reads none of the first one's learnings.
 
 
-def learnings(repository: str) -> str:
+def learnings(repository_id: int) -> str:
     """hash, no TTL, at most `policies.learnings.MAX_LEARNINGS` fields: field, a learning's
-    number in the repository `owner/repo`; value, the learning (JSON). Numbers are never
-    reused, so `/tiebreak forget N` means the learning `/tiebreak learnings` showed as N."""
-    return f"tiebreak:learnings:{repository.lower()}"
+    number in the repository; value, the learning (JSON). Numbers are never reused, so
+    `/tiebreak forget N` means the learning `/tiebreak learnings` showed as N."""
+    return f"tiebreak:learnings:repo:{repository_id}"
 
 
-def learnings_counter(repository: str) -> str:
-    """string, no TTL: the last number given to a learning of the repository `owner/repo`."""
-    return f"tiebreak:learnings:{repository.lower()}:last"
+def learnings_counter(repository_id: int) -> str:
+    """string, no TTL: the last number given to a learning of the repository, its pull
+    requests' own included."""
+    return f"tiebreak:learnings:repo:{repository_id}:last"
+
+
+PULL_LEARNINGS_TTL = 30 * DAY
+"""How long a pull request keeps the learnings it alone reads after the last was taught: as
+long as its head is remembered."""
+
+
+def pull_learnings(repository_id: int, number: int) -> str:
+    """hash, `PULL_LEARNINGS_TTL`, at most `policies.learnings.MAX_PULL_LEARNINGS` fields: the
+    learnings pull request `number` alone reads (taught by someone who may not write to the
+    repository), numbered as the repository's are."""
+    return f"tiebreak:learnings:repo:{repository_id}:pull:{number}"
 
 
 TAUGHT_TTL = 30 * DAY
@@ -460,8 +475,31 @@ TAUGHT_TTL = 30 * DAY
 head is."""
 
 
-def taught(repository: str, thread: int) -> str:
-    """string: set once the review thread starting with comment `thread` of the repository
-    `owner/repo` taught a learning by a 👎, so the 👎 still there at later reviews teaches it
-    no second time."""
-    return f"tiebreak:learnings:{repository.lower()}:taught:{thread}"
+def taught(repository_id: int, thread: int) -> str:
+    """string: set once the review thread starting with comment `thread` taught the repository
+    a learning by a 👎, so the 👎 still there at later reviews teaches it no second time."""
+    return f"tiebreak:learnings:repo:{repository_id}:taught:{thread}"
+
+
+LEARNING_REPOSITORIES = "tiebreak:learnings:names"
+"""hash, no TTL: field, a repository's `owner/name` in lower case; value, the id of the latest
+repository of that name that was taught something (how `tiebreak learnings export --repo
+OWNER/NAME` finds its learnings)."""
+
+
+def named_learnings(full_name: str) -> str:
+    """hash, no TTL: a repository's learnings as an older Tiebreak kept them, under its
+    `owner/name` (fields and values as :func:`learnings`'). Never written now; moved to
+    :func:`learnings` by the first job of a repository of that name that shows them its own."""
+    return f"tiebreak:learnings:{full_name.lower()}"
+
+
+def named_learnings_counter(full_name: str) -> str:
+    """string, no TTL: the last number of :func:`named_learnings`, moved with them."""
+    return f"tiebreak:learnings:{full_name.lower()}:last"
+
+
+def named_taught(full_name: str, thread: int) -> str:
+    """string, TTL `TAUGHT_TTL` when written: :func:`taught` as an older Tiebreak wrote it,
+    still read so that a 👎 it learned from teaches no second time."""
+    return f"tiebreak:learnings:{full_name.lower()}:taught:{thread}"

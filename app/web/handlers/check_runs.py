@@ -99,4 +99,5 @@ def _pull(payload: CheckRunPayload | CheckSuitePayload, number: int) -> PullKey:
         owner=payload.repository.owner.login,
         repo=payload.repository.name,
         number=number,
+        repository_id=payload.repository.id,
     )

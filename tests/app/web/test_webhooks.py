@@ -26,7 +26,12 @@ MiB = 1024 * 1024
 OPENED = payload("pull_request/opened")
 HEAD = OPENED["pull_request"]["head"]["sha"]
 REF = PullRequestRef(
-    installation_id=1, owner="Codertocat", repo="Hello-World", number=2, head_sha=HEAD
+    installation_id=1,
+    owner="Codertocat",
+    repo="Hello-World",
+    number=2,
+    repository_id=186853002,
+    head_sha=HEAD,
 )
 
 

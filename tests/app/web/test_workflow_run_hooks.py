@@ -31,7 +31,9 @@ def delivery(action: str, title: str, run_id: int = 5) -> dict[str, Any]:
         status=action,
         conclusion="success" if action == "completed" else None,
     )
-    body["repository"].update(name="shop", owner={**body["repository"]["owner"], "login": "octo"})
+    body["repository"].update(
+        id=77, name="shop", owner={**body["repository"]["owner"], "login": "octo"}
+    )
     body["installation"] = {"id": 9}
     return body
 
