@@ -292,6 +292,7 @@ class CompletedRun(BaseModel):
     owner: Name
     repo: Name
     run_id: int
+    repository_id: int | None = None
 
     @classmethod
     def of(cls, payload: WorkflowRunPayload) -> "CompletedRun":
@@ -300,10 +301,15 @@ class CompletedRun(BaseModel):
             owner=payload.repository.owner.login,
             repo=payload.repository.name,
             run_id=payload.workflow_run.id,
+            repository_id=payload.repository.id,
         )
 
     def ran_in(self, pull: PullKey) -> bool:
-        """Whether it ran in `pull`'s repository, for `pull`'s installation."""
-        # GitHub's names are case-insensitive.
-        same = (self.owner.lower(), self.repo.lower()) == (pull.owner.lower(), pull.repo.lower())
-        return same and self.installation_id == pull.installation_id
+        """Whether it ran in `pull`'s repository, for `pull`'s installation: the same
+        repository by its id where both say it (a name is taken again by a repository made
+        anew), else by its name, which GitHub compares case-insensitively."""
+        if self.installation_id != pull.installation_id:
+            return False
+        if self.repository_id is not None and pull.repository_id is not None:
+            return self.repository_id == pull.repository_id
+        return (self.owner.lower(), self.repo.lower()) == (pull.owner.lower(), pull.repo.lower())

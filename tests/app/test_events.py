@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from app.events import CompletedRun, PullKey
 from app.web.handlers import ROUTER
 from tests.fakes.github_api import FakeGitHub, new_app_key
 from tests.fakes.github_api_kit import (
@@ -114,3 +115,24 @@ def test_an_action_the_app_does_not_handle_is_not_asked_for_anything() -> None:
 
     assert mismatches("pull_request", closed) == []
     assert mismatches("ping", {"zen": "Keep it logically awesome."}) == []
+
+
+@pytest.mark.parametrize(
+    ("delivered", "ran_there"),
+    [
+        ({"installation_id": 9, "owner": "Octo", "repo": "SHOP", "repository_id": 77}, True),
+        ({"installation_id": 9, "owner": "octo", "repo": "shop", "repository_id": 78}, False),
+        ({"installation_id": 8, "owner": "octo", "repo": "shop", "repository_id": 77}, False),
+        ({"installation_id": 9, "owner": "octo", "repo": "shop", "repository_id": None}, True),
+        ({"installation_id": 9, "owner": "octo", "repo": "cart", "repository_id": None}, False),
+    ],
+    ids=["same id", "a repository made anew", "another installation", "no id: by name", "other"],
+)
+def test_a_completed_run_ran_where_its_test_waits_only_in_the_same_repository(
+    delivered: dict[str, Any], ran_there: bool
+) -> None:
+    """A run titled with a test's token counts only in the repository the test was dispatched
+    to: by its id where both say it, a name being taken again by a repository made anew."""
+    pull = PullKey(installation_id=9, owner="octo", repo="shop", number=3, repository_id=77)
+
+    assert CompletedRun(run_id=1, **delivered).ran_in(pull) is ran_there
