@@ -26,6 +26,9 @@ class _Owner(_Payload):
 
 
 class _Repository(_Payload):
+    id: int
+    """GitHub's id of the repository: a repository deleted and created again under the same
+    name is another repository, with another id."""
     name: Name
     owner: _Owner
 
@@ -66,6 +69,10 @@ class PullKey(BaseModel):
     owner: Name
     repo: Name
     number: int
+    repository_id: int | None = None
+    """GitHub's id of the repository, which what Tiebreak keeps for good is keyed by (a
+    name can be taken again by another repository); None only where no payload said it: a
+    request an older Tiebreak queued, or a pull request `tiebreak review` reads."""
 
     @property
     def full_name(self) -> str:
@@ -92,6 +99,7 @@ class PullRequestRef(PullKey):
             owner=payload.repository.owner.login,
             repo=payload.repository.name,
             number=payload.pull_request.number,
+            repository_id=payload.repository.id,
             head_sha=payload.pull_request.head.sha,
         )
 
@@ -171,6 +179,9 @@ class _CheckRun(_Payload):
     id: int
     head_sha: Sha
     pull_requests: list[_CheckPull] = []
+    """Empty for a pull request from a fork: GitHub names only those of the repository."""
+    external_id: str | None = None
+    """Set by the App that made the check run: Tiebreak's name its review run."""
 
 
 class _RequestedAction(_Payload):
@@ -268,3 +279,37 @@ class WorkflowRunPayload(_Payload):
     installation: _Id
     repository: _Repository
     workflow_run: _WorkflowRun
+
+
+class CompletedRun(BaseModel):
+    """A workflow run a `workflow_run` delivery says completed, and where it ran: what the job
+    that takes a test's result compares with the run it waits for. Anyone may title a run as
+    Tiebreak titles its own."""
+
+    model_config = ConfigDict(frozen=True)
+
+    installation_id: int
+    owner: Name
+    repo: Name
+    run_id: int
+    repository_id: int | None = None
+
+    @classmethod
+    def of(cls, payload: WorkflowRunPayload) -> "CompletedRun":
+        return cls(
+            installation_id=payload.installation.id,
+            owner=payload.repository.owner.login,
+            repo=payload.repository.name,
+            run_id=payload.workflow_run.id,
+            repository_id=payload.repository.id,
+        )
+
+    def ran_in(self, pull: PullKey) -> bool:
+        """Whether it ran in `pull`'s repository, for `pull`'s installation: the same
+        repository by its id where both say it (a name is taken again by a repository made
+        anew), else by its name, which GitHub compares case-insensitively."""
+        if self.installation_id != pull.installation_id:
+            return False
+        if self.repository_id is not None and pull.repository_id is not None:
+            return self.repository_id == pull.repository_id
+        return (self.owner.lower(), self.repo.lower()) == (pull.owner.lower(), pull.repo.lower())

@@ -135,14 +135,25 @@ class Settings(BaseSettings):
     pull request by its address) the repositories' snapshots they read (`TIEBREAK_DATA_DIR`)."""
 
     tiebreak_snapshot_cache_mb: int = Field(default=4096, ge=0, le=2**20)
-    """MiB of repositories' snapshots at a pull request's head each worker's disk keeps, under
-    `TIEBREAK_DATA_DIR/snapshots`, the least recently used evicted past it
+    """MiB of disk the repositories' snapshots at a pull request's head take on each worker's
+    disk, under `TIEBREAK_DATA_DIR/snapshots`, the least recently used evicted past it
     (`TIEBREAK_SNAPSHOT_CACHE_MB`); 0 downloads none, and the agents read the changed files
-    alone."""
+    alone. What a snapshot takes is counted in blocks of 4 KiB: one at least for each file,
+    directory and link."""
 
     tiebreak_snapshot_max_mb: int = Field(default=1024, ge=1, le=2**20)
-    """MiB of files one repository's snapshot may hold, at most the cache's size
-    (`TIEBREAK_SNAPSHOT_MAX_MB`); a larger repository is reviewed from its changed files
+    """MiB of disk one repository's snapshot may take, counted as the cache's, at most the
+    cache's size (`TIEBREAK_SNAPSHOT_MAX_MB`); a larger repository is reviewed from its
+    changed files alone, as the summary says."""
+
+    tiebreak_snapshot_cache_files: int = Field(default=400_000, ge=1, le=2**31)
+    """Files, directories and links of the snapshots each worker's disk keeps in all, each an
+    inode of the disk's, the least recently used evicted past it
+    (`TIEBREAK_SNAPSHOT_CACHE_FILES`)."""
+
+    tiebreak_snapshot_max_files: int = Field(default=100_000, ge=1, le=2**31)
+    """Files, directories and links one repository's snapshot may hold, at most the cache's
+    (`TIEBREAK_SNAPSHOT_MAX_FILES`); a larger repository is reviewed from its changed files
     alone, as the summary says."""
 
     tiebreak_daily_token_cap: int = Field(default=5_000_000, ge=0)
@@ -200,12 +211,19 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _snapshot_fits_cache(self) -> "Settings":
-        cache, most = self.tiebreak_snapshot_cache_mb, self.tiebreak_snapshot_max_mb
-        if cache and most > cache:
-            raise ValueError(
-                f"TIEBREAK_SNAPSHOT_MAX_MB ({most}) is larger than "
-                f"TIEBREAK_SNAPSHOT_CACHE_MB ({cache}), which must hold one snapshot at least"
-            )
+        if not self.tiebreak_snapshot_cache_mb:
+            return self
+        bounds = {
+            "MB": (self.tiebreak_snapshot_max_mb, self.tiebreak_snapshot_cache_mb),
+            "FILES": (self.tiebreak_snapshot_max_files, self.tiebreak_snapshot_cache_files),
+        }
+        for kind, (most, cache) in bounds.items():
+            if most > cache:
+                raise ValueError(
+                    f"TIEBREAK_SNAPSHOT_MAX_{kind} ({most}) is larger than "
+                    f"TIEBREAK_SNAPSHOT_CACHE_{kind} ({cache}), which must hold one snapshot "
+                    "at least"
+                )
         return self
 
     @model_validator(mode="after")

@@ -2,9 +2,11 @@
 
 A learning is one short rule in plain words and the globs of the files it applies to. Tiebreak
 records one when a finding is withdrawn after a person's reply, refused with 👎 by someone who
-may steer it, or resolved by `/tiebreak resolve <reason>`: the tester writes the rule from the
-thread. A repository may also write learnings in its config (`learnings` in
-`.github/tiebreak.yml`), reviewed in git like the rest of it.
+may write to the repository, or resolved by `/tiebreak resolve <reason>`: the tester writes the
+rule from the thread. Only people who may write teach the repository: a reply by anyone else
+(the author of a pull request from a fork) teaches its own pull request alone. A repository
+may also write learnings in its config (`learnings` in `.github/tiebreak.yml`), reviewed in git
+like the rest of it.
 
 Learnings are guidance (:mod:`policies.guidance`): a unit's agents read those whose globs match
 one of its files — the config's first, then the most recent — within a budget of tokens, as
@@ -42,6 +44,9 @@ MAX_CONFIG_RULES = 50
 MAX_LEARNINGS = 200
 """Learnings a repository keeps: past it, the oldest is dropped (and the reply that records
 the new one says so)."""
+MAX_PULL_LEARNINGS = 20
+"""Learnings a pull request keeps for itself alone (taught by people who may not write to
+the repository): past it, the oldest is dropped."""
 MAX_LEARNING_TOKENS = 8_000
 """The most `learnings.max_tokens` may ask for, per review unit."""
 DEFAULT_LEARNING_TOKENS = 1_000
@@ -84,7 +89,7 @@ class LearningSource(StrEnum):
     WITHDRAWN = "withdrawn"
     """A person's reply convinced the tester, and the finding was withdrawn."""
     THUMBS_DOWN = "thumbs_down"
-    """Someone who may steer Tiebreak reacted 👎 to a finding."""
+    """Someone with write access reacted 👎 to a finding."""
     RESOLVED = "resolved"
     """Someone with write access resolved the pull request with a reason, in a finding's
     thread."""
@@ -107,6 +112,9 @@ class Learning(BaseModel):
     taught_at: datetime | None = None
     thread_url: str = ""
     """The finding's thread it was taught on (empty for the config's)."""
+    pull: int | None = None
+    """The pull request it applies to alone, when who taught it may not write to the
+    repository; None for the repository's (and the config's)."""
 
     @property
     def label(self) -> str:
@@ -137,7 +145,7 @@ class LearnedRule(_Section):
 
 class LearningsConfig(_Section):
     """What the repository's people taught Tiebreak: the rules it learned from them (a finding
-    withdrawn after a reply, a 👎 from someone who may steer it, `/tiebreak resolve <reason>`
+    withdrawn after a reply, a 👎 from someone with write access, `/tiebreak resolve <reason>`
     in a finding's thread), and rules written here. Later reviews give those matching a
     unit's files to its tester, coder and arbiter as the repository's guidance. Written as a
     mapping, or as the list of `rules` alone (`learnings: [{rule: ..., paths: [...]}]`)."""

@@ -147,7 +147,8 @@ class VerifyConfig(BaseModel):
 
     forks: bool = False
     """Whether the tests of a pull request from a fork run in the repository's Actions (its
-    code would run on the repository's runners)."""
+    code would run on the repository's runners). Those of a pull request whose fork was
+    deleted never do: GitHub no longer says where its head comes from."""
 
     timeout_minutes: int = Field(default=20, ge=1, le=60)
     """Minutes the App waits for a workflow run; one that has not finished by then counts as

@@ -26,6 +26,7 @@ from agents.review import Review
 from app.cli.checkout import checkout_sources
 from app.cli.exits import fail
 from app.cli.posting import post_review
+from app.cli.printable import printable
 from app.cli.pull_address import AddressError, PullAddress, parse_address, web_hosts
 from app.cli.remote import RemotePull, Token, fetch, find_token, refusal
 from app.github.errors import GitHubError
@@ -82,14 +83,14 @@ def fetched(asked: PullRequest) -> RemotePull:
     except DiffError as exc:
         fail(f"{asked.address}'s diff: {exc}")
     pull = remote.pull
-    title = _printable(pull.title)
+    title = printable(pull.title, one_line=True)
     click.echo(f"tiebreak: reviewing {asked.address} at {pull.head_sha[:7]}: {title}", err=True)
     for problem in remote.problems:
         name = problem.source or CONFIG_PATH
         where = f"{name}:{problem.line}" if problem.line else name
         where += "" if problem.source else " at the base"
         said = f"warning: {problem.message}" if problem.warning else problem.message
-        click.echo(f"tiebreak: {where}: {_printable(said)}", err=True)
+        click.echo(f"tiebreak: {printable(f'{where}: {said}', one_line=True)}", err=True)
     return remote
 
 
@@ -166,12 +167,6 @@ def posted(asked: PullRequest, remote: RemotePull, review: Review) -> None:
 
 def _say(line: str) -> None:
     click.echo(f"tiebreak: {line}", err=True)
-
-
-def _printable(text: str) -> str:
-    """`text`, written by whoever opened the pull request, without the control characters
-    that would move the cursor or recolour the terminal."""
-    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def _run(asked: PullRequest, call: Coroutine[Any, Any, T]) -> T:

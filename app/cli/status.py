@@ -9,7 +9,6 @@ rather than ending the view.
 import asyncio
 import contextlib
 import sys
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 
 from agents.models.llm import Role
 from app.cli.exits import fail
+from app.cli.printable import printable
 from app.events import PullRequestRef
 from app.settings import get_settings
 from app.store.connection import STORE_ERRORS
@@ -32,7 +32,6 @@ CLEAR = "\x1b[H\x1b[2J"
 ERROR_WIDTH = 80
 TEXT_WIDTH = 40
 ID_WIDTH = 160
-_SPACES = {"\t", "\n", "\r", "\v", "\f", "\x85", "\u2028", "\u2029"}
 
 
 @dataclass(frozen=True)
@@ -215,13 +214,9 @@ def _duration(seconds: float) -> str:
 
 
 def clean(value: str, width: int) -> str:
-    """`value` without control characters (line breaks and tabs become spaces), clipped to
+    """`value` on one line as the terminal may show it (:func:`printable`), clipped to
     `width` characters."""
-    kept = "".join(
-        " " if ch in _SPACES else ch
-        for ch in value
-        if ch in _SPACES or unicodedata.category(ch) not in ("Cc", "Cf", "Cs")
-    )
+    kept = printable(value, one_line=True)
     return kept if len(kept) <= width else kept[: width - 1] + "…"
 
 

@@ -1,6 +1,9 @@
-"""How a review looks in a terminal: progress while it runs, then every finding and the totals."""
+"""How a review looks in a terminal: progress while it runs, then every finding and the totals.
 
-import json
+Every text the model, a test or a diff wrote is shown through :func:`app.cli.printable.printable`,
+so that none of it drives the terminal it is printed to.
+"""
+
 from collections.abc import Callable, Sequence
 
 import click
@@ -9,6 +12,7 @@ from agents.models.llm import LLMClient, LLMRequest, LLMResponse
 from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review, Unreviewed
 from agents.walkthrough import Walkthrough, walkthrough
+from app.cli.printable import json_text, printable
 from app.publishing import proofs
 from app.publishing.finding_text import STANDS, stands
 from policies.panel import Tally
@@ -79,7 +83,9 @@ def review_json(review: Review) -> str:
     merged = walkthrough(review)
     data = review.model_dump(mode="json")
     data["walkthrough"] = None if merged is None else merged.model_dump(mode="json")
-    return json.dumps(data, indent=2, ensure_ascii=False)
+    # The texts as the model wrote them, for a program to read: what would drive a terminal
+    # is written as JSON's escapes, not removed.
+    return json_text(data)
 
 
 def _walkthrough(merged: Walkthrough | None) -> list[str]:
@@ -104,8 +110,13 @@ def _walkthrough(merged: Walkthrough | None) -> list[str]:
 
 
 def _plain(text: str) -> str:
-    """Model text on one line, without the control characters that would drive a terminal."""
-    return " ".join("".join(c for c in text if c.isprintable() or c.isspace()).split())
+    """Text from outside on one line, as the terminal may show it."""
+    return printable(text, one_line=True)
+
+
+def _prose(text: str, indent: str) -> str:
+    """Text from outside, its lines kept and each indented as the first."""
+    return f"\n{indent}".join(printable(text).splitlines())
 
 
 def _unreviewed(review: Review) -> list[str]:
@@ -115,13 +126,12 @@ def _unreviewed(review: Review) -> list[str]:
         by_reason.setdefault(file.reason, []).append(file)
     lines = []
     for reason, files in by_reason.items():
-        lines.append(click.style(f"Not reviewed ({reason}):", fg="red"))
-        lines += [f"  {f.path}{' (in part)' if f.in_part else ''}" for f in files]
+        lines.append(click.style(f"Not reviewed ({_plain(reason)}):", fg="red"))
+        lines += [f"  {_plain(f.path)}{' (in part)' if f.in_part else ''}" for f in files]
     for unit in review.failed_units:
         if not unit.paths:  # an outcome kept from before units named their files
-            lines.append(
-                click.style(f"Unit {unit.unit_id} was not reviewed: {unit.error}", fg="red")
-            )
+            said = f"Unit {_plain(unit.unit_id)} was not reviewed: {_plain(str(unit.error))}"
+            lines.append(click.style(said, fg="red"))
     if lines:
         lines.append("")
     return lines
@@ -129,7 +139,7 @@ def _unreviewed(review: Review) -> list[str]:
 
 def _finding(result: FindingOutcome) -> list[str]:
     finding = result.finding
-    where = f"{finding.path}:{finding.start_line}"
+    where = f"{_plain(finding.path)}:{finding.start_line}"
     if finding.end_line != finding.start_line:
         where += f"-{finding.end_line}"
     how = str(result.consensus)
@@ -139,24 +149,28 @@ def _finding(result: FindingOutcome) -> list[str]:
     out = [
         f"{click.style(where, bold=True)}  {finding.severity}  {verdict} · {how} · "
         f"round {result.closed_in_round} · {result.tokens:,} billed tokens",
-        f"  {finding.claim}",
+        f"  {_prose(finding.claim, '  ')}",
     ]
     if (tested := result.verification) is not None:
         colour = "green" if tested.verdict.proof else None
         out.append(
-            click.style(f"  Test {tested.test}: {proofs.verdict(result)}", fg=colour)
-            + f" — {tested.reason}"
+            click.style(f"  Test {_plain(tested.test)}: {proofs.verdict(result)}", fg=colour)
+            + f" — {_plain(tested.reason)}"
         )
     if result.votes:
         out.append(f"  Raised by {result.raised_by}; {Tally.of(result.votes).describe()}.")
     if result.patch is not None:
         patch = result.patch
-        out.append(f"  Suggested replacement for {patch.path}:{patch.start_line}-{patch.end_line}:")
-        out += [f"    {line}" for line in patch.replacement.splitlines()] or ["    (delete)"]
+        span = f"{_plain(patch.path)}:{patch.start_line}-{patch.end_line}"
+        out.append(f"  Suggested replacement for {span}:")
+        out += [f"    {line}" for line in printable(patch.replacement).splitlines()] or [
+            "    (delete)"
+        ]
     if result.warning:
-        out.append(click.style(f"  Warning: {result.warning}", fg="yellow"))
+        out.append(click.style(f"  Warning: {_prose(result.warning, '    ')}", fg="yellow"))
     if result.note:
-        out.append(f"  {'Stands' if stands(result) else 'Unresolved'}: {result.note}")
+        said = "Stands" if stands(result) else "Unresolved"
+        out.append(f"  {said}: {_prose(result.note, '    ')}")
     return out
 
 

@@ -57,14 +57,23 @@ class Created(Read):
 
 
 class _Repo(Read):
-    full_name: OrEmpty = ""
+    id: int
+    full_name: str
+    default_branch: OrEmpty = ""
 
 
 class _Branch(Read):
     sha: str
     ref: str
+
+
+class _Head(_Branch):
     repo: _Repo | None = None
     """None when the repository is gone (a deleted fork)."""
+
+
+class _Base(_Branch):
+    repo: _Repo
 
 
 class _Label(Read):
@@ -80,17 +89,16 @@ class Pull(Read):
     title: OrEmpty = ""
     body: OrEmpty = ""
     user: Author | None = None
-    head: _Branch
-    base: _Branch
+    head: _Head
+    base: _Base
     maintainer_can_modify: bool | None = None
     html_url: OrEmpty = ""
     labels: tuple[_Label, ...] = ()
 
-    def pull_request(self, full_name: str) -> PullRequest:
-        """As the review needs it; `full_name` is the repository asked about, for a base or
-        head repository GitHub does not name."""
-        base_repo = (self.base.repo and self.base.repo.full_name) or full_name
-        head_repo = (self.head.repo and self.head.repo.full_name) or base_repo
+    def pull_request(self) -> PullRequest:
+        """As the review needs it. A head repository GitHub does not name stays unnamed: it
+        is not the base's (:class:`app.github.models.HeadOrigin`)."""
+        head_repo = self.head.repo
         return PullRequest(
             number=self.number,
             state=self.state,
@@ -100,10 +108,13 @@ class Pull(Read):
             author=self.user.login if self.user else "",
             head_sha=self.head.sha,
             head_ref=self.head.ref,
-            head_repo=head_repo,
+            head_repo=head_repo.full_name if head_repo else None,
+            head_repo_id=head_repo.id if head_repo else None,
             base_sha=self.base.sha,
             base_ref=self.base.ref,
-            base_repo=base_repo,
+            base_repo=self.base.repo.full_name,
+            base_repo_id=self.base.repo.id,
+            default_branch=self.base.repo.default_branch,
             maintainer_can_modify=bool(self.maintainer_can_modify),
             html_url=self.html_url,
             labels=tuple(label.name for label in self.labels),

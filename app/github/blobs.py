@@ -7,7 +7,8 @@ are sent together. Files at several commits (guidelines at the base, sources at 
 share a request. A file reads as None when GitHub has no blob there (no such path, a
 directory, a submodule), when it is binary, or when GitHub truncated its text (it cuts a
 text at 512,000 bytes). The same query without the texts tells the files' sizes, so that a
-caller can choose which texts to ask for before any is sent.
+caller can choose which texts to ask for before any is sent, and with the size alone, what a
+path is: a blob (a file or a symlink), another object (a directory, a submodule) or nothing.
 
 A failed request never fails the caller: when GitHub answers a batch with GraphQL `errors`
 (githubkit raises them; a GraphQL rate limit among them), with a status the client's retries
@@ -33,7 +34,7 @@ from app.events import PullKey
 from app.github import answers
 from app.github.answers import BlobNode, read, read_graphql
 from app.github.errors import GitHubError, translated
-from app.github.models import FileAt
+from app.github.models import FileAt, PathKind
 
 MAX_BLOBS = 100
 """Files read by one GraphQL request; a read of more sends several, at once."""
@@ -41,6 +42,7 @@ REST_READS = 8
 """Files read at once through the contents API when a GraphQL request failed."""
 BLOB_FIELDS = "text isBinary isTruncated byteSize"
 SIZE_FIELDS = "isBinary byteSize"
+KIND_FIELDS = "byteSize"
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +74,25 @@ async def read_sizes(
 
     read = await asyncio.gather(*(batch(b) for b in batches))
     return {file: size for sizes in read for file, size in sizes.items()}
+
+
+async def read_kinds(
+    github: GitHub[Any], ref: PullKey, paths: Iterable[FileAt]
+) -> dict[FileAt, PathKind]:
+    """What each path is at its commit: a blob (a file or a symlink), a tree or a submodule,
+    or nothing. A path whose request GitHub failed is left out: what it is is not known."""
+    unique = list(dict.fromkeys(paths))
+    batches = [unique[i : i + MAX_BLOBS] for i in range(0, len(unique), MAX_BLOBS)]
+
+    async def batch(paths: list[FileAt]) -> dict[FileAt, PathKind]:
+        answered = await _objects(github, ref, paths, KIND_FIELDS)
+        if isinstance(answered, str):
+            log.warning("what %d paths are is not known: %s", len(paths), answered)
+            return {}
+        return {path: _kind(answered.get(f"f{i}")) for i, path in enumerate(paths)}
+
+    read = await asyncio.gather(*(batch(b) for b in batches))
+    return {path: kind for kinds in read for path, kind in kinds.items()}
 
 
 async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str | None) -> str | None:
@@ -144,6 +165,14 @@ def _text(file: FileAt, node: BlobNode | None) -> str | None:
         log.info("%s at %s left out: %s bytes", file.path, file.commit[:7], node.byte_size)
         return None
     return node.text if node.is_binary is not True else None
+
+
+def _kind(node: BlobNode | None) -> PathKind:
+    """No object, a blob (its fields answered), or another object (the Blob fragment selected
+    nothing of it: a tree, or a submodule's commit)."""
+    if node is None:
+        return PathKind.NOTHING
+    return PathKind.DIRECTORY if node.byte_size is None else PathKind.FILE
 
 
 def _size(node: BlobNode | None) -> int | None:

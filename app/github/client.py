@@ -24,7 +24,7 @@ from app.events import CommentRef, PullKey, PullRequestRef
 from app.github import answers, archives, warming
 from app.github.actions import Actions
 from app.github.answers import Answered, read
-from app.github.blobs import file_text, read_sizes, read_texts
+from app.github.blobs import file_text, read_kinds, read_sizes, read_texts
 from app.github.errors import translating
 from app.github.file_diffs import file_section
 from app.github.git_data import GitData
@@ -34,6 +34,7 @@ from app.github.models import (
     Comparison,
     FileAt,
     IssueComment,
+    PathKind,
     PullRequest,
     Reacted,
     Reaction,
@@ -129,7 +130,7 @@ class Installation:
         self._identity = identity
         self.git = GitData(github)
         """The Git Data API, for committing fixes."""
-        self.actions = Actions(github)
+        self.actions = Actions(github, identity)
         """GitHub Actions, for findings' tests run in the repository's CI."""
         self.retry_backoff = retry_backoff
         """Scales the waits of retries the caller makes itself (see `CappedRetry`)."""
@@ -137,7 +138,7 @@ class Installation:
     @translating
     async def pull_request(self, ref: PullKey) -> PullRequest:
         response = await self._rest.pulls.async_get(ref.owner, ref.repo, ref.number)
-        return read(answers.Pull, response).pull_request(ref.full_name)
+        return read(answers.Pull, response).pull_request()
 
     @translating
     async def diff(self, ref: PullKey) -> str:
@@ -182,6 +183,12 @@ class Installation:
         file missing or binary. Never fails: a file whose size GitHub did not give is left
         out (:mod:`app.github.blobs`)."""
         return await read_sizes(self._github, ref, files)
+
+    async def kinds(self, ref: PullKey, paths: Iterable[FileAt]) -> dict[FileAt, PathKind]:
+        """What each path is at its commit (a file or a symlink, a directory or a submodule,
+        nothing), in one GraphQL request per hundred paths. Never fails: a path GitHub did not
+        answer for is left out (:mod:`app.github.blobs`)."""
+        return await read_kinds(self._github, ref, paths)
 
     def tarball(self, ref: PullKey, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
         """The repository's snapshot at commit `sha`, a gzipped tar, as its chunks arrive

@@ -3,13 +3,28 @@
 Nothing outside :mod:`app.github` sees githubkit's exceptions: each call of the gateway turns
 them into a :class:`GitHubError` that says what GitHub answered (its status, and its own
 message) or that no answer came, so callers decide by `status` alone.
+
+An installation's call first needs its access token, which githubkit asks for inside its
+httpx auth flow (`POST /app/installations/{id}/access_tokens`). GitHub's refusal there does
+not reach the caller as the `RequestFailed` it is: httpx's send raises it from the flow, and
+githubkit wraps whatever the send raises as a `RequestError`, as it does a connection that
+failed. Its `exc` (and `__cause__`) is the refusal, read here as :class:`TokenRefused`: the
+installation removed or suspended, or the App's key wrong. "GitHub could not be reached" is
+said of a request that got no answer, and of nothing else.
 """
 
 import functools
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
-from githubkit.exception import GitHubException, GraphQLFailed, RequestError, RequestFailed
+from githubkit.exception import (
+    GitHubException,
+    GraphQLFailed,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+)
 from pydantic import BaseModel, ValidationError
 
 from policies.errors import TiebreakError
@@ -19,6 +34,17 @@ T = TypeVar("T")
 
 MESSAGE_CHARS = 300
 """How much of GitHub's own error message is kept."""
+
+TOKEN_PATH = re.compile(r"/app/installations/(?P<installation>[0-9]+)/access_tokens$")
+"""The end of the path of the request for an installation's access token (after the API's
+base, which GitHub Enterprise Server puts under `/api/v3`)."""
+
+TOKEN_REFUSALS = {
+    401: "the App's private key is not the one GitHub has for it",
+    403: "the App's installation is suspended",
+    404: "the App is no longer installed (the installation was removed)",
+}
+"""What GitHub means by refusing an installation its access token, by status."""
 
 
 class GitHubError(TiebreakError):
@@ -45,24 +71,64 @@ class NotWritable(GitHubError):
     Contents write permission."""
 
 
+class TokenRefused(GitHubError):
+    """GitHub answered the request for the installation's access token with an error, so the
+    call that needed it was never sent (`status` is None). `answered` is GitHub's status to
+    the token's request; `cause` what it means (:data:`TOKEN_REFUSALS`: the App's key wrong,
+    its installation suspended or removed), or None for another failure (a 5xx, a rate
+    limit), which may pass."""
+
+    def __init__(self, message: str, *, answered: int, cause: str | None, body: str) -> None:
+        super().__init__(message, body=body)
+        self.answered = answered
+        self.cause = cause
+
+
 def translated(exc: GitHubException) -> GitHubError:
     """githubkit's exception as a :class:`GitHubError`."""
     if isinstance(exc, RequestFailed):
-        request, response = exc.request, exc.response
-        status = response.status_code
-        said = _message(response.text)
-        return GitHubError(
-            f"GitHub answered {status} to {request.method} {request.url.path}"
-            + (f": {said}" if said else ""),
-            status=status,
-            body=response.text,
-        )
+        return _answered(exc)
     if isinstance(exc, GraphQLFailed):
         said = "; ".join(error.message for error in exc.response.errors or ())
         return GitHubError(f"GitHub's GraphQL API answered errors: {said[:MESSAGE_CHARS]}")
     if isinstance(exc, RequestError):
+        if isinstance(exc.exc, RequestFailed):
+            # Raised inside githubkit's auth flow: the answer to the token's request.
+            return _auth_flow_failure(exc.exc)
         return GitHubError(f"GitHub could not be reached: {exc.exc or repr(exc.exc)}")
     return GitHubError(f"GitHub refused the App's credentials: {exc!r}")
+
+
+def _answered(exc: RequestFailed) -> GitHubError:
+    request, response = exc.request, exc.response
+    status = response.status_code
+    said = _message(response.text)
+    return GitHubError(
+        f"GitHub answered {status} to {request.method} {request.url.path}"
+        + (f": {said}" if said else ""),
+        status=status,
+        body=response.text,
+    )
+
+
+def _auth_flow_failure(exc: RequestFailed) -> GitHubError:
+    request, response = exc.request, exc.response
+    token = TOKEN_PATH.search(request.url.path)
+    if request.method != "POST" or token is None:
+        return _answered(exc)
+    status = response.status_code
+    limited = isinstance(exc, RateLimitExceeded)
+    cause = None if limited else TOKEN_REFUSALS.get(status)
+    said = _message(response.text)
+    return TokenRefused(
+        f"GitHub answered {status} to the request for installation {token['installation']}'s "
+        f"access token (POST {request.url.path})"
+        + (f": {said}" if said else "")
+        + (f"; {cause}" if cause else ""),
+        answered=status,
+        cause=cause,
+        body=response.text,
+    )
 
 
 def translating(

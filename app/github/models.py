@@ -5,6 +5,8 @@ Those read straight from GitHub's JSON keep GitHub's names and only the fields T
 (:mod:`app.github.answers`). None of them needs githubkit.
 """
 
+from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Literal, NamedTuple, TypeGuard
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
@@ -41,6 +43,16 @@ class FileAt(NamedTuple):
 
     commit: str
     path: str
+
+
+class PathKind(StrEnum):
+    """What a path is at a commit, as git holds it."""
+
+    NOTHING = "nothing"
+    FILE = "file"
+    """A blob: a regular file, or a symbolic link (git does not follow it)."""
+    DIRECTORY = "directory"
+    """A tree, or a submodule's commit."""
 
 
 class Author(Read):
@@ -128,6 +140,18 @@ class Comparison(BaseModel):
     """False when GitHub listed as many files as it ever lists: some may be missing."""
 
 
+class HeadOrigin(StrEnum):
+    """Where a pull request's head branch lives."""
+
+    BASE = "base"
+    """In the base repository itself."""
+    FORK = "fork"
+    """In another repository, which GitHub names."""
+    UNKNOWN = "unknown"
+    """In a repository GitHub no longer names (`head.repo: null`): a fork since deleted. Its
+    head commit is still the base repository's to read, but no branch of it is known."""
+
+
 class PullRequest(BaseModel):
     """The pull request as the review needs it."""
 
@@ -142,19 +166,32 @@ class PullRequest(BaseModel):
     """The login of whoever opened it."""
     head_sha: str
     head_ref: str
-    head_repo: str
-    """`owner/name` of the repository holding the head branch: another one for a fork."""
+    head_repo: str | None
+    """`owner/name` of the repository holding the head branch: another one for a fork; None
+    when GitHub names none (a fork since deleted)."""
+    head_repo_id: int | None
     base_sha: str
     base_ref: str
     base_repo: str
+    base_repo_id: int
+    default_branch: str = ""
+    """The base repository's default branch (empty if GitHub did not say it)."""
     maintainer_can_modify: bool
     html_url: str
     labels: tuple[str, ...] = ()
     """The names of its labels."""
 
     @property
+    def head_origin(self) -> HeadOrigin:
+        """By the repositories' ids: a name is taken again by a repository made anew."""
+        if self.head_repo_id is None:
+            return HeadOrigin.UNKNOWN
+        return HeadOrigin.BASE if self.head_repo_id == self.base_repo_id else HeadOrigin.FORK
+
+    @property
     def from_fork(self) -> bool:
-        return self.head_repo.lower() != self.base_repo.lower()
+        """Whether its head is anything but the base repository's, a deleted fork's too."""
+        return self.head_origin is not HeadOrigin.BASE
 
 
 class WorkflowRun(Read):
@@ -167,7 +204,56 @@ class WorkflowRun(Read):
     """`queued`, `in_progress`, `completed`..."""
     conclusion: OrEmpty = ""
     """`success`, `failure`, `cancelled`, `timed_out`... once completed."""
+    path: OrEmpty = ""
+    """The workflow's file: `.github/workflows/<file>`."""
+    event: OrEmpty = ""
+    """What started it: `workflow_dispatch` for a dispatch, `pull_request`, `push`..."""
+    head_branch: OrEmpty = ""
+    """The branch it ran from (a dispatch's `ref`)."""
+    created_at: datetime | None = None
+    actor: Author | None = None
+    """Who started it (who dispatched it). A re-run keeps it (and the run's commit and
+    inputs); who re-ran it is another field, not read."""
 
     @property
     def completed(self) -> bool:
         return self.status == "completed"
+
+
+CLOCK_SKEW = 60.0
+"""Seconds a run GitHub started for a dispatch may seem to have been created before it was
+sent: GitHub's clock is not the worker's, and GitHub counts whole seconds."""
+
+
+class Dispatch(BaseModel):
+    """A workflow run Tiebreak dispatched, as Tiebreak knows it again among the repository's
+    runs, any of which anyone who can push or run a workflow may title as Tiebreak titles
+    its own: by the id GitHub answered the dispatch with, else by everything the dispatch
+    asked for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workflow: str
+    """The workflow's file in `.github/workflows/`."""
+    branch: str
+    """The branch it was dispatched from."""
+    title: str
+    """The title Tiebreak's template gives the run (`Tiebreak <token>`)."""
+    since: float
+    """When it was dispatched (Unix time, taken before the request was sent)."""
+    run_id: int | None = None
+    """The run GitHub said the dispatch started (`return_run_details`), if it said."""
+
+    def shows(self, run: WorkflowRun) -> bool:
+        """Whether `run` is this dispatch's, who started it aside (the App's bot user must
+        have: :meth:`app.github.identity.Authorship.authored`)."""
+        if self.run_id is not None:
+            return run.id == self.run_id
+        return (
+            run.display_title == self.title
+            and run.path == f".github/workflows/{self.workflow}"
+            and run.event == "workflow_dispatch"
+            and run.head_branch == self.branch
+            and run.created_at is not None
+            and run.created_at.timestamp() >= self.since - CLOCK_SKEW
+        )

@@ -15,9 +15,11 @@ from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.models import (
     Author,
     Comparison,
+    Dispatch,
     FileAt,
     GitFile,
     IssueComment,
+    PathKind,
     PullRequest,
     Reaction,
     ThreadComment,
@@ -53,11 +55,18 @@ class ActionsClient(Protocol):
 
     async def dispatch(
         self, ref: PullKey, workflow: str, branch: str, inputs: dict[str, str]
-    ) -> None: ...
+    ) -> int | None:
+        """The id of the run it started, when GitHub says it (None when it does not)."""
+        ...
 
-    async def find_run(self, ref: PullKey, workflow: str, title: str) -> WorkflowRun | None: ...
-
-    async def run(self, ref: PullKey, run_id: int) -> WorkflowRun: ...
+    async def find_run(
+        self, ref: PullKey, dispatch: Dispatch, run_id: int | None = None
+    ) -> WorkflowRun | None:
+        """The run `dispatch` started (run `run_id`, if it is that run); None when it is not
+        (yet) there, or `run_id` is another: the App's bot user started it, from the
+        workflow and the branch, after the dispatch, with its title (or with the id GitHub
+        answered the dispatch with)."""
+        ...
 
     async def artifact(self, ref: PullKey, run_id: int, name: str, cap: int) -> bytes | None:
         """None when the run has no such artifact; GitHubError past `cap` bytes."""
@@ -94,6 +103,10 @@ class InstallationClient(Protocol):
 
     async def sizes(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, int | None]:
         """Never fails: a file whose size is not known is left out."""
+        ...
+
+    async def kinds(self, ref: PullKey, paths: Iterable[FileAt]) -> dict[FileAt, PathKind]:
+        """Never fails: a path whose kind is not known is left out."""
         ...
 
     def tarball(self, ref: PullKey, sha: str) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:

@@ -1,13 +1,16 @@
 """Whether a review's findings' tests run in the repository's GitHub Actions, decided once as
 the review is planned: the config asks for it (`verify.workflow`), the pull request is not
-from a fork (unless `verify.forks`), and GitHub lets the App see the workflow (403 without the
+from a fork (unless `verify.forks`) nor from a repository GitHub no longer names (a deleted
+fork, whatever `verify.forks` says), and GitHub lets the App see the workflow (403 without the
 Actions permission, 404 without the file). When the config asks and the tests cannot run, the
-review goes on unverified and its summary says why, once.
+review goes on unverified and its summary says why, once. The workflow runs from the
+repository's default branch, as the config reference says: a pull request's base branch may
+hold another copy of the workflow file, stale or edited by whoever may push there.
 """
 
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
-from app.github.models import PullRequest
+from app.github.models import HeadOrigin, PullRequest
 from app.github.protocol import InstallationClient
 from app.store.plans import ActionsTesting
 from policies.config import RepoConfig
@@ -17,6 +20,11 @@ FORK = (
     "the pull request comes from a fork, whose code would run on this repository's runners"
     " (verify.forks is off)"
 )
+UNKNOWN_HEAD = (
+    "the repository of the pull request's head is unknown (GitHub names none: a fork since"
+    " deleted), and code of unknown origin never runs on this repository's runners"
+)
+NO_DEFAULT_BRANCH = "GitHub did not say which branch is the repository's default branch"
 NO_PERMISSION = (
     "the App may not run workflows in this repository (it needs the actions: write permission)"
 )
@@ -29,8 +37,13 @@ async def tests_in_actions(
     verify = config.verify
     if not verify.in_actions or verify.workflow is None or verify.command is None:
         return None, ""
-    if pull.from_fork and not verify.forks:
+    origin = pull.head_origin
+    if origin is HeadOrigin.UNKNOWN:
+        return None, NOT_RUN.format(why=UNKNOWN_HEAD)
+    if origin is HeadOrigin.FORK and not verify.forks:
         return None, NOT_RUN.format(why=FORK)
+    if not pull.default_branch:
+        return None, NOT_RUN.format(why=NO_DEFAULT_BRANCH)
     try:
         await github.actions.check_workflow(ref, verify.workflow)
     except GitHubError as exc:
@@ -43,7 +56,7 @@ async def tests_in_actions(
         return None, NOT_RUN.format(why=why)
     tests = ActionsTesting(
         workflow=verify.workflow,
-        branch=pull.base_ref,
+        branch=pull.default_branch,
         base_sha=pull.base_sha,
         command=verify.command,
         setup=verify.setup,

@@ -1,26 +1,33 @@
-"""Where a unit's findings' tests run when they run in the repository's GitHub Actions.
+"""The verifier of a unit whose findings' tests run in the repository's GitHub Actions.
 
 Asked to start a run, it dispatches the repository's workflow (`verify.workflow`, from the
-base branch): the unit's debate waits for it (:class:`agents.debate.driver.Waiting`), and is
-taken up again once the result is recorded (:mod:`app.jobs.workflow_results`). The debate's
-:class:`agents.debate.recorded_tests.RecordedTrials` answers a run already recorded without
-asking it; a run dispatched by an earlier attempt and not yet settled is waited for again,
-never dispatched twice. The pending run is recorded before the dispatch, so a result can
-never arrive before the record of who waits for it.
+default branch): the unit's debate waits for it (:class:`agents.debate.driver.Waiting`), and
+is taken up again once the result is recorded (:mod:`app.jobs.workflow_results`). The
+debate's :class:`agents.debate.recorded_tests.RecordedTrials` answers a run already recorded
+without asking it; a run dispatched by an earlier attempt and not yet settled is waited for
+again, never dispatched twice. The pending run is recorded before the
+dispatch, so a result can never arrive before the record of who waits for it, and the id of
+the run GitHub says the dispatch started is added to it once GitHub says it.
 
 Nothing runs on the App's workers: a run GitHub refuses (no permission, no workflow), one
 too large for a workflow's inputs, or one past the review's `max_runs` is `not_run`, with the
-reason.
+reason. So is a test whose path is not free at the head or the base, as GitHub shows them: a
+test written over a file of the checkout (the very code it tests) or through a symlink would
+test something else, and a repository's copy of the workflow may predate the template's own
+refusal of such a path. The diff alone would not tell: it names the changed files, not the
+others or the symlinks on the way to them; one GraphQL request per test does.
 """
 
 import logging
 import secrets
 import time
+from pathlib import PurePosixPath
 
 from agents.debate.needs import Trial, TrialResult
 from agents.debate.recorded_tests import RecordedRun
 from app.github.errors import GitHubError
-from app.github.protocol import ActionsClient
+from app.github.models import FileAt, PathKind
+from app.github.protocol import InstallationClient
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import PendingRun, WorkflowRuns
 from app.verification.workflow import RUN_TITLE, dispatch_inputs, not_run
@@ -39,10 +46,11 @@ class ActionsVerifier:
     (:class:`agents.debate.recorded_tests.TrialsElsewhere`)."""
 
     def __init__(
-        self, actions: ActionsClient, runs: WorkflowRuns, plan: UnitPlan, attempt: int
+        self, github: InstallationClient, runs: WorkflowRuns, plan: UnitPlan, attempt: int
     ) -> None:
         assert plan.tests is not None
-        self.actions = actions
+        self.github = github
+        self.actions = github.actions
         self.runs = runs
         self.plan = plan
         self.tests: ActionsTesting = plan.tests
@@ -63,7 +71,8 @@ class ActionsVerifier:
         plan, tests, fix = self.plan, self.tests, bool(patches)
         if await self.runs.dispatched(plan.run_id, plan.number, digest) is not None:
             return None
-        if problem := reproduction_problem(reproduction.path):
+        problem = reproduction_problem(reproduction.path) or await self._occupied(reproduction.path)
+        if problem:
             return not_run(reproduction.path, fix, problem)
         token = secrets.token_hex(16)
         inputs = dispatch_inputs(
@@ -80,25 +89,10 @@ class ActionsVerifier:
         if not await self.runs.count_dispatch(plan.run_id, tests.max_runs):
             spent = f"the review's {tests.max_runs} test runs are spent"
             return not_run(reproduction.path, fix, spent)
-        now = time.time()
-        pending = PendingRun(
-            token=token,
-            run_id=plan.run_id,
-            unit=plan.number,
-            attempt=self.attempt,
-            digest=digest,
-            ref=plan.ref,
-            workflow=tests.workflow,
-            test=reproduction.path,
-            command=tests.command,
-            fix=fix,
-            dispatched_at=now,
-            deadline=now + tests.timeout_minutes * 60,
-            minutes=tests.timeout_minutes,
-        )
+        pending = self._pending(token, digest, reproduction.path, fix)
         await self.runs.wait_for(pending)
         try:
-            await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
+            started = await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
         except GitHubError as exc:
             await self.runs.forget(pending)
             await self.runs.uncount_dispatch(plan.run_id)
@@ -106,5 +100,47 @@ class ActionsVerifier:
             log.warning("the workflow %s was not dispatched: %s", tests.workflow, exc)
             said = reason.format(workflow=tests.workflow, branch=tests.branch)
             return not_run(reproduction.path, fix, said)
+        if started is not None:
+            await self.runs.pin(token, started)
         log.info("dispatched %s for %s", RUN_TITLE.format(token=token), reproduction.path)
         return None
+
+    async def _occupied(self, path: str) -> str | None:
+        """Why the test may not be written at `path` in the workflow's checkouts of the head
+        and the base (something is there already, or a parent is a file or a symlink), or
+        None."""
+        parts = PurePosixPath(path).parts
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        sides = {"head": self.plan.ref.head_sha, "base": self.tests.base_sha}
+        asked = [FileAt(commit, prefix) for commit in sides.values() for prefix in prefixes]
+        kinds = await self.github.kinds(self.plan.ref, asked)
+        for side, commit in sides.items():
+            for prefix in prefixes:
+                kind = kinds.get(FileAt(commit, prefix))
+                if kind is None:
+                    return f"GitHub did not say whether {path} is free at the {side}"
+                if prefix == path and kind is not PathKind.NOTHING:
+                    return f"{path} exists already at the {side}: a reproduction is a new file"
+                if prefix != path and kind is PathKind.FILE:
+                    return f"{path} goes through {prefix}, which is not a directory at the {side}"
+        return None
+
+    def _pending(self, token: str, digest: str, test: str, fix: bool) -> PendingRun:
+        """The record of run `token`, about to be dispatched."""
+        plan, tests, now = self.plan, self.tests, time.time()
+        return PendingRun(
+            token=token,
+            run_id=plan.run_id,
+            unit=plan.number,
+            attempt=self.attempt,
+            digest=digest,
+            ref=plan.ref,
+            workflow=tests.workflow,
+            branch=tests.branch,
+            test=test,
+            command=tests.command,
+            fix=fix,
+            dispatched_at=now,
+            deadline=now + tests.timeout_minutes * 60,
+            minutes=tests.timeout_minutes,
+        )

@@ -5,8 +5,10 @@ patch: the full new text of some new-file lines of the reviewed head. They are a
 files at that head, all or nothing, and committed through the Git Data API (blobs, a tree, a
 commit, a fast-forward of the branch). The commit names no author, so GitHub attributes it to
 the App. Nothing is ever force-pushed: whatever stands in the way — a head that moved since
-the review, a fork that does not let maintainers edit it, a patch whose lines changed — is
-refused with a reason a person can read in a reply.
+the review, a fork that does not let maintainers edit it or that was deleted, a patch whose
+lines changed — is refused with a reason a person can read in a reply. A head repository
+GitHub no longer names is never taken for the base repository, whose branch of the same name
+would otherwise take the fixes.
 """
 
 import re
@@ -115,13 +117,13 @@ async def apply_fixes(
     `pull` is the pull request as GitHub has it now. Raise :class:`ApplyRefused` when the
     fixes cannot or may not be committed; nothing is written then.
     """
-    _check_applicable(record, pull)
+    head_repo = _check_applicable(record, pull)
     fixed = _fixed(record)
     if not fixed:
         raise ApplyRefused("The latest review has no agreed or forced fixes to apply.")
     current = {}
     for path in sorted({patch.path for _, _, patch in fixed}):
-        found = await github.git.head_file(pull.head_repo, path, pull.head_sha)
+        found = await github.git.head_file(head_repo, path, pull.head_sha)
         if found is not None:
             current[path] = found
     changed = patched_files(record, {path: _text(found) for path, found in current.items()})
@@ -140,23 +142,30 @@ async def apply_fixes(
         )
         for label, result, patch in fixed
     ]
-    sha = await _commit(github, pull, files, commit_message(fixes))
+    sha = await _commit(github, head_repo, pull, files, commit_message(fixes))
     return AppliedCommit(
         sha=sha,
-        repo=pull.head_repo,
+        repo=head_repo,
         branch=pull.head_ref,
         fixes=tuple(fixes),
         files=tuple(sorted(changed)),
     )
 
 
-def _check_applicable(record: RunRecord, pull: PullRequest) -> None:
-    """Raise :class:`ApplyRefused` if Tiebreak may not commit to `pull`'s branch now."""
+def _check_applicable(record: RunRecord, pull: PullRequest) -> str:
+    """The repository of `pull`'s head branch, to commit to; raise :class:`ApplyRefused` if
+    Tiebreak may not commit there now."""
     if pull.state != "open":
         raise ApplyRefused("The pull request is closed: Tiebreak only commits to open ones.")
+    head_repo = pull.head_repo
+    if head_repo is None:
+        raise ApplyRefused(
+            "GitHub no longer names the repository this pull request's head comes from: its "
+            "fork was deleted, so Tiebreak has no branch to commit to, and nothing was changed."
+        )
     if pull.from_fork and not pull.maintainer_can_modify:
         raise ApplyRefused(
-            f"This pull request comes from the fork {md.code(pull.head_repo)}, which does not "
+            f"This pull request comes from the fork {md.code(head_repo)}, which does not "
             "allow edits by maintainers: commit the review's suggestions instead, or tick "
             "“Allow edits by maintainers” and ask again."
         )
@@ -170,15 +179,21 @@ def _check_applicable(record: RunRecord, pull: PullRequest) -> None:
             f"The head moved since the review (reviewed {record.ref.head_sha[:7]}, now "
             f"{pull.head_sha[:7]}); comment `/tiebreak review` first."
         )
+    return head_repo
 
 
 async def _commit(
-    github: InstallationClient, pull: PullRequest, files: list[GitFile], message: str
+    github: InstallationClient,
+    head_repo: str,
+    pull: PullRequest,
+    files: list[GitFile],
+    message: str,
 ) -> str:
-    """Commit `files` on `pull`'s head branch, on its head; the new commit's sha."""
+    """Commit `files` on `pull`'s head branch in `head_repo`, on its head; the new commit's
+    sha."""
     try:
         return await github.git.commit_files(
-            pull.head_repo, pull.head_ref, pull.head_sha, files, message
+            head_repo, pull.head_ref, pull.head_sha, files, message
         )
     except BranchMoved as exc:
         raise ApplyRefused(
@@ -187,7 +202,7 @@ async def _commit(
         ) from exc
     except NotWritable as exc:
         raise ApplyRefused(
-            f"GitHub does not let Tiebreak push to {md.code(pull.head_repo)}; nothing was changed. "
+            f"GitHub does not let Tiebreak push to {md.code(head_repo)}; nothing was changed. "
             "The App needs write access to the repository's contents."
         ) from exc
 

@@ -140,11 +140,14 @@ class CommandRun:
     async def _learnings(self) -> bool:
         stored = await self.deps.pulls.read(self.pull_key)
         config = stored.record.config.learnings if stored else LearningsConfig()
-        await self._reply(await teaching.listing(self.deps.learnings(), config, self.pull_key))
+        listed = await teaching.listing(self.github, self.deps.learnings(), config, self.pull_key)
+        await self._reply(listed)
         return True
 
     async def _forget(self, number: int) -> bool:
-        forgot, answer = await teaching.forget(self.deps.learnings(), self.pull_key, number)
+        forgot, answer = await teaching.forget(
+            self.github, self.deps.learnings(), self.pull_key, number
+        )
         await self._reply(answer)
         return forgot
 
@@ -176,7 +179,9 @@ class CommandRun:
             await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
         comment = self.request.comment
         if reason and comment is not None and comment.kind == "review":
-            taught = teaching.Taught(self.deps, self.github, self.request.login, pull.html_url)
+            taught = teaching.Taught(
+                self.deps, self.github, self.pull_key, self.request.login, pull.html_url
+            )
             if answer := await taught.resolved(record, comment.thread_id, reason):
                 await self._reply(answer)
         return True

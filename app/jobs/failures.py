@@ -6,7 +6,7 @@ The details go to the logs, on a line carrying the run's id, which the public te
 """
 
 from agents.errors import DiffError, LLMFatal
-from app.github.errors import GitHubError
+from app.github.errors import GitHubError, TokenRefused
 from app.store.connection import STORE_ERRORS
 
 
@@ -15,6 +15,8 @@ def public_reason(exc: BaseException) -> str:
     if isinstance(exc, LLMFatal | DiffError):
         # Tiebreak's own words about the model or the diff, written for the pull request.
         return str(exc)
+    if isinstance(exc, TokenRefused):
+        return f"{token_refusal(exc)}."
     if isinstance(exc, GitHubError):
         if exc.status is None:
             return "GitHub could not be reached."
@@ -29,3 +31,14 @@ def logged_reason(exc: BaseException) -> str:
     if isinstance(exc, LLMFatal | DiffError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+def token_refusal(exc: TokenRefused) -> str:
+    """GitHub's refusal of the installation's access token, for the public: what it means
+    (the App's key, or its installation here), without a final stop."""
+    if exc.cause is None:
+        return (
+            f"GitHub answered {exc.answered} to Tiebreak's request for this installation's "
+            "access token"
+        )
+    return f"GitHub refused this installation an access token ({exc.answered}): {exc.cause}"

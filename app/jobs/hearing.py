@@ -5,7 +5,10 @@ finding's fingerprint), about a finding the latest review of the current head le
 by the pull request's author or someone with write access; anyone else's reply is left alone,
 unanswered. Each reply is taken up once, whatever GitHub redelivers. The tester weighs it
 (:mod:`agents.debate.hearing`): accepted, the finding is withdrawn, the thread resolved and the
-summary, check run and label follow; rejected, one reply says why and offers the arbiter. A
+summary, check run and label follow; rejected, one reply says why and offers the arbiter. The
+rule an accepted reply taught is kept for the repository when its author may write to it, and
+for that pull request alone otherwise (the author of a pull request from a fork is heard on
+it, and teaches no other). A
 pull request has at most `conversation.max_replies` replies heard, each under the
 installation's daily allowance; the first reply past the cap gets one note.
 
@@ -29,9 +32,10 @@ from app.events import HearingRequest
 from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.landing import restate
+from app.jobs.permissions import Permissions
 from app.jobs.posted import posted_threads
 from app.jobs.results import JobResult
-from app.jobs.teaching import teach, thread_url
+from app.jobs.teaching import repository_of, teach, thread_url
 from app.publishing import hearing, learnings
 from app.publishing.plan import plan
 from app.publishing.publication import RunRecord
@@ -40,7 +44,6 @@ from app.store.pulls import StoredRun
 from app.telemetry.logs import bind, log_context
 from policies.budget import MIN_CEILING, TokenCeiling
 from policies.learnings import LearningSource
-from policies.permissions import WRITERS
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +60,7 @@ class HearingRun:
         self.request = request
         self.pull_key = request.pull
         self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
+        self.permissions = Permissions(self.github, request.pull)
         self.thread_url = ""
 
     async def run(self) -> JobResult:
@@ -187,18 +191,25 @@ class HearingRun:
             ),
             None,
         )
-        if path is None:
+        if path is None or not verdict.learning.strip() or not record.config.learnings.enabled:
             return ""
+        store = self.deps.learnings()
+        repository = await repository_of(self.github, store, self.pull_key)
+        if repository is None:
+            return ""
+        # Only a writer teaches the repository; anyone else heard teaches this pull request.
+        writes = await self.permissions.writes(self.request.login)  # asked when heard
         recorded = await teach(
-            self.deps.learnings(),
+            store,
             record.config.learnings,
-            self.pull_key,
+            repository,
             rule=verdict.learning,
             path=path,
             login=self.request.login,
             source=LearningSource.WITHDRAWN,
             thread=self.thread_url,
             now=self.deps.clock(),
+            pull=None if writes else self.pull_key.number,
         )
         return learnings.learned(*recorded) if recorded else ""
 
@@ -209,10 +220,10 @@ class HearingRun:
         return next((t for t in threads if t.comment_id == root), None)
 
     async def _may_be_heard(self, author: str) -> bool:
-        login = self.request.login
-        if login.lower() == author.lower():
-            return True
-        return await self.github.permission(self.pull_key, login) in WRITERS
+        """Whether the reply's author is the pull request's or may write; asked either way,
+        before anything lands, for whom what the reply teaches is kept."""
+        writes = await self.permissions.writes(self.request.login)
+        return writes or self.request.login.lower() == author.lower()
 
     async def _reply(self, body: str) -> None:
         await self.github.reply(self.pull_key, self.request.comment, body)

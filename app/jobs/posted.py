@@ -4,8 +4,8 @@ What Tiebreak posted is read from the pull request itself, by the hidden markers
 carry: each inline comment ends with its finding's fingerprint, the summary comment starts
 with the summary marker, a reply on a thread whose finding is gone ends with its own. Only
 comments the App's own bot user wrote are read (the gateway's `own_…` calls): anyone can
-write a marker. Whether a person resolved a thread comes from GitHub's GraphQL API, a 👎 from
-the comment's reactions.
+write a marker. Whether a person resolved a thread comes from GitHub's GraphQL API, whether
+anyone reacted 👎 from the comment's reactions (whose 👎 counts: :mod:`app.jobs.refusals`).
 """
 
 import logging
@@ -46,10 +46,10 @@ async def posted_threads(github: InstallationClient, ref: PullKey) -> list[Poste
             comment_id=comment_id,
             fingerprint=fingerprint,
             resolved=comment_id in resolved,
-            disliked=disliked,
+            thumbs_down=thumbs_down,
             answered=comment_id in answered,
         )
-        for comment_id, (fingerprint, disliked) in roots.items()
+        for comment_id, (fingerprint, thumbs_down) in roots.items()
     ]
 
 

@@ -38,9 +38,10 @@ from agents.context.related import Related
 from agents.context.scopes import parsable
 from agents.diff import Diff
 from app.events import PullKey
-from app.github.errors import GitHubError
+from app.github.errors import GitHubError, TokenRefused
 from app.github.models import FileAt, PullRequest
 from app.github.protocol import InstallationClient
+from app.jobs.failures import token_refusal
 from app.jobs.together import together
 from app.parsing import Parsing
 from app.snapshots.cache import Fetch, SnapshotCache
@@ -214,6 +215,8 @@ async def hold_head(
     (too large, its archive unsafe) or the disk cannot keep it."""
     try:
         return await held.enter_async_context(snapshots.tree(ref.full_name, sha, fetch))
+    except TokenRefused as exc:
+        raise HeadNotRead(token_refusal(exc)) from exc
     except GitHubError as exc:
         said = f"GitHub answered {exc.status}" if exc.status else "GitHub could not be reached"
         raise HeadNotRead(f"{said} to the download of its archive") from exc

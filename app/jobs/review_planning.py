@@ -23,7 +23,7 @@ from app.jobs.actions_gate import tests_in_actions
 from app.jobs.reading import reading_for
 from app.jobs.rescoping import scope_since
 from app.jobs.review_check import ReviewCheck, RunStep
-from app.jobs.teaching import applied
+from app.jobs.teaching import applied, repository_of
 from app.jobs.together import together
 from app.publishing import check_runs
 from app.publishing.publication import CheckRunResult, RunInfo, RunRecord
@@ -35,6 +35,7 @@ from policies.config import RepoConfig
 from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
 from policies.ignoring import PullFacts
+from policies.learnings import Learnings
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ class ReviewPlanning(RunStep):
                 deps.reading,
                 deps.snapshots,
             ),
-            applied(deps.learnings(), self.config.learnings, self.ref.full_name),
+            self._learnings(),
         )
         self.head_not_read = read.head_not_read
         reading = read.reading
@@ -149,6 +150,13 @@ class ReviewPlanning(RunStep):
             )
             for unit in reading.attach(diff.units(deps.unit_tokens))
         ]
+
+    async def _learnings(self) -> Learnings:
+        """The learnings the run applies: the config's, the repository's and the pull
+        request's own."""
+        store, config = self.deps.learnings(), self.config.learnings
+        repository = await repository_of(self.github, store, self.ref) if config.enabled else None
+        return await applied(store, config, repository, self.ref.number)
 
     async def _earlier(self) -> RunRecord | None:
         """The pull request's latest finished review before this run, if it has one."""

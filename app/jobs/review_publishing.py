@@ -12,7 +12,9 @@ from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
 from app.jobs.landing import publish_review, set_label
+from app.jobs.permissions import Permissions
 from app.jobs.posted import posted_threads
+from app.jobs.refusals import refused
 from app.jobs.review_check import ReviewCheck, RunStep
 from app.jobs.teaching import learn_from_thumbs_down
 from app.jobs.together import together
@@ -124,11 +126,14 @@ class ReviewPublishing(RunStep):
         run as it stands now, not as planning read it: a ruling or a reply heard meanwhile
         may have changed it, and a run picked up from a dead coordinator has no plan-time
         copy."""
-        threads = await posted_threads(self.github, self.ref)
+        posted = await posted_threads(self.github, self.ref)
+        # Only a writer's 👎 dismisses a finding: each person who reacted is asked about once.
+        threads = await refused(self.github, self.ref, posted, Permissions(self.github, self.ref))
         await learn_from_thumbs_down(
             self.github,
             self.deps.learnings(),
             self.check.config.learnings,
+            self.ref,
             earlier,
             threads,
             pull_url=plan.html_url,

@@ -1,11 +1,18 @@
 """Learnings taught on a pull request, kept for the repository's later reviews.
 
 A finding's thread teaches Tiebreak when the tester withdraws the finding after a person's
-reply, when someone who may steer Tiebreak reacts 👎 to it, or when a writer resolves the pull
-request with a reason in it. Who may teach is checked where each happens (a hearing hears only
-the author or a writer on a thread Tiebreak started; a 👎 or `/tiebreak resolve` counts only
-from a writer); here the rule is checked (:mod:`policies.learnings`) and kept, unless the
-repository's config turns learning off.
+reply, when a writer reacts 👎 to it, or when a writer resolves the pull request with a reason
+in it. Only people who may write to the repository teach it: a reply by anyone else that
+withdraws a finding (the author of a pull request from a fork) teaches that pull request
+alone. Who may teach is checked where each happens (a hearing hears only the author or a
+writer, and asks which; a 👎 counts only from a writer, :mod:`app.jobs.refusals`; `/tiebreak
+resolve` runs only for a writer); here the rule is checked (:mod:`policies.learnings`) and
+kept, unless the repository's config turns learning off.
+
+Learnings are kept by GitHub's id for the repository (the request's), never by its name. Those
+an older Tiebreak kept under the repository's name are moved under its id the first time a job
+of the repository finds them (:func:`repository_of`), if GitHub shows one of their threads in
+this repository: a repository deleted and created again under the same name has none of them.
 """
 
 import logging
@@ -25,7 +32,7 @@ from app.publishing import learnings
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import PostedThread
-from app.store.learnings import LearningStore, Recorded
+from app.store.learnings import LearningStore, Recorded, Repository
 from policies.learnings import (
     SENTENCE_END,
     Learning,
@@ -34,7 +41,6 @@ from policies.learnings import (
     LearningSource,
     directory_glob,
 )
-from policies.permissions import WRITERS
 
 REFUSED_CLAIM_CHARS = 200
 """Characters of a finding's claim a 👎's rule quotes: within a rule's 300, with its words."""
@@ -47,10 +53,35 @@ def thread_url(pull_url: str, thread: int) -> str:
     return f"{pull_url}#discussion_r{thread}"
 
 
+async def repository_of(
+    github: InstallationClient, store: LearningStore, pull: PullKey
+) -> Repository | None:
+    """The repository whose learnings `pull` reads and teaches, once the learnings an older
+    Tiebreak kept under its name are its own if GitHub shows them to be; None when the request
+    did not carry the repository's id (one queued by an older Tiebreak), which then neither
+    reads nor keeps any."""
+    if pull.repository_id is None:
+        log.info("%s was queued without its repository's id: no learning read or kept", pull.key)
+        return None
+    repository = Repository(pull.repository_id, pull.full_name)
+    for thread in await store.unadopted_threads(repository):
+        try:
+            await github.review_comment_location(pull, thread)
+        except GitHubError as exc:
+            if exc.status == 404:
+                continue  # not a comment of this repository (or deleted since): no evidence
+            log.warning("could not ask whether %s taught its older learnings: %s", pull.key, exc)
+            return repository
+        if await store.adopt(repository):
+            log.info("the learnings kept under %s are now those of its id", pull.full_name)
+        return repository
+    return repository
+
+
 async def teach(
     store: LearningStore,
     config: LearningsConfig,
-    pull: PullKey,
+    repository: Repository,
     *,
     rule: str,
     path: str,
@@ -58,9 +89,12 @@ async def teach(
     source: LearningSource,
     thread: str,
     now: datetime,
+    pull: int | None = None,
 ) -> Recorded | None:
     """Keep what `login` taught about the finding on `path` in the thread at `thread`, for
-    the files of its directory; None when learning is off or the rule is not one."""
+    the files of its directory: in the repository, or in its pull request `pull` alone (who
+    taught it may not write to the repository); None when learning is off or the rule is
+    not one."""
     if not config.enabled or not rule.strip():
         return None
     try:
@@ -71,75 +105,74 @@ async def teach(
             taught_by=login,
             taught_at=now,
             thread_url=thread,
+            pull=pull,
         )
     except ValidationError as exc:
         # The rule is model text: one that breaks the bounds teaches nothing, and the
         # finding's fate does not depend on it.
-        log.info("a learning on %s was not kept: %s", pull.key, exc.errors()[0]["msg"])
+        log.info("a learning on %s was not kept: %s", thread, exc.errors()[0]["msg"])
         return None
-    recorded = await store.record(pull.full_name, learning)
+    recorded = await store.record(repository, learning)
     if recorded.dropped is not None:
-        log.info("%s dropped learning #%d, its oldest", pull.full_name, recorded.dropped)
+        log.info("%s dropped learning #%d, its oldest", repository.full_name, recorded.dropped)
     return recorded
 
 
-async def applied(store: LearningStore, config: LearningsConfig, repository: str) -> Learnings:
-    """What a review of the repository `owner/repo` applies: the config's learnings and those
-    kept, unless the config turns learning off (then the store is not read)."""
-    if not config.enabled:
-        return Learnings()
-    return Learnings.of(config, await store.all(repository))
+async def applied(
+    store: LearningStore, config: LearningsConfig, repository: Repository | None, pull: int
+) -> Learnings:
+    """What a review of pull request `pull` applies: the config's learnings, the repository's
+    kept ones and those kept for that pull request alone, unless the config turns learning
+    off (then the store is not read)."""
+    if not config.enabled or repository is None:
+        return Learnings.of(config, ())
+    own = await store.of_pull(repository.id, pull)
+    return Learnings.of(config, [*await store.all(repository.id), *own])
 
 
 async def learn_from_thumbs_down(
     github: InstallationClient,
     store: LearningStore,
     config: LearningsConfig,
+    pull: PullKey,
     earlier: RunRecord | None,
     threads: Sequence[PostedThread],
     *,
     pull_url: str,
     now: datetime,
 ) -> list[Recorded]:
-    """What the 👎s on Tiebreak's finding threads taught, read at a review under `config`:
-    the first person who may steer Tiebreak (write access, not a bot) to react 👎 to a finding
-    of `earlier` teaches that it does not apply to that file's directory, once per thread.
-    GitHub sends no webhook for a reaction, so a 👎 is learned when Tiebreak next reviews the
-    pull request."""
+    """What the writers' 👎s on Tiebreak's finding threads taught, read at a review of `pull`
+    under `config`: the first writer to react 👎 to a finding of `earlier` (as
+    :func:`app.jobs.refusals.refused` marked `threads`) teaches that it does not apply to that
+    file's directory, once per thread. GitHub sends no webhook for a reaction, so a 👎 is
+    learned when Tiebreak next reviews the pull request."""
     if earlier is None or not config.enabled:
         return []
-    pull, diff = earlier.ref, Diff.parse(earlier.diff, allow_empty=True)
+    refused = [t for t in threads if t.refused_by]
+    repository = await repository_of(github, store, pull) if refused else None
+    if repository is None:
+        return []
+    diff = Diff.parse(earlier.diff, allow_empty=True)
     recorded: list[Recorded] = []
-    for thread in threads:
-        if not thread.disliked:
-            continue
+    for thread in refused:
         claim = _claim(earlier, diff, thread)
-        try:
-            teacher = await _writer_among(github, pull, thread.comment_id) if claim else None
-        except GitHubError as exc:
-            # The review goes on without it; the 👎 stays, to be read at the next review.
-            log.warning("could not read the 👎s on thread %s: %s", thread.comment_id, exc)
-            continue
-        if claim is None or teacher is None:
-            continue
-        if not await store.first_teaching(pull.full_name, thread.comment_id):
+        if claim is None or not await store.first_teaching(repository, thread.comment_id):
             continue
         learned = await teach(
             store,
             config,
-            pull,
+            repository,
             rule=refusal(claim[1]),
             path=claim[0],
-            login=teacher,
+            login=thread.refused_by,
             source=LearningSource.THUMBS_DOWN,
             thread=thread_url(pull_url, thread.comment_id),
             now=now,
         )
         if learned:
             recorded.append(learned)
-            await _say(
-                github, pull, thread.comment_id, learnings.from_thumbs_down(teacher, *learned)
-            )
+            said = learnings.from_thumbs_down(thread.refused_by, *learned)
+            await _say(github, pull, thread.comment_id, said)
     return recorded
 
 
@@ -167,26 +200,26 @@ def _claim(earlier: RunRecord, diff: Diff, thread: PostedThread) -> tuple[str, s
     return None
 
 
-async def _writer_among(github: InstallationClient, pull: PullKey, comment_id: int) -> str | None:
-    """The first of those who reacted 👎 to the comment who may steer Tiebreak: a person
-    (never a bot) with write access."""
-    for person in await github.thumbs_down(pull, comment_id):
-        if person.type == "Bot" or person.login.endswith("[bot]") or not person.login:
-            continue
-        if await github.permission(pull, person.login) in WRITERS:
-            return person.login
-    return None
+async def listing(
+    github: InstallationClient, store: LearningStore, config: LearningsConfig, pull: PullKey
+) -> str:
+    """`/tiebreak learnings` on `pull`: the repository's learnings and the pull request's own,
+    under its `config`."""
+    repository = await repository_of(github, store, pull)
+    if repository is None:
+        return learnings.listing([], [], len(config.rules), config.enabled)
+    listed = await store.all(repository.id)
+    own = await store.of_pull(repository.id, pull.number)
+    return learnings.listing(listed, own, len(config.rules), config.enabled)
 
 
-async def listing(store: LearningStore, config: LearningsConfig, pull: PullKey) -> str:
-    """`/tiebreak learnings`: the repository's learnings, under its `config`."""
-    listed = await store.all(pull.full_name)
-    return learnings.listing(listed, len(config.rules), config.enabled)
-
-
-async def forget(store: LearningStore, pull: PullKey, number: int) -> tuple[bool, str]:
-    """`/tiebreak forget N`: whether learning `number` was forgotten, and the answer."""
-    if await store.forget(pull.full_name, number):
+async def forget(
+    github: InstallationClient, store: LearningStore, pull: PullKey, number: int
+) -> tuple[bool, str]:
+    """`/tiebreak forget N` on `pull`: whether learning `number` (the repository's, or the
+    pull request's own) was forgotten, and the answer."""
+    repository = await repository_of(github, store, pull)
+    if repository is not None and await store.forget(repository.id, number, pull.number):
         return True, learnings.forgotten(number)
     return False, learnings.not_kept(number)
 
@@ -197,29 +230,34 @@ class Taught:
 
     deps: WorkerDeps
     github: InstallationClient
+    pull: PullKey
     login: str
     pull_url: str
 
     async def resolved(self, record: RunRecord, thread: int, reason: str) -> str:
         """What `/tiebreak resolve <reason>` in the review thread starting with comment
         `thread` taught, said in a reply; empty when the thread is not one of Tiebreak's
-        findings (the reason then teaches nothing)."""
-        pull = record.ref
-        threads = await posted_threads(self.github, pull)
+        findings (the reason then teaches nothing). Only a writer runs a command: the reason
+        is kept for the repository."""
+        threads = await posted_threads(self.github, self.pull)
         if all(t.comment_id != thread for t in threads):
             return ""
-        path, _ = await self.github.review_comment_location(pull, thread)
-        recorded = await teach(
-            self.deps.learnings(),
-            record.config.learnings,
-            pull,
-            rule=reason,
-            path=path,
-            login=self.login,
-            source=LearningSource.RESOLVED,
-            thread=thread_url(self.pull_url, thread),
-            now=self.deps.clock(),
-        )
+        path, _ = await self.github.review_comment_location(self.pull, thread)
+        store = self.deps.learnings()
+        repository = await repository_of(self.github, store, self.pull)
+        recorded = None
+        if repository is not None:
+            recorded = await teach(
+                store,
+                record.config.learnings,
+                repository,
+                rule=reason,
+                path=path,
+                login=self.login,
+                source=LearningSource.RESOLVED,
+                thread=thread_url(self.pull_url, thread),
+                now=self.deps.clock(),
+            )
         if recorded is None:
             return learnings.not_learned(record.config.learnings.enabled)
         return "Resolved." + learnings.learned(*recorded)

@@ -140,7 +140,7 @@ class UnitRun:
         return await debate.advance(
             plan.review_unit(),
             journal=writes.journal,
-            elsewhere=ActionsVerifier(github.actions, self.workflows, plan, self.attempt),
+            elsewhere=ActionsVerifier(github, self.workflows, plan, self.attempt),
             record=UnitTestRuns(self.live.redis, self.run_id, self.number),
             max_attempts=plan.tests.max_attempts,
         )

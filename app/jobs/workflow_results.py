@@ -2,9 +2,15 @@
 workflow run completes, and the unit that waited for it taken up again.
 
     `workflow_run` completed (the webhook) ─┐
-    the janitor's poll, every sweep ────────┼→ take_workflow_run: the run found by its token,
-                                            │  its artifact read → the result recorded
+    the janitor's poll, every sweep ────────┼→ take_workflow_run: the run Tiebreak dispatched
+                                            │  found, its artifact read → the result recorded
     the janitor, past a run's deadline ─────┘→ recorded as not run ("did not finish in N min")
+
+A run titled with a test's token is not therefore the run Tiebreak dispatched: the title is
+public, and anyone may give a run that title. A delivery of a run of another installation or
+repository is dropped; so is one of a run that is not the run GitHub said the dispatch started
+or, where GitHub did not say, that is not the App's dispatch of the workflow from the branch
+after the dispatch (:class:`app.github.models.Dispatch`).
 
 Whoever settles a run, it is settled once (:class:`app.store.workflow_runs.WorkflowRuns`),
 and the settling that leaves its unit waiting for nothing more queues the unit's attempt
@@ -17,8 +23,9 @@ import math
 from typing import Any
 
 from agents.debate.recorded_tests import RecordedRun
+from app.events import CompletedRun
 from app.github.errors import GitHubError
-from app.github.models import WorkflowRun
+from app.github.models import Dispatch, WorkflowRun
 from app.github.protocol import ActionsClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.results import JobResult
@@ -40,24 +47,48 @@ log = logging.getLogger(__name__)
 
 
 async def take_workflow_run(
-    ctx: dict[str, Any], token: str, github_run_id: int | None = None
+    ctx: dict[str, Any], token: str, completed: dict[str, Any] | None = None
 ) -> JobResult:
-    """arq's entry point: take run `token`'s result if it has finished."""
+    """arq's entry point: take run `token`'s result if it has finished (the run a delivery
+    says `completed`, if it is the run Tiebreak dispatched)."""
     deps = deps_of(ctx)
     pending = await deps.workflow_runs().get(token)
     if pending is None:
         return JobResult.completed("settled already")
+    delivered = None if completed is None else CompletedRun.model_validate(completed)
     with log_context(run_id=pending.run_id, unit=pending.unit):
+        if delivered is not None and not delivered.ran_in(pending.ref):
+            log.warning(
+                "workflow run %s of %s/%s (installation %s) is titled with the token of a run"
+                " dispatched to %s: dropped",
+                delivered.run_id,
+                delivered.owner,
+                delivered.repo,
+                delivered.installation_id,
+                pending.ref.full_name,
+            )
+            return JobResult.completed("dropped: another repository's run")
         actions = deps.github.installation(pending.ref.installation_id).actions
-        if github_run_id is not None:
-            run: WorkflowRun | None = await actions.run(pending.ref, github_run_id)
-        else:
-            title = RUN_TITLE.format(token=token)
-            run = await actions.find_run(pending.ref, pending.workflow, title)
+        run_id = None if delivered is None else delivered.run_id
+        run = await actions.find_run(pending.ref, dispatch_of(pending), run_id)
+        if run is None and run_id is not None:
+            log.warning("workflow run %s is not the run Tiebreak dispatched: dropped", run_id)
+            return JobResult.completed("dropped: not the run Tiebreak dispatched")
         if run is None or not run.completed:
             return JobResult.completed("not finished yet")
         await settle(deps, pending, await _result(actions, pending, run))
         return JobResult.completed(f"settled: the workflow run ended {run.conclusion}")
+
+
+def dispatch_of(pending: PendingRun) -> Dispatch:
+    """How the run `pending` stands for is known among the repository's runs."""
+    return Dispatch(
+        workflow=pending.workflow,
+        branch=pending.branch,
+        title=RUN_TITLE.format(token=pending.token),
+        since=pending.dispatched_at,
+        run_id=pending.github_run,
+    )
 
 
 async def sweep_workflow_runs(deps: WorkerDeps, *, now: float) -> int:

@@ -6,8 +6,9 @@ reconciles what it found with what is already there (:func:`reconcile`):
 
 - a finding the pull request already has a thread for (the same fingerprint: see
   :mod:`app.publishing.fingerprints`) is not posted again; it stands, linked to its thread;
-- a finding whose thread a person resolved or marked 👎 is dropped: not raised again while
-  its code is unchanged (changed code has another fingerprint, so it can be raised anew);
+- a finding whose thread a person resolved, or that a writer marked 👎, is dropped: not
+  raised again while its code is unchanged (changed code has another fingerprint, so it can
+  be raised anew);
 - an earlier finding on a file this run did not review stands as it was (carried forward);
   so does one on a reviewed file whose code, at its lines, did not change;
 - an earlier finding on a reviewed file that is raised again (the same claim on the same
@@ -70,14 +71,18 @@ class PostedThread(BaseModel):
     fingerprint: Fingerprint
     resolved: bool = False
     """A person resolved the thread."""
-    disliked: bool = False
-    """A person reacted 👎 to Tiebreak's comment."""
+    thumbs_down: bool = False
+    """Someone reacted 👎 to Tiebreak's comment (who, and whether it counts, a review asks:
+    :mod:`app.jobs.refusals`)."""
+    refused_by: str = ""
+    """The first person with write access who reacted 👎 to it, once a review asked."""
     answered: bool = False
     """Tiebreak has already replied that the finding is no longer found."""
 
     @property
     def dismissed(self) -> bool:
-        return self.resolved or self.disliked
+        """A person resolved the thread, or a writer marked the finding 👎."""
+        return self.resolved or bool(self.refused_by)
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ class Standing:
     gone: list[GoneFinding] = field(default_factory=list)
     """Earlier unresolved findings this run no longer finds (their code changed)."""
     dismissed: int = 0
-    """Findings left out because a person resolved their thread or marked it 👎."""
+    """Findings left out because a person resolved their thread or a writer marked it 👎."""
     carried: int = 0
     """Earlier findings that stand unchanged."""
 

@@ -236,7 +236,7 @@ def scope(conversation: Conversation, sha: str) -> list[str]:
     if conversation.dismissed:
         text += (
             f" _{_count(conversation.dismissed, 'finding')} not raised again: a person resolved "
-            "its thread or marked it 👎._"
+            "its thread or a writer marked it 👎._"
         )
     return [text + "\n\n"]
 

@@ -4,7 +4,7 @@ The cache is a directory, shared by every worker process on the disk (and by `ti
 of a pull request by its address, under the same `TIEBREAK_DATA_DIR`):
 
     trees/{name}/     a snapshot's files, the archive's top directory moved there whole
-    sizes/{name}      the bytes of its files, for the cap
+    sizes/{name}      what they take of the disk, bytes and members, for the caps
     locks/{name}      its lock; `locks/trimming` the lock of the whole cache's eviction
     work/             downloads and extractions under way, and trees being removed
 
@@ -13,7 +13,9 @@ whole tree or none. Its lock, held exclusively while it is made, has every other
 asks for it (in this process or another) wait and then read what the first downloaded; held
 shared while it is read, it keeps the tree from eviction. Each use touches the tree; once
 one is made, the least recently used trees that no one is reading are removed until the
-cache's bytes are within its cap (it passes the cap only while a new tree is extracted).
+cache's bytes and members are within their caps (it passes them only while a new tree is
+extracted). Both count what the trees take of the disk, not what their archives declare: a
+disk runs out of inodes as it runs out of blocks, and a tree of empty files takes both.
 """
 
 import asyncio
@@ -28,8 +30,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
 from app.settings import Settings
-from app.snapshots.extraction import extract
-from app.snapshots.limits import MIB, SnapshotLimits, SnapshotRefused
+from app.snapshots.extraction import extracted
+from app.snapshots.limits import MIB, Footprint, SnapshotLimits, SnapshotRefused
 from app.snapshots.locks import EXCLUSIVE, SHARED, FileLock
 
 Fetch = Callable[[], AbstractAsyncContextManager[AsyncIterator[bytes]]]
@@ -91,12 +93,10 @@ class SnapshotCache:
             try:
                 async with asyncio.timeout(self.limits.download_seconds):
                     await self._download(fetch, archive)
-                    top, size = await asyncio.to_thread(
-                        extract, archive, work / "tree", self.limits
-                    )
+                    top, taken = await extracted(archive, work / "tree", self.limits)
             except TimeoutError as exc:
-                raise SnapshotRefused("its download took too long") from exc
-            (self._sizes / name).write_text(str(size))
+                raise SnapshotRefused("its download and extraction took too long") from exc
+            (self._sizes / name).write_text(f"{taken.bytes} {taken.members}")
             top.rename(self._trees / name)
             os.utime(self._trees / name)
         finally:
@@ -125,20 +125,26 @@ class SnapshotCache:
 
     def _trim_now(self) -> None:
         trees = sorted((entry.stat().st_mtime, entry.name) for entry in self._trees.iterdir())
-        sizes = {name: self._size(name) for _, name in trees}
-        total = sum(sizes.values())
+        taken = {name: self._taken(name) for _, name in trees}
+        total = sum(t.bytes for t in taken.values())
+        members = sum(t.members for t in taken.values())
         for _, name in trees:
-            if total <= self.limits.cache_bytes:
+            if total <= self.limits.cache_bytes and members <= self.limits.cache_files:
                 break
             if self._remove(name):
-                total -= sizes[name]
+                total -= taken[name].bytes
+                members -= taken[name].members
         self._remove_stale_work()
 
-    def _size(self, name: str) -> int:
+    def _taken(self, name: str) -> Footprint:
+        """What the tree `name` takes of the disk; as much as a snapshot may take when that
+        cannot be read (a process died writing it), so that it is evicted first rather than
+        never counted."""
         try:
-            return int((self._sizes / name).read_text())
+            size, members = (int(n) for n in (self._sizes / name).read_text().split())
         except (OSError, ValueError):
-            return 0
+            return Footprint(self.limits.tree_bytes, self.limits.tree_files)
+        return Footprint(size, members)
 
     def _remove(self, name: str) -> bool:
         """Remove the tree `name` unless a review reads it; whether it was removed."""
@@ -163,11 +169,12 @@ class SnapshotCache:
                 shutil.rmtree(entry, ignore_errors=True)
 
     @property
-    def kept_bytes(self) -> int:
-        """The bytes of the trees the cache keeps."""
+    def kept(self) -> Footprint:
+        """What the trees the cache keeps take of the disk."""
         if not self._trees.is_dir():
-            return 0
-        return sum(self._size(entry.name) for entry in self._trees.iterdir())
+            return Footprint()
+        taken = [self._taken(entry.name) for entry in self._trees.iterdir()]
+        return Footprint(sum(t.bytes for t in taken), sum(t.members for t in taken))
 
 
 def snapshots_for(settings: Settings) -> SnapshotCache | None:
@@ -179,6 +186,8 @@ def snapshots_for(settings: Settings) -> SnapshotCache | None:
     limits = SnapshotLimits(
         archive_bytes=min(SnapshotLimits.archive_bytes, most),
         tree_bytes=most,
+        tree_files=settings.tiebreak_snapshot_max_files,
         cache_bytes=settings.tiebreak_snapshot_cache_mb * MIB,
+        cache_files=settings.tiebreak_snapshot_cache_files,
     )
     return SnapshotCache(settings.tiebreak_data_dir / "snapshots", limits)

@@ -9,6 +9,7 @@ them against the installed arq. arq alone writes the rest of its keys (`arq:retr
 worker's health check).
 """
 
+import re
 from datetime import date
 from enum import StrEnum
 
@@ -62,8 +63,31 @@ ABORTED = "arq:abort"
 
 def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
     """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again. A review's job id
-    is its run's id too."""
+    is its run's id too, and its check run's `external_id` (:func:`reviewed_head`)."""
     return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
+
+
+_REVIEW_JOB_ID = re.compile(
+    r"review:(?P<owner>[A-Za-z0-9_.-]{1,100})/(?P<repo>[A-Za-z0-9_.-]{1,100})"
+    r"#(?P<number>[0-9]{1,9})@(?P<sha>[0-9a-f]{40}(?:[0-9a-f]{24})?)(?::.*)?"
+)
+
+
+def reviewed_head(run_id: str, installation_id: int) -> PullRequestRef | None:
+    """The pull request head a review run's id names (:func:`review_job_id`, every run's id
+    since Tiebreak's first), as `installation_id` reaches it; None for an id of any other
+    shape. The id is what Tiebreak's check runs carry as their `external_id`, so this reads
+    the pull request a check run is on when GitHub does not say (a fork's)."""
+    found = _REVIEW_JOB_ID.fullmatch(run_id)
+    if found is None:
+        return None
+    return PullRequestRef(
+        installation_id=installation_id,
+        owner=found["owner"],
+        repo=found["repo"],
+        number=int(found["number"]),
+        head_sha=found["sha"],
+    )
 
 
 def resume_job_id(run_id: str, resume: int) -> str:
@@ -95,8 +119,10 @@ def unit_resume_job_id(run_id: str, number: int, attempt: int, token: str) -> st
 
 
 def workflow_run_job_id(token: str, why: str) -> str:
-    """`workflow-run:<token>:<why>`: one look at a workflow run for each reason (`completed`,
-    the webhook's, however often GitHub redelivers it; `poll-<minute>`, the janitor's)."""
+    """`workflow-run:<token>:<why>`: one look at a workflow run for each reason (`run-<id>`,
+    the webhook's of run <id> titled with the token, however often GitHub redelivers it, so
+    that a run titled alike never makes another's delivery a duplicate; `poll-<minute>`,
+    the janitor's)."""
     return f"workflow-run:{token}:{why}"
 
 
@@ -415,18 +441,33 @@ def replies_capped(pull: PullKey) -> str:
 
 
 # -- what a repository's people taught Tiebreak (app.store.learnings) ---------------------------
+# Keyed by GitHub's id of the repository, never its name: a repository deleted and created again
+# under the same name is another repository, and reads none of the first one's learnings.
 
 
-def learnings(repository: str) -> str:
+def learnings(repository_id: int) -> str:
     """hash, no TTL, at most `policies.learnings.MAX_LEARNINGS` fields: field, a learning's
-    number in the repository `owner/repo`; value, the learning (JSON). Numbers are never
-    reused, so `/tiebreak forget N` means the learning `/tiebreak learnings` showed as N."""
-    return f"tiebreak:learnings:{repository.lower()}"
+    number in the repository; value, the learning (JSON). Numbers are never reused, so
+    `/tiebreak forget N` means the learning `/tiebreak learnings` showed as N."""
+    return f"tiebreak:learnings:repo:{repository_id}"
 
 
-def learnings_counter(repository: str) -> str:
-    """string, no TTL: the last number given to a learning of the repository `owner/repo`."""
-    return f"tiebreak:learnings:{repository.lower()}:last"
+def learnings_counter(repository_id: int) -> str:
+    """string, no TTL: the last number given to a learning of the repository, its pull
+    requests' own included."""
+    return f"tiebreak:learnings:repo:{repository_id}:last"
+
+
+PULL_LEARNINGS_TTL = 30 * DAY
+"""How long a pull request keeps the learnings it alone reads after the last was taught: as
+long as its head is remembered."""
+
+
+def pull_learnings(repository_id: int, number: int) -> str:
+    """hash, `PULL_LEARNINGS_TTL`, at most `policies.learnings.MAX_PULL_LEARNINGS` fields: the
+    learnings pull request `number` alone reads (taught by someone who may not write to the
+    repository), numbered as the repository's are."""
+    return f"tiebreak:learnings:repo:{repository_id}:pull:{number}"
 
 
 TAUGHT_TTL = 30 * DAY
@@ -434,8 +475,31 @@ TAUGHT_TTL = 30 * DAY
 head is."""
 
 
-def taught(repository: str, thread: int) -> str:
-    """string: set once the review thread starting with comment `thread` of the repository
-    `owner/repo` taught a learning by a 👎, so the 👎 still there at later reviews teaches it
-    no second time."""
-    return f"tiebreak:learnings:{repository.lower()}:taught:{thread}"
+def taught(repository_id: int, thread: int) -> str:
+    """string: set once the review thread starting with comment `thread` taught the repository
+    a learning by a 👎, so the 👎 still there at later reviews teaches it no second time."""
+    return f"tiebreak:learnings:repo:{repository_id}:taught:{thread}"
+
+
+LEARNING_REPOSITORIES = "tiebreak:learnings:names"
+"""hash, no TTL: field, a repository's `owner/name` in lower case; value, the id of the latest
+repository of that name that was taught something (how `tiebreak learnings export --repo
+OWNER/NAME` finds its learnings)."""
+
+
+def named_learnings(full_name: str) -> str:
+    """hash, no TTL: a repository's learnings as an older Tiebreak kept them, under its
+    `owner/name` (fields and values as :func:`learnings`'). Never written now; moved to
+    :func:`learnings` by the first job of a repository of that name that shows them its own."""
+    return f"tiebreak:learnings:{full_name.lower()}"
+
+
+def named_learnings_counter(full_name: str) -> str:
+    """string, no TTL: the last number of :func:`named_learnings`, moved with them."""
+    return f"tiebreak:learnings:{full_name.lower()}:last"
+
+
+def named_taught(full_name: str, thread: int) -> str:
+    """string, TTL `TAUGHT_TTL` when written: :func:`taught` as an older Tiebreak wrote it,
+    still read so that a 👎 it learned from teaches no second time."""
+    return f"tiebreak:learnings:{full_name.lower()}:taught:{thread}"

@@ -40,7 +40,9 @@ class ActionsTesting(BaseModel):
     workflow: str
     """The workflow's file name in `.github/workflows/`."""
     branch: str
-    """The branch the workflow is dispatched on: the pull request's base branch."""
+    """The branch the workflow is dispatched from: the repository's default branch, whose
+    workflow file the config names (not the pull request's base, where another branch may
+    hold a stale or edited copy of it)."""
     base_sha: str
     command: str
     setup: str | None = None

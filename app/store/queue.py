@@ -40,7 +40,7 @@ from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-from app.events import CommandRequest, HearingRequest, PullKey, PullRequestRef
+from app.events import CommandRequest, CompletedRun, HearingRequest, PullKey, PullRequestRef
 from app.store import keys
 from app.store.heads import SUPERSEDE
 from app.store.pipelining import AutoPipeline
@@ -223,13 +223,14 @@ class ReviewQueue:
             queue=keys.UNIT_QUEUE,
         )
 
-    async def take_workflow_run(self, token: str, run_id: int | None, why: str) -> bool:
-        """Queue a look at workflow run `token` (GitHub's `run_id`, if known): `why` tells
-        the webhook's look from each of the janitor's polls."""
+    async def take_workflow_run(self, token: str, completed: CompletedRun | None, why: str) -> bool:
+        """Queue a look at workflow run `token` (at the run a delivery says `completed`, if
+        one does): `why` tells each look from the others, a delivery's run (`run-<id>`) from
+        another's and from each of the janitor's polls (`poll-<minute>`)."""
         return await self._enqueue(
             JobName.WORKFLOW_RUN,
             token,
-            run_id,
+            None if completed is None else completed.model_dump(mode="json"),
             job_id=keys.workflow_run_job_id(token, why),
             queue=keys.REVIEW_QUEUE,
         )

@@ -49,6 +49,11 @@ class PendingRun(BaseModel):
     """What is run (:func:`agents.debate.recorded_tests.run_digest`): its result's key."""
     ref: PullRequestRef
     workflow: str
+    branch: str = ""
+    """The branch it was dispatched from: the repository's default branch."""
+    github_run: int | None = None
+    """The run GitHub said the dispatch started, once it said (`return_run_details`):
+    then that run, and no other, settles it."""
     test: str
     """The test's path."""
     command: str
@@ -87,6 +92,18 @@ class WorkflowRuns:
             for key in (dispatched, awaited):
                 pipe.expire(key, keys.LIVE_TTL)
             await pipe.execute()
+
+    async def pin(self, token: str, github_run: int) -> None:
+        """Record which of GitHub's runs run `token` is, as GitHub answered its dispatch,
+        unless it was settled meanwhile (its record then stays gone)."""
+        run = await self.get(token)
+        if run is None:
+            return
+        pinned = run.model_copy(update={"github_run": github_run})
+        # Only over the record as it is: a settling that deleted it meanwhile wins.
+        await self.redis.set(
+            keys.workflow_run(token), pinned.model_dump_json(), xx=True, keepttl=True
+        )
 
     async def dispatched(self, run_id: str, unit: int, digest: str) -> PendingRun | None:
         """The run of `digest` the unit dispatched and is still waiting for, if any."""

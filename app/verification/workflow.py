@@ -11,6 +11,7 @@ import io
 import json
 import shlex
 import zipfile
+import zlib
 from collections.abc import Sequence
 from importlib import resources
 from typing import Annotated
@@ -124,8 +125,16 @@ def read_result(archive: bytes, token: str) -> WorkflowResult:
             with zipped.open(member) as stream:
                 # The size in the zip's directory is the zip's word: read no more than the cap.
                 raw = stream.read(MAX_RESULT_BYTES + 1)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
-        raise WorkflowResultError(f"the artifact is not a readable zip: {exc}") from exc
+    except WorkflowResultError:
+        raise
+    except Exception as exc:
+        # The zip is untrusted, and `zipfile` fails on a hostile one in many ways besides
+        # BadZipFile (zlib.error, RuntimeError, NotImplementedError, EOFError, OSError,
+        # struct.error, ValueError...). Each means the same: the run showed nothing, said at
+        # once rather than left to its deadline.
+        raise WorkflowResultError(
+            f"the artifact is not a readable zip: {_unreadable(exc)}"
+        ) from exc
     if len(raw) > MAX_RESULT_BYTES:
         raise WorkflowResultError(f"{RESULT_FILE} is larger than {MAX_RESULT_BYTES} bytes")
     try:
@@ -137,6 +146,20 @@ def read_result(archive: bytes, token: str) -> WorkflowResult:
     if result.token != token:
         raise WorkflowResultError(f"{RESULT_FILE} is another run's")
     return result
+
+
+def _unreadable(exc: Exception) -> str:
+    """What is wrong with a zip `zipfile` failed on, in words (its own messages may quote the
+    zip's member names)."""
+    if isinstance(exc, zlib.error):
+        return "its compressed data is corrupt"
+    if isinstance(exc, NotImplementedError):
+        return "it is compressed by a method Tiebreak does not read"
+    if isinstance(exc, RuntimeError):
+        return f"{RESULT_FILE} is encrypted"
+    if isinstance(exc, zipfile.BadZipFile):
+        return str(exc)[:200]
+    return type(exc).__name__
 
 
 def shown(test: str, command: str, fix: bool, result: WorkflowResult) -> RecordedRun:

@@ -21,15 +21,18 @@ from app.github.errors import GitHubError
 from app.github.models import (
     Author,
     Comparison,
+    Dispatch,
     FileAt,
     GitFile,
     IssueComment,
+    PathKind,
     PullRequest,
     Reaction,
     Reactions,
     ThreadComment,
     WorkflowRun,
 )
+from app.github.protocol import ActionsClient
 
 
 @dataclass
@@ -63,14 +66,13 @@ class FakeActions:
 
     async def dispatch(
         self, ref: PullKey, workflow: str, branch: str, inputs: dict[str, str]
-    ) -> None:
+    ) -> int | None:
         raise GitHubError(f"no workflow {workflow}", status=404)
 
-    async def find_run(self, ref: PullKey, workflow: str, title: str) -> WorkflowRun | None:
+    async def find_run(
+        self, ref: PullKey, dispatch: Dispatch, run_id: int | None = None
+    ) -> WorkflowRun | None:
         return None
-
-    async def run(self, ref: PullKey, run_id: int) -> WorkflowRun:
-        raise GitHubError(f"no run {run_id}", status=404)
 
     async def artifact(self, ref: PullKey, run_id: int, name: str, cap: int) -> bytes | None:
         return None
@@ -95,10 +97,13 @@ class FakeInstallation:
         self.reactions: list[tuple[CommentRef, Reaction]] = []
         self.thumbs_downs: dict[int, list[Author]] = {}
         """Who reacted 👎 to each review comment, by its id."""
+        self.unanswered: set[FileAt] = set()
+        """Paths GitHub does not say what they are (`kinds` leaves them out)."""
         self.calls: list[str] = []
         """The name of each call made, in order."""
         self.git = FakeGitData()
-        self.actions = FakeActions()
+        self.actions: ActionsClient = FakeActions()
+        """GitHub Actions with no workflow, unless a test gives another."""
         self.retry_backoff = 0.0
         self._lines: dict[int, int] = {}
         self._failures: dict[str, list[GitHubError]] = {}
@@ -158,6 +163,21 @@ class FakeInstallation:
         self._call("sizes")
         texts = {file: self.files.get(file) for file in files}
         return {f: None if text is None else len(text.encode()) for f, text in texts.items()}
+
+    async def kinds(self, ref: PullKey, paths: Iterable[FileAt]) -> dict[FileAt, PathKind]:
+        """From `files`: a file's path is a file, a path some file is under a directory;
+        the `unanswered` ones left out."""
+        self._call("kinds")
+
+        def kind(path: FileAt) -> PathKind:
+            if path in self.files:
+                return PathKind.FILE
+            inside = any(
+                f.commit == path.commit and f.path.startswith(f"{path.path}/") for f in self.files
+            )
+            return PathKind.DIRECTORY if inside else PathKind.NOTHING
+
+        return {path: kind(path) for path in paths if path not in self.unanswered}
 
     @asynccontextmanager
     async def tarball(self, ref: PullKey, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:

@@ -60,6 +60,36 @@ async def test_a_pull_request_from_a_fork_names_the_fork_as_head_repository(
     assert pull["head"]["label"].startswith("mallory:")
 
 
+async def test_a_deleted_fork_is_gone_and_its_pull_request_names_no_head_repository(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.add_pull(
+        REPO,
+        8,
+        head_sha="e" * 40,
+        base_sha=BASE,
+        head_repo="mallory/widgets",
+        head_ref="main",
+        diff=DIFF,
+        head_files={"widgets.py": "FORKED = True\n"},
+    )
+
+    await github.rest.repos.async_get_content("mallory", "widgets", "widgets.py", ref="main")
+
+    fake.delete_repo("mallory/widgets")
+
+    pull = payload(await github.rest.pulls.async_get(OWNER, NAME, 8))
+    assert pull["head"]["repo"] is None
+    assert (pull["head"]["sha"], pull["head"]["ref"]) == ("e" * 40, "main")
+    with pytest.raises(RequestFailed) as gone:
+        await github.rest.repos.async_get_content("mallory", "widgets", "widgets.py", ref="main")
+    assert failure(gone)[0] == 404
+    # The base repository keeps the head commit (refs/pull/8/head), not a branch of it.
+    kept = await github.rest.repos.async_get_content(OWNER, NAME, "widgets.py", ref="e" * 40)
+    assert base64.b64decode(payload(kept)["content"]) == b"FORKED = True\n"
+    assert fake.branch_sha(REPO, "main") == BASE
+
+
 @pytest.mark.parametrize("media", [DIFF_MEDIA, "application/vnd.github.v3.diff"])
 async def test_the_diff_media_type_answers_the_diff_text(
     github: GitHub[AppInstallationAuthStrategy], media: str

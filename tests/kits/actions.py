@@ -1,6 +1,7 @@
 """Findings' tests run in the fake GitHub's Actions, for the app tests: a review run by a real
 worker in the background while the `workflow_run` webhooks the fake sends are delivered to
-the real webhook endpoint, the workflow being Tiebreak's own template run with bash."""
+the real webhook endpoint, the workflow being Tiebreak's own template run with bash; the
+config that asks for it, and a finding whose test reproduces it and whose fix is agreed."""
 
 import asyncio
 import tempfile
@@ -13,23 +14,75 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from agents.models.llm import LLMClient
+from agents.models.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps
 from app.verification.workflow import template_text
-from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.fakes.github_api.actions import RUN_FAILED, Result, Runner
 from tests.kits.workflow import run_template
-from tests.scenarios.reviews import BASE, HEAD, REPO, background_worker, worker_setup
+from tests.scenarios.debates import (
+    UNDEFINED,
+    accept,
+    answers,
+    concede,
+    evaluations,
+    patch,
+    report,
+)
+from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO, background_worker, worker_setup
 from tests.scenarios.webhooks import payload, signed
 
 WORKFLOW = "tiebreak-verify.yml"
 DEADLINE = 60.0
 
+CONFIG = (
+    "verify:\n"
+    "  command: python3 {test}\n"
+    f"  workflow: {WORKFLOW}\n"
+    "  timeout_minutes: 1\n"
+    "  max_attempts: 1\n"
+)
+TEST_PATH = "test_refund.py"
+REFUND_TEST = """\
+import importlib.util
 
-def template_runner(
-    given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
-) -> dict[str, Any] | None:
-    """A run of the template, as a runner would run it."""
+spec = importlib.util.spec_from_file_location("payments", "app/payments.py")
+payments = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(payments)
+
+
+class Payment:
+    balance, id = 10, 7
+
+
+payments.refund(Payment(), 5)
+"""
+PROVEN = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": REFUND_TEST}}
+PRINT_FIX = patch(16, "    print('refund', payment.id, amount)")
+PASSING = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": "assert True\n"}}
+
+
+def fixed_by_agreement(finding: dict[str, Any]) -> ScriptedLLM:
+    return ScriptedLLM(
+        by_role(
+            tester=[report(finding), evaluations(accept("F1", "Fixed."))],
+            coder=[answers(concede("F1", PRINT_FIX))],
+        )
+    )
+
+
+def comment(github: FakeGitHub) -> ReviewComment:
+    (review,) = github.reviews(REPO, NUMBER)
+    (posted,) = review.comments
+    return posted
+
+
+def template_runner(given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]) -> Result:
+    """A run of the template, as a runner would run it: it fails, uploading nothing, if a
+    step fails."""
     with tempfile.TemporaryDirectory(prefix="tiebreak-run-") as workspace:
-        return run_template(Path(workspace) / "work", given, trees)
+        result = run_template(Path(workspace) / "work", given, trees)
+    return RUN_FAILED if result is None else result
 
 
 def never_finishes(
@@ -46,6 +99,8 @@ class Deliveries:
         self._waiting: list[tuple[str, dict[str, Any]]] = []
         self.sent: list[tuple[str, str]] = []
         """(action, outcome) of each delivered."""
+        self.completed: dict[int, list[str]] = {}
+        """The outcomes of each run's `completed` deliveries, by the run's id."""
 
     def __call__(self, event: str, payload: dict[str, Any]) -> None:
         with self._lock:
@@ -58,7 +113,10 @@ class Deliveries:
             raw, headers = signed(event, body)
             answer = client.post("/api/github/webhooks", content=raw, headers=headers)
             assert answer.status_code in (200, 202), answer.text
-            self.sent.append((body["action"], answer.json()["outcome"]))
+            outcome = answer.json()["outcome"]
+            self.sent.append((body["action"], outcome))
+            if body["action"] == "completed":
+                self.completed.setdefault(body["workflow_run"]["id"], []).append(outcome)
 
 
 def completed(github: FakeGitHub) -> bool:
@@ -73,16 +131,18 @@ async def review_in_actions(
     llm: LLMClient,
     client: TestClient,
     *,
-    runner: Callable[..., dict[str, Any] | None] = template_runner,
+    runner: Runner = template_runner,
     meanwhile: Callable[[WorkerDeps], Awaitable[object]] | None = None,
     webhooks: bool = True,
+    deliveries: Deliveries | None = None,
     **deps_fields: Any,
 ) -> Deliveries:
     """Review the scenarios' pull request with the repository's workflow in place, a real
     worker running everything and the fake's webhooks delivered as they come (unless
-    `webhooks` is False: they are lost); `meanwhile`, called whenever a test run is pending,
-    plays the part of what else happens (the janitor)."""
-    deliveries = Deliveries()
+    `webhooks` is False: they are lost) through `deliveries` (new ones by default);
+    `meanwhile`, called whenever a test run is pending, plays the part of what else happens
+    (the janitor)."""
+    deliveries = deliveries or Deliveries()
     github.add_workflow(REPO, WORKFLOW, template_text(), runner)
     github.send_webhooks(deliveries)
     setup = worker_setup(github, key, llm, **deps_fields)

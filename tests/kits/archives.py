@@ -5,6 +5,7 @@ import gzip
 import io
 import tarfile
 from collections.abc import Callable
+from pathlib import Path
 
 TOP = "octo-app-0123456"
 
@@ -23,6 +24,23 @@ def regular(name: str, content: bytes = b"x = 1\n") -> Member:
         tar.addfile(info, io.BytesIO(content))
 
     return add
+
+
+def header(kind: bytes, content: bytes) -> Member:
+    """A metadata header of type `kind` (a GNU long name `L`, a pax header `x`) holding
+    `content`, written as is, before the next member."""
+
+    def add(tar: tarfile.TarFile) -> None:
+        info = _info("././@LongLink", kind)
+        info.size = len(content)
+        tar.addfile(info, io.BytesIO(content))
+
+    return add
+
+
+def sparse(name: str) -> Member:
+    """A GNU sparse file, as no repository's archive holds one."""
+    return lambda tar: tar.addfile(_info(name, tarfile.GNUTYPE_SPARSE))
 
 
 def link(name: str, target: str, kind: bytes = tarfile.SYMTYPE) -> Member:
@@ -65,6 +83,49 @@ def honest(files: dict[str, str], top: str = TOP) -> bytes:
     )
 
 
+def empty_files(count: int, top: str = TOP) -> bytes:
+    """An archive of `count` directories holding one empty file each: no byte of content, but
+    an inode and a block of the disk for each of its members."""
+    return archive(
+        directory(top),
+        *(
+            m
+            for i in range(count)
+            for m in (directory(f"{top}/d{i}"), regular(f"{top}/d{i}/e", b""))
+        ),
+    )
+
+
+def oversized_header(path: Path, kind: bytes, declared: int) -> None:
+    """Write at `path` an archive whose first member is a metadata header of type `kind`
+    holding `declared` zero bytes, then its top directory: a thousandth of that on the wire
+    (zeros compress so), all of it in memory to a reader that takes a header whole."""
+    with (
+        gzip.GzipFile(path, mode="wb", compresslevel=9, mtime=0) as zipped,
+        tarfile.open(fileobj=zipped, mode="w", format=tarfile.GNU_FORMAT) as tar,
+    ):
+        info = _info("././@LongLink", kind)
+        info.size = declared
+        tar.addfile(info, _Zeros(declared))
+        directory(TOP)(tar)
+
+
+class _Zeros(io.RawIOBase):
+    """`size` zero bytes to read, never held at once."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        count = min(len(buffer), self.left)
+        buffer[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
 def _info(name: str, kind: bytes) -> tarfile.TarInfo:
     info = tarfile.TarInfo(name)
     info.type = kind
@@ -78,6 +139,12 @@ HOSTILE = {
     "a symlink to /etc": archive(directory(TOP), link(f"{TOP}/etc", "/etc")),
     "a device file": archive(directory(TOP), device(f"{TOP}/null")),
     "no gzipped tar": b"<html>Not an archive</html>",
+    "a chain of headers": archive(
+        directory(TOP), *[header(tarfile.XHDTYPE, b"15 comment=abc\n")] * 600, regular(f"{TOP}/a")
+    ),
+    "a hard link ahead of its file": archive(
+        directory(TOP), link(f"{TOP}/h", f"{TOP}/a", tarfile.LNKTYPE), regular(f"{TOP}/a")
+    ),
 }
 """Archives a review must refuse whole, by what makes each hostile: a file written through one
 would land at `/tmp/escaped.py` or two directories above where it is extracted."""

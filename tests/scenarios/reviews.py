@@ -19,6 +19,8 @@ from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
 
 REPO, NUMBER, INSTALLATION, APP_ID = "Codertocat/Hello-World", 2, 1, 42
+REPO_ID = 186853002
+"""GitHub's id of REPO, as the webhook payloads' examples carry it."""
 HEAD, BASE = "a" * 40, "b" * 40
 DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
 REF = PullRequestRef(
@@ -26,6 +28,7 @@ REF = PullRequestRef(
     owner="Codertocat",
     repo="Hello-World",
     number=NUMBER,
+    repository_id=REPO_ID,
     head_sha=HEAD,
 )
 

@@ -2,12 +2,12 @@
 
 import json
 import uuid
-from pathlib import Path
 from typing import Any
 
 from githubkit import webhooks
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github-webhooks"
+from tests.scenarios.webhook_shapes import FIXTURES, mismatches
+
 SECRET = "webhook-secret-for-tests"
 
 
@@ -21,9 +21,20 @@ def payload(name: str) -> dict[str, Any]:
 
 
 def signed(
-    event: str, body: dict[str, Any] | bytes, *, delivery: str | None = None, secret: str = SECRET
+    event: str,
+    body: dict[str, Any] | bytes,
+    *,
+    delivery: str | None = None,
+    secret: str = SECRET,
+    like_github: bool = True,
 ) -> tuple[bytes, dict[str, str]]:
-    """A delivery's raw body and headers, signed as GitHub signs them."""
+    """A delivery's raw body and headers, signed as GitHub signs them.
+
+    A payload (not raw bytes) must carry what Tiebreak reads where GitHub's own example of the
+    event does (`webhook_shapes`); `like_github=False` for one a test breaks on purpose.
+    """
+    if isinstance(body, dict) and like_github and (unlike := mismatches(event, body)):
+        raise AssertionError("A delivery GitHub would not send:\n" + "\n".join(unlike))
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     headers = {
         "X-GitHub-Event": event,

@@ -37,6 +37,7 @@ async def on_conversation_comment(delivery: Delivery, deps: HandlerDeps) -> Outc
         owner=payload.repository.owner.login,
         repo=payload.repository.name,
         number=payload.issue.number,
+        repository_id=payload.repository.id,
     )
     where = CommentRef(id=payload.comment.id, kind="issue", thread_id=payload.comment.id)
     return await _queue(deps, pull, where, payload.comment, payload.sender)
@@ -50,6 +51,7 @@ async def on_review_thread_comment(delivery: Delivery, deps: HandlerDeps) -> Out
         owner=payload.repository.owner.login,
         repo=payload.repository.name,
         number=payload.pull_request.number,
+        repository_id=payload.repository.id,
     )
     thread = payload.comment.in_reply_to_id or payload.comment.id
     where = CommentRef(id=payload.comment.id, kind="review", thread_id=thread)

@@ -1,11 +1,14 @@
-"""`workflow_run`: a run of a repository's workflow completed; if it is one of Tiebreak's
-findings' tests (titled `Tiebreak <token>`), a job takes its result. The handler only queues:
-the run and its artifact are read in the job (:mod:`app.jobs.workflow_results`). A run
-Tiebreak does not know, or knows no more, is found so there and left alone."""
+"""`workflow_run`: a run of a repository's workflow completed; if it is titled as Tiebreak
+titles its findings' tests (`Tiebreak <token>`), a job looks at it. The handler only queues,
+once per run however often GitHub delivers it: a title is no proof, since anyone may give a
+run that title, so another run titled alike must not make the run Tiebreak dispatched a
+duplicate. The job (:mod:`app.jobs.workflow_results`) drops a run of another installation or
+repository, or one that is not the run Tiebreak dispatched, and leaves alone a token it does
+not know, or knows no more."""
 
 import re
 
-from app.events import WorkflowRunPayload
+from app.events import CompletedRun, WorkflowRunPayload
 from app.telemetry.logs import bind
 from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
 
@@ -22,6 +25,6 @@ async def on_workflow_run_completed(delivery: Delivery, deps: HandlerDeps) -> Ou
     titled = TITLE.fullmatch(payload.workflow_run.display_title)
     if titled is None:
         return Outcome.IGNORED
-    run_id = payload.workflow_run.id
-    queued = await deps.queue.take_workflow_run(titled[1], run_id, "completed")
+    run = CompletedRun.of(payload)
+    queued = await deps.queue.take_workflow_run(titled[1], run, f"run-{run.run_id}")
     return Outcome.ENQUEUED if queued else Outcome.DUPLICATE

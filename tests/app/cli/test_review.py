@@ -133,7 +133,7 @@ def test_the_walkthrough_opens_the_terminal_view_and_the_json(patch_file: Path) 
     route.mock(side_effect=by_tool(**replies))
     printed = json.loads(run([str(patch_file), "--json"]).stdout)
 
-    assert shown.startswith("Walkthrough\n  Logs refunds.[31m\n  Review effort: 2/5\n")
+    assert shown.startswith("Walkthrough\n  Logs refunds.\n  Review effort: 2/5\n")
     assert f"  {PAYMENTS}: logs each refund\n" in shown
     assert f"    {PAYMENTS}: the amount is logged\n" in shown
     assert printed["walkthrough"]["description"] == ["Logs refunds.\x1b[31m"]

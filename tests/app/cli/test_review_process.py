@@ -1,10 +1,12 @@
 """`tiebreak review` as a real process, against a local fake of the Messages API."""
 
+import json
 import os
 import pty
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
 from tests.scenarios.debates import (
@@ -13,7 +15,18 @@ from tests.scenarios.debates import (
     PAYMENTS,
     PAYMENTS_AFTER,
     PAYMENTS_BEFORE,
+    accept,
+    answers,
+    concede,
+    dispute,
+    evaluations,
+    finding,
     git_diff,
+    patch,
+    reject,
+    report,
+    rulings,
+    warn,
 )
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
@@ -95,3 +108,105 @@ def test_a_terminal_with_nothing_piped_in_is_told_the_diff_is_read_from_it() -> 
     assert first == "tiebreak: reading a diff from standard input (Ctrl-D ends it)"
     assert process.returncode == 2
     assert "no file changes found" in rest[-1]
+
+
+DRIVES = "\x1b]0;pwned\x07\x07\x1b[2J\x1b[H\x1b[5A\x9b2J\u202e\u200b\x7f"
+"""What would drive a terminal: an OSC retitling its window, a bell, the screen cleared, the
+cursor sent home and up, an 8-bit CSI, a right-to-left override, a zero-width space, a DEL."""
+DRIVING = ("\x1b]", "\x07", "\x1b[2J", "\x1b[H", "\x1b[5A", "\x9b", "\u202e", "\u200b", "\x7f")
+
+
+def driven(text: str) -> str:
+    """`text` with the sequences above in its middle."""
+    middle = len(text) // 2
+    return text[:middle] + DRIVES + text[middle:]
+
+
+CLAIM = "`log` is not defined anywhere: every refund raises NameError."
+REPLACEMENT = "    logger.info('refund %s %s', payment.id, amount)"
+DIVIDE = "Quantizing each share loses the remainder."
+WARNING = "Shares are rounded; never book them."
+DESCRIPTION = "Refunds are checked against the balance and logged."
+HOSTILE: dict[str, list[Any]] = {
+    "report_findings": [
+        {
+            **report(finding(16, driven(CLAIM), "blocker"), finding(8, driven(DIVIDE))),
+            "walkthrough": {
+                "description": driven(DESCRIPTION),
+                "files": [{"path": PAYMENTS, "summary": driven("checks and logs refunds")}],
+                "attention": [],
+            },
+        }
+    ],
+    "answer_findings": [
+        answers(concede("F1", patch(16, driven(REPLACEMENT))), dispute("F2", "Display only."))
+    ],
+    "evaluate_answers": [evaluations(accept("F1"), reject("F2", "It is booked."))],
+    "arbitrate": [rulings(warn("F2", driven(WARNING)))],
+}
+"""A review whose every text shown in the terminal carries what would drive it."""
+
+
+def on_a_terminal(api: FakeMessagesAPI, *args: str, cwd: Path) -> tuple[str, str]:
+    """`tiebreak review` of DIFF with `args`, its standard output a terminal: what the
+    terminal was sent, and standard error."""
+    (cwd / "change.diff").write_text(DIFF)
+    controller, terminal = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [str(TIEBREAK), "review", "change.diff", "--max-rounds", "1", *args],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=terminal,
+            stderr=subprocess.PIPE,
+            env={
+                "ANTHROPIC_API_KEY": api.api_key,
+                "ANTHROPIC_BASE_URL": api.base_url,
+                "TIEBREAK_ENV_FILE": "",
+                "PATH": os.environ.get("PATH", ""),
+            },
+        )
+        os.close(terminal)
+        sent = bytearray()
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the command closed the terminal
+                break
+            if not chunk:
+                break
+            sent += chunk
+        _, said = process.communicate(timeout=60)
+    finally:
+        os.close(controller)
+    return sent.decode(), said.decode()
+
+
+def test_model_text_never_drives_the_terminal_and_the_text_around_it_shows(
+    tmp_path: Path,
+) -> None:
+    with FakeMessagesAPI(QueuedResponder(**HOSTILE)) as api:
+        shown, said = on_a_terminal(api, cwd=tmp_path)
+
+    assert [s for s in DRIVING if s in shown] == [], shown
+    assert "pwned" not in shown  # the sequences went whole
+    assert f"  {CLAIM}" in shown
+    assert f"  {DIVIDE}" in shown
+    assert f"    {REPLACEMENT}" in shown
+    assert f"Warning: {WARNING}" in shown
+    assert f"  {DESCRIPTION}" in shown
+    assert f"  {PAYMENTS}: checks and logs refunds" in shown
+    assert "1 fixed, 1 with a warning" in shown, said
+
+
+def test_json_on_a_terminal_keeps_the_model_s_text_as_data_and_drives_nothing(
+    tmp_path: Path,
+) -> None:
+    with FakeMessagesAPI(QueuedResponder(**HOSTILE)) as api:
+        shown, said = on_a_terminal(api, "--json", cwd=tmp_path)
+
+    assert [s for s in DRIVING if s in shown] == [], shown
+    review = json.loads(shown)
+    claims = {f["finding"]["claim"] for u in review["units"] for f in u["findings"]}
+    assert claims == {driven(CLAIM), driven(DIVIDE)}, said
+    assert review["walkthrough"]["description"] == [driven(DESCRIPTION)]

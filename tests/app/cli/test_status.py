@@ -135,10 +135,12 @@ def test_control_characters_from_redis_never_reach_the_terminal() -> None:
 
     assert not any((ch < " " and ch != "\n") or "\x7f" <= ch <= "\x9f" for ch in out)
     assert "\u202e" not in out
-    assert "· [2J[Hhost:31m7 · run r1[2J" in out
-    assert "  coordinator [2J[Hhost:31m7 · beat 1.0s ago" in out
+    # Escape sequences go whole, the text around them stays.
+    assert "· host:7 · run r1\n" in out
+    assert "  coordinator host:7 · beat 1.0s ago" in out
+    assert "owned" not in out
     (line,) = [line for line in out.splitlines() if line.lstrip().startswith("0  failed")]
-    clipped = "RuntimeError: [31mboom[0m second line ]0;owned" + "x" * 33 + "…"
+    clipped = "RuntimeError: boom second line " + "x" * 48 + "…"
     assert len(clipped) == 80
     assert line.endswith(f"  {clipped}")
 
@@ -165,7 +167,7 @@ async def test_a_run_with_units_no_worker_wrote_is_shown_as_unreadable(redis_url
         await redis.aclose()
 
     assert good.units[0].status.error == "Boom\x1b[2J"
-    assert "Boom[2J" in render([good], NOW)
+    assert render([good], NOW).endswith("  Boom")
     assert bad.units == ()
     assert bad.problem.startswith("unreadable units: 1 validation error for UnitStatus")
     assert "  unreadable units: 1 validation error" in render([bad], NOW)

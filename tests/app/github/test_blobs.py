@@ -9,7 +9,7 @@ import pytest
 
 from app.events import PullKey
 from app.github.client import GitHubApp, Installation
-from app.github.models import FileAt
+from app.github.models import FileAt, PathKind
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 REPO, NUMBER, INSTALLATION, APP_ID = "octo/shop", 7, 3, 42
@@ -127,6 +127,31 @@ async def test_sizes_github_fails_to_give_are_not_known(github: FakeGitHub, key:
 
     assert sizes == {}
     assert github.requests_to("GET", CONTENTS) == []
+
+
+async def test_what_paths_are_is_read_in_one_graphql_request(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    github.set_file(REPO, HEAD, "shop/pay.py", "pay\n")
+    github.set_file(REPO, HEAD, "linked", "shop", mode="120000")
+    kinds = {
+        FileAt(HEAD, "shop/pay.py"): PathKind.FILE,
+        FileAt(HEAD, "linked"): PathKind.FILE,
+        FileAt(HEAD, "shop"): PathKind.DIRECTORY,
+        FileAt(HEAD, "linked/pay.py"): PathKind.NOTHING,
+        FileAt(HEAD, "gone.py"): PathKind.NOTHING,
+    }
+
+    assert await installation(github, key).kinds(REF, kinds) == kinds
+    assert len(graphql_requests(github)) == 1
+
+
+async def test_what_paths_github_fails_to_answer_for_are_is_not_known(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    github.fail_next("POST", r"/graphql", 502)
+
+    assert await installation(github, key).kinds(REF, [FileAt(HEAD, "shop/pay.py")]) == {}
 
 
 GRAPHQL_ERRORS = {

@@ -5,8 +5,7 @@ a scripted model."""
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 
 import pytest
 from fastapi.testclient import TestClient
@@ -22,16 +21,24 @@ from app.store.queue import ReviewQueue
 from app.store.records import State
 from app.verification.workflow import not_run, template_text
 from app.web.server import create_app
-from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.github_api.actions import RunDetails
 from tests.kits.actions import (
+    CONFIG,
     DEADLINE,
+    PASSING,
+    PRINT_FIX,
+    PROVEN,
     WORKFLOW,
     Deliveries,
+    comment,
     completed,
+    fixed_by_agreement,
     never_finishes,
     review_in_actions,
     template_runner,
 )
+from tests.kits.artifacts import UNREADABLE
 from tests.kits.review import run_review, summary
 from tests.scenarios.debates import (
     PAYMENTS,
@@ -42,14 +49,12 @@ from tests.scenarios.debates import (
     answers,
     concede,
     evaluations,
-    patch,
     report,
 )
 from tests.scenarios.reviews import (
     BASE,
     DIFF,
     INSTALLATION,
-    NUMBER,
     REF,
     REPO,
     background_worker,
@@ -57,31 +62,6 @@ from tests.scenarios.reviews import (
 )
 from tests.scenarios.webhooks import SECRET
 
-CONFIG = (
-    "verify:\n"
-    "  command: python3 {test}\n"
-    f"  workflow: {WORKFLOW}\n"
-    "  timeout_minutes: 1\n"
-    "  max_attempts: 1\n"
-)
-TEST_PATH = "test_refund.py"
-REFUND_TEST = """\
-import importlib.util
-
-spec = importlib.util.spec_from_file_location("payments", "app/payments.py")
-payments = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(payments)
-
-
-class Payment:
-    balance, id = 10, 7
-
-
-payments.refund(Payment(), 5)
-"""
-PROVEN = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": REFUND_TEST}}
-PRINT_FIX = patch(16, "    print('refund', payment.id, amount)")
-PASSING = {**UNDEFINED, "reproduction": {"path": TEST_PATH, "content": "assert True\n"}}
 NOT_RUN = "Findings' tests were not run"
 FORK = REF.model_copy(update={"number": 3, "head_sha": "f" * 40})
 
@@ -92,19 +72,14 @@ def client(redis_url: str) -> Iterator[TestClient]:
         yield test_client
 
 
-def fixed_by_agreement(finding: dict[str, Any]) -> ScriptedLLM:
-    return ScriptedLLM(
-        by_role(
-            tester=[report(finding), evaluations(accept("F1", "Fixed."))],
-            coder=[answers(concede("F1", PRINT_FIX))],
-        )
-    )
-
-
+@pytest.mark.parametrize("details", [RunDetails.RETURNED, RunDetails.IGNORED])
 async def test_without_its_webhook_a_run_is_found_by_the_janitors_poll(
-    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, details: RunDetails
 ) -> None:
+    """Found by the id GitHub answered the dispatch with, or where it answered none, among
+    the workflow's latest runs."""
     github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG.replace("minutes: 1", "minutes: 60"))
+    github.serve_run_details(details)
     minutes = iter(range(1, 60))
 
     async def janitor(deps: WorkerDeps) -> object:
@@ -160,12 +135,6 @@ async def test_a_unit_whose_results_are_in_but_never_taken_up_is_taken_up_by_its
     assert "**Test not run**: <code>test&#95;refund.py</code> (lost)" in comment(github).body
 
 
-def comment(github: FakeGitHub) -> ReviewComment:
-    (review,) = github.reviews(REPO, NUMBER)
-    (posted,) = review.comments
-    return posted
-
-
 async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fix(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
 ) -> None:
@@ -182,6 +151,25 @@ async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fi
     assert [bool(r.inputs["patches"]) for r in sorted(runs, key=lambda r: r.id)] == [False, True]
     assert sent.sent.count(("completed", "enqueued")) == 2
     assert NOT_RUN not in summary(github)
+
+
+@pytest.mark.parametrize("details", [RunDetails.RETURNED, RunDetails.IGNORED])
+async def test_the_workflow_runs_from_the_default_branch_not_the_pull_requests_base(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, details: RunDetails
+) -> None:
+    """The config names the workflow on the default branch; the pull request's base branch
+    may hold another copy of it."""
+    github.add_repo(REPO, default_branch="trunk")
+    github.set_file(REPO, "trunk", ".github/tiebreak.yml", CONFIG)
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    github.serve_run_details(details)
+
+    await review_in_actions(github, key, redis_url, fixed_by_agreement(PROVEN), client)
+
+    assert [run.branch for run in github.workflow_runs(REPO)] == ["trunk", "trunk"]
+    body = comment(github).body
+    assert "fails at the head and passes" in body
+    assert "**Fix verified**" in body
 
 
 async def test_a_finding_whose_test_passes_at_the_head_is_withdrawn(
@@ -221,6 +209,63 @@ async def test_a_run_that_never_finishes_is_not_run_after_its_deadline(
     assert "**Test not run**: <code>test&#95;refund.py</code> (the workflow did not" in body
     assert "finish in 1 minute)" in body
     assert "Fix verified" not in body
+
+
+@pytest.mark.parametrize("unreadable", UNREADABLE.values(), ids=UNREADABLE.keys())
+async def test_an_artifact_that_cannot_be_unpacked_is_said_unreadable_at_once(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    client: TestClient,
+    unreadable: Callable[[str], bytes],
+) -> None:
+    """No janitor sweeps here: the review completes on the run's webhook alone."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+
+    def uploads_an_unreadable_zip(
+        given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
+    ) -> bytes:
+        return unreadable(given["token"])
+
+    await review_in_actions(
+        github, key, redis_url, fixed_by_agreement(PROVEN), client, runner=uploads_an_unreadable_zip
+    )
+
+    body = comment(github).body
+    assert "**Test not run**: <code>test&#95;refund.py</code> (the workflow's result could" in body
+    assert "not be read: the artifact is not a readable zip" in body
+    assert "Fix verified" not in body
+
+
+OVERWRITING = {
+    "the code under test": (
+        PAYMENTS,
+        "app/payments.py exists already at the head: a reproduction is a new file",
+    ),
+    "a symlinked directory at the base": (
+        "linked/test_refund.py",
+        "linked/test_refund.py goes through linked, which is not a directory at the base",
+    ),
+}
+
+
+@pytest.mark.parametrize(("path", "why"), OVERWRITING.values(), ids=OVERWRITING.keys())
+async def test_a_test_that_would_be_written_over_the_checkout_is_not_dispatched(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, path: str, why: str
+) -> None:
+    """Written over the file it tests, a test passes at the head and the base: the finding
+    would be withdrawn as not reproduced."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    github.set_file(REPO, BASE, "linked", "app", mode="120000")
+    overwriting = {**UNDEFINED, "reproduction": {"path": path, "content": "assert True\n"}}
+
+    await review_in_actions(github, key, redis_url, fixed_by_agreement(overwriting), client)
+
+    assert "withdrawn · not reproduced" not in summary(github)
+    shown = path.replace("_", "&#95;")
+    body = comment(github).body
+    assert f"**Test not run**: <code>{shown}</code> ({why})" in body
+    assert github.workflow_runs(REPO) == []
 
 
 @pytest.mark.parametrize(

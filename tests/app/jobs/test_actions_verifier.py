@@ -1,5 +1,6 @@
 """The verifier that dispatches a unit's findings' tests to the repository's workflow, on a
-real Redis: what it dispatches, what it refuses to, and how often."""
+real Redis: what it dispatches, what it refuses to (a test whose path is not free at the head
+or the base among them), and how often."""
 
 from dataclasses import dataclass, field
 
@@ -11,13 +12,14 @@ from agents.debate.recorded_tests import run_digest
 from agents.protocol import Patch, Reproduction
 from agents.verification import Evidence, FixCheck, Verification
 from app.github.errors import GitHubError
-from app.github.models import WorkflowRun
+from app.github.models import Dispatch, FileAt, WorkflowRun
 from app.jobs.actions_verifier import ActionsVerifier
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import WorkflowRuns
 from app.verification.workflow import MAX_INPUT_CHARS
 from policies.config import Models
 from policies.debate import DebatePolicy
+from tests.fakes.installation import FakeInstallation
 from tests.scenarios.reviews import BASE, REF
 
 TEST = Reproduction(path="tests/test_bug.py", content="assert False\n")
@@ -34,22 +36,27 @@ class Dispatches:
 
     async def dispatch(
         self, ref: object, workflow: str, branch: str, inputs: dict[str, str]
-    ) -> None:
+    ) -> int | None:
         if self.status is not None:
             raise GitHubError("refused", status=self.status)
         self.inputs.append(inputs)
-
-    async def find_run(self, ref: object, workflow: str, title: str) -> WorkflowRun | None:
         return None
 
-    async def run(self, ref: object, run_id: int) -> WorkflowRun:
+    async def find_run(
+        self, ref: object, dispatch: Dispatch, run_id: int | None = None
+    ) -> WorkflowRun | None:
         raise AssertionError("not asked")
 
     async def artifact(self, ref: object, run_id: int, name: str, cap: int) -> bytes | None:
         return None
 
 
-def verifier(redis: ArqRedis, actions: Dispatches, max_runs: int = 5) -> ActionsVerifier:
+def verifier(
+    redis: ArqRedis,
+    actions: Dispatches,
+    max_runs: int = 5,
+    github: FakeInstallation | None = None,
+) -> ActionsVerifier:
     tests = ActionsTesting(
         workflow="tiebreak-verify.yml",
         branch="main",
@@ -69,7 +76,9 @@ def verifier(redis: ArqRedis, actions: Dispatches, max_runs: int = 5) -> Actions
         models=Models(),
         tests=tests,
     )
-    return ActionsVerifier(actions, WorkflowRuns(redis), plan, attempt=1)
+    github = github or FakeInstallation()
+    github.actions = actions
+    return ActionsVerifier(github, WorkflowRuns(redis), plan, attempt=1)
 
 
 async def started(
@@ -118,8 +127,8 @@ async def test_a_fix_too_large_for_a_workflows_inputs_is_not_run(redis: ArqRedis
     fix = Patch(path="app/payments.py", start_line=1, end_line=1, replacement="x" * 30_000)
 
     checked = await started(verifier(redis, actions), big, fix)
-
     assert isinstance(checked, FixCheck)
+
     assert checked.verified is None
     assert "too large for a workflow's inputs" in checked.reason
     assert str(MAX_INPUT_CHARS) in checked.reason
@@ -142,3 +151,43 @@ async def test_a_dispatch_github_refuses_is_not_run_and_not_counted(
     assert await WorkflowRuns(redis).waiting() == []
     # The refused run did not use up the review's one.
     assert await started(verifier(redis, Dispatches(), max_runs=1), TEST) is None
+
+
+@pytest.mark.parametrize(
+    ("at", "path", "said"),
+    [
+        (REF.head_sha, "tests/test_bug.py", "tests/test_bug.py exists already at the head"),
+        (BASE, "tests/test_bug.py", "tests/test_bug.py exists already at the base"),
+        (
+            BASE,
+            "tests",
+            "tests/test_bug.py goes through tests, which is not a directory at the base",
+        ),
+        (REF.head_sha, "tests/test_bug.py/x", "tests/test_bug.py exists already at the head"),
+    ],
+)
+async def test_a_test_whose_path_is_not_free_is_not_run_nor_counted(
+    redis: ArqRedis, at: str, path: str, said: str
+) -> None:
+    github = FakeInstallation()
+    github.files[FileAt(at, path)] = "def keep(): ...\n"
+    actions = Dispatches()
+
+    shown = await shows(verifier(redis, actions, max_runs=1, github=github), TEST)
+
+    assert shown.verdict is Evidence.NOT_RUN
+    assert shown.reason.startswith(said)
+    assert actions.inputs == []
+    # The refused test did not use up the review's one run.
+    assert await started(verifier(redis, Dispatches(), max_runs=1), TEST) is None
+
+
+async def test_a_test_whose_path_github_says_nothing_of_is_not_run(redis: ArqRedis) -> None:
+    github = FakeInstallation()
+    github.unanswered.add(FileAt(BASE, "tests"))
+    actions = Dispatches()
+
+    shown = await shows(verifier(redis, actions, github=github), TEST)
+
+    assert shown.reason == "GitHub did not say whether tests/test_bug.py is free at the base"
+    assert actions.inputs == []

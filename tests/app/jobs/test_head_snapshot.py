@@ -2,15 +2,16 @@
 and kept on the worker's disk: on a real worker and Redis, against the fake GitHub. A head
 that cannot be read never fails the review, and the summary says so once."""
 
+import tarfile
 from pathlib import Path
 
 import pytest
 
 from agents.models.scripted import ScriptedLLM, by_role
 from app.snapshots.cache import SnapshotCache
-from app.snapshots.limits import SnapshotLimits
+from app.snapshots.limits import MIB, Footprint, SnapshotLimits
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.archives import HOSTILE
+from tests.kits.archives import HOSTILE, empty_files, oversized_header
 from tests.kits.review import run_review, summary
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, git_diff
 from tests.scenarios.reviews import BASE, HEAD, REF, REPO
@@ -73,7 +74,40 @@ async def test_a_repository_past_the_cap_is_reviewed_from_its_changed_files(
 
     assert summary(github).count(NOT_READ) == 1
     assert "larger than" in summary(github)
-    assert snapshots.kept_bytes == 0
+    assert snapshots.kept == Footprint()
+
+
+async def test_a_repository_of_empty_files_is_counted_by_what_it_takes_on_disk(
+    github: FakeGitHub, key: AppKey, redis_url: str, tmp_path: Path
+) -> None:
+    # 1,500 directories holding an empty file each: no byte declared, 12 MiB of the disk.
+    github.replace_archive(REPO, HEAD, empty_files(1_500))
+    snapshots = SnapshotCache(tmp_path / "snapshots", SnapshotLimits(tree_bytes=10 * MIB))
+
+    await run_review(github, key, redis_url, quiet(), snapshots=snapshots)
+
+    assert summary(github).count(NOT_READ) == 1
+    assert "larger than the 10 MiB" in summary(github)
+    assert leftovers(tmp_path) == set()
+
+
+async def test_an_archive_with_a_header_of_256_mib_is_refused_saying_so(
+    github: FakeGitHub, key: AppKey, redis_url: str, tmp_path: Path
+) -> None:
+    source = tmp_path / "archive.tar.gz"
+    oversized_header(source, tarfile.GNUTYPE_LONGNAME, 256 * MIB)
+    github.replace_archive(REPO, HEAD, source.read_bytes())
+    source.unlink()
+
+    result, _ = await run_review(
+        github, key, redis_url, quiet(), snapshots=SnapshotCache(tmp_path / "snapshots")
+    )
+
+    assert result is not None
+    assert "failed" not in result
+    assert summary(github).count(NOT_READ) == 1
+    assert "its archive has a header of 256 MiB, more than the 1 MiB" in summary(github)
+    assert leftovers(tmp_path) == set()
 
 
 @pytest.mark.parametrize("status", [404, 502])

@@ -1,5 +1,7 @@
 """`/tiebreak learnings`, `/tiebreak forget N` and `/tiebreak resolve <reason>` on a real worker
-against the fake GitHub: who may run them, and what the repository's learnings become."""
+against the fake GitHub: who may run them, and what the repository's learnings become; the
+learnings an older Tiebreak kept under the repository's name, taken up when GitHub shows one
+of their threads in it."""
 
 from datetime import UTC, datetime
 
@@ -8,13 +10,15 @@ from arq.connections import RedisSettings, create_pool
 
 from agents.models.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
-from app.store.learnings import LearningStore
+from app.store import keys
+from app.store.learnings import LearningStore, Repository
+from app.store.redis_typing import reply
 from policies.learnings import Learning, LearningSource
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.hearing import tiebreaks_replies, unresolved_review
 from tests.kits.review import asked, run_worker, summaries
 from tests.scenarios.debates import PAYMENTS
-from tests.scenarios.reviews import NUMBER, REF, REPO
+from tests.scenarios.reviews import NUMBER, REF, REPO, REPO_ID
 
 RULE = "Amounts are integers in cents; do not flag integer division on them."
 
@@ -36,8 +40,31 @@ async def keep(redis_url: str, *learnings: Learning) -> list[Learning]:
     try:
         store = LearningStore(redis)
         for learning in learnings:
-            await store.record(REPO, learning)
-        return await store.all(REPO)
+            await store.record(Repository(REPO_ID, REPO), learning)
+        return await store.all(REPO_ID)
+    finally:
+        await redis.aclose()
+
+
+async def keep_under_name(redis_url: str, number: int, thread: int) -> None:
+    """Learning `number` as an older Tiebreak kept it, under the repository's name, taught in
+    the thread starting with comment `thread`."""
+    learning = taught().model_copy(
+        update={"thread_url": f"https://github.com/{REPO}/pull/{NUMBER}#discussion_r{thread}"}
+    )
+    redis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        body = learning.model_dump_json(exclude={"number"})
+        await reply(redis.hset(keys.named_learnings(REPO), str(number), body))
+        await redis.set(keys.named_learnings_counter(REPO), str(number))
+    finally:
+        await redis.aclose()
+
+
+async def kept_under_name(redis_url: str) -> list[Learning]:
+    redis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        return await LearningStore(redis).named(REPO)
     finally:
         await redis.aclose()
 
@@ -201,3 +228,67 @@ async def test_resolve_with_a_reason_in_a_findings_thread_teaches_it(
         assert kept == []
         assert answers == ([] if not reason else [answers[0]])
         assert not reason or "was not kept as a learning" in answers[0]
+
+
+async def test_learnings_kept_under_the_name_are_the_repositorys_once_github_shows_a_thread(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    thread = await unresolved_review(github, key, redis_url, "")
+    await keep_under_name(redis_url, 7, thread)
+    github.set_permission(REPO, "octocat", "write")
+
+    await run_worker(
+        github, key, redis_url, ScriptedLLM(by_role()), asked(github, ("learnings", None)).enqueue
+    )
+
+    (listing,) = replies(github)
+    assert "most recent first (1)" in listing
+    assert f"| 7 | {RULE} |" in listing
+    assert await kept_under_name(redis_url) == []
+    kept = await keep(redis_url, taught("Eight."))
+    assert [(item.number, item.rule) for item in kept] == [(8, "Eight."), (7, RULE)]
+
+
+async def test_learnings_kept_under_the_name_of_another_repository_are_left_alone(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    # Their thread was a comment of the repository deleted before this one took its name.
+    await keep_under_name(redis_url, 7, 424_242)
+    github.set_permission(REPO, "octocat", "write")
+
+    for command in (("learnings", None), ("forget", 7)):
+        await run_worker(
+            github, key, redis_url, ScriptedLLM(by_role()), asked(github, command).enqueue
+        )
+
+    assert replies(github) == [
+        "This repository has taught Tiebreak nothing yet.",
+        "This repository has no learning #7 (`/tiebreak learnings` lists them).",
+    ]
+    asked_for = github.requests_to("GET", rf"/repos/{REPO}/pulls/comments/424242")
+    assert [r.status for r in asked_for] == [404, 404]
+    assert [item.number for item in await kept_under_name(redis_url)] == [7]
+    assert await keep(redis_url) == []
+
+
+async def test_a_pull_requests_own_learning_is_listed_and_forgotten_on_it(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    own = taught("Prefer pathlib.").model_copy(update={"pull": NUMBER})
+    await keep(redis_url, taught(), own)
+    github.set_permission(REPO, "octocat", "write")
+
+    await run_worker(
+        github, key, redis_url, ScriptedLLM(by_role()), asked(github, ("learnings", None)).enqueue
+    )
+    await run_worker(
+        github, key, redis_url, ScriptedLLM(by_role()), asked(github, ("forget", 2)).enqueue
+    )
+
+    listing, forgot = replies(github)
+    repository, pull = listing.split("This pull request's own (1)")
+    assert f"| 1 | {RULE} |" in repository
+    assert "| 2 | Prefer pathlib. |" in pull
+    assert "may not write to this repository: its reviews alone read them" in pull
+    assert forgot == "Forgot learning #2: later reviews no longer read it."
+    assert [item.number for item in await keep(redis_url)] == [1]

@@ -29,7 +29,7 @@ from tests.scenarios.debates import (
     reject,
     report,
 )
-from tests.scenarios.reviews import BASE, INSTALLATION, REPO
+from tests.scenarios.reviews import BASE, INSTALLATION, REPO, REPO_ID
 
 PULL = 7
 NOTES = "app/notes.py"
@@ -83,6 +83,7 @@ class Branch:
             owner="Codertocat",
             repo="Hello-World",
             number=PULL,
+            repository_id=REPO_ID,
             head_sha=sha,
         )
 
@@ -225,6 +226,7 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
     by_claim = threads(github)
     github.resolve_thread(REPO, PULL, by_claim[FLOATS].id)
     github.resolve_thread(REPO, PULL, by_claim[SEND].id)
+    github.set_permission(REPO, "hubot", "write")
     github.add_reaction(REPO, by_claim[EVAL].id, "-1", user="hubot")
 
     # The tester raises FLOATS and RATE again; EVAL's file is not reviewed again; SEND's code
@@ -232,9 +234,10 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
     await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V3, NOTES: NOTES_V1}), branch)
 
     assert len(github.reviews(REPO, PULL)) == 1
-    assert len(github.review_comments(REPO, PULL)) == 4  # no new thread, no reply
+    # No new thread; one reply, the learning the writer's 👎 taught.
+    assert [c.in_reply_to for c in github.review_comments(REPO, PULL)[4:]] == [by_claim[EVAL].id]
     (summary,) = summaries(github, PULL)
-    assert "2 findings not raised again: a person resolved its thread or marked it 👎" in (
+    assert "2 findings not raised again: a person resolved its thread or a writer marked it 👎" in (
         summary.body
     )
     # The table lists RATE's finding alone (on line 6), linked to its thread.

@@ -11,7 +11,7 @@ from policies.learnings import Learning, LearningSource
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.hearing import NO_ARBITER, tiebreaks_replies, unresolved_review
 from tests.kits.review import STUBBORN, run_review
-from tests.scenarios.reviews import BASE, NUMBER, REPO
+from tests.scenarios.reviews import BASE, NUMBER, REPO, REPO_ID
 
 CLAIM = "`log` is not defined anywhere"
 
@@ -19,7 +19,7 @@ CLAIM = "`log` is not defined anywhere"
 async def learned(redis_url: str) -> list[Learning]:
     redis = await create_pool(RedisSettings.from_dsn(redis_url))
     try:
-        return await LearningStore(redis).all(REPO)
+        return await LearningStore(redis).all(REPO_ID)
     finally:
         await redis.aclose()
 

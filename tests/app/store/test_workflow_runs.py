@@ -56,3 +56,22 @@ async def test_a_run_is_settled_once_and_the_last_one_says_so(redis: ArqRedis) -
     assert recorded.verification.reason == "from the webhook"
     assert await runs.waiting() == []
     assert await runs.dispatched(RUN, 0, "d1") is None
+
+
+async def test_the_run_github_started_is_kept_with_its_record_and_never_revives_it(
+    redis: ArqRedis,
+) -> None:
+    runs = WorkflowRuns(redis)
+    await runs.wait_for(pending("t3", "d3"))
+    await runs.wait_for(pending("t4", "d4"))
+
+    await runs.pin("t3", 1001)
+    await runs.settle("t4", shown("from the webhook"))
+    await runs.pin("t4", 1002)  # GitHub's answer came after the run was settled
+
+    pinned = await runs.get("t3")
+    assert pinned is not None
+    assert pinned.github_run == 1001
+    assert pinned.model_copy(update={"github_run": None}) == pending("t3", "d3")
+    assert await runs.get("t4") is None
+    assert await runs.waiting() == ["t3"]

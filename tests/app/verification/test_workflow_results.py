@@ -1,8 +1,7 @@
 """A workflow run's artifact, read back: the one small result file, or nothing at all."""
 
-import io
 import json
-import zipfile
+from collections.abc import Callable
 
 import pytest
 
@@ -13,14 +12,7 @@ from app.verification.workflow import (
     read_result,
     shown,
 )
-
-
-def zipped(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
+from tests.kits.artifacts import UNREADABLE, zipped
 
 
 def result(token: str = "tok", head: int = 1, base: int = 0) -> bytes:
@@ -56,3 +48,21 @@ def test_a_result_is_read_and_shows_what_ran() -> None:
 def test_an_artifact_that_is_not_the_result_shows_nothing(archive: bytes, said: str) -> None:
     with pytest.raises(WorkflowResultError, match=said):
         read_result(archive, "tok")
+
+
+@pytest.mark.parametrize(
+    ("unreadable", "said"),
+    [
+        (UNREADABLE["corrupt deflate"], "its compressed data is corrupt"),
+        (UNREADABLE["encrypted entry"], "result.json is encrypted"),
+        (UNREADABLE["deflate64"], "it is compressed by a method Tiebreak does not read"),
+    ],
+    ids=UNREADABLE.keys(),
+)
+def test_a_zip_whose_result_cannot_be_unpacked_is_said_to_be_unreadable(
+    unreadable: Callable[[str], bytes], said: str
+) -> None:
+    with pytest.raises(WorkflowResultError) as refused:
+        read_result(unreadable("tok"), "tok")
+
+    assert str(refused.value) == f"the artifact is not a readable zip: {said}"

@@ -106,3 +106,49 @@ def test_a_fix_is_applied_at_the_head_and_the_base_is_not_run(tmp_path: Path) ->
     assert result is not None
     assert result["head"]["exit_code"] == 0
     assert result["base"] is None
+
+
+REFUSED_PATHS = {
+    "the file under test": "app/payments.py",
+    "a symlink to a file outside": "link.py",
+    "a symlink to nothing": "dangling.py",
+    "a symlinked directory": "linked/test_bug.py",
+    "a file taken for a directory": "app/payments.py/test_bug.py",
+}
+
+
+@pytest.mark.parametrize("path", REFUSED_PATHS.values(), ids=REFUSED_PATHS.keys())
+@pytest.mark.parametrize("side", ["head", "base"])
+def test_a_test_path_that_exists_or_goes_through_a_symlink_is_refused(
+    tmp_path: Path, path: str, side: str
+) -> None:
+    """Written over, the file under test would be the test; through a symlink, a file
+    outside the checkout would be."""
+    workspace = tmp_path / "work"
+    for each in ("head", "base"):
+        (workspace / each / "app").mkdir(parents=True)
+        (workspace / each / "app/payments.py").write_text("def refund(): ...\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "link.py").write_text("kept\n")
+    (workspace / side / "link.py").symlink_to(outside / "link.py")
+    (workspace / side / "dangling.py").symlink_to(outside / "nothing.py")
+    (workspace / side / "linked").symlink_to(outside)
+
+    assert run_step(write_step(), workspace, inputs("assert True\n", path=path)) != 0
+
+    for each in ("head", "base"):
+        assert (workspace / each / "app/payments.py").read_text() == "def refund(): ...\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["link.py"]
+    assert (outside / "link.py").read_text() == "kept\n"
+
+
+def test_a_new_test_in_new_directories_is_written_at_both_sides(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    for each in ("head", "base"):
+        (workspace / each / "tests").mkdir(parents=True)
+
+    assert run_step(write_step(), workspace, inputs("x = 1\n", path="tests/new/deep/t.py")) == 0
+
+    for each in ("head", "base"):
+        assert (workspace / each / "tests/new/deep/t.py").read_text() == "x = 1\n"

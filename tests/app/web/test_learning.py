@@ -1,7 +1,9 @@
 """What the repository's people teach Tiebreak, end to end: webhooks at the endpoint, real
-workers, the fake GitHub and a scripted model. A finding withdrawn after the author's reply
-teaches a learning; later pull requests touching the same directory read it; a reader's reply
-teaches nothing; `/tiebreak forget` takes it back; and no learning changes a limit."""
+workers, the fake GitHub and a scripted model. A finding withdrawn after the reply of an author
+who may write teaches a learning; later pull requests touching the same directory read it; a
+reader's reply teaches nothing; an author who may not write teaches their own pull request
+alone; `/tiebreak forget` takes it back; no learning changes a limit; and a repository created
+again under the same name inherits none."""
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
@@ -46,7 +48,7 @@ from tests.scenarios.debates import (
     reject,
     report,
 )
-from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REF, REPO
+from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REF, REPO, REPO_ID
 from tests.scenarios.webhooks import SECRET, payload
 
 RULE = "In this repository, log is injected into each module by its caller; do not flag it."
@@ -170,6 +172,7 @@ async def review(
 async def test_a_withdrawn_finding_teaches_the_next_pull_request_until_forgotten(
     client: TestClient, repo: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
+    repo.set_permission(REPO, AUTHOR, "write")  # the author may write: it teaches the repository
     model = Reviewers()
     await review(client, repo, key, redis_url, model, NUMBER)
     (thread,) = [c.id for c in repo.reviews(REPO, NUMBER)[0].comments]
@@ -188,7 +191,7 @@ async def test_a_withdrawn_finding_teaches_the_next_pull_request_until_forgotten
     assert answer.body.startswith("Withdrawn")
     assert f"Learned #1 for <code>app/&#42;&#42;</code>: {RULE}" in answer.body
     async with _store(redis_url) as learnings:
-        (learned,) = await learnings.all(REPO)
+        (learned,) = await learnings.all(REPO_ID)
     assert (learned.number, learned.rule, learned.paths) == (1, RULE, ("app/**",))
     assert (learned.taught_by, learned.source) == (AUTHOR, "withdrawn")
     assert learned.thread_url == f"https://github.com/{REPO}/pull/{NUMBER}#discussion_r{thread}"
@@ -220,6 +223,7 @@ async def test_a_withdrawn_finding_teaches_the_next_pull_request_until_forgotten
 async def test_a_hostile_learning_changes_no_limit(
     client: TestClient, repo: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
+    repo.set_permission(REPO, AUTHOR, "write")
     model = Reviewers(taught=HOSTILE)
     await review(client, repo, key, redis_url, model, NUMBER)
     before = (await _latest(redis_url, NUMBER)).policy
@@ -227,7 +231,7 @@ async def test_a_hostile_learning_changes_no_limit(
     assert deliver(client, reply_on(repo, thread, CONVINCING)) == "enqueued"
     await run_queued(repo, key, redis_url, model.llm)
     async with _store(redis_url) as learnings:
-        assert [item.rule for item in await learnings.all(REPO)] == [HOSTILE]
+        assert [item.rule for item in await learnings.all(REPO_ID)] == [HOSTILE]
 
     await review(client, repo, key, redis_url, model, 5)
 
@@ -246,3 +250,96 @@ async def test_a_hostile_learning_changes_no_limit(
     (posted,) = repo.reviews(REPO, 5)[0].comments
     assert "is not defined anywhere: every refund raises NameError" in posted.body
     assert repo.issue_labels(REPO, 5) == ["Unresolved"]
+
+
+def bots_comments(github: FakeGitHub, number: int) -> list[str]:
+    return [c.body for c in github.issue_comments(REPO, number) if c.author.endswith("[bot]")]
+
+
+@pytest.mark.parametrize("role", ["none", "read"])
+async def test_a_reply_by_someone_who_may_not_write_teaches_its_own_pull_request_alone(
+    client: TestClient, repo: FakeGitHub, key: AppKey, redis_url: str, role: str
+) -> None:
+    # The pull request's author came from a fork: GitHub gives them no access, or read.
+    repo.set_permission(REPO, AUTHOR, role)
+    model = Reviewers()
+    await review(client, repo, key, redis_url, model, NUMBER)
+    (thread,) = [c.id for c in repo.reviews(REPO, NUMBER)[0].comments]
+
+    # The author's reply convinces the tester, who writes a rule from it.
+    assert deliver(client, reply_on(repo, thread, CONVINCING)) == "enqueued"
+    await run_queued(repo, key, redis_url, model.llm)
+
+    # The repository keeps no learning of it...
+    assert deliver(client, command(repo, "/tiebreak learnings", 3), "issue_comment") == "enqueued"
+    await run_queued(repo, key, redis_url, model.llm)
+    (listing,) = bots_comments(repo, 3)
+    assert listing.startswith("This repository has taught Tiebreak nothing yet")
+    # ...and the next pull request's calls do not carry the rule: its finding is posted.
+    before = len(model.llm.requests)
+    await review(client, repo, key, redis_url, model, 3)
+    assert model.llm.requests[before:]
+    assert all(RULE not in prompt(request) for request in model.llm.requests[before:])
+    (posted,) = repo.reviews(REPO, 3)[0].comments
+    assert "is not defined anywhere: every refund raises NameError" in posted.body
+
+    # The thread says what became of the rule: it holds on this pull request alone.
+    (answer,) = tiebreaks_replies(repo, thread)
+    assert answer.body.startswith("Withdrawn")
+    assert f"Learned for this pull request alone: {RULE}" in answer.body
+    assert f"<code>&#64;{AUTHOR}</code> may not write to this repository" in answer.body
+    # A later review of this pull request reads it, and does not raise the finding again.
+    asked = command(repo, "/tiebreak review", NUMBER)
+    assert deliver(client, asked, "issue_comment") == "enqueued"
+    before = len(model.llm.requests)
+    await run_queued(repo, key, redis_url, model.llm)
+    (again,) = [r for r in model.reports() if r in model.llm.requests[before:]]
+    assert RULE in untrusted(again, "guidance")
+    assert repo.issue_labels(REPO, NUMBER) == []
+
+
+RECREATED = {"installation": 8, "repository": 4_242_424}
+"""The repository deleted and created again under the same name, by another installation:
+GitHub gives it another id."""
+
+
+def elsewhere(delivery: dict[str, Any]) -> dict[str, Any]:
+    """`delivery` as GitHub sends it for the re-created repository."""
+    delivery["installation"]["id"] = RECREATED["installation"]
+    delivery["repository"]["id"] = RECREATED["repository"]
+    return delivery
+
+
+async def test_a_repository_created_again_under_the_same_name_does_not_inherit_learnings(
+    client: TestClient, repo: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    repo.set_permission(REPO, AUTHOR, "write")
+    model = Reviewers()
+    await review(client, repo, key, redis_url, model, NUMBER)
+    (thread,) = [c.id for c in repo.reviews(REPO, NUMBER)[0].comments]
+    assert deliver(client, reply_on(repo, thread, CONVINCING)) == "enqueued"
+    await run_queued(repo, key, redis_url, model.llm)
+    assert "Learned #1" in tiebreaks_replies(repo, thread)[0].body
+
+    # The repository is deleted; another installation creates one under the same name.
+    repo.add_installation(RECREATED["installation"], repos=[REPO])
+    listed = elsewhere(command(repo, "/tiebreak learnings", 3))
+    assert deliver(client, listed, "issue_comment") == "enqueued"
+    forgot = elsewhere(command(repo, "/tiebreak forget 1", 4))
+    assert deliver(client, forgot, "issue_comment") == "enqueued"
+    await run_queued(repo, key, redis_url, model.llm)
+
+    (listing,) = bots_comments(repo, 3)
+    assert listing.startswith("This repository has taught Tiebreak nothing yet")
+    (refused,) = bots_comments(repo, 4)
+    assert refused.startswith("This repository has no learning #1")
+    # Its pull requests' calls do not carry the old repository's rule.
+    before = len(model.llm.requests)
+    assert deliver(client, elsewhere(opened(5, LATER[5])), "pull_request") == "enqueued"
+    await run_queued(repo, key, redis_url, model.llm)
+    assert model.llm.requests[before:]
+    assert all(RULE not in prompt(request) for request in model.llm.requests[before:])
+    # The old repository's learning is kept, under its own id, untouched.
+    async with _store(redis_url) as learnings:
+        (kept,) = await learnings.all(REPO_ID)
+    assert (kept.number, kept.rule) == (1, RULE)

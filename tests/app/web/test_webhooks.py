@@ -26,7 +26,12 @@ MiB = 1024 * 1024
 OPENED = payload("pull_request/opened")
 HEAD = OPENED["pull_request"]["head"]["sha"]
 REF = PullRequestRef(
-    installation_id=1, owner="Codertocat", repo="Hello-World", number=2, head_sha=HEAD
+    installation_id=1,
+    owner="Codertocat",
+    repo="Hello-World",
+    number=2,
+    repository_id=186853002,
+    head_sha=HEAD,
 )
 
 
@@ -262,7 +267,7 @@ def test_a_payload_missing_what_its_handler_needs_is_a_bad_request(
 ) -> None:
     broken = {k: v for k, v in OPENED.items() if k != "pull_request"}
 
-    response = post(client, "pull_request", broken, delivery="d-9")
+    response = post(client, "pull_request", broken, delivery="d-9", like_github=False)
 
     assert response.status_code == 400
     assert "unexpected pull_request payload: pull_request" in response.json()["error"]

@@ -1,5 +1,6 @@
 """`workflow_run` deliveries: only a completed run titled with a Tiebreak run token queues a
-look at its result, once however often GitHub delivers it."""
+look at its result, once per run however often GitHub delivers it: a run titled alike (a
+decoy) does not make the next run's delivery a duplicate."""
 
 from collections.abc import Iterator
 from typing import Any
@@ -9,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from app.settings import Settings
 from app.web.server import create_app
-from tests.scenarios.webhooks import SECRET, signed
+from tests.scenarios.webhooks import SECRET, payload, signed
 
 TOKEN = "ab" * 16
 
@@ -21,12 +22,20 @@ def client(redis_url: str) -> Iterator[TestClient]:
 
 
 def delivery(action: str, title: str, run_id: int = 5) -> dict[str, Any]:
-    return {
-        "action": action,
-        "workflow_run": {"id": run_id, "display_title": title, "status": action},
-        "repository": {"name": "shop", "owner": {"login": "octo"}},
-        "installation": {"id": 9},
-    }
+    """GitHub's example of a completed run, as the App receives it, at `action`."""
+    body = payload("workflow_run/completed")
+    body["action"] = action
+    body["workflow_run"].update(
+        id=run_id,
+        display_title=title,
+        status=action,
+        conclusion="success" if action == "completed" else None,
+    )
+    body["repository"].update(
+        id=77, name="shop", owner={**body["repository"]["owner"], "login": "octo"}
+    )
+    body["installation"] = {"id": 9}
+    return body
 
 
 def outcome(client: TestClient, body: dict[str, Any]) -> str:
@@ -54,3 +63,11 @@ def test_only_a_completed_run_of_tiebreaks_is_taken(
 def test_a_run_delivered_again_is_taken_once(client: TestClient) -> None:
     assert outcome(client, delivery("completed", f"Tiebreak {TOKEN}")) == "enqueued"
     assert outcome(client, delivery("completed", f"Tiebreak {TOKEN}")) == "duplicate"
+
+
+def test_runs_titled_with_one_token_are_each_taken_once(client: TestClient) -> None:
+    title = f"Tiebreak {TOKEN}"
+
+    assert outcome(client, delivery("completed", title, run_id=5)) == "enqueued"
+    assert outcome(client, delivery("completed", title, run_id=6)) == "enqueued"
+    assert outcome(client, delivery("completed", title, run_id=6)) == "duplicate"

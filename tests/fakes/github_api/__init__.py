@@ -16,12 +16,13 @@ through `GITHUB_API_URL`:
 Actions (`add_workflow`, `deny_actions`, `send_webhooks`, `workflow_runs`) are described in
 :mod:`tests.fakes.github_api.actions`.
 
-State lives in memory: tests set it up (`add_installation`, `add_repo`, `set_file`,
-`add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`, `add_reaction`,
-`resolve_thread`, `set_permission`, `issue_person_token`) and inspect it (`requests`,
-`check_runs`, `reviews`, `review_comments`, `issue_comments`, `reactions`, `thread_resolved`,
-`labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`, `tree_entries`, `blob`,
-`ref_updates`, and the credentials that went by: `issued_tokens`, `app_jwts`).
+State lives in memory: tests set it up (`add_installation`, `add_repo`, `delete_repo`,
+`set_file`, `add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`,
+`add_reaction`, `resolve_thread`, `set_permission`, `issue_person_token`) and inspect it
+(`requests`, `check_runs`, `reviews`, `review_comments`, `issue_comments`, `reactions`,
+`thread_resolved`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`,
+`tree_entries`, `blob`, `ref_updates`, and the credentials that went by: `issued_tokens`,
+`app_jwts`).
 Every change happens under one lock, since requests arrive on the server's threads.
 
 Files live in a git-like store: blobs and trees are content-addressed with git's own SHA-1
@@ -35,6 +36,15 @@ Git Data API (refs, commits, trees, blobs) read and write this store.
 
 Requests are checked the way GitHub checks them, so a test fails exactly where GitHub would
 answer an error:
+
+* Every request is checked against GitHub's own REST description
+  (:mod:`tests.fakes.github_api.openapi`, over the extract in `tests/fixtures/github-rest`): a
+  JSON body its operation's schema refuses is answered 422 and noted in `problems` (with the
+  operation, the path and the schema's complaint), a field the schema lacks is noted, and so
+  is a route answered that is no operation of the description nor listed in `NOT_REST` with
+  the reason it is not GitHub's REST API (GraphQL, the App manifest's web page, the archive
+  and artifact downloads GitHub serves from other hosts). Tests that send refused bodies on
+  purpose turn `bodies_checked` off.
 
 * `POST /app/installations/{id}/access_tokens` and `GET /app` (the App, with its `slug`)
   want an RS256 JWT signed with the App's key,
@@ -80,7 +90,9 @@ answer an error:
   moves the open pull requests whose head it is. A fork (a pull request's `head_repo` other
   than its repository) is readable through the base repository's token while the pull
   request is open, writable only if the pull request has `maintainer_can_modify` (and only
-  its head branch), and otherwise 403 `Resource not accessible by integration`.
+  its head branch), and otherwise 403 `Resource not accessible by integration`. A fork
+  deleted (`delete_repo`) is gone; its pull requests keep their head commit in the base
+  repository and answer `head.repo: null`, as GitHub does.
 * Compare (`GET .../compare/BASE...HEAD`, two dots taken alike): each side a branch or a
   commit's full SHA (404 otherwise, and for unrelated histories); `status`, `ahead_by` and
   `behind_by` from the commit graph, the newest 250 commits oldest first, and `files` from
@@ -132,8 +144,8 @@ The package has one module per API section, each a mixin of `FakeGitHub`: `auth`
 comments), `graphql` (with `blobs`, its files' texts), `git_data`, `compare` and `archives`,
 built on `gitstore` (the git store) and `base` (the state they share, typed). `fake` assembles the
 class, with its constructor, routing table and answering, from those and from `setting_up`
-and `inspecting`, its methods for tests; `constants`, `records`, `state` and `diffs` are the
-leaves they all import.
+and `inspecting`, its methods for tests, and checks each request with `openapi` (GitHub's
+description); `constants`, `records`, `state` and `diffs` are the leaves they all import.
 """
 
 from tests.fakes.github_api.auth import AppKey, new_app_key

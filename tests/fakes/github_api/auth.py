@@ -188,6 +188,7 @@ class _Auth(_Base):
             for (base, _), pull in self._pulls.items()
             if base in covered
             and base != key
+            and pull.head_repo is not None
             and pull.head_repo.lower() == key
             and pull.state == "open"
         ]

@@ -16,9 +16,9 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.fakes.app_manifests import AppManifests, ManifestAnswer
+from tests.fakes.app_manifests import CONVERSION, NEW_APP, AppManifests, ManifestAnswer
+from tests.fakes.github_api.actions import DOWNLOAD, _Actions
 from tests.fakes.github_api.actions import ROUTES as ACTIONS_ROUTES
-from tests.fakes.github_api.actions import _Actions
 from tests.fakes.github_api.archives import CODELOAD, _Archives
 from tests.fakes.github_api.auth import _Auth
 from tests.fakes.github_api.checks import _CheckRuns
@@ -31,6 +31,7 @@ from tests.fakes.github_api.gitstore import _GitStore
 from tests.fakes.github_api.graphql import _GraphQL
 from tests.fakes.github_api.inspecting import _Inspecting
 from tests.fakes.github_api.labels import _Labels
+from tests.fakes.github_api.openapi import CODELOAD_DOWNLOAD, GRAPHQL, Route, description
 from tests.fakes.github_api.pulls import _PullRequests
 from tests.fakes.github_api.records import FakeGitHubError, Recorded
 from tests.fakes.github_api.reviews import _Reviews
@@ -40,6 +41,7 @@ from tests.fakes.github_api.state import (
     _error,
     _Fault,
     _HTTPError,
+    _invalid,
     _not_found,
     _Pull,
     _Repo,
@@ -94,6 +96,10 @@ class FakeGitHub(
         """Every installation token issued, revoked or not."""
         self.app_jwts: list[str] = []
         """Every bearer token sent to exchange for an installation token, valid or not."""
+        self.bodies_checked = True
+        """Whether a body GitHub's description refuses (answered 422 either way), or a field
+        it ignores, is noted in `problems`. Off only where a test sends such bodies on
+        purpose, to see the fake refuse them as GitHub does."""
         self._lock = threading.RLock()
         self._ids = itertools.count(1001)
         self._installations: dict[int, set[str]] = {}
@@ -165,7 +171,6 @@ class FakeGitHub(
                 "_get_permission",
             ),
             ("GET", re.compile(rf"{_REPO}/git/ref/(?P<ref>.+)"), "_get_ref"),
-            ("GET", re.compile(rf"{_REPO}/git/refs/(?P<ref>.+)"), "_get_refs"),
             ("PATCH", re.compile(rf"{_REPO}/git/refs/(?P<ref>.+)"), "_update_ref"),
             ("GET", re.compile(rf"{_REPO}/git/commits/(?P<sha>[^/]+)"), "_get_commit"),
             ("POST", re.compile(rf"{_REPO}/git/commits"), "_create_commit"),
@@ -181,7 +186,6 @@ class FakeGitHub(
             "_get_contents",
             "_get_tarball",
             "_get_ref",
-            "_get_refs",
             "_update_ref",
             "_get_commit",
             "_create_commit",
@@ -230,6 +234,8 @@ class FakeGitHub(
                 if fault.processed:
                     self._answer(request, malformed)
                 answer = _Answer(fault.status, fault.body, headers=fault.headers)
+            if unknown := description().route_problem(method, split.path, answer.status):
+                self.problems.append(unknown)
             self.requests.append(
                 Recorded(
                     method=method,
@@ -270,6 +276,7 @@ class FakeGitHub(
         try:
             if malformed:
                 raise _error(400, "Problems parsing JSON")
+            self._check_body(request)
             return self._route(request)
         except _HTTPError as exc:
             return exc.answer
@@ -279,6 +286,37 @@ class FakeGitHub(
                 + "".join(traceback.format_exception(exc)).rstrip()
             )
             return _Answer(500, {"message": f"fake GitHub: {exc!r}", "status": "500"})
+
+    def _check_body(self, request: _Request) -> None:
+        """Refuse a body GitHub's description refuses (422, as GitHub answers), and note it
+        and any field GitHub would ignore in `problems`, where they fail the test."""
+        operation = description().find(request.method, request.path)
+        form = request.headers.get("content-type", "").startswith(FORM_TYPE)
+        if operation is None or form:
+            return
+        refused, ignored = description().body_problems(operation, request.body)
+        for said, what in ((refused, "refuses"), (ignored, "ignores")):
+            if said and self.bodies_checked:
+                self.problems.append(
+                    f"{request.method} {request.path} is {operation}: a body GitHub's "
+                    f"description {what}, {'; '.join(said)}"
+                )
+        if refused:
+            raise _invalid("; ".join(refused), operation.documentation)
+
+    def routes(self) -> list[Route]:
+        """Every route the fake answers, method and path pattern: those `_route` answers
+        before its table (keep them in step with it), then the table."""
+        return [
+            ("POST", NEW_APP),
+            ("POST", CONVERSION),
+            ("POST", self._token_route),
+            ("GET", re.compile(r"/app")),
+            GRAPHQL,
+            ("GET", DOWNLOAD),
+            CODELOAD_DOWNLOAD,
+            *((method, pattern) for method, pattern, _ in self._repo_routes),
+        ]
 
     def _route(self, request: _Request) -> _Answer:
         flow = self._manifests.answer(request.method, request.path, request.query, request.body)

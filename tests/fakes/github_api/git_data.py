@@ -48,18 +48,6 @@ class _GitData(_Auth, _GitStore):
             raise _not_found(f"{_GIT_DOCS}/refs#get-a-reference")
         return _Answer(200, self._ref_json(repo, branch))
 
-    def _get_refs(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
-        # The older form: one ref when it matches exactly, else the refs it is a prefix of.
-        branch = _branch_of(params["ref"])
-        if branch is not None and branch in repo.branches:
-            return _Answer(200, self._ref_json(repo, branch))
-        prefix = params["ref"].removeprefix("heads/")
-        if params["ref"].startswith("heads/"):
-            matching = [b for b in sorted(repo.branches) if b.startswith(prefix)]
-            if matching:
-                return _Answer(200, [self._ref_json(repo, b) for b in matching])
-        raise _not_found(f"{_GIT_DOCS}/refs#get-a-reference")
-
     def _update_ref(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
         docs = f"{_GIT_DOCS}/refs#update-a-reference"
         body = _object_body(request, docs)

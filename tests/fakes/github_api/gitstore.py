@@ -223,9 +223,9 @@ class _GitStore(_Base):
         """Move the open pull requests whose head is this branch, as a push does."""
         sha = repo.branches[branch]
         for (base, _), pull in self._pulls.items():
-            if pull.head_repo.lower() != repo.full_name.lower() or pull.head_ref != branch:
+            if pull.head_repo is None or pull.head_repo.lower() != repo.full_name.lower():
                 continue
-            if pull.state != "open" or pull.head_sha == sha:
+            if pull.head_ref != branch or pull.state != "open" or pull.head_sha == sha:
                 continue
             self._share(repo, self._repos[base], sha)
             pull.head_sha = sha

@@ -52,7 +52,6 @@ class _PullRequests(_Labels):
         url = f"{base}/repos/{repo.full_name}/pulls/{pull.number}"
         html = f"https://github.com/{repo.full_name}/pull/{pull.number}"
         author = _user(pull.author, pull.author_type, self._user_id(pull.author))
-        head_owner = pull.head_repo.split("/", 1)[0]
         return {
             "url": url,
             "id": pull.id,
@@ -69,13 +68,7 @@ class _PullRequests(_Labels):
             "body": pull.body,
             "labels": [self._label_json(repo, repo.labels[key]) for key in pull.labels],
             "draft": pull.draft,
-            "head": {
-                "label": f"{head_owner}:{pull.head_ref}",
-                "ref": pull.head_ref,
-                "sha": pull.head_sha,
-                "user": _user(head_owner, "User", self._user_id(head_owner)),
-                "repo": self._repo_json(pull.head_repo, fork=pull.head_repo != repo.full_name),
-            },
+            "head": self._head_json(repo, pull),
             "base": {
                 "label": f"{repo.full_name.split('/', 1)[0]}:{pull.base_ref}",
                 "ref": pull.base_ref,
@@ -97,6 +90,19 @@ class _PullRequests(_Labels):
             "updated_at": "2026-01-01T00:00:00Z",
             "closed_at": None,
             "merged_at": None,
+        }
+
+    def _head_json(self, repo: _Repo, pull: _Pull) -> dict[str, Any]:
+        """The head branch; its repository null once deleted (a fork), as GitHub answers."""
+        head: dict[str, Any] = {"ref": pull.head_ref, "sha": pull.head_sha}
+        if pull.head_repo is None:
+            return {**head, "label": f"unknown:{pull.head_ref}", "user": None, "repo": None}
+        owner = pull.head_repo.split("/", 1)[0]
+        return {
+            **head,
+            "label": f"{owner}:{pull.head_ref}",
+            "user": _user(owner, "User", self._user_id(owner)),
+            "repo": self._repo_json(pull.head_repo, fork=pull.head_repo != repo.full_name),
         }
 
     def _list_files(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:

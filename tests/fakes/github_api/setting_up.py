@@ -14,6 +14,7 @@ from tests.fakes.github_api.auth import _Auth
 from tests.fakes.github_api.comments import _Comments
 from tests.fakes.github_api.constants import (
     AUTO_LABEL_COLOR,
+    BLOB_MODES,
     FILE_MODE,
     REACTIONS,
     REVIEW_STATES,
@@ -41,26 +42,45 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
         with self._lock:
             self._repo_for_setup(full_name).default_branch = default_branch
 
+    def delete_repo(self, full_name: str) -> None:
+        """Delete a repository, as its owner does a fork: it is gone from the API and from
+        every installation. The open pull requests whose head it held keep their head commit
+        (the base repository keeps it under `refs/pull/N/head`), but GitHub no longer names
+        their head repository: `head.repo` is null."""
+        with self._lock:
+            key = self._existing_repo(full_name).full_name.lower()
+            del self._repos[key]
+            for names in self._installations.values():
+                names.discard(key)
+            for pull in self._pulls.values():
+                if pull.head_repo is not None and pull.head_repo.lower() == key:
+                    pull.head_repo = None
+
     def add_installation(self, installation_id: int, *, repos: Iterable[str]) -> None:
         """Install the App on these repositories (replacing an installation with this id)."""
         with self._lock:
             names = {self._repo_for_setup(name).full_name.lower() for name in repos}
             self._installations[installation_id] = names
 
-    def set_file(self, full_name: str, ref: str, path: str, text: str | bytes) -> None:
-        """Put a file at `path` in the commit `ref` names: a branch or a commit SHA.
+    def set_file(
+        self, full_name: str, ref: str, path: str, text: str | bytes, *, mode: str = FILE_MODE
+    ) -> None:
+        """Put a file at `path` in the commit `ref` names: a branch or a commit SHA; with
+        `mode` `120000`, a symlink whose target is `text`.
 
         The commit's snapshot is edited in place (its SHA stays), so a file set on a pull
         request's head branch is seen through its head SHA and the other way round. A ref the
         repository lacks is a new commit if it looks like a SHA (7 to 40 hex digits), else a
         new branch, whose files the first pull request naming that branch takes over.
         """
+        if mode not in BLOB_MODES:
+            raise ValueError(f"a file's mode is one of {BLOB_MODES}, not {mode!r}")
         with self._lock:
             repo = self._repo_for_setup(full_name)
             commit = self._setup_ref(repo, ref)
             content = text.encode() if isinstance(text, str) else text
             files = self._flatten(commit.tree)
-            files[path.strip("/")] = (FILE_MODE, "blob", self._store_blob(content))
+            files[path.strip("/")] = (mode, "blob", self._store_blob(content))
             commit.tree = self._write_tree(files)
 
     def add_pull(

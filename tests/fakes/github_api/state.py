@@ -71,7 +71,8 @@ class _Pull:
     id: int
     head_sha: str
     head_ref: str
-    head_repo: str
+    head_repo: str | None
+    """The repository holding the head branch; None once it was deleted (a fork)."""
     base_sha: str
     base_ref: str
     draft: bool

@@ -1,0 +1,147 @@
+"""Whose 👎 dismisses a finding, end to end: webhooks at the endpoint, real workers, the fake
+GitHub and a scripted model. GitHub sends no webhook for a reaction: Tiebreak reads the 👎s on
+its findings when it next reviews the pull request. Anyone may react on a public repository,
+so only a writer's 👎 dismisses a finding and teaches; the author's, a reader's or a
+stranger's is not counted, whoever reacted before the writer."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM
+from agents.protocol import ToolName
+from app.settings import Settings
+from app.web.server import create_app
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.hearing import AUTHOR, NO_ARBITER, deliver, run_queued, tiebreaks_replies
+from tests.kits.review import summary
+from tests.scenarios.debates import (
+    NEGATIVE,
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    UNDEFINED,
+    answers,
+    dispute,
+    evaluations,
+    git_diff,
+    reject,
+    report,
+)
+from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO
+from tests.scenarios.webhooks import SECRET, payload
+
+NOTES = "app/notes.py"
+PERMISSION = rf"/repos/{REPO}/collaborators/(?P<login>[^/]+)/permission"
+
+
+def stubborn(request: LLMRequest) -> dict[str, Any]:
+    """The tester raises UNDEFINED and NEGATIVE on `app/payments.py` and nothing on any other
+    file; the coder disputes both and the tester keeps both (the arbiter is off)."""
+    shown = "".join(block.text for block in request.blocks)
+    match request.tool.name:
+        case ToolName.REPORT_FINDINGS:
+            return report(UNDEFINED, NEGATIVE) if f"+++ b/{PAYMENTS}" in shown else report()
+        case ToolName.ANSWER_FINDINGS:
+            return answers(*(dispute(f, "It is fine as it is.") for f in request.subject))
+        case _:
+            return evaluations(*(reject(f, "It is not fine.") for f in request.subject))
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[TestClient]:
+    with TestClient(create_app(Settings(github_webhook_secret=SECRET), redis_url)) as test_client:
+        yield test_client
+
+
+def opened() -> dict[str, Any]:
+    delivery = payload("pull_request/opened")
+    delivery["number"] = delivery["pull_request"]["number"] = NUMBER
+    delivery["pull_request"]["head"]["sha"] = HEAD
+    delivery["pull_request"]["base"]["sha"] = BASE
+    return delivery
+
+
+def push(github: FakeGitHub, before: str, head: str, notes: str) -> dict[str, Any]:
+    """The author pushes a change to `app/notes.py` alone, on top of `before`; GitHub's
+    delivery for it."""
+    github.add_pull(
+        REPO,
+        NUMBER,
+        head_sha=head,
+        base_sha=BASE,
+        head_ref="feature",
+        diff=git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER), NOTES: ("", notes)}),
+        head_files={PAYMENTS: PAYMENTS_AFTER, NOTES: notes},
+    )
+    delivery = payload("pull_request/synchronize")
+    delivery["number"] = delivery["pull_request"]["number"] = NUMBER
+    delivery["pull_request"]["head"]["sha"] = head
+    delivery["pull_request"]["base"]["sha"] = BASE
+    delivery["before"] = before
+    return delivery
+
+
+def conclusion(github: FakeGitHub, head: str) -> str | None:
+    (check,) = [c for c in github.check_runs(REPO) if c.head_sha == head]
+    return check.conclusion
+
+
+def asked_permission(github: FakeGitHub, login: str) -> int:
+    return len([r for r in github.requests_to("GET", PERMISSION) if login in r.path])
+
+
+async def test_only_a_writers_thumbs_down_dismisses_a_finding_and_teaches(
+    client: TestClient, github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", NO_ARBITER)
+    github.set_permission(REPO, AUTHOR, "none")
+    github.set_permission(REPO, "maintainer", "write")
+    model = ScriptedLLM(stubborn)
+    assert deliver(client, opened(), "pull_request") == "enqueued"
+    await run_queued(github, key, redis_url, model)
+    assert conclusion(github, HEAD) == "action_required"
+    comments = github.reviews(REPO, NUMBER)[0].comments
+    (undefined,) = [c.id for c in comments if "is not defined anywhere" in c.body]
+    (negative,) = [c.id for c in comments if "A negative amount passes" in c.body]
+
+    # The author, who may not write here, marks both findings 👎 and pushes an unrelated file.
+    for thread in (undefined, negative):
+        github.add_reaction(REPO, thread, "-1", user=AUTHOR)
+    second = "1" * 40
+    assert deliver(client, push(github, HEAD, second, "NOTE = 1\n"), "pull_request") == "enqueued"
+    await run_queued(github, key, redis_url, model)
+
+    assert conclusion(github, second) == "action_required"
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    assert summary(github).count("| unresolved |") == 2
+    assert "not raised again" not in summary(github)
+    assert tiebreaks_replies(github, undefined) == tiebreaks_replies(github, negative) == []
+    # Two 👎s by one person: GitHub is asked once what that person may do.
+    assert asked_permission(github, AUTHOR) == 1
+
+    # A writer's 👎 on the finding the author already marked dismisses it, and teaches.
+    github.add_reaction(REPO, undefined, "-1", user="maintainer")
+    third = "2" * 40
+    assert deliver(client, push(github, second, third, "NOTE = 2\n"), "pull_request") == "enqueued"
+    await run_queued(github, key, redis_url, model)
+
+    assert conclusion(github, third) == "action_required"  # NEGATIVE still stands
+    assert summary(github).count("| unresolved |") == 1
+    assert "1 finding not raised again" in summary(github)
+    (taught,) = tiebreaks_replies(github, undefined)
+    assert taught.body.startswith("<code>&#64;maintainer</code> refused this finding with 👎.")
+    assert "Learned #1 for <code>app/&#42;&#42;</code>" in taught.body
+
+    # Once a writer marks the last one too, nothing stands in the way.
+    github.add_reaction(REPO, negative, "-1", user="maintainer")
+    fourth = "3" * 40
+    assert deliver(client, push(github, third, fourth, "NOTE = 3\n"), "pull_request") == "enqueued"
+    await run_queued(github, key, redis_url, model)
+
+    assert conclusion(github, fourth) == "success"
+    assert github.issue_labels(REPO, NUMBER) == []
+    assert asked_permission(github, "maintainer") == 2  # once per review that read its 👎s
