@@ -186,9 +186,11 @@ class Bwrap:
         output = (ran.stdout + ran.stderr).decode(errors="replace").strip()
         if ran.returncode == 0 and marker in output:
             return None
+        # Joining the run's cgroup is the trial's too: its failure may be the cgroup's.
+        without = f" {NO_MEMORY_LIMIT}" if group is not None else ""
         return (
             f"bubblewrap cannot make a sandbox here ({output or ran.returncode}). "
-            f"{CONTAINERS} {NO_SANDBOX}"
+            f"{CONTAINERS} {NO_SANDBOX}{without}"
         )
 
 
