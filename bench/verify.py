@@ -1,10 +1,11 @@
 """What running findings' tests costs.
 
 Part 1, the sandbox's overhead per run: the same small pytest test (and, for the bare cost,
-`exit 0`) run N times without a sandbox (`Unsandboxed`) and in bubblewrap's (`Bwrap`), on
-the same machine in one run of the benchmark, the two alternating. Printed per command: the
-median seconds of a run each way, their ratio and the seconds the sandbox adds to a run
-(goal: at most 1.5 times, or at most 0.2 s added).
+`exit 0`) run N times without a sandbox (`Unsandboxed`) and in bubblewrap's (`Bwrap`, each
+run in a cgroup of its own where the machine has one), on the same machine in one run of the
+benchmark, the two alternating; each run copies the project's tree first, as a review's do.
+Printed per command: the median seconds of a run each way, their ratio and the seconds the
+sandbox adds to a run (goal: at most 1.5 times, or at most 0.2 s added).
 
 Part 2, a review's wall time with verification on and off through the engine: the same
 scripted review of a real project (`tests.scenarios.shop`: an off-by-one proven by its test
@@ -32,7 +33,7 @@ from agents.protocol import ToolName
 from agents.review import Review, review_diff
 from app.verification.local import LocalVerifier
 from app.verification.runner import Limits, Place, Runner
-from app.verification.sandbox import Bwrap, sandbox_problem, sandboxed
+from app.verification.sandbox import SandboxUnavailable, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from bench.fleet import PacedModel
 from policies.verification import VerifyConfig
@@ -54,18 +55,20 @@ GOAL_ADDED_S = 0.2
 
 async def sandbox_overhead(runs: int) -> list[tuple[str, float, float]]:
     """Per command: the median seconds of a run without a sandbox and in bubblewrap's."""
-    if (problem := sandbox_problem()) is not None:
-        raise SystemExit(f"bench.verify needs bubblewrap: {problem}")
-    sandbox = Bwrap()
+    try:
+        sandbox = sandboxed()
+    except SandboxUnavailable as exc:
+        raise SystemExit(f"bench.verify needs bubblewrap: {exc.reason}") from exc
     runners: list[Runner] = [Unsandboxed(), sandbox]
     figures = []
     with tempfile.TemporaryDirectory(prefix="tiebreak-bench-") as directory:
-        work = _project(Path(directory), sandbox.owner)
+        tree = _project(Path(directory) / "tree", sandbox.owner)
+        place = Place(Path(directory) / "copy", tree=tree)
         for name, command in COMMANDS.items():
             seconds: list[list[float]] = [[], []]
             for _ in range(runs):
                 for times, runner in zip(seconds, runners, strict=True):
-                    run = await runner.run(command, Place(work), Limits())
+                    run = await runner.run(command, place, Limits())
                     if not run.passed:
                         raise SystemExit(f"{name} did not pass: {run.error or run.output_tail}")
                     times.append(run.seconds)
@@ -74,7 +77,8 @@ async def sandbox_overhead(runs: int) -> list[tuple[str, float, float]]:
 
 
 def _project(work: Path, owner: int | None) -> Path:
-    """A module and its test in `work`, given to `owner` (the sandbox's user) if any."""
+    """A module and its test in `work` (new), given to `owner` (the sandbox's user) if any."""
+    work.mkdir()
     (work / "cart.py").write_text(MODULE)
     (work / "test_cart.py").write_text(TEST)
     if owner is not None:

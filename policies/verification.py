@@ -124,7 +124,14 @@ class VerifyConfig(BaseModel):
     """Seconds one run (or one setup) may take before it is stopped."""
 
     memory_mb: int = Field(default=1_024, ge=64, le=16_384)
-    """Megabytes of memory one run may use."""
+    """Megabytes of memory one run may use, all its processes together (a cgroup of its own
+    holds them), the files it writes counted: they live in memory (`disk_mb`). A run past it
+    is killed, and reads "it ran out of memory"."""
+
+    disk_mb: int = Field(default=512, ge=16, le=16_384)
+    """Megabytes each file system a run writes may hold: its copy of the tree, `/tmp` and
+    `/dev/shm`, each in memory (counted in `memory_mb`) and gone when the run ends. A write
+    past it fails with "No space left on device"; a tree larger than it cannot be copied."""
 
     processes: int = Field(default=64, ge=1, le=4_096)
     """Processes one run may have at once."""

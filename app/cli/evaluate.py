@@ -115,6 +115,7 @@ def run(
     verify_setup: str | None,
     checkout: Path | None,
     no_sandbox: bool,
+    no_memory_limit: bool,
 ) -> None:
     """Run Tiebreak's configurations on CASES.jsonl with one model and compare them.
 
@@ -144,7 +145,13 @@ def run(
     """
     chosen = _configs(configs)
     cases = _select(_read_cases(cases_file), ids, limit)
-    verifying = eval_verifying(verify_command, verify_setup, checkout, sandbox=not no_sandbox)
+    verifying = eval_verifying(
+        verify_command,
+        verify_setup,
+        checkout,
+        sandbox=not no_sandbox,
+        memory_limit=not no_memory_limit,
+    )
     files = ResultFiles(out) if out else None
     plan = Plan.of(cases, chosen, budget=budget, files=files, verify=verifying is not None)
     agree(plan, yes=yes)

@@ -123,6 +123,7 @@ def review(
     verify_setup: str | None,
     base: str | None,
     no_sandbox: bool,
+    no_memory_limit: bool,
     post: bool,
 ) -> None:
     """Review a unified diff (a file, or - for standard input) or a pull request on GitHub
@@ -145,7 +146,13 @@ def review(
     }
     chosen = {k: v for k, v in overrides.items() if v is not None}
     _policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
-    verifying = VerifyRequest(verify_command, verify_setup, base, sandbox=not no_sandbox)
+    verifying = VerifyRequest(
+        verify_command,
+        verify_setup,
+        base,
+        sandbox=not no_sandbox,
+        memory_limit=not no_memory_limit,
+    )
     models = functools.partial(connect, tester_model, coder_model, arbiter_model)
     if is_address(source) and not Path(source).exists():
         subject = _pull(source, repo_dir, verifying, models, post=post)

@@ -7,9 +7,10 @@ that ref (never as the change under review has it). The section's other settings
 limits, bounds — apply either way; the options override them. `review`'s tests run at the
 base (`--base REF`, or the checkout with the diff reversed) and at the checkout itself, which
 must be at the diff's new side; `eval`'s at each case's base and introducing commits
-(:mod:`app.evaluation.checkouts`). Each run is in bubblewrap's sandbox; where bubblewrap cannot
-run, verification is refused with the reason and the fix, unless `--no-sandbox` asks for it
-without isolation.
+(:mod:`app.evaluation.checkouts`). Each run is in bubblewrap's sandbox, in a cgroup of its own
+that bounds its memory; where bubblewrap cannot run, or no cgroup can be made, verification is
+refused with the reason and the fix, unless `--no-sandbox` asks for it without isolation, or
+`--no-memory-limit` without the cgroup.
 """
 
 import contextlib
@@ -43,6 +44,11 @@ NO_SANDBOX_WARNING = (
     "running the tester's tests WITHOUT a sandbox, as you: they can read your files, reach "
     "the network and write wherever you may"
 )
+NO_MEMORY_LIMIT_WARNING = (
+    "running the tester's tests in the sandbox WITHOUT a memory limit on each run: each "
+    "process is held to verify.memory_mb of address space, but a run's processes together, "
+    "and its files in memory, may take more"
+)
 
 
 @dataclass(frozen=True)
@@ -53,10 +59,12 @@ class VerifyRequest:
     setup: str | None = None
     base: str | None = None
     sandbox: bool = True
+    memory_limit: bool = True
 
 
 def testing_options(where: str) -> Callable[[F], F]:
-    """`--verify`, `--verify-setup` and `--no-sandbox`, the tests run `where`."""
+    """`--verify`, `--verify-setup`, `--no-sandbox` and `--no-memory-limit`, the tests run
+    `where`."""
 
     def decorate(command: F) -> F:
         options = [
@@ -79,6 +87,12 @@ def testing_options(where: str) -> Callable[[F], F]:
                 help="Run the tests without isolation, as you. Only for tests you would run "
                 "yourself.",
             ),
+            click.option(
+                "--no-memory-limit",
+                is_flag=True,
+                help="Run the tests in the sandbox even where no cgroup can hold each run to "
+                "verify.memory_mb in all (each process is still held to it alone).",
+            ),
         ]
         for option in reversed(options):
             command = option(command)
@@ -88,7 +102,8 @@ def testing_options(where: str) -> Callable[[F], F]:
 
 
 def verify_options(command: F) -> F:
-    """`tiebreak review`'s: `--verify`, `--verify-setup`, `--no-sandbox` and `--base`."""
+    """`tiebreak review`'s: `--verify`, `--verify-setup`, `--no-sandbox`, `--no-memory-limit`
+    and `--base`."""
     command = click.option(
         "--base",
         metavar="REF",
@@ -99,7 +114,8 @@ def verify_options(command: F) -> F:
 
 
 def eval_verify_options(command: F) -> F:
-    """`tiebreak eval`'s: `--verify`, `--verify-setup`, `--no-sandbox` and `--checkout`."""
+    """`tiebreak eval`'s: `--verify`, `--verify-setup`, `--no-sandbox`, `--no-memory-limit`
+    and `--checkout`."""
     command = click.option(
         "--checkout",
         type=click.Path(file_okay=False, exists=True, path_type=Path),
@@ -112,7 +128,12 @@ def eval_verify_options(command: F) -> F:
 
 
 def eval_verifying(
-    command: str | None, setup: str | None, checkout: Path | None, sandbox: bool
+    command: str | None,
+    setup: str | None,
+    checkout: Path | None,
+    *,
+    sandbox: bool,
+    memory_limit: bool,
 ) -> Verifying | None:
     """Where `tiebreak eval` checks its cases out, and how it runs their findings' tests
     (None: it checks out none). Exit 2 when they cannot be run as asked."""
@@ -127,7 +148,8 @@ def eval_verifying(
     if command is None:  # the checkouts are read, for the code the changes reach
         return Verifying(checkout.resolve())
     config = _configured(VerifyConfig(), command, setup)
-    return Verifying(checkout.resolve(), config, choose_runner(sandbox), hidden=secrets())
+    runner = choose_runner(sandbox, memory_limit=memory_limit)
+    return Verifying(checkout.resolve(), config, runner, hidden=secrets())
 
 
 def verify_config(
@@ -153,30 +175,35 @@ async def proving(
     if config is None or checkout is None:
         yield None
         return
-    runner = choose_runner(request.sandbox)
+    runner = choose_runner(request.sandbox, memory_limit=request.memory_limit)
     async with LocalVerifier(
         checkout, diff, config, runner, base_ref=request.base, hidden=secrets()
     ) as verifier:
         yield Proving(verifier, config.max_attempts)
 
 
-def choose_runner(sandbox: bool) -> Runner:
-    """Bubblewrap's sandbox, or (`sandbox` off) none, with a warning. Exit 2 when there can
-    be no sandbox here."""
+def choose_runner(sandbox: bool, *, memory_limit: bool = True) -> Runner:
+    """Bubblewrap's sandbox, each run in a cgroup of its own (`memory_limit` off: none, with
+    a warning), or (`sandbox` off) no sandbox, with a warning. Exit 2 when there can be no
+    sandbox (or no cgroup) here."""
     if not sandbox:
         click.echo(f"tiebreak: warning: {NO_SANDBOX_WARNING}", err=True)
         return Unsandboxed()
+    if not memory_limit:
+        click.echo(f"tiebreak: warning: {NO_MEMORY_LIMIT_WARNING}", err=True)
     try:
-        return sandboxed()
+        return sandboxed(memory_limit=memory_limit)
     except SandboxUnavailable as exc:
         fail(f"--verify cannot run the tests in a sandbox here: {exc.reason}")
 
 
 def secrets() -> list[Path]:
-    """Files of Tiebreak's own secrets, which a test must not see wherever they are: the
-    `.env` file and the App's private key."""
-    found = [env_file(), get_settings().github_private_key_path]
-    return [path for path in found if path is not None and path.exists()]
+    """What of Tiebreak's own a test must not see wherever it is, even inside what the
+    sandbox shows (the checkout's copy leaves it out): the `.env` file, the App's private key
+    and the data directory, with other repositories' snapshots."""
+    settings = get_settings()
+    found = [env_file(), settings.github_private_key_path, settings.tiebreak_data_dir]
+    return [path.absolute() for path in found if path is not None and path.exists()]
 
 
 def _configured(section: VerifyConfig, command: str | None, setup: str | None) -> VerifyConfig:

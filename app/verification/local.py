@@ -3,9 +3,12 @@ head, and with the coder's patches (:class:`agents.verification.Verifier`).
 
 The trees are made once, on the first test: the head copied from the checkout, the base from
 the base ref or the head with the diff reversed; the config's `setup` then runs once in
-each. Every run has its own copy of its tree, in the runner's sandbox, bounded by the config:
-`max_runs` tests per review (a reproduction at the base and the head counts one, a fix check
-one) and `max_seconds` of their wall time in all; past either, tests are not run.
+each, in a copy of the tree that is kept if it passes. Every run has its own copy of its tree
+(made by the runner: in the sandbox, on a file system of its own), with the reproduction and
+the patched files written over it, and sees it where the setup saw its tree, so that what the
+setup built with absolute paths is found. The runs are bounded by the config: `max_runs`
+tests per review (a reproduction at the base and the head counts one, a fix check one) and
+`max_seconds` of their wall time in all; past either, tests are not run.
 
 A reproduction runs at the head and the base at once: when the head fails (the case that
 proves something) the review waits for the longer run, not for both in turn. As soon as the
@@ -15,10 +18,11 @@ head passes or breaks, the base's run is stopped: it would prove nothing.
 import asyncio
 import contextlib
 import math
+import os
 import shlex
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -27,9 +31,10 @@ from agents.diff import Diff
 from agents.protocol import Patch, Reproduction
 from agents.verification import FixCheck, Run, Verification
 from app.verification import trees
+from app.verification.removal import remove_tree
 from app.verification.runner import Limits, Place, Runner
 from app.verification.trees import TreeRefused
-from app.verification.writes import apply_to_tree, reproduction_refusal, write_reproduction
+from app.verification.writes import reproduction_refusal, write_additions
 from policies.verification import TEST_PLACEHOLDER, VerifyConfig
 
 _Maker = Callable[[Path], Awaitable[None]]
@@ -43,6 +48,9 @@ class _Tree:
     """A pristine tree runs copy, or why there is none."""
 
     path: Path
+    """Where its runs see their copy of it."""
+    source: Path
+    """Where it is on disk, as the runs copy it."""
     error: str | None = None
 
 
@@ -78,7 +86,7 @@ class LocalVerifier:
         self._hidden = (self._checkout, self._root, *hidden)
         self._environments = trees.environments(self._checkout)
         self._trees: asyncio.Task[list[_Tree]] | None = None
-        self._copies = 0
+        self._runs = 0
 
     @property
     def command(self) -> str:
@@ -115,7 +123,7 @@ class LocalVerifier:
             self._trees.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._trees
-        await asyncio.to_thread(trees.remove_tree, self._root)
+        await asyncio.to_thread(remove_tree, self._root)
 
     async def __aenter__(self) -> Self:
         return self
@@ -149,13 +157,13 @@ class LocalVerifier:
         return self._trees
 
     async def _prepare(self) -> list[_Tree]:
-        head = await self._made(self._root / "head", self._copy_head)
+        head = await self._made("head", self._copy_head)
         # The base before any setup: it may be the head's copy with the diff reversed.
-        base = await self._made(self._root / "base", self._make_base(head))
+        base = await self._made("base", self._make_base(head))
         return list(await asyncio.gather(self._set_up(head), self._set_up(base)))
 
     async def _copy_head(self, path: Path) -> None:
-        await trees.copy_checkout(self._checkout, path)
+        await trees.copy_checkout(self._checkout, path, leave_out=self._hidden)
 
     def _make_base(self, head: _Tree) -> _Maker:
         async def make(path: Path) -> None:
@@ -164,69 +172,73 @@ class LocalVerifier:
                 return
             if head.error:
                 raise TreeRefused(head.error)
-            await trees.copy_tree(head.path, path)
+            await trees.copy_tree(head.source, path)
             await trees.unapply(self._diff.text, path)
 
         return make
 
-    async def _made(self, path: Path, make: _Maker) -> _Tree:
-        side = path.name
+    async def _made(self, side: str, make: _Maker) -> _Tree:
+        tree = _Tree(path=self._root / side, source=self._root / f"{side}-tree")
         try:
-            await make(path)
-            await asyncio.to_thread(trees.own, path, self._runner.owner)
+            await make(tree.source)
+            await asyncio.to_thread(trees.own, tree.source, self._runner.owner)
         except TreeRefused as exc:
-            return _Tree(path, f"the {side} could not be made: {exc.reason}")
+            return replace(tree, error=f"the {side} could not be made: {exc.reason}")
         except OSError as exc:
-            return _Tree(path, f"the {side} could not be made: {exc}")
-        return _Tree(path)
+            return replace(tree, error=f"the {side} could not be made: {exc}")
+        return tree
 
     async def _set_up(self, tree: _Tree) -> _Tree:
         if self._config.setup is None or tree.error:
             return tree
+        kept = self._root / f"{tree.path.name}-set-up"
+        try:
+            await asyncio.to_thread(_empty_directory, kept, self._runner.owner)
+        except OSError as exc:
+            return replace(tree, error=f"setup failed: its tree could not be kept: {exc}")
         async with self._slots:
-            run = await self._runner.run(self._config.setup, self._place(tree.path), self._limits)
+            place = self._place(tree, keep=kept)
+            run = await self._runner.run(self._config.setup, place, self._limits)
         if run.passed:
-            return tree
+            return replace(tree, source=kept)
         why = run.error or f"it exited with {run.exit_code}"
         last = run.output_tail.strip().splitlines()[-1:]
-        return _Tree(tree.path, f"setup failed: {why}" + (f": {last[0][:300]}" if last else ""))
+        return replace(tree, error=f"setup failed: {why}" + (f": {last[0][:300]}" if last else ""))
 
     async def _run(self, tree: _Tree, reproduction: Reproduction, patches: Sequence[Patch]) -> Run:
         if tree.error:
             return Run(error=tree.error)
-        if reason := reproduction_refusal(tree.path, reproduction.path):
+        if reason := reproduction_refusal(tree.source, reproduction.path):
             return Run(error=reason)
         async with self._slots:
-            self._copies += 1
-            copy = self._root / f"run-{self._copies}"
+            self._runs += 1
+            additions = self._root / f"additions-{self._runs}"
             try:
-                await trees.copy_tree(tree.path, copy)
-                apply_to_tree(copy, patches, self._diff)
-                write_reproduction(
-                    copy, reproduction.path, reproduction.content, self._runner.owner
-                )
+                write_additions(tree.source, additions, reproduction, patches, self._diff)
+                place = self._place(tree, additions=additions)
                 limits = self._limits_now()
-                return await self._runner.run(self._as_run(reproduction), self._place(copy), limits)
+                return await self._runner.run(self._as_run(reproduction), place, limits)
             except TreeRefused as exc:
                 return Run(error=exc.reason)
             except OSError as exc:  # a full disk, a tree its setup made unreadable
-                return Run(error=f"the run's copy could not be made: {exc}")
+                return Run(error=f"the run's files could not be written: {exc}")
             finally:
-                await _to_the_end(asyncio.to_thread(_remove, copy))
+                await _to_the_end(asyncio.to_thread(remove_tree, additions))
 
     def _limits_now(self) -> Limits:
         """The run's limits, its time cut to what the review has left."""
         timeout = min(self._limits.timeout_s, max(math.ceil(self._seconds_left), 1))
-        return Limits(
-            timeout_s=timeout,
-            memory_mb=self._limits.memory_mb,
-            processes=self._limits.processes,
-        )
+        return replace(self._limits, timeout_s=timeout)
 
-    def _place(self, work: Path) -> Place:
+    def _place(
+        self, tree: _Tree, *, additions: Path | None = None, keep: Path | None = None
+    ) -> Place:
         return Place(
-            work=work,
-            read_only=tuple((source, work / seen) for source, seen in self._environments),
+            work=tree.path,
+            tree=tree.source,
+            additions=additions,
+            keep=keep,
+            read_only=tuple((source, tree.path / seen) for source, seen in self._environments),
             hidden=self._hidden,
         )
 
@@ -250,6 +262,8 @@ async def _to_the_end(work: Awaitable[None]) -> None:
         raise
 
 
-def _remove(path: Path) -> None:
-    if path.exists() or path.is_symlink():
-        trees.remove_tree(path)
+def _empty_directory(path: Path, owner: int | None) -> None:
+    """`path` made an empty directory `owner` (None: Tiebreak's user) may write in."""
+    path.mkdir()
+    if owner is not None:
+        os.chown(path, owner, owner)

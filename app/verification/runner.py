@@ -1,5 +1,8 @@
 """What every way of running a finding's test shares: where a run happens (:class:`Place`),
-its limits (:class:`Limits`), its environment, and the one method a runner has."""
+its limits (:class:`Limits`), its environment, and the one method a runner has.
+
+The Python a run's command finds first is chosen here, once (:func:`interpreters`): the
+sandbox mounts it and the environment puts it first on the `PATH`."""
 
 import sys
 from collections.abc import Iterable
@@ -28,17 +31,24 @@ class Limits:
 
     timeout_s: float = 60.0
     memory_mb: int = 1_024
-    """Address space of each process (RLIMIT_AS), and the size of a sandbox's `/tmp` and
-    `/dev/shm`, which live in memory."""
+    """Memory of the whole run, its files in memory included (its cgroup's limit, where it
+    has one), and the address space of each of its processes (RLIMIT_AS)."""
+    disk_mb: int = 512
+    """The size of each file system a sandbox's run may write: its copy of the tree, `/tmp`
+    and `/dev/shm`, all in memory."""
     processes: int = 64
-    """Processes (and threads) at once (RLIMIT_NPROC), counted per sandbox."""
+    """Processes (and threads) at once (RLIMIT_NPROC, counted per sandbox; and its cgroup's
+    limit, where it has one)."""
     file_mb: int = FILE_MB
     open_files: int = OPEN_FILES
 
     @classmethod
     def of(cls, config: VerifyConfig) -> "Limits":
         return cls(
-            timeout_s=config.timeout_s, memory_mb=config.memory_mb, processes=config.processes
+            timeout_s=config.timeout_s,
+            memory_mb=config.memory_mb,
+            disk_mb=config.disk_mb,
+            processes=config.processes,
         )
 
     def prlimit(self, *, processes: bool) -> list[str]:
@@ -57,17 +67,31 @@ class Limits:
 
 @dataclass(frozen=True)
 class Place:
-    """Where one run happens and what it sees of the host."""
+    """Where one run happens and what it sees of the host.
+
+    A run works in a copy of its own, made as it starts: of `tree` (or empty), with the
+    files of `additions` written over it. The copy is gone when the run ends, unless `keep`
+    asks for it."""
 
     work: Path
-    """The run's own copy of a tree: its working directory, the only place it may write to
-    that outlives it."""
+    """Where the run sees its copy: its working directory. A sandbox's run sees it there
+    whatever the host has at that path; a run without a sandbox works in a directory of
+    its own beside it."""
+    tree: Path | None = None
+    """The tree the copy is made of (None: the copy starts empty). The run cannot change it."""
+    additions: Path | None = None
+    """Files written over the copy before the command (a test, patched files), at the same
+    paths; None: none."""
+    keep: Path | None = None
+    """An empty directory the copy is kept in if the command passes (a tree's setup); None:
+    the copy is dropped."""
     read_only: tuple[tuple[Path, Path], ...] = ()
     """Directories the command needs, as (where they are, where the run sees them): the
-    checkout's environments (`.venv`), seen inside the copy."""
+    checkout's environments (`.venv`), seen inside the copy, and the interpreters they were
+    made from."""
     hidden: tuple[Path, ...] = ()
-    """Directories and files the run must not see: the checkout under review, the other
-    trees of the review, whatever holds secrets."""
+    """Directories and files the run must not see even where they lie inside what it is
+    shown: the checkout under review, the review's trees, Tiebreak's data and secrets."""
 
 
 class Runner(Protocol):
@@ -82,7 +106,8 @@ class Runner(Protocol):
 
 
 def interpreters() -> tuple[Path, ...]:
-    """The Python Tiebreak runs on: its installation and its virtual environment."""
+    """The Python a run's command finds first, mounted read-only in the sandbox: for now,
+    the Python Tiebreak runs on (its installation and its virtual environment)."""
     return _unique(Path(p).resolve() for p in (sys.base_prefix, sys.prefix))
 
 

@@ -1,29 +1,29 @@
-"""Running one command in one directory in bubblewrap's sandbox, isolated and bounded.
+"""Running one command in bubblewrap's sandbox, isolated and bounded.
 
 What a run sees and may do:
 
 * **Isolated**: its own network (only `lo`: nothing outside answers, not even the host's own
   `127.0.0.1`), its own PIDs (every process dies with the sandbox), IPC and hostname; an
   environment cleared down to `PATH`, `HOME`, `TMPDIR` and `LANG`.
-* **Read-only**: the host's file system, except what is hidden (empty and read-only): the
-  home directories (`/root`, `/home` and Tiebreak's user's own, wherever it is), `/run`, the
-  host's `/tmp`, and the caller's :attr:`Place.hidden` (the checkout under review, the
-  review's other trees; a hidden file cannot be opened). Put back read-only, because the
-  command needs them: Tiebreak's Python (`sys.base_prefix`, `sys.prefix`, its `bin` first on
-  the `PATH`) and the checkout's environments (:attr:`Place.read_only`) with their
-  interpreters.
-* **Writable**: its copy (the working directory), and `/tmp` and `/dev/shm`, its own, in
-  memory, each at most `memory_mb`, gone when it ends.
+* **Shown only what it needs** (:mod:`app.verification.mounts`): the system's programs and
+  libraries, a few files of `/etc`, the Python its command finds first and the checkout's
+  environments, read-only; none of the host's homes, `/run`, `/var`, `/tmp`, data or sockets.
+* **Writable**: its own copy of the tree, made as it starts, `/tmp` and `/dev/shm`, each in
+  memory and at most `disk_mb`, gone when it ends.
 * **As nobody** (uid 65534). Tiebreak as root drops there with `setpriv` (no groups, no
   capabilities, no new privileges) and enters a user namespace of its own, in which the
   kernel counts the run's processes apart from every other run's. Tiebreak as another user
   cannot change its uid: bubblewrap's user namespace maps that uid to 65534 inside, which
   counts processes per sandbox the same way, but files are then read with Tiebreak's user's
-  rights: what that user may read and is not hidden, a test may read.
-* **Bounded** (`prlimit`, hard limits): address space, processes, file size, open files, no
-  core dumps; and the wall clock, past which the sandbox's init is killed, ending all.
+  rights: what that user may read and the sandbox shows, a test may read.
+* **Bounded**: all its processes together, with its files in memory, by a cgroup of its own
+  (:mod:`app.verification.cgroups`: `memory_mb`, `processes`), joined before bubblewrap
+  starts; each process by `prlimit` (hard limits: address space, processes, file size, open
+  files, no core dumps); and the wall clock, past which the sandbox's init is killed, ending
+  all. A run the kernel killed for its memory reads "it ran out of memory".
 """
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -31,14 +31,21 @@ import tempfile
 from pathlib import Path
 
 from agents.verification import Run
-from app.verification.process import InfoPipe, launch, new_marker, run_bounded
-from app.verification.runner import MB, Limits, Place, environment, interpreters
+from app.verification.cgroups import PROC, CgroupUnavailable, RunGroup, RunGroups
+from app.verification.mounts import launcher, mounts
+from app.verification.process import InfoPipe, new_marker, run_bounded
+from app.verification.runner import Limits, Place, environment
 from policies.errors import TiebreakError
 
 NOBODY = 65534
 HOME = Path("/tmp")
-HIDDEN = (Path("/root"), Path("/home"), Path("/run"))
-"""Hidden from every run: where people and services keep their keys."""
+JOIN = (
+    'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit; shift; n=$((n - 1)); done; '
+    'exec "$@"'
+)
+"""Run by `/bin/sh -c` with how many `cgroup.procs` files follow, then them, then the
+command: the shell joins each group, then becomes the command (bubblewrap), whose every
+process is then counted there."""
 ROOT_NAMESPACES = (
     "--unshare-ipc",
     "--unshare-pid",
@@ -59,6 +66,11 @@ CONTAINERS = (
 NO_SANDBOX = (
     "Or run the tests without a sandbox (--no-sandbox), trusting every test the tester writes."
 )
+NO_MEMORY_LIMIT = (
+    "Or run the tests in the sandbox without a memory limit on the whole run "
+    "(--no-memory-limit): each process is then held to memory_mb of address space, but not "
+    "all of them together, nor their files in memory."
+)
 
 
 class SandboxUnavailable(TiebreakError):
@@ -71,11 +83,15 @@ class SandboxUnavailable(TiebreakError):
 
 
 class Bwrap:
-    """Runs commands in bubblewrap's sandbox (see the module's docstring)."""
+    """Runs commands in bubblewrap's sandbox (see the module's docstring), each run in a
+    cgroup of its own made under `groups` (None: no cgroup, as `--no-memory-limit` asks)."""
 
-    def __init__(self, binary: str = "bwrap", user: int = NOBODY) -> None:
+    def __init__(
+        self, binary: str = "bwrap", user: int = NOBODY, groups: RunGroups | None = None
+    ) -> None:
         self.binary = binary
         self.user = user
+        self.groups = groups
         self._root = os.geteuid() == 0
 
     @property
@@ -83,27 +99,34 @@ class Bwrap:
         return self.user if self._root else None
 
     async def run(self, command: str, place: Place, limits: Limits) -> Run:
-        for _, seen in place.read_only:
-            if seen.is_relative_to(place.work):
-                _mount_point(seen)
+        try:
+            group = self._group(limits)
+        except OSError as exc:
+            return Run(error=f"its cgroup could not be made: {exc.strerror or exc}")
         info = InfoPipe()
         marker = new_marker()
         try:
-            return await run_bounded(
-                self.argv(command, place, limits, marker, info.write_fd),
-                cwd=place.work,
+            run = await run_bounded(
+                [*_joining(group), *self.argv(command, place, limits, marker, info.write_fd)],
+                cwd=Path("/"),
                 env={},
                 timeout_s=limits.timeout_s,
                 marker=marker,
                 info=info,
             )
+            if group is not None and group.out_of_memory():
+                why = f"it ran out of memory (its limit is {limits.memory_mb} MB)"
+                return run.model_copy(update={"exit_code": None, "error": why})
+            return run
         finally:
             info.close()
+            if group is not None:
+                await asyncio.to_thread(group.remove)
 
     def argv(
         self, command: str, place: Place, limits: Limits, marker: str, info_fd: int | None
     ) -> list[str]:
-        """bubblewrap's command line for one run."""
+        """bubblewrap's command line for one run (the cgroup joined before it)."""
         args = [self.binary, *(ROOT_NAMESPACES if self._root else USER_NAMESPACES)]
         if not self._root:
             args += ["--uid", str(self.user), "--gid", str(self.user)]
@@ -112,17 +135,26 @@ class Bwrap:
             args += ["--setenv", name, value]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]
-        args += [*_mounts(place, limits), "--chdir", str(place.work.resolve()), "--"]
+        args += [*mounts(place, limits), "--chdir", "/", "--"]
         if self._root:
             args += [
                 *("setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups"),
                 *("--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"),
                 *("unshare", "--user", "--map-current-user", "--"),
             ]
-        return [*args, *limits.prlimit(processes=True), *launch(command, marker)]
+        return [*args, *limits.prlimit(processes=True), *launcher(command, place, marker)]
+
+    def _group(self, limits: Limits) -> RunGroup | None:
+        if self.groups is None:
+            return None
+        return self.groups.make(limits.memory_mb, limits.processes)
 
     def problem(self) -> str | None:
         """Why this sandbox cannot run here, and how to make it, or None."""
+        return self.tools_problem() or self.trial_problem()
+
+    def tools_problem(self) -> str | None:
+        """What the sandbox needs that this machine lacks, and how to get it, or None."""
         if shutil.which(self.binary) is None:
             return f"bubblewrap ({self.binary}) is not installed: {INSTALL}. {NO_SANDBOX}"
         tools = ("setpriv", "unshare", "prlimit") if self._root else ("prlimit",)
@@ -130,43 +162,77 @@ class Bwrap:
             return f"{', '.join(missing)} not found: install util-linux. {NO_SANDBOX}"
         if reason := _user_namespaces_problem():
             return f"{reason} {NO_SANDBOX}"
-        return self._trial()
+        return None
 
-    def _trial(self) -> str | None:
+    def trial_problem(self) -> str | None:
+        """Why a trial run (`exit 0`, in a cgroup if the runs have one) failed, or None."""
         marker = new_marker()
-        with tempfile.TemporaryDirectory(prefix="tiebreak-trial-") as directory:
-            work = Path(directory)
-            if self.owner is not None:
-                os.chown(work, self.owner, self.owner)
-            argv = self.argv("exit 0", Place(work=work), Limits(), marker, None)
-            try:
-                ran = subprocess.run(
-                    argv, cwd=work, env={}, capture_output=True, timeout=TRIAL_TIMEOUT_S
-                )
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                return f"bubblewrap could not be run: {exc}. {NO_SANDBOX}"
+        limits = Limits()
+        try:
+            group = self._group(limits)
+        except OSError as exc:
+            return f"a run's cgroup cannot be made here: {exc}. {NO_MEMORY_LIMIT}"
+        place = Place(work=Path(tempfile.gettempdir(), "tiebreak-trial", "work"))
+        argv = [*_joining(group), *self.argv("exit 0", place, limits, marker, None)]
+        try:
+            ran = subprocess.run(
+                argv, cwd="/", env={}, capture_output=True, timeout=TRIAL_TIMEOUT_S
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"bubblewrap could not be run: {exc}. {NO_SANDBOX}"
+        finally:
+            if group is not None:
+                group.remove()
         output = (ran.stdout + ran.stderr).decode(errors="replace").strip()
         if ran.returncode == 0 and marker in output:
             return None
+        # Joining the run's cgroup is the trial's too: its failure may be the cgroup's.
+        without = f" {NO_MEMORY_LIMIT}" if group is not None else ""
         return (
             f"bubblewrap cannot make a sandbox here ({output or ran.returncode}). "
-            f"{CONTAINERS} {NO_SANDBOX}"
+            f"{CONTAINERS} {NO_SANDBOX}{without}"
         )
 
 
-def sandboxed(binary: str = "bwrap") -> Bwrap:
-    """bubblewrap's runner, once a trial run made a sandbox; else raise
-    :class:`SandboxUnavailable`."""
-    runner = Bwrap(binary)
-    if (problem := runner.problem()) is not None:
+def sandboxed(binary: str = "bwrap", *, memory_limit: bool = True, proc: Path = PROC) -> Bwrap:
+    """bubblewrap's runner, each run in a cgroup of its own (unless `memory_limit` is off),
+    once a trial run made a sandbox; else raise :class:`SandboxUnavailable`. `proc` is where
+    the process's cgroups are read."""
+    if (problem := Bwrap(binary).tools_problem()) is not None:
+        raise SandboxUnavailable(problem)
+    groups = None
+    if memory_limit:
+        try:
+            groups = RunGroups.find(proc)
+        except CgroupUnavailable as exc:
+            raise SandboxUnavailable(
+                f"no memory limit can hold a test's run here: {exc.reason}. {NO_MEMORY_LIMIT}"
+            ) from exc
+    runner = Bwrap(binary, groups=groups)
+    if (problem := runner.trial_problem()) is not None:
         raise SandboxUnavailable(problem)
     return runner
 
 
-def sandbox_problem(binary: str = "bwrap") -> str | None:
-    """Why findings' tests cannot run in a sandbox on this machine, and how to fix it; None
-    when they can (a trial run made one)."""
-    return Bwrap(binary).problem()
+def sandbox_problem(
+    binary: str = "bwrap", *, memory_limit: bool = True, proc: Path = PROC
+) -> str | None:
+    """Why findings' tests cannot run in a sandbox on this machine (with a memory limit on
+    each run, unless `memory_limit` is off), and how to fix it; None when they can (a trial
+    run made one)."""
+    try:
+        sandboxed(binary, memory_limit=memory_limit, proc=proc)
+    except SandboxUnavailable as exc:
+        return exc.reason
+    return None
+
+
+def _joining(group: RunGroup | None) -> list[str]:
+    """The argv prefix that joins `group` before what follows runs (none without a group)."""
+    if group is None:
+        return []
+    procs = [str(path) for path in group.procs]
+    return ["/bin/sh", "-c", JOIN, "sh", str(len(procs)), *procs]
 
 
 def _user_namespaces_problem() -> str | None:
@@ -182,66 +248,3 @@ def _user_namespaces_problem() -> str | None:
         if value == "0":
             return f"This kernel forbids user namespaces ({knob} is 0): `{fix}`."
     return None
-
-
-def _mounts(place: Place, limits: Limits) -> list[str]:
-    """The sandbox's file system, in bubblewrap's order: later mounts go over earlier ones."""
-    work = place.work.resolve()
-    covered = [HOME, *HIDDEN, *_own_home(), *(p.resolve() for p in place.hidden)]
-    size = str(limits.memory_mb * MB)
-    args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    args += ["--perms", "1777", "--size", size, "--tmpfs", str(HOME)]
-    args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
-    emptied = []
-    for hidden in covered[1:]:
-        if hidden.is_dir():
-            args += [*_directories(hidden, covered), "--tmpfs", str(hidden)]
-            emptied.append(str(hidden))
-        elif hidden.exists():
-            # A device on a mount without devices: opening it is refused.
-            args += [*_directories(hidden, covered), "--ro-bind", "/dev/null", str(hidden)]
-    for prefix in interpreters():
-        if _under(prefix, covered):
-            args += [*_directories(prefix, covered), "--ro-bind", str(prefix), str(prefix)]
-    args += [*_directories(work, covered), "--bind", str(work), str(work)]
-    for source, seen in place.read_only:
-        seen = seen.resolve()
-        if seen.is_relative_to(work) or _under(seen, covered):
-            args += [*_directories(seen, covered), "--ro-bind", str(source.resolve()), str(seen)]
-    # Last, once what is mounted inside them is: a hidden directory takes no writes either.
-    for hidden_directory in emptied:
-        args += ["--remount-ro", hidden_directory]
-    return args
-
-
-def _own_home() -> tuple[Path, ...]:
-    """Tiebreak's user's home, wherever it is (a service's is often under /var/lib)."""
-    home = Path(os.path.expanduser("~"))
-    if not home.is_absolute():  # a user without a home: "~" is left as it is
-        return ()
-    home = home.resolve()
-    return () if home == Path("/") else (home,)
-
-
-def _under(path: Path, covered: list[Path]) -> bool:
-    return any(path.is_relative_to(c) for c in covered)
-
-
-def _directories(destination: Path, covered: list[Path]) -> list[str]:
-    """Readable directories down to `destination` where they are hidden: bubblewrap would
-    make them readable by root alone, and nobody could reach what is mounted there."""
-    args: list[str] = []
-    for ancestor in reversed(destination.parents):
-        if any(ancestor != c and ancestor.is_relative_to(c) for c in covered):
-            args += ["--perms", "0755", "--dir", str(ancestor)]
-    return args
-
-
-def _mount_point(path: Path) -> None:
-    """An empty directory to mount on, never a symlink a tree's setup left there."""
-    try:
-        path.mkdir()
-    except FileExistsError:
-        if path.is_symlink() or not path.is_dir():
-            path.unlink()
-            path.mkdir()

@@ -6,19 +6,24 @@
   the head with the diff applied in reverse
   (`git apply -R`, the diff given on standard input, outside any repository: git refuses
   paths that climb out of the tree or go through a symlink).
-* Each run gets its own copy of one of them (`cp -a`), owned by the sandbox's user, removed
-  after it: no run sees what another left.
+* The head leaves out what Tiebreak keeps inside the checkout and no test may read (its data
+  directory, with other repositories' snapshots; its `.env`), even where git does not ignore
+  it.
+* A tree is owned by the sandbox's user; each run works in a copy of its own, which its
+  runner makes (:class:`app.verification.runner.Place`): no run sees what another left.
 
 The checkout's environments that git ignores (`.venv`, `venv`) are not copied: a run sees
 them read-only, where they are in the copy, with the interpreter they were made from.
 """
 
 import asyncio
+import contextlib
 import os
 import shutil
 import stat
 import subprocess
-from pathlib import Path
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
 
 from policies.errors import TiebreakError
 
@@ -35,12 +40,18 @@ class TreeRefused(TiebreakError):
         self.reason = reason
 
 
-async def copy_checkout(checkout: Path, destination: Path) -> None:
-    """`destination` (new) made a copy of the work tree at `checkout` as it is."""
+async def copy_checkout(checkout: Path, destination: Path, leave_out: Sequence[Path] = ()) -> None:
+    """`destination` (new) made a copy of the work tree at `checkout` as it is, without the
+    files and directories of `leave_out` that are inside it."""
     listed = await _git(
         "ls-files", "-z", "--cached", "--others", "--exclude-standard", cwd=checkout
     )
-    names = sorted({n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n})
+    left_out = _inside(checkout, leave_out)
+    names = sorted(
+        name
+        for name in {n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n}
+        if not any(PurePosixPath(name).is_relative_to(out) for out in left_out)
+    )
     await asyncio.to_thread(_copy_files, checkout, names, destination)
 
 
@@ -64,22 +75,29 @@ async def unapply(diff: str, tree: Path) -> None:
     await _git("apply", "-R", "--whitespace=nowarn", cwd=tree, env=env, stdin=diff.encode())
 
 
-async def copy_tree(source: Path, destination: Path) -> None:
-    """`destination` (new) made a copy of `source`, owners, modes and symlinks kept."""
-    argv = ("cp", "-a", "--no-target-directory", "--", str(source), str(destination))
+async def copy_tree(source: Path, destination: Path, *, over: bool = False) -> None:
+    """`destination` (new) made a copy of `source`, owners, modes and symlinks kept; or, `over`
+    an existing tree, `source`'s files written over it."""
+    force = ("--force",) if over else ()
+    argv = ("cp", "-a", *force, "--no-target-directory", "--", str(source), str(destination))
     code, _, err = await _command(argv, cwd=None, env=None, stdin=None)
     if code:
         raise TreeRefused(f"the tree could not be copied: {_last_line(err)}")
 
 
 def own(tree: Path, owner: int | None) -> None:
-    """`tree` and all in it given to `owner` (None: left to Tiebreak's user)."""
+    """`tree` and all in it given to `owner` (None: left to Tiebreak's user), however deep:
+    the directories left to walk are a list, not Python's stack."""
     if owner is None:
         return
     os.lchown(tree, owner, owner)
-    for directory, names, files in os.walk(tree):
-        for name in [*names, *files]:
-            os.lchown(os.path.join(directory, name), owner, owner)
+    left = [str(tree)]
+    while left:
+        with os.scandir(left.pop()) as entries:
+            for entry in entries:
+                os.lchown(entry.path, owner, owner)
+                if entry.is_dir(follow_symlinks=False):
+                    left.append(entry.path)
 
 
 def environments(checkout: Path) -> tuple[tuple[Path, Path], ...]:
@@ -97,18 +115,6 @@ def environments(checkout: Path) -> tuple[tuple[Path, Path], ...]:
     return tuple(found)
 
 
-def remove_tree(tree: Path) -> None:
-    """`tree` gone, whatever a run did to its modes."""
-    if not tree.is_symlink() and tree.is_dir():
-        for directory, names, _ in os.walk(tree):
-            for name in names:
-                path = os.path.join(directory, name)
-                # A test may have locked its own directories; a symlink is not followed.
-                if not os.path.islink(path):
-                    os.chmod(path, 0o700)
-    shutil.rmtree(tree, ignore_errors=False)
-
-
 def _copy_files(checkout: Path, names: list[str], destination: Path) -> None:
     destination.mkdir()
     root = destination.resolve()
@@ -121,7 +127,7 @@ def _copy_files(checkout: Path, names: list[str], destination: Path) -> None:
         except FileNotFoundError:
             continue  # tracked, but deleted in the work tree
         target = destination / name
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _parents(destination, PurePosixPath(name))
         if not target.parent.resolve().is_relative_to(root):
             continue  # under a symlink copied before: git lists no such file, none is written
         if stat.S_ISLNK(mode):
@@ -129,6 +135,16 @@ def _copy_files(checkout: Path, names: list[str], destination: Path) -> None:
         elif stat.S_ISREG(mode):
             shutil.copy2(source, target, follow_symlinks=False)
         # Anything else (a submodule's directory, a fifo) is not copied.
+
+
+def _parents(destination: Path, name: PurePosixPath) -> None:
+    """The directories above `name` made in `destination`, one at a time: a tree may be
+    deeper than `Path.mkdir(parents=True)` recurses."""
+    current = destination
+    for part in name.parts[:-1]:
+        current = current / part
+        with contextlib.suppress(FileExistsError):
+            current.mkdir()
 
 
 async def _git(
@@ -166,6 +182,17 @@ async def _command(
             process.kill()
             await asyncio.shield(process.wait())
     return await process.wait(), out, err
+
+
+def _inside(checkout: Path, paths: Sequence[Path]) -> list[PurePosixPath]:
+    """Those of `paths` strictly inside `checkout`, relative to it."""
+    root = checkout.resolve()
+    inside = []
+    for path in paths:
+        resolved = Path(os.path.abspath(path)).resolve()
+        if resolved != root and resolved.is_relative_to(root):
+            inside.append(PurePosixPath(resolved.relative_to(root).as_posix()))
+    return inside
 
 
 def _ignored(checkout: Path, name: str) -> bool:

@@ -7,14 +7,21 @@ the `.env` file, other checkouts), reaches the network, and writes anywhere that
 Only the environment is cleared of secrets, and the bounds that need no sandbox hold: the
 wall clock (the process group is killed past it, though a process that leaves the group
 escapes), the output kept, and the address space, file size, open files and core dumps.
-Processes are not bounded: the kernel counts them per user, Tiebreak's own included.
+Processes, the memory of all of them together and the disk are not bounded: no cgroup holds
+the run, and its copy is on the host's disk, in a directory of its own beside where a
+sandbox's run would see it.
 """
 
+import asyncio
 import os
+import tempfile
+from pathlib import Path
 
 from agents.verification import Run
 from app.verification.process import launch, new_marker, run_bounded
+from app.verification.removal import remove_tree
 from app.verification.runner import Limits, Place, environment
+from app.verification.trees import TreeRefused, copy_tree
 
 
 class Unsandboxed:
@@ -26,20 +33,49 @@ class Unsandboxed:
         return None
 
     async def run(self, command: str, place: Place, limits: Limits) -> Run:
-        _link_environments(place)
-        marker = new_marker()
-        return await run_bounded(
-            [*limits.prlimit(processes=False), *launch(command, marker)],
-            cwd=place.work,
-            env=environment(place.work),
-            timeout_s=limits.timeout_s,
-            marker=marker,
-        )
+        work = Path(tempfile.mkdtemp(prefix=f"{place.work.name}-run-", dir=place.work.parent))
+        try:
+            try:
+                await _copy(place, work)
+            except TreeRefused as exc:
+                return Run(error=f"the command could not be started: {exc.reason}")
+            marker = new_marker()
+            run = await run_bounded(
+                [*limits.prlimit(processes=False), *launch(command, marker)],
+                cwd=work,
+                env=environment(work),
+                timeout_s=limits.timeout_s,
+                marker=marker,
+            )
+            if run.passed and place.keep is not None:
+                await asyncio.to_thread(_keep, place, work)
+            return run
+        finally:
+            await asyncio.to_thread(remove_tree, work)
 
 
-def _link_environments(place: Place) -> None:
-    """No mount without a sandbox: an environment is linked where the run looks for it in its
-    copy (an interpreter outside the copy is where it is already)."""
+async def _copy(place: Place, work: Path) -> None:
+    """`work` (new, empty) made the run's copy: the tree, the additions over it, the
+    environments linked where the run looks for them (no mount without a sandbox)."""
+    if place.tree is not None:
+        await asyncio.to_thread(work.rmdir)
+        await copy_tree(place.tree, work)
+    if place.additions is not None:
+        await copy_tree(place.additions, work, over=True)
+    await asyncio.to_thread(_link_environments, place, work)
+
+
+def _link_environments(place: Place, work: Path) -> None:
     for source, seen in place.read_only:
-        if seen.is_relative_to(place.work) and not os.path.lexists(seen):
-            seen.symlink_to(source.resolve(), target_is_directory=True)
+        if not seen.is_relative_to(place.work):
+            continue  # an interpreter outside the copy is where it is already
+        link = work / seen.relative_to(place.work)
+        if not os.path.lexists(link):
+            link.symlink_to(source.resolve(), target_is_directory=True)
+
+
+def _keep(place: Place, work: Path) -> None:
+    """The copy moved to where the place keeps it (an empty directory, replaced)."""
+    assert place.keep is not None
+    place.keep.rmdir()
+    work.rename(place.keep)

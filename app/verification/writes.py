@@ -1,11 +1,14 @@
-"""What Tiebreak writes in a run's copy before the run: the reproduction, and the coder's
-patches for a fix check.
+"""What a run's copy gets written over it before its command: the reproduction, and the
+files the coder's patches change for a fix check, put in a directory of their own (a run's
+`additions`) that the run copies over its tree.
 
-A copy is the work of untrusted code (the project's setup ran there), and Tiebreak may be
-root: no symlink is ever followed. A reproduction is a new file: a path
-:func:`policies.verification.reproduction_problem` refuses, that exists already, or whose
-parent is a symlink or not a directory is refused before anything is written; missing parent
-directories are made. A patch applies only to a regular file reached through directories.
+A tree is the work of untrusted code (the project's setup ran there), and Tiebreak may be
+root: it only reads the tree, never following a symlink, and writes in the new directory
+alone. A reproduction is a new file: a path :func:`policies.verification.reproduction_problem`
+refuses, that exists already in the tree, or whose parent there is a symlink or not a
+directory is refused before anything is written; missing parent directories are made when it
+is copied. A patch applies only to a regular file reached through directories; the patched
+file keeps its mode.
 """
 
 import os
@@ -15,7 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from agents.diff import Diff
 from agents.patches import PatchesOverlap, StaleLines, apply_patches
-from agents.protocol import Patch
+from agents.protocol import Patch, Reproduction
 from app.verification.trees import TreeRefused
 from policies.safety import is_safe_relative
 from policies.verification import reproduction_problem
@@ -37,47 +40,55 @@ def reproduction_refusal(tree: Path, path: str) -> str | None:
     return None
 
 
-def write_reproduction(tree: Path, path: str, content: str, owner: int | None) -> None:
-    """Write the new file `path` in `tree`, or raise :class:`TreeRefused` having written
-    nothing."""
-    if reason := reproduction_refusal(tree, path):
+def write_additions(
+    tree: Path, additions: Path, reproduction: Reproduction, patches: Sequence[Patch], diff: Diff
+) -> None:
+    """`additions` (new) made to hold what a run writes over its copy of `tree`: the
+    reproduction, and the files `patches` (adopted on `diff`) change. Raise
+    :class:`TreeRefused` if either may not be written."""
+    if reason := reproduction_refusal(tree, reproduction.path):
         raise TreeRefused(reason)
-    current = tree
-    for part in PurePosixPath(path).parts[:-1]:
-        current = current / part
-        if not current.exists():
-            current.mkdir()
-            _own(current, owner)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    descriptor = os.open(tree / path, flags, 0o644)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        if owner is not None:
-            os.fchown(file.fileno(), owner, owner)
-        file.write(content)
+    changed = patched_files(tree, patches, diff)
+    additions.mkdir()
+    additions.chmod(0o755)  # the sandbox's user reads it, whatever the umask
+    for path, (text, mode) in changed.items():
+        _write(additions, path, text, mode)
+    _write(additions, reproduction.path, reproduction.content, 0o644)
 
 
-def apply_to_tree(tree: Path, patches: Sequence[Patch], diff: Diff) -> None:
-    """Apply `patches` (adopted on `diff`) to the files of `tree`, or raise
-    :class:`TreeRefused`."""
+def patched_files(tree: Path, patches: Sequence[Patch], diff: Diff) -> dict[str, tuple[str, int]]:
+    """The files of `tree` that `patches` (adopted on `diff`) change, by path: their new text
+    and their mode. Raise :class:`TreeRefused` if a patch cannot apply."""
     by_path: dict[str, list[Patch]] = {}
     for patch in patches:
         by_path.setdefault(patch.path, []).append(patch)
+    changed = {}
     for path, theirs in by_path.items():
         if not is_safe_relative(path):
             raise TreeRefused(f"the patch's path {path!r} is not inside the repository")
         _plain_parents(tree, path)
-        text = _read(tree / path, path)
+        text, mode = _read(tree / path, path)
         try:
-            new = apply_patches(text, theirs, diff)
+            changed[path] = (apply_patches(text, theirs, diff), mode)
         except PatchesOverlap as exc:
             raise TreeRefused(f"two patches of {path} overlap") from exc
         except StaleLines as exc:
             raise TreeRefused(
                 f"the lines a patch replaces in {path} are not those the diff shows"
             ) from exc
-        descriptor = os.open(tree / path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
-            file.write(new)
+    return changed
+
+
+def _write(additions: Path, path: str, text: str, mode: int) -> None:
+    """`text` written at `path` in `additions`, a directory of Tiebreak's own."""
+    target = additions / path
+    for parent in reversed(PurePosixPath(path).parents[:-1]):
+        (additions / parent).mkdir(exist_ok=True)
+        (additions / parent).chmod(0o755)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    with os.fdopen(os.open(target, flags, 0o600), "w", encoding="utf-8", newline="") as file:
+        os.fchmod(file.fileno(), mode)
+        file.write(text)
 
 
 def _plain_parents(tree: Path, path: str) -> None:
@@ -96,7 +107,7 @@ def _plain_parents(tree: Path, path: str) -> None:
             raise TreeRefused(f"{path} goes through {current.relative_to(tree)}, not a directory")
 
 
-def _read(file: Path, path: str) -> str:
+def _read(file: Path, path: str) -> tuple[str, int]:
     try:
         # Non-blocking: a fifo left in the tree must not hang the review.
         descriptor = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -108,11 +119,6 @@ def _read(file: Path, path: str) -> str:
             raise TreeRefused(f"{path} is not a regular file of at most {MAX_FILE_BYTES} bytes")
         data = handle.read()
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), stat.S_IMODE(status.st_mode)
     except UnicodeDecodeError as exc:
         raise TreeRefused(f"{path} is not UTF-8 text: it is not patched") from exc
-
-
-def _own(path: Path, owner: int | None) -> None:
-    if owner is not None:
-        os.lchown(path, owner, owner)

@@ -19,7 +19,8 @@ def snapshot(*directories: Path) -> dict[str, tuple[int, int, int]]:
 
 
 def work_for(runner: Runner, tmp_path: Path) -> Path:
-    """A run's working directory in `tmp_path`, owned as the runner wants its copies."""
+    """A directory in `tmp_path` owned as the runner wants a run's trees: one a run copies, or
+    one it keeps its copy in; a run without a tree works beside it."""
     work = tmp_path / "copy"
     work.mkdir()
     if runner.owner is not None:

@@ -69,6 +69,7 @@ verify:
   setup: python -m compileall -q .
   timeout_s: 30
   memory_mb: 512
+  disk_mb: 256
   processes: 32
   max_runs: 10
   max_seconds: 300
@@ -189,6 +190,7 @@ def test_a_file_setting_every_option_gives_exactly_those_values() -> None:
             setup="python -m compileall -q .",
             timeout_s=30,
             memory_mb=512,
+            disk_mb=256,
             processes=32,
             max_runs=10,
             max_seconds=300,

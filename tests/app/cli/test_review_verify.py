@@ -186,3 +186,14 @@ def test_no_sandbox_runs_the_tests_on_the_host_with_a_warning(project: Project) 
     (unit,) = json.loads(result.stdout)["units"]
     verdicts = [f["verification"]["verdict"] for f in unit["findings"]]
     assert verdicts == ["reproduced", "not_reproduced", "broken", "fails_at_base"]
+
+
+def test_no_memory_limit_runs_the_tests_in_the_sandbox_with_a_warning(project: Project) -> None:
+    result, _ = review(project, "--verify", COMMAND, "--no-memory-limit", "--json")
+
+    assert result.exit_code == 0, result.output
+    assert "in the sandbox WITHOUT a memory limit on each run" in result.stderr
+    assert "WITHOUT a sandbox" not in result.stderr
+    (unit,) = json.loads(result.stdout)["units"]
+    verdicts = [f["verification"]["verdict"] for f in unit["findings"]]
+    assert verdicts == ["reproduced", "not_reproduced", "broken", "fails_at_base"]

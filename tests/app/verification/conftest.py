@@ -2,7 +2,8 @@
 
 Without bubblewrap on the machine, those tests are skipped, saying so; with bubblewrap
 installed but unable to make a sandbox (user namespaces forbidden, a container without the
-rights), they fail with the reason: they never pass without having run.
+rights, no cgroup to hold a run's memory), they fail with the reason: they never pass without
+having run.
 """
 
 import shutil
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.verification.sandbox import Bwrap, sandbox_problem
+from app.verification.sandbox import Bwrap, SandboxUnavailable, sandboxed
 from tests.scenarios.shop import Project, make_project
 
 needs_bwrap = pytest.mark.skipif(
@@ -21,9 +22,11 @@ needs_bwrap = pytest.mark.skipif(
 
 @pytest.fixture(scope="session")
 def sandbox() -> Bwrap:
-    if (problem := sandbox_problem()) is not None:
-        pytest.fail(f"bubblewrap is installed but cannot make a sandbox here: {problem}")
-    return Bwrap()
+    """The sandbox as `tiebreak review --verify` makes it: each run in a cgroup of its own."""
+    try:
+        return sandboxed()
+    except SandboxUnavailable as exc:
+        pytest.fail(f"bubblewrap is installed but cannot make a sandbox here: {exc.reason}")
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 """Hostile tests, as a tester steered by a pull request could write them, in one review:
-each is contained and reported, nothing outside its copy changes, no process outlives it,
-and the review's next test runs as if none had been."""
+each is contained and reported, nothing outside its copy changes, nothing of the host's it
+should not see is there, no process outlives it, no run holds more than its limits, and the
+review's next test runs as if none had been."""
 
 import asyncio
 import re
@@ -8,11 +9,14 @@ import secrets
 import socket
 from pathlib import Path
 
+import pytest
+
 from agents.verification import Evidence
 from app.verification.local import LocalVerifier
 from app.verification.process import TAIL_CHARS
 from app.verification.sandbox import Bwrap
 from tests.app.verification.conftest import needs_bwrap
+from tests.kits.hostile import FILLS_THE_DISK, HOLDS_MEMORY, reaches, var_tmp
 from tests.kits.project import existing, processes_running, snapshot
 from tests.scenarios.shop import REPRODUCTION, Project, config, reproduction
 
@@ -128,3 +132,47 @@ async def test_hostile_tests_are_contained_and_the_review_goes_on(
     assert after_them.verdict is Evidence.REPRODUCED, after_them
     for hostile in (FORKS, SLEEPS, FLOODS):
         assert processes_running(Path(hostile.path).name) == []
+
+
+async def test_hostile_tests_reach_nothing_of_the_host_and_hold_no_more_than_the_limits(
+    sandbox: Bwrap, project: Project
+) -> None:
+    verify = config(command="python {test}", memory_mb=128, timeout_s=TIMEOUT_S)
+    with var_tmp() as host, socket.socket(socket.AF_UNIX) as listener:
+        (host / "notes.txt").write_text("a world-readable file")
+        snapshot = host / "data" / "snapshots" / "another-owner" / "private-repo" / "settings.py"
+        snapshot.parent.mkdir(parents=True)
+        snapshot.write_text("TOKEN = 'another repository's'")
+        listener.bind(str(host / "service.sock"))
+        (host / "service.sock").chmod(0o777)
+        listener.listen()
+        listener.setblocking(False)
+        attacks = {
+            "reaches": reaches(host / "notes.txt", snapshot, host / "service.sock"),
+            "fills": FILLS_THE_DISK,
+            "holds": HOLDS_MEMORY,
+        }
+        async with LocalVerifier(
+            project.checkout, project.diff, verify, sandbox, hidden=[host / "data"]
+        ) as verifier:
+            reached, filled, held = [
+                await verifier.reproduce(reproduction(f"tests/test_{name}_{RUN}.py", content))
+                for name, content in attacks.items()
+            ]
+        with pytest.raises(BlockingIOError):
+            listener.accept()[0].close()
+
+    assert reached.output_tail.splitlines() == [
+        "/var/tmp refused: No such file or directory",
+        "snapshots refused: No such file or directory",
+        "socket refused: No such file or directory",
+    ]
+    assert filled.output_tail.splitlines() == [
+        ". refused after 0 MB: No space left on device",
+        "/tmp refused after 0 MB: No space left on device",
+        "/dev/shm refused after 0 MB: No space left on device",
+    ]
+    assert held.verdict is Evidence.BROKEN
+    assert held.reason == "at the head it ran out of memory (its limit is 128 MB)"
+    for name in attacks:
+        assert processes_running(f"test_{name}_{RUN}.py") == []

@@ -1,6 +1,7 @@
 """Each limit of a run holds in bubblewrap's sandbox, and the run cannot raise it: root is
 exempt from none of them there, as the run is nobody."""
 
+import os
 import shlex
 from pathlib import Path
 
@@ -78,3 +79,60 @@ async def test_each_limit_holds_and_cannot_be_raised(
 
     assert run.passed, run
     assert run.output_tail.splitlines()[-2:] == ["held", "and stays"]
+
+
+HOLDS = (
+    "import os, time\n"
+    "for _ in range({processes}):\n"
+    "    if os.fork() == 0:\n"
+    "        held = b'x' * ({each} * 1024 * 1024)\n"
+    "        time.sleep(30)\n"
+    "        os._exit(0)\n"
+    "{files}"
+    "os.wait()\n"
+)
+WRITES = (
+    "for where in ['/tmp', '/dev/shm']:\n"
+    "    with open(where + '/held', 'wb') as file:\n"
+    "        file.write(b'x' * ({each} * 1024 * 1024))\n"
+)
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    "held",
+    [
+        HOLDS.format(processes=4, each=60, files=""),
+        HOLDS.format(processes=1, each=20, files=WRITES.format(each=60)),
+    ],
+    ids=["processes", "files in memory"],
+)
+async def test_the_memory_of_a_whole_run_is_bounded_and_a_run_past_it_says_so(
+    sandbox: Bwrap, held: str, tmp_path: Path
+) -> None:
+    limits = Limits(memory_mb=128, timeout_s=30)
+
+    run = await sandbox.run(shlex.join(["python", "-c", held]), Place(tmp_path / "copy"), limits)
+
+    assert run.error == "it ran out of memory (its limit is 128 MB)"
+    assert run.exit_code is None
+    assert sandbox.groups is not None
+    assert [list(parent.glob("run-*")) for parent in sandbox.groups.parents] == [
+        [] for _ in sandbox.groups.parents
+    ]
+
+
+@needs_bwrap
+async def test_a_tree_larger_than_the_runs_disk_is_not_copied(
+    sandbox: Bwrap, tmp_path: Path
+) -> None:
+    tree = work_for(sandbox, tmp_path)
+    with (tree / "large").open("wb") as file:
+        file.truncate(40 * 1024 * 1024)
+        os.posix_fallocate(file.fileno(), 0, 40 * 1024 * 1024)
+
+    run = await sandbox.run("exit 0", Place(tmp_path / "copy", tree=tree), Limits(disk_mb=32))
+
+    assert run.error is not None
+    assert run.error.startswith("the command could not be started: cp: ")
+    assert run.error.endswith("No space left on device")

@@ -2,6 +2,8 @@
 pytest, in bubblewrap's real sandbox."""
 
 import asyncio
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -149,7 +151,7 @@ async def test_a_run_sees_the_checkouts_environment_read_only_and_not_the_checko
         "tests/test_environment.py",
         "import pathlib, subprocess\n\n\n"
         "def test_it():\n"
-        f"    assert list(pathlib.Path({str(project.checkout)!r}).iterdir()) == []\n"
+        f"    assert not pathlib.Path({str(project.checkout)!r}).exists()\n"
         "    assert pathlib.Path('.venv/pyvenv.cfg').is_file()\n"
         "    try:\n"
         "        pathlib.Path('.venv/planted').write_text('x')\n"
@@ -195,3 +197,36 @@ async def test_without_a_sandbox_the_runs_show_the_same(project: Project) -> Non
 
     assert shown.verdict is Evidence.REPRODUCED, shown
     assert fixed.verified is True, fixed
+
+
+async def test_a_project_deeper_than_python_recurses_is_copied_and_tested(
+    sandbox: Bwrap, project: Project
+) -> None:
+    bottom = Path(*["d"] * 1_200, "x")
+    await asyncio.to_thread(make_deep, project.checkout, 1_200)
+    reaches_the_bottom = reproduction(
+        "tests/test_deep.py",
+        f"import pathlib\n\n\ndef test_it():\n    assert pathlib.Path({str(bottom)!r}).is_file()\n",
+    )
+
+    try:
+        async with LocalVerifier(project.checkout, project.diff, config(), sandbox) as verifier:
+            shown = await verifier.reproduce(reaches_the_bottom)
+    finally:
+        # pytest's own clean-up recurses, and would fail on the deep tree.
+        await asyncio.to_thread(subprocess.run, ["rm", "-rf", str(project.checkout / "d")])
+
+    assert shown.verdict is Evidence.NOT_REPRODUCED, shown
+
+
+def make_deep(top: Path, depth: int) -> None:
+    """`depth` nested directories under `top`, a file at the bottom, made one at a time."""
+    here = os.getcwd()
+    os.chdir(top)
+    try:
+        for _ in range(depth):
+            os.mkdir("d")
+            os.chdir("d")
+        Path("x").write_text("the bottom\n")
+    finally:
+        os.chdir(here)

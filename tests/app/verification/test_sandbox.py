@@ -1,6 +1,7 @@
 """One command in bubblewrap's sandbox, for real: what it may not see, reach or outgrow, and
 that it is stopped whole; the same bounds, where they apply, without a sandbox."""
 
+import ast
 import os
 import secrets
 import shlex
@@ -10,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from app.verification.mounts import ETC, SYSTEM
 from app.verification.process import TAIL_CHARS, TAIL_LINES
-from app.verification.runner import Limits, Place, Runner
+from app.verification.runner import Limits, Place, Runner, interpreters
 from app.verification.sandbox import Bwrap, SandboxUnavailable, sandbox_problem, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from tests.app.verification.conftest import needs_bwrap
@@ -123,13 +125,14 @@ async def test_a_run_writes_only_in_its_copy_and_reads_nothing_hidden(
         "    try: open(os.path.expanduser(path), 'w').write('x')\n"
         "    except OSError as exc: print(name, 'refused')\n"
         "    else: print(name, 'written')\n"
-        f"print('checkout', os.listdir({str(checkout)!r}))\n"
+        f"print('checkout', os.path.exists({str(checkout)!r}))\n"
         f"try: print('env file', repr(open({str(env_file)!r}).read()))\n"
         "except OSError: print('env file refused')\n"
     )
     before = snapshot(checkout)
+    kept = work_for(sandbox, tmp_path)
 
-    place = Place(work_for(sandbox, tmp_path), hidden=(checkout, env_file))
+    place = Place(tmp_path / "run" / "copy", hidden=(checkout, env_file), keep=kept)
     run = await sandbox.run(writes, place, Limits())
 
     assert run.passed, run
@@ -140,11 +143,12 @@ async def test_a_run_writes_only_in_its_copy_and_reads_nothing_hidden(
         "tiebreak refused",
         "root refused",
         "copy written",
-        "checkout []",
+        "checkout False",
         "env file refused",
     ]
     assert snapshot(checkout) == before
-    assert (place.work / token).read_text() == "x"
+    assert os.listdir(kept) == [token]
+    assert (kept / token).read_text() == "x"
     assert existing(Path("/tmp", token), TIEBREAK / token, Path("/root", token)) == []
 
 
@@ -219,20 +223,27 @@ async def test_tiebreaks_python_runs_in_the_sandbox(sandbox: Bwrap, tmp_path: Pa
 
 
 @needs_bwrap
-async def test_tiebreaks_users_home_is_hidden_wherever_it_is(
-    sandbox: Bwrap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A service's home is often outside /home (the Docker image's is /var/lib/tiebreak): any
-    # directory of files stands for it here, nothing is written in it.
-    home = TIEBREAK / "docs"
-    monkeypatch.setenv("HOME", str(home))
-    lists_it = python(f"import os; print(os.listdir({str(home)!r}))")
+async def test_a_run_sees_of_the_host_only_what_it_needs(sandbox: Bwrap, tmp_path: Path) -> None:
+    tree = work_for(sandbox, tmp_path)
+    (tree / "module.py").write_text("")
+    place = Place(tmp_path / "run" / "copy", tree=tree)
+    lists = python("import os; print(sorted(os.listdir('/'))); print(sorted(os.listdir('/etc')))")
 
-    run = await sandbox.run(lists_it, Place(work_for(sandbox, tmp_path)), Limits())
+    run = await sandbox.run(lists, place, Limits())
 
     assert run.passed, run
-    assert run.output_tail == "[]"
-    assert "architecture.md" in os.listdir(home)
+    top, etc = (ast.literal_eval(line) for line in run.output_tail.splitlines())
+    assert (top, etc) == what_a_run_needs(tmp_path)
+
+
+def what_a_run_needs(run_place: Path) -> tuple[list[str], list[str]]:
+    """What `/` and `/etc` hold in the sandbox: the system's directories the host has, the
+    sandbox's own, the top directories of the interpreters and of where the run is; the
+    entries of `/etc` a run needs that the host has."""
+    system = [name for name in SYSTEM if os.path.lexists(Path("/", name))]
+    shown = {Path(p).parts[1] for p in [*interpreters(), run_place]}
+    top = sorted({*system, "dev", "etc", "proc", "tiebreak", "tmp", *shown})
+    return top, sorted({Path(name).parts[0] for name in ETC if Path("/etc", name).exists()})
 
 
 def test_without_a_sandbox_verification_is_refused_with_the_reason() -> None:
@@ -240,3 +251,24 @@ def test_without_a_sandbox_verification_is_refused_with_the_reason() -> None:
         sandboxed("/nonexistent/bwrap")
 
     assert refused.value.reason == sandbox_problem("/nonexistent/bwrap")
+
+
+@needs_bwrap
+def test_where_no_cgroup_can_be_made_the_sandbox_is_refused_unless_asked_without(
+    tmp_path: Path,
+) -> None:
+    proc = tmp_path / "proc"
+    proc.mkdir()
+    (proc / "mountinfo").write_text("31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n")
+    (proc / "cgroup").write_text("0::/\n")
+
+    problem = sandbox_problem(proc=proc)
+
+    assert problem == (
+        "no memory limit can hold a test's run here: no cgroup hierarchy here offers Tiebreak "
+        "the memory and pids controllers (v2: not mounted). Or run the tests in the sandbox "
+        "without a memory limit on the whole run (--no-memory-limit): each process is then "
+        "held to memory_mb of address space, but not all of them together, nor their files in "
+        "memory."
+    )
+    assert sandbox_problem(proc=proc, memory_limit=False) is None

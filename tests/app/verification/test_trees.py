@@ -1,5 +1,5 @@
-"""The trees on disk: what the head carries of a checkout, how the base is made from a ref or
-an untrusted diff without writing outside it, and a copy removed whatever a run did to it."""
+"""The trees on disk: what the head carries of a checkout, and how the base is made from a ref
+or an untrusted diff without writing outside it."""
 
 import asyncio
 import os
@@ -102,23 +102,6 @@ async def test_a_reversed_diff_writes_nothing_outside_the_tree(
         await trees.unapply(diff, tree)
 
     assert snapshot(tmp_path) == before
-
-
-def test_a_copy_is_removed_whatever_its_run_locked(tmp_path: Path) -> None:
-    copy = tmp_path / "copy"
-    (copy / "locked" / "deeper").mkdir(parents=True)
-    (copy / "locked" / "deeper" / "file").write_text("x")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    outside.chmod(0o555)
-    (copy / "to-outside").symlink_to(outside)
-    (copy / "locked" / "deeper").chmod(0)
-    (copy / "locked").chmod(0)
-
-    trees.remove_tree(copy)
-
-    assert not copy.exists()
-    assert outside.stat().st_mode & 0o777 == 0o555
 
 
 @pytest.mark.parametrize("ending", ["cancelled", "timed out"])

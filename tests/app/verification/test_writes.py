@@ -1,5 +1,6 @@
-"""What Tiebreak writes in a run's copy, which untrusted code prepared: a reproduction only as
-a new file, patches only to regular files, never through a symlink, never hanging."""
+"""What a run writes over its copy of a tree, which untrusted code prepared: a reproduction only
+as a new file, patches only to regular files, never through a symlink, never hanging; all of
+it in a directory of Tiebreak's own, the tree left as it was."""
 
 import os
 from collections.abc import Callable
@@ -8,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from agents.diff import Diff
-from agents.protocol import Patch
+from agents.protocol import Patch, Reproduction
 from app.verification.trees import TreeRefused
-from app.verification.writes import apply_to_tree, write_reproduction
+from app.verification.writes import write_additions
 from tests.kits.project import snapshot
 from tests.scenarios.shop import CART_HEAD, FIX
+
+TEST = Reproduction(path="tests/unit/test_it.py", content="def test_it(): pass\n")
 
 DIFF = Diff.parse(
     "diff --git a/shop/cart.py b/shop/cart.py\nnew file mode 100644\n--- /dev/null\n"
@@ -32,16 +35,27 @@ def tree(tmp_path: Path) -> Path:
     return tree
 
 
-def test_a_reproduction_makes_its_directories(tree: Path) -> None:
-    write_reproduction(tree, "tests/unit/test_it.py", "def test_it(): pass\n", owner=None)
+def test_the_additions_hold_the_reproduction_and_the_patched_files(
+    tree: Path, tmp_path: Path
+) -> None:
+    (tree / "shop" / "cart.py").chmod(0o755)
+    before = snapshot(tree)
 
-    assert (tree / "tests" / "unit" / "test_it.py").read_text() == "def test_it(): pass\n"
+    write_additions(tree, tmp_path / "additions", TEST, [FIX], DIFF)
 
-
-def test_a_patch_applies_to_the_copy(tree: Path) -> None:
-    apply_to_tree(tree, [FIX], DIFF)
-
-    assert "for i in range(len(prices)):" in (tree / "shop" / "cart.py").read_text()
+    additions = tmp_path / "additions"
+    assert sorted(str(p.relative_to(additions)) for p in additions.rglob("*")) == [
+        "shop",
+        "shop/cart.py",
+        "tests",
+        "tests/unit",
+        "tests/unit/test_it.py",
+    ]
+    assert (additions / "tests" / "unit" / "test_it.py").read_text() == TEST.content
+    patched = additions / "shop" / "cart.py"
+    assert "for i in range(len(prices)):" in patched.read_text()
+    assert patched.stat().st_mode & 0o777 == 0o755
+    assert snapshot(tree) == before
 
 
 def symlinked_file(tree: Path) -> None:
@@ -80,7 +94,7 @@ def test_a_patch_that_the_copy_does_not_take_is_refused_and_writes_nothing(
     before = snapshot(tree.parent)
 
     with pytest.raises(TreeRefused) as refused:
-        apply_to_tree(tree, [FIX], DIFF)
+        write_additions(tree, tree.parent / "additions", TEST, [FIX], DIFF)
 
     assert refused.value.reason.startswith(reason)
     assert snapshot(tree.parent) == before
@@ -90,4 +104,4 @@ def test_two_overlapping_patches_are_refused(tree: Path) -> None:
     wider = Patch(path="shop/cart.py", start_line=6, end_line=7, replacement="x")
 
     with pytest.raises(TreeRefused, match=r"two patches of shop/cart\.py overlap"):
-        apply_to_tree(tree, [FIX, wider], DIFF)
+        write_additions(tree, tree.parent / "additions", TEST, [FIX, wider], DIFF)

@@ -14,7 +14,11 @@ from urllib.parse import quote, urlencode
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from tests.fakes.app_manifests import AppManifests
-from tests.fakes.github_api.constants import DEFAULT_PER_PAGE, MAX_PER_PAGE
+from tests.fakes.github_api.constants import (
+    DEFAULT_PER_PAGE,
+    EXAMPLE_REPOSITORY_IDS,
+    MAX_PER_PAGE,
+)
 from tests.fakes.github_api.records import Recorded
 from tests.fakes.github_api.state import _Answer, _Fault, _not_found, _Pull, _Repo, _Request, _Token
 from tests.fakes.loopback import LoopbackFake
@@ -90,7 +94,8 @@ class _Base(LoopbackFake):
             raise ValueError(f"a repository is named owner/name, not {full_name!r}")
         repo = self._repos.get(full_name.lower())
         if repo is None:
-            repo = _Repo(full_name=full_name, id=next(self._ids), default_branch="main")
+            repo_id = EXAMPLE_REPOSITORY_IDS.get(full_name.lower()) or next(self._ids)
+            repo = _Repo(full_name=full_name, id=repo_id, default_branch="main")
             self._repos[full_name.lower()] = repo
         return repo
 

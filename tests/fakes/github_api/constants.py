@@ -19,6 +19,15 @@ JWT_MAX_LIFETIME = 600
 CLOCK_SKEW = 60
 """Leeway for `iat`/`exp`, as GitHub allows for clock drift (and githubkit backdates `iat`)."""
 
+EXAMPLE_REPOSITORY_IDS = {
+    "codertocat/hello-world": 186853002,
+    "octocoders/hello-world": 186853261,
+    "octo-org/octo-repo": 300029405,
+}
+"""The ids GitHub's example deliveries (`tests/fixtures/github-webhooks/`) give the repositories
+they name: the fake gives those repositories the same, so that its own deliveries and answers
+about one are about the repository an example delivery named."""
+
 APP_OWNER = "octo-org"
 """The account that owns the fake's App."""
 
