@@ -23,13 +23,13 @@ from agents.review import Review
 from app.events import PullRequestRef
 from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.failures import logged_reason
-from app.jobs.fanout import Fanout
 from app.jobs.results import JobResult
 from app.jobs.review_check import ReviewCheck
 from app.jobs.review_planning import ReviewPlanning
 from app.jobs.review_publishing import ReviewPublishing
 from app.jobs.superseding import Superseding
+from app.review.failures import logged_reason
+from app.review.fanout import Fanout
 from app.store.plans import RunPlan
 from app.store.pulls import StoredRun
 from app.store.records import ENDED, State
@@ -57,7 +57,7 @@ async def review_pull_request(
 
 class ReviewRun:
     """One review run, from its start (:mod:`app.jobs.review_planning`) through the fleet's
-    debates (:mod:`app.jobs.fanout`) to what it publishes
+    debates (:mod:`app.review.fanout`) to what it publishes
     (:mod:`app.jobs.review_publishing`), its check run (:mod:`app.jobs.review_check`)
     completed whatever happens."""
 

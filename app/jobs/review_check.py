@@ -17,11 +17,11 @@ from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps
-from app.jobs.failures import public_reason
-from app.jobs.landing import complete_check_run, now
 from app.jobs.superseding import Superseding
 from app.publishing import check_runs
 from app.publishing.publication import CheckRunResult, RunInfo
+from app.review.failures import public_reason
+from app.review.landing import complete_check_run, now
 from app.store.pulls import OpenCheck
 from policies.config import RepoConfig
 from policies.config_file import ConfigProblem

@@ -19,15 +19,15 @@ from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
 from app.github.configs import repository_config
 from app.github.models import PullRequest
-from app.jobs.actions_gate import tests_in_actions
-from app.jobs.reading import reading_for
-from app.jobs.rescoping import scope_since
 from app.jobs.review_check import ReviewCheck, RunStep
 from app.jobs.teaching import applied, repository_of
-from app.jobs.together import together
 from app.publishing import check_runs
 from app.publishing.publication import CheckRunResult, RunInfo, RunRecord
 from app.publishing.rereview import Scope
+from app.review.actions_gate import tests_in_actions
+from app.review.gathering import reading_for
+from app.review.rescoping import scope_since
+from app.review.together import together
 from app.store.allowance import DailyAllowance
 from app.store.plans import RunPlan
 from policies.budget import MIN_CEILING

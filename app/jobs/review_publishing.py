@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
-from app.jobs.landing import publish_review, set_label
-from app.jobs.permissions import Permissions
-from app.jobs.posted import posted_threads
-from app.jobs.refusals import refused
 from app.jobs.review_check import ReviewCheck, RunStep
 from app.jobs.teaching import learn_from_thumbs_down
-from app.jobs.together import together
 from app.publishing import check_runs, learnings
 from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
 from app.publishing.rereview import reconcile
+from app.review.collaborators import Permissions
+from app.review.landing import publish_review, set_label
+from app.review.posted import posted_threads
+from app.review.thumbs_down import refused
+from app.review.together import together
 from app.store.live import LiveRuns
 from app.store.plans import RunPlan
 from app.store.records import RunStatus, State
