@@ -7,7 +7,7 @@
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run. A newer push supersedes the job: it stops before publishing
 and completes its check run as superseded; whether a push is newer is GitHub's to say
-(:mod:`app.jobs.superseding`). It publishes holding the pull request's landing lock, so a
+(:mod:`app.review.superseding`). It publishes holding the pull request's landing lock, so a
 reply or a command changing the earlier run lands wholly before it or not at all. Whatever
 goes wrong, the check run is completed with a clear message: this job is one of the two
 places allowed to catch everything.
@@ -24,12 +24,12 @@ from app.events import PullRequestRef
 from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.results import JobResult
-from app.jobs.review_check import ReviewCheck
-from app.jobs.review_planning import ReviewPlanning
-from app.jobs.review_publishing import ReviewPublishing
-from app.jobs.superseding import Superseding
+from app.review.check_run import ReviewCheck
 from app.review.failures import logged_reason
 from app.review.fanout import Fanout
+from app.review.finishing import ReviewPublishing
+from app.review.planning import ReviewPlanning
+from app.review.superseding import Superseding
 from app.store.plans import RunPlan
 from app.store.pulls import StoredRun
 from app.store.records import ENDED, State
@@ -56,9 +56,9 @@ async def review_pull_request(
 
 
 class ReviewRun:
-    """One review run, from its start (:mod:`app.jobs.review_planning`) through the fleet's
+    """One review run, from its start (:mod:`app.review.planning`) through the fleet's
     debates (:mod:`app.review.fanout`) to what it publishes
-    (:mod:`app.jobs.review_publishing`), its check run (:mod:`app.jobs.review_check`)
+    (:mod:`app.review.finishing`), its check run (:mod:`app.review.check_run`)
     completed whatever happens."""
 
     def __init__(

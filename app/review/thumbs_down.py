@@ -3,7 +3,7 @@
 GitHub sends no webhook for a reaction: a review reads the 👎s on its findings' comments when
 it reconciles what it found with the pull request (:mod:`app.review.posted` counts them), and
 asks who made them for the comments that have any. Anyone may react on a public repository,
-so a 👎 dismisses a finding, and teaches (:mod:`app.jobs.teaching`), only from a person (never a
+so a 👎 dismisses a finding, and teaches (:mod:`app.review.teaching`), only from a person (never a
 bot) who may write to the repository; the author's, a reader's or a stranger's is not counted,
 whoever reacted before the writer. The way to dispute a finding without write access is a
 reply on its thread, which the tester weighs (:mod:`app.jobs.hearing`).

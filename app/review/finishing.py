@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
-from app.jobs.review_check import ReviewCheck, RunStep
-from app.jobs.teaching import learn_from_thumbs_down
 from app.publishing import check_runs, learnings
 from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
 from app.publishing.rereview import reconcile
+from app.review.check_run import ReviewCheck, RunStep
 from app.review.collaborators import Permissions
 from app.review.landing import publish_review, set_label
 from app.review.posted import posted_threads
+from app.review.teaching import learn_from_thumbs_down
 from app.review.thumbs_down import refused
 from app.review.together import together
 from app.store.live import LiveRuns

@@ -26,11 +26,11 @@ from agents.diff import Diff
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
-from app.jobs.deps import WorkerDeps
 from app.publishing import learnings
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import PostedThread
+from app.review.dependencies import ReviewDeps
 from app.review.posted import posted_threads
 from app.store.learnings import LearningStore, Recorded, Repository
 from policies.learnings import (
@@ -228,7 +228,7 @@ async def forget(
 class Taught:
     """Who teaches in a command on a pull request (whose page is `pull_url`)."""
 
-    deps: WorkerDeps
+    deps: ReviewDeps
     github: InstallationClient
     pull: PullKey
     login: str

@@ -12,7 +12,7 @@ import logging
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
-from app.jobs.deps import WorkerDeps
+from app.review.dependencies import ReviewDeps
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ class Superseding:
     """The head checks of one review run."""
 
     def __init__(
-        self, deps: WorkerDeps, github: InstallationClient, ref: PullRequestRef, run_id: str
+        self, deps: ReviewDeps, github: InstallationClient, ref: PullRequestRef, run_id: str
     ) -> None:
         self.deps = deps
         self.github = github

@@ -16,12 +16,12 @@ from app.bodies import NewCheckRun
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
-from app.jobs.deps import WorkerDeps
-from app.jobs.superseding import Superseding
 from app.publishing import check_runs
 from app.publishing.publication import CheckRunResult, RunInfo
+from app.review.dependencies import ReviewDeps
 from app.review.failures import public_reason
 from app.review.landing import complete_check_run, now
+from app.review.superseding import Superseding
 from app.store.pulls import OpenCheck
 from policies.config import RepoConfig
 from policies.config_file import ConfigProblem
@@ -34,7 +34,7 @@ class RunStep:
     """What every step of one review run works with: the worker's deps, the installation's
     client, the pull request's head and the run's id."""
 
-    deps: WorkerDeps
+    deps: ReviewDeps
     github: InstallationClient
     ref: PullRequestRef
     run_id: str

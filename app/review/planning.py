@@ -19,14 +19,14 @@ from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
 from app.github.configs import repository_config
 from app.github.models import PullRequest
-from app.jobs.review_check import ReviewCheck, RunStep
-from app.jobs.teaching import applied, repository_of
 from app.publishing import check_runs
 from app.publishing.publication import CheckRunResult, RunInfo, RunRecord
 from app.publishing.rereview import Scope
 from app.review.actions_gate import tests_in_actions
+from app.review.check_run import ReviewCheck, RunStep
 from app.review.gathering import reading_for
 from app.review.rescoping import scope_since
+from app.review.teaching import applied, repository_of
 from app.review.together import together
 from app.store.allowance import DailyAllowance
 from app.store.plans import RunPlan
