@@ -1,4 +1,6 @@
-"""The start of one review run (:mod:`app.jobs.review`), up to its plan.
+"""The start of one review run (:mod:`app.jobs.review`), up to its plan: the context its
+later steps read (:class:`app.review.run_context.RunContext`), made here or picked up from the
+plan of a coordinator that died.
 
     pull request, config (base branch only) → does this event get a review? →
     check run (in progress) → daily allowance → diff, in-scope files →
@@ -12,7 +14,7 @@ into review units once, here: each unit job reads only its own slice of the plan
 
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import NamedTuple
 
 from agents.coverage import estimate
@@ -22,16 +24,16 @@ from app.github.models import PullRequest
 from app.publishing import check_runs
 from app.publishing.publication import CheckRunResult, RunInfo, RunRecord
 from app.publishing.rereview import Scope
+from app.review import check_run
 from app.review.actions_gate import tests_in_actions
-from app.review.check_run import ReviewCheck, RunStep
 from app.review.gathering import reading_for
 from app.review.rescoping import scope_since
+from app.review.run_context import RunContext, RunStart
 from app.review.teaching import applied, repository_of
 from app.review.together import together
 from app.store.allowance import DailyAllowance
 from app.store.plans import RunPlan
 from policies.budget import MIN_CEILING
-from policies.config import RepoConfig
 from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
 from policies.ignoring import PullFacts
@@ -50,136 +52,136 @@ class Planned(NamedTuple):
     """Its review units, each with what its agents read beside it."""
 
 
-@dataclass
-class ReviewPlanning(RunStep):
-    """The start of one review run: its config, its check run opened, and its plan."""
+async def configured(run: RunStart) -> tuple[PullRequest, RunStart]:
+    """The pull request as GitHub has it, and `run` with the repository's config from the base
+    commit, over its organisation's defaults (the change under review cannot rewrite its own
+    rules), and the config's problems."""
+    pull = await run.github.pull_request(run.ref)
+    config, problems = await repository_config(run.github, run.ref, pull.base_sha)
+    return pull, replace(run, config=config, config_problems=tuple(problems))
 
-    trigger: str | None
-    """The pull request event behind an automatic review; None when a person asked."""
-    check: ReviewCheck
-    head_not_read: str | None = None
-    """Why the repository at the head was not read whole, once the reading says."""
 
-    @property
-    def config(self) -> RepoConfig:
-        return self.check.config
+def declined(run: RunStart, pull: PullRequest, trigger: str | None) -> str | None:
+    """Why the config does not want an automatic review of `pull` for `trigger` (the pull
+    request event behind it), or None. A review a person asked for (no trigger) always happens
+    (unless the config turns Tiebreak off)."""
+    return None if trigger is None else run.config.declines(trigger, _facts(pull))
 
-    async def start(self) -> Planned | str:
-        """The run's plan, or how the run ended without one."""
-        pull = await self.github.pull_request(self.ref)
-        check = self.check
-        check.config, check.config_problems = await self._config(pull.base_sha)
-        # A review a person asked for always happens (unless the config turns Tiebreak off).
-        quiet = None
-        if self.trigger is not None:
-            quiet = self.config.declines(self.trigger, _facts(pull))
-        if quiet is not None:
-            return f"not reviewed: {quiet}"
-        check.id = await check.open()
-        return await self._plan(check.id, pull)
 
-    async def _plan(self, check_id: int, pull: PullRequest) -> Planned | str:
-        github, ref, config, check = self.github, self.ref, self.config, self.check
-        allowance = self.deps.allowance(ref.installation_id)
-        if pull.head_sha != ref.head_sha:
-            await check.complete(check_id, check_runs.superseded(pull.head_sha, run=check.run_info))
-            return "superseded: the pull request has a newer head"
-        if not config.enabled:
-            await check.complete(check_id, check_runs.disabled(run=check.run_info))
-            return "disabled by the repository's config"
-        if await allowance.remaining() < MIN_CEILING:
-            await check.complete(check_id, await _daily_budget_reached(allowance, check.run_info))
-            return "daily budget reached"
-        text, scope = await together(github.diff(ref), self._scope())
-        # The diff is parsed and split once, here; each unit job reads only its own slice.
-        whole = Diff.parse(text, allow_empty=True)
-        paths = config.path_filter()
-        diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
-        reviewed = scope.part(diff)
-        units, policy, (tests, tests_note) = await together(
-            self._units(pull, reviewed),
-            self._policy(),
-            tests_in_actions(github, ref, pull, config),
-        )
-        expected = estimate(units, policy)
-        log.info("review of %s: %s", ref.key, expected.describe())
-        plan = RunPlan(
-            run_id=self.run_id,
-            ref=ref,
-            check_run_id=check_id,
-            scope=scope,
-            unit_ids=tuple(u.id for u in units),
-            unit_paths=tuple(u.diff.paths for u in units),
-            estimate=expected,
-            policy=policy,
-            config=config,
-            config_notes=check.config_problems,
-            excluded_files=len(whole.files) - len(diff.files),
-            tests=tests,
-            tests_note=tests_note,
-            head_not_read=self.head_not_read,
-            title=pull.title,
-            html_url=pull.html_url,
-            started_at=time.time(),
-        )
-        return Planned(plan, diff, units)
+def picked_up(run: RunStart, plan: RunPlan) -> RunContext:
+    """`run` as the plan a coordinator that died wrote it: its config, the config's problems
+    and its check run."""
+    problems = (*(ConfigProblem(m, line) for m, line in plan.config_problems), *plan.config_notes)
+    picked = replace(run, config=plan.config, config_problems=problems)
+    return picked.with_check_run(plan.check_run_id)
 
-    async def _units(self, pull: PullRequest, diff: Diff) -> list[ReviewUnit]:
-        """The review units of `diff`, each with what its agents read beside it. The files
-        read for them are let go here, not held while the debates run."""
-        deps = self.deps
-        read, learnings = await together(
-            reading_for(
-                self.github,
-                self.ref,
-                pull,
-                self.config,
-                diff,
-                deps.parsing,
-                deps.reading,
-                deps.snapshots,
-            ),
-            self._learnings(),
-        )
-        self.head_not_read = read.head_not_read
-        reading = read.reading
-        reading = replace(reading, guidance=replace(reading.guidance, learnings=learnings))
-        return [
-            replace(
-                unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths))
-            )
-            for unit in reading.attach(diff.units(deps.unit_tokens))
-        ]
 
-    async def _learnings(self) -> Learnings:
-        """The learnings the run applies: the config's, the repository's and the pull
-        request's own."""
-        store, config = self.deps.learnings(), self.config.learnings
-        repository = await repository_of(self.github, store, self.ref) if config.enabled else None
-        return await applied(store, config, repository, self.ref.number)
+async def plan(context: RunContext, pull: PullRequest) -> Planned | str:
+    """The run's plan, or how the run ended without one, its check run completed: a newer
+    head, a config that turns Tiebreak off or a spent daily allowance."""
+    github, ref, config = context.github, context.ref, context.config
+    allowance = context.deps.allowance(ref.installation_id)
+    if pull.head_sha != ref.head_sha:
+        superseded = check_runs.superseded(pull.head_sha, run=context.run_info)
+        await check_run.complete(context, superseded)
+        return "superseded: the pull request has a newer head"
+    if not config.enabled:
+        await check_run.complete(context, check_runs.disabled(run=context.run_info))
+        return "disabled by the repository's config"
+    if await allowance.remaining() < MIN_CEILING:
+        await check_run.complete(context, await _daily_budget_reached(allowance, context.run_info))
+        return "daily budget reached"
+    text, scope = await together(github.diff(ref), _scope(context))
+    # The diff is parsed and split once, here; each unit job reads only its own slice.
+    whole = Diff.parse(text, allow_empty=True)
+    paths = config.path_filter()
+    diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
+    reviewed = scope.part(diff)
+    (units, head_not_read), policy, (tests, tests_note) = await together(
+        _units(context, pull, reviewed),
+        _policy(context),
+        tests_in_actions(github, ref, pull, config),
+    )
+    expected = estimate(units, policy)
+    log.info("review of %s: %s", ref.key, expected.describe())
+    run_plan = RunPlan(
+        run_id=context.run_id,
+        ref=ref,
+        check_run_id=context.check_run_id,
+        scope=scope,
+        unit_ids=tuple(u.id for u in units),
+        unit_paths=tuple(u.diff.paths for u in units),
+        estimate=expected,
+        policy=policy,
+        config=config,
+        config_notes=list(context.config_problems),
+        excluded_files=len(whole.files) - len(diff.files),
+        tests=tests,
+        tests_note=tests_note,
+        head_not_read=head_not_read,
+        title=pull.title,
+        html_url=pull.html_url,
+        started_at=time.time(),
+    )
+    return Planned(run_plan, diff, units)
 
-    async def _earlier(self) -> RunRecord | None:
-        """The pull request's latest finished review before this run, if it has one."""
-        earlier = await self.deps.pulls.latest(self.ref)
-        return earlier if earlier is not None and earlier.run_id != self.run_id else None
 
-    async def _scope(self) -> Scope:
-        return await scope_since(self.github, self.ref, self.config, await self._earlier())
+async def _units(
+    context: RunContext, pull: PullRequest, diff: Diff
+) -> tuple[list[ReviewUnit], str | None]:
+    """The review units of `diff`, each with what its agents read beside it, and why the
+    repository at the head was not read whole, if it was not. The files read for them are let
+    go here, not held while the debates run."""
+    deps = context.deps
+    read, learnings = await together(
+        reading_for(
+            context.github,
+            context.ref,
+            pull,
+            context.config,
+            diff,
+            deps.parsing,
+            deps.reading,
+            deps.snapshots,
+        ),
+        _learnings(context),
+    )
+    reading = read.reading
+    reading = replace(reading, guidance=replace(reading.guidance, learnings=learnings))
+    units = [
+        replace(unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths)))
+        for unit in reading.attach(diff.units(deps.unit_tokens))
+    ]
+    return units, read.head_not_read
 
-    async def _policy(self) -> DebatePolicy:
-        """The repository's debate policy, with a budget set by `/tiebreak budget` for this
-        run (never above the repository's own ceiling)."""
-        own = self.config.debate
-        budget = await self.deps.pulls.take_budget(self.ref)
-        if budget is None:
-            return own
-        ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
-        return DebatePolicy.model_validate({**own.model_dump(), "token_ceiling": ceiling})
 
-    async def _config(self, base_sha: str) -> tuple[RepoConfig, list[ConfigProblem]]:
-        """The repository's config from the base commit, over its organisation's defaults:
-        the change under review cannot rewrite its own rules."""
-        return await repository_config(self.github, self.ref, base_sha)
+async def _learnings(context: RunContext) -> Learnings:
+    """The learnings the run applies: the config's, the repository's and the pull request's
+    own."""
+    store, config = context.deps.learnings(), context.config.learnings
+    repository = await repository_of(context.github, store, context.ref) if config.enabled else None
+    return await applied(store, config, repository, context.ref.number)
+
+
+async def _earlier(context: RunContext) -> RunRecord | None:
+    """The pull request's latest finished review before this run, if it has one."""
+    earlier = await context.deps.pulls.latest(context.ref)
+    return earlier if earlier is not None and earlier.run_id != context.run_id else None
+
+
+async def _scope(context: RunContext) -> Scope:
+    return await scope_since(context.github, context.ref, context.config, await _earlier(context))
+
+
+async def _policy(context: RunContext) -> DebatePolicy:
+    """The repository's debate policy, with a budget set by `/tiebreak budget` for this run
+    (never above the repository's own ceiling)."""
+    own = context.config.debate
+    budget = await context.deps.pulls.take_budget(context.ref)
+    if budget is None:
+        return own
+    ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
+    return DebatePolicy.model_validate({**own.model_dump(), "token_ceiling": ceiling})
 
 
 async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:

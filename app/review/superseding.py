@@ -9,57 +9,47 @@ back, so that the next push continues from it.
 
 import logging
 
-from app.events import PullRequestRef
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
-from app.review.dependencies import ReviewDeps
+from app.review.run_context import RunStart
 
 log = logging.getLogger(__name__)
 
 
-class Superseding:
-    """The head checks of one review run."""
-
-    def __init__(
-        self, deps: ReviewDeps, github: InstallationClient, ref: PullRequestRef, run_id: str
-    ) -> None:
-        self.deps = deps
-        self.github = github
-        self.ref = ref
-        self.run_id = run_id
-
-    async def newer_head(self) -> str | None:
-        """The pull request's head, if it moved on from this run's. When Redis knows another
-        latest head, GitHub decides: that head's push may have been heard after this one's
-        without being newer, and then this run claims the latest head back."""
-        heads = self.deps.heads()
-        heard = await heads.latest(self.ref)
-        if heard is None or heard == self.ref.head_sha:
-            return None
-        head = (await self.github.pull_request(self.ref)).head_sha
-        if head != self.ref.head_sha:
-            return head
-        # Left as it is if another delivery moved it meanwhile: whichever head that was,
-        # GitHub is asked again before this run publishes.
-        await heads.claim(self.ref, self.run_id, heard)
+async def newer_head(run: RunStart) -> str | None:
+    """The pull request's head, if it moved on from `run`'s. When Redis knows another latest
+    head, GitHub decides: that head's push may have been heard after this one's without being
+    newer, and then the run claims the latest head back."""
+    heads = run.deps.heads()
+    heard = await heads.latest(run.ref)
+    if heard is None or heard == run.ref.head_sha:
         return None
+    head = (await run.github.pull_request(run.ref)).head_sha
+    if head != run.ref.head_sha:
+        return head
+    # Left as it is if another delivery moved it meanwhile: whichever head that was, GitHub is
+    # asked again before the run publishes.
+    await heads.claim(run.ref, run.run_id, heard)
+    return None
 
-    async def before_start(self) -> bool:
-        """Whether a newer head makes the run pointless before it starts."""
-        try:
-            return await self.newer_head() is not None
-        except GitHubError as exc:
-            # Started, the run reads the pull request again, and fails clearly (on its check
-            # run) if GitHub still cannot answer.
-            log.warning("could not ask GitHub for the head of %s: %s", self.ref.key, exc)
-            return False
 
-    async def aborted_by_push(self) -> bool:
-        """Whether the job was aborted because Redis knows a newer head: only a push from
-        this run's head, or a review GitHub confirmed, moves it on (:mod:`app.store.heads`),
-        so GitHub need not be asked."""
-        return await self.deps.heads().superseded(self.ref)
+async def before_start(run: RunStart) -> bool:
+    """Whether a newer head makes `run` pointless before it starts."""
+    try:
+        return await newer_head(run) is not None
+    except GitHubError as exc:
+        # Started, the run reads the pull request again, and fails clearly (on its check run)
+        # if GitHub still cannot answer.
+        log.warning("could not ask GitHub for the head of %s: %s", run.ref.key, exc)
+        return False
 
-    async def latest_heard(self) -> str | None:
-        """The latest head Redis knows of the pull request."""
-        return await self.deps.heads().latest(self.ref)
+
+async def aborted_by_push(run: RunStart) -> bool:
+    """Whether `run`'s job was aborted because Redis knows a newer head: only a push from the
+    run's head, or a review GitHub confirmed, moves it on (:mod:`app.store.heads`), so GitHub
+    need not be asked."""
+    return await run.deps.heads().superseded(run.ref)
+
+
+async def latest_heard(run: RunStart) -> str | None:
+    """The latest head Redis knows of `run`'s pull request."""
+    return await run.deps.heads().latest(run.ref)
