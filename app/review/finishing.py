@@ -1,6 +1,8 @@
 """The publishing step of one review run (:mod:`app.jobs.review`), once its units are
 debated, run holding the pull request's landing lock.
 
+    the pull request's threads, and whose 👎 on each counts →
+    what the writers' 👎s taught kept (teaching) →
     the run's findings reconciled with the pull request's latest run and threads →
     spend and notes → review, summary → transcript, label → check run completed →
     the run remembered as the pull request's latest
@@ -11,7 +13,7 @@ from agents.protocol import Severity
 from agents.review import Review
 from app.publishing import check_runs, learnings
 from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
-from app.publishing.rereview import reconcile
+from app.publishing.rereview import PostedThread, reconcile
 from app.review import check_run
 from app.review.collaborators import Permissions
 from app.review.landing import publish_review, set_label
@@ -41,13 +43,15 @@ async def publish(
     ref, run_id, config = context.ref, context.run_id, context.config
     shown = debated.at_least(Severity(config.min_severity))
     allowance = context.deps.allowance(ref.installation_id)
-    _, spent, remaining, (review, conversation), readings = await together(
+    _, spent, remaining, threads, readings = await together(
         live.set_run(run_id, RunStatus(state=State.COMPLETING)),
         live.ceiling(run_id, plan.policy.token_ceiling).spent(),
         allowance.remaining(),
-        _reconcile(context, plan, shown, diff, earlier),
+        _threads(context),
         live.readings(run_id, plan.units),
     )
+    await _teach(context, plan, earlier, threads)
+    review, conversation = _reconcile(plan, shown, diff, earlier, threads)
     ceiling, cap = plan.policy.token_ceiling, allowance.cap
     spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
     links = context.deps.links
@@ -114,27 +118,44 @@ def _run_shown(
     )
 
 
-async def _reconcile(
-    context: RunContext, plan: RunPlan, review: Review, diff: Diff, earlier: RunRecord | None
-) -> tuple[Review, Conversation]:
-    """The pull request's standing findings after this run, and what its conversation already
-    has of them (see :mod:`app.publishing.rereview`). `earlier` is the latest run as it stands
-    now, not as planning read it: a ruling or a reply heard meanwhile may have changed it, and
-    a run picked up from a dead coordinator has no plan-time copy."""
+async def _threads(context: RunContext) -> list[PostedThread]:
+    """The threads Tiebreak started on the pull request, each a writer reacted 👎 to marked
+    with the first such writer: only a writer's 👎 dismisses a finding, and each person who
+    reacted is asked about once."""
     github, ref = context.github, context.ref
     posted = await posted_threads(github, ref)
-    # Only a writer's 👎 dismisses a finding: each person who reacted is asked about once.
-    threads = await refused(github, ref, posted, Permissions(github, ref))
+    return await refused(github, ref, posted, Permissions(github, ref))
+
+
+async def _teach(
+    context: RunContext, plan: RunPlan, earlier: RunRecord | None, threads: list[PostedThread]
+) -> None:
+    """Keep what the writers' 👎s on the findings of `earlier` taught (see
+    :mod:`app.review.teaching`)."""
     await learn_from_thumbs_down(
-        github,
+        context.github,
         context.deps.learnings(),
         context.config.learnings,
-        ref,
+        context.ref,
         earlier,
         threads,
         pull_url=plan.html_url,
         now=context.deps.clock(),
     )
+
+
+def _reconcile(
+    plan: RunPlan,
+    review: Review,
+    diff: Diff,
+    earlier: RunRecord | None,
+    threads: list[PostedThread],
+) -> tuple[Review, Conversation]:
+    """The pull request's standing findings after this run, and what its conversation already
+    has of them (see :mod:`app.publishing.rereview`), its `threads` as people left them.
+    `earlier` is the latest run as it stands now, not as planning read it: a ruling or a reply
+    heard meanwhile may have changed it, and a run picked up from a dead coordinator has no
+    plan-time copy."""
     standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
     conversation = Conversation(
         threads=standing.threads,
