@@ -3,7 +3,7 @@ the token found, the pull request fetched, the repository at its head held for t
 its other files and, with `--post`, the review posted, each failure ended with one line that
 says what to do (:mod:`app.cli.exits`).
 
-The repository at the head is read as the App reads it (:func:`app.jobs.reading.hold_head`):
+The repository at the head is read as the App reads it (:func:`app.review.gathering.hold_head`):
 GitHub's archive of the head commit, downloaded once into the cache of snapshots under
 `TIEBREAK_DATA_DIR/snapshots` (the App's cache, within the App's limits), where a second
 review of the same commit finds it. A head that cannot be read never stops the review: it
@@ -31,7 +31,7 @@ from app.cli.pull_address import AddressError, PullAddress, parse_address, web_h
 from app.cli.remote import RemotePull, Token, fetch, find_token, refusal
 from app.github.errors import GitHubError
 from app.github.personal import PersonalClient
-from app.jobs.reading import HeadNotRead, ReadingLimits, hold_head, reads_head
+from app.review.gathering import HeadNotRead, ReadingLimits, hold_head, reads_head
 from app.settings import get_settings
 from app.snapshots.cache import SnapshotCache, snapshots_for
 from policies.config import CONFIG_PATH

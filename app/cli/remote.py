@@ -21,8 +21,8 @@ from app.github.configs import repository_config
 from app.github.errors import GitHubError
 from app.github.models import FileAt, PullRequest
 from app.github.protocol import InstallationClient
-from app.jobs.reading import ReadingLimits, head_sources
-from app.jobs.together import together
+from app.review.gathering import ReadingLimits, head_sources
+from app.review.together import together
 from policies.config import RepoConfig
 from policies.config_file import ConfigProblem
 from policies.guidance import Guidance

@@ -34,8 +34,8 @@ from app.cli.pull_address import is_address
 from app.cli.remote import RemotePull
 from app.cli.terminal import Progress, render, review_json
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
-from app.jobs.together import together
 from app.parsing import Parsing
+from app.review.together import together
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
 from policies.verification import VerifyConfig

@@ -22,15 +22,15 @@ from agents.review import Review
 from app.events import CommandCall, CommandRequest
 from app.github.models import PullRequest, Reaction
 from app.github.protocol import InstallationClient
-from app.jobs import teaching
-from app.jobs.apply import ApplyRefused, apply_fixes
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.landing import complete_check_run, land_rulings, set_label
-from app.jobs.posted import write_summary
 from app.jobs.results import JobResult
 from app.publishing import check_runs, markdown
 from app.publishing.plan import plan
 from app.publishing.publication import LabelAction, RunRecord
+from app.review import teaching
+from app.review.fixes import ApplyRefused, apply_fixes
+from app.review.landing import complete_check_run, land_rulings, set_label
+from app.review.posted import write_summary
 from app.slash import HELP, MAX_COMMANDS, CommandName
 from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings

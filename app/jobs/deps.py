@@ -16,9 +16,9 @@ from typing import Any, Self
 from agents.diff import DEFAULT_UNIT_TOKENS
 from agents.models.llm import LLMClient
 from app.github.client import GitHubApp
-from app.jobs.reading import ReadingLimits
 from app.links import TranscriptLinks, links_for
 from app.parsing import Parsing
+from app.review.gathering import ReadingLimits
 from app.settings import Settings, SettingsError
 from app.snapshots.cache import SnapshotCache, snapshots_for
 from app.store.allowance import DailyAllowance, utc_now

@@ -31,15 +31,15 @@ from agents.review import Review
 from app.events import HearingRequest
 from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.landing import restate
-from app.jobs.permissions import Permissions
-from app.jobs.posted import posted_threads
 from app.jobs.results import JobResult
-from app.jobs.teaching import repository_of, teach, thread_url
 from app.publishing import hearing, learnings
 from app.publishing.plan import plan
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import PostedThread
+from app.review.collaborators import Permissions
+from app.review.landing import restate
+from app.review.posted import posted_threads
+from app.review.teaching import repository_of, teach, thread_url
 from app.store.pulls import StoredRun
 from app.telemetry.logs import bind, log_context
 from policies.budget import MIN_CEILING, TokenCeiling

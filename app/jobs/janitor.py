@@ -22,10 +22,10 @@ from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.landing import complete_check_run
 from app.jobs.results import JobResult
 from app.jobs.workflow_results import sweep_workflow_runs
 from app.publishing import check_runs
+from app.review.landing import complete_check_run
 from app.store.pulls import OpenCheck
 from app.telemetry.logs import log_context
 

@@ -26,11 +26,11 @@ from agents.debate.engine import Debate
 from agents.errors import LLMFatal, LLMUnavailable
 from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
-from app.jobs.actions_verifier import ActionsVerifier
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.failures import logged_reason, public_reason
 from app.jobs.results import JobResult
-from app.jobs.together import together
+from app.review.actions_trials import ActionsTrials
+from app.review.failures import logged_reason, public_reason
+from app.review.together import together
 from app.store.ceiling_line import RunPools
 from app.store.live import worker_name
 from app.store.plans import UnitPlan
@@ -140,7 +140,7 @@ class UnitRun:
         return await debate.advance(
             plan.review_unit(),
             journal=writes.journal,
-            elsewhere=ActionsVerifier(github, self.workflows, plan, self.attempt),
+            elsewhere=ActionsTrials(github, self.workflows, plan, self.attempt),
             record=UnitTestRuns(self.live.redis, self.run_id, self.number),
             max_attempts=plan.tests.max_attempts,
         )

@@ -73,7 +73,7 @@ class PostedThread(BaseModel):
     """A person resolved the thread."""
     thumbs_down: bool = False
     """Someone reacted 👎 to Tiebreak's comment (who, and whether it counts, a review asks:
-    :mod:`app.jobs.refusals`)."""
+    :mod:`app.review.thumbs_down`)."""
     refused_by: str = ""
     """The first person with write access who reacted 👎 to it, once a review asked."""
     answered: bool = False

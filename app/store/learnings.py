@@ -7,7 +7,7 @@ A repository is known by GitHub's id for it, never by its name, which another re
 take after it is deleted. A number, once given, is never given again, even after `/tiebreak
 forget` or a drop, so the number a person reads in `/tiebreak learnings` always names the same
 learning. Learnings an older Tiebreak kept under a repository's name stay where they are until
-a repository of that name shows them its own (:mod:`app.jobs.teaching`), and are then moved
+a repository of that name shows them its own (:mod:`app.review.teaching`), and are then moved
 under its id whole, numbers and all (:meth:`LearningStore.adopt`).
 """
 

@@ -5,7 +5,7 @@ agents are told which file was not parsed."""
 import pytest
 
 from app.parsing import Parsing
-from tests.app.jobs.test_reading import fenced
+from tests.app.review.test_gathering import fenced
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.review import agreed, run_review
 from tests.scenarios.debates import (

@@ -5,7 +5,7 @@ carry: each inline comment ends with its finding's fingerprint, the summary comm
 with the summary marker, a reply on a thread whose finding is gone ends with its own. Only
 comments the App's own bot user wrote are read (the gateway's `own_…` calls): anyone can
 write a marker. Whether a person resolved a thread comes from GitHub's GraphQL API, whether
-anyone reacted 👎 from the comment's reactions (whose 👎 counts: :mod:`app.jobs.refusals`).
+anyone reacted 👎 from the comment's reactions (whose 👎 counts: :mod:`app.review.thumbs_down`).
 """
 
 import logging
@@ -15,11 +15,11 @@ from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.models import IssueComment
 from app.github.protocol import InstallationClient
-from app.jobs.together import together
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
 from app.publishing.publication import ThreadReply
 from app.publishing.rereview import PostedThread
+from app.review.together import together
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
-"""The verifier that dispatches a unit's findings' tests to the repository's workflow, on a
-real Redis: what it dispatches, what it refuses to (a test whose path is not free at the head
-or the base among them), and how often."""
+"""What starts a unit's findings' tests in the repository's workflow, on a real Redis: what
+it dispatches, what it refuses to (a test whose path is not free at the head or the base among
+them), and how often."""
 
 from dataclasses import dataclass, field
 
@@ -13,7 +13,7 @@ from agents.protocol import Patch, Reproduction
 from agents.verification import Evidence, FixCheck, Verification
 from app.github.errors import GitHubError
 from app.github.models import Dispatch, FileAt, WorkflowRun
-from app.jobs.actions_verifier import ActionsVerifier
+from app.review.actions_trials import ActionsTrials
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import WorkflowRuns
 from app.verification.workflow import MAX_INPUT_CHARS
@@ -51,12 +51,12 @@ class Dispatches:
         return None
 
 
-def verifier(
+def actions_trials(
     redis: ArqRedis,
     actions: Dispatches,
     max_runs: int = 5,
     github: FakeInstallation | None = None,
-) -> ActionsVerifier:
+) -> ActionsTrials:
     tests = ActionsTesting(
         workflow="tiebreak-verify.yml",
         branch="main",
@@ -78,29 +78,27 @@ def verifier(
     )
     github = github or FakeInstallation()
     github.actions = actions
-    return ActionsVerifier(github, WorkflowRuns(redis), plan, attempt=1)
+    return ActionsTrials(github, WorkflowRuns(redis), plan, attempt=1)
 
 
-async def started(
-    verifier: ActionsVerifier, test: Reproduction, *patches: Patch
-) -> TrialResult | None:
+async def started(trials: ActionsTrials, test: Reproduction, *patches: Patch) -> TrialResult | None:
     """What starting a run in Actions answered: None once it is under way."""
     run = Trial(test, patches)
-    return await verifier.start(run, run_digest(verifier.command, test, patches))
+    return await trials.start(run, run_digest(trials.command, test, patches))
 
 
-async def shows(verifier: ActionsVerifier, test: Reproduction) -> Verification:
-    shown = await started(verifier, test)
+async def shows(trials: ActionsTrials, test: Reproduction) -> Verification:
+    shown = await started(trials, test)
     assert isinstance(shown, Verification)
     return shown
 
 
 async def test_a_test_is_dispatched_once_and_waited_for_again(redis: ArqRedis) -> None:
     actions = Dispatches()
-    shown = verifier(redis, actions)
+    shown = actions_trials(redis, actions)
 
     first = await started(shown, TEST)
-    again = await started(verifier(redis, actions), TEST)  # a later attempt, on any worker
+    again = await started(actions_trials(redis, actions), TEST)  # a later attempt, on any worker
 
     assert (first, again) == (None, None)  # both wait for the one run
     (inputs,) = actions.inputs
@@ -111,7 +109,7 @@ async def test_a_test_is_dispatched_once_and_waited_for_again(redis: ArqRedis) -
 
 async def test_tests_past_the_reviews_max_runs_are_not_run(redis: ArqRedis) -> None:
     actions = Dispatches()
-    shown = verifier(redis, actions, max_runs=1)
+    shown = actions_trials(redis, actions, max_runs=1)
 
     assert await started(shown, TEST) is None
     second = await shows(shown, Reproduction(path="tests/test_other.py", content="x = 1\n"))
@@ -126,7 +124,7 @@ async def test_a_fix_too_large_for_a_workflows_inputs_is_not_run(redis: ArqRedis
     big = Reproduction(path="tests/test_bug.py", content="#" * 39_000 + "\n")
     fix = Patch(path="app/payments.py", start_line=1, end_line=1, replacement="x" * 30_000)
 
-    checked = await started(verifier(redis, actions), big, fix)
+    checked = await started(actions_trials(redis, actions), big, fix)
     assert isinstance(checked, FixCheck)
 
     assert checked.verified is None
@@ -142,7 +140,7 @@ async def test_a_fix_too_large_for_a_workflows_inputs_is_not_run(redis: ArqRedis
 async def test_a_dispatch_github_refuses_is_not_run_and_not_counted(
     redis: ArqRedis, status: int, said: str
 ) -> None:
-    refusing = verifier(redis, Dispatches(status=status), max_runs=1)
+    refusing = actions_trials(redis, Dispatches(status=status), max_runs=1)
 
     shown = await shows(refusing, TEST)
 
@@ -150,7 +148,7 @@ async def test_a_dispatch_github_refuses_is_not_run_and_not_counted(
     assert said in shown.reason
     assert await WorkflowRuns(redis).waiting() == []
     # The refused run did not use up the review's one.
-    assert await started(verifier(redis, Dispatches(), max_runs=1), TEST) is None
+    assert await started(actions_trials(redis, Dispatches(), max_runs=1), TEST) is None
 
 
 @pytest.mark.parametrize(
@@ -173,13 +171,13 @@ async def test_a_test_whose_path_is_not_free_is_not_run_nor_counted(
     github.files[FileAt(at, path)] = "def keep(): ...\n"
     actions = Dispatches()
 
-    shown = await shows(verifier(redis, actions, max_runs=1, github=github), TEST)
+    shown = await shows(actions_trials(redis, actions, max_runs=1, github=github), TEST)
 
     assert shown.verdict is Evidence.NOT_RUN
     assert shown.reason.startswith(said)
     assert actions.inputs == []
     # The refused test did not use up the review's one run.
-    assert await started(verifier(redis, Dispatches(), max_runs=1), TEST) is None
+    assert await started(actions_trials(redis, Dispatches(), max_runs=1), TEST) is None
 
 
 async def test_a_test_whose_path_github_says_nothing_of_is_not_run(redis: ArqRedis) -> None:
@@ -187,7 +185,7 @@ async def test_a_test_whose_path_github_says_nothing_of_is_not_run(redis: ArqRed
     github.unanswered.add(FileAt(BASE, "tests"))
     actions = Dispatches()
 
-    shown = await shows(verifier(redis, actions, github=github), TEST)
+    shown = await shows(actions_trials(redis, actions, github=github), TEST)
 
     assert shown.reason == "GitHub did not say whether tests/test_bug.py is free at the base"
     assert actions.inputs == []

@@ -5,7 +5,7 @@ reply, when a writer reacts 👎 to it, or when a writer resolves the pull reque
 in it. Only people who may write to the repository teach it: a reply by anyone else that
 withdraws a finding (the author of a pull request from a fork) teaches that pull request
 alone. Who may teach is checked where each happens (a hearing hears only the author or a
-writer, and asks which; a 👎 counts only from a writer, :mod:`app.jobs.refusals`; `/tiebreak
+writer, and asks which; a 👎 counts only from a writer, :mod:`app.review.thumbs_down`; `/tiebreak
 resolve` runs only for a writer); here the rule is checked (:mod:`policies.learnings`) and
 kept, unless the repository's config turns learning off.
 
@@ -26,12 +26,12 @@ from agents.diff import Diff
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
-from app.jobs.deps import WorkerDeps
-from app.jobs.posted import posted_threads
 from app.publishing import learnings
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import PostedThread
+from app.review.dependencies import ReviewDeps
+from app.review.posted import posted_threads
 from app.store.learnings import LearningStore, Recorded, Repository
 from policies.learnings import (
     SENTENCE_END,
@@ -143,7 +143,7 @@ async def learn_from_thumbs_down(
 ) -> list[Recorded]:
     """What the writers' 👎s on Tiebreak's finding threads taught, read at a review of `pull`
     under `config`: the first writer to react 👎 to a finding of `earlier` (as
-    :func:`app.jobs.refusals.refused` marked `threads`) teaches that it does not apply to that
+    :func:`app.review.thumbs_down.refused` marked `threads`) teaches that it does not apply to that
     file's directory, once per thread. GitHub sends no webhook for a reaction, so a 👎 is
     learned when Tiebreak next reviews the pull request."""
     if earlier is None or not config.enabled:
@@ -228,7 +228,7 @@ async def forget(
 class Taught:
     """Who teaches in a command on a pull request (whose page is `pull_url`)."""
 
-    deps: WorkerDeps
+    deps: ReviewDeps
     github: InstallationClient
     pull: PullKey
     login: str

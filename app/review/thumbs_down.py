@@ -1,9 +1,9 @@
 """Whose 👎 on Tiebreak's findings counts: a writer's.
 
 GitHub sends no webhook for a reaction: a review reads the 👎s on its findings' comments when
-it reconciles what it found with the pull request (:mod:`app.jobs.posted` counts them), and
+it reconciles what it found with the pull request (:mod:`app.review.posted` counts them), and
 asks who made them for the comments that have any. Anyone may react on a public repository,
-so a 👎 dismisses a finding, and teaches (:mod:`app.jobs.teaching`), only from a person (never a
+so a 👎 dismisses a finding, and teaches (:mod:`app.review.teaching`), only from a person (never a
 bot) who may write to the repository; the author's, a reader's or a stranger's is not counted,
 whoever reacted before the writer. The way to dispute a finding without write access is a
 reply on its thread, which the tester weighs (:mod:`app.jobs.hearing`).
@@ -16,8 +16,8 @@ from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.models import Author
 from app.github.protocol import InstallationClient
-from app.jobs.permissions import Permissions
 from app.publishing.rereview import PostedThread
+from app.review.collaborators import Permissions
 
 log = logging.getLogger(__name__)
 

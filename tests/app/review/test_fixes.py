@@ -26,7 +26,8 @@ from app.events import PullRequestRef
 from app.github.client import GitHubApp, Installation
 from app.github.git_data import pushable
 from app.github.models import GitFile
-from app.jobs.apply import (
+from app.publishing.publication import RunRecord
+from app.review.fixes import (
     AppliedCommit,
     AppliedFix,
     ApplyRefused,
@@ -34,7 +35,6 @@ from app.jobs.apply import (
     commit_message,
     patched_files,
 )
-from app.publishing.publication import RunRecord
 from tests.fakes.github_api import AppKey, FakeGitHub, RefUpdate, new_app_key
 from tests.scenarios.debates import (
     LOG_LINE,

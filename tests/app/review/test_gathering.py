@@ -5,7 +5,7 @@ import re
 
 from agents.models.llm import LLMRequest, Role
 from agents.models.scripted import ScriptedLLM, by_role
-from app.jobs.reading import ReadingLimits
+from app.review.gathering import ReadingLimits
 from tests.fakes.github_api import AppKey, FakeGitHub, Recorded
 from tests.kits.review import STUBBORN, asked, run_review, run_worker
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER

@@ -1,6 +1,6 @@
 """What a later review covers, by what GitHub says of the head reviewed last, on an
 installation in memory: the files changed since it where that is safe, every file otherwise,
-saying why. (Through a real worker and the fake GitHub: `test_rereview.py`.)"""
+saying why. (Through a real worker and the fake GitHub: `tests/app/jobs/test_rereview.py`.)"""
 
 from typing import Literal
 
@@ -9,9 +9,9 @@ import pytest
 from agents.review import Review
 from app.events import PullRequestRef
 from app.github.models import Comparison
-from app.jobs.rescoping import scope_since
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import Scope
+from app.review.rescoping import scope_since
 from policies.config import RepoConfig
 from tests.fakes.installation import FakeInstallation
 from tests.scenarios.reviews import REF

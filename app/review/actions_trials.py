@@ -1,4 +1,5 @@
-"""The verifier of a unit whose findings' tests run in the repository's GitHub Actions.
+"""The test runs of a unit whose findings' tests run in the repository's GitHub Actions,
+started there (:class:`agents.debate.recorded_tests.TrialsElsewhere`): no verifier runs them.
 
 Asked to start a run, it dispatches the repository's workflow (`verify.workflow`, from the
 default branch): the unit's debate waits for it (:class:`agents.debate.driver.Waiting`), and
@@ -41,8 +42,8 @@ REFUSED = {
 }
 
 
-class ActionsVerifier:
-    """Dispatches one unit's findings' tests to the repository's workflow
+class ActionsTrials:
+    """Starts one unit's findings' tests in the repository's workflow, by dispatching it
     (:class:`agents.debate.recorded_tests.TrialsElsewhere`)."""
 
     def __init__(

@@ -41,9 +41,9 @@ from app.events import PullKey
 from app.github.errors import GitHubError, TokenRefused
 from app.github.models import FileAt, PullRequest
 from app.github.protocol import InstallationClient
-from app.jobs.failures import token_refusal
-from app.jobs.together import together
 from app.parsing import Parsing
+from app.review.failures import token_refusal
+from app.review.together import together
 from app.snapshots.cache import Fetch, SnapshotCache
 from app.snapshots.limits import SnapshotRefused
 from policies.config import RepoConfig

@@ -3,7 +3,7 @@ answering threads whose findings are gone, on an installation in memory.
 
 That only the App's own posts are read back, whoever else writes its markers, is the
 gateway's (`tests/app/github/test_client.py`) and the end-to-end tests'
-(`test_authorship.py`).
+(`tests/app/jobs/test_authorship.py`).
 """
 
 import pytest
@@ -11,10 +11,10 @@ import pytest
 from agents.diff import Diff
 from agents.protocol import Finding
 from app.github.errors import GitHubError
-from app.jobs.posted import answer, posted_threads, write_summary
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
 from app.publishing.publication import ThreadReply
+from app.review.posted import answer, posted_threads, write_summary
 from tests.fakes.installation import FakeInstallation
 from tests.scenarios.debates import PAYMENTS
 from tests.scenarios.reviews import DIFF, REF

@@ -16,8 +16,6 @@ from app.bodies import CheckRunAction, CheckRunUpdate, Conclusion, ReviewDraft
 from app.events import PullKey, PullRequestRef
 from app.github.errors import GitHubError
 from app.github.protocol import InstallationClient
-from app.jobs.posted import answer, write_summary
-from app.jobs.together import together
 from app.publishing.markers import run_id_of
 from app.publishing.plan import plan
 from app.publishing.publication import (
@@ -28,6 +26,8 @@ from app.publishing.publication import (
     RunInfo,
     RunRecord,
 )
+from app.review.posted import answer, write_summary
+from app.review.together import together
 
 log = logging.getLogger(__name__)
 

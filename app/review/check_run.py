@@ -1,0 +1,88 @@
+"""The check run of one review run (:mod:`app.jobs.review`): opened in progress, with the
+deadline past which the janitor completes it, and completed with the config's problems beside
+whatever the run came to — published, not reviewed, stopped by a person, superseded by a push
+or failed.
+
+What every completion shows besides its result is the run's context
+(:mod:`app.review.run_context`): the repository's config (the run's label and choices, read at
+the start or picked up from the plan) and the config's problems. The transcript's link, which
+only a published run has, is given by the step that publishes.
+"""
+
+import logging
+import time
+
+from app.bodies import NewCheckRun
+from app.github.errors import GitHubError
+from app.publishing import check_runs
+from app.publishing.publication import CheckRunResult
+from app.review import superseding
+from app.review.failures import public_reason
+from app.review.landing import complete_check_run, now
+from app.review.run_context import RunContext, RunStart
+from app.store.pulls import OpenCheck
+
+log = logging.getLogger(__name__)
+
+
+async def opened(run: RunStart) -> RunContext:
+    """`run` with its check run created, in progress (the job is running: it was queued only
+    until now), which the janitor completes if this job never does."""
+    check = NewCheckRun(status="in_progress", started_at=now(), external_id=run.run_id)
+    check_id = await run.github.create_check_run(run.ref, check)
+    # A review whose tests run in Actions may wait for them up to their timeout.
+    verify = run.config.verify
+    waits = verify.timeout_minutes * 60 if verify.in_actions else 0
+    deadline = time.time() + run.deps.check_deadline + waits
+    await run.deps.pulls.open_check(_open_check(run, check_id), deadline)
+    return run.with_check_run(check_id)
+
+
+async def complete(
+    context: RunContext, result: CheckRunResult, *, details_url: str | None = None
+) -> None:
+    """Complete the run's check run with `result` and the config's problems; its "Details"
+    link goes to `details_url` (the run's transcript) when there is one."""
+    await complete_check_run(
+        context.github,
+        context.ref,
+        context.check_run_id,
+        check_runs.with_config_problems(result, context.config_problems),
+        details_url=details_url,
+    )
+    await context.deps.pulls.close_check(_open_check(context, context.check_run_id))
+
+
+async def cancelled(context: RunContext) -> bool:
+    """Complete the check run of a job arq cancelled, if a person stopped it or a newer push
+    superseded it; return whether it did (a shutdown leaves the run to resume)."""
+    stopped_by = await context.deps.pulls.stopped_by(context.run_id)
+    if stopped_by is not None:
+        await complete(context, check_runs.stopped(stopped_by, run=context.run_info))
+    elif await superseding.aborted_by_push(context):
+        await complete_superseded(context)
+    else:
+        return False
+    return True
+
+
+async def report_failure(run: RunStart, exc: Exception) -> None:
+    """Complete the run's check run as failed, opening it first if it is not open."""
+    try:
+        context = run if isinstance(run, RunContext) else await opened(run)
+        await complete(context, check_runs.failed(public_reason(exc), run=context.run_info))
+    except GitHubError as report:
+        # Without a check run there is nowhere to report; the log is the only trace.
+        log.error("could not report the failure on %s: %s", run.ref.key, report)
+
+
+async def complete_superseded(context: RunContext, newer: str | None = None) -> None:
+    """Complete the check run as superseded by `newer`, by default the latest head Redis
+    knows."""
+    if newer is None:
+        newer = await superseding.latest_heard(context)
+    await complete(context, check_runs.superseded(newer or "", run=context.run_info))
+
+
+def _open_check(run: RunStart, check_id: int) -> OpenCheck:
+    return OpenCheck(ref=run.ref, check_run_id=check_id, run_id=run.run_id)

@@ -1,0 +1,169 @@
+"""The publishing step of one review run (:mod:`app.jobs.review`), once its units are
+debated, run holding the pull request's landing lock.
+
+    the pull request's threads, and whose 👎 on each counts →
+    what the writers' 👎s taught kept (teaching) →
+    the run's findings reconciled with the pull request's latest run and threads →
+    spend and notes → review, summary → transcript, label → check run completed →
+    the run remembered as the pull request's latest
+"""
+
+from agents.diff import Diff
+from agents.protocol import Severity
+from agents.review import Review
+from app.publishing import check_runs, learnings
+from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
+from app.publishing.rereview import PostedThread, reconcile
+from app.review import check_run
+from app.review.collaborators import Permissions
+from app.review.landing import publish_review, set_label
+from app.review.posted import posted_threads
+from app.review.run_context import RunContext
+from app.review.teaching import learn_from_thumbs_down
+from app.review.thumbs_down import refused
+from app.review.together import together
+from app.store.live import LiveRuns
+from app.store.plans import RunPlan
+from app.store.records import RunStatus, State
+from app.store.transcripts import TranscriptRecord
+
+
+async def publish(
+    context: RunContext,
+    live: LiveRuns,
+    plan: RunPlan,
+    debated: Review,
+    diff: Diff,
+    earlier: RunRecord | None,
+    *,
+    fresh: bool,
+) -> str:
+    """Publish what the units found, reconciled with `earlier` (the pull request's latest run
+    as it stands), and remember it as the latest run. `live` holds the run's coordination."""
+    ref, run_id, config = context.ref, context.run_id, context.config
+    shown = debated.at_least(Severity(config.min_severity))
+    allowance = context.deps.allowance(ref.installation_id)
+    _, spent, remaining, threads, readings = await together(
+        live.set_run(run_id, RunStatus(state=State.COMPLETING)),
+        live.ceiling(run_id, plan.policy.token_ceiling).spent(),
+        allowance.remaining(),
+        _threads(context),
+        live.readings(run_id, plan.units),
+    )
+    await _teach(context, plan, earlier, threads)
+    review, conversation = _reconcile(plan, shown, diff, earlier, threads)
+    ceiling, cap = plan.policy.token_ceiling, allowance.cap
+    spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
+    links = context.deps.links
+    details_url = links.url(run_id) if links else None
+    run = _run_shown(context, plan, debated, shown, spend, readings, details_url)
+    publication = await publish_review(
+        context.github, ref, review, diff, run, conversation, unposted=fresh
+    )
+    conclusion = str(publication.check.conclusion)
+    learned = {unit: reading.learned for unit, reading in readings.items()}
+    await together(
+        context.deps.transcripts().save(
+            TranscriptRecord.of_run(plan, diff, debated, spend, conclusion, learned)
+        ),
+        set_label(context.github, ref, publication.label, publication.label_name),
+    )
+    await check_run.complete(context, publication.check, details_url=details_url)
+    await context.deps.pulls.save(
+        RunRecord(
+            run_id=run_id,
+            ref=ref,
+            check_run_id=context.check_run_id,
+            conclusion=conclusion,
+            review=review,
+            diff=diff.text,
+            policy=plan.policy,
+            config=config,
+            details_url=details_url,
+            conversation=conversation,
+            readings=readings,
+        )
+    )
+    return conclusion
+
+
+def _run_shown(
+    context: RunContext,
+    plan: RunPlan,
+    debated: Review,
+    shown: Review,
+    spend: Spend,
+    readings: dict[str, UnitReading],
+    details_url: str | None,
+) -> RunInfo:
+    """The run as its review and summary show it: its spend, the notes on what it left out
+    and what it applied, and the links to its transcript (`details_url`) and its pull
+    request."""
+    notes = check_runs.scope_notes(
+        excluded=plan.excluded_files,
+        hidden=len(debated.findings) - len(shown.findings),
+        min_severity=context.config.min_severity,
+        head_not_read=plan.head_not_read,
+    )
+    notes += ((f"_{plan.tests_note}_",) if plan.tests_note else ()) + learnings.applied(
+        r.learned for r in readings.values()
+    )
+    return context.run_info.model_copy(
+        update={
+            "spend": spend,
+            "notes": notes,
+            "details_url": details_url,
+            "pull_url": plan.html_url or None,
+        }
+    )
+
+
+async def _threads(context: RunContext) -> list[PostedThread]:
+    """The threads Tiebreak started on the pull request, each a writer reacted 👎 to marked
+    with the first such writer: only a writer's 👎 dismisses a finding, and each person who
+    reacted is asked about once."""
+    github, ref = context.github, context.ref
+    posted = await posted_threads(github, ref)
+    return await refused(github, ref, posted, Permissions(github, ref))
+
+
+async def _teach(
+    context: RunContext, plan: RunPlan, earlier: RunRecord | None, threads: list[PostedThread]
+) -> None:
+    """Keep what the writers' 👎s on the findings of `earlier` taught (see
+    :mod:`app.review.teaching`)."""
+    await learn_from_thumbs_down(
+        context.github,
+        context.deps.learnings(),
+        context.config.learnings,
+        context.ref,
+        earlier,
+        threads,
+        pull_url=plan.html_url,
+        now=context.deps.clock(),
+    )
+
+
+def _reconcile(
+    plan: RunPlan,
+    review: Review,
+    diff: Diff,
+    earlier: RunRecord | None,
+    threads: list[PostedThread],
+) -> tuple[Review, Conversation]:
+    """The pull request's standing findings after this run, and what its conversation already
+    has of them (see :mod:`app.publishing.rereview`), its `threads` as people left them.
+    `earlier` is the latest run as it stands now, not as planning read it: a ruling or a reply
+    heard meanwhile may have changed it, and a run picked up from a dead coordinator has no
+    plan-time copy."""
+    standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
+    conversation = Conversation(
+        threads=standing.threads,
+        gone=standing.gone,
+        since=plan.scope.since,
+        why_full=plan.scope.why_full,
+        reviewed_files=len(plan.scope.part(diff).files),
+        carried=standing.carried,
+        dismissed=standing.dismissed,
+    )
+    return standing.review, conversation

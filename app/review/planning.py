@@ -1,0 +1,201 @@
+"""The start of one review run (:mod:`app.jobs.review`), up to its plan: the context its
+later steps read (:class:`app.review.run_context.RunContext`), made here or picked up from the
+plan of a coordinator that died.
+
+    pull request, config (base branch only) → does this event get a review? →
+    check run (in progress) → daily allowance → diff, in-scope files →
+    what the agents read, the policy, where the tests run → the plan
+
+An automatic review the config does not want (that event, that author, a draft) ends
+quietly, before any check run; a newer head, a config that turns Tiebreak off or a spent
+daily allowance completes the check run instead of planning. The diff is parsed and split
+into review units once, here: each unit job reads only its own slice of the plan.
+"""
+
+import logging
+import time
+from dataclasses import replace
+from typing import NamedTuple
+
+from agents.coverage import estimate
+from agents.diff import Diff, ReviewUnit
+from app.github.configs import repository_config
+from app.github.models import PullRequest
+from app.publishing import check_runs
+from app.publishing.publication import CheckRunResult, RunInfo, RunRecord
+from app.publishing.rereview import Scope
+from app.review import check_run
+from app.review.actions_gate import tests_in_actions
+from app.review.gathering import reading_for
+from app.review.rescoping import scope_since
+from app.review.run_context import RunContext, RunStart
+from app.review.teaching import applied, repository_of
+from app.review.together import together
+from app.store.allowance import DailyAllowance
+from app.store.plans import RunPlan
+from policies.budget import MIN_CEILING
+from policies.config_file import ConfigProblem
+from policies.debate import DebatePolicy
+from policies.ignoring import PullFacts
+from policies.learnings import Learnings
+
+log = logging.getLogger(__name__)
+
+
+class Planned(NamedTuple):
+    """A run's plan, ready to be written and debated."""
+
+    plan: RunPlan
+    diff: Diff
+    """The part of the pull request's diff the run covers."""
+    units: list[ReviewUnit]
+    """Its review units, each with what its agents read beside it."""
+
+
+async def configured(run: RunStart) -> tuple[PullRequest, RunStart]:
+    """The pull request as GitHub has it, and `run` with the repository's config from the base
+    commit, over its organisation's defaults (the change under review cannot rewrite its own
+    rules), and the config's problems."""
+    pull = await run.github.pull_request(run.ref)
+    config, problems = await repository_config(run.github, run.ref, pull.base_sha)
+    return pull, replace(run, config=config, config_problems=tuple(problems))
+
+
+def declined(run: RunStart, pull: PullRequest, trigger: str | None) -> str | None:
+    """Why the config does not want an automatic review of `pull` for `trigger` (the pull
+    request event behind it), or None. A review a person asked for (no trigger) always happens
+    (unless the config turns Tiebreak off)."""
+    return None if trigger is None else run.config.declines(trigger, _facts(pull))
+
+
+def picked_up(run: RunStart, plan: RunPlan) -> RunContext:
+    """`run` as the plan a coordinator that died wrote it: its config, the config's problems
+    and its check run."""
+    problems = (*(ConfigProblem(m, line) for m, line in plan.config_problems), *plan.config_notes)
+    picked = replace(run, config=plan.config, config_problems=problems)
+    return picked.with_check_run(plan.check_run_id)
+
+
+async def plan(context: RunContext, pull: PullRequest) -> Planned | str:
+    """The run's plan, or how the run ended without one, its check run completed: a newer
+    head, a config that turns Tiebreak off or a spent daily allowance."""
+    github, ref, config = context.github, context.ref, context.config
+    allowance = context.deps.allowance(ref.installation_id)
+    if pull.head_sha != ref.head_sha:
+        superseded = check_runs.superseded(pull.head_sha, run=context.run_info)
+        await check_run.complete(context, superseded)
+        return "superseded: the pull request has a newer head"
+    if not config.enabled:
+        await check_run.complete(context, check_runs.disabled(run=context.run_info))
+        return "disabled by the repository's config"
+    if await allowance.remaining() < MIN_CEILING:
+        await check_run.complete(context, await _daily_budget_reached(allowance, context.run_info))
+        return "daily budget reached"
+    text, scope = await together(github.diff(ref), _scope(context))
+    # The diff is parsed and split once, here; each unit job reads only its own slice.
+    whole = Diff.parse(text, allow_empty=True)
+    paths = config.path_filter()
+    diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
+    reviewed = scope.part(diff)
+    (units, head_not_read), policy, (tests, tests_note) = await together(
+        _units(context, pull, reviewed),
+        _policy(context),
+        tests_in_actions(github, ref, pull, config),
+    )
+    expected = estimate(units, policy)
+    log.info("review of %s: %s", ref.key, expected.describe())
+    run_plan = RunPlan(
+        run_id=context.run_id,
+        ref=ref,
+        check_run_id=context.check_run_id,
+        scope=scope,
+        unit_ids=tuple(u.id for u in units),
+        unit_paths=tuple(u.diff.paths for u in units),
+        estimate=expected,
+        policy=policy,
+        config=config,
+        config_notes=list(context.config_problems),
+        excluded_files=len(whole.files) - len(diff.files),
+        tests=tests,
+        tests_note=tests_note,
+        head_not_read=head_not_read,
+        title=pull.title,
+        html_url=pull.html_url,
+        started_at=time.time(),
+    )
+    return Planned(run_plan, diff, units)
+
+
+async def _units(
+    context: RunContext, pull: PullRequest, diff: Diff
+) -> tuple[list[ReviewUnit], str | None]:
+    """The review units of `diff`, each with what its agents read beside it, and why the
+    repository at the head was not read whole, if it was not. The files read for them are let
+    go here, not held while the debates run."""
+    deps = context.deps
+    read, learnings = await together(
+        reading_for(
+            context.github,
+            context.ref,
+            pull,
+            context.config,
+            diff,
+            deps.parsing,
+            deps.reading,
+            deps.snapshots,
+        ),
+        _learnings(context),
+    )
+    reading = read.reading
+    reading = replace(reading, guidance=replace(reading.guidance, learnings=learnings))
+    units = [
+        replace(unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths)))
+        for unit in reading.attach(diff.units(deps.unit_tokens))
+    ]
+    return units, read.head_not_read
+
+
+async def _learnings(context: RunContext) -> Learnings:
+    """The learnings the run applies: the config's, the repository's and the pull request's
+    own."""
+    store, config = context.deps.learnings(), context.config.learnings
+    repository = await repository_of(context.github, store, context.ref) if config.enabled else None
+    return await applied(store, config, repository, context.ref.number)
+
+
+async def _earlier(context: RunContext) -> RunRecord | None:
+    """The pull request's latest finished review before this run, if it has one."""
+    earlier = await context.deps.pulls.latest(context.ref)
+    return earlier if earlier is not None and earlier.run_id != context.run_id else None
+
+
+async def _scope(context: RunContext) -> Scope:
+    return await scope_since(context.github, context.ref, context.config, await _earlier(context))
+
+
+async def _policy(context: RunContext) -> DebatePolicy:
+    """The repository's debate policy, with a budget set by `/tiebreak budget` for this run
+    (never above the repository's own ceiling)."""
+    own = context.config.debate
+    budget = await context.deps.pulls.take_budget(context.ref)
+    if budget is None:
+        return own
+    ceiling = max(MIN_CEILING, min(budget, own.token_ceiling))
+    return DebatePolicy.model_validate({**own.model_dump(), "token_ceiling": ceiling})
+
+
+async def _daily_budget_reached(allowance: DailyAllowance, run: RunInfo) -> CheckRunResult:
+    return check_runs.daily_budget_reached(
+        spent=await allowance.spent(), cap=allowance.cap, resets_at=allowance.resets_at(), run=run
+    )
+
+
+def _facts(pull: PullRequest) -> PullFacts:
+    return PullFacts(
+        author=pull.author,
+        draft=pull.draft,
+        base_branch=pull.base_ref,
+        head_branch=pull.head_ref,
+        title=pull.title,
+        labels=pull.labels,
+    )
