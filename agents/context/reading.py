@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.context.elision import MIN_WINDOW, Part, widest_window
-from agents.context.related import Excerpt, Kind, Related
+from agents.context.related import Excerpt, ExcerptKind, Related
 from agents.context.scopes import Outline, Scope, outline
 from agents.diff import Diff, DiffFile, Hunk, ReviewUnit
 from agents.models.tokens import typical_tokens
@@ -40,7 +40,7 @@ MAX_SOURCE_CHARS = 1_000_000
 
 _ENCLOSING, _CALLED, _WHOLE = 0, 1, 5
 """Relevance ranks: the scope around a change, a helper the change calls, the whole file."""
-_RELATED = {Kind.DEFINITION: 2, Kind.CALLER: 3, Kind.TEST: 4}
+_RELATED = {ExcerptKind.DEFINITION: 2, ExcerptKind.CALLER: 3, ExcerptKind.TEST: 4}
 """Relevance ranks of what other files tell, between the helpers and the whole file."""
 
 

@@ -32,7 +32,7 @@ from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_tri
 from policies.budget import edge_name
 from policies.errors import BudgetExhausted, OutOfTokens
 from policies.loops import message_digest
-from policies.panel import Verdict, Vote
+from policies.panel import PanelVerdict, Vote
 from policies.proposals import TurnProposals
 
 
@@ -350,12 +350,12 @@ class Rounds:
             if thread.phase is not Phase.AWAITING_EVALUATION or not voted:
                 continue
             tally = thread.tally()
-            if tally.verdict is Verdict.ACCEPTED:
+            if tally.verdict is PanelVerdict.ACCEPTED:
                 accept(state, thread, tally)
                 continue
             thread.phase = Phase.AWAITING_ANSWER
             thread.exchanges += 1
-            if tally.verdict is Verdict.SPLIT:
+            if tally.verdict is PanelVerdict.SPLIT:
                 split.append(thread)
         return split
 

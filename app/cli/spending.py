@@ -76,7 +76,7 @@ def agree(plan: Plan, *, yes: bool) -> None:
     click.confirm("Start?", err=True, abort=True)
 
 
-class Progress:
+class EvalProgress:
     """Each run as it ends, and the tokens billed so far by the runs this eval did."""
 
     def __init__(self, plan: Plan) -> None:

@@ -33,7 +33,7 @@ _TALLY = {
 """How the totals count the findings of each ending, in words that read after any number."""
 
 
-class Progress:
+class CallProgress:
     """An :class:`LLMClient` wrapper that reports each call as it completes: which unit of
     how many, the round, who was asked what, and the running totals. The billed total is
     each call's, added up, as the ceiling and the review's own total count it."""
