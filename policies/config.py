@@ -27,6 +27,7 @@ from policies.config_file import (
 )
 from policies.config_section import ConfigSection
 from policies.config_wording import Shape, problem_words, unmarked_bots
+from policies.conversation import HearingPolicy
 from policies.debate import DebatePolicy
 from policies.globs import compiled, plain_globs
 from policies.guidance import (
@@ -36,11 +37,10 @@ from policies.guidance import (
     Instructions,
     PathInstruction,
 )
-from policies.hearing import HearingPolicy
-from policies.ignoring import IgnoreFilters, PullFacts
+from policies.ignore import IgnoreFilters, PullFacts
 from policies.learnings import LearningsConfig
 from policies.summary import SummaryConfig
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
 DEFAULTS_REPO = ".github"

@@ -17,6 +17,7 @@ from app.cli.exits import fail
 from app.cli.model_choice import connect, model_options
 from app.cli.spending import EvalProgress, Plan, agree
 from app.cli.verifying import eval_verify_options, eval_verifying
+from app.evaluation.case_runner import CaseRunner
 from app.evaluation.cases import Case, dump_case, parse_cases
 from app.evaluation.checkouts import Verifying
 from app.evaluation.errors import EvaluationError
@@ -24,7 +25,6 @@ from app.evaluation.history import Mining, mine_cases
 from app.evaluation.report import document, summaries, table
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
-from app.evaluation.runner import CaseRunner
 from app.evaluation.scoring import DEFAULT_TOLERANCE
 from app.parsing import Parsing
 

@@ -38,7 +38,7 @@ from app.parsing import Parsing
 from app.review.together import together
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 

@@ -16,10 +16,10 @@ from typing import Self
 import click
 
 from app.cli.exits import fail
+from app.evaluation.case_runner import spend_cap, stored_run
 from app.evaluation.cases import Case
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
-from app.evaluation.runner import spend_cap, stored_run
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 from agents.debate.claims import same_gist
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
-from agents.protocol import ChangeDescription
+from agents.protocol import UnitWalkthrough
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
 from app.publishing.publication import GoneFinding, RunRecord, finding_key
@@ -202,8 +202,8 @@ class _Ledger:
 
 
 def _carried_walkthrough(
-    walkthrough: ChangeDescription | None, scope: RunScope
-) -> ChangeDescription | None:
+    walkthrough: UnitWalkthrough | None, scope: RunScope
+) -> UnitWalkthrough | None:
     """What an earlier unit's walkthrough still says of the files this run does not review
     (their code did not change); None when it says nothing of them."""
     if walkthrough is None:

@@ -10,7 +10,7 @@ from datetime import datetime
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
 from app.bodies import LIMIT
-from app.publishing import proofs
+from app.publishing import proof_text
 from app.publishing.finding_text import (
     SEVERITY,
     agreement,
@@ -125,7 +125,7 @@ def table(entries: Sequence[FindingEntry], pull_url: str | None = None) -> list[
 
 def _ended(result: FindingOutcome) -> str:
     """How the finding ended, and what its test showed if it had one run."""
-    tested = proofs.verdict(result)
+    tested = proof_text.verdict(result)
     return f"{resolution(result)} · {tested}" if tested else resolution(result)
 
 

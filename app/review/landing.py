@@ -15,7 +15,7 @@ from agents.review import Review
 from app.bodies import CheckRunAction, CheckRunUpdate, Conclusion, ReviewDraft
 from app.events import PullKey, PullRequestRef
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from app.publishing.markers import run_id_of
 from app.publishing.plan import plan
 from app.publishing.publication import (

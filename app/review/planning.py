@@ -36,7 +36,7 @@ from app.store.plans import RunPlan
 from policies.budget import MIN_CEILING
 from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
-from policies.ignoring import PullFacts
+from policies.ignore import PullFacts
 from policies.learnings import Learnings
 
 log = logging.getLogger(__name__)

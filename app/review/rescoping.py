@@ -5,7 +5,7 @@ import logging
 
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import RunScope
 from policies.config import RepoConfig

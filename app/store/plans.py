@@ -116,7 +116,7 @@ class UnitPlan(BaseModel):
     """The repository's learnings in `guidance`, each as the agents read it."""
     summary: SummaryConfig = SummaryConfig()
     """What the walkthrough the unit's first report is asked for says
-    (`agents.debate.describing`)."""
+    (`agents.debate.unit_walkthrough`)."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(

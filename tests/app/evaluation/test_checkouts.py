@@ -12,13 +12,13 @@ from agents.diff import Diff
 from agents.models.llm import LLMRequest
 from agents.models.scripted import Reply, ScriptedLLM
 from agents.verification import Evidence
+from app.evaluation.case_runner import CaseRunner
 from app.evaluation.cases import Case, parse_cases
 from app.evaluation.checkouts import Verifying
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import Config
-from app.evaluation.runner import CaseRunner
 from app.verification.unsandboxed import Unsandboxed
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 from tests.scenarios.shop import BUG_LINE, COMMAND, History, git, make_history
 
 

@@ -1,5 +1,5 @@
-"""Running findings' tests: the config that turns it on and bounds it, and where a test may
-be written.
+"""The config's `verify` section, running findings' tests: what turns it on and bounds it, and
+where a test may be written.
 
 The command that runs a test is never a model's choice: it comes from a person, on
 `tiebreak review --verify` or in the `verify` section of the config read from the base

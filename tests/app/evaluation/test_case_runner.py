@@ -8,11 +8,11 @@ import pytest
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest
 from agents.models.scripted import Reply, ScriptedLLM
+from app.evaluation.case_runner import CaseRunner
 from app.evaluation.cases import Case
 from app.evaluation.report import summaries
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
-from app.evaluation.runner import CaseRunner
 from app.evaluation.scoring import Summary
 from tests.kits.reviewers import Reviewers, case
 
