@@ -16,7 +16,7 @@ from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, 
 from app.publishing.rereview import PostedThread, reconcile
 from app.review import check_run
 from app.review.collaborators import Permissions
-from app.review.landing import publish_review, set_label
+from app.review.landing import RunResult, publish_review, set_label
 from app.review.posted import posted_threads
 from app.review.run_context import RunContext
 from app.review.teaching import learn_from_thumbs_down
@@ -57,9 +57,8 @@ async def publish(
     links = context.deps.links
     details_url = links.url(run_id) if links else None
     run = _run_shown(context, plan, debated, shown, spend, readings, details_url)
-    publication = await publish_review(
-        context.github, ref, review, diff, run, conversation, unposted=fresh
-    )
+    result = RunResult(review, diff, run, conversation, unposted=fresh)
+    publication = await publish_review(context.github, ref, result)
     conclusion = str(publication.check.conclusion)
     learned = {unit: reading.learned for unit, reading in readings.items()}
     await together(
