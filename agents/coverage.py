@@ -39,7 +39,7 @@ class UnitEstimate(BaseModel):
     """Billed tokens of a typical debate of the unit, at the ceiling's estimates."""
 
 
-class Estimate(BaseModel):
+class CostEstimate(BaseModel):
     """A review's expected cost against its ceiling, made before its first call."""
 
     model_config = ConfigDict(frozen=True)
@@ -78,11 +78,13 @@ class Estimate(BaseModel):
         return f"{line}: {reach}; every file left is named at the end"
 
 
-def estimate(units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool = False) -> Estimate:
+def estimate(
+    units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool = False
+) -> CostEstimate:
     """The expected cost of reviewing `units`, in order, under `policy`. `tests`: findings'
     tests are run (the tools then carry a reproduction field)."""
     each = [_unit(unit, policy, tests) for unit in units]
-    return Estimate(
+    return CostEstimate(
         units=each,
         files=len({p for unit in units for p in unit.diff.paths}),
         tokens=sum(u.tokens for u in each),

@@ -13,7 +13,7 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agents.models.llm import Role, Usage
-from agents.protocol import ChangeDescription, Finding, Patch, ToolName
+from agents.protocol import Finding, Patch, ToolName, UnitWalkthrough
 from agents.verification import Verification
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEvent
@@ -179,9 +179,9 @@ class Outcome(BaseModel):
     carried_from: str | None = None
     """The commit whose review debated this unit, when a later review carries its findings
     forward unchanged (its code did not change); its counts are then the earlier review's."""
-    walkthrough: ChangeDescription | None = None
-    """What the unit's change does, for the summary's walkthrough (`agents.debate.describing`), when
-    the config asked for one and a tester's report gave it."""
+    walkthrough: UnitWalkthrough | None = None
+    """The unit's walkthrough (`agents.debate.unit_walkthrough`), for the summary's, when the
+    config asked for one and a tester's report gave it."""
 
     @property
     def usage(self) -> Usage:

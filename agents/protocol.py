@@ -158,8 +158,9 @@ class AttentionArea(_Model):
     why: Annotated[str, StringConstraints(min_length=1, max_length=500)]
 
 
-class ChangeDescription(_Model):
-    """What the change does, for the people who review it: the walkthrough of the summary."""
+class UnitWalkthrough(_Model):
+    """A unit's walkthrough: what its part of the change does, for the people who review it;
+    the units' are merged into the review's (:mod:`agents.walkthrough`)."""
 
     description: Annotated[str, StringConstraints(max_length=2_000)]
     files: list[FileLine] = []
@@ -178,11 +179,11 @@ _ASKED_IN_THE_TURN = {
 
 class ReportFindings(_Model):
     findings: list[Finding]
-    walkthrough: Annotated[ChangeDescription | None, WithJsonSchema(_ASKED_IN_THE_TURN)] = None
+    walkthrough: Annotated[UnitWalkthrough | None, WithJsonSchema(_ASKED_IN_THE_TURN)] = None
     """Asked of a unit's first tester only, when the repository wants a walkthrough: it reads
-    the diff then, so describing it costs only the answer (`agents.debate.describing`). Its shape is
-    told in the turn that asks for it: a schema would be read again by every call of the
-    unit, for the one that writes it."""
+    the diff then, so the walkthrough costs only the answer (`agents.debate.unit_walkthrough`).
+    Its shape is told in the turn that asks for it: a schema would be read again by every call
+    of the unit, for the one that writes it."""
 
 
 class AnswerFindings(_Model):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from agents.context.reading import Reading
-from agents.coverage import Estimate
+from agents.coverage import CostEstimate
 from agents.debate.engine import Debate
 from agents.debate.proofs import Proving
 from agents.diff import DEFAULT_UNIT_TOKENS, Diff, ReviewUnit
@@ -42,7 +42,7 @@ class Review(BaseModel):
     """The outcome of reviewing one diff: one :class:`Outcome` per review unit."""
 
     units: list[Outcome]
-    estimate: Estimate | None = None
+    estimate: CostEstimate | None = None
     """What the review was expected to cost before its first call, when it was made."""
 
     @property

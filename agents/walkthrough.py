@@ -1,9 +1,9 @@
-"""A review's walkthrough: the units' descriptions merged into one, for the summary.
+"""A review's walkthrough: the units' walkthroughs merged into one, for the summary.
 
-Each unit's call described its own files (`agents.debate.describing`); the review's walkthrough
-names every changed file once, in the units' order (the riskiest first), a file cut across
-units by its first unit's line, and the files of units not reviewed as such. Its effort is
-the largest of the units': a review is as hard as its hardest part.
+Each unit's call described its own files (`agents.debate.unit_walkthrough`); the review's
+walkthrough names every changed file once, in the units' order (the riskiest first), a file
+cut across units by its first unit's line, and the files of units not reviewed as such. Its
+effort is the largest of the units': a review is as hard as its hardest part.
 """
 
 from pydantic import BaseModel, ConfigDict

@@ -36,7 +36,7 @@ from app.verification.runner import Limits, Place, Runner
 from app.verification.sandbox import SandboxUnavailable, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from bench.fleet import PacedModel
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 from tests.scenarios.debates import accept, answers, concede, dispute, evaluations, finding, report
 from tests.scenarios.shop import BUG_LINE, COMMAND, FIX, REPRODUCTION, make_project
 

@@ -4,9 +4,10 @@
 :class:`agents.models.claude.ClaudeLLM` against the local fake Messages API: once without a
 walkthrough, once with the config's defaults (a description, a line per file, where to look,
 the effort; no diagram). The walkthrough is written by the unit's first tester in the report
-it makes anyway (`agents.debate.describing`), so the review makes the same calls both times; what it
-costs is the difference between the two bills: its field in the report's schema, which every
-call reads from the cache, the words that ask for it in the report's turn, and its answer.
+it makes anyway (`agents.debate.unit_walkthrough`), so the review makes the same calls both
+times; what it costs is the difference between the two bills: its field in the report's
+schema, which every call reads from the cache, the words that ask for it in the report's turn,
+and its answer.
 Input is billed as the API bills it (uncached at 1, cache writes at 1.25, reads at 0.1) and
 the answer counted token for token, as the goal counts it; the answer at its own price (five
 times an input token on Anthropic's list) is printed beside it.

@@ -13,8 +13,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     StringConstraints,
     ValidationError,
@@ -27,7 +25,9 @@ from policies.config_file import (
     line_of,
     read_document,
 )
+from policies.config_section import ConfigSection
 from policies.config_wording import Shape, problem_words, unmarked_bots
+from policies.conversation import HearingPolicy
 from policies.debate import DebatePolicy
 from policies.globs import compiled, plain_globs
 from policies.guidance import (
@@ -37,11 +37,10 @@ from policies.guidance import (
     Instructions,
     PathInstruction,
 )
-from policies.hearing import HearingPolicy
-from policies.ignoring import IgnoreFilters, PullFacts
+from policies.ignore import IgnoreFilters, PullFacts
 from policies.learnings import LearningsConfig
 from policies.summary import SummaryConfig
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 CONFIG_PATH = ".github/tiebreak.yml"
 DEFAULTS_REPO = ".github"
@@ -87,11 +86,7 @@ Globs = Annotated[
 ]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class Paths(_Section):
+class Paths(ConfigSection):
     """Which changed files are reviewed: gitignore-style globs, matched against each path."""
 
     include: Annotated[Globs, Field(min_length=1)] = ("**",)
@@ -101,7 +96,7 @@ class Paths(_Section):
     """Files never reviewed, even when included (lock files, generated code, vendored code)."""
 
 
-class Models(_Section):
+class Models(ConfigSection):
     """The model each role runs on, named as the server's provider names it (Anthropic's API
     and Vertex AI: `claude-sonnet-5-5`; Bedrock: `us.anthropic.claude-sonnet-5-5`, or an
     inference profile's ARN); unset roles use the server's default model."""
@@ -116,7 +111,7 @@ class Models(_Section):
     """The model that rules on deadlocks."""
 
 
-class RepoConfig(_Section):
+class RepoConfig(ConfigSection):
     """What a repository may tune."""
 
     enabled: bool = True

@@ -27,7 +27,7 @@ from typing import NamedTuple
 from policies.globs import compiled
 
 
-class Kind(IntEnum):
+class FileKind(IntEnum):
     """What a changed file is, in the order a review reaches it."""
 
     SENSITIVE = 0
@@ -134,24 +134,24 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def kind_of(path: str) -> Kind:
+def kind_of(path: str) -> FileKind:
     """The kind of the file at `path` (a repository-relative path, as a diff names it)."""
     if _GENERATED.match(path):
-        return Kind.GENERATED
+        return FileKind.GENERATED
     if _DOCS.match(path):
-        return Kind.DOCS
+        return FileKind.DOCS
     if _TESTS.match(path):
-        return Kind.TESTS
+        return FileKind.TESTS
     words = set(_WORD.findall(_CAMEL.sub("_", path).lower()))
     if words.intersection(_SENSITIVE_WORDS):
-        return Kind.SENSITIVE
-    return Kind.CODE
+        return FileKind.SENSITIVE
+    return FileKind.CODE
 
 
 class Rank(NamedTuple):
     """A file's place in a review: lower first."""
 
-    kind: Kind
+    kind: FileKind
     fewer_lines: int
     """The changed lines, negated: more changed lines come first."""
 

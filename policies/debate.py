@@ -7,8 +7,9 @@ bound is :meth:`DebatePolicy.max_calls`, and tokens never pass :attr:`token_ceil
 
 from typing import Annotated, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
+from policies.config_section import ConfigSection
 from policies.config_wording import Shape
 from policies.globs import plain_globs
 from policies.panel import MAX_TESTERS, Focus, Panel, Topology
@@ -22,15 +23,13 @@ def _with_always_protected(globs: tuple[str, ...]) -> tuple[str, ...]:
     return protected
 
 
-class DebatePolicy(BaseModel):
+class DebatePolicy(ConfigSection):
     """Limits of one review's debates. Defaults suit a typical pull request.
 
     Token figures are billed tokens: input-token equivalents as the API prices them (a cache
     read costs a tenth of an input token, a cache write 1.25), so caching stretches budgets
     exactly as far as it stretches the bill.
     """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     max_rounds: int = Field(default=6, ge=1, le=50)
     """Rounds of coder answers and tester evaluations before open findings go to the arbiter."""

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
+from policies.config_section import ConfigSection
 from policies.config_wording import Shape
 from policies.globs import compiled, plain_globs
 from policies.learnings import Learning, Learnings
@@ -53,11 +54,7 @@ def _glob(glob: str) -> str:
     return glob
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class PathInstruction(_Section):
+class PathInstruction(ConfigSection):
     """Instructions for the review units holding a file that matches `path`."""
 
     path: Annotated[str, AfterValidator(_glob), Shape("a glob (gitignore-style, such as 'src/**')")]
@@ -67,7 +64,7 @@ class PathInstruction(_Section):
     """What the agents should know or check for those files."""
 
 
-class ContextOptions(_Section):
+class ContextOptions(ConfigSection):
     """The code around each change the agents read beside the diff, at the pull request's
     head: the enclosing function or class, the helpers it calls in the same file, and the
     whole file when it is small, most relevant first."""

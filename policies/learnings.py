@@ -33,6 +33,7 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from policies.config_section import ConfigSection
 from policies.config_wording import Shape
 from policies.globs import CompiledGlobs, compiled, plain_globs
 
@@ -126,11 +127,7 @@ class Learning(BaseModel):
         return f"- [{self.label}; {', '.join(self.paths)}] {self.rule}"
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
-
-
-class LearnedRule(_Section):
+class LearnedRule(ConfigSection):
     """A learning written in the config."""
 
     rule: Rule
@@ -143,7 +140,7 @@ class LearnedRule(_Section):
         return Learning(rule=self.rule, paths=self.paths, source=LearningSource.CONFIG)
 
 
-class LearningsConfig(_Section):
+class LearningsConfig(ConfigSection):
     """What the repository's people taught Tiebreak: the rules it learned from them (a finding
     withdrawn after a reply, a 👎 from someone with write access, `/tiebreak resolve <reason>`
     in a finding's thread), and rules written here. Later reviews give those matching a

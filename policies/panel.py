@@ -118,7 +118,7 @@ def _neighbours(names: Sequence[str], i: int, topology: Topology) -> tuple[str, 
     return tuple(names[j] for j in sorted(heard))
 
 
-class Verdict(StrEnum):
+class PanelVerdict(StrEnum):
     ACCEPTED = "accepted"
     """More testers accept the coder's answer than keep the finding."""
     STANDS = "stands"
@@ -144,13 +144,13 @@ class Tally:
         )
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> PanelVerdict:
         keep, accept = len(self.keep), len(self.accept)
         if accept > keep:
-            return Verdict.ACCEPTED
+            return PanelVerdict.ACCEPTED
         if keep == accept:
-            return Verdict.SPLIT
-        return Verdict.STANDS if keep >= 2 else Verdict.KEPT
+            return PanelVerdict.SPLIT
+        return PanelVerdict.STANDS if keep >= 2 else PanelVerdict.KEPT
 
     @property
     def unanimous(self) -> bool:

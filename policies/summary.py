@@ -4,13 +4,11 @@ The walkthrough is written by each unit's first tester, in the report it makes a
 switches say whether the report is asked for one and what it says.
 """
 
-from pydantic import BaseModel, ConfigDict
+from policies.config_section import ConfigSection
 
 
-class SummaryConfig(BaseModel):
+class SummaryConfig(ConfigSection):
     """The walkthrough at the top of the summary comment."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     walkthrough: bool = True
     """Whether the summary opens with a walkthrough: what the change does, a line per changed

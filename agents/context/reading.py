@@ -23,9 +23,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from agents.context.elision import MIN_WINDOW, Part, widest_window
-from agents.context.related import Excerpt, Kind, Related
+from agents.context.related import Excerpt, ExcerptKind, Related
 from agents.context.scopes import Outline, Scope, outline
-from agents.diff import Diff, DiffFile, Hunk, ReviewUnit
+from agents.diff import Diff, DiffFile, ReviewUnit
 from agents.models.tokens import typical_tokens
 from policies.guidance import Guidance
 
@@ -40,7 +40,7 @@ MAX_SOURCE_CHARS = 1_000_000
 
 _ENCLOSING, _CALLED, _WHOLE = 0, 1, 5
 """Relevance ranks: the scope around a change, a helper the change calls, the whole file."""
-_RELATED = {Kind.DEFINITION: 2, Kind.CALLER: 3, Kind.TEST: 4}
+_RELATED = {ExcerptKind.DEFINITION: 2, ExcerptKind.CALLER: 3, ExcerptKind.TEST: 4}
 """Relevance ranks of what other files tell, between the helpers and the whole file."""
 
 
@@ -266,7 +266,7 @@ def _pieces(diff: Diff, files: Mapping[str, _File]) -> Iterator[_Piece]:
         around: dict[Scope, list[int]] = {}
         for hunk in diff_file.hunks:
             # An added blank line changes nothing a reader needs code around.
-            added = [n for n in _added(hunk) if n <= count and file.lines[n - 1].strip()]
+            added = [n for n in hunk.added() if n <= count and file.lines[n - 1].strip()]
             lines = added or [min(hunk.target_start, count)]
             for scope, mine in parsed.around(lines, added=bool(added)):
                 around.setdefault(_clamped(scope, count), []).extend(mine)
@@ -306,18 +306,6 @@ def _folded(around: dict[Scope, list[int]]) -> dict[Scope, tuple[list[int], list
         else:
             outer[scope], last = (list(around[scope]), []), scope
     return outer
-
-
-def _added(hunk: Hunk) -> list[int]:
-    """The new-side numbers of the lines the hunk adds or changes."""
-    added, line = [], hunk.target_start
-    for raw in hunk.text.splitlines()[1:]:
-        if raw.startswith("+"):
-            added.append(line)
-            line += 1
-        elif raw.startswith(" ") or raw == "":
-            line += 1
-    return added
 
 
 def _clamped(scope: Scope, count: int) -> Scope:

@@ -76,7 +76,7 @@ class Bounds:
     tens of times as much memory, which the parsing process caps (`app.parsing`)."""
 
 
-class Kind(IntEnum):
+class ExcerptKind(IntEnum):
     """What an excerpt is to the change, most relevant first."""
 
     DEFINITION = 1
@@ -92,7 +92,7 @@ class Excerpt:
     first: int
     lines: tuple[str, ...]
     why: str
-    kind: Kind
+    kind: ExcerptKind
     origin: str
     """The changed file it is about."""
     changes: tuple[int, int]
@@ -230,7 +230,7 @@ def _definition(
         found.first,
         tuple(lines[found.first - 1 : last]),
         f"{found.kind} {found.name}, used by a change in {origin}",
-        Kind.DEFINITION,
+        ExcerptKind.DEFINITION,
         origin,
         changes,
     )
@@ -244,7 +244,7 @@ def _callers(
     reader: _Reader,
 ) -> Iterator[Excerpt]:
     """The calls, in other files, of the functions `touched` (each with the changes in it)."""
-    shown = {(d, kind): 0 for d in touched for kind in (Kind.CALLER, Kind.TEST)}
+    shown = {(d, kind): 0 for d in touched for kind in (ExcerptKind.CALLER, ExcerptKind.TEST)}
     names = {d.name for d in touched}
     # Where the name is not even written, the file is neither parsed nor walked.
     for other in sorted(listed, key=_tests_last):
@@ -256,8 +256,8 @@ def _callers(
         user = modules.at(other, text)
         if user is None or not modules.imports_from(user, path):
             continue
-        kind = Kind.TEST if _is_test(other) else Kind.CALLER
-        cap = TESTS if kind is Kind.TEST else CALLERS
+        kind = ExcerptKind.TEST if _is_test(other) else ExcerptKind.CALLER
+        cap = TESTS if kind is ExcerptKind.TEST else CALLERS
         places: set[tuple[int, int]] = set()
         # Only a call written with a touched name, or a name an import binds to one of them
         # (`import order_total as total_of`), is followed to its definition.
@@ -284,10 +284,15 @@ def _calls(modules: Modules, user: Module, call: Call, target: Definition) -> bo
 
 
 def _caller(
-    user: Module, call: Call, target: Definition, kind: Kind, origin: str, changes: tuple[int, int]
+    user: Module,
+    call: Call,
+    target: Definition,
+    kind: ExcerptKind,
+    origin: str,
+    changes: tuple[int, int],
 ) -> Excerpt:
     around = [d for d, _ in user.scopes() if d.first <= call.first and call.last <= d.last]
-    limit = DEFINITION_LINES if kind is Kind.TEST else CALL_LINES
+    limit = DEFINITION_LINES if kind is ExcerptKind.TEST else CALL_LINES
     if around:
         scope = min(around, key=lambda d: d.last - d.first)
         first, last, where = scope.first, scope.last, f"{scope.kind} {scope.name}"
@@ -295,7 +300,7 @@ def _caller(
         first, last, where = call.first, call.last, "module level"
     if last - first >= limit:  # too long whole: the lines around the call
         first, last = max(first, call.first - AROUND_CALL), min(last, call.last + AROUND_CALL)
-    role = "tests" if kind is Kind.TEST else "calls"
+    role = "tests" if kind is ExcerptKind.TEST else "calls"
     return Excerpt(
         user.path,
         first,
@@ -334,7 +339,7 @@ def _by_name(file: DiffFile, listed: Sequence[str], reader: _Reader) -> Iterator
             use.first,
             use.lines,
             f"{use.name}, used by a change in {file.path}",
-            Kind.DEFINITION,
+            ExcerptKind.DEFINITION,
             file.path,
             use.changes,
         )

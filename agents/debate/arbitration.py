@@ -16,7 +16,7 @@ from agents.protocol import Arbitrate, ToolName
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import edge_name
 from policies.errors import BudgetExhausted
-from policies.panel import Verdict
+from policies.panel import PanelVerdict
 
 Batch = Sequence[tuple[Thread, ArbitrationTrigger]]
 
@@ -37,9 +37,9 @@ class Arbitration:
             tally = thread.tally()
             if thread.answer is None:  # raised, never answered: nothing was voted on
                 deadlocked.append((thread, trigger))
-            elif tally.verdict is Verdict.ACCEPTED:
+            elif tally.verdict is PanelVerdict.ACCEPTED:
                 accept(self.state, thread, tally)
-            elif tally.verdict is Verdict.STANDS:
+            elif tally.verdict is PanelVerdict.STANDS:
                 stand(self.state, thread, tally, trigger)
             else:
                 deadlocked.append((thread, trigger))

@@ -53,7 +53,7 @@ class Debate:
         """The repository's choice of model for each role, where it made one (the client's
         own for the others)."""
         self.summary = summary
-        """What each unit's first report is asked to describe (None: no walkthrough)."""
+        """What each unit's walkthrough, asked of its first report, holds (None: no walkthrough)."""
 
     async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
         """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents.debate import describing
+from agents.debate import unit_walkthrough
 from agents.debate.proofs import Proofs
 from agents.debate.refusals import Checked, Refusal, merged
 from agents.diff import Diff
@@ -74,7 +74,9 @@ class InputChecks:
         shape = _Report.model_validate(raw)
         several = len(shape.findings) > 1
         findings, refused = self._findings("findings", shape.findings, several=several)
-        report = ReportFindings(findings=findings, walkthrough=describing.parsed(shape.walkthrough))
+        report = ReportFindings(
+            findings=findings, walkthrough=unit_walkthrough.parsed(shape.walkthrough)
+        )
         return Checked(report, len(findings), merged(refused))
 
     def answers(self, raw: dict[str, Any], asked: Sequence[str]) -> Checked[AnswerFindings]:

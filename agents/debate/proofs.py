@@ -35,7 +35,7 @@ from agents.protocol import (
     Stance,
 )
 from agents.verification import Evidence, FixCheck, Verification, Verifier
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 MAX_TAIL_SHOWN = 2_000
 """Characters of a run's output an agent is shown."""

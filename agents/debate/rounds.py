@@ -9,7 +9,7 @@ the coder, one a panel splits on goes to the arbiter with the round's other dead
 import functools
 from collections.abc import Collection
 
-from agents.debate import briefs, describing
+from agents.debate import briefs, unit_walkthrough
 from agents.debate.arbitration import Arbitration
 from agents.debate.findings import accept, leave_unresolved, raise_findings, reopen
 from agents.debate.needs import Steps
@@ -32,7 +32,7 @@ from policies.arbitration import ArbitrationTrigger, debate_trigger, finding_tri
 from policies.budget import edge_name
 from policies.errors import BudgetExhausted, OutOfTokens
 from policies.loops import message_digest
-from policies.panel import Verdict, Vote
+from policies.panel import PanelVerdict, Vote
 from policies.proposals import TurnProposals
 
 
@@ -121,8 +121,8 @@ class Rounds:
             *briefs.unit_briefs(state.unit),
             briefs.seed_brief(turn.allowance(), terms.command if terms else None),
         ]
-        if state.summary is not None and state.undescribed():
-            blocks.append(describing.brief(state.summary))
+        if state.summary is not None and state.wants_walkthrough():
+            blocks.append(unit_walkthrough.brief(state.summary))
         return Ask(
             Role.TESTER,
             ToolName.REPORT_FINDINGS,
@@ -138,8 +138,12 @@ class Rounds:
     ) -> None:
         state = self.state
         reported.add(tester)
-        if report.walkthrough is not None and state.summary is not None and state.undescribed():
-            state.walkthrough = describing.kept(report.walkthrough, state.unit, state.summary)
+        if (
+            report.walkthrough is not None
+            and state.summary is not None
+            and state.wants_walkthrough()
+        ):
+            state.walkthrough = unit_walkthrough.kept(report.walkthrough, state.unit, state.summary)
         raise_findings(state, report.findings, tester, turn)
 
     # -- the rounds ---------------------------------------------------------------------
@@ -350,12 +354,12 @@ class Rounds:
             if thread.phase is not Phase.AWAITING_EVALUATION or not voted:
                 continue
             tally = thread.tally()
-            if tally.verdict is Verdict.ACCEPTED:
+            if tally.verdict is PanelVerdict.ACCEPTED:
                 accept(state, thread, tally)
                 continue
             thread.phase = Phase.AWAITING_ANSWER
             thread.exchanges += 1
-            if tally.verdict is Verdict.SPLIT:
+            if tally.verdict is PanelVerdict.SPLIT:
                 split.append(thread)
         return split
 

@@ -17,7 +17,7 @@ from agents.debate.turns import Turns
 from agents.diff import Diff, ReviewUnit
 from agents.outcome import SYSTEM_SPEAKER, Message, MessageKind, StopReason
 from agents.patches import changed_lines
-from agents.protocol import ChangeDescription, Finding, Patch, shown
+from agents.protocol import Finding, Patch, UnitWalkthrough, shown
 from policies.budget import BudgetEvent, PairwiseBudget, debate_budgets, edge_name
 from policies.config import Models
 from policies.debate import DebatePolicy
@@ -47,8 +47,8 @@ class DebateState:
     proposals: dict[str, ProposalBudget]
     budgets: dict[str, PairwiseBudget]
     summary: SummaryConfig | None = None
-    """What the unit's walkthrough asks (`agents.debate.describing`); None: no walkthrough."""
-    walkthrough: ChangeDescription | None = None
+    """What the unit's walkthrough asks (`agents.debate.unit_walkthrough`); None: no walkthrough."""
+    walkthrough: UnitWalkthrough | None = None
     floor: list[str] = field(default_factory=list)
     """Every speaker the router gave the floor to, in order."""
     earlier_history: dict[str, list[BudgetEvent]] = field(default_factory=dict)
@@ -139,7 +139,7 @@ class DebateState:
         voters = {p.tester for t in threads for p in t.positions}
         return [CODER, *(t for t in self.panel.names if t in voters)]
 
-    def undescribed(self) -> bool:
+    def wants_walkthrough(self) -> bool:
         """Whether the unit still wants its walkthrough: the next report is asked for it."""
         return self.summary is not None and self.summary.walkthrough and self.walkthrough is None
 

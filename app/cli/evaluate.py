@@ -15,8 +15,9 @@ import click
 from agents.models.claude import ClaudeLLM
 from app.cli.exits import fail
 from app.cli.model_choice import connect, model_options
-from app.cli.spending import Plan, Progress, agree
+from app.cli.spending import EvalProgress, Plan, agree
 from app.cli.verifying import eval_verify_options, eval_verifying
+from app.evaluation.case_runner import CaseRunner
 from app.evaluation.cases import Case, dump_case, parse_cases
 from app.evaluation.checkouts import Verifying
 from app.evaluation.errors import EvaluationError
@@ -24,7 +25,6 @@ from app.evaluation.history import Mining, mine_cases
 from app.evaluation.report import document, summaries, table
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
-from app.evaluation.runner import Runner
 from app.evaluation.scoring import DEFAULT_TOLERANCE
 from app.parsing import Parsing
 
@@ -157,7 +157,7 @@ def run(
     agree(plan, yes=yes)
     llm = connect(tester_model, coder_model, arbiter_model)
     runs = _run_cases(
-        llm, cases, chosen, Progress(plan),
+        llm, cases, chosen, EvalProgress(plan),
         budget=budget, files=files, jobs=jobs, context=not no_context, verifying=verifying,
     )  # fmt: skip
     click.echo(_report(cases, runs, tolerance, as_json=as_json))
@@ -167,7 +167,7 @@ def _run_cases(
     llm: ClaudeLLM,
     cases: Sequence[Case],
     configs: Sequence[Config],
-    progress: Progress,
+    progress: EvalProgress,
     *,
     budget: int | None,
     files: ResultFiles | None,
@@ -178,7 +178,7 @@ def _run_cases(
     """Every case under every configuration, by one runner, with parsing processes of its
     own for the code around each change."""
     with contextlib.closing(Parsing()) as parsing:
-        runner = Runner(
+        runner = CaseRunner(
             llm, budget=budget, result_files=files, jobs=jobs, context=context,
             parsing=parsing, verifying=verifying,
         )  # fmt: skip
@@ -193,11 +193,11 @@ def _report(cases: Sequence[Case], runs: list[CaseRun], tolerance: int, *, as_js
 
 
 async def _run(
-    runner: Runner,
+    runner: CaseRunner,
     llm: ClaudeLLM,
     cases: Sequence[Case],
     configs: Sequence[Config],
-    progress: Progress,
+    progress: EvalProgress,
 ) -> list[CaseRun]:
     with progress:
         try:

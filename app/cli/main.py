@@ -12,7 +12,7 @@ import click
 
 
 @dataclass(frozen=True)
-class Entry:
+class CommandEntry:
     """Where a command is defined (`module:attribute`), and its line in `tiebreak --help`."""
 
     target: str
@@ -22,40 +22,44 @@ class Entry:
 
 
 COMMANDS = {
-    "serve": Entry("app.cli.servers:serve", "Run the web server and a worker in one process."),
-    "web": Entry("app.cli.servers:web", "Run the web server alone, on the Redis at REDIS_URL."),
-    "worker": Entry(
+    "serve": CommandEntry(
+        "app.cli.servers:serve", "Run the web server and a worker in one process."
+    ),
+    "web": CommandEntry(
+        "app.cli.servers:web", "Run the web server alone, on the Redis at REDIS_URL."
+    ),
+    "worker": CommandEntry(
         "app.cli.servers:worker",
         "Run a worker alone, on the Redis at REDIS_URL (run as many as you like).",
     ),
-    "review": Entry(
+    "review": CommandEntry(
         "app.cli.review:review",
         "Review a unified diff (a file, or - for standard input) with the three agents.",
     ),
-    "setup": Entry(
+    "setup": CommandEntry(
         "app.cli.registering:setup",
         "Register Tiebreak's GitHub App (app.yml) and write its credentials to .env.",
     ),
-    "status": Entry(
+    "status": CommandEntry(
         "app.cli.status:status",
         "Show the live review runs on the Redis at REDIS_URL: their units, agents, states, "
         "heartbeats, rounds and tokens, redrawn every SECONDS until Ctrl-C.",
     ),
-    "check-config": Entry(
+    "check-config": CommandEntry(
         "app.cli.config_commands:check_config",
         "Check a config file (default .github/tiebreak.yml) as the App reads it.",
     ),
-    "config-docs": Entry(
+    "config-docs": CommandEntry(
         "app.cli.config_commands:config_docs_command",
         "Generate the config's JSON Schema and README reference from the model.",
         hidden=True,
     ),
-    "learnings": Entry("app.cli.learnings:learnings", "What repositories taught Tiebreak."),
-    "verify-workflow": Entry(
+    "learnings": CommandEntry("app.cli.learnings:learnings", "What repositories taught Tiebreak."),
+    "verify-workflow": CommandEntry(
         "app.cli.config_commands:verify_workflow",
         "Print the workflow that runs findings' tests in a repository's GitHub Actions.",
     ),
-    "eval": Entry(
+    "eval": CommandEntry(
         "app.cli.evaluate:evaluate",
         "Measure whether the debate finds real bugs with fewer false alarms than one reviewer.",
     ),

@@ -40,7 +40,7 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class PullRequest:
+class AskedPull:
     """The pull request asked for, and the client that reaches it."""
 
     address: PullAddress
@@ -50,7 +50,7 @@ class PullRequest:
     """Where the repository at the head is kept; None when the settings keep none."""
 
 
-def connect(text: str, *, post: bool) -> PullRequest:
+def connect(text: str, *, post: bool) -> AskedPull:
     """The pull request `text` names, with a client for it; exit 2 on a bad address, or
     with `--post` and no token."""
     try:
@@ -73,10 +73,10 @@ def connect(text: str, *, post: bool) -> PullRequest:
             err=True,
         )
     github = PersonalClient(token.value if token else None, api_url)
-    return PullRequest(address, token, github, snapshots_for(settings))
+    return AskedPull(address, token, github, snapshots_for(settings))
 
 
-def fetched(asked: PullRequest) -> RemotePull:
+def fetched(asked: AskedPull) -> RemotePull:
     """The pull request, its diff, config and files; exit 2 when GitHub refuses them."""
     try:
         remote = _run(asked, fetch(asked.github.reads, asked.address.key, ReadingLimits()))
@@ -96,7 +96,7 @@ def fetched(asked: PullRequest) -> RemotePull:
 
 @asynccontextmanager
 async def head_tree(
-    asked: PullRequest, remote: RemotePull, checkout: Path | None = None
+    asked: AskedPull, remote: RemotePull, checkout: Path | None = None
 ) -> AsyncIterator[Path | None]:
     """The directory of the repository at the pull request's head, held while the block
     runs: the work tree of `checkout` when one is given (`--repo`), else GitHub's archive in
@@ -127,7 +127,7 @@ def _checkout_tree(diff: Diff, directory: Path) -> Path | None:
 
 @asynccontextmanager
 async def _archive_tree(
-    asked: PullRequest, remote: RemotePull, snapshots: SnapshotCache
+    asked: AskedPull, remote: RemotePull, snapshots: SnapshotCache
 ) -> AsyncIterator[Path | None]:
     """The repository at the head from GitHub's archive, kept in `snapshots`."""
     ref, sha = asked.address.key, remote.pull.head_sha
@@ -155,7 +155,7 @@ async def _archive_tree(
         yield root
 
 
-def posted(asked: PullRequest, remote: RemotePull, review: Review) -> None:
+def posted(asked: AskedPull, remote: RemotePull, review: Review) -> None:
     """Post `review` and say where it is; exit 2 when GitHub refuses it."""
     done, comments = _run(asked, post_review(asked.github, asked.address, remote, review))
     who = f" as {done.user.login}" if done.user and done.user.login else ""
@@ -169,7 +169,7 @@ def _say(line: str) -> None:
     click.echo(f"tiebreak: {line}", err=True)
 
 
-def _run(asked: PullRequest, call: Coroutine[Any, Any, T]) -> T:
+def _run(asked: AskedPull, call: Coroutine[Any, Any, T]) -> T:
     async def run() -> T:
         try:
             return await call

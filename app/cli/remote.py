@@ -19,8 +19,8 @@ from app.cli.pull_address import PullAddress
 from app.events import PullKey
 from app.github.configs import repository_config
 from app.github.errors import GitHubError
+from app.github.installation_client import InstallationClient
 from app.github.models import FileAt, PullRequest
-from app.github.protocol import InstallationClient
 from app.review.gathering import ReadingLimits, head_sources
 from app.review.together import together
 from policies.config import RepoConfig

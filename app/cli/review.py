@@ -32,13 +32,13 @@ from app.cli.exits import fail as _fail
 from app.cli.model_choice import connect, model_options
 from app.cli.pull_address import is_address
 from app.cli.remote import RemotePull
-from app.cli.terminal import Progress, render, review_json
+from app.cli.terminal import CallProgress, render, review_json
 from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
 from app.parsing import Parsing
 from app.review.together import together
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
@@ -190,7 +190,7 @@ class _Subject:
     checkout: Path | None
     """The local checkout at the diff's new side, where findings' tests may run."""
     verify: VerifyConfig | None
-    pull: tuple[pull_review.PullRequest, RemotePull] | None = None
+    pull: tuple[pull_review.AskedPull, RemotePull] | None = None
 
     def reads(self) -> str:
         """What the agents read beside the diff, as the terminal says it."""
@@ -303,7 +303,9 @@ async def _review(
         async with proofs as proving:
             expected = estimate(units, policy, tests=proving is not None)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
-            progress = Progress(llm, lambda line: click.echo(line, err=True), [u.id for u in units])
+            progress = CallProgress(
+                llm, lambda line: click.echo(line, err=True), [u.id for u in units]
+            )
             review = await review_units(
                 units, progress, policy, proving=proving, summary=subject.summary
             )

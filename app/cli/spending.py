@@ -16,10 +16,10 @@ from typing import Self
 import click
 
 from app.cli.exits import fail
+from app.evaluation.case_runner import spend_cap, stored_run
 from app.evaluation.cases import Case
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
-from app.evaluation.runner import spend_cap, stored_run
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def agree(plan: Plan, *, yes: bool) -> None:
     click.confirm("Start?", err=True, abort=True)
 
 
-class Progress:
+class EvalProgress:
     """Each run as it ends, and the tokens billed so far by the runs this eval did."""
 
     def __init__(self, plan: Plan) -> None:

@@ -13,7 +13,7 @@ from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review, Unreviewed
 from agents.walkthrough import Walkthrough, walkthrough
 from app.cli.printable import json_text, printable
-from app.publishing import proofs
+from app.publishing import proof_text
 from app.publishing.finding_text import STANDS, stands
 from policies.panel import Tally
 
@@ -33,7 +33,7 @@ _TALLY = {
 """How the totals count the findings of each ending, in words that read after any number."""
 
 
-class Progress:
+class CallProgress:
     """An :class:`LLMClient` wrapper that reports each call as it completes: which unit of
     how many, the round, who was asked what, and the running totals. The billed total is
     each call's, added up, as the ceiling and the review's own total count it."""
@@ -154,7 +154,7 @@ def _finding(result: FindingOutcome) -> list[str]:
     if (tested := result.verification) is not None:
         colour = "green" if tested.verdict.proof else None
         out.append(
-            click.style(f"  Test {_plain(tested.test)}: {proofs.verdict(result)}", fg=colour)
+            click.style(f"  Test {_plain(tested.test)}: {proof_text.verdict(result)}", fg=colour)
             + f" — {_plain(tested.reason)}"
         )
     if result.votes:

@@ -36,7 +36,7 @@ from app.verification.sandbox import SandboxUnavailable, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from policies.config import CONFIG_PATH, parse_config
 from policies.config_file import MAX_CONFIG_BYTES
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 F = TypeVar("F", bound=Callable[..., object])
 

@@ -26,7 +26,7 @@ from app.evaluation.errors import HistoryError
 from app.evaluation.history import Git
 from app.verification.local import LocalVerifier
 from app.verification.runner import Runner
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 
 @dataclass(frozen=True)

@@ -67,12 +67,12 @@ class _Branch(Read):
     ref: str
 
 
-class _Head(_Branch):
+class _HeadBranch(_Branch):
     repo: _Repo | None = None
     """None when the repository is gone (a deleted fork)."""
 
 
-class _Base(_Branch):
+class _BaseBranch(_Branch):
     repo: _Repo
 
 
@@ -89,8 +89,8 @@ class Pull(Read):
     title: OrEmpty = ""
     body: OrEmpty = ""
     user: Author | None = None
-    head: _Head
-    base: _Base
+    head: _HeadBranch
+    base: _BaseBranch
     maintainer_can_modify: bool | None = None
     html_url: OrEmpty = ""
     labels: tuple[_Label, ...] = ()
@@ -133,7 +133,7 @@ class ChangedFile(Read):
     changes: int = 0
 
 
-class Comparison(Read):
+class CommitComparison(Read):
     """`GET /repos/{owner}/{repo}/compare/{base}...{head}`."""
 
     status: Literal["identical", "ahead", "behind", "diverged"]
@@ -157,7 +157,7 @@ class CommentLocation(Read):
     original_line: int | None = None
 
 
-class Review(Read):
+class PullRequestReview(Read):
     body: OrEmpty = ""
     user: Author | None = None
 
@@ -209,7 +209,7 @@ class Sha(Read):
     sha: str
 
 
-class Commit(Read):
+class GitCommit(Read):
     tree: Sha
 
 

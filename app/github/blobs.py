@@ -22,8 +22,8 @@ import asyncio
 import base64
 import functools
 import logging
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 from githubkit import GitHub
 from githubkit.exception import GitHubException, RequestFailed
@@ -46,15 +46,14 @@ KIND_FIELDS = "byteSize"
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 async def read_texts(
     github: GitHub[Any], ref: PullKey, files: Iterable[FileAt]
 ) -> dict[FileAt, str | None]:
     """Each file's text, or None when it has none to give (see the module's docstring)."""
-    unique = list(dict.fromkeys(files))
-    batches = [unique[i : i + MAX_BLOBS] for i in range(0, len(unique), MAX_BLOBS)]
-    read = await asyncio.gather(*(_batch(github, ref, batch) for batch in batches))
-    return {file: text for texts in read for file, text in texts.items()}
+    return await _in_batches(files, functools.partial(_batch, github, ref))
 
 
 async def read_sizes(
@@ -62,18 +61,8 @@ async def read_sizes(
 ) -> dict[FileAt, int | None]:
     """Each file's size in bytes, or None when it has no text to give (no blob there, or a
     binary one). A file whose request GitHub failed is left out: its size is not known."""
-    unique = list(dict.fromkeys(files))
-    batches = [unique[i : i + MAX_BLOBS] for i in range(0, len(unique), MAX_BLOBS)]
-
-    async def batch(files: list[FileAt]) -> dict[FileAt, int | None]:
-        answered = await _objects(github, ref, files, SIZE_FIELDS)
-        if isinstance(answered, str):
-            log.warning("the sizes of %d files are not known: %s", len(files), answered)
-            return {}
-        return {file: _size(answered.get(f"f{i}")) for i, file in enumerate(files)}
-
-    read = await asyncio.gather(*(batch(b) for b in batches))
-    return {file: size for sizes in read for file, size in sizes.items()}
+    unknown = "the sizes of %d files are not known: %s"
+    return await _in_batches(files, _each(github, ref, SIZE_FIELDS, _size, unknown))
 
 
 async def read_kinds(
@@ -81,18 +70,8 @@ async def read_kinds(
 ) -> dict[FileAt, PathKind]:
     """What each path is at its commit: a blob (a file or a symlink), a tree or a submodule,
     or nothing. A path whose request GitHub failed is left out: what it is is not known."""
-    unique = list(dict.fromkeys(paths))
-    batches = [unique[i : i + MAX_BLOBS] for i in range(0, len(unique), MAX_BLOBS)]
-
-    async def batch(paths: list[FileAt]) -> dict[FileAt, PathKind]:
-        answered = await _objects(github, ref, paths, KIND_FIELDS)
-        if isinstance(answered, str):
-            log.warning("what %d paths are is not known: %s", len(paths), answered)
-            return {}
-        return {path: _kind(answered.get(f"f{i}")) for i, path in enumerate(paths)}
-
-    read = await asyncio.gather(*(batch(b) for b in batches))
-    return {path: kind for kinds in read for path, kind in kinds.items()}
+    unknown = "what %d paths are is not known: %s"
+    return await _in_batches(paths, _each(github, ref, KIND_FIELDS, _kind, unknown))
 
 
 async def file_text(github: GitHub[Any], ref: PullKey, path: str, commit: str | None) -> str | None:
@@ -125,6 +104,37 @@ def blobs_query(count: int, fields: str = BLOB_FIELDS) -> str:
         f"query($owner: String!, $name: String!{expressions}) {{\n"
         f"  repository(owner: $owner, name: $name) {{\n{objects}  }}\n}}\n"
     )
+
+
+async def _in_batches(
+    files: Iterable[FileAt], read: Callable[[list[FileAt]], Awaitable[dict[FileAt, T]]]
+) -> dict[FileAt, T]:
+    """What `read` answers of each file (each once), `MAX_BLOBS` files a request, the requests
+    sent together."""
+    unique = list(dict.fromkeys(files))
+    batches = [unique[i : i + MAX_BLOBS] for i in range(0, len(unique), MAX_BLOBS)]
+    answered = await asyncio.gather(*(read(batch) for batch in batches))
+    return {file: value for values in answered for file, value in values.items()}
+
+
+def _each(
+    github: GitHub[Any],
+    ref: PullKey,
+    fields: str,
+    value: Callable[[BlobNode | None], T],
+    unknown: str,
+) -> Callable[[list[FileAt]], Awaitable[dict[FileAt, T]]]:
+    """A batch's read of `fields`, each file's `value` made of its blob; a batch GitHub failed
+    is left out, said in the log by `unknown` (with how many files, and why)."""
+
+    async def batch(files: list[FileAt]) -> dict[FileAt, T]:
+        answered = await _objects(github, ref, files, fields)
+        if isinstance(answered, str):
+            log.warning(unknown, len(files), answered)
+            return {}
+        return {file: value(answered.get(f"f{i}")) for i, file in enumerate(files)}
+
+    return batch
 
 
 async def _batch(

@@ -56,7 +56,7 @@ COMPARE_FILES = 300
 
 DIFF_MEDIA_TYPE = "application/vnd.github.diff"
 
-Posted = TypeVar("Posted", answers.Review, IssueComment, ThreadComment)
+Posted = TypeVar("Posted", answers.PullRequestReview, IssueComment, ThreadComment)
 """Something posted on a pull request, whose author says whether it is Tiebreak's."""
 
 
@@ -232,7 +232,7 @@ class Installation:
     async def own_review_bodies(self, ref: PullKey) -> list[str]:
         """The body of every review the App posted on the pull request, oldest first."""
         list_page = self._rest.pulls.async_list_reviews
-        reviews = await self._all_pages(list_page, ref, list[answers.Review])
+        reviews = await self._all_pages(list_page, ref, list[answers.PullRequestReview])
         return [review.body for review in await self._own(reviews)]
 
     @translating
@@ -247,7 +247,7 @@ class Installation:
             if exc.response.status_code == 404:
                 return None
             raise
-        answer = read(answers.Comparison, response)
+        answer = read(answers.CommitComparison, response)
         files = answer.files or []
         paths = {f.filename for f in files} | {
             f.previous_filename for f in files if f.previous_filename

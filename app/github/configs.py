@@ -14,7 +14,7 @@ import asyncio
 
 from app.events import PullKey
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from policies.config import (
     CONFIG_PATH,
     DEFAULTS_PATH,

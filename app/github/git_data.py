@@ -80,7 +80,7 @@ class GitData:
             raise GitHubError(f"cannot update a branch named {branch!r}")
         git = self._rest.git
         try:
-            parent = read(answers.Commit, await git.async_get_commit(owner, repo, parent_sha))
+            parent = read(answers.GitCommit, await git.async_get_commit(owner, repo, parent_sha))
             blobs = []
             for file in files:
                 blob = await git.async_create_blob(

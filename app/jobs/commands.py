@@ -20,10 +20,10 @@ from agents.errors import LLMFatal
 from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import CommandCall, CommandRequest
+from app.github.installation_client import InstallationClient
 from app.github.models import PullRequest, Reaction
-from app.github.protocol import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.results import JobResult
+from app.jobs.job_results import JobResult
 from app.publishing import check_runs, markdown
 from app.publishing.plan import plan
 from app.publishing.publication import LabelAction, RunRecord

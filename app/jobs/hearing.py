@@ -29,10 +29,10 @@ from agents.errors import LLMFatal, NotHeard
 from agents.rebase import FindingKey, rebase
 from agents.review import Review
 from app.events import HearingRequest
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.results import JobResult
-from app.publishing import hearing, learnings
+from app.jobs.job_results import JobResult
+from app.publishing import hearing_text, learnings_text
 from app.publishing.plan import plan
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import PostedThread
@@ -94,7 +94,7 @@ class HearingRun:
         if not policy.enabled:
             return "conversation is off"
         diff = Diff.parse(record.diff, allow_empty=True)
-        found = hearing.finding_of_thread(
+        found = hearing_text.finding_of_thread(
             record.review,
             diff,
             thread.fingerprint,
@@ -105,7 +105,7 @@ class HearingRun:
             return "the finding is not open"
         if not await self.deps.hearings().within_cap(key, policy.max_replies):
             if await self.deps.hearings().note_cap_once(key):
-                await self._reply(hearing.over_cap(policy.max_replies))
+                await self._reply(hearing_text.over_cap(policy.max_replies))
             return "over the cap"
         return await self._weigh(stored, found)
 
@@ -120,7 +120,7 @@ class HearingRun:
         if await allowance.remaining() < MIN_CEILING:
             resets = f"{allowance.resets_at():%Y-%m-%d %H:%M} UTC"
             why = f"this installation has spent its daily token allowance (it resets {resets})"
-            await self._reply(hearing.not_weighed(why))
+            await self._reply(hearing_text.not_weighed(why))
             return "allowance spent"
         ceiling = TokenCeiling(record.policy.token_ceiling, allowance)
         debate = Debate(
@@ -131,7 +131,7 @@ class HearingRun:
             heard, verdict = await debate.hear(units[unit_id], outcome, finding_id, reply)
         except (NotHeard, LLMFatal) as exc:
             log.warning("a reply on %s was not weighed: %s", finding_id, exc)
-            await self._reply(hearing.not_weighed("the tester could not be asked"))
+            await self._reply(hearing_text.not_weighed("the tester could not be asked"))
             return "not weighed"
         review = Review(units=[heard if u.unit_id == unit_id else u for u in record.review.units])
         async with self.deps.pulls.landing(self.pull_key) as latest:
@@ -149,7 +149,7 @@ class HearingRun:
         newer run, or a finding settled meanwhile, keeps what it has."""
         if latest is None or latest.record.run_id != read.record.run_id:
             if latest is not None:
-                await self._reply(hearing.superseded(latest.record.ref.head_sha))
+                await self._reply(hearing_text.superseded(latest.record.ref.head_sha))
             return "a newer review landed meanwhile"
         rebased = rebase(review, read.record.review, latest.record.review, [found])
         if found not in rebased.applied:
@@ -169,10 +169,10 @@ class HearingRun:
         await self.deps.transcripts().add_rulings(record.run_id, rebased.review, conclusion)
         finding_id = found[1]
         if not verdict.accepted:
-            await self._reply(hearing.stands(finding_id, verdict.reason))
+            await self._reply(hearing_text.stands(finding_id, verdict.reason))
             return "stands"
         taught = await self._learn(record, found, verdict)
-        await self._reply(hearing.withdrawn(finding_id, verdict.reason) + taught)
+        await self._reply(hearing_text.withdrawn(finding_id, verdict.reason) + taught)
         await self.github.resolve_thread(self.pull_key, self.request.comment.thread_id)
         await restate(self.github, record, whole)
         return "withdrawn"
@@ -211,7 +211,7 @@ class HearingRun:
             now=self.deps.clock(),
             pull=None if writes else self.pull_key.number,
         )
-        return learnings.learned(*recorded) if recorded else ""
+        return learnings_text.learned(*recorded) if recorded else ""
 
     async def _thread(self) -> PostedThread | None:
         """The thread the reply is in, if Tiebreak started it about a finding."""

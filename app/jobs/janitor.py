@@ -20,9 +20,9 @@ from typing import Any
 
 from app.events import PullKey
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.results import JobResult
+from app.jobs.job_results import JobResult
 from app.jobs.workflow_results import sweep_workflow_runs
 from app.publishing import check_runs
 from app.review.landing import complete_check_run

@@ -22,7 +22,7 @@ from agents.diff import Diff
 from agents.review import Review
 from app.events import PullRequestRef
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.results import JobResult
+from app.jobs.job_results import JobResult
 from app.review import check_run, finishing, planning, superseding
 from app.review.failures import logged_reason
 from app.review.fanout import Fanout

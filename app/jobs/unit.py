@@ -27,7 +27,7 @@ from agents.errors import LLMFatal, LLMUnavailable
 from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Role
 from agents.outcome import Outcome
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.results import JobResult
+from app.jobs.job_results import JobResult
 from app.review.actions_trials import ActionsTrials
 from app.review.failures import logged_reason, public_reason
 from app.review.together import together

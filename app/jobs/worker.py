@@ -21,7 +21,7 @@ from app.jobs.commands import run_commands
 from app.jobs.deps import REVIEW_TIMEOUT, WorkerDeps, WorkerSetup, deps_of
 from app.jobs.hearing import run_hearing
 from app.jobs.janitor import sweep
-from app.jobs.results import Ending, JobResult
+from app.jobs.job_results import Ending, JobResult
 from app.jobs.review import review_pull_request
 from app.jobs.unit import debate_unit
 from app.jobs.warmup import warm_up

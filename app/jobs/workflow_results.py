@@ -25,10 +25,10 @@ from typing import Any
 from agents.debate.recorded_tests import RecordedRun
 from app.events import CompletedRun
 from app.github.errors import GitHubError
+from app.github.installation_client import ActionsClient
 from app.github.models import Dispatch, WorkflowRun
-from app.github.protocol import ActionsClient
 from app.jobs.deps import WorkerDeps, deps_of
-from app.jobs.results import JobResult
+from app.jobs.job_results import JobResult
 from app.store.records import State
 from app.store.workflow_runs import PendingRun
 from app.telemetry.logs import log_context

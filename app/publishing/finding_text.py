@@ -21,7 +21,7 @@ from app.publishing.markdown import (
     replacement_lines,
     suggestion,
 )
-from app.publishing.proofs import fix_check, proof
+from app.publishing.proof_text import fix_check, proof
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Tally
 

@@ -106,7 +106,7 @@ def plan(
 
 
 def _draft(
-    inline: Sequence[text.Entry], diff: Diff, run: RunInfo, *, unresolved: bool
+    inline: Sequence[text.FindingEntry], diff: Diff, run: RunInfo, *, unresolved: bool
 ) -> ReviewDraft | None:
     """The review of the findings posted inline (none without any)."""
     if not inline:
@@ -119,7 +119,7 @@ def _draft(
     )
 
 
-def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[text.Entry]:
+def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[text.FindingEntry]:
     several = len(review.units) > 1
     entries = []
     for unit in review.units:
@@ -133,7 +133,7 @@ def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[tex
             if result.resolution is not Resolution.WITHDRAWN and posted_in is None:
                 outside = _outside(diff, *anchor)
             entries.append(
-                text.Entry(
+                text.FindingEntry(
                     # Ids are the engine's own, but a review can be loaded from a transcript.
                     label=md.inline(finding_key(unit.unit_id, fid) if several else fid, 100),
                     result=result,
@@ -152,14 +152,14 @@ def _entries(review: Review, diff: Diff, threads: Mapping[str, int]) -> list[tex
     return sorted(entries, key=lambda e: (e.result.finding.severity.rank, *_where(e.result)))
 
 
-def _cap_inline(entries: list[text.Entry], limit: int) -> list[text.Entry]:
+def _cap_inline(entries: list[text.FindingEntry], limit: int) -> list[text.FindingEntry]:
     """At most `limit` inline comments, the most severe first; the rest move to the body."""
     inline = [e for e in entries if e.inline]
     over = {id(e) for e in sorted(inline, key=_by_anchor)[limit:]}
     return [replace(e, inline=False, overflow=True) if id(e) in over else e for e in entries]
 
 
-def _by_anchor(entry: text.Entry) -> tuple[int, str, int, int]:
+def _by_anchor(entry: text.FindingEntry) -> tuple[int, str, int, int]:
     return (entry.result.finding.severity.rank, *entry.anchor)
 
 
@@ -184,7 +184,7 @@ def _outside(diff: Diff, path: str, start: int, end: int) -> str | None:
     return None
 
 
-def _comment(entry: text.Entry, diff: Diff) -> ReviewComment:
+def _comment(entry: text.FindingEntry, diff: Diff) -> ReviewComment:
     """An inline comment, ending with its finding's fingerprint for later runs to find."""
     path, start, end = entry.anchor
     multiline = start < end
@@ -198,7 +198,7 @@ def _comment(entry: text.Entry, diff: Diff) -> ReviewComment:
     )
 
 
-def _annotation(entry: text.Entry) -> Annotation:
+def _annotation(entry: text.FindingEntry) -> Annotation:
     result, finding = entry.result, entry.result.finding
     path, start, end = entry.anchor
     serious = finding.severity in (Severity.BLOCKER, Severity.MAJOR)
@@ -232,7 +232,7 @@ def _annotation(entry: text.Entry) -> Annotation:
     )
 
 
-def _conclusion(review: Review, entries: list[text.Entry]) -> Conclusion:
+def _conclusion(review: Review, entries: list[text.FindingEntry]) -> Conclusion:
     resolutions = {e.result.resolution for e in entries}
     if Resolution.OPEN in resolutions or review.failed_units:
         return Conclusion.ACTION_REQUIRED
@@ -241,7 +241,7 @@ def _conclusion(review: Review, entries: list[text.Entry]) -> Conclusion:
     return Conclusion.SUCCESS
 
 
-def _title(review: Review, entries: list[text.Entry]) -> str:
+def _title(review: Review, entries: list[text.FindingEntry]) -> str:
     def count(resolution: Resolution) -> int:
         return sum(e.result.resolution is resolution for e in entries)
 

@@ -1,7 +1,7 @@
 """Re-reviews: what a run adds to the conversation a pull request already has.
 
 A pull request is reviewed again on every push, and people answer Tiebreak in between. A run
-reviews only the files changed since the last reviewed head (:class:`Scope`) and then
+reviews only the files changed since the last reviewed head (:class:`RunScope`) and then
 reconciles what it found with what is already there (:func:`reconcile`):
 
 - a finding the pull request already has a thread for (the same fingerprint: see
@@ -27,13 +27,13 @@ from pydantic import BaseModel, ConfigDict
 from agents.debate.claims import same_gist
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
-from agents.protocol import ChangeDescription
+from agents.protocol import UnitWalkthrough
 from agents.review import Review
 from app.publishing.fingerprints import Fingerprint, around
 from app.publishing.publication import GoneFinding, RunRecord, finding_key
 
 
-class Scope(BaseModel):
+class RunScope(BaseModel):
     """The files a run reviews: all of them, or those changed since an earlier head."""
 
     model_config = ConfigDict(frozen=True)
@@ -46,11 +46,11 @@ class Scope(BaseModel):
     """Without `since`: why every file is reviewed again (empty for a first review)."""
 
     @classmethod
-    def full(cls, why: str) -> "Scope":
+    def full(cls, why: str) -> "RunScope":
         return cls(why_full=why)
 
     @classmethod
-    def changed_since(cls, head: str, paths: frozenset[str]) -> "Scope":
+    def changed_since(cls, head: str, paths: frozenset[str]) -> "RunScope":
         return cls(since=head, paths=paths, why_full="")
 
     def reviews(self, path: str) -> bool:
@@ -105,7 +105,7 @@ def reconcile(
     debated: Review,
     diff: Diff,
     *,
-    scope: Scope,
+    scope: RunScope,
     earlier: RunRecord | None,
     threads: Sequence[PostedThread],
 ) -> Standing:
@@ -161,7 +161,7 @@ class _Ledger:
         return unit.model_copy(update={"findings": kept})
 
     def carried(
-        self, earlier: RunRecord, diff: Diff, scope: Scope
+        self, earlier: RunRecord, diff: Diff, scope: RunScope
     ) -> tuple[list[Outcome], list[GoneFinding]]:
         """The earlier run's units carried forward (with what still stands of them), and its
         unresolved findings no longer found. Call after :meth:`this_run` for every unit."""
@@ -202,8 +202,8 @@ class _Ledger:
 
 
 def _carried_walkthrough(
-    walkthrough: ChangeDescription | None, scope: Scope
-) -> ChangeDescription | None:
+    walkthrough: UnitWalkthrough | None, scope: RunScope
+) -> UnitWalkthrough | None:
     """What an earlier unit's walkthrough still says of the files this run does not review
     (their code did not change); None when it says nothing of them."""
     if walkthrough is None:

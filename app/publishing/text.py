@@ -10,7 +10,7 @@ from datetime import datetime
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
 from app.bodies import LIMIT
-from app.publishing import proofs
+from app.publishing import proof_text
 from app.publishing.finding_text import (
     SEVERITY,
     agreement,
@@ -37,7 +37,7 @@ _STANDING = "standing by majority"
 
 
 @dataclass(frozen=True)
-class Entry:
+class FindingEntry:
     """One finding as it is published."""
 
     label: str
@@ -61,7 +61,7 @@ def thread_link(thread: int, pull_url: str | None) -> str:
     return f"[thread]({pull_url}#discussion_r{thread})" if pull_url else "thread"
 
 
-def comment_body(entry: Entry) -> str:
+def comment_body(entry: FindingEntry) -> str:
     """The inline review comment for a finding: its debate and, if fixed, a suggestion."""
     result = entry.result
     header = f"**{SEVERITY[result.finding.severity]}** · {resolution(result)} · "
@@ -73,7 +73,7 @@ def comment_body(entry: Entry) -> str:
     return "\n\n".join(blocks)
 
 
-def section(entry: Entry) -> str:
+def section(entry: FindingEntry) -> str:
     """A finding in full, for a review body or a check run's text: no suggestion block."""
     result, finding = entry.result, entry.result.finding
     where = code(location(finding.path, finding.start_line, finding.end_line))
@@ -87,7 +87,7 @@ def section(entry: Entry) -> str:
     return "\n\n".join(blocks) + "\n\n"
 
 
-def withdrawn_line(entry: Entry) -> str:
+def withdrawn_line(entry: FindingEntry) -> str:
     """A withdrawn finding in one line: the coder's argument and, on a panel, the vote."""
     finding = entry.result.finding
     where = code(location(finding.path, finding.start_line, finding.end_line))
@@ -102,7 +102,7 @@ def withdrawn_line(entry: Entry) -> str:
     )
 
 
-def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
+def table(entries: Sequence[FindingEntry], pull_url: str | None = None) -> list[str]:
     """Every finding, one row each; each row is a piece that may be cut after."""
     rows = [
         "| Finding | Severity | Location | Resolution | Consensus | Rounds | Billed tokens "
@@ -125,7 +125,7 @@ def table(entries: Sequence[Entry], pull_url: str | None = None) -> list[str]:
 
 def _ended(result: FindingOutcome) -> str:
     """How the finding ended, and what its test showed if it had one run."""
-    tested = proofs.verdict(result)
+    tested = proof_text.verdict(result)
     return f"{resolution(result)} · {tested}" if tested else resolution(result)
 
 
@@ -177,7 +177,7 @@ def failed_units(review: Review) -> list[str]:
 
 def overview(
     review: Review,
-    entries: Sequence[Entry],
+    entries: Sequence[FindingEntry],
     *,
     title: str,
     run_id: str,
@@ -198,7 +198,7 @@ def overview(
     ]
 
 
-def not_inline(entries: Sequence[Entry], max_inline: int) -> list[str]:
+def not_inline(entries: Sequence[FindingEntry], max_inline: int) -> list[str]:
     """What the review body adds to the overview: findings that have no inline comment."""
     withdrawn = [withdrawn_line(e) for e in entries if e.result.resolution is Resolution.WITHDRAWN]
     overflow = [section(e) for e in entries if e.overflow]
@@ -285,7 +285,7 @@ def spend(*, spent: int, ceiling: int, daily_remaining: int, daily_cap: int) -> 
     )
 
 
-def every_finding(entries: Sequence[Entry]) -> list[str]:
+def every_finding(entries: Sequence[FindingEntry]) -> list[str]:
     """A check run's text: every finding in full."""
     return ["## Every finding\n\n", *map(section, entries)] if entries else []
 
@@ -366,7 +366,7 @@ def truncation_note(details_url: str | None) -> Callable[[int], str]:
     return note
 
 
-def _footer(entry: Entry) -> str:
+def _footer(entry: FindingEntry) -> str:
     result = entry.result
     return (
         f"<sub>Tiebreak · {entry.label} · {_rounds(result)} · {result.tokens:,} billed tokens</sub>"

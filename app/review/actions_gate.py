@@ -10,8 +10,8 @@ hold another copy of the workflow file, stale or edited by whoever may push ther
 
 from app.events import PullRequestRef
 from app.github.errors import GitHubError
+from app.github.installation_client import InstallationClient
 from app.github.models import HeadOrigin, PullRequest
-from app.github.protocol import InstallationClient
 from app.store.plans import ActionsTesting
 from policies.config import RepoConfig
 

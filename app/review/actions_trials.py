@@ -27,12 +27,12 @@ from pathlib import PurePosixPath
 from agents.debate.needs import Trial, TrialResult
 from agents.debate.recorded_tests import RecordedRun
 from app.github.errors import GitHubError
+from app.github.installation_client import InstallationClient
 from app.github.models import FileAt, PathKind
-from app.github.protocol import InstallationClient
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import PendingRun, WorkflowRuns
 from app.verification.workflow import RUN_TITLE, dispatch_inputs, not_run
-from policies.verification import reproduction_problem
+from policies.verify import reproduction_problem
 
 log = logging.getLogger(__name__)
 

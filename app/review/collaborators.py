@@ -2,7 +2,7 @@
 job needs to know (a person who reacted 👎 to every finding of a review is asked about once)."""
 
 from app.events import PullKey
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from policies.permissions import WRITERS
 
 

@@ -11,12 +11,12 @@ debated, run holding the pull request's landing lock.
 from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
-from app.publishing import check_runs, learnings
+from app.publishing import check_runs, learnings_text
 from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
 from app.publishing.rereview import PostedThread, reconcile
 from app.review import check_run
 from app.review.collaborators import Permissions
-from app.review.landing import publish_review, set_label
+from app.review.landing import RunResult, publish_review, set_label
 from app.review.posted import posted_threads
 from app.review.run_context import RunContext
 from app.review.teaching import learn_from_thumbs_down
@@ -57,9 +57,8 @@ async def publish(
     links = context.deps.links
     details_url = links.url(run_id) if links else None
     run = _run_shown(context, plan, debated, shown, spend, readings, details_url)
-    publication = await publish_review(
-        context.github, ref, review, diff, run, conversation, unposted=fresh
-    )
+    result = RunResult(review, diff, run, conversation, unposted=fresh)
+    publication = await publish_review(context.github, ref, result)
     conclusion = str(publication.check.conclusion)
     learned = {unit: reading.learned for unit, reading in readings.items()}
     await together(
@@ -105,7 +104,7 @@ def _run_shown(
         min_severity=context.config.min_severity,
         head_not_read=plan.head_not_read,
     )
-    notes += ((f"_{plan.tests_note}_",) if plan.tests_note else ()) + learnings.applied(
+    notes += ((f"_{plan.tests_note}_",) if plan.tests_note else ()) + learnings_text.applied(
         r.learned for r in readings.values()
     )
     return context.run_info.model_copy(

@@ -22,8 +22,8 @@ from agents.patches import PatchesOverlap, StaleLines, apply_patches
 from agents.protocol import Patch, Severity
 from app.github.errors import BranchMoved, NotWritable
 from app.github.git_data import pushable
+from app.github.installation_client import InstallationClient
 from app.github.models import GitFile, PullRequest
-from app.github.protocol import InstallationClient
 from app.publishing import markdown as md
 from app.publishing.finding_text import location
 from app.publishing.publication import RunRecord, finding_key

@@ -39,8 +39,8 @@ from agents.context.scopes import parsable
 from agents.diff import Diff
 from app.events import PullKey
 from app.github.errors import GitHubError, TokenRefused
+from app.github.installation_client import InstallationClient
 from app.github.models import FileAt, PullRequest
-from app.github.protocol import InstallationClient
 from app.parsing import Parsing
 from app.review.failures import token_refusal
 from app.review.together import together

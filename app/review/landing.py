@@ -7,6 +7,7 @@ Shared by the review job, the hearings and the commands that change a finished r
 import asyncio
 import logging
 from collections.abc import Collection
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agents.diff import Diff
@@ -15,7 +16,7 @@ from agents.review import Review
 from app.bodies import CheckRunAction, CheckRunUpdate, Conclusion, ReviewDraft
 from app.events import PullKey, PullRequestRef
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from app.publishing.markers import run_id_of
 from app.publishing.plan import plan
 from app.publishing.publication import (
@@ -49,20 +50,26 @@ PUBLISH_ATTEMPTS = 3
 1 s and then 4 s apart, as githubkit spaces its own retries."""
 
 
+@dataclass(frozen=True)
+class RunResult:
+    """What a run lands: its review of `diff`, as `run` shows it, reconciled with what the
+    pull request already shows (`conversation`; None: nothing to reconcile with)."""
+
+    review: Review
+    diff: Diff
+    run: RunInfo
+    conversation: Conversation | None = None
+    unposted: bool = False
+    """No earlier attempt of the run can have posted its review (it is not resuming a dead
+    coordinator's): GitHub is not asked first whether the pull request has it."""
+
+
 async def publish_review(
-    github: InstallationClient,
-    ref: PullRequestRef,
-    review: Review,
-    diff: Diff,
-    run: RunInfo,
-    conversation: Conversation | None = None,
-    *,
-    unposted: bool = False,
+    github: InstallationClient, ref: PullRequestRef, result: RunResult
 ) -> Publication:
-    """Land `review` on the pull request once, whatever GitHub answers, and return what was
+    """Land `result` on the pull request once, whatever GitHub answers, and return what was
     planned: the run's new inline comments as one review, the summary comment edited (or
-    written), replies on the threads of findings that are gone. `unposted`: no earlier
-    attempt of the run can have posted its review (it is not resuming a dead coordinator's).
+    written), replies on the threads of findings that are gone.
 
     Idempotent: a run whose review the pull request already has (its hidden marker) is not
     posted again, and a 5xx answer (which may hide a review that was posted) is followed by
@@ -74,8 +81,7 @@ async def publish_review(
     # The conversation's comments are read while the review is posted: the summary is among
     # them, and posting a review adds none.
     publication, comments = await together(
-        post_inline(github, ref, review, diff, run, conversation, unposted=unposted),
-        github.own_issue_comments(ref),
+        post_inline(github, ref, result), github.own_issue_comments(ref)
     )
     await write_summary(github, ref, publication.summary, comments)
     await answer(github, ref, publication.replies)
@@ -83,23 +89,17 @@ async def publish_review(
 
 
 async def post_inline(
-    github: InstallationClient,
-    ref: PullRequestRef,
-    review: Review,
-    diff: Diff,
-    run: RunInfo,
-    conversation: Conversation | None = None,
-    *,
-    unposted: bool = False,
+    github: InstallationClient, ref: PullRequestRef, result: RunResult
 ) -> Publication:
     """Post the run's review of new inline comments, once; return what was planned (with
     every finding in the summary instead if GitHub refused the comments)."""
-    publication = plan(review, diff, run=run, conversation=conversation)
+    review, diff, conversation = result.review, result.diff, result.conversation
+    publication = plan(review, diff, run=result.run, conversation=conversation)
     if publication.review is not None and not await _post(
-        github, ref, publication.review, unposted=unposted
+        github, ref, publication.review, unposted=result.unposted
     ):
         log.error("GitHub refused the review of %s; every finding goes in the summary", ref.key)
-        inline_off = run.model_copy(update={"max_inline_comments": 0})
+        inline_off = result.run.model_copy(update={"max_inline_comments": 0})
         publication = plan(review, diff, run=inline_off, conversation=conversation)
     return publication
 
@@ -193,9 +193,8 @@ async def land_rulings(
     )
     run = record.run_info()
     ruling = run.model_copy(update={"run_id": f"{run.run_id}:ruling-{command}"})
-    await post_inline(
-        github, record.ref, settled, Diff.parse(record.diff, allow_empty=True), ruling
-    )
+    diff = Diff.parse(record.diff, allow_empty=True)
+    await post_inline(github, record.ref, RunResult(settled, diff, ruling))
     await restate(github, record, whole)
 
 

@@ -23,7 +23,7 @@ from app.github.configs import repository_config
 from app.github.models import PullRequest
 from app.publishing import check_runs
 from app.publishing.publication import CheckRunResult, RunInfo, RunRecord
-from app.publishing.rereview import Scope
+from app.publishing.rereview import RunScope
 from app.review import check_run
 from app.review.actions_gate import tests_in_actions
 from app.review.gathering import reading_for
@@ -36,7 +36,7 @@ from app.store.plans import RunPlan
 from policies.budget import MIN_CEILING
 from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
-from policies.ignoring import PullFacts
+from policies.ignore import PullFacts
 from policies.learnings import Learnings
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,7 @@ async def _earlier(context: RunContext) -> RunRecord | None:
     return earlier if earlier is not None and earlier.run_id != context.run_id else None
 
 
-async def _scope(context: RunContext) -> Scope:
+async def _scope(context: RunContext) -> RunScope:
     return await scope_since(context.github, context.ref, context.config, await _earlier(context))
 
 

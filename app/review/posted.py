@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from app.events import PullKey
 from app.github.errors import GitHubError
+from app.github.installation_client import InstallationClient
 from app.github.models import IssueComment
-from app.github.protocol import InstallationClient
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
 from app.publishing.publication import ThreadReply

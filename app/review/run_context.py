@@ -9,7 +9,7 @@ A step that learns more returns a new value; none writes into another's state.
 from dataclasses import dataclass, field
 
 from app.events import PullRequestRef
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from app.publishing.publication import RunInfo
 from app.review.dependencies import ReviewDeps
 from policies.config import RepoConfig

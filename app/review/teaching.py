@@ -25,8 +25,8 @@ from pydantic import ValidationError
 from agents.diff import Diff
 from app.events import PullKey
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
-from app.publishing import learnings
+from app.github.installation_client import InstallationClient
+from app.publishing import learnings_text
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.publication import RunRecord
 from app.publishing.rereview import PostedThread
@@ -171,7 +171,7 @@ async def learn_from_thumbs_down(
         )
         if learned:
             recorded.append(learned)
-            said = learnings.from_thumbs_down(thread.refused_by, *learned)
+            said = learnings_text.from_thumbs_down(thread.refused_by, *learned)
             await _say(github, pull, thread.comment_id, said)
     return recorded
 
@@ -207,10 +207,10 @@ async def listing(
     under its `config`."""
     repository = await repository_of(github, store, pull)
     if repository is None:
-        return learnings.listing([], [], len(config.rules), config.enabled)
+        return learnings_text.listing([], [], len(config.rules), config.enabled)
     listed = await store.all(repository.id)
     own = await store.of_pull(repository.id, pull.number)
-    return learnings.listing(listed, own, len(config.rules), config.enabled)
+    return learnings_text.listing(listed, own, len(config.rules), config.enabled)
 
 
 async def forget(
@@ -220,8 +220,8 @@ async def forget(
     pull request's own) was forgotten, and the answer."""
     repository = await repository_of(github, store, pull)
     if repository is not None and await store.forget(repository.id, number, pull.number):
-        return True, learnings.forgotten(number)
-    return False, learnings.not_kept(number)
+        return True, learnings_text.forgotten(number)
+    return False, learnings_text.not_kept(number)
 
 
 @dataclass(frozen=True)
@@ -259,5 +259,5 @@ class Taught:
                 now=self.deps.clock(),
             )
         if recorded is None:
-            return learnings.not_learned(record.config.learnings.enabled)
-        return "Resolved." + learnings.learned(*recorded)
+            return learnings_text.not_learned(record.config.learnings.enabled)
+        return "Resolved." + learnings_text.learned(*recorded)

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from app.events import PullKey
 from app.github.errors import GitHubError
+from app.github.installation_client import InstallationClient
 from app.github.models import Author
-from app.github.protocol import InstallationClient
 from app.publishing.rereview import PostedThread
 from app.review.collaborators import Permissions
 

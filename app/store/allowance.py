@@ -50,7 +50,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class Counter(NamedTuple):
+class TokenCounter(NamedTuple):
     """A Redis counter of reserved and spent tokens, its cap and how long it lives."""
 
     key: str
@@ -58,7 +58,7 @@ class Counter(NamedTuple):
     ttl: int
 
 
-def reserve_call(counters: Sequence[Counter], tokens: int) -> tuple[list[str], list[int]]:
+def reserve_call(counters: Sequence[TokenCounter], tokens: int) -> tuple[list[str], list[int]]:
     """The keys and arguments of :data:`RESERVE` reserving `tokens` on `counters`."""
     if tokens <= 0:
         raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
@@ -83,7 +83,7 @@ class Ledger(Protocol):
         ...
 
     async def adjust(
-        self, counters: Sequence[Counter], tokens: int, held: Held | None = None
+        self, counters: Sequence[TokenCounter], tokens: int, held: Held | None = None
     ) -> None:
         """Add `tokens` (fewer than zero: give them back) to every counter, and drop `held`
         from the reservations under way."""
@@ -106,7 +106,7 @@ class Scripts:
 
 
 def queue_adjust(
-    pipe: Pipeline, counters: Sequence[Counter], tokens: int, held: Held | None
+    pipe: Pipeline, counters: Sequence[TokenCounter], tokens: int, held: Held | None
 ) -> None:
     """Queue on `pipe` what :meth:`Ledger.adjust` writes."""
     for counter in counters:
@@ -119,18 +119,20 @@ def queue_adjust(
 class RedisLedger(Scripts):
     """A :class:`Ledger` writing at once: one script reserves, one transaction adjusts."""
 
-    async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
+    async def reserve(self, counters: Sequence[TokenCounter], tokens: int) -> bool:
         return await self.evaluate(RESERVE, *reserve_call(counters, tokens)) == 1
 
     async def adjust(
-        self, counters: Sequence[Counter], tokens: int, held: Held | None = None
+        self, counters: Sequence[TokenCounter], tokens: int, held: Held | None = None
     ) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
             queue_adjust(pipe, counters, tokens, held)
             await pipe.execute()
 
 
-async def reserve_all(ledger: Ledger, counters: Sequence[Counter], tokens: int) -> Settle | None:
+async def reserve_all(
+    ledger: Ledger, counters: Sequence[TokenCounter], tokens: int
+) -> Settle | None:
     """Reserve `tokens` on every one of `counters` at once, all or nothing; None, changing
     nothing, if that would pass one's cap, else the function that settles the reservation on
     all of them with what the call used (see :func:`settlement`)."""
@@ -140,7 +142,7 @@ async def reserve_all(ledger: Ledger, counters: Sequence[Counter], tokens: int) 
 
 
 def settlement(
-    ledger: Ledger, counters: Sequence[Counter], tokens: int, held: Held | None = None
+    ledger: Ledger, counters: Sequence[TokenCounter], tokens: int, held: Held | None = None
 ) -> Settle:
     """The function that settles a reservation of `tokens` on `counters` (listed as `held`)
     with what the call used.
@@ -182,7 +184,7 @@ class TokenPool:
 
     async def reserve_on(self, key: str, tokens: int) -> Settle | None:
         """Reserve `tokens` on the counter `key` (see :func:`reserve_all`)."""
-        return await reserve_all(self._ledger, [Counter(key, self.cap, self.ttl)], tokens)
+        return await reserve_all(self._ledger, [TokenCounter(key, self.cap, self.ttl)], tokens)
 
     async def spent_on(self, key: str) -> int:
         """The counter's tokens, settled usage and open reservations alike."""
@@ -214,9 +216,9 @@ class DailyAllowance(TokenPool):
         """Reserve `tokens` on today's counter (see :func:`reserve_all`)."""
         return await self.reserve_on(self._key(self._today()), tokens)
 
-    def counter(self) -> Counter:
+    def counter(self) -> TokenCounter:
         """Today's counter."""
-        return Counter(self._key(self._today()), self.cap, self.ttl)
+        return TokenCounter(self._key(self._today()), self.cap, self.ttl)
 
     async def spent(self) -> int:
         """Today's tokens, settled usage and open reservations alike."""
@@ -254,8 +256,8 @@ class RunCeiling(TokenPool):
     async def reserve(self, tokens: int) -> Settle | None:
         return await self.reserve_on(self.key, tokens)
 
-    def counter(self) -> Counter:
-        return Counter(self.key, self.cap, self.ttl)
+    def counter(self) -> TokenCounter:
+        return TokenCounter(self.key, self.cap, self.ttl)
 
     async def spent(self) -> int:
         return await self.spent_on(self.key)
@@ -270,7 +272,7 @@ class RunCeiling(TokenPool):
 class Pool(Protocol):
     """A pool with one counter to reserve on at a time (a day's, a run's)."""
 
-    def counter(self) -> Counter: ...
+    def counter(self) -> TokenCounter: ...
 
     async def refusal(self, tokens: int) -> OutOfTokens | None:
         """Why a reservation of `tokens` was refused, if this pool is what refused it."""

@@ -31,7 +31,7 @@ import secrets
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from app.store.allowance import Counter, Held, Ledger, Pool, RunCeiling, settlement
+from app.store.allowance import Held, Ledger, Pool, RunCeiling, TokenCounter, settlement
 from app.store.redis_typing import reply
 from policies.budget import Settle
 from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
@@ -114,7 +114,7 @@ commands, however many calls are under way."""
 RESERVED, WAIT = 1, 0
 
 
-class Place(NamedTuple):
+class PlaceInLine(NamedTuple):
     """Where one unit's attempt stands in its run's line: the run's lists, the unit's rank,
     and the lease that keeps its reservations and its place (the heartbeat key of the unit,
     naming the attempt while it lives)."""
@@ -132,7 +132,12 @@ class RunPools:
     reserved on all at once and settled on all in one write, through `ledger`."""
 
     def __init__(
-        self, ledger: Ledger, ceiling: RunCeiling, *others: Pool, place: Place, poll: float = POLL
+        self,
+        ledger: Ledger,
+        ceiling: RunCeiling,
+        *others: Pool,
+        place: PlaceInLine,
+        poll: float = POLL,
     ) -> None:
         self.ledger = ledger
         self.ceiling = ceiling
@@ -175,7 +180,7 @@ class RunPools:
 
 
 def take_call(
-    counters: Sequence[Counter], tokens: int, holder: str, place: Place
+    counters: Sequence[TokenCounter], tokens: int, holder: str, place: PlaceInLine
 ) -> tuple[list[str], list[int | str]]:
     """The keys and arguments of :data:`TAKE` for `holder`'s call of `tokens`."""
     if tokens <= 0:

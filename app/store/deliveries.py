@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 
 from app.store import keys
 from app.store.pipelining import AutoPipeline
-from app.store.records import Installation
+from app.store.records import InstallationStatus
 from app.store.redis_typing import reply
 
 
@@ -48,14 +48,14 @@ class Installations:
         """An installation was created, accepted new permissions or was unsuspended."""
         repos = list(repos)
         async with self.redis.pipeline(transaction=True) as pipe:
-            installed = Installation(account=account, active=True)
+            installed = InstallationStatus(account=account, active=True)
             pipe.hset(keys.installation(installation_id), mapping=installed.fields())
             if repos:
                 pipe.sadd(keys.installation_repos(installation_id), *repos)
             await pipe.execute()
 
     async def suspended(self, installation_id: int) -> None:
-        suspended = Installation(active=False)
+        suspended = InstallationStatus(active=False)
         await reply(self.redis.hset(keys.installation(installation_id), mapping=suspended.fields()))
 
     async def deleted(self, installation_id: int) -> None:

@@ -160,7 +160,7 @@ def installation(installation_id: int) -> str:
 
 
 class InstallationField(StrEnum):
-    """The fields of an installation's hash (app.store.records.Installation)."""
+    """The fields of an installation's hash (app.store.records.InstallationStatus)."""
 
     ACCOUNT = "account"
     ACTIVE = "active"

@@ -14,11 +14,11 @@ the size of its unit, whatever the size of the pull request.
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
-from agents.coverage import Estimate
+from agents.coverage import CostEstimate
 from agents.diff import Diff, ReviewUnit
 from app.events import PullRequestRef
 from app.publishing.publication import UnitReading
-from app.publishing.rereview import Scope
+from app.publishing.rereview import RunScope
 from app.store import keys
 from app.store.packed import pack, pack_text, unpack, unpack_text
 from policies.config import Models, RepoConfig
@@ -59,13 +59,13 @@ class RunPlan(BaseModel):
     run_id: str
     ref: PullRequestRef
     check_run_id: int
-    scope: Scope = Scope()
+    scope: RunScope = RunScope()
     """The files of the diff the run debates: all, or those changed since the last review."""
     unit_ids: tuple[str, ...] = ()
     """Each unit's id, by unit number."""
     unit_paths: tuple[tuple[str, ...], ...] = ()
     """Each unit's files, by unit number: a unit not reviewed names them."""
-    estimate: Estimate | None = None
+    estimate: CostEstimate | None = None
     """What the run was expected to cost, made before its first call."""
     policy: DebatePolicy
     config: RepoConfig
@@ -116,7 +116,7 @@ class UnitPlan(BaseModel):
     """The repository's learnings in `guidance`, each as the agents read it."""
     summary: SummaryConfig = SummaryConfig()
     """What the walkthrough the unit's first report is asked for says
-    (`agents.debate.describing`)."""
+    (`agents.debate.unit_walkthrough`)."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(

@@ -1,7 +1,7 @@
 """The records Tiebreak keeps as Redis hashes, one typed model each, written and read through
 it: a run's coordinator (:class:`RunStatus`), one of its units (:class:`UnitStatus`), an
-installation (:class:`Installation`). Each field is stored under the name :mod:`app.store.keys`
-gives it.
+installation (:class:`InstallationStatus`). Each field is stored under the name
+:mod:`app.store.keys` gives it.
 
 A write changes the fields set on the record it is given, and those alone (as pydantic tells
 them apart: `model_fields_set`), so that two writers of one hash never undo each other's
@@ -151,7 +151,7 @@ class UnitStatus(HashRecord):
         return cls.model_validate({**cls._known(raw), "number": number, "agents": agents})
 
 
-class Installation(HashRecord):
+class InstallationStatus(HashRecord):
     """Where the App is installed, as its hash (:func:`app.store.keys.installation`) keeps it
     for operators to read."""
 

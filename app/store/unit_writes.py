@@ -30,8 +30,8 @@ from redis.asyncio.client import Pipeline
 from agents.debate.journal import JournalEntry
 from agents.outcome import Outcome
 from app.store import keys
-from app.store.allowance import RESERVE, Counter, Held, Scripts, queue_adjust, reserve_call
-from app.store.ceiling_line import Place
+from app.store.allowance import RESERVE, Held, Scripts, TokenCounter, queue_adjust, reserve_call
+from app.store.ceiling_line import PlaceInLine
 from app.store.live import LiveRuns, RedisJournal
 from app.store.packed import unpack
 from app.store.plans import UnitPlan
@@ -91,7 +91,7 @@ class UnitWrites:
         self.number = number
         self.attempt = attempt
         self._status: HashFields = {}
-        self._adjusts: list[tuple[Sequence[Counter], int, Held | None]] = []
+        self._adjusts: list[tuple[Sequence[TokenCounter], int, Held | None]] = []
         self._later: list[Queue] = []
         self._scripts = Scripts(self.redis)
         self.journal = UnitJournal(self, None)
@@ -127,12 +127,12 @@ class UnitWrites:
         async with self.live.beating_unit(self.run, self.number, self.attempt, beaten=True):
             yield
 
-    def place(self) -> Place:
+    def place(self) -> PlaceInLine:
         """Where the attempt's calls stand in the line for the run's ceiling: ranked by the
         unit's number (riskiest first), for as long as its heartbeat names the attempt."""
         run, n = self.run, self.number
         beat = keys.unit_heartbeat(run, n)
-        return Place(keys.held(run), keys.line(run), n, beat, str(self.attempt))
+        return PlaceInLine(keys.held(run), keys.line(run), n, beat, str(self.attempt))
 
     # -- each call --------------------------------------------------------------------
 
@@ -154,7 +154,7 @@ class UnitWrites:
         fields = {**status.fields(), keys.UnitField.UPDATED: time.time()}
         await reply(self.redis.hset(keys.unit(self.run, self.number), mapping=fields))
 
-    async def reserve(self, counters: Sequence[Counter], tokens: int) -> bool:
+    async def reserve(self, counters: Sequence[TokenCounter], tokens: int) -> bool:
         return await self.evaluate(RESERVE, *reserve_call(counters, tokens)) == 1
 
     async def evaluate(
@@ -169,7 +169,7 @@ class UnitWrites:
         return int(answer)
 
     async def adjust(
-        self, counters: Sequence[Counter], tokens: int, held: Held | None = None
+        self, counters: Sequence[TokenCounter], tokens: int, held: Held | None = None
     ) -> None:
         """Staged, to ride with the attempt's next write: after a call answered, the journal
         entry the engine appends next."""

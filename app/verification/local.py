@@ -35,7 +35,7 @@ from app.verification.removal import remove_tree
 from app.verification.runner import Limits, Place, Runner
 from app.verification.trees import TreeRefused
 from app.verification.writes import reproduction_refusal, write_additions
-from policies.verification import TEST_PLACEHOLDER, VerifyConfig
+from policies.verify import TEST_PLACEHOLDER, VerifyConfig
 
 _Maker = Callable[[Path], Awaitable[None]]
 

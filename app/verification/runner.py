@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from agents.verification import Run
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 MB = 1024 * 1024
 FILE_MB = 1_024

@@ -22,7 +22,7 @@ from agents.debate.recorded_tests import RecordedRun
 from agents.protocol import Patch, Reproduction
 from agents.verification import FixCheck, Run, Verification
 from policies.errors import TiebreakError
-from policies.verification import TEST_PLACEHOLDER
+from policies.verify import TEST_PLACEHOLDER
 
 TEMPLATE = "templates/tiebreak-verify.yml"
 WORKFLOW_FILE = "tiebreak-verify.yml"

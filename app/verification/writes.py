@@ -4,7 +4,7 @@ files the coder's patches change for a fix check, put in a directory of their ow
 
 A tree is the work of untrusted code (the project's setup ran there), and Tiebreak may be
 root: it only reads the tree, never following a symlink, and writes in the new directory
-alone. A reproduction is a new file: a path :func:`policies.verification.reproduction_problem`
+alone. A reproduction is a new file: a path :func:`policies.verify.reproduction_problem`
 refuses, that exists already in the tree, or whose parent there is a symlink or not a
 directory is refused before anything is written; missing parent directories are made when it
 is copied. A patch applies only to a regular file reached through directories; the patched
@@ -21,7 +21,7 @@ from agents.patches import PatchesOverlap, StaleLines, apply_patches
 from agents.protocol import Patch, Reproduction
 from app.verification.trees import TreeRefused
 from policies.safety import is_safe_relative
-from policies.verification import reproduction_problem
+from policies.verify import reproduction_problem
 
 MAX_FILE_BYTES = 10_000_000
 """A larger file is not patched."""

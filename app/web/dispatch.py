@@ -19,7 +19,7 @@ from app.store.deliveries import Installations
 from app.store.queue import ReviewQueue
 
 
-class Outcome(StrEnum):
+class DeliveryOutcome(StrEnum):
     """What a delivery led to, as its response says."""
 
     ENQUEUED = "enqueued"
@@ -57,7 +57,7 @@ class HandlerDeps(Protocol):
     def installations(self) -> Installations: ...
 
 
-Handler = Callable[[Delivery, HandlerDeps], Awaitable[Outcome]]
+Handler = Callable[[Delivery, HandlerDeps], Awaitable[DeliveryOutcome]]
 
 
 class WebhookRouter:

@@ -44,7 +44,7 @@ _LENGTH = re.compile(r"[0-9]{1,20}")
 _HANG_UP = {"Connection": "close"}
 
 
-class Refused(TiebreakError):
+class DeliveryRefused(TiebreakError):
     """A delivery turned away: the answer's status, reason and headers, and its outcome as
     the metrics count it."""
 
@@ -78,7 +78,7 @@ class Intake:
     @contextlib.asynccontextmanager
     async def holding(self, request: Request) -> AsyncIterator[bytes]:
         """The request's whole body, counted against the budget until the block ends (when
-        the delivery is answered); raises :class:`Refused` when it may not be read.
+        the delivery is answered); raises :class:`DeliveryRefused` when it may not be read.
 
         The caller checks the signature before it awaits anything else: until then the bytes
         are still a stranger's.
@@ -86,7 +86,7 @@ class Intake:
         declared = _declared_length(request)
         reserved = max(declared, CONNECTION_FLOOR)
         if reserved > self._free:
-            raise Refused(
+            raise DeliveryRefused(
                 503,
                 "too many deliveries arriving at once; redeliver later",
                 "busy",
@@ -107,12 +107,12 @@ class Intake:
                     if len(body) > declared:
                         raise _mismatch()
         except TimeoutError:
-            raise Refused(
+            raise DeliveryRefused(
                 408, "the body did not arrive in time", "too_slow", headers=_HANG_UP
             ) from None
         except ClientDisconnect:
             # Nobody reads this answer; it is for the log line and the count.
-            raise Refused(400, "the client hung up mid-body", "incomplete") from None
+            raise DeliveryRefused(400, "the client hung up mid-body", "incomplete") from None
         if len(body) != declared:
             raise _mismatch()
         return bytes(body)
@@ -121,15 +121,15 @@ class Intake:
 def _declared_length(request: Request) -> int:
     declared = request.headers.get("content-length")
     if declared is None:
-        raise Refused(411, "Content-Length required", "bad_request", headers=_HANG_UP)
+        raise DeliveryRefused(411, "Content-Length required", "bad_request", headers=_HANG_UP)
     if not _LENGTH.fullmatch(declared):
-        raise Refused(400, "malformed Content-Length", "bad_request", headers=_HANG_UP)
+        raise DeliveryRefused(400, "malformed Content-Length", "bad_request", headers=_HANG_UP)
     if int(declared) > MAX_BODY_BYTES:
-        raise Refused(413, "payload too large", "too_large", headers=_HANG_UP)
+        raise DeliveryRefused(413, "payload too large", "too_large", headers=_HANG_UP)
     return int(declared)
 
 
-def _mismatch() -> Refused:
-    return Refused(
+def _mismatch() -> DeliveryRefused:
+    return DeliveryRefused(
         400, "the body's length differs from its Content-Length", "bad_request", headers=_HANG_UP
     )

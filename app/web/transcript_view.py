@@ -14,7 +14,7 @@ from agents.models.llm import Role, Usage
 from agents.outcome import FindingOutcome, Message, MessageKind, Outcome, Turn
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity
-from app.publishing import proofs
+from app.publishing import proof_text
 from app.publishing.finding_text import STANDS, TRIGGER, stands
 from app.store.transcripts import TranscriptRecord
 from policies.budget import BudgetEvent
@@ -245,7 +245,7 @@ def _proof(result: FindingOutcome) -> ProofView | None:
     reproduction = result.finding.reproduction
     shown = reproduction is not None and reproduction.path == tested.test
     return ProofView(
-        verdict=proofs.verdict(result),
+        verdict=proof_text.verdict(result),
         test=tested.test,
         reason=tested.reason,
         content=reproduction.content if shown and reproduction else "",

@@ -25,9 +25,9 @@ from app.store.deliveries import Deliveries, Installations
 from app.store.queue import ReviewQueue
 from app.telemetry.logs import log_context
 from app.telemetry.metrics import WEBHOOKS, Metrics
-from app.web.dispatch import Delivery, Outcome
+from app.web.dispatch import Delivery, DeliveryOutcome
 from app.web.handlers import ROUTER
-from app.web.intake import UNKNOWN_EVENT, Intake, Refused
+from app.web.intake import UNKNOWN_EVENT, DeliveryRefused, Intake
 
 log = logging.getLogger(__name__)
 router = APIRouter()
@@ -81,7 +81,7 @@ async def _receive(request: Request, context: WebhookContext) -> tuple[str, str,
         # The body counts against the intake's budget until its delivery is answered.
         async with context.intake.holding(request) as body:
             return await _handle(_verified_delivery(request, context, body), context)
-    except Refused as refused:
+    except DeliveryRefused as refused:
         answer = _answer(refused.status, refused.headers, error=refused.reason)
         return refused.event, refused.outcome, answer
 
@@ -90,17 +90,25 @@ async def _handle(delivery: Delivery, context: WebhookContext) -> tuple[str, str
     """What a verified delivery leads to: its event, the outcome to count, and the answer."""
     event = delivery.event
     if event == "ping":
-        return event, Outcome.PONG, _answer(200, outcome=Outcome.PONG, delivery=delivery.id)
+        return (
+            event,
+            DeliveryOutcome.PONG,
+            _answer(200, outcome=DeliveryOutcome.PONG, delivery=delivery.id),
+        )
     handler = ROUTER.handler(delivery)
     if handler is None:
-        return event, Outcome.IGNORED, _answer(200, outcome=Outcome.IGNORED, delivery=delivery.id)
+        return (
+            event,
+            DeliveryOutcome.IGNORED,
+            _answer(200, outcome=DeliveryOutcome.IGNORED, delivery=delivery.id),
+        )
     # A handler that remembers the delivery itself does so in the round trip that queues its
     # job: nothing of it is remembered unless that job was queued, so nothing is forgotten.
     handler_remembers = ROUTER.remembers(handler)
     try:
         if not handler_remembers and not await context.deliveries.first_sighting(delivery.id):
-            answer = _answer(200, outcome=Outcome.DUPLICATE, delivery=delivery.id)
-            return event, Outcome.DUPLICATE, answer
+            answer = _answer(200, outcome=DeliveryOutcome.DUPLICATE, delivery=delivery.id)
+            return event, DeliveryOutcome.DUPLICATE, answer
         outcome = await handler(delivery, context)
     except ValidationError as exc:
         await _forget(context, delivery.id, handler_remembers)
@@ -115,18 +123,18 @@ async def _handle(delivery: Delivery, context: WebhookContext) -> tuple[str, str
         log.exception("webhook %s (%s) failed", delivery.id, event)
         await _forget(context, delivery.id, handler_remembers)
         return event, "error", _answer(500, error="internal error")
-    status = 202 if outcome is Outcome.ENQUEUED else 200
+    status = 202 if outcome is DeliveryOutcome.ENQUEUED else 200
     return event, outcome, _answer(status, outcome=outcome, delivery=delivery.id)
 
 
 def _verified_delivery(request: Request, context: WebhookContext, body: bytes) -> Delivery:
     # Checked before anything is awaited: until then the body is a stranger's (see `Intake`).
     if not signed(context.secret, body, request.headers.get("x-hub-signature-256", "")):
-        raise Refused(401, "invalid or missing X-Hub-Signature-256", "invalid_signature")
+        raise DeliveryRefused(401, "invalid or missing X-Hub-Signature-256", "invalid_signature")
     event = request.headers.get("x-github-event")
     delivery_id = request.headers.get("x-github-delivery")
     if not event or not delivery_id:
-        raise Refused(
+        raise DeliveryRefused(
             400,
             "missing X-GitHub-Event or X-GitHub-Delivery",
             "bad_request",
@@ -144,11 +152,11 @@ def _verified_delivery(request: Request, context: WebhookContext, body: bytes) -
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]
         if error["type"] == "json_invalid":
-            raise Refused(
+            raise DeliveryRefused(
                 400, f"malformed JSON: {error['msg']}", "bad_request", event=event
             ) from exc
         reason = "the payload is not a JSON object"
-        raise Refused(400, reason, "bad_request", event=event) from exc
+        raise DeliveryRefused(400, reason, "bad_request", event=event) from exc
     action = envelope.action if isinstance(envelope.action, str) else None
     return Delivery(id=delivery_id, event=event, action=action, body=body)
 

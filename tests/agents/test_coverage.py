@@ -3,7 +3,7 @@ units, taken in order, the ceiling is expected to reach."""
 
 import pytest
 
-from agents.coverage import Estimate, UnitEstimate, estimate
+from agents.coverage import CostEstimate, UnitEstimate, estimate
 from agents.debate.engine import Debate
 from agents.diff import Diff
 from agents.models.scripted import ScriptedLLM
@@ -11,11 +11,11 @@ from policies.debate import DebatePolicy
 from tests.scenarios.coverage import LARGE_DIFF, RISKIEST_FIRST
 
 
-def units_of(tokens: list[int], ceiling: int) -> Estimate:
+def units_of(tokens: list[int], ceiling: int) -> CostEstimate:
     each = [
         UnitEstimate(unit=f"u{n}", files=1, first_call=t, tokens=t) for n, t in enumerate(tokens, 1)
     ]
-    return Estimate(units=each, files=len(tokens), tokens=sum(tokens), ceiling=ceiling)
+    return CostEstimate(units=each, files=len(tokens), tokens=sum(tokens), ceiling=ceiling)
 
 
 @pytest.mark.parametrize(

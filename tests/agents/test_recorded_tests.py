@@ -20,7 +20,7 @@ from agents.debate.recorded_tests import (
 from agents.models.scripted import ScriptedLLM, by_role
 from agents.protocol import Patch, Reproduction
 from agents.verification import Evidence
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 from tests.kits.proofs import COMMAND, ScriptedVerifier, reproduction
 from tests.scenarios.debates import (
     LOG_FIX,

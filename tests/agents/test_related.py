@@ -6,20 +6,20 @@ from collections.abc import Iterator
 import pytest
 
 from agents.context.reading import unit_context
-from agents.context.related import FALLBACK, PARTIAL, Bounds, Excerpt, Kind, Related, related
+from agents.context.related import FALLBACK, PARTIAL, Bounds, Excerpt, ExcerptKind, Related, related
 from agents.diff import Diff
 from agents.models.tokens import typical_tokens
 from tests.scenarios.debates import git_diff
 from tests.scenarios.orders import CONTRACT, FILES, ORDERS, MemoryTree, diff_text
 
 
-def found(kind: Kind, tree: MemoryTree | None = None) -> list[Excerpt]:
+def found(kind: ExcerptKind, tree: MemoryTree | None = None) -> list[Excerpt]:
     result = related(Diff.parse(diff_text()), tree or MemoryTree())
     return [e for e in result.excerpts if e.kind is kind]
 
 
 def test_the_helpers_a_change_uses_are_found_through_its_imports() -> None:
-    definitions = found(Kind.DEFINITION)
+    definitions = found(ExcerptKind.DEFINITION)
 
     # `cents` is `parse_cents` imported under another name; `discount`, a package's re-export.
     assert [(e.path, e.lines[0]) for e in definitions] == [
@@ -31,8 +31,8 @@ def test_the_helpers_a_change_uses_are_found_through_its_imports() -> None:
 
 
 def test_a_changed_signature_brings_its_callers_from_other_files_and_its_test() -> None:
-    callers = found(Kind.CALLER)
-    tests = found(Kind.TEST)
+    callers = found(ExcerptKind.CALLER)
+    tests = found(ExcerptKind.TEST)
 
     # Called as `orders.order_total(…)` and as `total_of(…)`; legacy's own `order_total`,
     # which nothing imports, is another function.
@@ -53,7 +53,7 @@ def test_a_long_caller_is_shown_by_the_lines_around_its_call() -> None:
         "    due = orders.order_total(basket.order)\n    return due\n"
     )
 
-    caller, _ = found(Kind.CALLER, MemoryTree(files))
+    caller, _ = found(ExcerptKind.CALLER, MemoryTree(files))
 
     assert (caller.path, caller.first, caller.last) == ("shop/checkout.py", 62, 66)
     assert caller.lines[3] == "    due = orders.order_total(basket.order)"
@@ -102,7 +102,7 @@ def test_an_unparsable_or_unreadable_file_resolves_nothing() -> None:
     files = FILES | {"shop/utils.py": "def parse_cents(label:\n", "shop/pricing.py": None}
     tree = MemoryTree({p: t for p, t in files.items() if t is not None})
 
-    assert found(Kind.DEFINITION, tree) == []
+    assert found(ExcerptKind.DEFINITION, tree) == []
 
 
 def test_other_languages_find_definitions_by_name() -> None:
@@ -117,7 +117,7 @@ def test_other_languages_find_definitions_by_name() -> None:
 
     (definition,) = related(diff, MemoryTree(files)).excerpts
 
-    assert (definition.path, definition.kind) == ("web/prices.ts", Kind.DEFINITION)
+    assert (definition.path, definition.kind) == ("web/prices.ts", ExcerptKind.DEFINITION)
     assert definition.lines[0] == "export function priceOf(item) {"
 
 
@@ -163,7 +163,7 @@ def test_a_search_that_did_not_run_is_said_once_and_the_changed_code_still_shown
 def test_an_excerpt_that_ends_on_blank_lines_is_shown_with_them() -> None:
     diff = Diff.parse(diff_text())
     excerpt = Excerpt("shop/notes.py", 3, ("def note():", "    pass", ""), "function note",
-                      Kind.CALLER, ORDERS, (7, 10))  # fmt: skip
+                      ExcerptKind.CALLER, ORDERS, (7, 10))  # fmt: skip
 
     context = unit_context(diff, {ORDERS: FILES[ORDERS]}, 4_000, Related((excerpt,)))
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.errors import GitHubError
+from app.github.installation_client import ActionsClient
 from app.github.models import (
     Author,
     Comparison,
@@ -32,7 +33,6 @@ from app.github.models import (
     ThreadComment,
     WorkflowRun,
 )
-from app.github.protocol import ActionsClient
 
 
 @dataclass

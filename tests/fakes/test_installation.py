@@ -10,7 +10,7 @@ from app.bodies import ReviewEvent as Event
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from app.github.errors import GitHubError
-from app.github.protocol import InstallationClient
+from app.github.installation_client import InstallationClient
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.github_api_kit import APP_ID, HEAD, INSTALLATION, NAME, NUMBER, OWNER
 from tests.fakes.installation import FakeInstallation

@@ -4,15 +4,15 @@ import pytest
 
 from policies.config import Models, Paths, RepoConfig, Trigger, parse_config
 from policies.config_file import MAX_CONFIG_BYTES, MAX_CONFIG_NODES, ConfigProblem
+from policies.conversation import HearingPolicy
 from policies.debate import DebatePolicy
 from policies.guidance import ContextOptions, PathInstruction
-from policies.hearing import HearingPolicy
-from policies.ignoring import IgnoreFilters, PullFacts
+from policies.ignore import IgnoreFilters, PullFacts
 from policies.learnings import LearnedRule, LearningsConfig
 from policies.panel import Focus, Topology
 from policies.safety import ALWAYS_PROTECTED, ProtectedPaths
 from policies.summary import SummaryConfig
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 DEFAULTS = RepoConfig()
 

@@ -3,41 +3,41 @@ generated files; within a kind, the larger change."""
 
 import pytest
 
-from policies.coverage import Kind, kind_of, rank
+from policies.coverage import FileKind, kind_of, rank
 
 
 @pytest.mark.parametrize(
     ("path", "kind"),
     [
-        ("app/auth/login.py", Kind.SENSITIVE),
-        ("src/AuthService.java", Kind.SENSITIVE),
-        ("shop/payments.py", Kind.SENSITIVE),
-        ("db/migrations/0042_add_index.sql", Kind.SENSITIVE),
-        ("lib/crypto/keys.go", Kind.SENSITIVE),
-        ("app/user_permissions.rb", Kind.SENSITIVE),
-        ("app/authors.py", Kind.CODE),
-        ("src/tokenizer.py", Kind.CODE),
-        ("shop/cart.py", Kind.CODE),
-        ("Makefile", Kind.CODE),
-        ("config/settings.yaml", Kind.CODE),
-        ("tests/test_auth.py", Kind.TESTS),
-        ("src/cart_test.go", Kind.TESTS),
-        ("web/cart.spec.ts", Kind.TESTS),
-        ("web/__tests__/cart.js", Kind.TESTS),
-        ("conftest.py", Kind.TESTS),
-        ("README.md", Kind.DOCS),
-        ("docs/security.rst", Kind.DOCS),
-        ("CHANGELOG", Kind.DOCS),
-        ("uv.lock", Kind.GENERATED),
-        ("web/package-lock.json", Kind.GENERATED),
-        ("go.sum", Kind.GENERATED),
-        ("static/app.min.js", Kind.GENERATED),
-        ("proto/auth_pb2.py", Kind.GENERATED),
-        ("vendor/github.com/x/auth.go", Kind.GENERATED),
-        ("web/__snapshots__/cart.test.js.snap", Kind.GENERATED),
+        ("app/auth/login.py", FileKind.SENSITIVE),
+        ("src/AuthService.java", FileKind.SENSITIVE),
+        ("shop/payments.py", FileKind.SENSITIVE),
+        ("db/migrations/0042_add_index.sql", FileKind.SENSITIVE),
+        ("lib/crypto/keys.go", FileKind.SENSITIVE),
+        ("app/user_permissions.rb", FileKind.SENSITIVE),
+        ("app/authors.py", FileKind.CODE),
+        ("src/tokenizer.py", FileKind.CODE),
+        ("shop/cart.py", FileKind.CODE),
+        ("Makefile", FileKind.CODE),
+        ("config/settings.yaml", FileKind.CODE),
+        ("tests/test_auth.py", FileKind.TESTS),
+        ("src/cart_test.go", FileKind.TESTS),
+        ("web/cart.spec.ts", FileKind.TESTS),
+        ("web/__tests__/cart.js", FileKind.TESTS),
+        ("conftest.py", FileKind.TESTS),
+        ("README.md", FileKind.DOCS),
+        ("docs/security.rst", FileKind.DOCS),
+        ("CHANGELOG", FileKind.DOCS),
+        ("uv.lock", FileKind.GENERATED),
+        ("web/package-lock.json", FileKind.GENERATED),
+        ("go.sum", FileKind.GENERATED),
+        ("static/app.min.js", FileKind.GENERATED),
+        ("proto/auth_pb2.py", FileKind.GENERATED),
+        ("vendor/github.com/x/auth.go", FileKind.GENERATED),
+        ("web/__snapshots__/cart.test.js.snap", FileKind.GENERATED),
     ],
 )
-def test_each_file_has_one_kind(path: str, kind: Kind) -> None:
+def test_each_file_has_one_kind(path: str, kind: FileKind) -> None:
     assert kind_of(path) is kind
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agents.diff import Diff
 from agents.protocol import Patch, Reproduction
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 
 CART_BASE = '''\
 """The cart's arithmetic."""

@@ -16,7 +16,7 @@ from app.events import CheckRunPayload, CheckSuitePayload, CommandCall, CommandR
 from app.slash import CommandName
 from app.store.keys import reviewed_head
 from app.telemetry.logs import bind
-from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
+from app.web.dispatch import Delivery, DeliveryOutcome, HandlerDeps, WebhookRouter
 
 router = WebhookRouter()
 
@@ -25,14 +25,14 @@ BUTTONS = {"arbitrate": CommandName.ARBITRATE, "accept": CommandName.RESOLVE}
 
 
 @router.on("check_run", "requested_action")
-async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+async def on_button(delivery: Delivery, deps: HandlerDeps) -> DeliveryOutcome:
     payload = delivery.parse(CheckRunPayload)
     pulls = _check_run_pulls(payload)
     _bind(payload, pulls)
     action = payload.requested_action
     command = BUTTONS.get(action.identifier) if action else None
     if command is None or not pulls:
-        return Outcome.IGNORED
+        return DeliveryOutcome.IGNORED
     queued = False
     for pull in pulls:
         request = CommandRequest(
@@ -41,11 +41,11 @@ async def on_button(delivery: Delivery, deps: HandlerDeps) -> Outcome:
             calls=[CommandCall(name=str(command))],
         )
         queued |= await deps.queue.enqueue_commands(request, f"button-{delivery.id}")
-    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
+    return DeliveryOutcome.ENQUEUED if queued else DeliveryOutcome.DUPLICATE
 
 
 @router.on("check_run", "rerequested")
-async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> DeliveryOutcome:
     payload = delivery.parse(CheckRunPayload)
     pulls = _check_run_pulls(payload)
     _bind(payload, pulls)
@@ -53,7 +53,7 @@ async def on_check_run_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
 
 
 @router.on("check_suite", "rerequested")
-async def on_check_suite_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+async def on_check_suite_rerun(delivery: Delivery, deps: HandlerDeps) -> DeliveryOutcome:
     payload = delivery.parse(CheckSuitePayload)
     pulls = [_pull(payload, pr.number) for pr in payload.check_suite.pull_requests]
     _bind(payload, pulls)
@@ -62,11 +62,11 @@ async def on_check_suite_rerun(delivery: Delivery, deps: HandlerDeps) -> Outcome
 
 async def _review_again(
     deps: HandlerDeps, pulls: list[PullKey], head_sha: str, delivery_id: str
-) -> Outcome:
+) -> DeliveryOutcome:
     queued = False
     for pull in pulls:
         queued |= await deps.queue.enqueue_review(pull.at(head_sha), rerun=delivery_id)
-    return Outcome.ENQUEUED if queued else Outcome.IGNORED
+    return DeliveryOutcome.ENQUEUED if queued else DeliveryOutcome.IGNORED
 
 
 def _bind(payload: CheckRunPayload | CheckSuitePayload, pulls: list[PullKey]) -> None:

@@ -22,16 +22,16 @@ from app.events import (
 )
 from app.slash import Command, carries_fix, parse_commands
 from app.telemetry.logs import bind
-from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
+from app.web.dispatch import Delivery, DeliveryOutcome, HandlerDeps, WebhookRouter
 
 router = WebhookRouter()
 
 
 @router.on("issue_comment", "created")
-async def on_conversation_comment(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+async def on_conversation_comment(delivery: Delivery, deps: HandlerDeps) -> DeliveryOutcome:
     payload = delivery.parse(IssueCommentPayload)
     if payload.issue.pull_request is None:
-        return Outcome.IGNORED  # a comment on an issue, not a pull request
+        return DeliveryOutcome.IGNORED  # a comment on an issue, not a pull request
     pull = PullKey(
         installation_id=payload.installation.id,
         owner=payload.repository.owner.login,
@@ -44,7 +44,7 @@ async def on_conversation_comment(delivery: Delivery, deps: HandlerDeps) -> Outc
 
 
 @router.on("pull_request_review_comment", "created")
-async def on_review_thread_comment(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+async def on_review_thread_comment(delivery: Delivery, deps: HandlerDeps) -> DeliveryOutcome:
     payload = delivery.parse(ReviewCommentPayload)
     pull = PullKey(
         installation_id=payload.installation.id,
@@ -60,10 +60,10 @@ async def on_review_thread_comment(delivery: Delivery, deps: HandlerDeps) -> Out
 
 async def _queue(
     deps: HandlerDeps, pull: PullKey, where: CommentRef, comment: Comment, sender: User
-) -> Outcome:
+) -> DeliveryOutcome:
     bind(repository=pull.full_name, pull_number=pull.number)
     if is_bot(sender) or is_bot(comment.user):
-        return Outcome.IGNORED
+        return DeliveryOutcome.IGNORED
     parsed = parse_commands(comment.body or "")
     if not parsed:
         return await _queue_hearing(deps, pull, where, comment)
@@ -81,15 +81,15 @@ async def _queue(
         calls=calls,
     )
     queued = await deps.queue.enqueue_commands(request, f"{where.kind}-comment-{where.id}")
-    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
+    return DeliveryOutcome.ENQUEUED if queued else DeliveryOutcome.DUPLICATE
 
 
 async def _queue_hearing(
     deps: HandlerDeps, pull: PullKey, where: CommentRef, comment: Comment
-) -> Outcome:
+) -> DeliveryOutcome:
     body = comment.body or ""
     if comment.in_reply_to_id is None or not body.strip() or carries_fix(body):
-        return Outcome.IGNORED
+        return DeliveryOutcome.IGNORED
     request = HearingRequest(pull=pull, login=comment.user.login, comment=where, text=body)
     queued = await deps.queue.enqueue_hearing(request)
-    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
+    return DeliveryOutcome.ENQUEUED if queued else DeliveryOutcome.DUPLICATE

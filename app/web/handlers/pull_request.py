@@ -7,13 +7,13 @@ event, that author and a draft get an automatic review.
 
 from app.events import PullRequestPayload, PullRequestRef
 from app.telemetry.logs import bind
-from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
+from app.web.dispatch import Delivery, DeliveryOutcome, HandlerDeps, WebhookRouter
 
 router = WebhookRouter()
 
 
 @router.on("pull_request", "opened", "reopened", "synchronize", "ready_for_review", remembers=True)
-async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> DeliveryOutcome:
     payload = delivery.parse(PullRequestPayload)
     ref = PullRequestRef.of(payload)
     bind(repository=ref.full_name, pull_number=ref.number)
@@ -21,4 +21,4 @@ async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Outc
     enqueued = await deps.queue.enqueue_review(
         ref, trigger=payload.action, delivery=delivery.id, replaces=payload.before
     )
-    return Outcome.ENQUEUED if enqueued else Outcome.DUPLICATE
+    return DeliveryOutcome.ENQUEUED if enqueued else DeliveryOutcome.DUPLICATE

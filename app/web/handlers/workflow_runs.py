@@ -10,7 +10,7 @@ import re
 
 from app.events import CompletedRun, WorkflowRunPayload
 from app.telemetry.logs import bind
-from app.web.dispatch import Delivery, HandlerDeps, Outcome, WebhookRouter
+from app.web.dispatch import Delivery, DeliveryOutcome, HandlerDeps, WebhookRouter
 
 router = WebhookRouter()
 
@@ -19,12 +19,12 @@ TITLE = re.compile(r"Tiebreak ([0-9a-f]{32})")
 
 
 @router.on("workflow_run", "completed")
-async def on_workflow_run_completed(delivery: Delivery, deps: HandlerDeps) -> Outcome:
+async def on_workflow_run_completed(delivery: Delivery, deps: HandlerDeps) -> DeliveryOutcome:
     payload = delivery.parse(WorkflowRunPayload)
     bind(repository=f"{payload.repository.owner.login}/{payload.repository.name}")
     titled = TITLE.fullmatch(payload.workflow_run.display_title)
     if titled is None:
-        return Outcome.IGNORED
+        return DeliveryOutcome.IGNORED
     run = CompletedRun.of(payload)
     queued = await deps.queue.take_workflow_run(titled[1], run, f"run-{run.run_id}")
-    return Outcome.ENQUEUED if queued else Outcome.DUPLICATE
+    return DeliveryOutcome.ENQUEUED if queued else DeliveryOutcome.DUPLICATE

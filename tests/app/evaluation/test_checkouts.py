@@ -12,13 +12,13 @@ from agents.diff import Diff
 from agents.models.llm import LLMRequest
 from agents.models.scripted import Reply, ScriptedLLM
 from agents.verification import Evidence
+from app.evaluation.case_runner import CaseRunner
 from app.evaluation.cases import Case, parse_cases
 from app.evaluation.checkouts import Verifying
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import Config
-from app.evaluation.runner import Runner
 from app.verification.unsandboxed import Unsandboxed
-from policies.verification import VerifyConfig
+from policies.verify import VerifyConfig
 from tests.scenarios.shop import BUG_LINE, COMMAND, History, git, make_history
 
 
@@ -97,7 +97,7 @@ async def test_the_worktree_is_gone_when_a_review_breaks_off(history: History) -
     def breaks(request: LLMRequest) -> Reply:
         return RuntimeError("the reviewer's process died")
 
-    runner = Runner(ScriptedLLM(breaks), verifying=verifying(history))
+    runner = CaseRunner(ScriptedLLM(breaks), verifying=verifying(history))
 
     with pytest.raises(BaseException, match=r"died|unhandled errors"):
         await runner.run([buggy(history)], [Config.SINGLE])
@@ -111,12 +111,12 @@ async def test_a_result_without_tests_is_run_again_when_tests_are_asked_for(
     files = ResultFiles(tmp_path / "results")
     case = buggy(history, base_commit=None)  # its findings are not tested: nothing runs
     llm = ScriptedLLM(reporter)
-    (without,) = await Runner(llm, result_files=files).run([case], [Config.SINGLE])
+    (without,) = await CaseRunner(llm, result_files=files).run([case], [Config.SINGLE])
 
-    (asked,) = await Runner(llm, result_files=files, verifying=verifying(history)).run(
+    (asked,) = await CaseRunner(llm, result_files=files, verifying=verifying(history)).run(
         [case], [Config.SINGLE]
     )
-    (again,) = await Runner(llm, result_files=files).run([case], [Config.SINGLE])
+    (again,) = await CaseRunner(llm, result_files=files).run([case], [Config.SINGLE])
 
     assert [p.verdict for p in without.posted] == [None]
     assert [p.verdict for p in asked.posted] == [Evidence.NOT_RUN]

@@ -16,7 +16,7 @@ from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest, LLMResponse, Role
 from agents.models.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps
-from app.jobs.results import JobResult
+from app.jobs.job_results import JobResult
 from app.jobs.unit import debate_unit
 from app.store import keys
 from app.store.live import LiveRuns

@@ -9,7 +9,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.errors import LLMFatal
 from agents.models.scripted import ScriptedLLM
-from app.jobs.results import Ending, JobResult
+from app.jobs.job_results import Ending, JobResult
 from app.jobs.worker import counted
 from app.store.counters import FleetCounters
 from app.store.keys import review_job_id, unit_job_id

@@ -3,7 +3,7 @@ dropped to keep it."""
 
 import pytest
 
-from app.publishing.learnings import applied, learned
+from app.publishing.learnings_text import applied, learned
 from policies.learnings import Learning, LearningSource
 
 

@@ -4,7 +4,7 @@ a diagram only as a sanitised sequence diagram."""
 import pytest
 
 from agents.outcome import Outcome, StopReason, Transcript
-from agents.protocol import AttentionArea, ChangeDescription, FileLine
+from agents.protocol import AttentionArea, FileLine, UnitWalkthrough
 from agents.review import Review
 from agents.walkthrough import walkthrough
 from app.publishing.mermaid import MAX_LINES, sequence_diagram
@@ -14,7 +14,7 @@ from app.publishing.walkthrough_text import GROUP_FROM, MAX_FILES, walkthrough_s
 def unit(
     unit_id: str,
     paths: tuple[str, ...],
-    described: ChangeDescription | None,
+    described: UnitWalkthrough | None,
     stop: StopReason = StopReason.NO_FINDINGS,
 ) -> Outcome:
     return Outcome(
@@ -36,8 +36,8 @@ def unit(
 
 def described(
     *paths: str, effort: int | None = None, text: str = "Does a thing."
-) -> ChangeDescription:
-    return ChangeDescription(
+) -> UnitWalkthrough:
+    return UnitWalkthrough(
         description=text,
         files=[FileLine(path=p, summary=f"changes {p}") for p in paths],
         effort=effort,
@@ -91,7 +91,7 @@ def test_many_files_are_grouped_by_directory_and_bounded() -> None:
     ],
 )
 def test_model_text_in_the_walkthrough_is_inert(hostile: str) -> None:
-    change = ChangeDescription(
+    change = UnitWalkthrough(
         description=hostile,
         files=[FileLine(path="a.py", summary=hostile)],
         attention=[AttentionArea(path="a.py", why=hostile)],

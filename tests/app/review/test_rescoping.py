@@ -10,7 +10,7 @@ from agents.review import Review
 from app.events import PullRequestRef
 from app.github.models import Comparison
 from app.publishing.publication import RunRecord
-from app.publishing.rereview import Scope
+from app.publishing.rereview import RunScope
 from app.review.rescoping import scope_since
 from policies.config import RepoConfig
 from tests.fakes.installation import FakeInstallation
@@ -35,22 +35,22 @@ def compared(status: Literal["ahead", "diverged"], *, complete: bool = True) -> 
 @pytest.mark.parametrize(
     ("comparison", "scope"),
     [
-        pytest.param(compared("ahead"), Scope.changed_since(OLD, CHANGED), id="ahead"),
+        pytest.param(compared("ahead"), RunScope.changed_since(OLD, CHANGED), id="ahead"),
         pytest.param(
             compared("ahead", complete=False),
-            Scope.full(f"too many files changed since {OLD[:7]} to list them"),
+            RunScope.full(f"too many files changed since {OLD[:7]} to list them"),
             id="ahead, too many files",
         ),
         pytest.param(
             compared("diverged"),
-            Scope.full(
+            RunScope.full(
                 f"{OLD[:7]}, reviewed last, is no longer in its history (a force-push or rebase)"
             ),
             id="diverged",
         ),
         pytest.param(
             None,
-            Scope.full(
+            RunScope.full(
                 f"{OLD[:7]}, reviewed last, is no longer in its history (a force-push or rebase)"
             ),
             id="commit gone",
@@ -58,7 +58,7 @@ def compared(status: Literal["ahead", "diverged"], *, complete: bool = True) -> 
     ],
 )
 async def test_what_github_says_of_the_head_reviewed_last_sets_the_scope(
-    comparison: Comparison | None, scope: Scope
+    comparison: Comparison | None, scope: RunScope
 ) -> None:
     github = FakeInstallation()
     if comparison is not None:
@@ -74,7 +74,7 @@ async def test_a_comparison_github_fails_reviews_every_file() -> None:
 
     scope = await scope_since(github, REF, RepoConfig(), EARLIER)
 
-    assert scope == Scope.full(f"GitHub could not compare it with {OLD[:7]}")
+    assert scope == RunScope.full(f"GitHub could not compare it with {OLD[:7]}")
 
 
 @pytest.mark.parametrize(
@@ -90,12 +90,12 @@ async def test_github_is_not_asked_when_every_file_is_reviewed_anyway(
 ) -> None:
     github = FakeInstallation()
 
-    assert await scope_since(github, ref, config, EARLIER) == Scope.full(why)
+    assert await scope_since(github, ref, config, EARLIER) == RunScope.full(why)
     assert github.calls == []
 
 
 async def test_a_first_review_covers_every_file_without_asking_github() -> None:
     github = FakeInstallation()
 
-    assert await scope_since(github, REF, RepoConfig(), None) == Scope.full("")
+    assert await scope_since(github, REF, RepoConfig(), None) == RunScope.full("")
     assert github.calls == []

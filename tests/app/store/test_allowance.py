@@ -9,7 +9,7 @@ from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from app.store import keys
 from app.store.allowance import DailyAllowance, RedisLedger, RunCeiling
-from app.store.ceiling_line import Place, RunPools
+from app.store.ceiling_line import PlaceInLine, RunPools
 from app.store.keys import ALLOWANCE_TTL, LIVE_TTL
 from policies.budget import Allowance, TokenCeiling
 from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
@@ -304,7 +304,7 @@ def unit_pools(redis: ArqRedis, run: RunCeiling, *others: DailyAllowance) -> Run
     heartbeat is not kept, so none of its calls is waited for and a call that does not fit is
     refused at once (waiting is `tests.app.store.test_ceiling_line`'s)."""
     name = run.key.rsplit(":", 1)[-1]
-    place = Place(keys.held(name), keys.line(name), 0, keys.unit_heartbeat(name, 0), "1")
+    place = PlaceInLine(keys.held(name), keys.line(name), 0, keys.unit_heartbeat(name, 0), "1")
     return RunPools(RedisLedger(redis), run, *others, place=place)
 
 

@@ -5,7 +5,7 @@ from arq.connections import ArqRedis
 
 from agents.models.llm import Role
 from app.store import keys
-from app.store.allowance import Counter, RunCeiling
+from app.store.allowance import RunCeiling, TokenCounter
 from app.store.ceiling_line import RunPools
 from app.store.live import LiveRuns
 from app.store.records import State, UnitStatus
@@ -44,11 +44,11 @@ async def test_a_reservation_given_back_counts_before_the_next_is_checked(
 async def test_a_refused_reservation_still_writes_what_waited(redis: ArqRedis) -> None:
     live = LiveRuns(redis, 60.0)
     writes = UnitWrites(live, RUN, 0, 1)
-    other = Counter("tiebreak:test:other", 100, 60)
+    other = TokenCounter("tiebreak:test:other", 100, 60)
     writes.stage(UnitStatus(number=0, calls=2))
     await writes.adjust([other], 40)
 
-    assert not await writes.reserve([Counter(keys.spent(RUN), 100, 60)], 101)
+    assert not await writes.reserve([TokenCounter(keys.spent(RUN), 100, 60)], 101)
 
     assert await redis.get("tiebreak:test:other") == b"40"
     assert await redis.get(keys.spent(RUN)) is None

@@ -1,5 +1,5 @@
-"""Running findings' tests: the config that turns it on and bounds it, and where a test may
-be written.
+"""The config's `verify` section, running findings' tests: what turns it on and bounds it, and
+where a test may be written.
 
 The command that runs a test is never a model's choice: it comes from a person, on
 `tiebreak review --verify` or in the `verify` section of the config read from the base
@@ -13,13 +13,12 @@ from typing import Annotated
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     StringConstraints,
     model_validator,
 )
 
+from policies.config_section import ConfigSection
 from policies.config_wording import Shape
 from policies.safety import is_safe_relative
 
@@ -104,13 +103,11 @@ WorkflowFile = Annotated[
 """A workflow's file name in `.github/workflows/` of the default branch."""
 
 
-class VerifyConfig(BaseModel):
+class VerifyConfig(ConfigSection):
     """Running the tests the tester writes as proof of its findings, at the base and the head
     of the change. Off unless a command is given. `tiebreak review --verify` runs them on the
     machine it runs on, in a sandbox; the App runs them only in the repository's own CI, with
     the workflow named by `workflow` (the App's workers never run a repository's code)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     command: Command | None = None
     """The command that runs one test, `{test}` standing for its path in the repository, run

@@ -66,7 +66,7 @@ def stored_run(
 
 
 @dataclass(frozen=True)
-class Runner:
+class CaseRunner:
     """How the cases are run: the model, the equal-cost budget, where results are kept."""
 
     llm: LLMClient

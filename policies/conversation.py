@@ -5,13 +5,13 @@ started, is that finding's next message: the tester weighs it as it weighs the c
 answers. Each reply heard costs one tester call, so a pull request hears a bounded number.
 """
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from policies.config_section import ConfigSection
 
 
-class HearingPolicy(BaseModel):
+class HearingPolicy(ConfigSection):
     """Replies on Tiebreak's finding threads, heard as the finding's next message."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     enabled: bool = True
     """Whether a reply by the pull request's author, or by someone with write access, on

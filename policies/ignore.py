@@ -8,8 +8,9 @@ request by one of `ignore_authors` is not; a person's `/tiebreak review` still r
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
+from policies.config_section import ConfigSection
 from policies.config_wording import Shape
 from policies.globs import compiled, compiled_titles, plain_globs, title_patterns
 
@@ -38,10 +39,8 @@ class PullFacts:
     labels: tuple[str, ...] = ()
 
 
-class IgnoreFilters(BaseModel):
+class IgnoreFilters(ConfigSection):
     """Pull requests not reviewed automatically; `/tiebreak review` still reviews them."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     base_branches: _BranchGlobs = ()
     """Branches, as gitignore-style globs, whose incoming pull requests are not reviewed

@@ -3,7 +3,7 @@
 import pytest
 
 from policies.config import parse_config
-from policies.ignoring import PullFacts
+from policies.ignore import PullFacts
 
 PULL = PullFacts(
     author="octocat",

@@ -8,11 +8,11 @@ import pytest
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest
 from agents.models.scripted import Reply, ScriptedLLM
+from app.evaluation.case_runner import CaseRunner
 from app.evaluation.cases import Case
 from app.evaluation.report import summaries
 from app.evaluation.result_files import ResultFiles
 from app.evaluation.results import CaseRun, Config
-from app.evaluation.runner import Runner
 from app.evaluation.scoring import Summary
 from tests.kits.reviewers import Reviewers, case
 
@@ -29,7 +29,7 @@ def by_config(found: list[Summary]) -> dict[Config, Summary]:
 
 
 async def test_an_oracle_tester_catches_every_bug_without_a_false_alarm() -> None:
-    runs = await Runner(Reviewers(CASES).llm()).run(CASES, list(Config))
+    runs = await CaseRunner(Reviewers(CASES).llm()).run(CASES, list(Config))
 
     for summary in summaries(CASES, runs, tolerance=3):
         assert summary.recall.value == 1.0, summary.config
@@ -45,7 +45,7 @@ async def test_an_oracle_tester_catches_every_bug_without_a_false_alarm() -> Non
 
 
 async def test_the_debate_drops_the_false_alarms_a_single_reviewer_posts() -> None:
-    runs = await Runner(Reviewers(CASES, noise=True).llm()).run(CASES, list(Config))
+    runs = await CaseRunner(Reviewers(CASES, noise=True).llm()).run(CASES, list(Config))
 
     found = by_config(summaries(CASES, runs, tolerance=3))
     single, vote, trio, panel = (found[c] for c in Config)
@@ -83,7 +83,7 @@ async def test_vote_posts_only_what_two_of_three_reports_raise() -> None:
             ]
         }
 
-    runs = await Runner(ScriptedLLM(tester)).run(CASES[:1], [Config.VOTE])
+    runs = await CaseRunner(ScriptedLLM(tester)).run(CASES[:1], [Config.VOTE])
 
     (run,) = runs
     assert [(p.path, p.start_line) for p in run.posted] == [("shop/cart.py", 5)]
@@ -97,7 +97,7 @@ async def test_a_case_whose_calls_fail_is_failed_not_missed_and_the_run_goes_on(
             return LLMUnavailable("overloaded")
         return reviewers.answer(request)
 
-    runs = await Runner(ScriptedLLM(script)).run(CASES, [Config.SINGLE, Config.TRIO])
+    runs = await CaseRunner(ScriptedLLM(script)).run(CASES, [Config.SINGLE, Config.TRIO])
 
     failed = [r for r in runs if r.failed]
     assert {(r.case_id, r.config) for r in failed} == {
@@ -117,12 +117,14 @@ async def test_an_interrupted_run_resumes_without_calling_the_model_again(
 ) -> None:
     files = ResultFiles(tmp_path / "results")
     first = Reviewers(CASES).llm()
-    half = await Runner(first, result_files=files).run(CASES[:2], list(Config))
+    half = await CaseRunner(first, result_files=files).run(CASES[:2], list(Config))
     paid = len(first.requests)
 
     again = Reviewers(CASES).llm()
     heard: list[CaseRun] = []
-    runs = await Runner(again, result_files=files, jobs=2).run(CASES, list(Config), heard.append)
+    runs = await CaseRunner(again, result_files=files, jobs=2).run(
+        CASES, list(Config), heard.append
+    )
 
     # Only the two cases not run before reach the model; the stored ones are read back.
     assert paid > 0
@@ -136,10 +138,10 @@ async def test_an_interrupted_run_resumes_without_calling_the_model_again(
 async def test_a_failed_result_is_run_again_on_resume(tmp_path: Path) -> None:
     files = ResultFiles(tmp_path)
     down = ScriptedLLM(lambda request: LLMUnavailable("overloaded"))
-    (failed,) = await Runner(down, result_files=files).run(CASES[:1], [Config.SINGLE])
+    (failed,) = await CaseRunner(down, result_files=files).run(CASES[:1], [Config.SINGLE])
     assert failed.failed
 
-    (run,) = await Runner(Reviewers(CASES).llm(), result_files=files).run(
+    (run,) = await CaseRunner(Reviewers(CASES).llm(), result_files=files).run(
         CASES[:1], [Config.SINGLE]
     )
 
@@ -149,7 +151,9 @@ async def test_a_failed_result_is_run_again_on_resume(tmp_path: Path) -> None:
 
 async def test_a_budget_caps_every_configuration_at_the_same_cost() -> None:
     budget = 20_000
-    runs = await Runner(Reviewers(CASES, noise=True).llm(), budget=budget).run(CASES, list(Config))
+    runs = await CaseRunner(Reviewers(CASES, noise=True).llm(), budget=budget).run(
+        CASES, list(Config)
+    )
 
     assert all(r.billed_tokens <= budget for r in runs)
 

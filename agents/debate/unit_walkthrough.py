@@ -1,16 +1,16 @@
 """The walkthrough of one review unit: asked of its first tester, with its report.
 
 The tester who reports first on a unit reads the unit's diff, context and guidance in that
-turn; asked there to describe the change too (the report's `walkthrough`), the description
+turn; asked there to describe the change too (the report's `walkthrough`), the walkthrough
 costs the unit only its answer and the few words that ask for it: no call of its own, no
 second reading of the diff, not even from the cache. The report's schema shows the field only
 when the repository's summary asks for one (:data:`agents.protocol.OPTIONAL_FIELDS`), as a
 bare object whose shape the asking turn tells: a schema would be read again by each of the
 unit's calls for the one that writes it. A tester that leaves it out hands the ask to the next
-tester of a panel; a unit no tester described has no description, and its files are still
+tester of a panel; a unit no tester described has no walkthrough, and its files are still
 named.
 
-The description is model text about untrusted code: it is kept to the unit's own files, each
+The walkthrough is model text about untrusted code: it is kept to the unit's own files, each
 once, and to what was asked; one that breaks its schema is dropped, never the findings with it.
 """
 
@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from agents.diff import ReviewUnit
 from agents.models.llm import PromptBlock
-from agents.protocol import ChangeDescription
+from agents.protocol import UnitWalkthrough
 from policies.summary import SummaryConfig
 
 
@@ -45,19 +45,19 @@ def brief(summary: SummaryConfig) -> PromptBlock:
     return PromptBlock(text=" ".join(asks))
 
 
-def parsed(raw: Any) -> ChangeDescription | None:
+def parsed(raw: Any) -> UnitWalkthrough | None:
     """A report's `walkthrough` as given, or None when there is none or it breaks its
     schema: the findings beside it stand either way."""
     if raw is None:
         return None
     try:
-        return ChangeDescription.model_validate(raw)
+        return UnitWalkthrough.model_validate(raw)
     except ValidationError:
         return None
 
 
-def kept(answer: ChangeDescription, unit: ReviewUnit, summary: SummaryConfig) -> ChangeDescription:
-    """The description kept to the unit's own files, each once, and to what was asked."""
+def kept(answer: UnitWalkthrough, unit: ReviewUnit, summary: SummaryConfig) -> UnitWalkthrough:
+    """The walkthrough kept to the unit's own files, each once, and to what was asked."""
     paths = set(unit.diff.paths)
     files, named = [], set()
     for line in answer.files:
