@@ -14,15 +14,16 @@ from pathlib import Path
 
 import click
 
-from agents.intent import MAX_INTENT_CHARS, commits_intent, given_intent
+from agents.intent import commits_intent, given_intent
 from app.cli.exits import fail
 from app.cli.printable import printable
 
 MAX_COMMITS = 100
 """The newest commits whose messages are read: more say more than the agents read anyway."""
 GIT_TIMEOUT_SECONDS = 30.0
-MAX_FILE_CHARS = 4 * MAX_INTENT_CHARS
-"""Characters of a description file read: past what the agents read, so the cut is counted."""
+MAX_FILE_CHARS = 1_000_000
+"""Characters of a description file read at most: far past what the agents read, so that what
+is cut is counted, yet a file that never ends (a device, a pipe) is read no further."""
 
 
 def diff_intent(description: str | None, base: str | None, checkout: Path | None) -> str:

@@ -168,8 +168,10 @@ def review(
     models = functools.partial(connect, tester_model, coder_model, arbiter_model)
     if is_address(source) and not Path(source).exists():
         if description is not None:
-            _fail("--description is for a diff: a pull request's title and description are "
-                  "read from GitHub")  # fmt: skip
+            _fail(
+                "--description is for a diff: a pull request's title and description are "
+                "read from GitHub"
+            )
         subject = _pull(source, repo_dir, verifying, models, post=post)
     else:
         if post:
