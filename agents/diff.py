@@ -168,6 +168,9 @@ class ReviewUnit:
     """The repository's guidance for its files (`policies.guidance`); empty for none."""
     learned: tuple[str, ...] = ()
     """The repository's learnings its agents read in `guidance`, each as they read it."""
+    intent: str = ""
+    """What the pull request says it does, as its agents read it (`agents.intent`): the
+    same for every unit of a review; empty for nothing said."""
 
 
 def _file(patched: PatchedFile) -> DiffFile:

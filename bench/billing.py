@@ -11,6 +11,7 @@ each.
 
 from dataclasses import dataclass
 
+from agents.debate.briefs import CONTEXT_INTRO, INTENT_INTRO
 from agents.models.llm import Usage as LLMUsage
 from agents.outcome import Outcome
 from tests.fakes.messages_api import Recorded, Usage, prompt_units
@@ -113,10 +114,12 @@ class CallCost:
     usage: Usage
     context_block: int = 0
     """The code around the diff, after it in the cached prefix (0 without context)."""
+    intent_block: int = 0
+    """What the pull request says it does, after the diff in the cached prefix (0 without)."""
 
     @property
     def prefix(self) -> int:
-        return self.tools + self.system + self.diff_block + self.context_block
+        return self.tools + self.system + self.diff_block + self.intent_block + self.context_block
 
     @property
     def prefix_rate(self) -> float:
@@ -132,11 +135,12 @@ class CallCost:
 
 
 def call_costs(result: Run) -> list[CallCost]:
-    """Each call's prompt split into tools, system prompt, diff block and turn material.
+    """Each call's prompt split into tools, system prompt, diff block, the blocks after it and
+    turn material.
 
-    ClaudeLLM sends the shared system prompt, the diff block and, with context, the context
-    block as the system blocks (the breakpoint after the last), and the turn as the user
-    message.
+    ClaudeLLM sends the shared system prompt, the diff block and, when there are any, what the
+    pull request says it does and the code around the diff as the system blocks (the
+    breakpoint after the last), and the turn as the user message.
     """
     costs = []
     for request in result.requests:
@@ -144,11 +148,18 @@ def call_costs(result: Run) -> list[CallCost]:
             raise ScenarioBroken(f"a call failed with HTTP {request.status}")
         units = prompt_units(request.body)
         by_label = {u.label: u.tokens for u in units}
+        after_diff = {
+            intro: by_label[f"system[{n}]"]
+            for n, block in enumerate(request.body["system"][2:], 2)
+            for intro in (INTENT_INTRO, CONTEXT_INTRO)
+            if block["text"].startswith(intro)
+        }
         cost = CallCost(
             tools=sum(u.tokens for u in units if u.section == "tools"),
             system=by_label["system[0]"],
             diff_block=by_label["system[1]"],
-            context_block=by_label.get("system[2]", 0),
+            intent_block=after_diff.get(INTENT_INTRO, 0),
+            context_block=after_diff.get(CONTEXT_INTRO, 0),
             turn=sum(u.tokens for u in units if u.section == "messages"),
             usage=request.usage,
         )
@@ -157,6 +168,9 @@ def call_costs(result: Run) -> list[CallCost]:
         if counted != cost.prefix + cost.turn:
             raise ScenarioBroken(f"{counted} input tokens reported, {cost.prefix + cost.turn} sent")
         costs.append(cost)
-    if len({(c.tools, c.system, c.diff_block, c.context_block) for c in costs}) != 1:
+    if (
+        len({(c.tools, c.system, c.diff_block, c.intent_block, c.context_block) for c in costs})
+        != 1
+    ):
         raise ScenarioBroken("the calls do not share one prompt prefix")
     return costs

@@ -1,9 +1,11 @@
-"""The change both token scenarios review, as the one review unit it is reviewed as, and
-where its lines are.
+"""The change both token scenarios review, as the one review unit it is reviewed as, what its
+pull request says it does, and where its lines are.
 
 A ~490-line diff over three Python files of a shop (orders, payments, inventory; about 120
-changed lines each, in four hunks), the same on every run; `line_of` and `span` locate the
-lines the scenarios' scripted findings and patches are about.
+changed lines each, in four hunks), the same on every run; `sample_intent` is its title and
+description as an author writes them on GitHub (a template's headings, a list of changes,
+the reasons, a checklist); `line_of` and `span` locate the lines the scenarios' scripted
+findings and patches are about.
 """
 
 import difflib
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
+from agents.intent import pull_intent
 from agents.models.tokens import typical_tokens
 from bench.billing import ScenarioBroken
 
@@ -219,6 +222,43 @@ def sample_unit(diff_text: str) -> ReviewUnit:
     if len(units) != 1:
         raise ScenarioBroken(f"the diff split into {len(units)} units")
     return units[0]
+
+
+TITLE = "Lock rows loaded for an update, log state changes, totals and JSON for every record"
+DESCRIPTION = """\
+## What
+
+- `load_*` take `for_update=False`: with `True` the row stays locked (`SELECT … FOR UPDATE`)
+  until the transaction ends, so two workers capturing and refunding the same payment no
+  longer both see it unpaid.
+- Every `mark_*` logs the change at INFO, with the record's id and who made it; the audit
+  event is unchanged.
+- New `total_*_amount` and `*_to_dict` for carts, line items, invoices, payouts,
+  reservations and shipments, like those orders and payments already had.
+- `*_to_dict` rounds `amount` to the cent and adds `updated_at`. This is intended: the
+  mobile app showed `12.5` for €12.50, and asked for `updated_at` to sync.
+
+## Why
+
+Refunds raced with captures twice last week (#1482), and support could not tell who marked a
+shipment delivered without querying the audit table.
+
+## Not in this change
+
+The callers of `load_payment` still pass `for_update=False`; they move over in the next pull
+request, one endpoint at a time.
+
+## Checklist
+
+- [x] Tests for the new totals
+- [x] CHANGELOG.md
+- [ ] Docs
+"""
+
+
+def sample_intent() -> str:
+    """What the scenario's pull request says it does, as its agents read it."""
+    return pull_intent(TITLE, DESCRIPTION)
 
 
 # -- where its lines are ------------------------------------------------------------------------

@@ -30,7 +30,13 @@ them contested into round 2. It prints both topologies' billed tokens side by si
 caching on and off, and the ring's saving next to the ~40% fewer input tokens Li et al.
 (2024) report for sparse debate topologies.
 
-A fourth section is what the walkthrough adds to the review (`bench.walkthrough_tokens`), per
+A fourth section runs the first scenario again with what its pull request says it does, a
+title and a description as an author writes them (`bench.shop_diff.sample_intent`): the
+review's billed input per diff token beside the figure without one, the description's share
+of it, and what each of its tokens is billed over the review, beside the same goal as the
+context's.
+
+A fifth section is what the walkthrough adds to the review (`bench.walkthrough_tokens`), per
 diff token, beside the goal of 0.15.
 
     uv run python -m bench.tokens
@@ -39,6 +45,7 @@ diff token, beside the goal of 0.15.
 import argparse
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
 from agents.context.reading import Reading
 from agents.debate.engine import Debate
@@ -58,7 +65,7 @@ from bench.billing import (
     call_costs,
     usage_problems,
 )
-from bench.shop_diff import MODULES, sample_diff, sample_sources, sample_unit
+from bench.shop_diff import MODULES, sample_diff, sample_intent, sample_sources, sample_unit
 from bench.tokens_script import script
 from policies.arbitration import ArbitrationTrigger
 from policies.debate import DebatePolicy
@@ -252,6 +259,36 @@ def context_report(plain: Run, with_context: Run, diff_text: str) -> str:
     )
 
 
+def intent_report(plain: Run, with_intent: Run, diff_text: str) -> str:
+    """The scenario again with its pull request's title and description: what the review is
+    billed per diff token, the description's share of it, and what each of its tokens was
+    billed over the review against the goal of one cache write and then reads."""
+    diff_tokens = typical_tokens(diff_text)
+    a, d = Figures.of(plain, diff_tokens), Figures.of(with_intent, diff_tokens)
+    costs = call_costs(with_intent)
+    intent_tokens = costs[0].intent_block
+    intent_billed = sum(cost.intent_block * cost.prefix_rate for cost in costs)
+    goal = WRITE_RATE + READ_RATE * (len(costs) - 1)
+    return "\n".join(
+        [
+            f"With a description (caching on): the pull request's title and description, "
+            f"{len(sample_intent()):,} characters, a block of {intent_tokens:,} tokens after the "
+            "diff in the cached prefix",
+            f"{'':34}{'without':>14}{'with':>14}",
+            f"{'billed-equivalent input tokens':34}{a.billed:>14,.1f}{d.billed:>14,.1f}",
+            f"{'billed input / diff tokens':34}{a.ratio:>14.2f}{d.ratio:>14.2f}",
+            f"{'  description share of billed input':34}{'':>14}{intent_billed / d.billed:>14.1%}",
+            f"{'billed per description token':34}{'':>14}{intent_billed / intent_tokens:>14.2f}"
+            f"   goal ≤ 1.25 + 0.1 * ({len(costs)} calls - 1) = {goal:.2f}",
+        ]
+    )
+
+
+async def measure_intent(unit: ReviewUnit) -> Run:
+    """The scenario with its pull request's title and description, caching on."""
+    return await run(replace(unit, intent=sample_intent()), cache=True)
+
+
 async def measure() -> tuple[Run, Run, Run, Run, str]:
     """The scenario with caching on, off, on after an earlier review, and on with the code
     around the changes, each on a fresh fake API."""
@@ -272,6 +309,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(report(on, off, warm, diff_text))
     print()
     print(context_report(on, with_context, diff_text))
+    print()
+    with_intent = asyncio.run(measure_intent(sample_unit(diff_text)))
+    print(intent_report(on, with_intent, diff_text))
     print()
     print(panel_tokens.report(asyncio.run(panel_tokens.measure())))
     print()

@@ -59,9 +59,11 @@ class Reading:
     related: Related | None = None
     """What the repository's other files tell about the diff, found where the files could be
     read within bounds (`app.parsing`); None when no more than the changed files was read."""
+    intent: str = ""
+    """What the pull request says it does (`agents.intent`), the same for every unit."""
 
     def attach(self, units: Iterable[ReviewUnit]) -> list[ReviewUnit]:
-        """`units` with their context and guidance."""
+        """`units` with their context, guidance and intent."""
         # One read of each file for the whole review, however many units and hunks touch it.
         files = None if self.sources is None else _Files(self.sources, self.outlines)
         return [
@@ -71,6 +73,7 @@ class Reading:
                 if files is None
                 else _context(unit.diff, files, self.max_tokens, self.related),
                 guidance=self.guidance.for_paths(unit.diff.paths),
+                intent=self.intent,
             )
             for unit in units
         ]

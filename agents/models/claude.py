@@ -4,10 +4,11 @@ Request layout, built for prompt caching. The API caches prefixes in the order t
 system → messages, and a change of `tool_choice` invalidates the cached messages but not the
 system prompt. So every request of a review carries the same four tools in the same order,
 a system prompt shared by all three roles (a first cache breakpoint: this prefix is the same
-for every review, so it stays warm on a busy server), then the unit's diff appended to the
-system prompt (a second breakpoint); the role and the turn's new material follow in the user
-message. The first call of a unit writes the diff once; every later call of a role on the
-same model reads it.
+for every review, so it stays warm on a busy server), then the unit's stable material
+appended to the system prompt — its diff, what its pull request says it does, the code around
+the diff, the repository's guidance — with a second breakpoint after the last; the role and
+the turn's new material follow in the user message. The first call of a unit writes that
+material once; every later call of a role on the same model reads it.
 
 Models that always think refuse a forced tool (a 400 naming thinking and `tool_choice`). For
 such a model the call is made again with `tool_choice` `auto` and the turn told which tool to

@@ -5,7 +5,9 @@ The code around the changes is read from a checkout at the diff's new side
 (:mod:`app.cli.checkout`), or fetched with a pull request given by its address
 (:mod:`app.cli.pull_review`), whose repository at the head is then searched, as the App
 searches it, unless `--repo` names a checkout to search instead; with `--verify`, the
-findings' tests run on the checkout (:mod:`app.cli.verifying`).
+findings' tests run on the checkout (:mod:`app.cli.verifying`). What the change says it does
+is a pull request's title and description, or a diff's `--description` or commits' messages
+(:mod:`app.cli.intent`).
 """
 
 import asyncio
@@ -24,11 +26,13 @@ from agents.coverage import estimate
 from agents.debate.proofs import Proving
 from agents.diff import Diff
 from agents.errors import DiffError, LLMFatal
+from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli import pull_review
 from app.cli.checkout import checkout_sources
 from app.cli.exits import fail as _fail
+from app.cli.intent import diff_intent
 from app.cli.model_choice import connect, model_options
 from app.cli.pull_address import is_address
 from app.cli.remote import RemotePull
@@ -99,6 +103,13 @@ public repository's.
     "to search instead of downloading the repository.",
 )
 @click.option(
+    "--description",
+    metavar="TEXT|@FILE",
+    help="What the change says it does, for the agents to read as its author's claim (with "
+    "a DIFF; @FILE reads it from FILE). Default: with --base, the commits' messages between "
+    "--base and the checkout's head. A PULL's own title and description are read from GitHub.",
+)
+@click.option(
     "--post",
     is_flag=True,
     help="Post the review on the pull request, as the token's user (with a PULL only).",
@@ -116,6 +127,7 @@ def review(
     focus: tuple[str, ...],
     topology: str | None,
     repo_dir: Path | None,
+    description: str | None,
     tester_model: str | None,
     coder_model: str | None,
     arbiter_model: str | None,
@@ -155,11 +167,16 @@ def review(
     )
     models = functools.partial(connect, tester_model, coder_model, arbiter_model)
     if is_address(source) and not Path(source).exists():
+        if description is not None:
+            _fail(
+                "--description is for a diff: a pull request's title and description are "
+                "read from GitHub"
+            )
         subject = _pull(source, repo_dir, verifying, models, post=post)
     else:
         if post:
             _fail("--post posts on a pull request: give its address, not a diff")
-        subject = _diff(source, repo_dir, verifying, models)
+        subject = _diff(source, repo_dir, description, verifying, models)
     click.echo(f"tiebreak: {subject.reads()}", err=True)
     policy = _policy(subject.debate, chosen)
     proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
@@ -213,9 +230,15 @@ def _pull(
     llm = models()  # before anything is fetched: a missing key stops the review at once
     remote = pull_review.fetched(asked)
     config = remote.config
+    pull = remote.pull
     return _Subject(
         diff=remote.diff,
-        reading=Reading(remote.sources, config.context.max_tokens, remote.guidance),
+        reading=Reading(
+            remote.sources,
+            config.context.max_tokens,
+            remote.guidance,
+            intent=pull_intent(pull.title, pull.body),
+        ),
         said=remote.read,
         llm=llm,
         debate=config.debate,
@@ -228,15 +251,21 @@ def _pull(
 
 
 def _diff(
-    source: str, repo_dir: Path | None, verifying: VerifyRequest, models: Callable[[], ClaudeLLM]
+    source: str,
+    repo_dir: Path | None,
+    description: str | None,
+    verifying: VerifyRequest,
+    models: Callable[[], ClaudeLLM],
 ) -> _Subject:
-    """A diff from a file or standard input, with the checkout it applies to, if any."""
+    """A diff from a file or standard input, with the checkout it applies to, if any, and
+    what it says it does: the description given, or its commits' messages since `--base`."""
     diff = _parsed(source)
     read = checkout_sources(diff, repo_dir or Path.cwd())
     verify = verify_config(verifying, read.root, read.unfit)
+    intent = diff_intent(description, verifying.base, read.root)
     return _Subject(
         diff=diff,
-        reading=Reading(read.sources),
+        reading=Reading(read.sources, intent=intent),
         said=read.said,
         llm=models(),
         debate=DEFAULTS,

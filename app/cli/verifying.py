@@ -108,7 +108,8 @@ def verify_options(command: F) -> F:
         "--base",
         metavar="REF",
         help="The commit the diff is against (default: the checkout with the diff "
-        f"reversed); its {CONFIG_PATH} may name the test command.",
+        f"reversed); its {CONFIG_PATH} may name the test command, and the messages of the "
+        "commits since it say what the change does (unless --description).",
     )(command)
     return testing_options("at the base and at the checkout")(command)
 

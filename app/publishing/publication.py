@@ -164,6 +164,8 @@ class UnitReading(BaseModel):
     guidance: str = ""
     learned: tuple[str, ...] = ()
     """The repository's learnings in `guidance`, each as the agents read it."""
+    intent: str = ""
+    """What the pull request said it does when the run read it."""
 
 
 class RunRecord(BaseModel):
@@ -194,14 +196,12 @@ class RunRecord(BaseModel):
         """The run's review units by id, each with what its agents read beside the diff."""
         units = Diff.parse(self.diff, allow_empty=True).units()
         none = UnitReading()
+        read = ((unit, self.readings.get(unit.id, none)) for unit in units)
         return {
             unit.id: replace(
-                unit,
-                context=self.readings.get(unit.id, none).context,
-                guidance=self.readings.get(unit.id, none).guidance,
-                learned=self.readings.get(unit.id, none).learned,
+                unit, context=r.context, guidance=r.guidance, learned=r.learned, intent=r.intent
             )
-            for unit in units
+            for unit, r in read
         }
 
     def run_info(self) -> RunInfo:

@@ -4,7 +4,8 @@ plan of a coordinator that died.
 
     pull request, config (base branch only) → does this event get a review? →
     check run (in progress) → daily allowance → diff, in-scope files →
-    what the agents read, the policy, where the tests run → the plan
+    what the agents read (what the pull request says it does among it), the policy,
+    where the tests run → the plan
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run; a newer head, a config that turns Tiebreak off or a spent
@@ -19,6 +20,7 @@ from typing import NamedTuple
 
 from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
+from agents.intent import pull_intent
 from app.github.configs import repository_config
 from app.github.models import PullRequest
 from app.publishing import check_runs
@@ -147,7 +149,11 @@ async def _units(
         _learnings(context),
     )
     reading = read.reading
-    reading = replace(reading, guidance=replace(reading.guidance, learnings=learnings))
+    reading = replace(
+        reading,
+        guidance=replace(reading.guidance, learnings=learnings),
+        intent=pull_intent(pull.title, pull.body),
+    )
     units = [
         replace(unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths)))
         for unit in reading.attach(diff.units(deps.unit_tokens))

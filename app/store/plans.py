@@ -117,10 +117,18 @@ class UnitPlan(BaseModel):
     summary: SummaryConfig = SummaryConfig()
     """What the walkthrough the unit's first report is asked for says
     (`agents.debate.unit_walkthrough`)."""
+    intent: str = ""
+    """What the pull request says it does, as the agents read it (`agents.intent`): bounded,
+    and read from the plan by every attempt, so that each call of the unit reads the same."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(
-            self.unit_id, Diff.parse(self.diff), self.context, self.guidance, self.learned
+            self.unit_id,
+            Diff.parse(self.diff),
+            self.context,
+            self.guidance,
+            self.learned,
+            self.intent,
         )
 
 
@@ -144,6 +152,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 tests=plan.tests,
                 learned=unit.learned,
                 summary=plan.config.summary,
+                intent=unit.intent,
             )
         )
     return values
@@ -170,7 +179,9 @@ async def read_readings(redis: Redis, run: str, count: int) -> dict[str, UnitRea
     raw = await redis.mget([keys.unit_plan(run, n) for n in range(count)]) if count else []
     plans = [unpack(UnitPlan, value) for value in raw if value is not None]
     return {
-        p.unit_id: UnitReading(context=p.context, guidance=p.guidance, learned=p.learned)
+        p.unit_id: UnitReading(
+            context=p.context, guidance=p.guidance, learned=p.learned, intent=p.intent
+        )
         for p in plans
-        if p.context or p.guidance
+        if p.context or p.guidance or p.intent
     }

@@ -196,6 +196,27 @@ def test_the_context_is_written_to_the_cache_once_and_read_on_every_later_call()
     assert float(ratios.group(1)) < float(ratios.group(2))
 
 
+def test_the_description_is_written_to_the_cache_once_and_read_on_every_later_call(
+    printed: str,
+) -> None:
+    on, _, _, _, diff_text = asyncio.run(bench.measure())
+    with_intent = asyncio.run(bench.measure_intent(sample_unit(diff_text)))
+
+    out = bench.intent_report(on, with_intent, diff_text)
+
+    assert out in printed
+    per_token = re.search(r"^billed per description token +(\d+\.\d\d) .*= (\d+\.\d\d)$", out, re.M)
+    assert per_token is not None, out
+    assert float(per_token.group(1)) <= float(per_token.group(2))
+    billed = re.search(r"^billed-equivalent input tokens +([\d,.]+) +([\d,.]+)$", out, re.M)
+    assert billed is not None, out
+    without, with_description = (float(v.replace(",", "")) for v in billed.groups())
+    assert without < with_description
+    share = re.search(r"^  description share of billed input +(\d+\.\d)%$", out, re.M)
+    assert share is not None, out
+    assert 0 < float(share.group(1)) < 100
+
+
 def test_the_walkthrough_adds_no_call_and_prints_what_it_adds_per_diff_token(
     printed: str,
 ) -> None:

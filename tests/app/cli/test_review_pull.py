@@ -2,6 +2,7 @@
 the Messages API: what it reads, what it prints, and what it posts only when asked."""
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -288,4 +289,35 @@ def test_verify_wants_a_checkout_and_says_so_before_github_is_asked(
 
     assert result.exit_code == 2
     assert "--verify needs a checkout at the diff's new side" in result.stderr
+    assert github.requests == []
+
+
+def test_the_agents_read_the_pull_request_s_title_and_description(
+    github: FakeGitHub, model: FakeMessagesAPI
+) -> None:
+    token = github.issue_person_token(PERSON, repos=[REPO])
+    body = "Refunds go to the `shop` logger on purpose.\x1b[2J"
+    github.add_pull(
+        REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF, title="Log refunds", body=body
+    )
+
+    result = review(github, model, SHORT, token=token)
+
+    assert result.exit_code == 0, result.output
+    fenced = [
+        re.fullmatch(r".*<(untrusted-intent-[0-9a-f]{16})>\n(.*)\n</\1>", b["text"], re.DOTALL)
+        for b in model.requests[0].body["system"]
+    ]
+    (said,) = [m[2] for m in fenced if m is not None]
+    assert said == "Log refunds\n\nRefunds go to the `shop` logger on purpose.[2J"
+    assert all(r.body["system"] == model.requests[0].body["system"] for r in model.requests)
+
+
+def test_a_description_is_refused_for_a_pull_request_which_has_its_own(
+    github: FakeGitHub, model: FakeMessagesAPI
+) -> None:
+    result = review(github, model, SHORT, "--description", "Something else.")
+
+    assert result.exit_code == 2
+    assert "a pull request's title and description are read from GitHub" in result.stderr
     assert github.requests == []
