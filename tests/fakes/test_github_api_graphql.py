@@ -64,9 +64,9 @@ async def test_review_threads_and_whether_they_are_resolved_come_through_githubk
     reply = fake.add_review_comment(
         REPO, NUMBER, "new.txt", 1, "Yes.", author="alice", in_reply_to=second.id
     )
-    fake.resolve_thread(REPO, NUMBER, reply)  # the reply's thread: the second finding's
-    fake.resolve_thread(REPO, NUMBER, persons)
-    fake.resolve_thread(REPO, NUMBER, persons, resolved=False)
+    fake.resolve_thread(REPO, NUMBER, reply, by="alice")  # the reply's thread: the second's
+    fake.resolve_thread(REPO, NUMBER, persons, by="alice")
+    fake.unresolve_thread(REPO, NUMBER, persons)
 
     data = await github.async_graphql(THREADS_QUERY, {**THREADS_OF_PULL, "cursor": None})
     asked_for_two = await github.async_graphql(
@@ -89,7 +89,7 @@ async def test_review_threads_and_whether_they_are_resolved_come_through_githubk
     assert call.headers["authorization"] == f"token {fake.issued_tokens[0]}"
     assert call.body == {"query": THREADS_QUERY, "variables": {**THREADS_OF_PULL, "cursor": None}}
     with pytest.raises(KeyError):
-        fake.resolve_thread(REPO, NUMBER, 999_999)
+        fake.resolve_thread(REPO, NUMBER, 999_999, by="alice")
 
 
 async def test_review_threads_come_in_pages_after_opaque_cursors(
