@@ -51,17 +51,19 @@ def opened() -> dict[str, Any]:
     return delivery
 
 
-def push(github: FakeGitHub, before: str, head: str, notes: str) -> dict[str, Any]:
-    """The author pushes a change to `app/notes.py` alone, on top of `before`; GitHub's
-    delivery for it."""
+def push(
+    github: FakeGitHub, before: str, head: str, notes: str, payments: str = PAYMENTS_AFTER
+) -> dict[str, Any]:
+    """The author pushes a change to `app/notes.py` (and `app/payments.py`, if `payments` is
+    not as the pull request opened it), on top of `before`; GitHub's delivery for it."""
     github.add_pull(
         REPO,
         NUMBER,
         head_sha=head,
         base_sha=BASE,
         head_ref="feature",
-        diff=git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER), NOTES: ("", notes)}),
-        head_files={PAYMENTS: PAYMENTS_AFTER, NOTES: notes},
+        diff=git_diff({PAYMENTS: (PAYMENTS_BEFORE, payments), NOTES: ("", notes)}),
+        head_files={PAYMENTS: payments, NOTES: notes},
     )
     delivery = payload("pull_request/synchronize")
     delivery["number"] = delivery["pull_request"]["number"] = NUMBER

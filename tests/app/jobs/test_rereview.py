@@ -237,9 +237,10 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
     # No new thread; one reply, the learning the writer's 👎 taught.
     assert [c.in_reply_to for c in github.review_comments(REPO, PULL)[4:]] == [by_claim[EVAL].id]
     (summary,) = summaries(github, PULL)
-    assert "2 findings not raised again: a person resolved its thread or a writer marked it 👎" in (
-        summary.body
-    )
+    assert (
+        "2 findings not raised again: a writer or Tiebreak resolved its thread, or a writer "
+        "marked it 👎"
+    ) in summary.body
     # The table lists RATE's finding alone (on line 6), linked to its thread.
     assert "| <code>app/orders.py:6</code> |" in summary.body
     assert f"#discussion_r{by_claim[RATE].id})" in summary.body
