@@ -15,12 +15,13 @@ from app.jobs.landing import publish_review, set_label
 from app.jobs.permissions import Permissions
 from app.jobs.posted import posted_threads
 from app.jobs.refusals import refused
+from app.jobs.resolutions import heeded, reopen
 from app.jobs.review_check import ReviewCheck, RunStep
 from app.jobs.teaching import learn_from_thumbs_down
 from app.jobs.together import together
 from app.publishing import check_runs, learnings
 from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
-from app.publishing.rereview import reconcile
+from app.publishing.rereview import PostedThread, reconcile
 from app.store.live import LiveRuns
 from app.store.plans import RunPlan
 from app.store.records import RunStatus, State
@@ -42,7 +43,7 @@ class ReviewPublishing(RunStep):
         ref, check_id, config = self.ref, plan.check_run_id, self.check.config
         shown = debated.at_least(Severity(config.min_severity))
         allowance = self.deps.allowance(ref.installation_id)
-        _, spent, remaining, (review, conversation), readings = await together(
+        _, spent, remaining, (review, conversation, reopened), readings = await together(
             self.live.set_run(self.run_id, RunStatus(state=State.COMPLETING)),
             self.live.ceiling(self.run_id, plan.policy.token_ceiling).spent(),
             allowance.remaining(),
@@ -55,6 +56,7 @@ class ReviewPublishing(RunStep):
         publication = await publish_review(
             self.github, ref, review, diff, run, conversation, unposted=fresh
         )
+        await reopen(self.github, ref, reopened)
         conclusion = str(publication.check.conclusion)
         await together(
             self.deps.transcripts().save(
@@ -120,15 +122,19 @@ class ReviewPublishing(RunStep):
 
     async def _reconcile(
         self, plan: RunPlan, review: Review, diff: Diff, earlier: RunRecord | None
-    ) -> tuple[Review, Conversation]:
-        """The pull request's standing findings after this run, and what its conversation
-        already has of them (see :mod:`app.publishing.rereview`). `earlier` is the latest
+    ) -> tuple[Review, Conversation, list[PostedThread]]:
+        """The pull request's standing findings after this run, what its conversation
+        already has of them (see :mod:`app.publishing.rereview`) and the threads of standing
+        findings to reopen (:mod:`app.jobs.resolutions`). `earlier` is the latest
         run as it stands now, not as planning read it: a ruling or a reply heard meanwhile
         may have changed it, and a run picked up from a dead coordinator has no plan-time
         copy."""
         posted = await posted_threads(self.github, self.ref)
-        # Only a writer's 👎 dismisses a finding: each person who reacted is asked about once.
-        threads = await refused(self.github, self.ref, posted, Permissions(self.github, self.ref))
+        # Only a writer's 👎 or resolving dismisses a finding: each person is asked about once.
+        permissions = Permissions(self.github, self.ref)
+        threads = await heeded(
+            await refused(self.github, self.ref, posted, permissions), permissions
+        )
         await learn_from_thumbs_down(
             self.github,
             self.deps.learnings(),
@@ -149,4 +155,4 @@ class ReviewPublishing(RunStep):
             carried=standing.carried,
             dismissed=standing.dismissed,
         )
-        return standing.review, conversation
+        return standing.review, conversation, standing.reopen
