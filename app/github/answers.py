@@ -240,9 +240,15 @@ class _FirstComments(_GraphQL):
     nodes: list[_CommentId]
 
 
+class _User(_GraphQL):
+    login: str = ""
+
+
 class ThreadNode(_GraphQL):
     id: str
     is_resolved: bool
+    resolved_by: _User | None = None
+    """The user who resolved it (a `User`: null for an App's bot user, or a deleted one)."""
     comments: _FirstComments
 
     @property

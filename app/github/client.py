@@ -39,6 +39,7 @@ from app.github.models import (
     Reacted,
     Reaction,
     ThreadComment,
+    ThreadResolution,
 )
 from app.github.pool import ConnectionPool
 from app.github.retry import CappedRetry, CountedFailures
@@ -273,11 +274,14 @@ class Installation:
         return [item for item in items if await self._identity.authored(item.user)]
 
     @translating
-    async def resolved_threads(self, ref: PullKey) -> set[int]:
-        """The review threads a person resolved, by the id of their first comment (GitHub
-        tells this through GraphQL only)."""
+    async def resolved_threads(self, ref: PullKey) -> dict[int, ThreadResolution]:
+        """The resolved review threads, by the id of their first comment, each with who
+        resolved it (GitHub tells this through GraphQL only)."""
         return {
-            thread.first_comment
+            thread.first_comment: ThreadResolution(
+                resolver=thread.resolver or "",
+                by_app=thread.resolver is not None and await self._identity.named(thread.resolver),
+            )
             async for thread in review_threads(self._github, ref)
             if thread.resolved
         }
@@ -287,6 +291,12 @@ class Installation:
         """Resolve the review thread whose first comment is `comment_id`; False if the pull
         request has no such thread."""
         return await resolve_thread(self._github, ref, comment_id)
+
+    @translating
+    async def unresolve_thread(self, ref: PullKey, comment_id: int) -> bool:
+        """Unresolve the review thread whose first comment is `comment_id`; False if the pull
+        request has no such thread."""
+        return await resolve_thread(self._github, ref, comment_id, resolved=False)
 
     @translating
     async def edit_comment(self, ref: PullKey, comment_id: int, body: str) -> None:

@@ -24,12 +24,19 @@ class Authorship(Protocol):
         """Whether `author` (of a review or a comment) is Tiebreak itself."""
         ...
 
+    async def named(self, login: str) -> bool:
+        """Whether `login` is Tiebreak's own bot user's."""
+        ...
+
 
 class NoAuthorship:
     """A person's calls: nothing on a pull request is theirs as Tiebreak's, since only the
     App's bot user writes Tiebreak's posts."""
 
     async def authored(self, author: Author | None) -> bool:
+        return False
+
+    async def named(self, login: str) -> bool:
         return False
 
 
@@ -57,5 +64,10 @@ class AppIdentity:
         """Whether `author` (of a review or a comment) is the App itself."""
         if author is None or author.type != "Bot":
             return False
+        return await self.named(author.login)
+
+    async def named(self, login: str) -> bool:
+        """Whether `login` is `<slug>[bot]`: no person's login is, GitHub's having no
+        brackets (a person may hold the slug itself as a login)."""
         # Logins are case-insensitive on GitHub.
-        return author.login.lower() == (await self.bot_login()).lower()
+        return login.lower() == (await self.bot_login()).lower()

@@ -23,6 +23,7 @@ from app.github.models import (
     PullRequest,
     Reaction,
     ThreadComment,
+    ThreadResolution,
     WorkflowRun,
 )
 
@@ -148,11 +149,15 @@ class InstallationClient(Protocol):
         """The App's own conversation comments, oldest first."""
         ...
 
-    async def resolved_threads(self, ref: PullKey) -> set[int]:
-        """The resolved review threads, by their first comment."""
+    async def resolved_threads(self, ref: PullKey) -> dict[int, ThreadResolution]:
+        """The resolved review threads, by their first comment, with who resolved each."""
         ...
 
     async def resolve_thread(self, ref: PullKey, comment_id: int) -> bool:
+        """False if no thread starts with `comment_id`."""
+        ...
+
+    async def unresolve_thread(self, ref: PullKey, comment_id: int) -> bool:
         """False if no thread starts with `comment_id`."""
         ...
 

@@ -105,6 +105,19 @@ class ThreadComment(Read):
     reactions: Reactions = Reactions()
 
 
+class ThreadResolution(BaseModel):
+    """Who resolved a review thread, as GitHub tells it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    resolver: str = ""
+    """The login of the user who resolved it; empty when GitHub names no user: an App's bot
+    user (Tiebreak's too), whom GraphQL's `resolvedBy`, a `User`, cannot be, or a deleted
+    account."""
+    by_app: bool = False
+    """GitHub names the App's own bot user as its resolver."""
+
+
 class RegisteredApp(Read):
     """The App GitHub registered from a manifest: the part of its answer Tiebreak keeps."""
 

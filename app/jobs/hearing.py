@@ -39,6 +39,7 @@ from app.publishing.rereview import PostedThread
 from app.review.collaborators import Permissions
 from app.review.landing import restate
 from app.review.posted import posted_threads
+from app.review.resolutions import heeded
 from app.review.teaching import repository_of, teach, thread_url
 from app.store.pulls import StoredRun
 from app.telemetry.logs import bind, log_context
@@ -61,6 +62,8 @@ class HearingRun:
         self.pull_key = request.pull
         self.github: InstallationClient = deps.github.installation(request.pull.installation_id)
         self.permissions = Permissions(self.github, request.pull)
+        self.thread: PostedThread | None = None
+        """The thread the reply is in, as the hearing found it."""
         self.thread_url = ""
 
     async def run(self) -> JobResult:
@@ -72,8 +75,8 @@ class HearingRun:
         key, request = self.pull_key, self.request
         if not await self.deps.hearings().take_up(key, request.comment.id):
             return "already heard"
-        thread = await self._thread()
-        if thread is None or thread.resolved:
+        self.thread = thread = await self._thread()
+        if thread is None or thread.settled:
             return "not an open thread of Tiebreak's"
         pull = await self.github.pull_request(key)
         if not await self._may_be_heard(pull.author):
@@ -172,10 +175,19 @@ class HearingRun:
             await self._reply(hearing_text.stands(finding_id, verdict.reason))
             return "stands"
         taught = await self._learn(record, found, verdict)
-        await self._reply(hearing_text.withdrawn(finding_id, verdict.reason) + taught)
-        await self.github.resolve_thread(self.pull_key, self.request.comment.thread_id)
+        await self._reply(hearing_text.withdrawn(finding_id, verdict.reason, taught))
+        await self._resolve()
         await restate(self.github, record, whole)
         return "withdrawn"
+
+    async def _resolve(self) -> None:
+        """Resolve the thread as Tiebreak. One someone else resolved (the author without
+        write access: :mod:`app.review.resolutions`) is unresolved first, so that GitHub
+        records Tiebreak's resolving, which later reviews count, and not theirs."""
+        root = self.request.comment.thread_id
+        if self.thread is not None and self.thread.resolved:
+            await self.github.unresolve_thread(self.pull_key, root)
+        await self.github.resolve_thread(self.pull_key, root)
 
     async def _learn(self, record: RunRecord, found: FindingKey, verdict: Verdict) -> str:
         """Keep what the withdrawing reply taught, if the tester wrote a rule from it; what
@@ -214,10 +226,12 @@ class HearingRun:
         return learnings_text.learned(*recorded) if recorded else ""
 
     async def _thread(self) -> PostedThread | None:
-        """The thread the reply is in, if Tiebreak started it about a finding."""
+        """The thread the reply is in, if Tiebreak started it about a finding, with whether
+        who resolved it counts (only Tiebreak's resolving and a writer's settle a thread)."""
         root = self.request.comment.thread_id
         threads = await posted_threads(self.github, self.pull_key)
-        return next((t for t in threads if t.comment_id == root), None)
+        thread = next((t for t in threads if t.comment_id == root), None)
+        return None if thread is None else (await heeded([thread], self.permissions))[0]
 
     async def _may_be_heard(self, author: str) -> bool:
         """Whether the reply's author is the pull request's or may write; asked either way,

@@ -12,6 +12,7 @@ from agents.diff import Diff
 from agents.review import Review
 from app.publishing import markdown as md
 from app.publishing.fingerprints import Fingerprint
+from app.publishing.markers import WITHDRAWN_MARKER
 from app.publishing.publication import finding_key
 
 REASON_LIMIT = 1_000
@@ -39,11 +40,12 @@ def finding_of_thread(
     return None
 
 
-def withdrawn(finding_id: str, reason: str) -> str:
-    """The reply when the tester accepts the person's argument."""
+def withdrawn(finding_id: str, reason: str, taught: str = "") -> str:
+    """The reply when the tester accepts the person's argument, with what it `taught`; its
+    marker, last, tells a later review that Tiebreak resolved the thread."""
     return (
         f"Withdrawn: the tester accepts your reply, and {finding_id} no longer counts against "
-        f"this pull request.\n\n{md.prose(reason, REASON_LIMIT)}"
+        f"this pull request.\n\n{md.prose(reason, REASON_LIMIT)}{taught}\n\n{WITHDRAWN_MARKER}"
     )
 
 

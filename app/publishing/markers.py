@@ -1,8 +1,9 @@
 """The hidden markers Tiebreak's comments carry, by which it finds its own posts again.
 
 A review's body and a check run's summary start with the run's marker; the pull request's
-summary comment starts with the summary marker; a reply on a thread whose finding is gone ends
-with its own; an inline comment ends with its finding's fingerprint
+summary comment starts with the summary marker; a reply on a thread whose finding is gone, one
+that withdraws a finding after a person's reply and one on a thread Tiebreak reopened each end
+with their own; an inline comment ends with its finding's fingerprint
 (:mod:`app.publishing.fingerprints`). Only a marker where Tiebreak puts it counts: model text
 further down a body could quote one.
 """
@@ -17,6 +18,15 @@ SUMMARY_MARKER = "<!-- tiebreak:summary -->"
 
 ANSWERED_MARKER = "<!-- tiebreak:gone -->"
 """The last line of Tiebreak's reply on the thread of a finding it no longer finds."""
+
+WITHDRAWN_MARKER = "<!-- tiebreak:withdrawn -->"
+"""The last line of Tiebreak's reply withdrawing a finding after a person's reply, before it
+resolves the thread: how a later review knows Tiebreak resolved it, GitHub naming no App's bot
+user as a thread's resolver."""
+
+REOPENED_MARKER = "<!-- tiebreak:reopened -->"
+"""The last line of Tiebreak's reply on a thread it reopened (someone who may not write had
+resolved it): said once per thread."""
 
 _MARKER = re.compile(rf"<!-- tiebreak:run:({RUN_ID}) -->")
 

@@ -112,7 +112,8 @@ class Conversation(_Frozen):
     carried: int = 0
     """Earlier findings that stand unchanged."""
     dismissed: int = 0
-    """Findings not raised again because a person resolved their thread or marked it 👎."""
+    """Findings not raised again because a writer (or Tiebreak) resolved their thread, or a
+    writer marked it 👎."""
 
 
 class ThreadReply(_Frozen):

@@ -6,9 +6,11 @@ reconciles what it found with what is already there (:func:`reconcile`):
 
 - a finding the pull request already has a thread for (the same fingerprint: see
   :mod:`app.publishing.fingerprints`) is not posted again; it stands, linked to its thread;
-- a finding whose thread a person resolved, or that a writer marked 👎, is dropped: not
-  raised again while its code is unchanged (changed code has another fingerprint, so it can
-  be raised anew);
+- a finding whose thread a writer or Tiebreak resolved, or that a writer marked 👎, is
+  dropped: not raised again while its code is unchanged (changed code has another
+  fingerprint, so it can be raised anew);
+- a finding that stands (not withdrawn) whose thread someone else resolved — the pull
+  request's author without write access — has its thread reopened;
 - an earlier finding on a file this run did not review stands as it was (carried forward);
   so does one on a reviewed file whose code, at its lines, did not change;
 - an earlier finding on a reviewed file that is raised again (the same claim on the same
@@ -21,6 +23,7 @@ All of it is pure: the review job reads the pull request and calls this.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
@@ -61,6 +64,24 @@ class RunScope(BaseModel):
         return Diff(tuple(f for f in diff.files if self.reviews(f.path)))
 
 
+class ThreadState(StrEnum):
+    """Whether a finding's thread is resolved, and whether who resolved it counts. GitHub
+    lets the pull request's author resolve its threads without write access: only Tiebreak's
+    resolving and a writer's dismiss a finding."""
+
+    OPEN = "open"
+    BY_TIEBREAK = "tiebreak"
+    """Tiebreak resolved it (having withdrawn its finding there): it counts."""
+    BY_WRITER = "writer"
+    """A person who may write to the repository resolved it, as a review asked: it counts."""
+    BY_PERSON = "person"
+    """A person resolved it, not (yet) known to write: it does not count, nor is it undone."""
+    DISREGARDED = "disregarded"
+    """Someone who may not write resolved it, or someone GitHub does not name (another App,
+    a deleted account): it does not count, and the thread is reopened while its finding
+    stands (and is not withdrawn)."""
+
+
 class PostedThread(BaseModel):
     """A review thread Tiebreak started on the pull request, as people left it."""
 
@@ -69,8 +90,9 @@ class PostedThread(BaseModel):
     comment_id: int
     """Its first comment: Tiebreak's, carrying the finding's fingerprint."""
     fingerprint: Fingerprint
-    resolved: bool = False
-    """A person resolved the thread."""
+    state: ThreadState = ThreadState.OPEN
+    resolver: str = ""
+    """Who resolved it, as GitHub names them (empty when it names no user)."""
     thumbs_down: bool = False
     """Someone reacted 👎 to Tiebreak's comment (who, and whether it counts, a review asks:
     :mod:`app.review.thumbs_down`)."""
@@ -78,11 +100,24 @@ class PostedThread(BaseModel):
     """The first person with write access who reacted 👎 to it, once a review asked."""
     answered: bool = False
     """Tiebreak has already replied that the finding is no longer found."""
+    reopened: bool = False
+    """Tiebreak has already replied, on reopening it, that the thread was not its resolver's to
+    resolve."""
+
+    @property
+    def resolved(self) -> bool:
+        """The thread is resolved on GitHub, by whoever resolved it."""
+        return self.state is not ThreadState.OPEN
+
+    @property
+    def settled(self) -> bool:
+        """Resolved by someone whose resolving counts: Tiebreak, or a writer."""
+        return self.state in (ThreadState.BY_TIEBREAK, ThreadState.BY_WRITER)
 
     @property
     def dismissed(self) -> bool:
-        """A person resolved the thread, or a writer marked the finding 👎."""
-        return self.resolved or bool(self.refused_by)
+        """Tiebreak or a writer resolved the thread, or a writer marked the finding 👎."""
+        return self.settled or bool(self.refused_by)
 
 
 @dataclass(frozen=True)
@@ -96,9 +131,13 @@ class Standing:
     gone: list[GoneFinding] = field(default_factory=list)
     """Earlier unresolved findings this run no longer finds (their code changed)."""
     dismissed: int = 0
-    """Findings left out because a person resolved their thread or a writer marked it 👎."""
+    """Findings left out because a writer (or Tiebreak) resolved their thread or a writer
+    marked it 👎."""
     carried: int = 0
     """Earlier findings that stand unchanged."""
+    reopen: list[PostedThread] = field(default_factory=list)
+    """The threads of findings that stand (not withdrawn) which someone who may not write
+    resolved: to be reopened."""
 
 
 def reconcile(
@@ -123,6 +162,7 @@ def reconcile(
         gone=gone,
         dismissed=len(ledger.dismissed),
         carried=sum(len(u.findings) for u in carried),
+        reopen=list(ledger.reopen.values()),
     )
 
 
@@ -137,6 +177,8 @@ class _Ledger:
         """The threads a person dismissed whose findings were left out."""
         self.raised: list[Fingerprint] = []
         """What this run raised."""
+        self.reopen: dict[int, PostedThread] = {}
+        """The threads of standing findings resolved by someone whose resolving does not count."""
 
     def thread_of(self, fingerprint: Fingerprint) -> PostedThread | None:
         return next((t for t in self.threads if t.fingerprint.same_finding(fingerprint)), None)
@@ -148,6 +190,9 @@ class _Ledger:
             return False
         if thread is not None:
             self.posted[finding_key(unit_id, result.finding.id)] = thread.comment_id
+            withdrawn = result.resolution is Resolution.WITHDRAWN
+            if thread.state is ThreadState.DISREGARDED and not withdrawn:
+                self.reopen[thread.comment_id] = thread
         return True
 
     def this_run(self, unit: Outcome, diff: Diff) -> Outcome:

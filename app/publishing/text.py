@@ -23,7 +23,7 @@ from app.publishing.finding_text import (
     vote,
 )
 from app.publishing.markdown import cell, code, inline, prose
-from app.publishing.markers import ANSWERED_MARKER, marker
+from app.publishing.markers import ANSWERED_MARKER, REOPENED_MARKER, marker
 from app.publishing.publication import Conversation, GoneFinding
 
 _TALLY = {
@@ -235,8 +235,8 @@ def scope(conversation: Conversation, sha: str) -> list[str]:
         return []
     if conversation.dismissed:
         text += (
-            f" _{_count(conversation.dismissed, 'finding')} not raised again: a person resolved "
-            "its thread or a writer marked it 👎._"
+            f" _{_count(conversation.dismissed, 'finding')} not raised again: a writer or "
+            "Tiebreak resolved its thread, or a writer marked it 👎._"
         )
     return [text + "\n\n"]
 
@@ -273,6 +273,16 @@ def answered(result: FindingOutcome, *, sha: str) -> str:
     return (
         f"No longer found at {code(sha[:7])}: the code this finding was about has changed, and "
         f"Tiebreak's review of the change does not raise it again.\n\n{ANSWERED_MARKER}"
+    )
+
+
+def reopened() -> str:
+    """The reply, once, on a finding's thread Tiebreak reopened: it was resolved by someone
+    who may not write to the repository, and the finding stands."""
+    return (
+        "Reopened: only someone with write access to this repository can set a finding aside "
+        "by resolving its thread, and this finding still stands. To dispute it, reply here."
+        f"\n\n{REOPENED_MARKER}"
     )
 
 

@@ -1,5 +1,6 @@
 """Who may write to a repository, as one job asks GitHub: once per person, however often the
-job needs to know (a person who reacted 👎 to every finding of a review is asked about once)."""
+job needs to know (a person who reacted 👎 to every finding of a review, or resolved all their
+threads, is asked about once)."""
 
 from app.events import PullKey
 from app.github.installation_client import InstallationClient

@@ -18,6 +18,7 @@ from app.review import check_run
 from app.review.collaborators import Permissions
 from app.review.landing import RunResult, publish_review, set_label
 from app.review.posted import posted_threads
+from app.review.resolutions import heeded, reopen
 from app.review.run_context import RunContext
 from app.review.teaching import learn_from_thumbs_down
 from app.review.thumbs_down import refused
@@ -51,7 +52,7 @@ async def publish(
         live.readings(run_id, plan.units),
     )
     await _teach(context, plan, earlier, threads)
-    review, conversation = _reconcile(plan, shown, diff, earlier, threads)
+    review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads)
     ceiling, cap = plan.policy.token_ceiling, allowance.cap
     spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
     links = context.deps.links
@@ -59,6 +60,7 @@ async def publish(
     run = _run_shown(context, plan, debated, shown, spend, readings, details_url)
     result = RunResult(review, diff, run, conversation, unposted=fresh)
     publication = await publish_review(context.github, ref, result)
+    await reopen(context.github, ref, reopened)
     conclusion = str(publication.check.conclusion)
     learned = {unit: reading.learned for unit, reading in readings.items()}
     await together(
@@ -119,11 +121,13 @@ def _run_shown(
 
 async def _threads(context: RunContext) -> list[PostedThread]:
     """The threads Tiebreak started on the pull request, each a writer reacted 👎 to marked
-    with the first such writer: only a writer's 👎 dismisses a finding, and each person who
-    reacted is asked about once."""
+    with the first such writer, and each a person resolved marked as a writer's or
+    disregarded: only a writer's 👎 or resolving dismisses a finding (see
+    :mod:`app.review.resolutions`), and each person is asked about once."""
     github, ref = context.github, context.ref
+    permissions = Permissions(github, ref)
     posted = await posted_threads(github, ref)
-    return await refused(github, ref, posted, Permissions(github, ref))
+    return await heeded(await refused(github, ref, posted, permissions), permissions)
 
 
 async def _teach(
@@ -149,9 +153,10 @@ def _reconcile(
     diff: Diff,
     earlier: RunRecord | None,
     threads: list[PostedThread],
-) -> tuple[Review, Conversation]:
-    """The pull request's standing findings after this run, and what its conversation already
-    has of them (see :mod:`app.publishing.rereview`), its `threads` as people left them.
+) -> tuple[Review, Conversation, list[PostedThread]]:
+    """The pull request's standing findings after this run, what its conversation already
+    has of them (see :mod:`app.publishing.rereview`), its `threads` as people left them, and
+    the threads of standing findings to reopen (see :mod:`app.review.resolutions`).
     `earlier` is the latest run as it stands now, not as planning read it: a ruling or a reply
     heard meanwhile may have changed it, and a run picked up from a dead coordinator has no
     plan-time copy."""
@@ -165,4 +170,4 @@ def _reconcile(
         carried=standing.carried,
         dismissed=standing.dismissed,
     )
-    return standing.review, conversation
+    return standing.review, conversation, standing.reopen

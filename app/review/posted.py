@@ -2,26 +2,40 @@
 
 What Tiebreak posted is read from the pull request itself, by the hidden markers its comments
 carry: each inline comment ends with its finding's fingerprint, the summary comment starts
-with the summary marker, a reply on a thread whose finding is gone ends with its own. Only
+with the summary marker, a reply on a thread whose finding is gone, one withdrawing its finding
+and one on reopening it each end with their own. Only
 comments the App's own bot user wrote are read (the gateway's `own_…` calls): anyone can
-write a marker. Whether a person resolved a thread comes from GitHub's GraphQL API, whether
-anyone reacted 👎 from the comment's reactions (whose 👎 counts: :mod:`app.review.thumbs_down`).
+write a marker. Whether a thread is resolved, and by whom, comes from GitHub's GraphQL API
+(whose resolving counts: :mod:`app.review.resolutions`), whether anyone reacted 👎 from the
+comment's reactions (whose 👎 counts: :mod:`app.review.thumbs_down`).
+
+GitHub names the user who resolved a thread, never an App's bot user: a thread it names no
+one for is Tiebreak's own resolving where Tiebreak withdrew the finding there (its reply
+carries the marker), and someone else's (another App, a deleted account) otherwise.
 """
 
 import logging
+from collections import defaultdict
 from collections.abc import Sequence
 
 from app.events import PullKey
 from app.github.errors import GitHubError
 from app.github.installation_client import InstallationClient
-from app.github.models import IssueComment
+from app.github.models import IssueComment, ThreadResolution
 from app.publishing.fingerprints import Fingerprint
-from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
+from app.publishing.markers import (
+    ANSWERED_MARKER,
+    REOPENED_MARKER,
+    SUMMARY_MARKER,
+    WITHDRAWN_MARKER,
+)
 from app.publishing.publication import ThreadReply
-from app.publishing.rereview import PostedThread
+from app.publishing.rereview import PostedThread, ThreadState
 from app.review.together import together
 
 log = logging.getLogger(__name__)
+
+_REPLY_MARKERS = (ANSWERED_MARKER, WITHDRAWN_MARKER, REOPENED_MARKER)
 
 
 async def posted_threads(github: InstallationClient, ref: PullKey) -> list[PostedThread]:
@@ -32,11 +46,12 @@ async def posted_threads(github: InstallationClient, ref: PullKey) -> list[Poste
     """
     comments, resolved = await together(github.own_review_comments(ref), _resolved(github, ref))
     roots: dict[int, tuple[Fingerprint, bool]] = {}
-    answered: set[int] = set()
+    said: defaultdict[int, set[str]] = defaultdict(set)
+    """The markers Tiebreak's replies in each thread end with."""
     for comment in comments:
         if comment.in_reply_to_id is not None:
-            if comment.body.rstrip().endswith(ANSWERED_MARKER):
-                answered.add(comment.in_reply_to_id)
+            body = comment.body.rstrip()
+            said[comment.in_reply_to_id] |= {m for m in _REPLY_MARKERS if body.endswith(m)}
             continue
         fingerprint = Fingerprint.from_comment(comment.path, comment.body)
         if fingerprint is not None:
@@ -45,21 +60,36 @@ async def posted_threads(github: InstallationClient, ref: PullKey) -> list[Poste
         PostedThread(
             comment_id=comment_id,
             fingerprint=fingerprint,
-            resolved=comment_id in resolved,
+            state=_state(resolved.get(comment_id), WITHDRAWN_MARKER in said[comment_id]),
+            resolver=resolved.get(comment_id, ThreadResolution()).resolver,
             thumbs_down=thumbs_down,
-            answered=comment_id in answered,
+            answered=ANSWERED_MARKER in said[comment_id],
+            reopened=REOPENED_MARKER in said[comment_id],
         )
         for comment_id, (fingerprint, thumbs_down) in roots.items()
     ]
 
 
-async def _resolved(github: InstallationClient, ref: PullKey) -> set[int]:
-    """The first comments of the pull request's resolved threads; none if GitHub will not say."""
+def _state(resolution: ThreadResolution | None, withdrawn: bool) -> ThreadState:
+    """What a thread's resolution is worth before anyone's permission is asked; `withdrawn`:
+    Tiebreak withdrew its finding in it (and then resolved it)."""
+    if resolution is None:
+        return ThreadState.OPEN
+    if resolution.by_app:
+        return ThreadState.BY_TIEBREAK
+    if resolution.resolver:
+        return ThreadState.BY_PERSON
+    return ThreadState.BY_TIEBREAK if withdrawn else ThreadState.DISREGARDED
+
+
+async def _resolved(github: InstallationClient, ref: PullKey) -> dict[int, ThreadResolution]:
+    """The pull request's resolved threads by their first comments, with who resolved each;
+    none if GitHub will not say."""
     try:
         return await github.resolved_threads(ref)
     except GitHubError as exc:
         log.warning("could not read which threads of %s are resolved: %s", ref.key, exc)
-        return set()
+        return {}
 
 
 async def write_summary(

@@ -2,9 +2,9 @@
 against, for the tests of a job that needs only a few of GitHub's answers.
 
 It holds one pull request as the App sees it: files at commits, the App's own reviews, review
-threads and conversation comments, which threads a person resolved or marked 👎, check runs,
-labels and permissions. It records each call by name (`calls`) and fails the next calls of a
-method as GitHub would (`fail_next`). It checks nothing GitHub checks and knows no other
+threads and conversation comments, which threads were resolved (and by whom) or marked 👎,
+check runs, labels and permissions. It records each call by name (`calls`) and fails the next
+calls of a method as GitHub would (`fail_next`). It checks nothing GitHub checks and knows no other
 author than the App: the end-to-end tests drive the real client against the fake GitHub
 server for that (:mod:`tests.fakes.github_api`), and `tests/fakes/test_installation.py` holds
 this fake to the real client's answers.
@@ -31,6 +31,7 @@ from app.github.models import (
     Reaction,
     Reactions,
     ThreadComment,
+    ThreadResolution,
     WorkflowRun,
 )
 
@@ -90,7 +91,9 @@ class FakeInstallation:
         self.reviews: list[ReviewDraft] = []
         self.review_comments: list[ThreadComment] = []
         self.issue_comments: list[IssueComment] = []
-        self.resolved: set[int] = set()
+        self.resolved: dict[int, ThreadResolution] = {}
+        """The resolved threads by their first comment, with who resolved each (the App's
+        own resolving names no user, as on GitHub)."""
         self.check_runs: dict[int, list[NewCheckRun | CheckRunUpdate]] = {}
         self.labels: set[str] = set()
         self.pull_labels: list[str] = []
@@ -237,15 +240,22 @@ class FakeInstallation:
         self._call("own_issue_comments")
         return list(self.issue_comments)
 
-    async def resolved_threads(self, ref: PullKey) -> set[int]:
+    async def resolved_threads(self, ref: PullKey) -> dict[int, ThreadResolution]:
         self._call("resolved_threads")
-        return set(self.resolved)
+        return dict(self.resolved)
 
     async def resolve_thread(self, ref: PullKey, comment_id: int) -> bool:
         self._call("resolve_thread")
         if comment_id not in self._lines:
             return False
-        self.resolved.add(comment_id)
+        self.resolved[comment_id] = ThreadResolution()
+        return True
+
+    async def unresolve_thread(self, ref: PullKey, comment_id: int) -> bool:
+        self._call("unresolve_thread")
+        if comment_id not in self._lines:
+            return False
+        self.resolved.pop(comment_id, None)
         return True
 
     async def review_comment_location(self, ref: PullKey, comment_id: int) -> tuple[str, int]:

@@ -64,9 +64,9 @@ async def test_review_threads_and_whether_they_are_resolved_come_through_githubk
     reply = fake.add_review_comment(
         REPO, NUMBER, "new.txt", 1, "Yes.", author="alice", in_reply_to=second.id
     )
-    fake.resolve_thread(REPO, NUMBER, reply)  # the reply's thread: the second finding's
-    fake.resolve_thread(REPO, NUMBER, persons)
-    fake.resolve_thread(REPO, NUMBER, persons, resolved=False)
+    fake.resolve_thread(REPO, NUMBER, reply, by="alice")  # the reply's thread: the second's
+    fake.resolve_thread(REPO, NUMBER, persons, by="alice")
+    fake.unresolve_thread(REPO, NUMBER, persons)
 
     data = await github.async_graphql(THREADS_QUERY, {**THREADS_OF_PULL, "cursor": None})
     asked_for_two = await github.async_graphql(
@@ -89,7 +89,7 @@ async def test_review_threads_and_whether_they_are_resolved_come_through_githubk
     assert call.headers["authorization"] == f"token {fake.issued_tokens[0]}"
     assert call.body == {"query": THREADS_QUERY, "variables": {**THREADS_OF_PULL, "cursor": None}}
     with pytest.raises(KeyError):
-        fake.resolve_thread(REPO, NUMBER, 999_999)
+        fake.resolve_thread(REPO, NUMBER, 999_999, by="alice")
 
 
 async def test_review_threads_come_in_pages_after_opaque_cursors(
@@ -113,6 +113,70 @@ async def test_review_threads_come_in_pages_after_opaque_cursors(
     cursors = [r.body["variables"].get("cursor") for r in fake.requests_to("POST", "/graphql")]
     assert cursors == [None, infos[0]["endCursor"], infos[1]["endCursor"]]
     assert all(isinstance(info["endCursor"], str) for info in infos)
+
+
+RESOLVERS_QUERY = THREADS_QUERY.replace(
+    "          isResolved\n", "          id\n          isResolved\n          resolvedBy { login }\n"
+)
+RESOLVE = (
+    "mutation($threadId: ID!) { %s(input: {threadId: $threadId}) { thread { id isResolved } } }"
+)
+
+
+async def test_who_resolved_a_thread_is_the_user_github_names_and_never_an_app(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy], plain: httpx.AsyncClient
+) -> None:
+    alices, apps, bobs = (
+        fake.add_review_comment(REPO, NUMBER, "app.py", line, f"Line {line}?") for line in (1, 2, 3)
+    )
+    fake.resolve_thread(REPO, NUMBER, alices, by="alice")
+
+    async def resolvers() -> list[tuple[bool, object]]:
+        data = await github.async_graphql(RESOLVERS_QUERY, THREADS_OF_PULL)
+        nodes = data["repository"]["pullRequest"]["reviewThreads"]["nodes"]
+        return [(n["isResolved"], n["resolvedBy"]) for n in nodes]
+
+    assert await resolvers() == [(True, {"login": "alice"}), (False, None), (False, None)]
+    data = await github.async_graphql(RESOLVERS_QUERY, THREADS_OF_PULL)
+    ids = [n["id"] for n in data["repository"]["pullRequest"]["reviewThreads"]["nodes"]]
+    # The App resolves one and unresolves Alice's: GitHub names no `User` for its bot user.
+    resolved = await github.async_graphql(RESOLVE % "resolveReviewThread", {"threadId": ids[1]})
+    reopened = await github.async_graphql(RESOLVE % "unresolveReviewThread", {"threadId": ids[0]})
+    # Bob resolves the third with his own token: GitHub names him.
+    token = fake.issue_person_token("bob", repos=[REPO])
+    by_bob = await plain.post(
+        "/graphql",
+        json={"query": RESOLVE % "resolveReviewThread", "variables": {"threadId": ids[2]}},
+        headers={"Authorization": f"bearer {token}"},
+    )
+
+    assert resolved == {"resolveReviewThread": {"thread": {"id": ids[1], "isResolved": True}}}
+    assert reopened == {"unresolveReviewThread": {"thread": {"id": ids[0], "isResolved": False}}}
+    assert by_bob.json()["data"]["resolveReviewThread"]["thread"]["isResolved"] is True
+    assert await resolvers() == [(False, None), (True, None), (True, {"login": "bob"})]
+    assert not fake.thread_resolved(REPO, NUMBER, alices)
+    assert fake.thread_resolved(REPO, NUMBER, apps)
+    fake.unresolve_thread(REPO, NUMBER, bobs)
+    assert not fake.thread_resolved(REPO, NUMBER, bobs)
+    with pytest.raises(GraphQLFailed) as missing:
+        await github.async_graphql(RESOLVE % "unresolveReviewThread", {"threadId": "PRRT_none"})
+    assert [(e.type, e.path) for e in missing.value.response.errors or []] == [
+        ("NOT_FOUND", ["unresolveReviewThread"])
+    ]
+    assert fake.problems == []
+
+
+async def test_a_resolver_asked_for_more_than_its_login_is_a_problem(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    query = RESOLVERS_QUERY.replace("resolvedBy { login }", "resolvedBy { login email }")
+
+    with pytest.raises(GraphQLFailed):
+        await github.async_graphql(query, THREADS_OF_PULL)
+
+    (problem,) = fake.problems
+    assert "resolvedBy { login email }" in problem
+    fake.problems.clear()
 
 
 async def test_review_threads_of_a_repository_or_pull_request_not_found_are_graphql_errors(

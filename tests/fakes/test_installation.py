@@ -11,6 +11,7 @@ from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from app.github.errors import GitHubError
 from app.github.installation_client import InstallationClient
+from app.github.models import ThreadResolution
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.github_api_kit import APP_ID, HEAD, INSTALLATION, NAME, NUMBER, OWNER
 from tests.fakes.installation import FakeInstallation
@@ -51,10 +52,14 @@ async def test_a_review_s_comments_start_threads_that_are_replied_to_and_resolve
     assert await github.review_comment_location(REF, root.id) == ("app.py", 3)
     _, reply = await github.own_review_comments(REF)
     assert (reply.body, reply.in_reply_to_id) == ("A reply.", root.id)
-    assert await github.resolved_threads(REF) == set()
+    assert await github.resolved_threads(REF) == {}
     assert await github.resolve_thread(REF, root.id)
-    assert await github.resolved_threads(REF) == {root.id}
+    # GitHub names no user for the App's own resolving: its bot user is no `User`.
+    assert await github.resolved_threads(REF) == {root.id: ThreadResolution()}
     assert not await github.resolve_thread(REF, MISSING)
+    assert await github.unresolve_thread(REF, root.id)
+    assert await github.resolved_threads(REF) == {}
+    assert not await github.unresolve_thread(REF, MISSING)
 
 
 async def test_a_reply_in_a_thread_that_is_not_there_is_refused_with_404(

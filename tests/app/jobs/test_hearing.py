@@ -75,6 +75,26 @@ async def test_the_authors_convincing_reply_withdraws_the_finding(
     assert check.states[-1] == ("completed", "success")
 
 
+@pytest.mark.parametrize(("role", "heard"), [("none", True), ("write", False)])
+async def test_a_reply_in_a_thread_its_author_resolved_is_heard_unless_they_may_write(
+    client: TestClient, github: FakeGitHub, key: AppKey, redis_url: str, role: str, heard: bool
+) -> None:
+    thread = await unresolved_review(github, key, redis_url, "")
+    github.set_permission(REPO, AUTHOR, role)
+    github.resolve_thread(REPO, NUMBER, thread, by=AUTHOR)
+    llm = hearing_model(evaluations(accept("F1", "Right: the caller injects log first.")))
+
+    assert deliver(client, reply_on(github, thread, CONVINCING)) == "enqueued"
+    await run_queued(github, key, redis_url, llm)
+
+    # Resolving without write access settles nothing: the finding is still open to a reply.
+    assert len(llm.calls(Role.TESTER)) == int(heard)
+    assert [r.body.split(":")[0] for r in tiebreaks_replies(github, thread)] == (
+        ["Withdrawn"] if heard else []
+    )
+    assert github.issue_labels(REPO, NUMBER) == ([] if heard else ["Unresolved"])
+
+
 async def test_an_unconvincing_reply_is_answered_and_the_arbiter_weighs_it(
     client: TestClient, github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:

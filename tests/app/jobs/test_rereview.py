@@ -224,9 +224,9 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
 ) -> None:
     await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V1, NOTES: NOTES_V1}), branch)
     by_claim = threads(github)
-    github.resolve_thread(REPO, PULL, by_claim[FLOATS].id)
-    github.resolve_thread(REPO, PULL, by_claim[SEND].id)
     github.set_permission(REPO, "hubot", "write")
+    github.resolve_thread(REPO, PULL, by_claim[FLOATS].id, by="hubot")
+    github.resolve_thread(REPO, PULL, by_claim[SEND].id, by="hubot")
     github.add_reaction(REPO, by_claim[EVAL].id, "-1", user="hubot")
 
     # The tester raises FLOATS and RATE again; EVAL's file is not reviewed again; SEND's code
@@ -237,9 +237,10 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
     # No new thread; one reply, the learning the writer's 👎 taught.
     assert [c.in_reply_to for c in github.review_comments(REPO, PULL)[4:]] == [by_claim[EVAL].id]
     (summary,) = summaries(github, PULL)
-    assert "2 findings not raised again: a person resolved its thread or a writer marked it 👎" in (
-        summary.body
-    )
+    assert (
+        "2 findings not raised again: a writer or Tiebreak resolved its thread, or a writer "
+        "marked it 👎"
+    ) in summary.body
     # The table lists RATE's finding alone (on line 6), linked to its thread.
     assert "| <code>app/orders.py:6</code> |" in summary.body
     assert f"#discussion_r{by_claim[RATE].id})" in summary.body
@@ -247,7 +248,7 @@ async def test_threads_people_resolved_or_disliked_are_not_raised_again(
     assert github.issue_labels(REPO, PULL) == ["Unresolved"]  # RATE is still open
 
     # Once the last open finding's thread is resolved too, nothing is left open.
-    github.resolve_thread(REPO, PULL, by_claim[RATE].id)
+    github.resolve_thread(REPO, PULL, by_claim[RATE].id, by="hubot")
     await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V3, NOTES: NOTES_V1}), branch)
 
     assert github.issue_labels(REPO, PULL) == []
@@ -260,8 +261,9 @@ async def test_fixing_the_last_open_finding_takes_the_label_off(
 ) -> None:
     await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V1}), branch)
     by_claim = threads(github)
+    github.set_permission(REPO, "hubot", "maintain")
     for claim in (FLOATS, RATE):
-        github.resolve_thread(REPO, PULL, by_claim[claim].id)
+        github.resolve_thread(REPO, PULL, by_claim[claim].id, by="hubot")
 
     await review(github, key, redis_url, branch.push({ORDERS: ORDERS_V2}), branch)
 

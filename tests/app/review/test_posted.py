@@ -11,13 +11,18 @@ import pytest
 from agents.diff import Diff
 from agents.protocol import Finding
 from app.github.errors import GitHubError
+from app.github.models import ThreadResolution
+from app.publishing import hearing_text
 from app.publishing.fingerprints import Fingerprint
-from app.publishing.markers import ANSWERED_MARKER, SUMMARY_MARKER
+from app.publishing.markers import ANSWERED_MARKER, REOPENED_MARKER, SUMMARY_MARKER
 from app.publishing.publication import ThreadReply
+from app.publishing.rereview import ThreadState
 from app.review.posted import answer, posted_threads, write_summary
 from tests.fakes.installation import FakeInstallation
 from tests.scenarios.debates import PAYMENTS
 from tests.scenarios.reviews import DIFF, REF
+
+LEARNED = "\n\nLearned #1 for `app/**`: log is injected. `/tiebreak forget 1` removes it."
 
 
 def fingerprint(line: int, claim: str) -> Fingerprint:
@@ -37,7 +42,7 @@ async def test_tiebreak_s_threads_are_read_with_what_people_did_to_them() -> Non
     resolved = thread(github, 17, "The refund is not logged.")
     disliked = thread(github, 13, "The balance may go negative.")
     answered = thread(github, 14, "The check is off by one.")
-    github.resolved.add(resolved)
+    github.resolved[resolved] = ThreadResolution(resolver="octocat")
     github.dislike(disliked)
     await github.reply_in_thread(REF, answered, f"No longer found.\n\n{ANSWERED_MARKER}")
     # Tiebreak's reply without the marker (an answer to a person) answers nothing.
@@ -49,11 +54,57 @@ async def test_tiebreak_s_threads_are_read_with_what_people_did_to_them() -> Non
     assert threads[plain].fingerprint == fingerprint(16, "log is undefined.")
     assert not threads[plain].dismissed
     assert threads[resolved].resolved
+    assert (threads[resolved].state, threads[resolved].resolver) == (
+        ThreadState.BY_PERSON,
+        "octocat",
+    )
+    assert not threads[resolved].dismissed  # until a review finds the person may write
     assert threads[disliked].thumbs_down
     assert not threads[disliked].resolved
     assert not threads[disliked].dismissed  # until a review finds a writer among who reacted
     assert threads[answered].answered
     assert not threads[plain].answered
+
+
+@pytest.mark.parametrize(
+    ("resolution", "reply", "state"),
+    [
+        (ThreadResolution(resolver="tiebreak[bot]", by_app=True), "", ThreadState.BY_TIEBREAK),
+        (
+            ThreadResolution(),
+            hearing_text.withdrawn("F1", "Right.", LEARNED),
+            ThreadState.BY_TIEBREAK,
+        ),
+        (ThreadResolution(), "", ThreadState.DISREGARDED),
+        (ThreadResolution(), f"Reopened.\n\n{REOPENED_MARKER}", ThreadState.DISREGARDED),
+        (
+            ThreadResolution(resolver="octocat"),
+            hearing_text.withdrawn("F1", "Right."),
+            ThreadState.BY_PERSON,
+        ),
+    ],
+    ids=[
+        "named as the App",
+        "no one named, after Tiebreak withdrew it",
+        "no one named",
+        "no one named, after Tiebreak reopened it",
+        "a person, after Tiebreak withdrew it",
+    ],
+)
+async def test_who_resolved_a_thread_is_read_for_what_it_is_worth(
+    resolution: ThreadResolution, reply: str, state: ThreadState
+) -> None:
+    github = FakeInstallation()
+    resolved = thread(github, 17, "The refund is not logged.")
+    github.resolved[resolved] = resolution
+    if reply:
+        await github.reply_in_thread(REF, resolved, reply)
+
+    (posted,) = await posted_threads(github, REF)
+
+    assert posted.state is state
+    assert posted.dismissed is (state is ThreadState.BY_TIEBREAK)
+    assert posted.reopened is (REOPENED_MARKER in reply)
 
 
 async def test_a_comment_without_a_fingerprint_is_no_thread_of_tiebreak_s() -> None:
@@ -67,7 +118,9 @@ async def test_unknown_resolution_leaves_every_thread_open(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     github = FakeInstallation()
-    github.resolved.add(thread(github, 16, "log is undefined."))
+    github.resolved[thread(github, 16, "log is undefined.")] = ThreadResolution(
+        resolver="maintainer"
+    )
     github.fail_next("resolved_threads", 502)
 
     (thread_,) = await posted_threads(github, REF)

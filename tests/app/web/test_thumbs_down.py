@@ -5,93 +5,25 @@ so only a writer's 👎 dismisses a finding and teaches; the author's, a reader'
 stranger's is not counted, whoever reacted before the writer."""
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
-from agents.models.llm import LLMRequest
 from agents.models.scripted import ScriptedLLM
-from agents.protocol import ToolName
 from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.dismissal import asked_permission, conclusion, opened, push, stubborn
 from tests.kits.hearing import AUTHOR, NO_ARBITER, deliver, run_queued, tiebreaks_replies
 from tests.kits.review import summary
-from tests.scenarios.debates import (
-    NEGATIVE,
-    PAYMENTS,
-    PAYMENTS_AFTER,
-    PAYMENTS_BEFORE,
-    UNDEFINED,
-    answers,
-    dispute,
-    evaluations,
-    git_diff,
-    reject,
-    report,
-)
 from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO
-from tests.scenarios.webhooks import SECRET, payload
-
-NOTES = "app/notes.py"
-PERMISSION = rf"/repos/{REPO}/collaborators/(?P<login>[^/]+)/permission"
-
-
-def stubborn(request: LLMRequest) -> dict[str, Any]:
-    """The tester raises UNDEFINED and NEGATIVE on `app/payments.py` and nothing on any other
-    file; the coder disputes both and the tester keeps both (the arbiter is off)."""
-    shown = "".join(block.text for block in request.blocks)
-    match request.tool.name:
-        case ToolName.REPORT_FINDINGS:
-            return report(UNDEFINED, NEGATIVE) if f"+++ b/{PAYMENTS}" in shown else report()
-        case ToolName.ANSWER_FINDINGS:
-            return answers(*(dispute(f, "It is fine as it is.") for f in request.subject))
-        case _:
-            return evaluations(*(reject(f, "It is not fine.") for f in request.subject))
+from tests.scenarios.webhooks import SECRET
 
 
 @pytest.fixture
 def client(redis_url: str) -> Iterator[TestClient]:
     with TestClient(create_app(Settings(github_webhook_secret=SECRET), redis_url)) as test_client:
         yield test_client
-
-
-def opened() -> dict[str, Any]:
-    delivery = payload("pull_request/opened")
-    delivery["number"] = delivery["pull_request"]["number"] = NUMBER
-    delivery["pull_request"]["head"]["sha"] = HEAD
-    delivery["pull_request"]["base"]["sha"] = BASE
-    return delivery
-
-
-def push(github: FakeGitHub, before: str, head: str, notes: str) -> dict[str, Any]:
-    """The author pushes a change to `app/notes.py` alone, on top of `before`; GitHub's
-    delivery for it."""
-    github.add_pull(
-        REPO,
-        NUMBER,
-        head_sha=head,
-        base_sha=BASE,
-        head_ref="feature",
-        diff=git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER), NOTES: ("", notes)}),
-        head_files={PAYMENTS: PAYMENTS_AFTER, NOTES: notes},
-    )
-    delivery = payload("pull_request/synchronize")
-    delivery["number"] = delivery["pull_request"]["number"] = NUMBER
-    delivery["pull_request"]["head"]["sha"] = head
-    delivery["pull_request"]["base"]["sha"] = BASE
-    delivery["before"] = before
-    return delivery
-
-
-def conclusion(github: FakeGitHub, head: str) -> str | None:
-    (check,) = [c for c in github.check_runs(REPO) if c.head_sha == head]
-    return check.conclusion
-
-
-def asked_permission(github: FakeGitHub, login: str) -> int:
-    return len([r for r in github.requests_to("GET", PERMISSION) if login in r.path])
 
 
 async def test_only_a_writers_thumbs_down_dismisses_a_finding_and_teaches(

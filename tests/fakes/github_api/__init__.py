@@ -18,7 +18,8 @@ Actions (`add_workflow`, `deny_actions`, `send_webhooks`, `workflow_runs`) are d
 
 State lives in memory: tests set it up (`add_installation`, `add_repo`, `delete_repo`,
 `set_file`, `add_pull`, `add_label`, `add_review`, `add_issue_comment`, `add_review_comment`,
-`add_reaction`, `resolve_thread`, `set_permission`, `issue_person_token`) and inspect it
+`add_reaction`, `resolve_thread`, `unresolve_thread`, `set_permission`,
+`issue_person_token`) and inspect it
 (`requests`, `check_runs`, `reviews`, `review_comments`, `issue_comments`, `reactions`,
 `thread_resolved`, `labels`, `issue_labels`, `branch_files`, `branch_sha`, `commit`,
 `tree_entries`, `blob`, `ref_updates`, and the credentials that went by: `issued_tokens`,
@@ -104,10 +105,14 @@ answer an error:
   404 for a ref the repository lacks. `replace_archive` has a commit served other bytes.
   Not modelled: the zipball, the token's five-minute expiry.
 * GraphQL (`POST /graphql`) answers two queries. The review threads of a pull request
-  (`repository.pullRequest.reviewThreads`: `pageInfo`, and per thread `isResolved` and its
-  comments' `databaseId`s), recognised by `reviewThreads` in it rather than parsed. A thread
-  is a review comment that is no reply, in the order made; `resolve_thread` resolves one. It
-  also takes the `resolveReviewThread` mutation, on a thread's node id (`id` in the query).
+  (`repository.pullRequest.reviewThreads`: `pageInfo`, and per thread `isResolved`,
+  `resolvedBy { login }` and its comments' `databaseId`s), recognised by `reviewThreads` in it
+  rather than parsed. A thread is a review comment that is no reply, in the order made;
+  `resolve_thread(…, by=login)` resolves one as that user, `unresolve_thread` reopens it.
+  `resolvedBy` is a `User`, as on GitHub: the user who resolved the thread, null for an open
+  one and for one an App's bot user resolved. It also takes the `resolveReviewThread` and
+  `unresolveReviewThread` mutations, on a thread's node id (`id` in the query), the resolver
+  being the person whose token it is (none for an installation's).
   And files' texts: a repository's aliased `object(expression: $var)` fields, each `... on
   Blob` with some of `text`, `isBinary`, `isTruncated`, `byteSize`, parsed strictly (a
   variable undeclared, not `String!` or not a string, a field Blob lacks: errors, as

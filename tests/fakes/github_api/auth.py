@@ -181,6 +181,12 @@ class _Auth(_Base):
             return token.repos
         return frozenset(self._installations.get(token.installation_id, ()))
 
+    def _person(self, request: _Request) -> str | None:
+        """The login of the person whose token the request carries; None for an App's."""
+        _, _, credential = request.headers.get("authorization", "").partition(" ")
+        token = self._tokens.get(credential)
+        return token.person if token is not None else None
+
     def _pulls_from(self, covered: frozenset[str], key: str) -> list[_Pull]:
         """The open pull requests into covered repositories whose head lives in fork `key`."""
         return [

@@ -206,6 +206,13 @@ class _Comments(_Base):
             return comment
         return next(c for c in pull.comments if c.id == comment.in_reply_to)
 
+    def _existing_root(self, pull: _Pull, full_name: str, comment_id: int) -> int:
+        """The first comment of `comment_id`'s thread; KeyError for a comment it lacks."""
+        root = self._thread_root(pull, comment_id)
+        if root is None:
+            raise KeyError(f"no review comment {comment_id} on {full_name}#{pull.number}")
+        return root.id
+
     def _reply(
         self, pull: _Pull, root: ReviewComment, body: str, author: str, author_type: str
     ) -> ReviewComment:

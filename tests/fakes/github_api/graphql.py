@@ -1,9 +1,11 @@
 """The fake GitHub's GraphQL endpoint, which answers the two queries Tiebreak sends: the review
 threads of a pull request, recognised rather than parsed, with the errors GitHub answers
 for it (a variable of the wrong type, a page size missing or too large, a bad cursor, a
-repository or pull request it cannot resolve) shaped as GitHub's; files' texts by aliased
-`object(expression:)` fields (:mod:`tests.fakes.github_api.blobs`); and the one mutation,
-`resolveReviewThread`, on a thread's node id (`id` in the query's nodes).
+repository or pull request it cannot resolve) shaped as GitHub's, and who resolved each
+(`resolvedBy { login }`, a `User`: null for a thread no user resolved, an App's bot user
+included); files' texts by aliased `object(expression:)` fields
+(:mod:`tests.fakes.github_api.blobs`); and the two mutations `resolveReviewThread` and
+`unresolveReviewThread`, on a thread's node id (`id` in the query's nodes).
 """
 
 import base64
@@ -39,8 +41,12 @@ class _GraphQL(_Auth, _Blobs):
             return _graphql_answer(None, [{"message": message}])
         if not isinstance(variables, dict):
             variables = {}
-        if re.search(r"\bresolveReviewThread\b", query):
-            return self._resolve_review_thread(covered, variables.get("threadId"))
+        mutation = re.search(r"\b(un)?resolveReviewThread\b", query)
+        if mutation:
+            resolving = mutation[1] is None
+            return self._resolve_review_thread(
+                covered, variables.get("threadId"), self._person(request), resolving=resolving
+            )
         if self._asks_for_objects(query):
             data, errors = self._objects(covered, query, variables)
             if any(error.get("type") == "FAKE_UNPARSED" for error in errors):
@@ -106,8 +112,15 @@ class _GraphQL(_Auth, _Blobs):
             return _graphql_answer(data, [error])
         chunk = roots[start : start + pages["reviewThreads"]]
         with_id = re.search(r"\bnodes\s*\{\s*id\b", query) is not None
+        resolver = _resolver_selection(query)
+        if resolver is not None and resolver != "login":
+            self.problems.append(f"POST /graphql: resolvedBy {{ login }} only, not:\n{query}")
+            return _graphql_answer(
+                None, [{"type": "FAKE_UNSUPPORTED", "message": GRAPHQL_UNSUPPORTED}]
+            )
         nodes = [
             ({"id": _thread_node_id(root.id)} if with_id else {})
+            | ({"resolvedBy": _user(pull.resolved.get(root.id))} if resolver else {})
             | {
                 "isResolved": root.id in pull.resolved,
                 "comments": {
@@ -130,25 +143,46 @@ class _GraphQL(_Auth, _Blobs):
         }
         return _graphql_answer({"repository": {"pullRequest": {"reviewThreads": threads}}})
 
-    def _resolve_review_thread(self, covered: frozenset[str], thread_id: Any) -> _Answer:
-        """`resolveReviewThread(input: {threadId})`: the thread resolved, as by a person."""
+    def _resolve_review_thread(
+        self, covered: frozenset[str], thread_id: Any, person: str | None, *, resolving: bool
+    ) -> _Answer:
+        """`resolveReviewThread` or `unresolveReviewThread(input: {threadId})`: the thread
+        resolved by the token's holder (a person, or the App's bot user, whom `resolvedBy`
+        does not name), or unresolved."""
+        field_name = "resolveReviewThread" if resolving else "unresolveReviewThread"
         with self._lock:
             for (key, _), pull in self._pulls.items():
                 if key not in covered:
                     continue
                 for root in pull.comments:
                     if root.in_reply_to is None and _thread_node_id(root.id) == thread_id:
-                        pull.resolved.add(root.id)
-                        thread = {"id": thread_id, "isResolved": True}
-                        return _graphql_answer({"resolveReviewThread": {"thread": thread}})
+                        if resolving:
+                            pull.resolved[root.id] = person
+                        else:
+                            pull.resolved.pop(root.id, None)
+                        thread = {"id": thread_id, "isResolved": resolving}
+                        return _graphql_answer({field_name: {"thread": thread}})
         message = f"Could not resolve to a node with the global id of '{thread_id}'"
-        error = {"type": "NOT_FOUND", "path": ["resolveReviewThread"], "message": message}
-        return _graphql_answer({"resolveReviewThread": None}, [error])
+        error = {"type": "NOT_FOUND", "path": [field_name], "message": message}
+        return _graphql_answer({field_name: None}, [error])
 
 
 def _thread_node_id(root_id: int) -> str:
     """A review thread's node id, as GitHub's look (`PRRT_…`), from its first comment."""
     return "PRRT_" + base64.b64encode(f"thread:{root_id}".encode()).decode().rstrip("=")
+
+
+def _resolver_selection(query: str) -> str | None:
+    """What the query selects of each thread's `resolvedBy` (`login`); None if it asks not."""
+    if not re.search(r"\bresolvedBy\b", query):
+        return None
+    selection = re.search(r"\bresolvedBy\s*\{([^{}]*)\}", query)
+    return " ".join(selection[1].split()) if selection else ""
+
+
+def _user(login: str | None) -> dict[str, str] | None:
+    """A `User` as the threads query selects it; null for none (no one, or an App's bot)."""
+    return {"login": login} if login is not None else None
 
 
 def _graphql_answer(

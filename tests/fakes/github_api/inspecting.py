@@ -90,10 +90,7 @@ class _Inspecting(_Comments, _GitStore):
         resolved."""
         with self._lock:
             pull = self._existing_pull(full_name, number)
-            root = self._thread_root(pull, comment_id)
-            if root is None:
-                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
-            return root.id in pull.resolved
+            return self._existing_root(pull, full_name, comment_id) in pull.resolved
 
     def branch_sha(self, full_name: str, branch: str) -> str:
         """The commit the branch points at."""

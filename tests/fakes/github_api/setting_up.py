@@ -169,7 +169,7 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
                 labels=old.labels if old else [],
                 reviews=old.reviews if old else [],
                 comments=old.comments if old else [],
-                resolved=old.resolved if old else set(),
+                resolved=old.resolved if old else {},
             )
 
     def add_issue_comment(
@@ -301,20 +301,19 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
             reaction, _ = self._add_reaction(repo, comment_id, content, user, user_type)
             return reaction.id
 
-    def resolve_thread(
-        self, full_name: str, number: int, comment_id: int, *, resolved: bool = True
-    ) -> None:
-        """A person resolved the review thread of `comment_id` (or of the thread the reply
-        `comment_id` is in); with `resolved=False`, unresolved it."""
+    def resolve_thread(self, full_name: str, number: int, comment_id: int, *, by: str) -> None:
+        """The user `by` resolved the review thread of `comment_id` (or of the thread the reply
+        `comment_id` is in), as GitHub lets anyone with write access, and the pull request's
+        author, do: GraphQL's `resolvedBy` names them from then on."""
         with self._lock:
             pull = self._existing_pull(full_name, number)
-            root = self._thread_root(pull, comment_id)
-            if root is None:
-                raise KeyError(f"no review comment {comment_id} on {full_name}#{number}")
-            if resolved:
-                pull.resolved.add(root.id)
-            else:
-                pull.resolved.discard(root.id)
+            pull.resolved[self._existing_root(pull, full_name, comment_id)] = by
+
+    def unresolve_thread(self, full_name: str, number: int, comment_id: int) -> None:
+        """Someone unresolved the review thread of `comment_id` (or of its reply)."""
+        with self._lock:
+            pull = self._existing_pull(full_name, number)
+            pull.resolved.pop(self._existing_root(pull, full_name, comment_id), None)
 
     def set_permission(self, full_name: str, login: str, role_name: str) -> None:
         """Give `login` a role on the repository: admin, maintain, write, triage, read, none."""

@@ -92,8 +92,10 @@ class _Pull:
     reviews: list[Review] = field(default_factory=list)
     comments: list[ReviewComment] = field(default_factory=list)
     """Every review comment on it (of reviews, of people, replies), oldest first."""
-    resolved: set[int] = field(default_factory=set)
-    """The first comments of the review threads someone resolved."""
+    resolved: dict[int, str | None] = field(default_factory=dict)
+    """The first comments of the review threads someone resolved, each with the login of the
+    user who resolved it: None for an App's bot user, which GitHub's `resolvedBy` (a `User`)
+    cannot name."""
 
 
 @dataclass(slots=True)
