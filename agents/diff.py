@@ -14,6 +14,7 @@ from functools import cached_property
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile, PatchSet
 
+from agents.additions import Additions
 from agents.errors import DiffError
 from agents.models.tokens import typical_tokens
 from policies.coverage import rank
@@ -64,6 +65,20 @@ class DiffFile:
 
     def right_lines(self) -> frozenset[int]:
         return frozenset(n for h in self.hunks for n in h.lines)
+
+    @property
+    def created(self) -> bool:
+        """Whether the change creates the file (git's `--- /dev/null`)."""
+        return "--- /dev/null" in self.header.splitlines()
+
+    def added_lines(self) -> list[str]:
+        """The text of each line the change adds or changes, in order."""
+        return [
+            raw[1:]
+            for hunk in self.hunks
+            for raw in hunk.text.splitlines()[1:]  # after the `@@` line
+            if raw.startswith("+")
+        ]
 
     @property
     def changed_lines(self) -> int:
@@ -119,6 +134,14 @@ class Diff:
 
     def file(self, path: str) -> DiffFile | None:
         return self._by_path.get(path)
+
+    def additions(self) -> Additions:
+        """The modules and names the change adds (:mod:`agents.additions`)."""
+        kept = [f for f in self.files if not f.deleted and not f.binary]
+        return Additions.of(
+            (f.path for f in kept if f.created),
+            ((f.path, line) for f in kept for line in f.added_lines()),
+        )
 
     def hunk_covering(self, path: str, start: int, end: int) -> Hunk | None:
         """The hunk whose RIGHT side holds all of start..end of `path`, if any."""

@@ -2,19 +2,32 @@
 
 A finding may carry a :class:`agents.protocol.Reproduction`: a test the tester wrote. Tiebreak
 runs it at the pull request's base and at its head (:class:`Verifier`, implemented outside the
-engine, in a sandbox), and what the two runs did decides the finding's :class:`Evidence`:
+engine, in a sandbox or in the repository's Actions), and how the two runs ended — their exit
+codes, and their failures as their output tells them (:mod:`agents.failures`) — decides the
+finding's :class:`Evidence`:
 
 * `reproduced` — it fails at the head and passes at the base: the change brought the bug in.
   Proof: the coder can answer it only with a patch, the arbiter can rule it only fixed.
-* `fails_at_base` — it fails at the base too: a bug older than the change, or a wrong test.
+* `introduced` — it fails at the head, and at the base only because the code it tests is not
+  there: a module or name the change adds (:mod:`agents.additions`). The bug is in new code:
+  proof, binding as `reproduced` is.
+* `fails_at_base` — it fails at the base too, the same way or another: a bug older than the
+  change, or a wrong test.
 * `not_reproduced` — it passes at the head: the finding is withdrawn, unless the tester gives
   another test.
-* `broken` — it did not run (a syntax or collection error, a missing import, a timeout, a
-  path it may not be written at), or it ran at the head but not at the base: no evidence.
+* `broken` — it did not run as a test: at the head a timeout, a path it may not be written at,
+  an error collecting or loading it, or a runner that ran nothing (pytest's exit codes 2 to 5,
+  no tests ran, the runner itself not installed where it runs — the environment's fault, not
+  the code's); or it failed at the head but did not run at the base. No evidence.
 * `not_run` — verification is off, or the review's runs are spent: no evidence.
 
+What the change adds is the debate's to know (the unit's diff): a verifier's runs are judged
+without it (:meth:`Verification.of`), and the debate judges them again with it
+(:meth:`Verification.judged`), so that the verdict is the same wherever the test ran.
+
 The same test run again on the head with the coder's patch applied checks the patch: it
-passes (the fix is verified) or still fails (the fix is not agreed).
+passes (the fix is verified) or still does not (it is no fix); a run that did not happen
+checks nothing.
 
 Pure: the runs themselves are the verifier's; what they mean is decided here.
 """
@@ -25,7 +38,12 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from agents.additions import Additions
+from agents.failures.failure import Absence, Missing, OutputReading
+from agents.failures.reading import read_output
 from agents.protocol import Patch, Reproduction
+
+NOTHING_ADDED = Additions()
 
 FAILING_EXIT_CODES = (1,)
 """Exit codes that mean the test ran and failed (pytest's, unittest's and most runners'). Any
@@ -35,6 +53,7 @@ error, 5 when no test was collected."""
 
 class Evidence(StrEnum):
     REPRODUCED = "reproduced"
+    INTRODUCED = "introduced"
     FAILS_AT_BASE = "fails_at_base"
     NOT_REPRODUCED = "not_reproduced"
     BROKEN = "broken"
@@ -42,8 +61,9 @@ class Evidence(StrEnum):
 
     @property
     def proof(self) -> bool:
-        """Whether the runs prove the change introduced the bug."""
-        return self is Evidence.REPRODUCED
+        """Whether the runs prove the change brought the bug in: into code the base had, or
+        with code the base does not have."""
+        return self in (Evidence.REPRODUCED, Evidence.INTRODUCED)
 
 
 class Run(BaseModel):
@@ -91,49 +111,136 @@ class Verification(BaseModel):
     """At the head."""
     output_tail: str = ""
     """At the head: the end of what the test printed there."""
+    error: str | None = None
+    """At the head: why it did not run there, or was stopped."""
     seconds: float = 0.0
     """Both runs', as long as they took together (they run at once)."""
     reason: str = ""
     """In words, what the runs showed."""
     base_exit_code: int | None = None
+    base_output_tail: str = ""
+    """At the base: the end of what the test printed there."""
+    base_error: str | None = None
+    """At the base: why it did not run there, or was stopped."""
 
     @classmethod
-    def of(cls, test: str, command: str, head: Run, base: Run | None) -> "Verification":
+    def of(
+        cls,
+        test: str,
+        command: str,
+        head: Run,
+        base: Run | None,
+        added: Additions = NOTHING_ADDED,
+    ) -> "Verification":
         """What the runs at the head and at the base (None: not run, as the head's test
-        passed or did not run) show."""
-        seconds = max(head.seconds, base.seconds if base else 0.0)
-        shown = cls(
-            verdict=Evidence.BROKEN,
+        passed or did not run) show, the change adding `added`."""
+        verdict, reason = _evidence(test, head, base, added)
+        return cls(
+            verdict=verdict,
             test=test,
             command=command,
             exit_code=head.exit_code,
             output_tail=head.output_tail,
-            seconds=seconds,
+            error=head.error,
+            seconds=max(head.seconds, base.seconds if base else 0.0),
+            reason=reason,
             base_exit_code=base.exit_code if base else None,
+            base_output_tail=base.output_tail if base else "",
+            base_error=base.error if base else None,
         )
-        verdict, reason = _evidence(head, base)
-        return shown.model_copy(update={"verdict": verdict, "reason": reason})
 
     @classmethod
     def not_run(cls, test: str, reason: str) -> "Verification":
         return cls(verdict=Evidence.NOT_RUN, test=test, reason=reason)
 
+    def judged(self, added: Additions) -> "Verification":
+        """The same runs judged knowing what the change adds: `introduced` where the base
+        failed only for the want of it, else as they were."""
+        if self.verdict not in (Evidence.FAILS_AT_BASE, Evidence.BROKEN) or self.error:
+            return self
+        head = Run(exit_code=self.exit_code, output_tail=self.output_tail)
+        base = Run(
+            exit_code=self.base_exit_code, output_tail=self.base_output_tail, error=self.base_error
+        )
+        again = Verification.of(self.test, self.command, head, base, added)
+        if again.verdict is not Evidence.INTRODUCED:
+            return self
+        return self.model_copy(update={"verdict": again.verdict, "reason": again.reason})
 
-def _evidence(head: Run, base: Run | None) -> tuple[Evidence, str]:
-    if not (head.passed or head.failed):
-        return Evidence.BROKEN, f"at the head {head.why_broken()}"
+
+def _evidence(test: str, head: Run, base: Run | None, added: Additions) -> tuple[Evidence, str]:
+    if head.error is not None:
+        return Evidence.BROKEN, f"at the head {head.error}"
+    at_head = read_output(head.output_tail, test)
     if head.passed:
+        if at_head.problem is not None:  # unittest before Python 3.12 passes running nothing
+            return Evidence.BROKEN, f"at the head {at_head.problem}"
         return Evidence.NOT_REPRODUCED, "it passes at the head"
+    if why := _not_a_test(head, at_head):
+        return Evidence.BROKEN, f"at the head {why}"
     if base is None:
         return Evidence.BROKEN, "it fails at the head and was not run at the base"
     if base.passed:
         return Evidence.REPRODUCED, "it fails at the head and passes at the base"
-    if base.failed:
-        return Evidence.FAILS_AT_BASE, "it fails at the base too: no regression shown"
-    return (
-        Evidence.BROKEN,
-        f"it fails at the head, but at the base {base.why_broken()}: no regression shown",
-    )
+    if base.error is not None:
+        why = base.error
+        return Evidence.BROKEN, f"it fails at the head, but at the base {why}: {NO_REGRESSION}"
+    at_base = read_output(base.output_tail, test)
+    if absent := _absent(at_head, at_base, added):
+        return Evidence.INTRODUCED, f"the base has {absent}, which the change adds"
+    if why := _not_a_test(base, at_base):
+        return Evidence.BROKEN, f"it fails at the head, but at the base {why}: {NO_REGRESSION}"
+    return _failing_at_both(head, base, at_head, at_base)
+
+
+NO_REGRESSION = "no regression shown"
+
+
+def _not_a_test(run: Run, reading: OutputReading) -> str | None:
+    """Why `run`, which ran to an exit of its own and did not pass, was no run of the test: the
+    runner ran nothing, or could not load the test file, or said so by its exit code."""
+    if reading.problem is not None:
+        return reading.problem
+    if (loading := reading.loading) is not None:
+        return f"the test could not be loaded ({loading})"
+    if not run.failed:
+        return f"it exited with {run.exit_code}, which says it did not run"
+    return None
+
+
+def _absent(at_head: OutputReading, at_base: OutputReading, added: Additions) -> Missing | None:
+    """What the base lacks that the change adds, when the test failed there for nothing
+    else: each of its failures says something is missing, the change adds each, and the head
+    got past them."""
+    absent = [f.missing for f in at_base.failures]
+    if not absent or at_base.problem is not None:
+        return None
+    if any(missing is None or not added.provide(missing) for missing in absent):
+        return None
+    if any(f.missing in absent for f in at_head.failures):
+        return None
+    return absent[0]
+
+
+def _failing_at_both(
+    head: Run, base: Run, at_head: OutputReading, at_base: OutputReading
+) -> tuple[Evidence, str]:
+    if at_head.same_as(at_base):
+        modules = [
+            f.missing.name
+            for f in at_head.failures
+            if f.missing is not None and f.missing.absence is Absence.MODULE
+        ]
+        if len(modules) == len(at_head.failures):
+            # Neither side can import it: the environment lacks it, whatever the code does.
+            shown = ", ".join(dict.fromkeys(modules))
+            return Evidence.BROKEN, f"it cannot import {shown} at the head or the base"
+        failure = at_head.failures[0]
+        return Evidence.FAILS_AT_BASE, f"the same failure at the base and the head: {failure}"
+    if at_base.failures and at_head.failures:
+        return Evidence.FAILS_AT_BASE, f"another failure at the base: {at_base.failures[0]}"
+    codes = f"{head.exit_code} at the head, {base.exit_code} at the base"
+    return Evidence.FAILS_AT_BASE, f"it exits with {codes}"
 
 
 class FixCheck(BaseModel):
@@ -142,7 +249,8 @@ class FixCheck(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     verified: bool | None
-    """True: the test passes with the patch; False: it still fails; None: it did not run."""
+    """True: the test passes with the patch; False: it ran and does not pass; None: it did
+    not run."""
     exit_code: int | None = None
     output_tail: str = ""
     seconds: float = 0.0
@@ -154,6 +262,10 @@ class FixCheck(BaseModel):
             verified, reason = True, "the test passes with the patch"
         elif run.failed:
             verified, reason = False, "the test still fails with the patch"
+        elif run.error is None:
+            # It ran, and ended otherwise than passing: a patch that breaks the test's
+            # loading (a syntax error, a name it removed) is no fix either.
+            verified, reason = False, f"with the patch {run.why_broken()}"
         else:
             verified, reason = None, f"with the patch {run.why_broken()}"
         return cls(

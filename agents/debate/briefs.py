@@ -43,14 +43,16 @@ from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
 
 PROVEN_TO_CODER = (
-    " A finding whose test_run verdict is reproduced is proven: concede it with a patch that "
-    "makes its test pass."
+    " A finding whose test_run verdict is reproduced or introduced is proven: concede it with a "
+    "patch that makes its test pass."
 )
 PATCH_TESTS = (
     " A patch whose patch_test_run is not verified is no fix. A new finding must carry a "
     "reproduction."
 )
-PROVEN_TO_ARBITER = " A finding whose test_run verdict is reproduced is proven: rule it force_fix."
+PROVEN_TO_ARBITER = (
+    " A finding whose test_run verdict is reproduced or introduced is proven: rule it force_fix."
+)
 
 
 def data_block(kind: str, content: str) -> str:
@@ -129,8 +131,10 @@ def reproduction_brief(test_command: str) -> str:
         "whose test fails at the change's head because of the bug and passes at its base. "
         f"Tiebreak runs it at both with `{test_command}` from the repository's root, in a "
         "sandbox without network. A finding whose test fails at the head and passes at the base "
-        "is proven; one whose test passes at the head is withdrawn. A finding you raise later, "
-        "when evaluating answers, must carry a reproduction."
+        "is proven (reproduced), and so is one whose test fails at the base only because the "
+        "code it tests is not there yet, a module or name the change adds (introduced); one "
+        "whose test passes at the head is withdrawn. A finding you raise later, when "
+        "evaluating answers, must carry a reproduction."
     )
 
 

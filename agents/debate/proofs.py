@@ -5,9 +5,12 @@ test run at the base and the head before the coder answers (:mod:`agents.verific
 each patch conceded on a finding whose test fails at the head is checked by running the test
 again with the patch. The debate then obeys what ran, whatever the models say:
 
-* a `reproduced` finding is proof: a dispute of it is refused — the coder answers it with a
-  patch — and so is the arbiter's warning: it can only be ruled fixed;
-* a patch whose test still fails is not a fix: the tester's acceptance of it is refused;
+* a `reproduced` finding is proof, and so is an `introduced` one (its test fails at the head,
+  and at the base only because the code it tests is not there: the debate judges the runs
+  knowing what its unit's diff adds): a dispute of it is refused — the coder answers it with
+  a patch — and so is the arbiter's warning: it can only be ruled fixed;
+* a patch whose test still fails is not a fix: the tester's acceptance of it is refused, and
+  the finding's outcome says so (`fix_verified` false), fixed or not;
 * a finding whose test passes at the head is withdrawn, unless its tester gives another test
   (up to `max_attempts` tests a finding);
 * a finding raised after the first report (an evaluation's new finding) must carry a test:
@@ -19,6 +22,7 @@ Each run is told in the finding's thread, so the transcript shows it.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agents.additions import Additions
 from agents.debate.needs import Steps, check_fixes, reproduce
 from agents.debate.told import FindingRun, PatchRun, Runs, Tests
 from agents.models.tokens import typical_tokens
@@ -39,7 +43,12 @@ from policies.verify import VerifyConfig
 
 MAX_TAIL_SHOWN = 2_000
 """Characters of a run's output an agent is shown."""
-PROVEN = "its test fails at the head and passes at the base: it is proven, and can only be"
+PROVEN = {
+    Evidence.REPRODUCED: "its test fails at the head and passes at the base",
+    Evidence.INTRODUCED: "its test fails at the head, and the base does not have the code it tests",
+}
+"""Why a proven finding is proven, as a refusal says it."""
+CONCEDED = "conceded with a patch that makes the test pass"
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,8 @@ class Proofs:
     """The tests of one debate's findings: what each showed, and what it allows."""
 
     terms: ProofTerms | None = None
+    added: Additions = field(default_factory=Additions)
+    """What the unit's diff adds: what a test's failure at the base may be for the want of."""
     tests: dict[str, Reproduction] = field(default_factory=dict)
     """Each finding's latest test, by finding id, once it is known."""
     results: dict[str, Verification] = field(default_factory=dict)
@@ -97,6 +108,7 @@ class Proofs:
         result = self.results.get(finding_id)
         return result is not None and result.verdict in (
             Evidence.REPRODUCED,
+            Evidence.INTRODUCED,
             Evidence.FAILS_AT_BASE,
         )
 
@@ -106,12 +118,17 @@ class Proofs:
         return self.about if self.on else None
 
     def fix_verified(self, finding_id: str, patch: Patch | None) -> bool | None:
-        """Whether `patch`, the finding's fix, made its test pass (None: not checked)."""
+        """Whether `patch`, the finding's fix, made its test pass (None: not checked). A
+        finding that ended without a fix (`patch` None) whose latest patch checked left its
+        test failing says so: False."""
         checked = self.fixes.get(finding_id)
-        if patch is not None and checked is not None and checked[0] == patch:
+        earlier_patch, earlier = self.restored_fixes.get(finding_id, (None, None))
+        if patch is None:
+            latest = checked[1].verified if checked is not None else earlier
+            return False if latest is False else None
+        if checked is not None and checked[0] == patch:
             return checked[1].verified
-        earlier_patch, verified = self.restored_fixes.get(finding_id, (None, None))
-        return verified if patch is not None and patch == earlier_patch else None
+        return earlier if patch == earlier_patch else None
 
     def restore(self, ended: FindingOutcome) -> None:
         """Take what a finished debate's outcome says of a finding's tests."""
@@ -146,7 +163,9 @@ class Proofs:
 
     def verify(self, finding_ids: Sequence[str]) -> Steps[list[Verification]]:
         """Run the latest test of each finding at the base and the head, all at once."""
-        results = yield from reproduce([self.tests[f] for f in finding_ids])
+        ran = yield from reproduce([self.tests[f] for f in finding_ids])
+        # Judged here, knowing what the diff adds, whoever ran them and wherever.
+        results = [result.judged(self.added) for result in ran]
         for finding_id, result in zip(finding_ids, results, strict=True):
             self.results[finding_id] = result
             self.seconds += result.seconds
@@ -163,8 +182,8 @@ class Proofs:
     # -- the rules ----------------------------------------------------------------------
 
     def answer_problem(self, answer: Answer) -> str | None:
-        if answer.stance is Stance.DISPUTE and self.proven(answer.finding_id):
-            return f"{PROVEN} conceded with a patch that makes the test pass"
+        if answer.stance is Stance.DISPUTE and (why := self._proven_by(answer.finding_id)):
+            return f"{why}: it is proven, and can only be {CONCEDED}"
         return None
 
     def evaluation_problem(self, evaluation: Evaluation) -> str | None:
@@ -181,9 +200,15 @@ class Proofs:
         return None
 
     def ruling_problem(self, ruling: Ruling) -> str | None:
-        if ruling.ruling is RulingKind.ACCEPT_WITH_WARNING and self.proven(ruling.finding_id):
-            return f"{PROVEN} ruled force_fix"
+        why = self._proven_by(ruling.finding_id)
+        if ruling.ruling is RulingKind.ACCEPT_WITH_WARNING and why:
+            return f"{why}: it is proven, and can only be ruled force_fix"
         return None
+
+    def _proven_by(self, finding_id: str) -> str | None:
+        """Why the finding is proven, if it is."""
+        result = self.results.get(finding_id)
+        return PROVEN.get(result.verdict) if result is not None else None
 
     def new_finding_problem(self, finding: Finding) -> str | None:
         if self.on and finding.reproduction is None:

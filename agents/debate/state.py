@@ -82,7 +82,7 @@ class DebateState:
     ) -> "DebateState":
         """The state of a debate over `unit` before anyone has spoken."""
         panel = policy.panel()
-        proofs = Proofs(terms)
+        proofs = Proofs(terms, unit.diff.additions())
         walkthrough = bool(summary and summary.walkthrough)
         per_turn, total = policy.max_findings_per_turn, policy.max_findings_total
         return cls(

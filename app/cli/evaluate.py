@@ -136,8 +136,9 @@ def run(
     its introducing commit and the agents also read what the repository's other files tell
     about each change (definitions, callers, tests). With `--verify` too, the tester backs
     its findings with tests, run at each case's base and introducing commits in a sandbox;
-    the report counts the findings tested and reproduced, and sets the precision of the
-    reproduced ones beside the others'.
+    the report counts the findings tested, reproduced and proven in new code (failing at
+    the base only for the want of code the commit adds), and sets the precision of each
+    beside the others'.
 
     Before the first call, eval prints the runs it has to do and the most they may bill,
     and asks whether to start; off a terminal it starts only with --yes. The tokens billed

@@ -11,6 +11,7 @@ import click
 from agents.models.llm import LLMClient, LLMRequest, LLMResponse
 from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review, Unreviewed
+from agents.verification import Evidence
 from agents.walkthrough import Walkthrough, walkthrough
 from app.cli.printable import json_text, printable
 from app.publishing import proof_text
@@ -188,10 +189,14 @@ def _totals(review: Review) -> str:
     )
     tested = [f.verification for f in review.findings if f.verification is not None]
     if tested:
-        proven = sum(1 for v in tested if v.verdict.proof)
+        reproduced = sum(1 for v in tested if v.verdict is Evidence.REPRODUCED)
+        introduced = sum(1 for v in tested if v.verdict is Evidence.INTRODUCED)
+        in_new_code = (
+            f", {introduced} {proof_text.WORDS[Evidence.INTRODUCED]}" if introduced else ""
+        )
         line += (
-            f"\nTests: {_count(len(tested), 'finding')} tested, {proven} reproduced · "
-            f"{review.verification_seconds:.1f} s of test runs · about "
+            f"\nTests: {_count(len(tested), 'finding')} tested, {reproduced} reproduced"
+            f"{in_new_code} · {review.verification_seconds:.1f} s of test runs · about "
             f"{review.test_tokens:,} output tokens writing tests"
         )
     return line

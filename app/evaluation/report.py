@@ -77,6 +77,10 @@ def _figures(summary: Summary) -> dict[str, Any]:
         "reproduced_precision": summary.reproduced_precision.value,
         "reproduced_precision_interval": _interval(summary.reproduced_precision),
         "reproduced_on_buggy_cases": summary.reproduced_on_buggy_cases,
+        "introduced": summary.introduced,
+        "introduced_precision": summary.introduced_precision.value,
+        "introduced_precision_interval": _interval(summary.introduced_precision),
+        "introduced_on_buggy_cases": summary.introduced_on_buggy_cases,
         "other_precision": summary.other_precision.value,
         "other_precision_interval": _interval(summary.other_precision),
         "other_on_buggy_cases": summary.other_on_buggy_cases,
@@ -101,9 +105,14 @@ _HEADERS = (
     "cases",
     "failed",
 )
-_TESTS_HEADERS = ("tested/reproduced", "precision reproduced", "precision other")
+_TESTS_HEADERS = (
+    "tested/reproduced/new code",
+    "precision reproduced",
+    "precision new code",
+    "precision other",
+)
 TOO_FEW = "—"
-"""Where a precision of the reproduced findings, or of the others, stands on too few."""
+"""Where a precision of the proven findings, or of the others, stands on too few."""
 
 
 def table(summaries: Sequence[Summary]) -> str:
@@ -136,8 +145,9 @@ def _row(s: Summary) -> tuple[str, ...]:
 
 def _tests_row(s: Summary) -> tuple[str, ...]:
     return (
-        f"{s.tested}/{s.reproduced}",
+        f"{s.tested}/{s.reproduced}/{s.introduced}",
         _ratio(s.reproduced_precision, TOO_FEW),
+        _ratio(s.introduced_precision, TOO_FEW),
         _ratio(s.other_precision, TOO_FEW),
     )
 

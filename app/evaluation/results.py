@@ -52,6 +52,11 @@ class Posted(BaseModel):
     def reproduced(self) -> bool:
         return self.verdict is Evidence.REPRODUCED
 
+    @property
+    def introduced(self) -> bool:
+        """Whether its test proved the bug in code the case's commit adds."""
+        return self.verdict is Evidence.INTRODUCED
+
 
 class CaseRun(BaseModel):
     """One configuration on one case. A run with an `error` was not measured: it is

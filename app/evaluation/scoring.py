@@ -7,8 +7,9 @@ only, and is a lower bound: a finding on an unlabelled line may point at a real 
 finding posted on a clean case is a false alarm (as far as anyone knows).
 
 With the findings' tests run (`tiebreak eval --verify`), precision is also taken apart: that
-of the posted findings whose test reproduced the bug at the case's commit, and that of the
-others (untested, or whose test showed nothing) — each only from `MIN_FINDINGS` findings up.
+of the posted findings whose test reproduced the bug at the case's commit, that of those whose
+test proved it in code the commit adds, and that of the others (untested, or whose test showed
+nothing) — each only from `MIN_FINDINGS` findings up.
 
 Intervals are 95% percentile bootstraps over cases, seeded: the same results give the same
 intervals.
@@ -102,9 +103,17 @@ class Summary:
     """Precision of the reproduced posted findings on buggy cases (None below
     `MIN_FINDINGS`)."""
     other_precision: Estimate = Estimate(None)
-    """Precision of the other posted findings on buggy cases (None below `MIN_FINDINGS`)."""
+    """Precision of the other posted findings on buggy cases, neither reproduced nor proven in
+    new code (None below `MIN_FINDINGS`)."""
     reproduced_on_buggy_cases: int = 0
     other_on_buggy_cases: int = 0
+    introduced: int = 0
+    """Posted findings whose test proved the bug in code the commit adds (failed at the
+    commit, and at its base only for the want of that code)."""
+    introduced_precision: Estimate = Estimate(None)
+    """Precision of the posted findings proven in new code on buggy cases (None below
+    `MIN_FINDINGS`)."""
+    introduced_on_buggy_cases: int = 0
 
 
 def summarize(config: Config, scores: Sequence[CaseScore]) -> Summary:
@@ -133,6 +142,9 @@ def summarize(config: Config, scores: Sequence[CaseScore]) -> Summary:
         other_precision=_precision_among(buggy, _other),
         reproduced_on_buggy_cases=_posted(buggy, _reproduced),
         other_on_buggy_cases=_posted(buggy, _other),
+        introduced=sum(p.introduced for s in measured for p in s.run.posted),
+        introduced_precision=_precision_among(buggy, _introduced),
+        introduced_on_buggy_cases=_posted(buggy, _introduced),
     )
 
 
@@ -165,8 +177,12 @@ def _reproduced(posted: Posted) -> bool:
     return posted.reproduced
 
 
+def _introduced(posted: Posted) -> bool:
+    return posted.introduced
+
+
 def _other(posted: Posted) -> bool:
-    return not posted.reproduced
+    return not (posted.reproduced or posted.introduced)
 
 
 def _estimate(scores: Sequence[CaseScore], statistic: Statistic) -> Estimate:

@@ -142,14 +142,15 @@ def debate(result: FindingOutcome, thread: Sequence[Message], *, committable: bo
             overruled = _keepers(result, thread, "Overruled: {} kept it")
             blocks += overruled or _tester(_last(thread, (MessageKind.REJECT,)), overruled=True)
             blocks += _labelled("The coder's argument", coder.text if coder else "")
+            blocks += fix_check(result)
         case Resolution.OPEN if stands(result):
             blocks += _keepers(result, thread, "Kept by {}")
-            blocks += _coder(coder)
+            blocks += [*_coder(coder), *fix_check(result)]
             blocks.append(f"**Why it stands**\n{_why_it_stands(result)}")
         case Resolution.OPEN:
             kept = _keepers(result, thread, "Kept by {}")
             blocks += kept or _tester(_last(thread, (MessageKind.REJECT,)), overruled=False)
-            blocks += _coder(coder)
+            blocks += [*_coder(coder), *fix_check(result)]
             blocks += _labelled("Why it is unresolved", result.note or "no agreement was reached")
         case Resolution.WITHDRAWN:
             blocks += _labelled("Withdrawn after the coder's argument", coder.text if coder else "")

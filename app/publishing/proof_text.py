@@ -1,13 +1,16 @@
 """What a finding's test showed, in Markdown: the proof beside the claim.
 
-A reproduced finding says so first — its test fails at the head and passes at the base — with
-the test and the end of its failing output in collapsed blocks; a test that proved nothing
-says why; a fix says whether the finding's test passes with it. The test and its output are
-untrusted text: they only ever appear inside code blocks whose fence nothing inside can close.
+A proven finding says so first — its test fails at the head and passes at the base, or fails
+at the head while the base does not have the code it tests — with the test and the end of
+its failing output in collapsed blocks (at the base too, when it failed there); a test that
+proved nothing says why; a fix says whether the finding's test passes with it, and a patch
+refused because its test still fails says so on a finding left without a fix. Every verdict
+reads beside every fix check without contradicting it. The test and its output are untrusted
+text: they only ever appear inside code blocks whose fence nothing inside can close.
 """
 
 from agents.outcome import FindingOutcome, Resolution
-from agents.verification import Evidence, Verification
+from agents.verification import Evidence
 from app.publishing.markdown import clip, code, code_block, inline
 
 OUTPUT_LINES = 20
@@ -18,14 +21,29 @@ TEST_LINES = 120
 
 _HEADLINE = {
     Evidence.REPRODUCED: "**Reproduced**: {test} fails at the head and passes at the base.",
+    Evidence.INTRODUCED: (
+        "**Proven in new code**: {test} fails at the head; the base does not have this code "
+        "({reason})."
+    ),
     Evidence.FAILS_AT_BASE: (
-        "**Not a regression**: {test} fails at the base too, so it shows no bug the change "
-        "brought in."
+        "**Not a regression**: {test} fails at the base too ({reason}): the bug it shows, if "
+        "it is one, is older than this change."
     ),
     Evidence.NOT_REPRODUCED: "**Not reproduced**: {test} passes at the head.",
     Evidence.BROKEN: "**Test did not run**: {test} ({reason}); it shows nothing.",
     Evidence.NOT_RUN: "**Test not run**: {test} ({reason}).",
 }
+WORDS = {
+    Evidence.REPRODUCED: "reproduced",
+    Evidence.INTRODUCED: "proven in new code",
+    Evidence.FAILS_AT_BASE: "fails at base",
+    Evidence.NOT_REPRODUCED: "not reproduced",
+    Evidence.BROKEN: "broken",
+    Evidence.NOT_RUN: "not run",
+}
+"""Each verdict in a few words, for a table or a terminal line."""
+FAILING = (Evidence.REPRODUCED, Evidence.INTRODUCED, Evidence.FAILS_AT_BASE)
+"""The verdicts of a test that fails at the head."""
 
 
 def proof(result: FindingOutcome) -> list[str]:
@@ -43,15 +61,23 @@ def proof(result: FindingOutcome) -> list[str]:
         if len(lines) > TEST_LINES:
             shown.append(f"… {len(lines) - TEST_LINES} more lines")
         blocks.append(_details(f"The test, {test}", code_block(shown, "python")))
-    if verification.verdict in (Evidence.REPRODUCED, Evidence.FAILS_AT_BASE):
-        blocks.append(_details("How it fails at the head", _output(verification)))
+    if verification.verdict in FAILING:
+        blocks.append(_details("How it fails at the head", _output(verification.output_tail)))
+        if verification.verdict is not Evidence.REPRODUCED and verification.base_output_tail:
+            at_base = _output(verification.base_output_tail)
+            blocks.append(_details("How it fails at the base", at_base))
     return blocks
 
 
 def fix_check(result: FindingOutcome) -> list[str]:
-    """Whether the finding's test passes with its fix (nothing if it was not run)."""
-    if result.resolution is not Resolution.FIXED or result.fix_verified is None:
+    """Whether the finding's test passes with its fix; on a finding left without one, that
+    the patch conceded was refused as its test still fails (nothing if none was checked)."""
+    if result.fix_verified is None:
         return []
+    if result.resolution is not Resolution.FIXED:
+        if result.fix_verified:
+            return []
+        return ["**Patch refused**: the finding's test still fails with the coder's patch."]
     if result.fix_verified:
         return ["**Fix verified**: the finding's test passes with this patch."]
     return ["**Fix not verified**: the finding's test still fails with this patch."]
@@ -61,16 +87,17 @@ def verdict(result: FindingOutcome) -> str:
     """The test's verdict in a word or three, for a table or a terminal line ("" if none)."""
     if result.verification is None:
         return ""
-    shown = str(result.verification.verdict).replace("_", " ")
-    if result.fix_verified is True:
+    shown = WORDS[result.verification.verdict]
+    fixed = result.resolution is Resolution.FIXED
+    if result.fix_verified is True and fixed:
         shown += ", fix verified"
     elif result.fix_verified is False:
-        shown += ", fix fails"
+        shown += ", fix fails" if fixed else ", patch fails"
     return shown
 
 
-def _output(verification: Verification) -> str:
-    lines = verification.output_tail.splitlines()[-OUTPUT_LINES:]
+def _output(tail: str) -> str:
+    lines = tail.splitlines()[-OUTPUT_LINES:]
     return code_block([clip(line, LINE_CHARS) for line in lines] or ["(no output)"])
 
 

@@ -2,7 +2,8 @@
 
 Whatever the models say, a debate ends within the policy's call bound and under its token
 ceiling, every finding ends with exactly one consensus type, and no adopted patch lies
-outside the diff or on a protected path.
+outside the diff or on a protected path; whatever its findings' tests show, at the head and
+at the base, it holds to them (:func:`holds_to_its_tests`).
 """
 
 import asyncio
@@ -19,7 +20,7 @@ from agents.debate.proofs import Proving
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest, LLMResponse, Usage
 from agents.models.scripted import Reply, ScriptedLLM, usage_for
-from agents.outcome import Consensus, Resolution
+from agents.outcome import Consensus, Outcome, Resolution
 from agents.patches import patch_problem
 from agents.protocol import Patch, Reproduction, ToolName
 from agents.verification import Evidence, FixCheck, Run, Verification
@@ -28,6 +29,7 @@ from policies.debate import DebatePolicy
 from policies.panel import Tally, Topology
 from policies.safety import ProtectedPaths
 from tests.kits.machine import play
+from tests.kits.proofs import ADDED, pytest_failed, pytest_uncollected
 from tests.scenarios.debates import PAYMENTS, WORKFLOW, payments_unit
 
 UNIT = payments_unit()
@@ -280,8 +282,39 @@ class ChaosWithTests(Chaos):
             item["reproduction"] = {"path": f"tests/test_{name}.py", "content": "assert 0\n"}
 
 
+HEAD_RUNS = {
+    "passes": (0, "1 passed in 0.05s"),
+    "fails": (1, pytest_failed("{test}", "AssertionError", "assert 2 == 3")),
+    "uncollected": (2, pytest_uncollected("{test}", "SyntaxError", "invalid syntax")),
+    "no runner": (1, "/usr/bin/python3: No module named pytest"),
+}
+BASE_RUNS = {
+    **HEAD_RUNS,
+    "lacks what the change adds": (
+        2,
+        pytest_uncollected(
+            "{test}", "ImportError", f"cannot import name '{ADDED}' from 'app.payments'"
+        ),
+    ),
+    "lacks what it calls": (
+        1,
+        pytest_failed("{test}", "NameError", f"name '{ADDED}' is not defined"),
+    ),
+    "lacks what the change does not add": (
+        2,
+        pytest_uncollected(
+            "{test}", "ImportError", "cannot import name 'ghost' from 'app.payments'"
+        ),
+    ),
+}
+"""How a test's run may end at the head, and at the base: its exit code and what it printed
+(`{test}` stands for its path)."""
+LACKING_ADDED = ("lacks what the change adds", "lacks what it calls")
+
+
 class ChaosVerifier:
-    """Tests that show anything, and patches that pass them or not, at random."""
+    """Tests that fail, pass or break in any way at the head and the base, and patches that
+    pass them or not, at random; what each test showed is kept by its path."""
 
     command = "python -m pytest {test}"
 
@@ -289,12 +322,58 @@ class ChaosVerifier:
         self.draw = data.draw
 
     async def reproduce(self, reproduction: Reproduction) -> Verification:
-        head = Run(exit_code=self.draw(st.sampled_from([0, 1, 1, 2])))
-        base = Run(exit_code=self.draw(st.sampled_from([0, 1, 2])))
+        at_head = self.draw(st.sampled_from(sorted(HEAD_RUNS)))
+        at_base = self.draw(st.sampled_from(sorted(BASE_RUNS)))
+        head = _run(HEAD_RUNS[at_head], reproduction.path)
+        base = _run(BASE_RUNS[at_base], reproduction.path)
         return Verification.of(reproduction.path, self.command, head, base)
 
     async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
         return FixCheck.of(Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
+
+
+def _run(ending: tuple[int, str], test: str) -> Run:
+    code, output = ending
+    return Run(exit_code=code, output_tail=output.replace("{test}", test))
+
+
+def _ran(runs: dict[str, tuple[int, str]], output: str, test: str) -> str | None:
+    """Which of `runs` printed `output`."""
+    return next((k for k, (_, out) in runs.items() if out.replace("{test}", test) == output), None)
+
+
+def holds_to_its_tests(outcome: Outcome) -> None:
+    """What every debate over `ChaosVerifier`'s tests comes to, whatever the models said:
+    a proven finding (reproduced, or in new code) is never argued away nor waved through,
+    a test that did not run as one proves nothing, an agreed fix's test does not still fail,
+    and a finding whose latest patch left its test failing says so."""
+    for result in outcome.findings:
+        tested = result.verification
+        verdict = tested.verdict if tested else None
+        if verdict is not None and verdict.proof:
+            assert result.resolution in (Resolution.FIXED, Resolution.OPEN)
+        if verdict is Evidence.NOT_REPRODUCED:
+            assert result.resolution is Resolution.WITHDRAWN
+        if tested is not None and verdict is not Evidence.NOT_RUN:
+            at_head = _ran(HEAD_RUNS, tested.output_tail, tested.test)
+            at_base = _ran(BASE_RUNS, tested.base_output_tail, tested.test)
+            # The verdict is how the test failed, not only its exit code.
+            if at_head == "fails":
+                assert (verdict is Evidence.INTRODUCED) == (at_base in LACKING_ADDED)
+                assert (verdict is Evidence.REPRODUCED) == (at_base == "passes")
+            if at_head in ("uncollected", "no runner"):
+                assert verdict is Evidence.BROKEN
+        fixed = result.resolution is Resolution.FIXED
+        if fixed and result.consensus in (Consensus.UNANIMOUS, Consensus.MAJORITY):
+            # An agreed fix is one its test does not still fail.
+            assert result.fix_verified is not False
+        checks = [
+            m.text
+            for m in outcome.transcript.thread(result.finding.id)
+            if m.text.startswith("Patch checked against the finding's test")
+        ]
+        if not fixed and checks and ": fix fails" in checks[-1]:
+            assert result.fix_verified is False
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -308,13 +387,4 @@ def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
 
     assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
     assert outcome.usage.billed <= policy.token_ceiling
-    for result in outcome.findings:
-        verdict = result.verification.verdict if result.verification else None
-        if verdict is Evidence.REPRODUCED:
-            # Proof: never argued away, never waved through with a warning.
-            assert result.resolution in (Resolution.FIXED, Resolution.OPEN)
-        if verdict is Evidence.NOT_REPRODUCED:
-            assert result.resolution is Resolution.WITHDRAWN
-        if result.consensus in (Consensus.UNANIMOUS, Consensus.MAJORITY):
-            # An agreed fix is one its test does not still fail.
-            assert result.fix_verified is not False
+    holds_to_its_tests(outcome)

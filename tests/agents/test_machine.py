@@ -26,9 +26,14 @@ from agents.protocol import ToolName
 from agents.verification import Evidence, FixCheck, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
-from tests.agents.test_engine_properties import ChaosVerifier, ChaosWithTests, policies
+from tests.agents.test_engine_properties import (
+    ChaosVerifier,
+    ChaosWithTests,
+    holds_to_its_tests,
+    policies,
+)
 from tests.kits.machine import play
-from tests.kits.proofs import COMMAND, reproduction
+from tests.kits.proofs import COMMAND, reproduction, runs_showing
 from tests.scenarios.debates import (
     LOG_FIX,
     UNDEFINED,
@@ -117,6 +122,31 @@ def test_a_proven_finding_disputed_is_sent_back_to_the_coder_not_argued_away() -
     assert "it is proven" in need.request.blocks[-1].text
 
 
+def test_a_finding_proven_in_new_code_disputed_is_sent_back_to_the_coder() -> None:
+    """What the payments change adds is the machine's to know: the verifier's runs, judged
+    without it (`fails at base`), are judged again by the machine, whoever ran them."""
+    machine = DebateMachine(DebatePolicy(), payments_unit(), terms=ProofTerms(COMMAND))
+    steps = machine.run()
+    next(steps)
+    need = steps.send(answered(report(TESTED)))
+    assert isinstance(need, RunTests)
+    head, base = runs_showing("tests/test_refund.py", Evidence.INTRODUCED)
+    ran = Verification.of("tests/test_refund.py", COMMAND, head, base)
+    assert ran.verdict is Evidence.BROKEN  # the base could not collect it
+
+    need = steps.send((ran,))
+    need = steps.send(
+        answered(answers({"finding_id": "F1", "stance": "dispute", "argument": "No."}))
+    )
+
+    assert isinstance(need, AskModel)
+    assert need.request.role is Role.CODER
+    assert need.request.subject == ("F1",)
+    assert "the base does not have the code it tests: it is proven" in (
+        need.request.blocks[-1].text
+    )
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
 def test_driven_by_a_plain_loop_any_script_and_any_tests_keep_the_bounds(
@@ -135,14 +165,7 @@ def test_driven_by_a_plain_loop_any_script_and_any_tests_keep_the_bounds(
 
     assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
     assert outcome.usage.billed <= policy.token_ceiling
-    for result in outcome.findings:
-        verdict = result.verification.verdict if result.verification else None
-        if verdict is Evidence.REPRODUCED:
-            assert result.resolution in (Resolution.FIXED, Resolution.OPEN)
-        if verdict is Evidence.NOT_REPRODUCED:
-            assert result.resolution is Resolution.WITHDRAWN
-        if result.consensus in (Consensus.UNANIMOUS, Consensus.MAJORITY):
-            assert result.fix_verified is not False
+    holds_to_its_tests(outcome)
 
 
 class Later:
@@ -174,7 +197,8 @@ def test_a_debate_that_waits_for_its_tests_comes_to_the_same_end_asking_nothing_
         return Replayable(script, request).tool_input()
 
     def verdict(n: int) -> Evidence:
-        return [Evidence.REPRODUCED, Evidence.NOT_REPRODUCED, Evidence.FAILS_AT_BASE][n % 3]
+        shown = [Evidence.REPRODUCED, Evidence.NOT_REPRODUCED, Evidence.FAILS_AT_BASE]
+        return [*shown, Evidence.INTRODUCED][n % 4]
 
     oracle = Oracle(verdict, shown)
     direct_llm = ScriptedLLM(chaos)
@@ -261,9 +285,7 @@ class Oracle:
         return await self.reproduce(run.reproduction)
 
     async def reproduce(self, reproduction: Any) -> Verification:
-        evidence = self.verdict(self._n(reproduction.path))
-        head = Run(exit_code=0 if evidence is Evidence.NOT_REPRODUCED else 1)
-        base = None if head.passed else Run(exit_code=0 if evidence is Evidence.REPRODUCED else 1)
+        head, base = runs_showing(reproduction.path, self.verdict(self._n(reproduction.path)))
         return Verification.of(reproduction.path, COMMAND, head, base)
 
     async def check_fix(self, reproduction: Any, patches: Any) -> FixCheck:

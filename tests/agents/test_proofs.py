@@ -174,8 +174,11 @@ async def test_with_its_attempts_used_a_finding_whose_test_passes_goes_without_a
     assert len(llm.requests) == 1
 
 
-async def test_the_arbiter_cannot_rule_a_proven_finding_away_with_a_warning() -> None:
-    verifier = ScriptedVerifier({"tests/test_refund.py": Evidence.REPRODUCED}, {LOG_LINE: True})
+@pytest.mark.parametrize("proven", [Evidence.REPRODUCED, Evidence.INTRODUCED])
+async def test_the_arbiter_cannot_rule_a_proven_finding_away_with_a_warning(
+    proven: Evidence,
+) -> None:
+    verifier = ScriptedVerifier({"tests/test_refund.py": proven}, {LOG_LINE: True})
 
     outcome, llm = await debate(
         verifier,
@@ -193,6 +196,56 @@ async def test_the_arbiter_cannot_rule_a_proven_finding_away_with_a_warning() ->
     assert result.fix_verified is True
     (refused,) = refusals(llm, Role.ARBITER)
     assert "can only be ruled force_fix" in refused
+
+
+async def test_a_finding_in_code_the_base_does_not_have_is_proven_in_new_code() -> None:
+    """At the base its test cannot import what the change adds: the finding is no bug
+    older than the change, and binds the debate as a reproduced one does."""
+    verifier = ScriptedVerifier({"tests/test_refund.py": Evidence.INTRODUCED}, {LOG_LINE: True})
+
+    outcome, llm = await debate(
+        verifier,
+        tester=[report(TESTED), evaluations(accept("F1", "Fixed."))],
+        coder=[
+            answers(dispute("F1", "It fails at the base too: not this change's bug.")),
+            answers(concede("F1", LOG_FIX, "Right.")),
+        ],
+    )
+
+    (result,) = outcome.findings
+    assert result.verification is not None
+    assert result.verification.verdict is Evidence.INTRODUCED
+    assert result.verification.reason == (
+        "the base has no name 'shares' in app.payments, which the change adds"
+    )
+    assert (result.resolution, result.fix_verified) == (Resolution.FIXED, True)
+    (refused,) = refusals(llm, Role.CODER)
+    assert "the base does not have the code it tests: it is proven" in refused
+    # The coder was told the verdict, and what the base showed is kept.
+    assert "introduced" in "".join(b.text for b in llm.calls(Role.CODER)[0].blocks)
+    assert "cannot import name 'shares'" in result.verification.base_output_tail
+
+
+async def test_a_finding_left_open_with_a_patch_its_test_still_fails_with_says_so() -> None:
+    """The patch conceded was checked and refused: the outcome says the fix fails, not that
+    none was checked."""
+    verifier = ScriptedVerifier({"tests/test_refund.py": Evidence.REPRODUCED})
+
+    outcome, _ = await debate(
+        verifier,
+        policy=DebatePolicy(max_rounds=1, arbitration=False),
+        tester=[
+            report(TESTED),
+            evaluations(accept("F1", "Fine.")),
+            evaluations(reject("F1", "The test still fails.")),
+        ],
+        coder=[answers(concede("F1", WRONG_FIX, "Printed."))],
+    )
+
+    (result,) = outcome.findings
+    assert result.resolution is Resolution.OPEN
+    assert result.patch is None
+    assert result.fix_verified is False
 
 
 @pytest.mark.parametrize("evidence", [Evidence.FAILS_AT_BASE, Evidence.BROKEN])

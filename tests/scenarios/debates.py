@@ -1,6 +1,7 @@
 """A small pull request and shorthand for scripting debates over it."""
 
 import difflib
+from collections.abc import Mapping
 from typing import Any
 
 from agents.diff import Diff, ReviewUnit
@@ -62,16 +63,19 @@ def ship(order):
 WORKFLOW = ".github/workflows/ci.yml"
 
 
-def git_diff(files: dict[str, tuple[str, str]]) -> str:
-    """A git-style unified diff of `{path: (before, after)}`."""
+def git_diff(files: Mapping[str, tuple[str | None, str]]) -> str:
+    """A git-style unified diff of `{path: (before, after)}`; a file whose `before` is None
+    is one the change creates."""
     out = []
     for path, (before, after) in files.items():
         out.append(f"diff --git a/{path} b/{path}\n")
+        if before is None:
+            out.append("new file mode 100644\n")
         out.extend(
             difflib.unified_diff(
-                before.splitlines(keepends=True),
+                (before or "").splitlines(keepends=True),
                 after.splitlines(keepends=True),
-                f"a/{path}",
+                "/dev/null" if before is None else f"a/{path}",
                 f"b/{path}",
                 n=3,
             )

@@ -12,6 +12,7 @@ shipping, and a later commit fixes the off-by-one.
 
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,8 +72,9 @@ def reproduction(path: str, content: str) -> Reproduction:
     return Reproduction(path=path, content=content)
 
 
-def make_project(root: Path) -> Project:
-    """The project at `root` (new), checked out at its head."""
+def make_project(root: Path, head: Mapping[str, str] | None = None) -> Project:
+    """The project at `root` (new), checked out at its head: the off-by-one, or the files
+    `head` gives (by path) over the base's."""
     checkout = root / "shop-project"
     (checkout / "shop").mkdir(parents=True)
     (checkout / "tests").mkdir()
@@ -84,8 +86,10 @@ def make_project(root: Path) -> Project:
     git(checkout, "add", "-A")
     git(checkout, "commit", "-q", "-m", "The cart sums its prices")
     base = git(checkout, "rev-parse", "HEAD").strip()
-    (checkout / "shop" / "cart.py").write_text(CART_HEAD)
-    git(checkout, "commit", "-q", "-am", "total() in cents")
+    for path, text in (head or {"shop/cart.py": CART_HEAD}).items():
+        (checkout / path).write_text(text)
+    git(checkout, "add", "-A")
+    git(checkout, "commit", "-q", "-m", "total() in cents")
     (checkout / "NOTES.md").write_text("untracked, not ignored\n")
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True

@@ -57,10 +57,10 @@ FALSE_ALARM = finding(
 )
 
 
-def reviewer(report: Sequence[dict[str, Any]]) -> Responder:
-    """A tester that reports `report` on the cart's change (with its tests when they are
-    asked for) and nothing elsewhere, and accepts every answer; a coder that concedes F1 with
-    the fix and disputes the rest."""
+def reviewer(report: Sequence[dict[str, Any]], on: str = "shop/cart.py") -> Responder:
+    """A tester that reports `report` on a change to `on`, the cart by default (with its
+    tests when they are asked for), and nothing elsewhere, and accepts every answer; a coder
+    that concedes F1 with the fix and disputes the rest."""
 
     def answer(body: Body) -> Reply:
         diff = "".join(b["text"] for b in body["system"])
@@ -72,7 +72,7 @@ def reviewer(report: Sequence[dict[str, Any]]) -> Responder:
             case "report_findings":
                 testing = "reproduction" in json.dumps(body["tools"])
                 found = [f if testing else _untested(f) for f in report]
-                return {"findings": found if "+++ b/shop/cart.py" in diff else []}
+                return {"findings": found if f"+++ b/{on}" in diff else []}
             case "answer_findings":
                 return {"answers": [_concede(i) if i == "F1" else _dispute(i) for i in ids]}
             case "evaluate_answers":
@@ -236,10 +236,10 @@ def test_the_report_sets_the_precision_of_reproduced_findings_beside_the_others(
 
     assert table.exit_code == 0, table.output
     header, single = table.stdout.splitlines()
-    assert "tested/reproduced" in header
+    assert "tested/reproduced/new code" in header
     # 3 of the 5 reproduced findings are on line 7; the 3 others are too few for a figure.
-    assert " 7/5 " in single
-    assert re.search(r" 0\.60 \[[0-9.]+-[0-9.]+\] +—$", single), single
+    assert " 7/5/0 " in single
+    assert re.search(r" 0\.60 \[[0-9.]+-[0-9.]+\] +— +—$", single), single
     assert as_json.exit_code == 0, as_json.output
     figures = json.loads(as_json.stdout)["configs"]["single"]
     assert (figures["tested"], figures["reproduced"]) == (7, 5)
@@ -248,6 +248,41 @@ def test_the_report_sets_the_precision_of_reproduced_findings_beside_the_others(
     assert figures["reproduced_on_buggy_cases"] == 5
     assert figures["other_precision"] is None
     assert figures["other_on_buggy_cases"] == 3
+
+
+@needs_bwrap
+def test_a_finding_on_code_the_commit_adds_is_counted_proven_in_new_code(
+    history: History, clone: Path, cases: Path, tmp_path: Path
+) -> None:
+    """The commit that adds shipping: a test of `ship` cannot import it at the commit's base,
+    whatever `ship` does. On a clean case, it is a false alarm all the same."""
+    free_shipping = finding(
+        (2, 2),
+        "ship() charges 5 even for an empty order.",
+        "tests/test_shipping.py",
+        "from shop.shipping import ship\n\n\ndef test_it():\n    assert ship({}) == 0\n",
+        path="shop/shipping.py",
+    )
+    clean = f"shop-history-clean-{history.clean[:8]}"
+    args = ["--configs", "single", "--ids", clean, "--out", str(tmp_path / "results")]
+    args += ["--verify", COMMAND, "--checkout", str(clone)]
+    with FakeMessagesAPI(reviewer([free_shipping], on="shop/shipping.py")) as api:
+        table = evaluate(api, cases, *args)
+        as_json = evaluate(api, cases, *args, "--json")
+
+    assert table.exit_code == 0, table.output
+    header, single = table.stdout.splitlines()
+    assert "tested/reproduced/new code" in header
+    assert " 1/0/1 " in single
+    doc = json.loads(as_json.stdout)
+    ((posted,),) = [c["posted"] for c in doc["cases"]]
+    assert posted["verdict"] == "introduced"
+    assert posted["verdict_reason"] == (
+        "the base has no module 'shop.shipping', which the change adds"
+    )
+    figures = doc["configs"]["single"]
+    assert (figures["tested"], figures["reproduced"], figures["introduced"]) == (1, 0, 1)
+    assert figures["false_alarms_per_clean_case"] == 1
 
 
 def test_without_bubblewrap_verification_is_refused_before_any_call(

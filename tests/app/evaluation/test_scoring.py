@@ -239,9 +239,45 @@ def test_reproduced_findings_are_counted_and_their_precision_set_beside_the_othe
         single.reproduced_precision.high,
     ]
     header, row = (cells(line) for line in table([single]).splitlines())
-    assert header[-3:] == ["tested/reproduced", "precision reproduced", "precision other"]
+    assert header[-4:] == [
+        "tested/reproduced/new code",
+        "precision reproduced",
+        "precision new code",
+        "precision other",
+    ]
     low, high = single.reproduced_precision.low, single.reproduced_precision.high
-    assert row[-3:-1] == ["9/6", f"0.60 [{low:.2f}-{high:.2f}]"]
+    assert row[-4:-2] == ["9/6/0", f"0.60 [{low:.2f}-{high:.2f}]"]
+    assert row[-2] == "—"  # none proven in new code
+
+
+def test_findings_proven_in_new_code_are_counted_and_their_precision_set_apart() -> None:
+    """Neither reproduced nor among the others: a finding whose test failed at the base only
+    for the want of the code the commit adds."""
+    in_new_code = Evidence.INTRODUCED
+    run = CaseRun(
+        case_id="one",
+        config=Config.SINGLE,
+        verify=True,
+        posted=(
+            *(posted("shop/cart.py", line, verdict=in_new_code) for line in (10, 11, 12, 13)),
+            posted("shop/cart.py", 40, verdict=in_new_code),
+            posted("shop/cart.py", 12, verdict=REPRODUCED),
+            posted("shop/cart.py", 41),
+        ),
+    )
+
+    (single,) = summaries(CASES, [run], tolerance=3)
+
+    assert (single.tested, single.reproduced, single.introduced) == (6, 1, 5)
+    assert single.introduced_on_buggy_cases == 5
+    assert single.introduced_precision.value == pytest.approx(4 / 5)
+    assert (single.reproduced_on_buggy_cases, single.other_on_buggy_cases) == (1, 1)
+    doc = document(CASES, [run], tolerance=3)["configs"]["single"]
+    assert (doc["introduced"], doc["introduced_on_buggy_cases"]) == (5, 5)
+    assert doc["introduced_precision"] == pytest.approx(4 / 5)
+    (row,) = table([single]).splitlines()[1:]
+    low, high = single.introduced_precision.low, single.introduced_precision.high
+    assert cells(row)[-4:] == ["6/1/5", "—", f"0.80 [{low:.2f}-{high:.2f}]", "—"]
 
 
 def cells(line: str) -> list[str]:
@@ -271,4 +307,4 @@ def test_too_few_reproduced_findings_give_no_precision(
     assert single.reproduced_precision.value == precision
     assert single.other_precision.value is None  # none posted
     (row,) = table([single]).splitlines()[1:]
-    assert cells(row)[-2:] == ["—" if precision is None else "1.00 [1.00-1.00]", "—"]
+    assert cells(row)[-3:] == ["—" if precision is None else "1.00 [1.00-1.00]", "—", "—"]

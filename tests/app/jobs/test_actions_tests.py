@@ -48,13 +48,19 @@ from tests.scenarios.debates import (
     accept,
     answers,
     concede,
+    dispute,
     evaluations,
+    finding,
+    git_diff,
+    patch,
     report,
 )
 from tests.scenarios.reviews import (
     BASE,
     DIFF,
+    HEAD,
     INSTALLATION,
+    NUMBER,
     REF,
     REPO,
     background_worker,
@@ -151,6 +157,72 @@ async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fi
     assert [bool(r.inputs["patches"]) for r in sorted(runs, key=lambda r: r.id)] == [False, True]
     assert sent.sent.count(("completed", "enqueued")) == 2
     assert NOT_RUN not in summary(github)
+
+
+WITH_FEE = (
+    PAYMENTS_BEFORE
+    + '''
+
+def fee(amount):
+    """The card's fee: 3% of the amount, rounded down."""
+    return amount * 3 // 10
+'''
+)
+FEE_TEST = """\
+import importlib.util
+
+spec = importlib.util.spec_from_file_location("payments", "app/payments.py")
+payments = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(payments)
+
+assert payments.fee(1000) == 30, payments.fee(1000)
+"""
+NEW_FEE = {
+    **finding(16, "fee() divides by 10: the fee is ten times too large."),
+    "reproduction": {"path": "test_fee.py", "content": FEE_TEST},
+}
+
+
+async def test_a_bug_in_an_added_function_is_posted_proven_in_new_code_with_its_verified_fix(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """At the base the test cannot even find the function: that is no bug older than the
+    change, and the finding binds the debate as a reproduced one does."""
+    github.add_pull(
+        REPO,
+        NUMBER,
+        head_sha=HEAD,
+        base_sha=BASE,
+        diff=git_diff({PAYMENTS: (PAYMENTS_BEFORE, WITH_FEE)}),
+        head_ref="feature",
+        base_files={PAYMENTS: PAYMENTS_BEFORE},
+        head_files={PAYMENTS: WITH_FEE},
+    )
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    llm = ScriptedLLM(
+        by_role(
+            tester=[report(NEW_FEE), evaluations(accept("F1", "Fixed."))],
+            coder=[
+                answers(dispute("F1", "The base fails too: not this change's bug.")),
+                answers(concede("F1", patch(16, "    return amount * 3 // 100"))),
+            ],
+        )
+    )
+
+    await review_in_actions(github, key, redis_url, llm, client)
+
+    assert "| fix suggested · proven in new code, fix verified |" in summary(github)
+    body = comment(github).body
+    assert (
+        "**Proven in new code**: <code>test&#95;fee.py</code> fails at the head; the base does "
+        "not have this code (the base has no name 'fee' in payments, which the change adds)."
+        in body
+    )
+    assert "AssertionError: 300" in body
+    # How it failed at the base is shown too: the function was not there.
+    assert "AttributeError: module 'payments' has no attribute 'fee'" in body
+    assert "Not a regression" not in body
+    assert "**Fix verified**: the finding's test passes with this patch." in body
 
 
 @pytest.mark.parametrize("details", [RunDetails.RETURNED, RunDetails.IGNORED])

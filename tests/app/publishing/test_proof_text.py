@@ -2,9 +2,11 @@
 with its check, a withdrawn one with the test that withdrew it — and a hostile test or output
 kept inside its code block."""
 
+import pytest
+
 from agents.outcome import FindingOutcome, Resolution
 from agents.protocol import Reproduction
-from agents.verification import Run, Verification
+from agents.verification import Evidence, Run, Verification
 from tests.kits.plan import (
     BIG,
     draft,
@@ -106,3 +108,114 @@ def test_a_hostile_test_and_output_stay_inside_their_blocks() -> None:
     assert "@octocat" not in shown
     assert "evil.example" not in shown
     assert raw_html_tags(body) == []
+
+
+NOT_THERE = Run(
+    exit_code=2,
+    output_tail=(
+        "___ ERROR collecting tests/test_big.py ___\n"
+        "E   ImportError: cannot import name 'total' from 'src.big'\n"
+        "=== short test summary info ===\nERROR tests/test_big.py\n1 error in 0.05s"
+    ),
+)
+"""The base's run of a test of `total`, which the change adds."""
+
+
+def in_new_code(found: FindingOutcome, *, fix: bool | None) -> FindingOutcome:
+    """`found`, its test proven in new code: at the base it cannot import `total`."""
+    tested = with_test(found, FAILING, NOT_THERE, fix=fix)
+    assert tested.verification is not None
+    verification = tested.verification.model_copy(
+        update={
+            "verdict": Evidence.INTRODUCED,
+            "reason": "the base has no name 'total' in src.big, which the change adds",
+        }
+    )
+    return tested.model_copy(update={"verification": verification})
+
+
+def test_a_finding_proven_in_new_code_says_the_base_does_not_have_the_code() -> None:
+    proven = in_new_code(result("F1", BIG, 5), fix=True)
+
+    publication = publish(unit(proven))
+
+    body = the_comment(publication).body
+    assert (
+        f"**Proven in new code**: {SHOWN} fails at the head; the base does not have this code "
+        "(the base has no name 'total' in src.big, which the change adds)." in body
+    )
+    assert "Not a regression" not in body
+    blocks, _, unclosed = read_fences(body)
+    assert not unclosed
+    at_head, at_base = blocks[1], blocks[2]
+    assert at_head.lines == ["E   assert 2 == 3", "FAILED tests/test_big.py::test_total"]
+    assert "E   ImportError: cannot import name 'total' from 'src.big'" in at_base.lines
+    assert "<summary>How it fails at the base</summary>" in body
+    assert "**Fix verified**: the finding's test passes with this patch." in body
+    (row,) = table_rows(publication.summary)
+    assert row[3] == "fix suggested · proven in new code, fix verified"
+
+
+COMBINATIONS = [
+    # (verdict of the test, how the finding ended, its fix check) → its headline, its fix line
+    (
+        Evidence.INTRODUCED,
+        Resolution.FIXED,
+        False,
+        "**Proven in new code**",
+        "**Fix not verified**",
+    ),
+    (Evidence.INTRODUCED, Resolution.OPEN, False, "**Proven in new code**", "**Patch refused**"),
+    (Evidence.REPRODUCED, Resolution.OPEN, False, "**Reproduced**", "**Patch refused**"),
+    (Evidence.REPRODUCED, Resolution.OPEN, None, "**Reproduced**", None),
+    (Evidence.FAILS_AT_BASE, Resolution.FIXED, True, "**Not a regression**", "**Fix verified**"),
+    (
+        Evidence.FAILS_AT_BASE,
+        Resolution.WARNING,
+        False,
+        "**Not a regression**",
+        "**Patch refused**",
+    ),
+    (Evidence.FAILS_AT_BASE, Resolution.WARNING, True, "**Not a regression**", None),
+    (Evidence.BROKEN, Resolution.FIXED, None, "**Test did not run**", None),
+]
+
+
+@pytest.mark.parametrize(("verdict", "ended", "fix", "headline", "fix_line"), COMBINATIONS)
+def test_every_verdict_reads_beside_every_fix_check_without_contradiction(
+    verdict: Evidence, ended: Resolution, fix: bool | None, headline: str, fix_line: str | None
+) -> None:
+    """What the test showed is said first, what the patch did with it after: a proven
+    finding is never called no regression, a fix never verified but on a fixed finding, a
+    patch its test refused is said refused on a finding left without a fix."""
+    found = result("F1", BIG, 5, resolution=ended)
+    runs = {
+        Evidence.REPRODUCED: (FAILING, PASSING),
+        Evidence.FAILS_AT_BASE: (FAILING, FAILING),
+        Evidence.BROKEN: (Run(exit_code=2, output_tail="SyntaxError"), None),
+    }
+    if verdict is Evidence.INTRODUCED:
+        shown = in_new_code(found, fix=fix)
+    else:
+        shown = with_test(found, *runs[verdict], fix=fix)
+    assert shown.verification is not None
+    assert shown.verification.verdict is verdict
+
+    body = the_comment(publish(unit(shown))).body
+
+    said = [line for line in body.splitlines() if line.startswith("**")]
+    proofs = [s for s in said if s.split(":")[0] in HEADLINES]
+    fixes = [s for s in said if s.split(":")[0] in FIX_LINES]
+    assert [p.split(":")[0] for p in proofs] == [headline]
+    assert [f.split(":")[0] for f in fixes] == ([fix_line] if fix_line else [])
+
+
+HEADLINES = {
+    "**Reproduced**",
+    "**Proven in new code**",
+    "**Not a regression**",
+    "**Not reproduced**",
+    "**Test did not run**",
+    "**Test not run**",
+}
+FIX_LINES = {"**Fix verified**", "**Fix not verified**", "**Patch refused**"}

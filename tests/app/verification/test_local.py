@@ -65,7 +65,9 @@ async def test_what_the_runs_show_of_other_tests(sandbox: Bwrap, project: Projec
     assert passes.verdict is Evidence.NOT_REPRODUCED, passes
     assert passes.base_exit_code is None
     assert broken.verdict is Evidence.BROKEN, broken
-    assert broken.reason == "at the head it exited with 2, which says it did not run"
+    assert broken.reason == (
+        "at the head the test could not be loaded (SyntaxError at line 1: invalid syntax)"
+    )
     assert "SyntaxError" in broken.output_tail
     assert older.verdict is Evidence.FAILS_AT_BASE, older
     assert older.base_exit_code == 1

@@ -1,0 +1,52 @@
+"""A run's output read by the reader of the runner family that printed it.
+
+Each family has a small reader of its own — a module with its `RUNNER`, whether it
+`recognises` an output, and how it `read`s it — tried in order, the first that recognises
+the output reading it: pytest's, unittest's, then a bare Python traceback's. Another runner
+(`go test`'s `--- FAIL:` and `undefined: x`, a Node runner's `Cannot find module`) is one more
+reader in :data:`READERS`. Output none recognises reads as no failure: its run is judged by its
+exit code alone.
+
+The output is a test's, untrusted: its colours are taken out, and only its last
+:data:`MAX_CHARS` characters are read.
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from agents.failures import plain_python, pytest_output, python, unittest_output
+from agents.failures.failure import OutputReading
+
+MAX_CHARS = 64 * 1024
+_COLOUR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """One runner family's reader."""
+
+    runner: str
+    recognises: Callable[[str], bool]
+    read: Callable[[str, str], OutputReading]
+
+
+READERS = (
+    Reader(pytest_output.RUNNER, pytest_output.recognises, pytest_output.read),
+    Reader(unittest_output.RUNNER, unittest_output.recognises, unittest_output.read),
+    Reader(plain_python.RUNNER, plain_python.recognises, plain_python.read),
+)
+
+
+def read_output(output: str, test: str) -> OutputReading:
+    """What `output`, a run of the test at `test` (its path in the repository), shows."""
+    plain = _COLOUR.sub("", output[-MAX_CHARS:])
+    if problem := python.interpreter_problem(plain):
+        return OutputReading(plain_python.RUNNER, (), problem)
+    reader = next((r for r in READERS if r.recognises(plain)), None)
+    if reader is None:
+        return OutputReading()
+    reading = reader.read(plain, test)
+    if reading.problem is None and (problem := python.runner_missing(reading.failures)):
+        return replace(reading, problem=problem)
+    return reading
