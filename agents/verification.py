@@ -11,10 +11,15 @@ engine, in a sandbox), and what the two runs did decides the finding's :class:`E
   another test.
 * `broken` — it did not run (a syntax or collection error, a missing import, a timeout, a
   path it may not be written at), or it ran at the head but not at the base: no evidence.
+  So is a run in an environment that cannot run tests at all (`environment`: the pre-flight's
+  trivial test failed), which proves nothing of the code and binds nothing.
 * `not_run` — verification is off, or the review's runs are spent: no evidence.
 
 The same test run again on the head with the coder's patch applied checks the patch: it
 passes (the fix is verified) or still fails (the fix is not agreed).
+
+What a run printed is kept without its terminal escape sequences (a test's colours): it is
+read by agents and kept in JSON and comments, never a terminal (:mod:`agents.escapes`).
 
 Pure: the runs themselves are the verifier's; what they mean is decided here.
 """
@@ -23,10 +28,12 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
+from agents.escapes import without_escapes
 from agents.protocol import Patch, Reproduction
 
+UNFIT = "the project's environment cannot run its tests"
 FAILING_EXIT_CODES = (1,)
 """Exit codes that mean the test ran and failed (pytest's, unittest's and most runners'). Any
 other non-zero code means it did not run: pytest exits 2 on a collection error, 4 on a usage
@@ -58,6 +65,12 @@ class Run(BaseModel):
     seconds: float = 0.0
     error: str | None = None
     """Why it did not run, or was stopped: a timeout, a refused path, a failed setup."""
+
+    @field_validator("output_tail")
+    @classmethod
+    def _cleaned(cls, tail: str) -> str:
+        """The tail without escape sequences, cleaned once, where every run is recorded."""
+        return without_escapes(tail)
 
     @property
     def passed(self) -> bool:
@@ -96,6 +109,9 @@ class Verification(BaseModel):
     reason: str = ""
     """In words, what the runs showed."""
     base_exit_code: int | None = None
+    environment: str | None = None
+    """Why the project's environment cannot run tests, when that is what the runs showed: the
+    verdict is then `broken`, and nothing in the debate follows from it."""
 
     @classmethod
     def of(cls, test: str, command: str, head: Run, base: Run | None) -> "Verification":
@@ -117,6 +133,17 @@ class Verification(BaseModel):
     @classmethod
     def not_run(cls, test: str, reason: str) -> "Verification":
         return cls(verdict=Evidence.NOT_RUN, test=test, reason=reason)
+
+    @classmethod
+    def unfit(cls, test: str, environment: str) -> "Verification":
+        """The test not run, the project's environment being unable to run any (why:
+        `environment`)."""
+        return cls(
+            verdict=Evidence.BROKEN,
+            test=test,
+            reason=f"{UNFIT}: {environment}",
+            environment=environment,
+        )
 
 
 def _evidence(head: Run, base: Run | None) -> tuple[Evidence, str]:
@@ -147,6 +174,14 @@ class FixCheck(BaseModel):
     output_tail: str = ""
     seconds: float = 0.0
     reason: str = ""
+    environment: str | None = None
+    """Why the project's environment cannot run tests, when that is why the test did not run
+    (`verified` is then None)."""
+
+    @classmethod
+    def unfit(cls, environment: str) -> "FixCheck":
+        """The patch not checked, the project's environment being unable to run any test."""
+        return cls(verified=None, reason=f"{UNFIT}: {environment}", environment=environment)
 
     @classmethod
     def of(cls, run: Run) -> "FixCheck":
