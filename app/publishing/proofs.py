@@ -4,10 +4,14 @@ A reproduced finding says so first — its test fails at the head and passes at 
 the test and the end of its failing output in collapsed blocks; a test that proved nothing
 says why; a fix says whether the finding's test passes with it. The test and its output are
 untrusted text: they only ever appear inside code blocks whose fence nothing inside can close.
+A review whose tests found the project's environment unable to run any says so once, in its
+summary and check run (:func:`environment_note`).
 """
 
+from collections.abc import Sequence
+
 from agents.outcome import FindingOutcome, Resolution
-from agents.verification import Evidence, Verification
+from agents.verification import UNFIT, Evidence, Verification
 from app.publishing.markdown import clip, code, code_block, inline
 
 OUTPUT_LINES = 20
@@ -67,6 +71,19 @@ def verdict(result: FindingOutcome) -> str:
     elif result.fix_verified is False:
         shown += ", fix fails"
     return shown
+
+
+def environment_note(findings: Sequence[FindingOutcome]) -> str | None:
+    """The summary's note when a finding's test found the project's environment unable to
+    run tests: the findings went on unverified, and why (None: no test found it so)."""
+    for result in findings:
+        shown = result.verification
+        if shown is not None and shown.environment is not None:
+            return (
+                f"_Findings' tests were not run: {UNFIT}: {inline(shown.environment, 300)}. "
+                "The findings are unverified._"
+            )
+    return None
 
 
 def _output(verification: Verification) -> str:

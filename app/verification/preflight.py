@@ -67,13 +67,13 @@ def trivial_test(tree: Path) -> Reproduction:
 
 def problem(run: Run, command: str, python: str) -> str | None:
     """Why the trivial test's `run` (of `command`, on `python`) says the environment cannot
-    run tests, in one line; None when it passed."""
+    run tests, in one line, what the test printed of it first; None when it passed."""
     if run.passed:
         return None
     how = run.error or f"exited with {run.exit_code}"
     said = f"`{command}`, with {python}, {how} on a test that passes"
     line = telling_line(run.output_tail)
-    return f"{said}: {line}" if line else said
+    return f"{line} ({said})" if line else said
 
 
 def telling_line(output: str) -> str:

@@ -2,7 +2,8 @@
 
 Whatever the models say, a debate ends within the policy's call bound and under its token
 ceiling, every finding ends with exactly one consensus type, and no adopted patch lies
-outside the diff or on a protected path.
+outside the diff or on a protected path. Whatever the tests show, a proven finding is never
+argued away, and a project's environment that cannot run tests binds nothing.
 """
 
 import asyncio
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from agents.debate.engine import Debate
 from agents.debate.machine import DebateMachine
-from agents.debate.proofs import Proving
+from agents.debate.proofs import PROVEN, Proving
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest, LLMResponse, Usage
 from agents.models.scripted import Reply, ScriptedLLM, usage_for
@@ -281,20 +282,30 @@ class ChaosWithTests(Chaos):
 
 
 class ChaosVerifier:
-    """Tests that show anything, and patches that pass them or not, at random."""
+    """Tests that show anything, and patches that pass them or not, at random; or, in an
+    environment that cannot run tests (`unfit`), runs that say so and nothing else."""
 
     command = "python -m pytest {test}"
 
-    def __init__(self, data: st.DataObject) -> None:
+    def __init__(self, data: st.DataObject, unfit: bool = False) -> None:
         self.draw = data.draw
+        self.unfit = unfit
 
     async def reproduce(self, reproduction: Reproduction) -> Verification:
+        if self.unfit:
+            return Verification.unfit(reproduction.path, "No module named pytest")
         head = Run(exit_code=self.draw(st.sampled_from([0, 1, 1, 2])))
         base = Run(exit_code=self.draw(st.sampled_from([0, 1, 2])))
         return Verification.of(reproduction.path, self.command, head, base)
 
     async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
+        if self.unfit:
+            return FixCheck.unfit("No module named pytest")
         return FixCheck.of(Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
+
+
+PROOF_RULES = (PROVEN, "the patch does not make its test pass")
+"""What a refusal that a test's run binds says."""
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -318,3 +329,23 @@ def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
         if result.consensus in (Consensus.UNANIMOUS, Consensus.MAJORITY):
             # An agreed fix is one its test does not still fail.
             assert result.fix_verified is not False
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
+def test_an_environment_that_cannot_run_tests_binds_nothing(
+    policy: DebatePolicy, attempts: int, data: st.DataObject
+) -> None:
+    llm = ScriptedLLM(ChaosWithTests(data))
+    proving = Proving(ChaosVerifier(data, unfit=True), max_attempts=attempts)
+    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(UNIT))
+
+    assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
+    for result in outcome.findings:
+        if result.verification is not None:
+            assert result.verification.verdict is Evidence.BROKEN
+            assert result.verification.environment == "No module named pytest"
+        assert result.fix_verified is None
+    # No dispute, acceptance or ruling was refused for what a test's run showed.
+    refused = [t.error for t in outcome.transcript.turns if t.error]
+    assert [e for e in refused if any(rule in e for rule in PROOF_RULES)] == []
