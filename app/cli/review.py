@@ -139,7 +139,8 @@ def review(
     the options override.
 
     Exit status: 0 when no finding is left open, 1 when findings stay unresolved or a part
-    of the diff could not be reviewed, 2 for a usage or input error.
+    of the diff could not be reviewed, 2 for a usage or input error, or when, with --verify,
+    the project's environment cannot run a trivial test (checked before any model call).
     """
     overrides = {
         "max_rounds": max_rounds,

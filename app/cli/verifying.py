@@ -62,9 +62,10 @@ NO_MEMORY_LIMIT_WARNING = (
 ENVIRONMENT_HELP = (
     "Tests run with the project's own Python: its virtual environment (.venv, venv, or any "
     "top directory holding a pyvenv.cfg), else the system's python3; never Tiebreak's. "
-    "Install the test runner and the project's test dependencies there (uv sync, pip install "
-    "-e '.[test]'): an editable install of the checkout is seen as the run's copy. "
-    "--verify-setup runs in each tree, without the network."
+    "Install the test runner and the project's test dependencies there first (uv sync; pip "
+    "install -e '.[test]'): a src layout is found through its editable install, which the "
+    "sandbox shows as the copy under test. --verify-setup runs in each tree, without the "
+    "network."
 )
 
 
