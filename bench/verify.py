@@ -13,8 +13,9 @@ scripted review of a real project (`tests.scenarios.shop`: an off-by-one proven 
 and fixed, a false alarm withdrawn) with each model call taking `--latency` seconds, run
 without verification and with it in bubblewrap's sandbox, alternating; printed, the medians
 and their ratio. A review with tests runs the pre-flight first (the command on a trivial test
-at the base), as `tiebreak review --verify` does. A review that does not end as scripted stops
-the run.
+at the base), as `tiebreak review --verify` does: printed too, the median seconds from the
+verifier's start to the pre-flight's end, which makes the trees the first test would make. A
+review that does not end as scripted stops the run.
 
     uv run python -m bench.verify [--runs N] [--reviews N] [--latency S]
 """
@@ -95,17 +96,22 @@ def _project(work: Path, owner: int | None) -> Path:
     return work
 
 
-async def review_wall_time(reviews: int, latency: float) -> tuple[list[float], list[float]]:
+async def review_wall_time(
+    reviews: int, latency: float
+) -> tuple[list[float], list[float], list[float]]:
     """Part 2: the wall time of the same scripted review of a real project's off-by-one,
     with verification off and on (in bubblewrap's sandbox), alternating; each model call takes
-    `latency` seconds. Returns the seconds of each review, off and on."""
-    times: tuple[list[float], list[float]] = ([], [])
+    `latency` seconds. Returns the seconds of each review, off and on, and of each on's
+    pre-flight (the trees it needs made included: the first test would make them)."""
+    off: list[float] = []
+    on: list[float] = []
+    preflight: list[float] = []
     with tempfile.TemporaryDirectory(prefix="tiebreak-bench-") as directory:
         project = make_project(Path(directory))
         config = VerifyConfig(command=COMMAND)
         sandbox = sandboxed()
         for _ in range(reviews):
-            for seconds, verifying in zip(times, (False, True), strict=True):
+            for verifying in (False, True):
                 llm = PacedModel(_two_findings, latency)
                 started = time.monotonic()
                 if verifying:
@@ -114,14 +120,15 @@ async def review_wall_time(reviews: int, latency: float) -> tuple[list[float], l
                     ) as verifier:
                         if unfit := await verifier.check_environment():
                             raise SystemExit(f"the project's environment cannot run tests: {unfit}")
+                        preflight.append(time.monotonic() - started)
                         review = await review_diff(
                             project.diff, llm, proving=Proving(verifier, config.max_attempts)
                         )
                 else:
                     review = await review_diff(project.diff, llm)
-                seconds.append(time.monotonic() - started)
+                (on if verifying else off).append(time.monotonic() - started)
                 _check(review, verifying)
-    return times
+    return off, on, preflight
 
 
 def _two_findings(request: LLMRequest) -> Reply:
@@ -158,11 +165,12 @@ async def run(runs: int, reviews: int = 3, latency: float = 0.5) -> None:
         ratio, added = boxed / bare, boxed - bare
         met = "goal met" if ratio <= GOAL_RATIO or added <= GOAL_ADDED_S else "goal missed"
         print(f"{name:<22}{bare:>10.3f} s{boxed:>8.3f} s{ratio:>7.2f}x{added:>+8.3f} s  {met}")
-    off, on = await review_wall_time(reviews, latency)
+    off, on, preflight = await review_wall_time(reviews, latency)
     print(f"a review of two findings, {latency:g} s a model call, medians of {reviews} each way:")
     print(
         f"verification off {statistics.median(off):.2f} s · on {statistics.median(on):.2f} s "
-        f"({statistics.median(on) / statistics.median(off):.2f}x)"
+        f"({statistics.median(on) / statistics.median(off):.2f}x), "
+        f"of which the pre-flight {statistics.median(preflight):.2f} s (trees made included)"
     )
 
 
