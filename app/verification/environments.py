@@ -85,9 +85,10 @@ class ProjectPython:
             if editable.source.is_relative_to(self.checkout):
                 return (
                     f"{editable.environment} has {editable.name} installed in editable mode "
-                    f"from the checkout, and a run without a sandbox sees its copy elsewhere, "
-                    f"so it would import the checkout itself, not the copy it tests: run the "
-                    f"tests in the sandbox, or install {editable.name} without -e"
+                    f"from the checkout, so a run would import the checkout itself, not the "
+                    f"copy it tests: only a sandbox shows the copy at the checkout's path "
+                    f"(and not right under /); run the tests in the sandbox, or install "
+                    f"{editable.name} without -e"
                 )
         return None
 

@@ -196,9 +196,9 @@ class LocalVerifier:
         return list(await asyncio.gather(self._set_up(head), self._set_up(base)))
 
     async def _check(self) -> str | None:
-        _, base = await self._prepared()
         if problem := self._python.problem(self._seen_at is not None):
             return problem
+        _, base = await self._prepared()
         if base.error or not preflight.applies(self._command):
             return None  # a broken base breaks every run already, each saying why
         test = preflight.trivial_test(base.source)

@@ -109,9 +109,10 @@ def test_an_editable_install_of_the_checkout_needs_the_copy_where_the_checkout_i
     ]
     assert python.problem(seen_at_checkout=True) is None
     assert python.problem(seen_at_checkout=False) == (
-        ".venv has ledger installed in editable mode from the checkout, and a run without a "
-        "sandbox sees its copy elsewhere, so it would import the checkout itself, not the copy "
-        "it tests: run the tests in the sandbox, or install ledger without -e"
+        ".venv has ledger installed in editable mode from the checkout, so a run would import "
+        "the checkout itself, not the copy it tests: only a sandbox shows the copy at the "
+        "checkout's path (and not right under /); run the tests in the sandbox, or install "
+        "ledger without -e"
     )
     assert python.notes == ()
 
