@@ -19,6 +19,8 @@ finding's :class:`Evidence`:
   an error collecting or loading it, or a runner that ran nothing (pytest's exit codes 2 to 5,
   no tests ran, the runner itself not installed where it runs — the environment's fault, not
   the code's); or it failed at the head but did not run at the base. No evidence.
+  So is a run in an environment that cannot run tests at all (`environment`: the pre-flight's
+  trivial test failed), which proves nothing of the code and binds nothing.
 * `not_run` — verification is off, or the review's runs are spent: no evidence.
 
 What the change adds is the debate's to know (the unit's diff): a verifier's runs are judged
@@ -29,6 +31,9 @@ The same test run again on the head with the coder's patch applied checks the pa
 passes (the fix is verified) or still does not (it is no fix); a run that did not happen
 checks nothing.
 
+What a run printed is kept without its terminal escape sequences (a test's colours): it is
+read by agents and kept in JSON and comments, never a terminal (:mod:`agents.escapes`).
+
 Pure: the runs themselves are the verifier's; what they mean is decided here.
 """
 
@@ -36,15 +41,16 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from agents.additions import Additions
+from agents.escapes import without_escapes
 from agents.failures.failure import Absence, Missing, OutputReading
 from agents.failures.reading import read_output
 from agents.protocol import Patch, Reproduction
 
 NOTHING_ADDED = Additions()
-
+UNFIT = "the project's environment cannot run its tests"
 FAILING_EXIT_CODES = (1,)
 """Exit codes that mean the test ran and failed (pytest's, unittest's and most runners'). Any
 other non-zero code means it did not run: pytest exits 2 on a collection error, 4 on a usage
@@ -78,6 +84,12 @@ class Run(BaseModel):
     seconds: float = 0.0
     error: str | None = None
     """Why it did not run, or was stopped: a timeout, a refused path, a failed setup."""
+
+    @field_validator("output_tail")
+    @classmethod
+    def _cleaned(cls, tail: str) -> str:
+        """The tail without escape sequences, cleaned once, where every run is recorded."""
+        return without_escapes(tail)
 
     @property
     def passed(self) -> bool:
@@ -122,6 +134,9 @@ class Verification(BaseModel):
     """At the base: the end of what the test printed there."""
     base_error: str | None = None
     """At the base: why it did not run there, or was stopped."""
+    environment: str | None = None
+    """Why the project's environment cannot run tests, when that is what the runs showed: the
+    verdict is then `broken`, and nothing in the debate follows from it."""
 
     @classmethod
     def of(
@@ -156,7 +171,11 @@ class Verification(BaseModel):
     def judged(self, added: Additions) -> "Verification":
         """The same runs judged knowing what the change adds: `introduced` where the base
         failed only for the want of it, else as they were."""
-        if self.verdict not in (Evidence.FAILS_AT_BASE, Evidence.BROKEN) or self.error:
+        if (
+            self.verdict not in (Evidence.FAILS_AT_BASE, Evidence.BROKEN)
+            or self.error
+            or self.environment
+        ):
             return self
         head = Run(exit_code=self.exit_code, output_tail=self.output_tail)
         base = Run(
@@ -166,6 +185,17 @@ class Verification(BaseModel):
         if again.verdict is not Evidence.INTRODUCED:
             return self
         return self.model_copy(update={"verdict": again.verdict, "reason": again.reason})
+
+    @classmethod
+    def unfit(cls, test: str, environment: str) -> "Verification":
+        """The test not run, the project's environment being unable to run any (why:
+        `environment`)."""
+        return cls(
+            verdict=Evidence.BROKEN,
+            test=test,
+            reason=f"{UNFIT}: {environment}",
+            environment=environment,
+        )
 
 
 def _evidence(test: str, head: Run, base: Run | None, added: Additions) -> tuple[Evidence, str]:
@@ -255,6 +285,14 @@ class FixCheck(BaseModel):
     output_tail: str = ""
     seconds: float = 0.0
     reason: str = ""
+    environment: str | None = None
+    """Why the project's environment cannot run tests, when that is why the test did not run
+    (`verified` is then None)."""
+
+    @classmethod
+    def unfit(cls, environment: str) -> "FixCheck":
+        """The patch not checked, the project's environment being unable to run any test."""
+        return cls(verified=None, reason=f"{UNFIT}: {environment}", environment=environment)
 
     @classmethod
     def of(cls, run: Run) -> "FixCheck":

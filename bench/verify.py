@@ -3,7 +3,8 @@
 Part 1, the sandbox's overhead per run: the same small pytest test (and, for the bare cost,
 `exit 0`) run N times without a sandbox (`Unsandboxed`) and in bubblewrap's (`Bwrap`, each
 run in a cgroup of its own where the machine has one), on the same machine in one run of the
-benchmark, the two alternating; each run copies the project's tree first, as a review's do.
+benchmark, the two alternating; each run copies the project's tree first, as a review's do,
+and has the project's own environment (pytest alone), as a review's do.
 Printed per command: the median seconds of a run each way, their ratio and the seconds the
 sandbox adds to a run (goal: at most 1.5 times, or at most 0.2 s added).
 
@@ -11,7 +12,10 @@ Part 2, a review's wall time with verification on and off through the engine: th
 scripted review of a real project (`tests.scenarios.shop`: an off-by-one proven by its test
 and fixed, a false alarm withdrawn) with each model call taking `--latency` seconds, run
 without verification and with it in bubblewrap's sandbox, alternating; printed, the medians
-and their ratio. A review that does not end as scripted stops the run.
+and their ratio. A review with tests runs the pre-flight first (the command on a trivial test
+at the base), as `tiebreak review --verify` does: printed too, the median seconds from the
+verifier's start to the pre-flight's end, which makes the trees the first test would make. A
+review that does not end as scripted stops the run.
 
     uv run python -m bench.verify [--runs N] [--reviews N] [--latency S]
 """
@@ -31,6 +35,7 @@ from agents.models.scripted import Reply
 from agents.outcome import Resolution
 from agents.protocol import ToolName
 from agents.review import Review, review_diff
+from app.verification.environments import ProjectPython
 from app.verification.local import LocalVerifier
 from app.verification.runner import Limits, Place, Runner
 from app.verification.sandbox import SandboxUnavailable, sandboxed
@@ -38,6 +43,7 @@ from app.verification.unsandboxed import Unsandboxed
 from bench.fleet import PacedModel
 from policies.verify import VerifyConfig
 from tests.scenarios.debates import accept, answers, concede, dispute, evaluations, finding, report
+from tests.scenarios.environments import with_pytest
 from tests.scenarios.shop import BUG_LINE, COMMAND, FIX, REPRODUCTION, make_project
 
 CART = "shop/cart.py"
@@ -63,7 +69,10 @@ async def sandbox_overhead(runs: int) -> list[tuple[str, float, float]]:
     figures = []
     with tempfile.TemporaryDirectory(prefix="tiebreak-bench-") as directory:
         tree = _project(Path(directory) / "tree", sandbox.owner)
-        place = Place(Path(directory) / "copy", tree=tree)
+        with_pytest(Path(directory) / "project")
+        python = ProjectPython.of(Path(directory) / "project")
+        copy = Path(directory) / "copy"
+        place = Place(copy, tree=tree, read_only=python.shown(copy), venv=python.venv(copy))
         for name, command in COMMANDS.items():
             seconds: list[list[float]] = [[], []]
             for _ in range(runs):
@@ -87,31 +96,39 @@ def _project(work: Path, owner: int | None) -> Path:
     return work
 
 
-async def review_wall_time(reviews: int, latency: float) -> tuple[list[float], list[float]]:
+async def review_wall_time(
+    reviews: int, latency: float
+) -> tuple[list[float], list[float], list[float]]:
     """Part 2: the wall time of the same scripted review of a real project's off-by-one,
     with verification off and on (in bubblewrap's sandbox), alternating; each model call takes
-    `latency` seconds. Returns the seconds of each review, off and on."""
-    times: tuple[list[float], list[float]] = ([], [])
+    `latency` seconds. Returns the seconds of each review, off and on, and of each on's
+    pre-flight (the trees it needs made included: the first test would make them)."""
+    off: list[float] = []
+    on: list[float] = []
+    preflight: list[float] = []
     with tempfile.TemporaryDirectory(prefix="tiebreak-bench-") as directory:
         project = make_project(Path(directory))
         config = VerifyConfig(command=COMMAND)
         sandbox = sandboxed()
         for _ in range(reviews):
-            for seconds, verifying in zip(times, (False, True), strict=True):
+            for verifying in (False, True):
                 llm = PacedModel(_two_findings, latency)
                 started = time.monotonic()
                 if verifying:
                     async with LocalVerifier(
                         project.checkout, project.diff, config, sandbox
                     ) as verifier:
+                        if unfit := await verifier.check_environment():
+                            raise SystemExit(f"the project's environment cannot run tests: {unfit}")
+                        preflight.append(time.monotonic() - started)
                         review = await review_diff(
                             project.diff, llm, proving=Proving(verifier, config.max_attempts)
                         )
                 else:
                     review = await review_diff(project.diff, llm)
-                seconds.append(time.monotonic() - started)
+                (on if verifying else off).append(time.monotonic() - started)
                 _check(review, verifying)
-    return times
+    return off, on, preflight
 
 
 def _two_findings(request: LLMRequest) -> Reply:
@@ -148,11 +165,12 @@ async def run(runs: int, reviews: int = 3, latency: float = 0.5) -> None:
         ratio, added = boxed / bare, boxed - bare
         met = "goal met" if ratio <= GOAL_RATIO or added <= GOAL_ADDED_S else "goal missed"
         print(f"{name:<22}{bare:>10.3f} s{boxed:>8.3f} s{ratio:>7.2f}x{added:>+8.3f} s  {met}")
-    off, on = await review_wall_time(reviews, latency)
+    off, on, preflight = await review_wall_time(reviews, latency)
     print(f"a review of two findings, {latency:g} s a model call, medians of {reviews} each way:")
     print(
         f"verification off {statistics.median(off):.2f} s · on {statistics.median(on):.2f} s "
-        f"({statistics.median(on) / statistics.median(off):.2f}x)"
+        f"({statistics.median(on) / statistics.median(off):.2f}x), "
+        f"of which the pre-flight {statistics.median(preflight):.2f} s (trees made included)"
     )
 
 

@@ -16,6 +16,10 @@ again with the patch. The debate then obeys what ran, whatever the models say:
 * a finding raised after the first report (an evaluation's new finding) must carry a test:
   later rounds are where debates add false alarms.
 
+A run that says the project's environment cannot run tests (`environment`: "No module named
+pytest", a runner not found) shows nothing of the code: no rule above follows from it, and
+the finding is debated as if its test had not run.
+
 Each run is told in the finding's thread, so the transcript shows it.
 """
 
@@ -100,12 +104,18 @@ class Proofs:
         return self.terms is not None
 
     def proven(self, finding_id: str) -> bool:
-        result = self.results.get(finding_id)
+        result = self.shown(finding_id)
         return result is not None and result.verdict.proof
+
+    def shown(self, finding_id: str) -> Verification | None:
+        """What the finding's latest test showed of the code, if it ran in an environment
+        that can run tests (a run that says it cannot shows nothing, and binds nothing)."""
+        result = self.results.get(finding_id)
+        return result if result is not None and result.environment is None else None
 
     def testable(self, finding_id: str) -> bool:
         """Whether a patch on the finding can be checked: its test ran and fails at the head."""
-        result = self.results.get(finding_id)
+        result = self.shown(finding_id)
         return result is not None and result.verdict in (
             Evidence.REPRODUCED,
             Evidence.INTRODUCED,
@@ -195,7 +205,7 @@ class Proofs:
         if evaluation.reproduction is not None:
             return "a new reproduction is only for a finding whose test passed at the head"
         checked = self.fixes.get(finding_id)
-        if evaluation.decision is Decision.ACCEPT and checked and checked[1].verified is False:
+        if evaluation.decision is Decision.ACCEPT and checked and _fails(checked[1]):
             return "the patch does not make its test pass: it is not a fix"
         return None
 
@@ -207,7 +217,7 @@ class Proofs:
 
     def _proven_by(self, finding_id: str) -> str | None:
         """Why the finding is proven, if it is."""
-        result = self.results.get(finding_id)
+        result = self.shown(finding_id)
         return PROVEN.get(result.verdict) if result is not None else None
 
     def new_finding_problem(self, finding: Finding) -> str | None:
@@ -236,6 +246,11 @@ class Proofs:
                 output=checked.output_tail[-MAX_TAIL_SHOWN:],
             )
         return Runs(test_run=test_run, patch_test_run=patch_test_run)
+
+
+def _fails(checked: FixCheck) -> bool:
+    """Whether a patch's test still fails with it, in an environment that can run tests."""
+    return checked.verified is False and checked.environment is None
 
 
 def told(verification: Verification) -> str:

@@ -6,8 +6,9 @@ clears the screen or moves the cursor (`ESC [ 2 J`), a C1 control does the same 
 character, a bell rings, a carriage return writes over what a line said, and bidi overrides
 or zero-width characters make what a person reads differ from what is there. So every such
 text goes through :func:`printable` on its way to the terminal: escape sequences removed
-whole (the text around them kept), then every control character (Unicode's Cc: C0, DEL,
-C1) but the line breaks and tabs a layout needs, every format character (Cf: bidi controls,
+whole, the text around them kept (the pattern of :mod:`agents.escapes`, which a test's output
+is cleaned of where it is recorded), then every control character (Unicode's Cc: C0, DEL, C1)
+but the line breaks and tabs a layout needs, every format character (Cf: bidi controls,
 zero-width ones) and every lone surrogate, which no terminal encoding can write.
 
 `--json` is data for a program: :func:`json_text` keeps every text as it was, exactly, and
@@ -20,15 +21,8 @@ import re
 import unicodedata
 from typing import Any
 
-_ESCAPES = re.compile(
-    # CSI: the cursor's moves, erasing, colours.
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]"
-    # OSC, DCS, SOS, PM and APC strings, to their end (or the line's, unended).
-    r"|[\x1b][\]PX^_][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
-    r"|[\x90\x98\x9d\x9e\x9f][^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
-    # Any other escape: `ESC c` resets the terminal, `ESC ( 0` swaps its characters.
-    r"|\x1b[ -/]*[0-~]"
-)
+from agents.escapes import without_escapes
+
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x85\u2028\u2029]")
 """What ends a line besides a newline: each is one."""
 _KEPT = frozenset("\n\t")
@@ -39,7 +33,7 @@ _INERT = frozenset({"Cc", "Cf", "Cs"})
 def printable(text: str, *, one_line: bool = False) -> str:
     """`text` without what would drive a terminal: its newlines and tabs kept, or, with
     `one_line`, every run of spaces, tabs and line breaks made one space."""
-    text = _BREAKS.sub("\n", _ESCAPES.sub("", text))
+    text = _BREAKS.sub("\n", without_escapes(text))
     kept = "".join(c for c in text if c in _KEPT or unicodedata.category(c) not in _INERT)
     return " ".join(kept.split()) if one_line else kept
 

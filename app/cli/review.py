@@ -37,7 +37,13 @@ from app.cli.model_choice import connect, model_options
 from app.cli.pull_address import is_address
 from app.cli.remote import RemotePull
 from app.cli.terminal import CallProgress, render, review_json
-from app.cli.verifying import VerifyRequest, proving, verify_config, verify_options
+from app.cli.verifying import (
+    EnvironmentUnfit,
+    VerifyRequest,
+    proving,
+    verify_config,
+    verify_options,
+)
 from app.parsing import Parsing
 from app.review.together import together
 from policies.debate import DebatePolicy
@@ -145,7 +151,8 @@ def review(
     the options override.
 
     Exit status: 0 when no finding is left open, 1 when findings stay unresolved or a part
-    of the diff could not be reviewed, 2 for a usage or input error.
+    of the diff could not be reviewed, 2 for a usage or input error, or when, with --verify,
+    the project's environment cannot run a trivial test (checked before any model call).
     """
     overrides = {
         "max_rounds": max_rounds,
@@ -184,6 +191,8 @@ def review(
         result = asyncio.run(_review(subject, policy, proofs))
     except LLMFatal as exc:
         _fail(str(exc))
+    except EnvironmentUnfit as exc:
+        _fail(exc.said())
     click.echo(review_json(result) if as_json else render(result))
     if subject.pull is not None and post:
         pull_review.posted(*subject.pull, result)

@@ -11,6 +11,11 @@ must be at the diff's new side; `eval`'s at each case's base and introducing com
 that bounds its memory; where bubblewrap cannot run, or no cgroup can be made, verification is
 refused with the reason and the fix, unless `--no-sandbox` asks for it without isolation, or
 `--no-memory-limit` without the cgroup.
+
+The tests run with the project's own Python: its virtual environment (`.venv`, `venv`, or any
+top directory holding a `pyvenv.cfg`), else the system's; never Tiebreak's. Before any model
+is asked anything, `review`'s pre-flight runs the command on a trivial test at the base: an
+environment that cannot run it stops the review (:class:`EnvironmentUnfit`), saying why.
 """
 
 import contextlib
@@ -25,7 +30,9 @@ from pydantic import ValidationError
 
 from agents.debate.proofs import Proving
 from agents.diff import Diff
+from agents.verification import UNFIT
 from app.cli.exits import fail
+from app.cli.printable import printable
 from app.evaluation.checkouts import Verifying
 from app.evaluation.errors import HistoryError
 from app.evaluation.history import Git
@@ -36,6 +43,7 @@ from app.verification.sandbox import SandboxUnavailable, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from policies.config import CONFIG_PATH, parse_config
 from policies.config_file import MAX_CONFIG_BYTES
+from policies.errors import TiebreakError
 from policies.verify import VerifyConfig
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -49,6 +57,29 @@ NO_MEMORY_LIMIT_WARNING = (
     "process is held to verify.memory_mb of address space, but a run's processes together, "
     "and its files in memory, may take more"
 )
+
+
+ENVIRONMENT_HELP = (
+    "Tests run with the project's own Python: its virtual environment (.venv, venv, or any "
+    "top directory holding a pyvenv.cfg), else the system's python3; never Tiebreak's. "
+    "Install the test runner and the project's test dependencies there first (uv sync; pip "
+    "install -e '.[test]'): a src layout is found through its editable install, which the "
+    "sandbox shows as the copy under test. --verify-setup runs in each tree, without the "
+    "network."
+)
+
+
+class EnvironmentUnfit(TiebreakError):
+    """The pre-flight's trivial test did not pass: the project's environment cannot run its
+    tests, for `reason` (one line)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+    def said(self) -> str:
+        """What the terminal is told, on one line."""
+        return printable(f"{UNFIT}: {self.reason}", one_line=True)
 
 
 @dataclass(frozen=True)
@@ -74,7 +105,7 @@ def testing_options(where: str) -> Callable[[F], F]:
                 metavar="COMMAND",
                 help=f"Run the tester's tests with COMMAND ({{test}} is the test's path), {where}, "
                 "in a sandbox: a test that fails only after the change proves its finding. "
-                'Example: "python -m pytest -x -q {test}".',
+                'Example: "python -m pytest -x -q {test}". ' + ENVIRONMENT_HELP,
             ),
             click.option(
                 "--verify-setup",
@@ -172,7 +203,9 @@ def verify_config(
 async def proving(
     request: VerifyRequest, config: VerifyConfig | None, checkout: Path | None, diff: Diff
 ) -> AsyncIterator[Proving | None]:
-    """Who runs the findings' tests for the review, for as long as it runs (None: nobody)."""
+    """Who runs the findings' tests for the review, for as long as it runs (None: nobody),
+    once the pre-flight shows the project's environment runs a test; else
+    :class:`EnvironmentUnfit`, before any model is asked anything."""
     if config is None or checkout is None:
         yield None
         return
@@ -180,6 +213,10 @@ async def proving(
     async with LocalVerifier(
         checkout, diff, config, runner, base_ref=request.base, hidden=secrets()
     ) as verifier:
+        if (unfit := await verifier.check_environment()) is not None:
+            raise EnvironmentUnfit(unfit)
+        for note in verifier.notes:
+            click.echo(f"tiebreak: note: {printable(note, one_line=True)}", err=True)
         yield Proving(verifier, config.max_attempts)
 
 

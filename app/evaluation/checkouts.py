@@ -2,7 +2,9 @@
 at the case's introducing commit, whose other files the agents read (definitions, callers,
 tests: `app.parsing.Parsing.related`), and with `--verify` where the findings' tests run, its
 base commit the tests' base, with a verifier for each review of the case
-(:class:`app.verification.local.LocalVerifier`).
+(:class:`app.verification.local.LocalVerifier`). The tests run with the clone's Python
+environment (its `.venv`), as the project's people run theirs there, each run seeing its copy
+where the clone is: an editable install of the clone's project is the copy it tests.
 
 The worktree is detached (no branch of the clone moves) and removed when the case's reviews
 end, however they end. A case that names no base commit, or whose commits the clone lacks,
@@ -81,7 +83,13 @@ class CaseCheckout:
         # The clone holds the fixes to come: no test may read them.
         hidden = (verifying.clone, *verifying.hidden)
         async with LocalVerifier(
-            self.tree, diff, verifying.config, verifying.runner, base_ref=self.base, hidden=hidden
+            self.tree,
+            diff,
+            verifying.config,
+            verifying.runner,
+            base_ref=self.base,
+            hidden=hidden,
+            project=verifying.clone,
         ) as verifier:
             yield Proving(verifier, verifying.config.max_attempts)
 

@@ -7,10 +7,14 @@ proved nothing says why; a fix says whether the finding's test passes with it, a
 refused because its test still fails says so on a finding left without a fix. Every verdict
 reads beside every fix check without contradicting it. The test and its output are untrusted
 text: they only ever appear inside code blocks whose fence nothing inside can close.
+A review whose tests found the project's environment unable to run any says so once, in its
+summary and check run (:func:`environment_note`).
 """
 
+from collections.abc import Sequence
+
 from agents.outcome import FindingOutcome, Resolution
-from agents.verification import Evidence
+from agents.verification import UNFIT, Evidence
 from app.publishing.markdown import clip, code, code_block, inline
 
 OUTPUT_LINES = 20
@@ -94,6 +98,19 @@ def verdict(result: FindingOutcome) -> str:
     elif result.fix_verified is False:
         shown += ", fix fails" if fixed else ", patch fails"
     return shown
+
+
+def environment_note(findings: Sequence[FindingOutcome]) -> str | None:
+    """The summary's note when a finding's test found the project's environment unable to
+    run tests: the findings went on unverified, and why (None: no test found it so)."""
+    for result in findings:
+        shown = result.verification
+        if shown is not None and shown.environment is not None:
+            return (
+                f"_Findings' tests were not run: {UNFIT}: {inline(shown.environment, 300)}. "
+                "The findings are unverified._"
+            )
+    return None
 
 
 def _output(tail: str) -> str:

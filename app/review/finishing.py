@@ -11,7 +11,7 @@ debated, run holding the pull request's landing lock.
 from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
-from app.publishing import check_runs, learnings_text
+from app.publishing import check_runs, learnings_text, proof_text
 from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
 from app.publishing.rereview import PostedThread, reconcile
 from app.review import check_run
@@ -106,9 +106,9 @@ def _run_shown(
         min_severity=context.config.min_severity,
         head_not_read=plan.head_not_read,
     )
-    notes += ((f"_{plan.tests_note}_",) if plan.tests_note else ()) + learnings_text.applied(
-        r.learned for r in readings.values()
-    )
+    unfit = proof_text.environment_note(debated.findings)
+    notes += ((f"_{plan.tests_note}_",) if plan.tests_note else ()) + ((unfit,) if unfit else ())
+    notes += learnings_text.applied(r.learned for r in readings.values())
     return context.run_info.model_copy(
         update={
             "spend": spend,

@@ -13,6 +13,13 @@ tests per review (a reproduction at the base and the head counts one, a fix chec
 A reproduction runs at the head and the base at once: when the head fails (the case that
 proves something) the review waits for the longer run, not for both in turn. As soon as the
 head passes or breaks, the base's run is stopped: it would prove nothing.
+
+The runs use the project's Python, never Tiebreak's (:mod:`app.verification.environments`),
+and see their copy where the project is, when the runner can show it there (a sandbox): what
+the project's environment names of the checkout's path (an editable install) is the copy.
+Before the first test, the pre-flight (:mod:`app.verification.preflight`, asked for at once
+by :meth:`LocalVerifier.check_environment`) runs the command on a trivial test at the base;
+if the environment cannot run it, no test runs, each `broken` with that reason.
 """
 
 import asyncio
@@ -30,7 +37,8 @@ from typing import Self
 from agents.diff import Diff
 from agents.protocol import Patch, Reproduction
 from agents.verification import FixCheck, Run, Verification
-from app.verification import trees
+from app.verification import preflight, trees
+from app.verification.environments import ProjectPython
 from app.verification.removal import remove_tree
 from app.verification.runner import Limits, Place, Runner
 from app.verification.trees import TreeRefused
@@ -47,6 +55,7 @@ CONCURRENCY = 2
 class _Tree:
     """A pristine tree runs copy, or why there is none."""
 
+    side: str
     path: Path
     """Where its runs see their copy of it."""
     source: Path
@@ -55,7 +64,9 @@ class _Tree:
 
 
 class LocalVerifier:
-    """Runs one review's tests on the checkout at `checkout` (at the diff's new side).
+    """Runs one review's tests on the checkout at `checkout` (at the diff's new side), with
+    the Python environment of `project` (default: the checkout; `tiebreak eval`'s, the clone
+    its worktrees come from), where runs see their copy when the runner can show it there.
 
     Use as an async context manager, or call :meth:`aclose`: the trees are removed then."""
 
@@ -69,6 +80,7 @@ class LocalVerifier:
         base_ref: str | None = None,
         concurrency: int = CONCURRENCY,
         hidden: Sequence[Path] = (),
+        project: Path | None = None,
     ) -> None:
         if config.command is None:
             raise ValueError("verification is off: the config names no command")
@@ -84,15 +96,33 @@ class LocalVerifier:
         self._seconds_left = float(config.max_seconds)
         self._root = Path(tempfile.mkdtemp(prefix="tiebreak-verify-"))
         self._hidden = (self._checkout, self._root, *hidden)
-        self._environments = trees.environments(self._checkout)
+        self._python = ProjectPython.of(project or self._checkout)
+        where = self._python.checkout
+        self._seen_at = where if runner.sees_copy_at(where) else None
+        """Where runs see their copy (None: in the review's directory, a tree each)."""
         self._trees: asyncio.Task[list[_Tree]] | None = None
+        self._checked: asyncio.Task[str | None] | None = None
         self._runs = 0
 
     @property
     def command(self) -> str:
         return self._command
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the runs will not see of the project's environment, in words."""
+        return self._python.notes
+
+    def check_environment(self) -> "asyncio.Task[str | None]":
+        """Why the project's environment cannot run tests, in one line, or None: found once,
+        before the first test, by the pre-flight (see the module's docstring)."""
+        if self._checked is None:
+            self._checked = asyncio.create_task(self._check())
+        return self._checked
+
     async def reproduce(self, reproduction: Reproduction) -> Verification:
+        if (unfit := await self.check_environment()) is not None:
+            return Verification.unfit(reproduction.path, unfit)
         if spent := self._reserve():
             return Verification.not_run(reproduction.path, spent)
         head_tree, base_tree = await self._prepared()
@@ -111,6 +141,8 @@ class LocalVerifier:
         return Verification.of(reproduction.path, self._as_run(reproduction), head, ran_base)
 
     async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
+        if (unfit := await self.check_environment()) is not None:
+            return FixCheck.unfit(unfit)
         if spent := self._reserve():
             return FixCheck(verified=None, reason=spent)
         head_tree, _ = await self._prepared()
@@ -119,10 +151,11 @@ class LocalVerifier:
         return FixCheck.of(run)
 
     async def aclose(self) -> None:
-        if self._trees is not None and not self._trees.done():
-            self._trees.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._trees
+        for task in (self._checked, self._trees):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await asyncio.to_thread(remove_tree, self._root)
 
     async def __aenter__(self) -> Self:
@@ -162,8 +195,22 @@ class LocalVerifier:
         base = await self._made("base", self._make_base(head))
         return list(await asyncio.gather(self._set_up(head), self._set_up(base)))
 
+    async def _check(self) -> str | None:
+        if problem := self._python.problem(self._seen_at is not None):
+            return problem
+        _, base = await self._prepared()
+        if base.error or not preflight.applies(self._command):
+            return None  # a broken base breaks every run already, each saying why
+        test = preflight.trivial_test(base.source)
+        if reproduction_refusal(base.source, test.path):
+            return None  # the project has a file of that name: nothing to check with
+        # Its time is the config's for one test, not what the review's tests have left.
+        run = await self._run(base, test, (), self._limits)
+        return preflight.problem(run, self._as_run(test), self._python.described)
+
     async def _copy_head(self, path: Path) -> None:
-        await trees.copy_checkout(self._checkout, path, leave_out=self._hidden)
+        environments = [self._checkout / name for name in self._python.environments]
+        await trees.copy_checkout(self._checkout, path, leave_out=[*self._hidden, *environments])
 
     def _make_base(self, head: _Tree) -> _Maker:
         async def make(path: Path) -> None:
@@ -178,7 +225,8 @@ class LocalVerifier:
         return make
 
     async def _made(self, side: str, make: _Maker) -> _Tree:
-        tree = _Tree(path=self._root / side, source=self._root / f"{side}-tree")
+        seen = self._seen_at or self._root / side
+        tree = _Tree(side=side, path=seen, source=self._root / f"{side}-tree")
         try:
             await make(tree.source)
             await asyncio.to_thread(trees.own, tree.source, self._runner.owner)
@@ -191,7 +239,7 @@ class LocalVerifier:
     async def _set_up(self, tree: _Tree) -> _Tree:
         if self._config.setup is None or tree.error:
             return tree
-        kept = self._root / f"{tree.path.name}-set-up"
+        kept = self._root / f"{tree.side}-set-up"
         try:
             await asyncio.to_thread(_empty_directory, kept, self._runner.owner)
         except OSError as exc:
@@ -205,7 +253,13 @@ class LocalVerifier:
         last = run.output_tail.strip().splitlines()[-1:]
         return replace(tree, error=f"setup failed: {why}" + (f": {last[0][:300]}" if last else ""))
 
-    async def _run(self, tree: _Tree, reproduction: Reproduction, patches: Sequence[Patch]) -> Run:
+    async def _run(
+        self,
+        tree: _Tree,
+        reproduction: Reproduction,
+        patches: Sequence[Patch],
+        limits: Limits | None = None,
+    ) -> Run:
         if tree.error:
             return Run(error=tree.error)
         if reason := reproduction_refusal(tree.source, reproduction.path):
@@ -216,8 +270,8 @@ class LocalVerifier:
             try:
                 write_additions(tree.source, additions, reproduction, patches, self._diff)
                 place = self._place(tree, additions=additions)
-                limits = self._limits_now()
-                return await self._runner.run(self._as_run(reproduction), place, limits)
+                bounds = limits or self._limits_now()
+                return await self._runner.run(self._as_run(reproduction), place, bounds)
             except TreeRefused as exc:
                 return Run(error=exc.reason)
             except OSError as exc:  # a full disk, a tree its setup made unreadable
@@ -238,7 +292,8 @@ class LocalVerifier:
             tree=tree.source,
             additions=additions,
             keep=keep,
-            read_only=tuple((source, tree.path / seen) for source, seen in self._environments),
+            read_only=self._python.shown(tree.path),
+            venv=self._python.venv(tree.path),
             hidden=self._hidden,
         )
 

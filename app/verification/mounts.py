@@ -7,17 +7,23 @@ read-only:
   merged-`/usr` systems, is made the same symlink);
 * of `/etc`, what programs need to run (:data:`ETC`): resolving users and names, locales
   and the time zone, TLS certificates, the dynamic linker's cache, Debian's alternatives;
-* the Python a run's command finds first (:func:`app.verification.runner.interpreters`) and
-  the directories the place names (:attr:`Place.read_only`: the checkout's environments, the
-  interpreters they were made from);
+* the directories the place names (:attr:`Place.read_only`: the checkout's environments, the
+  installations they were made from, where the environments name them): nothing of
+  Tiebreak's own Python;
 * the tree the run's copy is made of, and the files written over it, at :data:`INSIDE`.
 
 Its own, each a file system in memory of at most `disk_mb`, counted in the run's memory and
 gone when it ends: its copy of the tree (on a file system mounted where the copy's parent
-is), `/tmp` and `/dev/shm`. Then `/proc` of its own PIDs and a minimal `/dev`. So `/home`,
-`/root`, `/run`, `/var`, the host's `/tmp`, Tiebreak's data (the snapshots of other
-repositories) and every Unix socket of the host are not there at all; what :attr:`Place.hidden`
-names is hidden even inside what is shown.
+is, before what is shown: an installation below that parent stays shown), `/tmp` and
+`/dev/shm`. Then `/proc` of its own PIDs and a minimal `/dev`. So `/home`, `/root`, `/run`,
+`/var`, the host's `/tmp`, Tiebreak's data (the snapshots of other repositories) and every
+Unix socket of the host are not there at all (but an installation a project's environment was
+made from, below `/root` say); what :attr:`Place.hidden` names is hidden even inside what is
+shown.
+
+The copy may be seen anywhere but where its file system would cover what every run is shown
+(:func:`shows_copy_at`): seen at the checkout's own path, it is what the project's environment
+names there (an editable install, a script's `#!` line) leads to.
 
 The copy is made by the run itself, first thing, as the sandbox's user (:func:`launcher`):
 `cp -a` of the tree into its file system, the additions over it, a symlink for each
@@ -28,7 +34,7 @@ fit fails before the command starts.
 import os
 from pathlib import Path
 
-from app.verification.runner import MB, Limits, Place, interpreters
+from app.verification.runner import MB, Limits, Place
 
 SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 ETC = (
@@ -96,6 +102,15 @@ def launcher(command: str, place: Place, marker: str) -> list[str]:
     return ["/bin/sh", "-c", LAUNCHER, "sh", marker, command, str(_work(place)), keep, *links]
 
 
+def shows_copy_at(path: Path) -> bool:
+    """Whether a run may see its copy at `path`: the file system mounted at its parent would
+    cover neither `/` nor what every run is shown (the system's directories, `/etc`, `/proc`,
+    `/dev`, :data:`INSIDE`)."""
+    parent = Path(os.path.abspath(path)).parent
+    shown = [Path("/", name) for name in (*SYSTEM, "etc", "proc", "dev")] + [INSIDE]
+    return parent != Path("/") and not any(s.is_relative_to(parent) for s in shown)
+
+
 def mounts(place: Place, limits: Limits) -> list[str]:
     """bubblewrap's options for the run's file system, in order: later mounts go over
     earlier ones."""
@@ -104,12 +119,13 @@ def mounts(place: Place, limits: Limits) -> list[str]:
     args = [*made.system(), *made.etc(), *made.own("--proc", "/proc"), *made.own("--dev", "/dev")]
     args += made.own("--perms", "1777", *size, "--tmpfs", "/tmp")
     args += made.own("--perms", "1777", *size, "--tmpfs", "/dev/shm")
-    for prefix in interpreters():
-        args += made.bind(prefix, prefix)
     work = _work(place)
+    args += made.directories(work.parent)
+    args += made.own("--perms", "1777", *size, "--tmpfs", str(work.parent))
     for source, seen in place.read_only:
-        if not seen.resolve().is_relative_to(work):
-            args += made.bind(source.resolve(), seen.resolve())
+        where = Path(os.path.abspath(seen))
+        if not where.is_relative_to(work):
+            args += made.bind(source.resolve(), where)
     for source, mounted in _environments(place):
         args += made.bind(source.resolve(), mounted)
     for shown, inside in ((place.tree, TREE), (place.additions, ADDITIONS)):
@@ -117,8 +133,7 @@ def mounts(place: Place, limits: Limits) -> list[str]:
             args += made.bind(shown.resolve(), inside)
     if place.keep is not None:
         args += [*made.directories(KEEP), "--bind", str(place.keep.resolve()), str(KEEP)]
-    args += [*made.directories(work.parent), "--perms", "1777", *size, "--tmpfs", str(work.parent)]
-    return args + made.hide([p.resolve() for p in place.hidden])
+    return args + made.hide([p.resolve() for p in place.hidden], work)
 
 
 class _Made:
@@ -174,9 +189,10 @@ class _Made:
             self._made.add(ancestor)
         return args
 
-    def hide(self, hidden: list[Path]) -> list[str]:
+    def hide(self, hidden: list[Path], work: Path) -> list[str]:
         """Each of `hidden` that lies inside a bind made empty (a directory, then read-only)
-        or unreadable (a file: a device on a mount without devices)."""
+        or unreadable (a file: a device on a mount without devices); not where the run's copy
+        is (`work`), its own, where a hidden checkout's path may be the copy's."""
         args: list[str] = []
         emptied: list[str] = []
         sources = [source for source, _ in self.binds]
@@ -186,6 +202,8 @@ class _Made:
                     continue
                 if any(s != source and s.is_relative_to(path) for s in sources):
                     continue  # it holds something shown on purpose (an interpreter)
+                if (destination / path.relative_to(source)).is_relative_to(work):
+                    continue
                 seen = str(destination / path.relative_to(source))
                 if path.is_dir():
                     args += ["--tmpfs", seen]
@@ -203,9 +221,9 @@ def _inside_work(place: Place) -> list[tuple[Path, Path]]:
     """The directories the place shows inside the copy: (where they are, their path in it)."""
     work = _work(place)
     return [
-        (source, seen.resolve().relative_to(work))
+        (source, Path(os.path.abspath(seen)).relative_to(work))
         for source, seen in place.read_only
-        if seen.resolve().is_relative_to(work)
+        if Path(os.path.abspath(seen)).is_relative_to(work)
     ]
 
 

@@ -1,10 +1,10 @@
 """What every way of running a finding's test shares: where a run happens (:class:`Place`),
-its limits (:class:`Limits`), its environment, and the one method a runner has.
+its limits (:class:`Limits`), its environment, and what a runner does.
 
-The Python a run's command finds first is chosen here, once (:func:`interpreters`): the
-sandbox mounts it and the environment puts it first on the `PATH`."""
+The Python a run's command finds first is the project's (:mod:`app.verification.environments`),
+never Tiebreak's: its virtual environment's `bin` first on the `PATH` (:func:`environment`),
+else the system's directories alone."""
 
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,8 +87,11 @@ class Place:
     the copy is dropped."""
     read_only: tuple[tuple[Path, Path], ...] = ()
     """Directories the command needs, as (where they are, where the run sees them): the
-    checkout's environments (`.venv`), seen inside the copy, and the interpreters they were
-    made from."""
+    checkout's environments (`.venv`), seen inside the copy, and the installations they were
+    made from, where the environments name them."""
+    venv: Path | None = None
+    """The virtual environment the run's Python is, where the run sees it (inside its copy):
+    its `bin` first on the PATH, as activating it would. None: the system's Python."""
     hidden: tuple[Path, ...] = ()
     """Directories and files the run must not see even where they lie inside what it is
     shown: the checkout under review, the review's trees, Tiebreak's data and secrets."""
@@ -102,23 +105,25 @@ class Runner(Protocol):
         """The user a run's copy must belong to, or None: the one Tiebreak runs as."""
         ...
 
+    def sees_copy_at(self, path: Path) -> bool:
+        """Whether a run can see its copy at `path`, whatever the host has there (so that
+        what names the checkout's path, an editable install, leads to the copy)."""
+        ...
+
     async def run(self, command: str, place: Place, limits: Limits) -> Run: ...
 
 
-def interpreters() -> tuple[Path, ...]:
-    """The Python a run's command finds first, mounted read-only in the sandbox: for now,
-    the Python Tiebreak runs on (its installation and its virtual environment)."""
-    return _unique(Path(p).resolve() for p in (sys.base_prefix, sys.prefix))
-
-
-def environment(home: Path) -> dict[str, str]:
-    """All a run's command inherits: Tiebreak's interpreter first on the PATH (so `python`
-    is it), a home that is also its temporary directory, a language. Nothing else of
-    Tiebreak's environment, whose secrets (`ANTHROPIC_API_KEY`, `GITHUB_PRIVATE_KEY`,
-    `AWS_*`...) no test may read."""
-    path = [str(prefix / "bin") for prefix in reversed(interpreters())]
+def environment(home: Path, venv: Path | None) -> dict[str, str]:
+    """All a run's command inherits: the project's virtual environment `venv` (as the run
+    sees it) first on the PATH, as activating it would, then the system's directories; a
+    home that is also its temporary directory; a language. Nothing of Tiebreak's environment,
+    neither its Python nor its secrets (`ANTHROPIC_API_KEY`, `GITHUB_PRIVATE_KEY`,
+    `AWS_*`...), which no test may read."""
+    path = [str(venv / "bin")] if venv is not None else []
+    activated = {"VIRTUAL_ENV": str(venv)} if venv is not None else {}
     return {
         "PATH": ":".join(_unique([*path, *SYSTEM_PATH])),
+        **activated,
         "HOME": str(home),
         "TMPDIR": str(home),
         "LANG": LANG,

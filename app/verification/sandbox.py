@@ -4,10 +4,12 @@ What a run sees and may do:
 
 * **Isolated**: its own network (only `lo`: nothing outside answers, not even the host's own
   `127.0.0.1`), its own PIDs (every process dies with the sandbox), IPC and hostname; an
-  environment cleared down to `PATH`, `HOME`, `TMPDIR` and `LANG`.
+  environment cleared down to `PATH`, `HOME`, `TMPDIR`, `LANG` and the project's
+  `VIRTUAL_ENV`.
 * **Shown only what it needs** (:mod:`app.verification.mounts`): the system's programs and
-  libraries, a few files of `/etc`, the Python its command finds first and the checkout's
-  environments, read-only; none of the host's homes, `/run`, `/var`, `/tmp`, data or sockets.
+  libraries, a few files of `/etc`, the checkout's environments and the installations they
+  were made from, read-only; nothing of Tiebreak's own Python, none of the host's homes,
+  `/run`, `/var`, `/tmp`, data or sockets.
 * **Writable**: its own copy of the tree, made as it starts, `/tmp` and `/dev/shm`, each in
   memory and at most `disk_mb`, gone when it ends.
 * **As nobody** (uid 65534). Tiebreak as root drops there with `setpriv` (no groups, no
@@ -32,7 +34,7 @@ from pathlib import Path
 
 from agents.verification import Run
 from app.verification.cgroups import PROC, CgroupUnavailable, RunGroup, RunGroups
-from app.verification.mounts import launcher, mounts
+from app.verification.mounts import launcher, mounts, shows_copy_at
 from app.verification.process import InfoPipe, new_marker, run_bounded
 from app.verification.runner import Limits, Place, environment
 from policies.errors import TiebreakError
@@ -98,6 +100,9 @@ class Bwrap:
     def owner(self) -> int | None:
         return self.user if self._root else None
 
+    def sees_copy_at(self, path: Path) -> bool:
+        return shows_copy_at(path)
+
     async def run(self, command: str, place: Place, limits: Limits) -> Run:
         try:
             group = self._group(limits)
@@ -131,7 +136,7 @@ class Bwrap:
         if not self._root:
             args += ["--uid", str(self.user), "--gid", str(self.user)]
         args += ["--die-with-parent", "--new-session", "--clearenv"]
-        for name, value in environment(HOME).items():
+        for name, value in environment(HOME, place.venv).items():
             args += ["--setenv", name, value]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]

@@ -12,8 +12,8 @@
 * A tree is owned by the sandbox's user; each run works in a copy of its own, which its
   runner makes (:class:`app.verification.runner.Place`): no run sees what another left.
 
-The checkout's environments that git ignores (`.venv`, `venv`) are not copied: a run sees
-them read-only, where they are in the copy, with the interpreter they were made from.
+The checkout's virtual environments (:mod:`app.verification.environments`) are left out of the
+copy, whether git ignores them or not: a run sees them read-only, where they are in the copy.
 """
 
 import asyncio
@@ -21,13 +21,11 @@ import contextlib
 import os
 import shutil
 import stat
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from policies.errors import TiebreakError
 
-ENVIRONMENTS = (".venv", "venv")
 GIT_TIMEOUT_S = 300.0
 
 
@@ -98,21 +96,6 @@ def own(tree: Path, owner: int | None) -> None:
                 os.lchown(entry.path, owner, owner)
                 if entry.is_dir(follow_symlinks=False):
                     left.append(entry.path)
-
-
-def environments(checkout: Path) -> tuple[tuple[Path, Path], ...]:
-    """The checkout's environments a copy does not carry (git ignores them), each with where
-    a run sees it: relative, inside its copy; and the interpreter each was made from, seen
-    where it is (absolute)."""
-    found: list[tuple[Path, Path]] = []
-    for name in ENVIRONMENTS:
-        path = checkout / name
-        if not path.is_dir() or not _ignored(checkout, name):
-            continue
-        found.append((path, Path(name)))
-        if (home := _interpreter(path)) is not None:
-            found.append((home, home))
-    return tuple(found)
 
 
 def _copy_files(checkout: Path, names: list[str], destination: Path) -> None:
@@ -193,27 +176,6 @@ def _inside(checkout: Path, paths: Sequence[Path]) -> list[PurePosixPath]:
         if resolved != root and resolved.is_relative_to(root):
             inside.append(PurePosixPath(resolved.relative_to(root).as_posix()))
     return inside
-
-
-def _ignored(checkout: Path, name: str) -> bool:
-    done = subprocess.run(
-        ["git", "check-ignore", "-q", "--", name], cwd=checkout, capture_output=True
-    )
-    return done.returncode == 0
-
-
-def _interpreter(environment: Path) -> Path | None:
-    """The installation a virtual environment's `home` (in `pyvenv.cfg`) points into."""
-    try:
-        config = (environment / "pyvenv.cfg").read_text(errors="replace")
-    except OSError:
-        return None
-    for line in config.splitlines():
-        key, _, value = line.partition("=")
-        if key.strip() == "home" and value.strip():
-            prefix = Path(value.strip()).resolve().parent
-            return prefix if prefix.is_dir() and prefix != Path("/") else None
-    return None
 
 
 def _last_line(err: bytes) -> str:

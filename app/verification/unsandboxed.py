@@ -32,6 +32,10 @@ class Unsandboxed:
     def owner(self) -> int | None:
         return None
 
+    def sees_copy_at(self, path: Path) -> bool:
+        """Never: the host has what it has there (the checkout, most of all)."""
+        return False
+
     async def run(self, command: str, place: Place, limits: Limits) -> Run:
         work = Path(tempfile.mkdtemp(prefix=f"{place.work.name}-run-", dir=place.work.parent))
         try:
@@ -43,7 +47,7 @@ class Unsandboxed:
             run = await run_bounded(
                 [*limits.prlimit(processes=False), *launch(command, marker)],
                 cwd=work,
-                env=environment(work),
+                env=environment(work, _in_copy(place, work)),
                 timeout_s=limits.timeout_s,
                 marker=marker,
             )
@@ -72,6 +76,13 @@ def _link_environments(place: Place, work: Path) -> None:
         link = work / seen.relative_to(place.work)
         if not os.path.lexists(link):
             link.symlink_to(source.resolve(), target_is_directory=True)
+
+
+def _in_copy(place: Place, work: Path) -> Path | None:
+    """The run's virtual environment, where it is linked in the copy at `work`."""
+    if place.venv is None:
+        return None
+    return work / place.venv.relative_to(place.work)
 
 
 def _keep(place: Place, work: Path) -> None:

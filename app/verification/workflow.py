@@ -5,6 +5,10 @@ and the result it uploads, read back from its artifact's zip.
 The zip is the repository's CI's output, so it is untrusted: only its one small JSON file is
 read, its size checked before it is read, and its content validated; anything else means the
 run showed nothing.
+
+A run for a command the pre-flight checks (:mod:`app.verification.preflight`) first runs it
+on the trivial test (`environment_check`); a run whose trivial test did not pass ran no test,
+and shows that the project's environment cannot run tests, which binds nothing.
 """
 
 import io
@@ -21,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 from agents.debate.recorded_tests import RecordedRun
 from agents.protocol import Patch, Reproduction
 from agents.verification import FixCheck, Run, Verification
+from app.verification import preflight
 from policies.errors import TiebreakError
 from policies.verify import TEST_PLACEHOLDER
 
@@ -65,6 +70,12 @@ class SideResult(BaseModel):
         )
 
 
+class EnvironmentCheck(SideResult):
+    """How the trivial test ran, where it did not pass."""
+
+    test: Annotated[str, StringConstraints(max_length=200)] = preflight.NAME
+
+
 class WorkflowResult(BaseModel):
     """The template's result file."""
 
@@ -73,6 +84,9 @@ class WorkflowResult(BaseModel):
     token: str
     head: SideResult | None = None
     base: SideResult | None = None
+    environment: EnvironmentCheck | None = None
+    """The pre-flight's trivial test, when it did not pass (then no test ran); None when it
+    passed or was not run (a copy of the workflow older than the check)."""
 
 
 def template_text() -> str:
@@ -105,12 +119,27 @@ def dispatch_inputs(
         "command": command_for(command, reproduction.path),
         "setup": setup or "",
         "patches": json.dumps([p.model_dump(mode="json") for p in patches]) if patches else "",
+        "environment_check": environment_check(command),
     }
     size = sum(len(value) for value in inputs.values())
     if size > MAX_INPUT_CHARS:
         what = "the test and its fix are" if patches else "the test is"
         return f"{what} too large for a workflow's inputs ({size} of {MAX_INPUT_CHARS} characters)"
     return inputs
+
+
+def environment_check(command: str) -> str:
+    """The `environment_check` input: the trivial test, where it goes and the command that
+    runs it (`{test}` standing for its path), as JSON; empty for a command not checked."""
+    if not preflight.applies(command):
+        return ""
+    check = {
+        "command": command,
+        "name": preflight.NAME,
+        "folders": list(preflight.FOLDERS),
+        "content": preflight.CONTENT,
+    }
+    return json.dumps(check)
 
 
 def read_result(archive: bytes, token: str) -> WorkflowResult:
@@ -163,7 +192,16 @@ def _unreadable(exc: Exception) -> str:
 
 
 def shown(test: str, command: str, fix: bool, result: WorkflowResult) -> RecordedRun:
-    """What a run's result shows: a reproduction's verification, or a fix check."""
+    """What a run's result shows: a reproduction's verification, or a fix check; nothing of
+    the code when its environment could not run the trivial test."""
+    if result.environment is not None:
+        check = result.environment
+        ran = command_for(command, check.test)
+        unfit = preflight.problem(check.as_run(), ran, "the workflow's environment")
+        if unfit is not None:
+            if fix:
+                return RecordedRun(fix=FixCheck.unfit(unfit))
+            return RecordedRun(verification=Verification.unfit(test, unfit))
     head = result.head.as_run() if result.head else Run(error="the test did not run at the head")
     if fix:
         return RecordedRun(fix=FixCheck.of(head))

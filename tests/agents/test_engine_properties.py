@@ -3,7 +3,8 @@
 Whatever the models say, a debate ends within the policy's call bound and under its token
 ceiling, every finding ends with exactly one consensus type, and no adopted patch lies
 outside the diff or on a protected path; whatever its findings' tests show, at the head and
-at the base, it holds to them (:func:`holds_to_its_tests`).
+at the base, it holds to them (:func:`holds_to_its_tests`); a project's
+environment that cannot run tests binds nothing.
 """
 
 import asyncio
@@ -314,14 +315,18 @@ LACKING_ADDED = ("lacks what the change adds", "lacks what it calls")
 
 class ChaosVerifier:
     """Tests that fail, pass or break in any way at the head and the base, and patches that
-    pass them or not, at random; what each test showed is kept by its path."""
+    pass them or not, at random; what each test showed is kept by its path. Or, in an
+    environment that cannot run tests (`unfit`), runs that say so and nothing else."""
 
     command = "python -m pytest {test}"
 
-    def __init__(self, data: st.DataObject) -> None:
+    def __init__(self, data: st.DataObject, unfit: bool = False) -> None:
         self.draw = data.draw
+        self.unfit = unfit
 
     async def reproduce(self, reproduction: Reproduction) -> Verification:
+        if self.unfit:
+            return Verification.unfit(reproduction.path, "No module named pytest")
         at_head = self.draw(st.sampled_from(sorted(HEAD_RUNS)))
         at_base = self.draw(st.sampled_from(sorted(BASE_RUNS)))
         head = _run(HEAD_RUNS[at_head], reproduction.path)
@@ -329,6 +334,8 @@ class ChaosVerifier:
         return Verification.of(reproduction.path, self.command, head, base)
 
     async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
+        if self.unfit:
+            return FixCheck.unfit("No module named pytest")
         return FixCheck.of(Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
 
 
@@ -376,6 +383,10 @@ def holds_to_its_tests(outcome: Outcome) -> None:
             assert result.fix_verified is False
 
 
+PROOF_RULES = ("it is proven", "the patch does not make its test pass")
+"""What a refusal that a test's run binds says."""
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
 def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
@@ -388,3 +399,23 @@ def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
     assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
     assert outcome.usage.billed <= policy.token_ceiling
     holds_to_its_tests(outcome)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
+def test_an_environment_that_cannot_run_tests_binds_nothing(
+    policy: DebatePolicy, attempts: int, data: st.DataObject
+) -> None:
+    llm = ScriptedLLM(ChaosWithTests(data))
+    proving = Proving(ChaosVerifier(data, unfit=True), max_attempts=attempts)
+    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(UNIT))
+
+    assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
+    for result in outcome.findings:
+        if result.verification is not None:
+            assert result.verification.verdict is Evidence.BROKEN
+            assert result.verification.environment == "No module named pytest"
+        assert result.fix_verified is None
+    # No dispute, acceptance or ruling was refused for what a test's run showed.
+    refused = [t.error for t in outcome.transcript.turns if t.error]
+    assert [e for e in refused if any(rule in e for rule in PROOF_RULES)] == []

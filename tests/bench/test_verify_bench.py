@@ -27,4 +27,8 @@ async def test_the_benchmark_prints_each_commands_medians_ratio_and_added_second
         assert re.fullmatch(re.escape(name) + figures, row), row
     # The same review with verification off and on: it ended as scripted both ways.
     assert rows[-2] == "a review of two findings, 0 s a model call, medians of 1 each way:"
-    assert re.fullmatch(r"verification off \d+\.\d\d s · on \d+\.\d\d s \(\d+\.\d\dx\)", rows[-1])
+    assert re.fullmatch(
+        r"verification off \d+\.\d\d s · on \d+\.\d\d s \(\d+\.\d\dx\), "
+        r"of which the pre-flight \d+\.\d\d s \(trees made included\)",
+        rows[-1],
+    )

@@ -4,8 +4,10 @@ processes still running, a copy a runner may write in. The project the runs are 
 
 import os
 from pathlib import Path
+from typing import Any
 
-from app.verification.runner import Runner
+from app.verification.environments import ProjectPython
+from app.verification.runner import Place, Runner
 
 
 def snapshot(*directories: Path) -> dict[str, tuple[int, int, int]]:
@@ -16,6 +18,12 @@ def snapshot(*directories: Path) -> dict[str, tuple[int, int, int]]:
             status = path.lstat()
             seen[str(path)] = (status.st_mode, status.st_size, status.st_mtime_ns)
     return seen
+
+
+def place(python: ProjectPython, work: Path, **fields: Any) -> Place:
+    """A place whose runs have `python`'s environment (`python` is its), their copy at
+    `work`, as a verifier makes it for a project."""
+    return Place(work, read_only=python.shown(work), venv=python.venv(work), **fields)
 
 
 def work_for(runner: Runner, tmp_path: Path) -> Path:

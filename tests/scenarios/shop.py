@@ -3,15 +3,17 @@ findings' tests run on, in the verifier's tests, `tiebreak review --verify`'s an
 `bench.verify`.
 
 `shop/cart.py`'s `total` sums every price at the base; the head's "refactor" starts at the
-second one. The project has a test of its own, a git-ignored virtual environment, and one
-untracked file that git does not ignore (the head copy carries it, the base does not need it).
+second one. The project has a test of its own, helpers its tests share in a `tests` directory
+without `__init__.py` (imported as `tests.helpers`, as `python -m pytest` from the root
+allows), its own virtual environment holding pytest (`.venv`, ignored from inside as uv
+ignores it; or, asked, one without pytest), and one untracked file that git does not ignore
+(the head copy carries it, the base does not need it).
 
 Its history (:func:`make_history`, for `tiebreak eval`) goes on: a clean commit adds
 shipping, and a later commit fixes the off-by-one.
 """
 
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +21,7 @@ from pathlib import Path
 from agents.diff import Diff
 from agents.protocol import Patch, Reproduction
 from policies.verify import VerifyConfig
+from tests.scenarios.environments import with_pytest, without_pytest
 
 CART_BASE = '''\
 """The cart's arithmetic."""
@@ -43,6 +46,7 @@ from shop.cart import total
 def test_an_empty_cart_costs_nothing():
     assert total([]) == 0
 """
+HELPERS = '"""Carts the tests share."""\n\nTWO_ITEMS = [5, 7]\n'
 SHIPPING = "def ship(order):\n    return 5\n"
 COMMAND = "python -m pytest -q -p no:cacheprovider {test}"
 
@@ -72,16 +76,20 @@ def reproduction(path: str, content: str) -> Reproduction:
     return Reproduction(path=path, content=content)
 
 
-def make_project(root: Path, head: Mapping[str, str] | None = None) -> Project:
+def make_project(
+    root: Path, head: Mapping[str, str] | None = None, *, pytest: bool = True
+) -> Project:
     """The project at `root` (new), checked out at its head: the off-by-one, or the files
-    `head` gives (by path) over the base's."""
+    `head` gives (by path) over the base's; its environment holds pytest unless `pytest` is
+    off."""
     checkout = root / "shop-project"
     (checkout / "shop").mkdir(parents=True)
     (checkout / "tests").mkdir()
     (checkout / "shop" / "__init__.py").write_text("")
     (checkout / "shop" / "cart.py").write_text(CART_BASE)
     (checkout / "tests" / "test_cart.py").write_text(OWN_TEST)
-    (checkout / ".gitignore").write_text(".venv/\n__pycache__/\n")
+    (checkout / "tests" / "helpers.py").write_text(HELPERS)
+    (checkout / ".gitignore").write_text("__pycache__/\n")
     git(checkout, "init", "-q", "-b", "main")
     git(checkout, "add", "-A")
     git(checkout, "commit", "-q", "-m", "The cart sums its prices")
@@ -91,9 +99,7 @@ def make_project(root: Path, head: Mapping[str, str] | None = None) -> Project:
     git(checkout, "add", "-A")
     git(checkout, "commit", "-q", "-m", "total() in cents")
     (checkout / "NOTES.md").write_text("untracked, not ignored\n")
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(checkout / ".venv")], check=True
-    )
+    (with_pytest if pytest else without_pytest)(checkout)
     diff = Diff.parse(git(checkout, "diff", base, "HEAD"))
     return Project(checkout=checkout, base=base, diff=diff)
 
@@ -110,7 +116,8 @@ class History:
 
 
 def make_history(root: Path) -> History:
-    """The project's history at `root` (new): the base, the off-by-one, shipping, its fix."""
+    """The project's history at `root` (new): the base, the off-by-one, shipping, its fix;
+    the clone's `.venv` holds pytest."""
     repo = root / "shop-history"
     (repo / "shop").mkdir(parents=True)
     (repo / "tests").mkdir()
@@ -126,6 +133,7 @@ def make_history(root: Path) -> History:
     clean = _commit(repo, "Add shipping", {"shop/shipping.py": SHIPPING})
     fixed = CART_HEAD.replace("range(1, len(prices))", "range(len(prices))")
     fix = _commit(repo, "Fix total skipping the first price", {"shop/cart.py": fixed})
+    with_pytest(repo)
     return History(repo=repo, base=base, bug=bug, clean=clean, fix=fix)
 
 

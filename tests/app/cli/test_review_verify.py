@@ -197,3 +197,22 @@ def test_no_memory_limit_runs_the_tests_in_the_sandbox_with_a_warning(project: P
     (unit,) = json.loads(result.stdout)["units"]
     verdicts = [f["verification"]["verdict"] for f in unit["findings"]]
     assert verdicts == ["reproduced", "not_reproduced", "broken", "fails_at_base"]
+
+
+def test_an_editable_install_from_outside_the_checkout_is_said_not_to_be_seen(
+    project: Project, tmp_path: Path
+) -> None:
+    (site,) = (project.checkout / ".venv").glob("lib/python*/site-packages")
+    record = site / "helpers-2.0.dist-info"
+    record.mkdir()
+    elsewhere = tmp_path / "helpers"
+    url = {"url": elsewhere.as_uri(), "dir_info": {"editable": True}}
+    (record / "direct_url.json").write_text(json.dumps(url))
+
+    result, _ = review(project, "--verify", COMMAND, "--json")
+
+    assert result.exit_code == 0, result.output
+    assert (
+        f"tiebreak: note: .venv has helpers installed in editable mode from {elsewhere}, "
+        "outside the checkout, which a run does not see: a test importing helpers fails"
+    ) in result.stderr

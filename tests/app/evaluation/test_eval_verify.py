@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 from app.cli.main import main
 from tests.app.verification.conftest import needs_bwrap
 from tests.fakes.messages_api import Body, FakeMessagesAPI, Reply, Responder
+from tests.scenarios.environments import with_pytest
 from tests.scenarios.shop import (
     BUG_LINE,
     COMMAND,
@@ -106,8 +107,10 @@ def history(tmp_path: Path) -> History:
 
 @pytest.fixture
 def clone(history: History, tmp_path: Path) -> Path:
-    """A clone holding the history's commits, which the tests run on."""
+    """A clone holding the history's commits, which the tests run on, with its own
+    environment holding pytest, as a person's clone has."""
     git(tmp_path, "clone", "-q", str(history.repo), str(tmp_path / "clone"))
+    with_pytest(tmp_path / "clone")
     return tmp_path / "clone"
 
 

@@ -225,6 +225,34 @@ async def test_a_bug_in_an_added_function_is_posted_proven_in_new_code_with_its_
     assert "**Fix verified**: the finding's test passes with this patch." in body
 
 
+async def test_where_the_projects_environment_cannot_run_tests_the_review_goes_on_unverified(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The workflow's environment lacks the test runner: the run says so, and nothing of it
+    binds the debate (the fix the tester and the coder agree on stands)."""
+    unfit = CONFIG.replace("python3 {test}", "python3 -m tiebreak_absent_runner {test}")
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", unfit)
+
+    await review_in_actions(github, key, redis_url, fixed_by_agreement(PROVEN), client)
+
+    why = "No module named tiebreak_absent_runner"
+    body = comment(github).body
+    assert "**Test did not run**: <code>test&#95;refund.py</code>" in body
+    assert why in body
+    assert "Fix not verified" not in body
+    assert github.issue_labels(REPO, NUMBER) == []
+    said = summary(github)
+    assert f"{NOT_RUN}: the project's environment cannot run its tests" in said
+    assert why in said
+    (check,) = github.check_runs(REPO)
+    assert why in check.output["summary"]
+    # The test's one run checked the environment; a finding it did not prove has no patch
+    # checked against its test.
+    (run,) = github.workflow_runs(REPO)
+    assert run.inputs["environment_check"]
+    assert not run.inputs["patches"]
+
+
 @pytest.mark.parametrize("details", [RunDetails.RETURNED, RunDetails.IGNORED])
 async def test_the_workflow_runs_from_the_default_branch_not_the_pull_requests_base(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, details: RunDetails

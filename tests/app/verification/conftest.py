@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from app.verification.environments import ProjectPython
 from app.verification.sandbox import Bwrap, SandboxUnavailable, sandboxed
+from tests.scenarios.environments import without_pytest
 from tests.scenarios.shop import Project, make_project
 
 needs_bwrap = pytest.mark.skipif(
@@ -32,3 +34,12 @@ def sandbox() -> Bwrap:
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
     return make_project(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def project_python(tmp_path_factory: pytest.TempPathFactory) -> ProjectPython:
+    """The Python of the runs that are of no project's tree: a project holding only its
+    virtual environment, with nothing installed (see :func:`tests.kits.project.place`)."""
+    root = tmp_path_factory.mktemp("python-project")
+    without_pytest(root)
+    return ProjectPython.of(root)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from app.verification.environments import ProjectPython
 from app.verification.runner import Limits, Place
 from app.verification.sandbox import Bwrap
 from tests.app.verification.conftest import needs_bwrap
-from tests.kits.project import work_for
+from tests.kits.project import place, work_for
 
 LIMIT_CHECKS = {
     "address space": (
@@ -69,12 +70,13 @@ RAISE = (
 @needs_bwrap
 @pytest.mark.parametrize("name", list(LIMIT_CHECKS))
 async def test_each_limit_holds_and_cannot_be_raised(
-    sandbox: Bwrap, name: str, tmp_path: Path
+    sandbox: Bwrap, project_python: ProjectPython, name: str, tmp_path: Path
 ) -> None:
     limits, check = LIMIT_CHECKS[name]
+    work = work_for(sandbox, tmp_path)
 
     run = await sandbox.run(
-        shlex.join(["python", "-c", check + RAISE]), Place(work_for(sandbox, tmp_path)), limits
+        shlex.join(["python", "-c", check + RAISE]), place(project_python, work), limits
     )
 
     assert run.passed, run
@@ -108,11 +110,12 @@ WRITES = (
     ids=["processes", "files in memory"],
 )
 async def test_the_memory_of_a_whole_run_is_bounded_and_a_run_past_it_says_so(
-    sandbox: Bwrap, held: str, tmp_path: Path
+    sandbox: Bwrap, project_python: ProjectPython, held: str, tmp_path: Path
 ) -> None:
     limits = Limits(memory_mb=128, timeout_s=30)
+    shown = place(project_python, tmp_path / "copy")
 
-    run = await sandbox.run(shlex.join(["python", "-c", held]), Place(tmp_path / "copy"), limits)
+    run = await sandbox.run(shlex.join(["python", "-c", held]), shown, limits)
 
     assert run.error == "it ran out of memory (its limit is 128 MB)"
     assert run.exit_code is None

@@ -146,14 +146,17 @@ async def test_past_the_reviews_runs_no_test_runs(sandbox: Bwrap, project: Proje
     assert fix.reason == "the review's 1 test runs are spent"
 
 
-async def test_a_run_sees_the_checkouts_environment_read_only_and_not_the_checkout(
+async def test_a_run_sees_its_copy_where_the_checkout_is_and_the_environment_read_only(
     sandbox: Bwrap, project: Project
 ) -> None:
     looks_around = reproduction(
         "tests/test_environment.py",
-        "import pathlib, subprocess\n\n\n"
+        "import os, pathlib, subprocess\n\n\n"
         "def test_it():\n"
-        f"    assert not pathlib.Path({str(project.checkout)!r}).exists()\n"
+        f"    checkout = pathlib.Path({str(project.checkout)!r})\n"
+        "    assert pathlib.Path.cwd() == checkout\n"
+        "    assert (checkout / 'tests' / 'test_environment.py').is_file()\n"
+        "    (checkout / 'planted').write_text('in the copy')\n"
         "    assert pathlib.Path('.venv/pyvenv.cfg').is_file()\n"
         "    try:\n"
         "        pathlib.Path('.venv/planted').write_text('x')\n"
@@ -162,16 +165,18 @@ async def test_a_run_sees_the_checkouts_environment_read_only_and_not_the_checko
         "    else:\n"
         "        raise AssertionError('the environment is writable')\n"
         "    prefix = subprocess.run(\n"
-        "        ['.venv/bin/python', '-c', 'import sys; print(sys.prefix)'],\n"
+        "        ['python', '-c', 'import sys; print(sys.prefix)'],\n"
         "        capture_output=True, text=True, check=True,\n"
         "    ).stdout\n"
-        "    assert prefix.strip().endswith('.venv')\n",
+        "    assert prefix.strip() == str(checkout / '.venv')\n",
     )
     async with LocalVerifier(project.checkout, project.diff, config(), sandbox) as verifier:
         shown = await verifier.reproduce(looks_around)
 
     assert shown.verdict is Evidence.NOT_REPRODUCED, shown
-    assert not (project.checkout / ".venv" / "planted").exists()
+    checkout = project.checkout
+    planted = [checkout / "planted", checkout / ".venv" / "planted"]
+    assert existing(*planted, checkout / "tests" / "test_environment.py") == []
 
 
 async def test_past_the_reviews_seconds_no_test_runs_and_the_last_is_cut_short(

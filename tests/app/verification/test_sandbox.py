@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from app.verification.environments import ProjectPython
 from app.verification.mounts import ETC, SYSTEM
 from app.verification.process import TAIL_CHARS, TAIL_LINES
-from app.verification.runner import Limits, Place, Runner, interpreters
+from app.verification.runner import SYSTEM_PATH, Limits, Place, Runner
 from app.verification.sandbox import Bwrap, SandboxUnavailable, sandbox_problem, sandboxed
 from app.verification.unsandboxed import Unsandboxed
 from tests.app.verification.conftest import needs_bwrap
-from tests.kits.project import existing, processes_running, snapshot, work_for
+from tests.kits.project import existing, place, processes_running, snapshot, work_for
 
 TIEBREAK = Path(__file__).resolve().parents[3]
 """Tiebreak's own checkout."""
@@ -44,7 +45,11 @@ def test_where_bubblewrap_is_missing_the_problem_says_how_to_install_it() -> Non
 @needs_bwrap
 @pytest.mark.parametrize("unsandboxed", [False, True], ids=["bwrap", "unsandboxed"])
 async def test_a_run_sees_none_of_tiebreaks_secrets(
-    sandbox: Bwrap, unsandboxed: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sandbox: Bwrap,
+    project_python: ProjectPython,
+    unsandboxed: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
@@ -62,7 +67,8 @@ async def test_a_run_sees_none_of_tiebreaks_secrets(
         "print('found', [s for s in secrets if any(s in text for text in seen)])\n"
     )
 
-    run = await runner.run(reads_every_environment, Place(work_for(runner, tmp_path)), Limits())
+    work = work_for(runner, tmp_path)
+    run = await runner.run(reads_every_environment, place(project_python, work), Limits())
 
     assert run.passed, run
     assert run.output_tail.splitlines() == ["True True", "found []"]
@@ -70,7 +76,7 @@ async def test_a_run_sees_none_of_tiebreaks_secrets(
 
 @needs_bwrap
 async def test_a_run_reaches_no_network_not_even_the_hosts_loopback(
-    sandbox: Bwrap, tmp_path: Path
+    sandbox: Bwrap, project_python: ProjectPython, tmp_path: Path
 ) -> None:
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
@@ -89,7 +95,8 @@ async def test_a_run_reaches_no_network_not_even_the_hosts_loopback(
             "    else: print(address[0], 'connected')\n"
         )
 
-        run = await sandbox.run(connects, Place(work_for(sandbox, tmp_path)), Limits())
+        work = work_for(sandbox, tmp_path)
+        run = await sandbox.run(connects, place(project_python, work), Limits())
 
         with pytest.raises(BlockingIOError):
             listener.accept()
@@ -103,7 +110,7 @@ async def test_a_run_reaches_no_network_not_even_the_hosts_loopback(
 
 @needs_bwrap
 async def test_a_run_writes_only_in_its_copy_and_reads_nothing_hidden(
-    sandbox: Bwrap, tmp_path: Path
+    sandbox: Bwrap, project_python: ProjectPython, tmp_path: Path
 ) -> None:
     token = secrets.token_hex(8)
     checkout = tmp_path / "checkout"
@@ -132,8 +139,8 @@ async def test_a_run_writes_only_in_its_copy_and_reads_nothing_hidden(
     before = snapshot(checkout)
     kept = work_for(sandbox, tmp_path)
 
-    place = Place(tmp_path / "run" / "copy", hidden=(checkout, env_file), keep=kept)
-    run = await sandbox.run(writes, place, Limits())
+    shown = place(project_python, tmp_path / "run" / "copy", hidden=(checkout, env_file), keep=kept)
+    run = await sandbox.run(writes, shown, Limits())
 
     assert run.passed, run
     assert run.output_tail.splitlines() == [
@@ -147,7 +154,9 @@ async def test_a_run_writes_only_in_its_copy_and_reads_nothing_hidden(
         "env file refused",
     ]
     assert snapshot(checkout) == before
-    assert os.listdir(kept) == [token]
+    # Beside what it wrote, the copy kept holds the link to its environment it was given.
+    assert sorted(os.listdir(kept)) == sorted([token, ".venv"])
+    assert (kept / ".venv").is_symlink()
     assert (kept / token).read_text() == "x"
     assert existing(Path("/tmp", token), TIEBREAK / token, Path("/root", token)) == []
 
@@ -155,7 +164,7 @@ async def test_a_run_writes_only_in_its_copy_and_reads_nothing_hidden(
 @needs_bwrap
 @pytest.mark.parametrize("unsandboxed", [False, True], ids=["bwrap", "unsandboxed"])
 async def test_a_run_past_its_time_is_stopped_with_all_it_started(
-    sandbox: Bwrap, unsandboxed: bool, tmp_path: Path
+    sandbox: Bwrap, project_python: ProjectPython, unsandboxed: bool, tmp_path: Path
 ) -> None:
     runner: Runner = Unsandboxed() if unsandboxed else sandbox
     token = f"sleeper-{secrets.token_hex(8)}"
@@ -165,7 +174,7 @@ async def test_a_run_past_its_time_is_stopped_with_all_it_started(
 
     run = await runner.run(
         f"{escapes}{sleeps} & {sleeps} & {sleeps}",
-        Place(work_for(runner, tmp_path)),
+        place(project_python, work_for(runner, tmp_path)),
         Limits(timeout_s=2),
     )
 
@@ -177,7 +186,7 @@ async def test_a_run_past_its_time_is_stopped_with_all_it_started(
 @needs_bwrap
 @pytest.mark.parametrize("unsandboxed", [False, True], ids=["bwrap", "unsandboxed"])
 async def test_a_run_that_prints_100_mb_keeps_only_its_end(
-    sandbox: Bwrap, unsandboxed: bool, tmp_path: Path
+    sandbox: Bwrap, project_python: ProjectPython, unsandboxed: bool, tmp_path: Path
 ) -> None:
     runner: Runner = Unsandboxed() if unsandboxed else sandbox
     floods = python(
@@ -187,7 +196,8 @@ async def test_a_run_that_prints_100_mb_keeps_only_its_end(
         "print('the end')\n"
     )
 
-    run = await runner.run(floods, Place(work_for(runner, tmp_path)), Limits())
+    work = work_for(runner, tmp_path)
+    run = await runner.run(floods, place(project_python, work), Limits())
 
     assert run.passed, run.error
     assert run.output_tail.endswith("x\nthe end")
@@ -213,35 +223,71 @@ async def test_a_sandbox_that_cannot_be_made_is_no_failing_test(
 
 
 @needs_bwrap
-async def test_tiebreaks_python_runs_in_the_sandbox(sandbox: Bwrap, tmp_path: Path) -> None:
-    run = await sandbox.run(
-        python("import sys; print(sys.prefix)"), Place(work_for(sandbox, tmp_path)), Limits()
+@pytest.mark.parametrize("unsandboxed", [False, True], ids=["bwrap", "unsandboxed"])
+async def test_a_run_has_the_projects_python_and_nothing_of_tiebreaks(
+    sandbox: Bwrap, project_python: ProjectPython, unsandboxed: bool, tmp_path: Path
+) -> None:
+    runner: Runner = Unsandboxed() if unsandboxed else sandbox
+    tiebreaks = ("app", "agents", "policies", "tests", "anthropic", "githubkit", "pytest")
+    looks = python(
+        "import importlib.util, os, shutil, sys\n"
+        "print(sys.prefix == os.environ['VIRTUAL_ENV'], os.path.basename(sys.prefix))\n"
+        f"print([n for n in {tiebreaks!r} if importlib.util.find_spec(n)])\n"
+        "print(shutil.which('tiebreak'), shutil.which('pytest'))\n"
+        f"print({sys.prefix!r} in os.environ['PATH'], os.path.exists({sys.prefix!r}))\n"
     )
 
+    run = await runner.run(looks, place(project_python, work_for(runner, tmp_path)), Limits())
+
     assert run.passed, run
-    assert run.output_tail == sys.prefix
+    # Without a sandbox, Tiebreak's environment is on the host's disk: only not in reach.
+    assert run.output_tail.splitlines() == [
+        "True .venv",
+        "[]",
+        "None None",
+        f"False {unsandboxed}",
+    ]
 
 
 @needs_bwrap
-async def test_a_run_sees_of_the_host_only_what_it_needs(sandbox: Bwrap, tmp_path: Path) -> None:
+async def test_a_run_without_an_environment_has_the_systems_python_alone(
+    sandbox: Bwrap, tmp_path: Path
+) -> None:
+    looks = "echo $PATH; command -v python3; command -v tiebreak || echo no tiebreak"
+
+    run = await sandbox.run(looks, Place(work_for(sandbox, tmp_path)), Limits())
+
+    assert run.passed, run
+    path, *found = run.output_tail.splitlines()
+    assert path == ":".join(SYSTEM_PATH)
+    assert found[-1] == "no tiebreak"
+    assert all(Path(p).parent.as_posix() in SYSTEM_PATH for p in found[:-1])
+
+
+@needs_bwrap
+async def test_a_run_sees_of_the_host_only_what_it_needs(
+    sandbox: Bwrap, project_python: ProjectPython, tmp_path: Path
+) -> None:
     tree = work_for(sandbox, tmp_path)
     (tree / "module.py").write_text("")
-    place = Place(tmp_path / "run" / "copy", tree=tree)
+    shown = place(project_python, tmp_path / "run" / "copy", tree=tree)
     lists = python("import os; print(sorted(os.listdir('/'))); print(sorted(os.listdir('/etc')))")
 
-    run = await sandbox.run(lists, place, Limits())
+    run = await sandbox.run(lists, shown, Limits())
 
     assert run.passed, run
     top, etc = (ast.literal_eval(line) for line in run.output_tail.splitlines())
-    assert (top, etc) == what_a_run_needs(tmp_path)
+    assert (top, etc) == what_a_run_needs(tmp_path, project_python)
 
 
-def what_a_run_needs(run_place: Path) -> tuple[list[str], list[str]]:
+def what_a_run_needs(run_place: Path, python: ProjectPython) -> tuple[list[str], list[str]]:
     """What `/` and `/etc` hold in the sandbox: the system's directories the host has, the
-    sandbox's own, the top directories of the interpreters and of where the run is; the
-    entries of `/etc` a run needs that the host has."""
+    sandbox's own, the top directories of the installation the project's environment was
+    made from and of where the run is (nothing of Tiebreak's own Python); the entries of
+    `/etc` a run needs that the host has."""
     system = [name for name in SYSTEM if os.path.lexists(Path("/", name))]
-    shown = {Path(p).parts[1] for p in [*interpreters(), run_place]}
+    installations = [named for _, named in python.installations]
+    shown = {Path(p).parts[1] for p in [*installations, run_place]}
     top = sorted({*system, "dev", "etc", "proc", "tiebreak", "tmp", *shown})
     return top, sorted({Path(name).parts[0] for name in ETC if Path("/etc", name).exists()})
 

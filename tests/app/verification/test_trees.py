@@ -10,7 +10,7 @@ import pytest
 from app.verification import trees
 from app.verification.trees import TreeRefused
 from tests.kits.project import snapshot
-from tests.scenarios.shop import CART_BASE, CART_HEAD, Project, git
+from tests.scenarios.shop import CART_BASE, CART_HEAD, HELPERS, Project, git
 
 
 def files_in(tree: Path) -> dict[str, str]:
@@ -39,11 +39,12 @@ async def test_the_head_is_the_work_tree_as_it_is_without_git_or_what_git_ignore
     await trees.copy_checkout(project.checkout, tmp_path / "head")
 
     assert files_in(tmp_path / "head") == {
-        ".gitignore": ".venv/\n__pycache__/\n",
+        ".gitignore": "__pycache__/\n",
         "NOTES.md": "untracked, not ignored\n",
         "link": "-> /etc/hostname",
         "shop/__init__.py": "",
         "shop/cart.py": CART_HEAD,
+        "tests/helpers.py": HELPERS,
     }
 
 

@@ -66,3 +66,41 @@ def test_a_zip_whose_result_cannot_be_unpacked_is_said_to_be_unreadable(
         read_result(unreadable("tok"), "tok")
 
     assert str(refused.value) == f"the artifact is not a readable zip: {said}"
+
+
+UNFIT = {
+    "token": "tok",
+    "head": None,
+    "base": None,
+    "environment": {
+        "test": "tests/test_tiebreak_environment.py",
+        "exit_code": 1,
+        "output_tail": "\x1b[31m/usr/bin/python3: No module named pytest\x1b[0m",
+        "error": None,
+    },
+}
+
+
+@pytest.mark.parametrize("fix", [False, True], ids=["reproduction", "fix"])
+def test_a_result_whose_environment_cannot_run_tests_shows_nothing_of_the_code(fix: bool) -> None:
+    read = read_result(zipped({"result.json": json.dumps(UNFIT).encode()}), "tok")
+
+    recorded = shown("tests/test_bug.py", "python -m pytest -x -q {test}", fix, read)
+
+    unfit = (
+        "/usr/bin/python3: No module named pytest (`python -m pytest -x -q "
+        "tests/test_tiebreak_environment.py`, with the workflow's environment, exited with 1 "
+        "on a test that passes)"
+    )
+    reason = f"the project's environment cannot run its tests: {unfit}"
+    if fix:
+        assert recorded.fix is not None
+        assert (recorded.fix.verified, recorded.fix.environment) == (None, unfit)
+        assert recorded.fix.reason == reason
+    else:
+        assert recorded.verification is not None
+        assert recorded.verification.verdict is Evidence.BROKEN
+        assert (recorded.verification.environment, recorded.verification.reason) == (
+            unfit,
+            reason,
+        )

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from app.verification.preflight import NAME
+from app.verification.workflow import environment_check
 from tests.kits.workflow import run_step, run_template, steps, template
 
 HOSTILE = (
@@ -22,7 +24,11 @@ TEST = "from rates import rate\nassert rate() == 1\n"
 RATE_1, RATE_2 = "def rate():\n    return 1\n", "def rate():\n    return 2\n"
 
 
-def inputs(content: str, *, path: str = "tests/test_bug.py", patches: str = "") -> dict[str, str]:
+def inputs(
+    content: str, *, path: str = "tests/test_bug.py", patches: str = "", checked: str = ""
+) -> dict[str, str]:
+    """A dispatch's inputs; `checked`, the config's command the environment is checked with
+    (none by default)."""
     return {
         "token": "tok",
         "base": "b" * 40,
@@ -32,6 +38,7 @@ def inputs(content: str, *, path: str = "tests/test_bug.py", patches: str = "") 
         "command": f"python3 {path}",
         "setup": "",
         "patches": patches,
+        "environment_check": environment_check(checked) if checked else "",
     }
 
 
@@ -152,3 +159,62 @@ def test_a_new_test_in_new_directories_is_written_at_both_sides(tmp_path: Path) 
 
     for each in ("head", "base"):
         assert (workspace / each / "tests/new/deep/t.py").read_text() == "x = 1\n"
+
+
+def test_where_the_trivial_test_cannot_run_at_the_base_no_test_runs_and_the_result_says_why(
+    tmp_path: Path,
+) -> None:
+    trees = {
+        "head": {"rates.py": RATE_2, "tests/test_rates.py": ""},
+        "base": {"rates.py": RATE_1, "tests/test_rates.py": ""},
+    }
+    given = inputs(TEST, path="test_rate.py", checked="python3 -m tiebreak_absent_runner {test}")
+
+    result = run_template(tmp_path / "work", given, trees)
+
+    assert result is not None
+    assert (result["head"], result["base"]) == (None, None)
+    check = result["environment"]
+    assert check["test"] == f"tests/{NAME}"
+    assert check["exit_code"] == 1
+    assert "No module named tiebreak_absent_runner" in check["output_tail"]
+    assert sorted(p.name for p in tmp_path.rglob(NAME)) == []
+
+
+@pytest.mark.parametrize("fix", [False, True], ids=["base", "head"])
+def test_where_the_trivial_test_passes_the_test_runs(tmp_path: Path, fix: bool) -> None:
+    patches = [{"path": "rates.py", "start_line": 2, "end_line": 2, "replacement": "    return 1"}]
+    trees = {"head": {"rates.py": RATE_2}, "base": {} if fix else {"rates.py": RATE_1}}
+    given = inputs(
+        TEST,
+        path="test_rate.py",
+        patches=json.dumps(patches) if fix else "",
+        checked="python3 {test}",
+    )
+
+    result = run_template(tmp_path / "work", given, trees)
+
+    assert result is not None
+    assert result["environment"] is None
+    assert result["head"]["exit_code"] == (0 if fix else 1)
+    assert result["base"] == (None if fix else {"exit_code": 0, "output_tail": "", "error": None})
+    assert sorted(p.name for p in tmp_path.rglob(NAME)) == []
+
+
+def test_a_fix_is_checked_where_the_environment_runs_the_trivial_test_at_the_head(
+    tmp_path: Path,
+) -> None:
+    patches = [{"path": "rates.py", "start_line": 2, "end_line": 2, "replacement": "    return 1"}]
+    given = inputs(
+        TEST,
+        path="test_rate.py",
+        patches=json.dumps(patches),
+        checked="python3 -m tiebreak_absent_runner {test}",
+    )
+
+    result = run_template(tmp_path / "work", given, {"head": {"rates.py": RATE_2}, "base": {}})
+
+    assert result is not None
+    assert result["head"] is None
+    assert result["environment"]["test"] == NAME
+    assert "No module named tiebreak_absent_runner" in result["environment"]["output_tail"]
