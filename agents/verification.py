@@ -32,7 +32,7 @@ passes (the fix is verified) or still does not (it is no fix); a run that did no
 checks nothing.
 
 What a run printed is kept without its terminal escape sequences (a test's colours): it is
-read by agents and kept in JSON and comments, never a terminal (:mod:`agents.escapes`).
+read by agents and kept in JSON and comments, never a terminal (:mod:`agents.failures.escapes`).
 
 Pure: the runs themselves are the verifier's; what they mean is decided here.
 """
@@ -44,7 +44,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from agents.additions import Additions
-from agents.escapes import without_escapes
+from agents.failures.escapes import without_escapes
 from agents.failures.failure import Absence, Missing, OutputReading
 from agents.failures.reading import read_output
 from agents.protocol import Patch, Reproduction

@@ -7,19 +7,19 @@ the output reading it: pytest's, unittest's, then a bare Python traceback's. Ano
 reader in :data:`READERS`. Output none recognises reads as no failure: its run is judged by its
 exit code alone.
 
-The output is a test's, untrusted: its colours are taken out, and only its last
+The output is a test's, untrusted: its escape sequences (colours among them) are taken out
+(:mod:`agents.failures.escapes`), and only its last
 :data:`MAX_CHARS` characters are read.
 """
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from agents.failures import plain_python, pytest_output, python, unittest_output
+from agents.failures.escapes import without_escapes
 from agents.failures.failure import OutputReading
 
 MAX_CHARS = 64 * 1024
-_COLOUR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ READERS = (
 
 def read_output(output: str, test: str) -> OutputReading:
     """What `output`, a run of the test at `test` (its path in the repository), shows."""
-    plain = _COLOUR.sub("", output[-MAX_CHARS:])
+    plain = without_escapes(output[-MAX_CHARS:])
     if problem := python.interpreter_problem(plain):
         return OutputReading(plain_python.RUNNER, (), problem)
     reader = next((r for r in READERS if r.recognises(plain)), None)

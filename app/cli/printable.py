@@ -6,10 +6,11 @@ clears the screen or moves the cursor (`ESC [ 2 J`), a C1 control does the same 
 character, a bell rings, a carriage return writes over what a line said, and bidi overrides
 or zero-width characters make what a person reads differ from what is there. So every such
 text goes through :func:`printable` on its way to the terminal: escape sequences removed
-whole, the text around them kept (the pattern of :mod:`agents.escapes`, which a test's output
-is cleaned of where it is recorded), then every control character (Unicode's Cc: C0, DEL, C1)
-but the line breaks and tabs a layout needs, every format character (Cf: bidi controls,
-zero-width ones) and every lone surrogate, which no terminal encoding can write.
+whole, the text around them kept (the pattern of :mod:`agents.failures.escapes`, which a
+test's output is cleaned of where it is recorded), then every control character (Unicode's
+Cc: C0, DEL, C1) but the line breaks and tabs a layout needs, every format character (Cf:
+bidi controls, zero-width ones) and every lone surrogate, which no terminal encoding can
+write.
 
 `--json` is data for a program: :func:`json_text` keeps every text as it was, exactly, and
 writes those same characters as JSON escapes (`\\u001b`, `\\u202e`), so that the document
@@ -21,7 +22,7 @@ import re
 import unicodedata
 from typing import Any
 
-from agents.escapes import without_escapes
+from agents.failures.escapes import without_escapes
 
 _BREAKS = re.compile(r"\r\n|[\r\v\f\x85\u2028\u2029]")
 """What ends a line besides a newline: each is one."""
