@@ -5,9 +5,13 @@ asked what a person may do."""
 
 from typing import Any
 
+from fastapi.testclient import TestClient
+
 from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM
 from agents.protocol import ToolName
-from tests.fakes.github_api import FakeGitHub
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits.hearing import AUTHOR, NO_ARBITER, deliver, run_queued
 from tests.scenarios.debates import (
     NEGATIVE,
     PAYMENTS,
@@ -82,3 +86,21 @@ def conclusion(github: FakeGitHub, head: str) -> str | None:
 def asked_permission(github: FakeGitHub, login: str) -> int:
     """How many times GitHub was asked what `login` may do in the repository."""
     return len([r for r in github.requests_to("GET", PERMISSION) if login in r.path])
+
+
+async def two_open_threads(
+    client: TestClient, github: FakeGitHub, key: AppKey, redis_url: str
+) -> tuple[int, int]:
+    """The pull request opened and reviewed by the stubborn reviewers, its author without write
+    access and a maintainer with it: the review comments of UNDEFINED and NEGATIVE, both left
+    open (the check run asks for action)."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", NO_ARBITER)
+    github.set_permission(REPO, AUTHOR, "none")
+    github.set_permission(REPO, "maintainer", "write")
+    assert deliver(client, opened(), "pull_request") == "enqueued"
+    await run_queued(github, key, redis_url, ScriptedLLM(stubborn))
+    assert conclusion(github, HEAD) == "action_required"
+    comments = github.reviews(REPO, NUMBER)[0].comments
+    (undefined,) = [c.id for c in comments if "is not defined anywhere" in c.body]
+    (negative,) = [c.id for c in comments if "A negative amount passes" in c.body]
+    return undefined, negative

@@ -15,7 +15,14 @@ from agents.models.scripted import ScriptedLLM
 from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.dismissal import asked_permission, conclusion, opened, push, stubborn
+from tests.kits.dismissal import (
+    asked_permission,
+    conclusion,
+    opened,
+    push,
+    stubborn,
+    two_open_threads,
+)
 from tests.kits.hearing import (
     AUTHOR,
     CONVINCING,
@@ -43,16 +50,8 @@ def client(redis_url: str) -> Iterator[TestClient]:
 async def test_only_a_writer_resolving_a_thread_dismisses_its_finding(
     client: TestClient, github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", NO_ARBITER)
-    github.set_permission(REPO, AUTHOR, "none")
-    github.set_permission(REPO, "maintainer", "write")
+    undefined, negative = await two_open_threads(client, github, key, redis_url)
     model = ScriptedLLM(stubborn)
-    assert deliver(client, opened(), "pull_request") == "enqueued"
-    await run_queued(github, key, redis_url, model)
-    assert conclusion(github, HEAD) == "action_required"
-    comments = github.reviews(REPO, NUMBER)[0].comments
-    (undefined,) = [c.id for c in comments if "is not defined anywhere" in c.body]
-    (negative,) = [c.id for c in comments if "A negative amount passes" in c.body]
 
     # The author, who may not write here, resolves both threads and pushes an unrelated file.
     for thread in (undefined, negative):
