@@ -11,6 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.models.scripted import ScriptedLLM, by_role
+from agents.protocol import ToolName
 from app.jobs.deps import WorkerDeps
 from app.jobs.janitor import resume_orphans
 from app.jobs.workflow_results import sweep_workflow_runs
@@ -146,7 +147,8 @@ async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fi
 ) -> None:
     github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
 
-    sent = await review_in_actions(github, key, redis_url, fixed_by_agreement(PROVEN), client)
+    llm = fixed_by_agreement(PROVEN)
+    sent = await review_in_actions(github, key, redis_url, llm, client)
 
     body = comment(github).body
     assert "**Reproduced**: <code>test&#95;refund.py</code> fails at the head and passes" in body
@@ -157,6 +159,13 @@ async def test_a_reproduced_finding_is_posted_with_its_proof_and_its_verified_fi
     assert [bool(r.inputs["patches"]) for r in sorted(runs, key=lambda r: r.id)] == [False, True]
     assert sent.sent.count(("completed", "enqueued")) == 2
     assert NOT_RUN not in summary(github)
+    # The unit waited for each run and went on where it stopped: the model was asked the
+    # report, the answer and the evaluation once each, however often the debate resumed.
+    assert [r.tool.name for r in llm.requests] == [
+        ToolName.REPORT_FINDINGS,
+        ToolName.ANSWER_FINDINGS,
+        ToolName.EVALUATE_ANSWERS,
+    ]
 
 
 WITH_FEE = (
