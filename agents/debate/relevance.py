@@ -18,8 +18,10 @@ than that it proves the finding. Nothing else sets a proof aside: whatever the m
 the facts, a relevant test's runs bind.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agents.outcome import Message, MessageKind
 from agents.protocol import Answer, Evaluation, Reproduction, Ruling, RulingKind, Stance
 from agents.verification import Verification
 
@@ -67,6 +69,14 @@ class Relevance:
     def give(self, finding_id: str, reproduction: Reproduction) -> None:
         """Take a new test the tester gave in answer to the dispute, to run after its turn."""
         self.given[finding_id] = reproduction
+
+    def restore(self, finding_id: str, coder_said: Sequence[Message]) -> None:
+        """Take a finished debate's open dispute of the finding's test back from what the
+        coder said last on its thread, for a ruling asked for later."""
+        last = coder_said[-1] if coder_said else None
+        opening = f"{DISPUTED}: "
+        if last is not None and last.kind is MessageKind.DISPUTE and last.text.startswith(opening):
+            self.disputed[finding_id] = last.text.removeprefix(opening)
 
     def take_given(self) -> dict[str, Reproduction]:
         """The new tests given, each now to run: the dispute was of the test it replaces."""

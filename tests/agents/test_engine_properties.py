@@ -3,8 +3,9 @@
 Whatever the models say, a debate ends within the policy's call bound and under its token
 ceiling, every finding ends with exactly one consensus type, and no adopted patch lies
 outside the diff or on a protected path; whatever its findings' tests show, at the head and
-at the base, it holds to them (:func:`holds_to_its_tests`); a project's
-environment that cannot run tests binds nothing.
+at the base, it holds to them (:func:`holds_to_its_tests`): a proven finding is never argued
+away on the facts, its proof set aside only by a ruling that its test does not exercise its
+claim; a project's environment that cannot run tests binds nothing.
 """
 
 import asyncio

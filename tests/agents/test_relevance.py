@@ -228,3 +228,28 @@ def test_the_tester_answers_with_a_test_that_calls_the_code_and_it_binds() -> No
     assert "it is proven" in refusals(llm, Role.CODER)[0]
     kinds = [m.kind for m in outcome.transcript.thread("F1")]
     assert kinds.count(MessageKind.NOTICE) >= 2  # both tests' runs are told
+
+
+def test_a_dispute_left_unresolved_is_ruled_on_relevance_when_a_person_asks() -> None:
+    """With arbitration off the dispute ends unresolved; the arbiter a person asks for later
+    is asked to rule on the test's relevance, and its ruling is taken."""
+    debated, _ = debate(
+        policy=DebatePolicy(max_exchanges_per_finding=1, arbitration=False),
+        tester=[report(GREPS), evaluations(reject("F1", "A grep is a test."))],
+        coder=[answers(irrelevant("F1"))],
+    )
+    (left,) = debated.findings
+    assert left.resolution is Resolution.OPEN
+
+    llm = ScriptedLLM(
+        by_role(arbiter=[rulings(ruled("F1", "test_irrelevant", warning="log() is untested."))])
+    )
+    machine = DebateMachine(POLICY, payments_unit(), terms=ProofTerms(COMMAND))
+    ceiling = TokenCeiling(POLICY.token_ceiling)
+    outcome = play(machine.arbitrate(debated, ["F1"]), llm, ceiling=ceiling)
+
+    assert refusals(llm, Role.ARBITER) == []
+    (result,) = outcome.findings
+    assert (result.consensus, result.resolution) == (Consensus.ARBITER, Resolution.WARNING)
+    assert result.verification is not None
+    assert (result.verification.relevant, result.verification.relevance) == (False, READS_TEXT)
