@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.outcome import Message, MessageKind
-from agents.protocol import Answer, Evaluation, Reproduction, Ruling, RulingKind, Stance
+from agents.protocol import Answer, Decision, Evaluation, Reproduction, Ruling, RulingKind, Stance
 from agents.verification import Verification
 
 DISPUTED = "Its test does not exercise the claim"
@@ -96,7 +96,12 @@ class Relevance:
     def evaluation_problem(self, evaluation: Evaluation, may_retest: bool) -> str | None:
         """Whether a tester's evaluation may carry a new test (None) or not (why)."""
         if evaluation.finding_id not in self.disputed:
-            return "a new reproduction is only for a finding whose test passed at the head"
+            return (
+                "a new reproduction is only for a finding whose test passed at the head, or "
+                "whose test the coder answered irrelevant_test"
+            )
+        if evaluation.decision is Decision.ACCEPT:
+            return "accepting withdraws the finding: give a new reproduction only to keep it"
         if not may_retest:
             return "its tests are used up: keep it, or accept"
         return None

@@ -73,10 +73,11 @@ def debate(
     policy: DebatePolicy = POLICY,
     evidence: dict[str, Evidence] | None = None,
     fixes: dict[str, bool] | None = None,
+    attempts: int = 2,
     **script: list[Any],
 ) -> tuple[Outcome, ScriptedLLM]:
     llm = ScriptedLLM(by_role(**script))
-    machine = DebateMachine(policy, payments_unit(), terms=ProofTerms(COMMAND))
+    machine = DebateMachine(policy, payments_unit(), terms=ProofTerms(COMMAND, attempts))
     runs = shows(evidence or {GREP: Evidence.REPRODUCED}, fixes)
     outcome = play(machine.run(), llm, ceiling=TokenCeiling(policy.token_ceiling), shows=runs)
     return outcome, llm
@@ -253,3 +254,26 @@ def test_a_dispute_left_unresolved_is_ruled_on_relevance_when_a_person_asks() ->
     assert (result.consensus, result.resolution) == (Consensus.ARBITER, Resolution.WARNING)
     assert result.verification is not None
     assert (result.verification.relevant, result.verification.relevance) == (False, READS_TEXT)
+
+
+def test_a_new_test_is_given_only_to_keep_the_finding_and_only_while_tests_are_left() -> None:
+    calls = reproduction(CALLS, "refund(Payment(10), 5)")
+    outcome, llm = debate(
+        policy=DebatePolicy(max_exchanges_per_finding=1, max_turn_attempts=3),
+        attempts=1,
+        tester=[
+            report(GREPS),
+            evaluations({**accept("F1", "Here is a better one."), "reproduction": calls}),
+            evaluations({**reject("F1", "This one calls refund()."), "reproduction": calls}),
+            evaluations(reject("F1", "A grep is a test.")),
+        ],
+        coder=[answers(irrelevant("F1"))],
+        arbiter=[rulings(ruled("F1", "test_irrelevant", warning="log() is untested."))],
+    )
+
+    accepting, used_up = refusals(llm, Role.TESTER)
+    assert "accepting withdraws the finding: give a new reproduction only to keep it" in accepting
+    assert "its tests are used up: keep it, or accept" in used_up
+    (result,) = outcome.findings
+    assert result.verification is not None
+    assert (result.verification.test, result.verification.relevant) == (GREP, False)
