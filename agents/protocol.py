@@ -40,6 +40,8 @@ class Severity(StrEnum):
 class Stance(StrEnum):
     CONCEDE = "concede"
     DISPUTE = "dispute"
+    IRRELEVANT_TEST = "irrelevant_test"
+    """A proven finding's test does not exercise its claim (`agents.debate.relevance`)."""
 
 
 class Decision(StrEnum):
@@ -50,6 +52,11 @@ class Decision(StrEnum):
 class RulingKind(StrEnum):
     ACCEPT_WITH_WARNING = "accept_with_warning"
     FORCE_FIX = "force_fix"
+    TEST_RELEVANT = "test_relevant"
+    """A disputed test exercises its finding's claim: the proof binds, the fix is forced."""
+    TEST_IRRELEVANT = "test_irrelevant"
+    """A disputed test does not exercise its claim: it is no proof, and the finding is ruled
+    as an opinion, with a forced fix or a warning (`agents.debate.relevance`)."""
 
 
 class _Model(BaseModel):
@@ -106,6 +113,11 @@ class Answer(_Model):
     def _concession_has_patch(self) -> Self:
         if self.stance is Stance.CONCEDE and self.patch is None:
             raise ValueError(f"conceding {self.finding_id} needs a patch")
+        if self.stance is Stance.IRRELEVANT_TEST and not self.argument.strip():
+            raise ValueError(
+                f"irrelevant_test on {self.finding_id} needs an argument: how its test fails "
+                "to exercise the claim"
+            )
         return self
 
 
@@ -141,6 +153,10 @@ class Ruling(_Model):
             raise ValueError(f"force_fix on {self.finding_id} needs a patch")
         if self.ruling is RulingKind.ACCEPT_WITH_WARNING and not self.warning:
             raise ValueError(f"accept_with_warning on {self.finding_id} needs a warning")
+        if self.ruling is RulingKind.TEST_RELEVANT and self.patch is None:
+            raise ValueError(f"test_relevant on {self.finding_id} needs a patch")
+        if self.ruling is RulingKind.TEST_IRRELEVANT and (self.patch is None) == (not self.warning):
+            raise ValueError(f"test_irrelevant on {self.finding_id} needs a patch or a warning")
         return self
 
 

@@ -137,6 +137,12 @@ class Verification(BaseModel):
     environment: str | None = None
     """Why the project's environment cannot run tests, when that is what the runs showed: the
     verdict is then `broken`, and nothing in the debate follows from it."""
+    relevant: bool | None = None
+    """Whether the test exercises its finding's claim, when that was disputed and settled
+    (`agents.debate.relevance`): False sets the runs aside, they prove nothing of the claim;
+    None: never disputed."""
+    relevance: str | None = None
+    """Why it was settled so: the arbiter's reasoning, or the argument the testers accepted."""
 
     @classmethod
     def of(

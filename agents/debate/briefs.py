@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agents.debate import relevance
 from agents.debate.refusals import Refusal
 from agents.debate.threads import Thread
 from agents.debate.told import (
@@ -159,7 +160,7 @@ def answer_brief(
         text=(
             f"Call {ToolName.ANSWER_FINDINGS} with one answer per open finding below: concede "
             "with a patch, or dispute with an argument. No patch may touch a protected path."
-            + (PROVEN_TO_CODER if tests else "")
+            + (PROVEN_TO_CODER + relevance.TO_CODER if tests else "")
             + "\n"
             + data_json("findings", told.data())
         )
@@ -189,7 +190,7 @@ def evaluation_brief(
     return PromptBlock(
         text=(
             f"Call {ToolName.EVALUATE_ANSWERS}: accept or reject each answer below."
-            + (PATCH_TESTS if tests else "")
+            + (PATCH_TESTS + relevance.TO_TESTER if tests else "")
             + f" You may raise at most {allowance} new findings.\n"
             + data_json("answers", answers)
         )
@@ -245,7 +246,7 @@ def panel_evaluation_brief(
             f"{round}). Each shows what the testers you hear said about it last, and in which "
             "round, perhaps about an earlier answer: weigh their reasons, but vote on your own "
             "judgement. A finding stands when most testers reject the coder's answer."
-            + (PATCH_TESTS if tests else "")
+            + (PATCH_TESTS + relevance.TO_TESTER if tests else "")
             + f" You may raise at most {allowance} new findings.\n"
             + data_json("answers", answers)
         )
@@ -306,7 +307,7 @@ def arbitration_brief(
         text=(
             f"Call {ToolName.ARBITRATE} with one binding ruling per dispute below. A forced fix "
             "may not touch a protected path."
-            + (PROVEN_TO_ARBITER if tests else "")
+            + (PROVEN_TO_ARBITER + relevance.TO_ARBITER if tests else "")
             + "\n"
             + data_json("disputes", told.data())
         )

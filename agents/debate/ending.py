@@ -1,7 +1,7 @@
 """A debate's outcome, made from its state; and a finished debate's outcome, taken back into
 a state to be picked up (a ruling asked for later, a person's reply heard)."""
 
-from agents.debate.state import DebateState
+from agents.debate.state import CODER, DebateState
 from agents.debate.threads import Thread
 from agents.outcome import FindingOutcome, Outcome, Transcript
 
@@ -62,6 +62,9 @@ def restore(state: DebateState, outcome: Outcome) -> None:
         thread = Thread.restored(result, outcome.transcript.thread(result.finding.id))
         state.threads[thread.id] = thread
         state.proofs.restore(result)
+        if thread.unresolved and result.verification and result.verification.relevant is None:
+            said = [m for m in thread.messages if m.speaker == CODER]
+            state.proofs.relevance.restore(thread.id, said)
     for name, history in outcome.budget_history.items():
         if name in state.budgets:
             state.budgets[name].history[:0] = history  # earlier events first

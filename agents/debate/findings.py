@@ -10,10 +10,11 @@ or `unresolved` when nothing could settle it.
 
 from collections.abc import Iterable, Sequence
 
+from agents.debate.relevance import RELEVANCE_RULINGS, forces_fix, told_set_aside
 from agents.debate.state import ARBITER, DebateState
 from agents.debate.threads import Closure, Position, Thread
 from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Resolution
-from agents.protocol import Finding, Ruling, RulingKind
+from agents.protocol import Finding, Ruling, RulingKind, Stance
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Tally, Vote
 from policies.proposals import TurnProposals
@@ -58,6 +59,10 @@ def accept(state: DebateState, thread: Thread, tally: Tally) -> None:
     assert answer is not None
     if state.panel.is_panel:
         state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, f"Settled: {tally.describe()}.")
+    if answer.stance is Stance.IRRELEVANT_TEST and state.proofs.proven(thread.id):
+        why = f"its tester agreed: {answer.argument}"
+        state.proofs.settle(thread.id, False, why)
+        state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, told_set_aside(why))
     consensus = Consensus.UNANIMOUS if tally.unanimous else Consensus.MAJORITY
     resolution = Resolution.FIXED if answer.patch is not None else Resolution.WITHDRAWN
     thread.close(Closure(consensus, resolution, state.round, patch=answer.patch))
@@ -75,15 +80,22 @@ def stand(state: DebateState, thread: Thread, tally: Tally, trigger: Arbitration
 def rule(state: DebateState, thread: Thread, ruling: Ruling) -> None:
     """Close a finding by the arbiter's binding ruling, told to the coder as an override."""
     state.say(thread, ARBITER, MessageKind.RULING, ruling.reasoning, ruling.patch)
-    if ruling.ruling is RulingKind.FORCE_FIX:
+    on_test = ""
+    if ruling.ruling in RELEVANCE_RULINGS:
+        relevant = ruling.ruling is RulingKind.TEST_RELEVANT
+        state.proofs.settle(thread.id, relevant, ruling.reasoning)
+        on_test = "its test exercises its claim; " if relevant else "its test proves nothing; "
+        if not relevant:
+            state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, told_set_aside(ruling.reasoning))
+    if forces_fix(ruling):
         closure = Closure(Consensus.ARBITER, Resolution.FIXED, state.round, patch=ruling.patch)
-        verdict = "the coder must adopt the arbiter's patch"
+        verdict = f"{on_test}the coder must adopt the arbiter's patch"
     else:
         closure = Closure(
             Consensus.ARBITER, Resolution.WARNING, state.round, warning=ruling.warning
         )
         warning = (ruling.warning or "").rstrip(". ")
-        verdict = f"the code stands with a documented warning: {warning}"
+        verdict = f"{on_test}the code stands with a documented warning: {warning}"
     thread.close(closure)
     override = state.say(
         thread,

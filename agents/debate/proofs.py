@@ -16,6 +16,10 @@ again with the patch. The debate then obeys what ran, whatever the models say:
 * a finding raised after the first report (an evaluation's new finding) must carry a test:
   later rounds are where debates add false alarms.
 
+Whether a proven finding's test exercises its claim at all is the one question about it the
+debate still hears (:mod:`agents.debate.relevance`): a test set aside as not testing its claim
+binds nothing, its runs kept on the record as what they were.
+
 A run that says the project's environment cannot run tests (`environment`: "No module named
 pytest", a runner not found) shows nothing of the code: no rule above follows from it, and
 the finding is debated as if its test had not run.
@@ -28,6 +32,7 @@ from dataclasses import dataclass, field
 
 from agents.additions import Additions
 from agents.debate.needs import Steps, check_fixes, reproduce
+from agents.debate.relevance import Relevance, settled
 from agents.debate.told import FindingRun, PatchRun, Runs, Tests
 from agents.models.tokens import typical_tokens
 from agents.outcome import FindingOutcome
@@ -98,6 +103,8 @@ class Proofs:
     seconds: float = 0.0
     test_tokens: int = 0
     """About how many of the testers' output tokens went into writing tests."""
+    relevance: Relevance = field(default_factory=Relevance)
+    """The proven findings whose test the coder disputes as not testing its claim."""
 
     @property
     def on(self) -> bool:
@@ -109,9 +116,12 @@ class Proofs:
 
     def shown(self, finding_id: str) -> Verification | None:
         """What the finding's latest test showed of the code, if it ran in an environment
-        that can run tests (a run that says it cannot shows nothing, and binds nothing)."""
+        that can run tests (a run that says it cannot shows nothing, and binds nothing) and
+        was not set aside as not testing its claim."""
         result = self.results.get(finding_id)
-        return result if result is not None and result.environment is None else None
+        if result is None or result.environment is not None or result.relevant is False:
+            return None
+        return result
 
     def testable(self, finding_id: str) -> bool:
         """Whether a patch on the finding can be checked: its test ran and fails at the head."""
@@ -167,6 +177,12 @@ class Proofs:
         self.attempts[finding_id] = self.attempts.get(finding_id, 0) + 1
         self.test_tokens += typical_tokens(reproduction.content)
 
+    def settle(self, finding_id: str, relevant: bool, why: str) -> None:
+        """Settle whether the finding's test exercises its claim, for `why`."""
+        self.relevance.disputed.pop(finding_id, None)
+        if (result := self.results.get(finding_id)) is not None:
+            self.results[finding_id] = settled(result, relevant, why)
+
     def may_retest(self, finding_id: str) -> bool:
         assert self.terms is not None
         return self.attempts.get(finding_id, 0) < self.terms.max_attempts
@@ -193,8 +209,11 @@ class Proofs:
 
     def answer_problem(self, answer: Answer) -> str | None:
         if answer.stance is Stance.DISPUTE and (why := self._proven_by(answer.finding_id)):
-            return f"{why}: it is proven, and can only be {CONCEDED}"
-        return None
+            return (
+                f"{why}: it is proven, and can only be {CONCEDED}, unless its test does not "
+                "exercise the claim (irrelevant_test)"
+            )
+        return self.relevance.answer_problem(answer, self.proven(answer.finding_id))
 
     def evaluation_problem(self, evaluation: Evaluation) -> str | None:
         finding_id = evaluation.finding_id
@@ -203,16 +222,23 @@ class Proofs:
                 return "its test passed at the head: keep it with a new reproduction, or accept"
             return None
         if evaluation.reproduction is not None:
-            return "a new reproduction is only for a finding whose test passed at the head"
+            may_retest = self.on and self.may_retest(finding_id)
+            return self.relevance.evaluation_problem(evaluation, may_retest)
         checked = self.fixes.get(finding_id)
-        if evaluation.decision is Decision.ACCEPT and checked and _fails(checked[1]):
+        binds = self.shown(finding_id) is not None
+        if evaluation.decision is Decision.ACCEPT and checked and binds and _fails(checked[1]):
             return "the patch does not make its test pass: it is not a fix"
         return None
 
     def ruling_problem(self, ruling: Ruling) -> str | None:
+        if problem := self.relevance.ruling_problem(ruling):
+            return problem
         why = self._proven_by(ruling.finding_id)
         if ruling.ruling is RulingKind.ACCEPT_WITH_WARNING and why:
-            return f"{why}: it is proven, and can only be ruled force_fix"
+            also = ""
+            if ruling.finding_id in self.relevance.disputed:
+                also = ", test_relevant or test_irrelevant"
+            return f"{why}: it is proven, and can only be ruled force_fix{also}"
         return None
 
     def _proven_by(self, finding_id: str) -> str | None:

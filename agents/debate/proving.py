@@ -37,7 +37,19 @@ class ProofSteps:
         proofs = self.state.proofs
         if not proofs.on:
             return
-        testing = [t for t in threads if t.is_open and proofs.give(t.finding)]
+        yield from self._prove([t for t in threads if t.is_open and proofs.give(t.finding)], retest)
+
+    def prove_given(self) -> Steps[None]:
+        """Run the new tests testers gave, in answer to disputes of their findings' tests
+        (`agents.debate.relevance`), as a finding's first test is run."""
+        state = self.state
+        given = state.proofs.relevance.take_given()
+        testing = [state.threads[f] for f in given if state.threads[f].is_open]
+        for thread in testing:
+            state.proofs.retest(thread.id, given[thread.id])
+        yield from self._prove(testing, retest=True)
+
+    def _prove(self, testing: list[Thread], retest: bool) -> Steps[None]:
         while testing:
             passing = yield from self._run_tests(testing)
             try:

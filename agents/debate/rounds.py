@@ -9,7 +9,7 @@ the coder, one a panel splits on goes to the arbiter with the round's other dead
 import functools
 from collections.abc import Collection
 
-from agents.debate import briefs, unit_walkthrough
+from agents.debate import briefs, relevance, unit_walkthrough
 from agents.debate.arbitration import Arbitration
 from agents.debate.findings import accept, leave_unresolved, raise_findings, reopen
 from agents.debate.needs import Steps
@@ -245,7 +245,8 @@ class Rounds:
             digest = message_digest(CODER, kind, answer.argument, code)
             digests[thread.id] = digest
             thread.answered(answer, state.round)
-            state.say(thread, CODER, kind, answer.argument, answer.patch)
+            state.proofs.relevance.answered(answer)
+            state.say(thread, CODER, kind, relevance.said(answer), answer.patch)
             home = edge_name(CODER, thread.raised_by)
             thread.loop = thread.loop or state.loops.observe(home, thread.id, CODER, digest)
         return digests
@@ -282,6 +283,7 @@ class Rounds:
         except BudgetExhausted:
             yield from self._leave(tester)
         yield from self.proving.prove([t for i, t in state.threads.items() if i not in raised])
+        yield from self.proving.prove_given()
 
     def _evaluation_ask(self, tester: str, pending: list[Thread], allowance: int) -> Ask:
         state = self.state
@@ -325,6 +327,8 @@ class Rounds:
             return
         state.say(thread, tester, MessageKind.REJECT, evaluation.reason)
         thread.take(Position(tester, Vote.KEEP, evaluation.reason, state.round))
+        if evaluation.reproduction is not None:  # in answer to a dispute of its test
+            state.proofs.relevance.give(thread.id, evaluation.reproduction)
         digest = message_digest(tester, MessageKind.REJECT, evaluation.reason)
         edge = edge_name(CODER, tester)
         thread.loop = thread.loop or state.loops.observe(edge, thread.id, tester, digest)

@@ -153,10 +153,14 @@ def _finding(result: FindingOutcome) -> list[str]:
         f"  {_prose(finding.claim, '  ')}",
     ]
     if (tested := result.verification) is not None:
-        colour = "green" if tested.verdict.proof else None
+        binds = tested.verdict.proof and tested.relevant is not False
+        shows = tested.relevance if tested.relevant is False else tested.reason
         out.append(
-            click.style(f"  Test {_plain(tested.test)}: {proof_text.verdict(result)}", fg=colour)
-            + f" — {_plain(tested.reason)}"
+            click.style(
+                f"  Test {_plain(tested.test)}: {proof_text.verdict(result)}",
+                fg="green" if binds else None,
+            )
+            + f" — {_plain(shows or '')}"
         )
     if result.votes:
         out.append(f"  Raised by {result.raised_by}; {Tally.of(result.votes).describe()}.")
@@ -189,14 +193,15 @@ def _totals(review: Review) -> str:
     )
     tested = [f.verification for f in review.findings if f.verification is not None]
     if tested:
-        reproduced = sum(1 for v in tested if v.verdict is Evidence.REPRODUCED)
-        introduced = sum(1 for v in tested if v.verdict is Evidence.INTRODUCED)
-        in_new_code = (
-            f", {introduced} {proof_text.WORDS[Evidence.INTRODUCED]}" if introduced else ""
-        )
+        binding = [v for v in tested if v.relevant is not False]
+        reproduced = sum(1 for v in binding if v.verdict is Evidence.REPRODUCED)
+        introduced = sum(1 for v in binding if v.verdict is Evidence.INTRODUCED)
+        more = f", {introduced} {proof_text.WORDS[Evidence.INTRODUCED]}" if introduced else ""
+        if set_aside := len(tested) - len(binding):
+            more += f", {set_aside} {proof_text.NOT_RELEVANT}"
         line += (
             f"\nTests: {_count(len(tested), 'finding')} tested, {reproduced} reproduced"
-            f"{in_new_code} · {review.verification_seconds:.1f} s of test runs · about "
+            f"{more} · {review.verification_seconds:.1f} s of test runs · about "
             f"{review.test_tokens:,} output tokens writing tests"
         )
     return line

@@ -42,6 +42,9 @@ class Posted(BaseModel):
     """In words, what the runs showed, or why none ran."""
     fix_verified: bool | None = None
     """Whether the finding's test passes with the fix a debate agreed (None: not checked)."""
+    relevant: bool | None = None
+    """False when its test was ruled not to test its claim: its runs prove nothing
+    (`agents.debate.relevance`)."""
 
     @property
     def tested(self) -> bool:
@@ -50,12 +53,12 @@ class Posted(BaseModel):
 
     @property
     def reproduced(self) -> bool:
-        return self.verdict is Evidence.REPRODUCED
+        return self.verdict is Evidence.REPRODUCED and self.relevant is not False
 
     @property
     def introduced(self) -> bool:
         """Whether its test proved the bug in code the case's commit adds."""
-        return self.verdict is Evidence.INTRODUCED
+        return self.verdict is Evidence.INTRODUCED and self.relevant is not False
 
 
 class CaseRun(BaseModel):

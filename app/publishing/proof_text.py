@@ -8,7 +8,9 @@ refused because its test still fails says so on a finding left without a fix. Ev
 reads beside every fix check without contradicting it. The test and its output are untrusted
 text: they only ever appear inside code blocks whose fence nothing inside can close.
 A review whose tests found the project's environment unable to run any says so once, in its
-summary and check run (:func:`environment_note`).
+summary and check run (:func:`environment_note`). A test ruled not to test its claim
+(`agents.debate.relevance`) is said to be so, and why, in place of what its runs showed: it
+proves nothing, whatever they were.
 """
 
 from collections.abc import Sequence
@@ -48,6 +50,9 @@ WORDS = {
 """Each verdict in a few words, for a table or a terminal line."""
 FAILING = (Evidence.REPRODUCED, Evidence.INTRODUCED, Evidence.FAILS_AT_BASE)
 """The verdicts of a test that fails at the head."""
+SET_ASIDE = "**Test ruled not to test its claim**: {test} ({why}); its runs prove nothing."
+RULED_RELEVANT = "**Test ruled to test its claim**: {why}."
+NOT_RELEVANT = "ruled not to test its claim"
 
 
 def proof(result: FindingOutcome) -> list[str]:
@@ -57,7 +62,13 @@ def proof(result: FindingOutcome) -> list[str]:
         return []
     test = code(verification.test)
     reason = inline(verification.reason, 200)
-    blocks = [_HEADLINE[verification.verdict].format(test=test, reason=reason)]
+    why = inline((verification.relevance or "").rstrip(". "), 300)
+    if verification.relevant is False:
+        blocks = [SET_ASIDE.format(test=test, why=why)]
+    else:
+        blocks = [_HEADLINE[verification.verdict].format(test=test, reason=reason)]
+        if verification.relevant:
+            blocks.append(RULED_RELEVANT.format(why=why))
     reproduction = result.finding.reproduction
     if reproduction is not None and reproduction.path == verification.test:
         lines = reproduction.content.splitlines()
@@ -65,7 +76,7 @@ def proof(result: FindingOutcome) -> list[str]:
         if len(lines) > TEST_LINES:
             shown.append(f"… {len(lines) - TEST_LINES} more lines")
         blocks.append(_details(f"The test, {test}", code_block(shown, "python")))
-    if verification.verdict in FAILING:
+    if verification.verdict in FAILING and verification.relevant is not False:
         blocks.append(_details("How it fails at the head", _output(verification.output_tail)))
         if verification.verdict is not Evidence.REPRODUCED and verification.base_output_tail:
             at_base = _output(verification.base_output_tail)
@@ -92,6 +103,8 @@ def verdict(result: FindingOutcome) -> str:
     if result.verification is None:
         return ""
     shown = WORDS[result.verification.verdict]
+    if result.verification.relevant is False:
+        shown = NOT_RELEVANT
     fixed = result.resolution is Resolution.FIXED
     if result.fix_verified is True and fixed:
         shown += ", fix verified"

@@ -3,8 +3,9 @@
 Whatever the models say, a debate ends within the policy's call bound and under its token
 ceiling, every finding ends with exactly one consensus type, and no adopted patch lies
 outside the diff or on a protected path; whatever its findings' tests show, at the head and
-at the base, it holds to them (:func:`holds_to_its_tests`); a project's
-environment that cannot run tests binds nothing.
+at the base, it holds to them (:func:`holds_to_its_tests`): a proven finding is never argued
+away on the facts, its proof set aside only by a ruling that its test does not exercise its
+claim; a project's environment that cannot run tests binds nothing.
 """
 
 import asyncio
@@ -18,10 +19,11 @@ from hypothesis import strategies as st
 from agents.debate.engine import Debate
 from agents.debate.machine import DebateMachine
 from agents.debate.proofs import Proving
+from agents.debate.relevance import DISPUTED, RULED_OUT
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest, LLMResponse, Usage
 from agents.models.scripted import Reply, ScriptedLLM, usage_for
-from agents.outcome import Consensus, Outcome, Resolution
+from agents.outcome import Consensus, MessageKind, Outcome, Resolution
 from agents.patches import patch_problem
 from agents.protocol import Patch, Reproduction, ToolName
 from agents.verification import Evidence, FixCheck, Run, Verification
@@ -171,7 +173,7 @@ class Chaos:
         }
 
     def answer(self, finding_id: str) -> dict[str, Any]:
-        stance = self.draw(st.sampled_from(["concede", "dispute"]))
+        stance = self.draw(st.sampled_from(["concede", "dispute", "irrelevant_test"]))
         answer: dict[str, Any] = {
             "finding_id": finding_id,
             "stance": stance,
@@ -182,6 +184,14 @@ class Chaos:
         return answer
 
     def ruling(self, finding_id: str) -> dict[str, Any]:
+        if not self.draw(st.integers(0, 3)):
+            # On relevance: the proof binds and a fix is forced, or the test is set aside and
+            # the finding ruled with a fix or a warning.
+            kind = self.draw(st.sampled_from(["test_relevant", "test_irrelevant"]))
+            ruled = {"finding_id": finding_id, "ruling": kind, "reasoning": "It greps."}
+            if kind == "test_relevant" or self.draw(st.booleans()):
+                return {**ruled, "patch": self.patch()}
+            return {**ruled, "warning": self.draw(st.sampled_from(WORDS))}
         if self.draw(st.booleans()):
             return {
                 "finding_id": finding_id,
@@ -351,13 +361,28 @@ def _ran(runs: dict[str, tuple[int, str]], output: str, test: str) -> str | None
 
 def holds_to_its_tests(outcome: Outcome) -> None:
     """What every debate over `ChaosVerifier`'s tests comes to, whatever the models said:
-    a proven finding (reproduced, or in new code) is never argued away nor waved through,
-    a test that did not run as one proves nothing, an agreed fix's test does not still fail,
+    a proven finding (reproduced, or in new code) is never argued away on the facts nor
+    waved through — its proof is set aside only by a ruling that its test does not exercise
+    its claim, the arbiter's or its testers' agreement, after the coder disputed it so —, a
+    test that did not run as one proves nothing, an agreed fix's test does not still fail,
     and a finding whose latest patch left its test failing says so."""
     for result in outcome.findings:
         tested = result.verification
         verdict = tested.verdict if tested else None
-        if verdict is not None and verdict.proof:
+        thread = outcome.transcript.thread(result.finding.id)
+        if tested is not None and tested.relevant is not None:
+            # Settled only on a proven test the coder disputed as not testing its claim.
+            assert verdict is not None
+            assert verdict.proof
+            assert any(
+                m.kind is MessageKind.DISPUTE and m.text.startswith(DISPUTED) for m in thread
+            )
+        if tested is not None and tested.relevant is False:
+            # By the arbiter's ruling, or the testers' acceptance of the coder's answer (with
+            # the patch it offered, if any): never left open.
+            assert result.resolution is not Resolution.OPEN
+            assert any(m.text.startswith(RULED_OUT) for m in thread)
+        elif verdict is not None and verdict.proof:
             assert result.resolution in (Resolution.FIXED, Resolution.OPEN)
         if verdict is Evidence.NOT_REPRODUCED:
             assert result.resolution is Resolution.WITHDRAWN

@@ -159,6 +159,30 @@ def test_patch_replacement_length_is_bounded() -> None:
             id="unknown-ruling",
         ),
         pytest.param(
+            Answer,
+            {"finding_id": "f1", "stance": "irrelevant_test", "argument": " "},
+            "irrelevant_test on f1 needs an argument",
+            id="irrelevant-test-without-why",
+        ),
+        pytest.param(
+            Ruling,
+            {"finding_id": "f5", "ruling": "test_relevant", "reasoning": "It calls total()."},
+            "test_relevant on f5 needs a patch",
+            id="test-relevant-without-patch",
+        ),
+        pytest.param(
+            Ruling,
+            {"finding_id": "f6", "ruling": "test_irrelevant", "reasoning": "It greps."},
+            "test_irrelevant on f6 needs a patch or a warning",
+            id="test-irrelevant-without-either",
+        ),
+        pytest.param(
+            Ruling,
+            {"finding_id": "f6", "ruling": "test_irrelevant", "patch": PATCH, "warning": "w"},
+            "test_irrelevant on f6 needs a patch or a warning",
+            id="test-irrelevant-with-both",
+        ),
+        pytest.param(
             ReportFindings,
             {"findings": [{**FINDING, "severity": "critical"}]},
             "severity",
@@ -208,6 +232,22 @@ def test_incomplete_tool_input_is_refused(
             Ruling,
             {"finding_id": "f3", "ruling": "accept_with_warning", "warning": "Rounding drifts."},
             id="accept-with-warning",
+        ),
+        pytest.param(
+            Answer,
+            {"finding_id": "f1", "stance": "irrelevant_test", "argument": "It reads the text."},
+            id="irrelevant-test",
+        ),
+        pytest.param(
+            Ruling, {"finding_id": "f2", "ruling": "test_relevant", "patch": PATCH}, id="relevant"
+        ),
+        pytest.param(
+            Ruling,
+            {"finding_id": "f3", "ruling": "test_irrelevant", "warning": "Untested rounding."},
+            id="irrelevant-with-warning",
+        ),
+        pytest.param(
+            Ruling, {"finding_id": "f3", "ruling": "test_irrelevant", "patch": PATCH}, id="irr-fix"
         ),
         pytest.param(
             EvaluateAnswers,
@@ -369,7 +409,11 @@ def test_answer_findings_schema() -> None:
 
     assert_describes(answer, Answer)
     assert set(answer["required"]) == {"finding_id", "stance"}
-    assert resolve(schema, answer["properties"]["stance"])["enum"] == ["concede", "dispute"]
+    assert resolve(schema, answer["properties"]["stance"])["enum"] == [
+        "concede",
+        "dispute",
+        "irrelevant_test",
+    ]
     patch = optional_ref(schema, answer["properties"]["patch"])
     assert_describes(patch, Patch)
     assert set(patch["required"]) == {"path", "start_line", "end_line", "replacement"}
@@ -400,6 +444,8 @@ def test_arbitrate_schema() -> None:
     assert resolve(schema, ruling["properties"]["ruling"])["enum"] == [
         "accept_with_warning",
         "force_fix",
+        "test_relevant",
+        "test_irrelevant",
     ]
     patch = optional_ref(schema, ruling["properties"]["patch"])
     assert_describes(patch, Patch)

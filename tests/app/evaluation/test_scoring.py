@@ -308,3 +308,22 @@ def test_too_few_reproduced_findings_give_no_precision(
     assert single.other_precision.value is None  # none posted
     (row,) = table([single]).splitlines()[1:]
     assert cells(row)[-3:] == ["—" if precision is None else "1.00 [1.00-1.00]", "—", "—"]
+
+
+def test_a_finding_whose_test_was_ruled_not_to_test_its_claim_counts_among_the_others() -> None:
+    """Its runs reproduced, but its test was set aside: it is no proof, and is scored with
+    the findings no test proved."""
+    ruled_out = posted("shop/cart.py", 10, verdict=REPRODUCED).model_copy(
+        update={"relevant": False}
+    )
+    run = CaseRun(
+        case_id="one",
+        config=Config.SINGLE,
+        verify=True,
+        posted=(ruled_out, posted("shop/cart.py", 11, verdict=REPRODUCED)),
+    )
+
+    (single,) = summaries(CASES, [run], tolerance=3)
+
+    assert (single.tested, single.reproduced) == (2, 1)
+    assert (single.reproduced_on_buggy_cases, single.other_on_buggy_cases) == (1, 1)

@@ -4,7 +4,7 @@ kept inside its code block."""
 
 import pytest
 
-from agents.outcome import FindingOutcome, Resolution
+from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.protocol import Reproduction
 from agents.verification import Evidence, Run, Verification
 from tests.kits.plan import (
@@ -154,6 +154,49 @@ def test_a_finding_proven_in_new_code_says_the_base_does_not_have_the_code() -> 
     assert "**Fix verified**: the finding's test passes with this patch." in body
     (row,) = table_rows(publication.summary)
     assert row[3] == "fix suggested · proven in new code, fix verified"
+
+
+GREPS = (
+    "from pathlib import Path\n\n\ndef test_it():\n    assert '> 10' in Path('b.py').read_text()\n"
+)
+READS_TEXT = "It reads big.py's text for '> 10'; it never calls total()."
+
+
+def test_a_test_ruled_not_to_test_its_claim_is_not_posted_as_proof() -> None:
+    """Reproduced by its runs, set aside by the arbiter's ruling: the comment says the test
+    was ruled not to test its claim and why, shows the test, and claims no proof."""
+    found = result("F1", BIG, 5, resolution=Resolution.WARNING, consensus=Consensus.ARBITER)
+    tested = with_test(found, FAILING, PASSING, body=GREPS)
+    assert tested.verification is not None
+    set_aside = tested.verification.model_copy(update={"relevant": False, "relevance": READS_TEXT})
+
+    publication = publish(unit(tested.model_copy(update={"verification": set_aside})))
+
+    body = the_comment(publication).body
+    assert (
+        f"**Test ruled not to test its claim**: {SHOWN} (It reads big.py's text for '> 10'; "
+        "it never calls total()); its runs prove nothing." in body
+    )
+    assert "Reproduced" not in body
+    assert "How it fails at the head" not in body
+    blocks, _, unclosed = read_fences(body)
+    assert not unclosed
+    assert "\n".join(blocks[0].lines) + "\n" == GREPS
+    (row,) = table_rows(publication.summary)
+    assert row[3] == "accepted with a warning · ruled not to test its claim"
+
+
+def test_a_test_ruled_to_test_its_claim_is_posted_as_proof_with_the_ruling() -> None:
+    tested = with_test(result("F1", BIG, 5, consensus=Consensus.ARBITER), FAILING, PASSING)
+    assert tested.verification is not None
+    relevant = tested.verification.model_copy(
+        update={"relevant": True, "relevance": "It calls it."}
+    )
+
+    body = the_comment(publish(unit(tested.model_copy(update={"verification": relevant})))).body
+
+    assert f"**Reproduced**: {SHOWN} fails at the head and passes at the base." in body
+    assert "**Test ruled to test its claim**: It calls it." in body
 
 
 COMBINATIONS = [
