@@ -44,14 +44,17 @@ from policies.panel import Panel
 
 PROVEN_TO_CODER = (
     " A finding whose test_run verdict is reproduced or introduced is proven: concede it with a "
-    "patch that makes its test pass."
+    "patch that makes its test pass, or, if the behaviour its test shows is what the pull "
+    "request means to do, answer it intended with citations of the pull request's evidence."
 )
 PATCH_TESTS = (
     " A patch whose patch_test_run is not verified is no fix. A new finding must carry a "
     "reproduction."
 )
 PROVEN_TO_ARBITER = (
-    " A finding whose test_run verdict is reproduced or introduced is proven: rule it force_fix."
+    " A finding whose test_run verdict is reproduced or introduced is proven: rule it force_fix, "
+    "or intended if the coder's evidence in the pull request, as checked, shows the change is "
+    "meant."
 )
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from agents.debate.state import ARBITER, DebateState
 from agents.debate.threads import Closure, Position, Thread
 from agents.outcome import SYSTEM_SPEAKER, Consensus, MessageKind, Resolution
-from agents.protocol import Finding, Ruling, RulingKind
+from agents.protocol import Finding, Ruling, RulingKind, Stance
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Tally, Vote
 from policies.proposals import TurnProposals
@@ -48,6 +48,7 @@ def raise_findings(
         thread = Thread(numbered, raised_by=tester)
         thread.take(Position(tester, Vote.KEEP, "", state.round, raised=True))
         state.threads[numbered.id] = thread
+        state.intents.raised[numbered.id] = numbered
         state.say(thread, tester, MessageKind.FINDING, numbered.claim)
     return admitted
 
@@ -59,6 +60,11 @@ def accept(state: DebateState, thread: Thread, tally: Tally) -> None:
     if state.panel.is_panel:
         state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, f"Settled: {tally.describe()}.")
     consensus = Consensus.UNANIMOUS if tally.unanimous else Consensus.MAJORITY
+    if answer.stance is Stance.INTENDED:
+        intended = state.intents.shown(thread.id)
+        thread.close(Closure(consensus, Resolution.INTENDED, state.round, intended=intended))
+        state.round_progress = True
+        return
     resolution = Resolution.FIXED if answer.patch is not None else Resolution.WITHDRAWN
     thread.close(Closure(consensus, resolution, state.round, patch=answer.patch))
     state.round_progress = True
@@ -78,6 +84,10 @@ def rule(state: DebateState, thread: Thread, ruling: Ruling) -> None:
     if ruling.ruling is RulingKind.FORCE_FIX:
         closure = Closure(Consensus.ARBITER, Resolution.FIXED, state.round, patch=ruling.patch)
         verdict = "the coder must adopt the arbiter's patch"
+    elif ruling.ruling is RulingKind.INTENDED:
+        intended = state.intents.shown(thread.id)
+        closure = Closure(Consensus.ARBITER, Resolution.INTENDED, state.round, intended=intended)
+        verdict = "the change of behaviour is intended, as the pull request shows: the code stands"
     else:
         closure = Closure(
             Consensus.ARBITER, Resolution.WARNING, state.round, warning=ruling.warning

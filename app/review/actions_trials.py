@@ -24,8 +24,9 @@ import secrets
 import time
 from pathlib import PurePosixPath
 
-from agents.debate.needs import Trial, TrialResult
+from agents.debate.needs import OwnTest, Run, Trial, TrialResult
 from agents.debate.recorded_tests import RecordedRun
+from agents.verification import OwnTestRun
 from app.github.errors import GitHubError
 from app.github.installation_client import InstallationClient
 from app.github.models import FileAt, PathKind
@@ -36,6 +37,9 @@ from policies.verify import reproduction_problem
 
 log = logging.getLogger(__name__)
 
+OWN_TESTS_NOT_RUN = (
+    "the repository's workflow runs only the reviewers' tests, not the pull request's"
+)
 REFUSED = {
     403: "the App may not run workflows in this repository (it needs actions: write)",
     404: "the workflow {workflow} is not on the repository's {branch} branch",
@@ -61,9 +65,13 @@ class ActionsTrials:
     def command(self) -> str:
         return self.tests.command
 
-    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+    async def start(self, run: Run, digest: str) -> TrialResult | None:
         """Dispatch `run`; None once it is under way (by this attempt or an earlier one), or
         what it shows without running (not run, and why)."""
+        if isinstance(run, OwnTest):
+            # The workflow writes a new test and runs it at both sides: it has no run of a
+            # test the pull request has. What the pull request cites is checked, not run.
+            return OwnTestRun.not_run(run.test, OWN_TESTS_NOT_RUN)
         shown = await self._dispatch(run, digest)
         return None if shown is None else shown.result(run)
 

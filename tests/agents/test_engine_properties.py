@@ -24,7 +24,7 @@ from agents.models.scripted import Reply, ScriptedLLM, usage_for
 from agents.outcome import Consensus, Outcome, Resolution
 from agents.patches import patch_problem
 from agents.protocol import Patch, Reproduction, ToolName
-from agents.verification import Evidence, FixCheck, Run, Verification
+from agents.verification import Evidence, FixCheck, OwnTestRun, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Tally, Topology
@@ -337,6 +337,11 @@ class ChaosVerifier:
         if self.unfit:
             return FixCheck.unfit("No module named pytest")
         return FixCheck.of(Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
+
+    async def run_own(self, test: str) -> OwnTestRun:
+        if self.unfit:
+            return OwnTestRun.unfit(test, "No module named pytest")
+        return OwnTestRun.of(test, Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
 
 
 def _run(ending: tuple[int, str], test: str) -> Run:

@@ -369,10 +369,16 @@ def test_answer_findings_schema() -> None:
 
     assert_describes(answer, Answer)
     assert set(answer["required"]) == {"finding_id", "stance"}
-    assert resolve(schema, answer["properties"]["stance"])["enum"] == ["concede", "dispute"]
+    assert resolve(schema, answer["properties"]["stance"])["enum"] == [
+        "concede",
+        "dispute",
+        "intended",
+    ]
     patch = optional_ref(schema, answer["properties"]["patch"])
     assert_describes(patch, Patch)
     assert set(patch["required"]) == {"path", "start_line", "end_line", "replacement"}
+    citation = resolve(schema, answer["properties"]["citations"]["items"])
+    assert set(citation["properties"]) == {"quote", "path", "start_line", "end_line"}
 
 
 def test_evaluate_answers_schema() -> None:
@@ -400,6 +406,7 @@ def test_arbitrate_schema() -> None:
     assert resolve(schema, ruling["properties"]["ruling"])["enum"] == [
         "accept_with_warning",
         "force_fix",
+        "intended",
     ]
     patch = optional_ref(schema, ruling["properties"]["patch"])
     assert_describes(patch, Patch)
