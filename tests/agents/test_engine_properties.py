@@ -10,18 +10,21 @@ environment that cannot run tests binds nothing.
 import asyncio
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.debate.engine import Debate
+from agents.debate.intent_rules import Intents
 from agents.debate.machine import DebateMachine
 from agents.debate.proofs import Proving
+from agents.diff import Diff, ReviewUnit
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest, LLMResponse, Usage
 from agents.models.scripted import Reply, ScriptedLLM, usage_for
-from agents.outcome import Consensus, Outcome, Resolution
+from agents.outcome import Consensus, FindingOutcome, Outcome, Resolution
 from agents.patches import patch_problem
 from agents.protocol import Patch, Reproduction, ToolName
 from agents.verification import Evidence, FixCheck, OwnTestRun, Run, Verification
@@ -31,9 +34,33 @@ from policies.panel import Tally, Topology
 from policies.safety import ProtectedPaths
 from tests.kits.machine import play
 from tests.kits.proofs import ADDED, pytest_failed, pytest_uncollected
-from tests.scenarios.debates import PAYMENTS, WORKFLOW, payments_unit
+from tests.scenarios.debates import (
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    WORKFLOW,
+    WORKFLOW_AFTER,
+    WORKFLOW_BEFORE,
+    git_diff,
+    payments_unit,
+)
 
 UNIT = payments_unit()
+OWN_TEST = "tests/test_payments.py"
+DESCRIPTION = "Refunds are logged. Splits check their parts."
+TESTED_UNIT = replace(
+    Diff.parse(
+        git_diff(
+            {
+                PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER),
+                WORKFLOW: (WORKFLOW_BEFORE, WORKFLOW_AFTER),
+                OWN_TEST: (None, "def test_split():\n    assert True\n"),
+            }
+        )
+    ).units()[0],
+    intent=DESCRIPTION,
+)
+"""The payments change with a test of its own and a description, for the coder to cite."""
 WORDS = ["It is fine.", "It is wrong.", "See line 3.", "see LINE 4.", "", "Agreed."]
 CODE = ["    return payment", "", "x = 1\ny = 2", "    if parts == 0:", "\tpass"]
 SEVERITIES = ["blocker", "major", "minor", "nit"] * 5 + ["critical"]
@@ -171,17 +198,36 @@ class Chaos:
         }
 
     def answer(self, finding_id: str) -> dict[str, Any]:
-        stance = self.draw(st.sampled_from(["concede", "dispute"]))
+        stance = self.draw(st.sampled_from(["concede", "dispute", "intended"]))
         answer: dict[str, Any] = {
             "finding_id": finding_id,
             "stance": stance,
             "argument": self.draw(st.sampled_from(WORDS)),
         }
-        if stance == "concede" or self.draw(st.booleans()):
+        if stance == "intended":
+            answer["citations"] = [self.citation() for _ in range(self.draw(st.integers(0, 2)))]
+            if not self.draw(st.integers(0, 3)):
+                answer["patch"] = self.patch()
+        elif stance == "concede" or self.draw(st.booleans()):
             answer["patch"] = self.patch()
         return answer
 
+    def citation(self) -> dict[str, Any]:
+        """Evidence of intent, in the pull request or not: a quote, lines, a test."""
+        kinds = ["quote"] * 3 + ["test"] * 3 + ["unsaid", "lines", "both"]
+        kind = self.draw(st.sampled_from(kinds))
+        if kind in ("quote", "unsaid"):
+            said = "refunds are LOGGED." if kind == "quote" else "It was always so."
+            return {"quote": said}
+        path, start, end = self.location()
+        if kind == "test":
+            path, start, end = OWN_TEST, 1, 2
+        cited: dict[str, Any] = {"path": path, "start_line": start, "end_line": end}
+        return {**cited, "quote": "Refunds are logged."} if kind == "both" else cited
+
     def ruling(self, finding_id: str) -> dict[str, Any]:
+        if not self.draw(st.integers(0, 3)):
+            return {"finding_id": finding_id, "ruling": "intended", "reasoning": "Meant."}
         if self.draw(st.booleans()):
             return {
                 "finding_id": finding_id,
@@ -354,16 +400,20 @@ def _ran(runs: dict[str, tuple[int, str]], output: str, test: str) -> str | None
     return next((k for k, (_, out) in runs.items() if out.replace("{test}", test) == output), None)
 
 
-def holds_to_its_tests(outcome: Outcome) -> None:
+def holds_to_its_tests(outcome: Outcome, unit: ReviewUnit = UNIT) -> None:
     """What every debate over `ChaosVerifier`'s tests comes to, whatever the models said:
-    a proven finding (reproduced, or in new code) is never argued away nor waved through,
-    a test that did not run as one proves nothing, an agreed fix's test does not still fail,
-    and a finding whose latest patch left its test failing says so."""
+    a proven finding (reproduced, or in new code) is never argued away on the facts nor
+    waved through — it is fixed, left open, or shown intended by evidence in the pull
+    request; an intended ending needs cited evidence that checks out (and a ruling of it,
+    a proven finding); a test that did not run as one proves nothing, an agreed fix's test
+    does not still fail, and a finding whose latest patch left its test failing says so."""
     for result in outcome.findings:
         tested = result.verification
         verdict = tested.verdict if tested else None
         if verdict is not None and verdict.proof:
-            assert result.resolution in (Resolution.FIXED, Resolution.OPEN)
+            assert result.resolution in (Resolution.FIXED, Resolution.OPEN, Resolution.INTENDED)
+        if result.resolution is Resolution.INTENDED:
+            holds_to_its_evidence(result, unit)
         if verdict is Evidence.NOT_REPRODUCED:
             assert result.resolution is Resolution.WITHDRAWN
         if tested is not None and verdict is not Evidence.NOT_RUN:
@@ -388,6 +438,20 @@ def holds_to_its_tests(outcome: Outcome) -> None:
             assert result.fix_verified is False
 
 
+def holds_to_its_evidence(result: FindingOutcome, unit: ReviewUnit) -> None:
+    """An intended ending cites evidence in the pull request, every citation of it checks
+    out, no test it cites fails at the head, and the arbiter rules it only on proof."""
+    shown = result.intended
+    assert shown is not None
+    assert shown.citations
+    intents = Intents(unit.diff, unit.intent)
+    assert all(intents.citation_problem(c, result.finding) is None for c in shown.citations)
+    assert all(run.passed is not False for run in shown.tests)
+    if result.consensus is Consensus.ARBITER:
+        assert result.verification is not None
+        assert result.verification.verdict.proof
+
+
 PROOF_RULES = ("it is proven", "the patch does not make its test pass")
 """What a refusal that a test's run binds says."""
 
@@ -399,11 +463,11 @@ def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
 ) -> None:
     llm = ScriptedLLM(ChaosWithTests(data))
     proving = Proving(ChaosVerifier(data), max_attempts=attempts)
-    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(UNIT))
+    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(TESTED_UNIT))
 
     assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
     assert outcome.usage.billed <= policy.token_ceiling
-    holds_to_its_tests(outcome)
+    holds_to_its_tests(outcome, TESTED_UNIT)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -413,7 +477,7 @@ def test_an_environment_that_cannot_run_tests_binds_nothing(
 ) -> None:
     llm = ScriptedLLM(ChaosWithTests(data))
     proving = Proving(ChaosVerifier(data, unfit=True), max_attempts=attempts)
-    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(UNIT))
+    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(TESTED_UNIT))
 
     assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
     for result in outcome.findings:
