@@ -217,4 +217,5 @@ def _post(ended: FindingOutcome, unverified: str | None) -> Posted:
         verdict=verdict,
         verdict_reason=reason,
         fix_verified=ended.fix_verified,
+        intended=ended.behaviour_change and unverified is None,
     )

@@ -42,6 +42,9 @@ class Posted(BaseModel):
     """In words, what the runs showed, or why none ran."""
     fix_verified: bool | None = None
     """Whether the finding's test passes with the fix a debate agreed (None: not checked)."""
+    intended: bool = False
+    """Whether it was posted as a behaviour change the pull request means: its test proved
+    the change, and the debate found it intended (`agents.debate.intent_rules`)."""
 
     @property
     def tested(self) -> bool:
