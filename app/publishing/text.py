@@ -31,7 +31,7 @@ _TALLY = {
     Resolution.WITHDRAWN: "withdrawn",
     Resolution.WARNING: "accepted with a warning",
     Resolution.OPEN: "unresolved",
-    Resolution.INTENDED: "behaviour changes",
+    Resolution.INTENDED: "intended",
 }
 _STANDING = "standing by majority"
 """The totals' word for findings a panel's majority keeps against the coder."""
