@@ -14,7 +14,6 @@ from fastapi.testclient import TestClient
 
 from agents.debate.briefs import INTENT_INTRO
 from agents.models.scripted import ScriptedLLM, by_role
-from app.review.actions_trials import OWN_TESTS_NOT_RUN
 from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub
@@ -39,8 +38,7 @@ QUOTE = "is now refused with a ValueError"
 CHANGELOG = "CHANGELOG.md"
 CHANGES = "# Changes\n\n- Refunds larger than the balance are refused.\n"
 OWN_TEST = "test_refusals.py"
-OWN_TEST_TEXT = "# The refusal of a refund over the balance, as the project tests it.\n"
-OVERDRAWN_TEST = """\
+LOADED = """\
 import importlib.util
 
 spec = importlib.util.spec_from_file_location("payments", "app/payments.py")
@@ -52,8 +50,21 @@ class Payment:
     balance, id = 10, 7
 
 
-assert payments.refund(Payment(), 15).balance == -5
 """
+OWN_TEST_TEXT = (
+    LOADED
+    + """\
+try:
+    payments.refund(Payment(), 15)
+except ValueError:
+    pass
+else:
+    raise SystemExit("a refund over the balance was not refused")
+"""
+)
+OWN_TEST_LINES = (12, 17)
+"""The project's test of the new rule: the lines that refuse the refund."""
+OVERDRAWN_TEST = LOADED + "assert payments.refund(Payment(), 15).balance == -5\n"
 OVERDRAWN = {
     "path": PAYMENTS,
     "start_line": 15,
@@ -69,7 +80,7 @@ INTENDED = {
     "citations": [
         {"quote": QUOTE},
         {"path": CHANGELOG, "start_line": 3, "end_line": 3},
-        {"path": OWN_TEST, "start_line": 1, "end_line": 1},
+        {"path": OWN_TEST, "start_line": OWN_TEST_LINES[0], "end_line": OWN_TEST_LINES[1]},
     ],
 }
 
@@ -127,8 +138,15 @@ async def test_an_intended_described_change_is_posted_as_a_behaviour_change(
     assert "<details><summary>The test, <code>test&#95;overdrawn.py</code></summary>" in body
     assert f"the description says “{QUOTE}”" in body
     assert "<code>CHANGELOG.md:3</code>, changed by the pull request" in body
-    # Its own test is cited; the workflow runs only reviewers' tests, and says so.
-    assert OWN_TESTS_NOT_RUN in body
+    # The pull request's own test, cited, ran in the workflow at the head as it is, and passed.
+    assert (
+        "the pull request's test <code>test&#95;refusals.py</code>: it passes at the head" in body
+    )
+    runs = sorted(github.workflow_runs(REPO), key=lambda r: r.id)
+    assert [(r.inputs["test_path"], r.inputs.get("own_test", "")) for r in runs] == [
+        ("test_overdrawn.py", ""),
+        (OWN_TEST, "true"),
+    ]
     assert "```suggestion" not in body
     assert "Blocker" not in body
     (review,) = github.reviews(REPO, NUMBER)
