@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from agents.debate.intent_rules import CHECKED
 from agents.debate.refusals import Refusal
 from agents.debate.threads import Thread
 from agents.debate.told import (
@@ -36,9 +37,9 @@ from agents.debate.told import (
 )
 from agents.diff import Diff, ReviewUnit
 from agents.models.llm import PromptBlock
-from agents.outcome import Message
+from agents.outcome import Message, MessageKind
 from agents.patches import current_lines
-from agents.protocol import ToolName
+from agents.protocol import Stance, ToolName
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
 
@@ -275,7 +276,14 @@ def _answered(
         patch_test_run=runs.patch_test_run,
         raised_by=raised_by,
         testers_you_hear=heard,
+        intent_checked=_intent_checked(thread) if answer.stance is Stance.INTENDED else None,
     )
+
+
+def _intent_checked(thread: Thread) -> str | None:
+    """The thread's latest notice of what was checked of the coder's evidence of intent."""
+    notices = (m.text for m in reversed(thread.messages) if m.kind is MessageKind.NOTICE)
+    return next((text for text in notices if text.startswith(CHECKED)), None)
 
 
 def arbitration_brief(

@@ -47,6 +47,8 @@ NO_EVIDENCE = (
 )
 """Why an `intended` answer that cites nothing is refused."""
 TESTS_OFF = "tests are not run: only that the citations are in the pull request was checked"
+CHECKED = "Evidence of intent checked"
+"""How the thread's notice of what was checked of an intended answer begins."""
 """What a check of cited evidence says when the cited tests could not be run."""
 
 _SPACE = re.compile(r"\s+")
@@ -150,7 +152,7 @@ class Intents:
     def told(self, answer: Answer) -> str:
         """What Tiebreak checked of an intended answer's evidence, as its thread tells it."""
         cited = len(answer.citations)
-        said = [f"Evidence of intent checked: {cited} citation(s) found in the pull request"]
+        said = [f"{CHECKED}: {cited} citation(s) found in the pull request"]
         for test in self.cited_tests(answer):
             run = self.runs.get(test)
             if run is not None:

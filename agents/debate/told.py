@@ -190,6 +190,8 @@ class AnsweredFinding(Told):
     patch_test_run: PatchRun | None = field(default=None, metadata=UNSAID)
     raised_by: tuple[str, ...] | None = field(default=None, metadata=UNSAID)
     testers_you_hear: tuple[HeardPosition, ...] = field(default=(), metadata=UNLISTED)
+    intent_checked: str | None = field(default=None, metadata=UNSAID)
+    """What Tiebreak checked of an intended answer's evidence."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -94,9 +94,12 @@ async def test_a_proven_change_shown_intended_ends_a_behaviour_change_with_its_e
     assert any(f"its test {CART_TEST} run at the head: it passes at the head" in s for s in said)
     assert MessageKind.INTENDED in {m.kind for m in outcome.transcript.thread("F1")}
     assert not refusals(llm, Role.CODER)
-    # The tester reads the coder's citations.
+    # The tester reads the coder's citations, and what was checked of them.
     (evaluated,) = llm.calls(Role.TESTER)[1:]
     assert '"citations"' in evaluated.blocks[-1].text
+    assert f"its test {CART_TEST} run at the head: it passes at the head" in (
+        evaluated.blocks[-1].text
+    )
 
 
 async def test_an_intended_answer_that_cites_nothing_checkable_is_refused_with_the_reason() -> None:
