@@ -125,6 +125,11 @@ class InputChecks:
         )
 
     def _evaluation_problem(self, evaluation: Evaluation) -> str | None:
+        intended = evaluation.finding_id in self.intents.answers
+        if intended and evaluation.reproduction is None:
+            # The coder's latest answer keeps the code: a patch it gave before, which its
+            # test rejected, is not what the tester weighs.
+            return self.intents.evaluation_problem(evaluation)
         return self.proofs.evaluation_problem(evaluation) or self.intents.evaluation_problem(
             evaluation
         )

@@ -470,6 +470,42 @@ def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
     holds_to_its_tests(outcome, TESTED_UNIT)
 
 
+class ChaosOnProof(ChaosWithTests):
+    """Chaos whose findings often come with a test, and whose evaluations do not: every test
+    reproduces (`ProvenChaos`), so a new test in an evaluation would only be refused."""
+
+    def tool_input(self, request: LLMRequest) -> dict[str, Any]:
+        tool_input = Chaos.tool_input(self, request)
+        for item in [*tool_input.get("findings", []), *tool_input.get("new_findings", [])]:
+            self.maybe_test(item)
+        return tool_input
+
+
+class ProvenChaos(ChaosVerifier):
+    """Every test reproduces its finding: the debates where a proven finding meets the
+    coder's `intended` answers, the testers' votes and the arbiter's rulings at random."""
+
+    async def reproduce(self, reproduction: Reproduction) -> Verification:
+        head = _run(HEAD_RUNS["fails"], reproduction.path)
+        base = _run(BASE_RUNS["passes"], reproduction.path)
+        return Verification.of(reproduction.path, self.command, head, base)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=policies(), data=st.data())
+def test_a_proven_finding_ends_intended_only_on_evidence_that_holds(
+    policy: DebatePolicy, data: st.DataObject
+) -> None:
+    llm = ScriptedLLM(ChaosWithTests(data))
+    outcome = asyncio.run(Debate(llm, policy, proving=Proving(ProvenChaos(data))).run(TESTED_UNIT))
+
+    holds_to_its_tests(outcome, TESTED_UNIT)
+    for result in outcome.findings:
+        if result.verification is not None and result.verification.verdict.proof:
+            # Never argued away on the facts: no warning, no withdrawal.
+            assert result.resolution not in (Resolution.WARNING, Resolution.WITHDRAWN)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
 def test_an_environment_that_cannot_run_tests_binds_nothing(

@@ -18,6 +18,7 @@ from tests.kits.proofs import ScriptedVerifier
 from tests.scenarios.debates import (
     accept,
     answers,
+    concede,
     dispute,
     evaluations,
     reject,
@@ -30,6 +31,7 @@ from tests.scenarios.intended import (
     CART_TEST,
     CHANGELOG,
     OLD_RULE_TEST,
+    RULE_LINE,
     finding,
     intended,
     intended_unit,
@@ -246,3 +248,24 @@ async def test_without_tests_only_the_citations_are_checked_and_it_says_so() -> 
     assert not result.behaviour_change  # nothing proved the behaviour changed
     said = [m.text for m in outcome.transcript.thread("F1")]
     assert any(f"its test {CART_TEST} not run (tests are not run" in s for s in said)
+
+
+async def test_an_intent_shown_after_a_patch_its_test_rejected_may_be_accepted() -> None:
+    """The patch was no fix; the coder then shows the change is meant: the tester weighs
+    that answer, not the patch before it."""
+    wrong = {"path": CART, "start_line": RULE_LINE, "end_line": RULE_LINE, "replacement": "x"}
+
+    outcome, llm = await debate(
+        verifier(),
+        tester=[
+            report(finding()),
+            evaluations(reject("F1", "The test still fails.")),
+            evaluations(accept("F1", "The changelog says so.")),
+        ],
+        coder=[answers(concede("F1", wrong)), answers(intended())],
+    )
+
+    (result,) = outcome.findings
+    assert (result.resolution, result.consensus) == (Resolution.INTENDED, Consensus.UNANIMOUS)
+    assert result.fix_verified is False  # the patch it gave first is still said to fail
+    assert not refusals(llm, Role.TESTER)
