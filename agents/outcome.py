@@ -4,7 +4,9 @@ Every finding ends with exactly one consensus type and one resolution, and the p
 consistent (validated here): `unanimous` findings were fixed or withdrawn by agreement,
 `majority` findings were fixed or withdrawn by a panel's majority or stand open because the
 majority keeps them against the coder, `arbiter` findings were fixed or accepted with a
-warning by a ruling, `unresolved` findings stay open.
+warning by a ruling, `unresolved` findings stay open. A finding whose behaviour change the
+pull request shows is intended ends `intended`, by agreement or by a ruling, with the
+evidence cited (:class:`IntendedBy`): a behaviour change, not a defect.
 """
 
 from enum import StrEnum
@@ -13,8 +15,8 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from agents.models.llm import Role, Usage
-from agents.protocol import Finding, Patch, ToolName, UnitWalkthrough
-from agents.verification import Verification
+from agents.protocol import Citation, Finding, Patch, ToolName, UnitWalkthrough
+from agents.verification import OwnTestRun, Verification
 from policies.arbitration import ArbitrationTrigger
 from policies.budget import BudgetEvent
 from policies.panel import Vote
@@ -34,12 +36,16 @@ class Resolution(StrEnum):
     WITHDRAWN = "withdrawn"
     WARNING = "warning"
     OPEN = "open"
+    INTENDED = "intended"
+    """The behaviour the finding shows changed on purpose, as the pull request shows."""
 
 
 _ALLOWED: dict[Consensus, frozenset[Resolution]] = {
-    Consensus.UNANIMOUS: frozenset({Resolution.FIXED, Resolution.WITHDRAWN}),
-    Consensus.MAJORITY: frozenset({Resolution.FIXED, Resolution.WITHDRAWN, Resolution.OPEN}),
-    Consensus.ARBITER: frozenset({Resolution.FIXED, Resolution.WARNING}),
+    Consensus.UNANIMOUS: frozenset({Resolution.FIXED, Resolution.WITHDRAWN, Resolution.INTENDED}),
+    Consensus.MAJORITY: frozenset(
+        {Resolution.FIXED, Resolution.WITHDRAWN, Resolution.OPEN, Resolution.INTENDED}
+    ),
+    Consensus.ARBITER: frozenset({Resolution.FIXED, Resolution.WARNING, Resolution.INTENDED}),
     Consensus.UNRESOLVED: frozenset({Resolution.OPEN}),
 }
 
@@ -48,6 +54,8 @@ class MessageKind(StrEnum):
     FINDING = "finding"
     CONCEDE = "concede"
     DISPUTE = "dispute"
+    INTENDED = "intended"
+    """The coder's answer that the behaviour is intended, with the pull request's evidence."""
     ACCEPT = "accept"
     REJECT = "reject"
     RULING = "ruling"
@@ -102,6 +110,17 @@ class Transcript(BaseModel):
         return [m for m in self.messages if m.finding_id == finding_id]
 
 
+class IntendedBy(BaseModel):
+    """Why a finding's behaviour change is intended: the evidence the coder cited, each
+    checked to be in the pull request, and the pull request's own tests it cited, run at the
+    head (none when tests are not run: then only the citations were checked)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    citations: list[Citation]
+    tests: list[OwnTestRun] = []
+
+
 class FindingOutcome(BaseModel):
     """How one finding ended."""
 
@@ -130,6 +149,8 @@ class FindingOutcome(BaseModel):
     tests were run)."""
     fix_verified: bool | None = None
     """Whether the finding's test passes with its fix (None: not checked)."""
+    intended: IntendedBy | None = None
+    """The pull request's evidence that the behaviour change is intended, when it ended so."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -139,7 +160,16 @@ class FindingOutcome(BaseModel):
             raise ValueError("exactly the fixed findings carry a patch")
         if (self.warning is not None) != (self.resolution is Resolution.WARNING):
             raise ValueError("exactly the findings accepted with a warning carry one")
+        if (self.intended is not None) != (self.resolution is Resolution.INTENDED):
+            raise ValueError("exactly the intended findings carry the evidence of intent")
         return self
+
+    @property
+    def behaviour_change(self) -> bool:
+        """Whether the finding is a proven behaviour change the pull request means to make:
+        its test proves the change, and it ended intended."""
+        proven = self.verification is not None and self.verification.verdict.proof
+        return proven and self.resolution is Resolution.INTENDED
 
 
 class StopReason(StrEnum):

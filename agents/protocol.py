@@ -42,6 +42,9 @@ class Stance(StrEnum):
     DISPUTE = "dispute"
     IRRELEVANT_TEST = "irrelevant_test"
     """A proven finding's test does not exercise its claim (`agents.debate.relevance`)."""
+    INTENDED = "intended"
+    """The behaviour the finding shows is what the pull request means to do, as its cited
+    evidence shows (`agents.debate.intent_rules`)."""
 
 
 class Decision(StrEnum):
@@ -57,6 +60,8 @@ class RulingKind(StrEnum):
     TEST_IRRELEVANT = "test_irrelevant"
     """A disputed test does not exercise its claim: it is no proof, and the finding is ruled
     as an opinion, with a forced fix or a warning (`agents.debate.relevance`)."""
+    INTENDED = "intended"
+    """The proven change of behaviour is the one the pull request means to make."""
 
 
 class _Model(BaseModel):
@@ -101,13 +106,27 @@ class Finding(_Span):
     """A test that shows the bug, when one can; Tiebreak runs it at the base and the head."""
 
 
+class Citation(_Model):
+    """Evidence in the pull request that a change of behaviour is intended: a phrase quoted
+    word for word from its title or description (`quote`), or lines of a file its diff adds
+    or changes (`path`, `start_line`..`end_line`: a changelog, docs, a docstring, a test)."""
+
+    quote: Annotated[str, StringConstraints(max_length=500)] | None = None
+    path: Annotated[str, StringConstraints(max_length=1_000)] | None = None
+    start_line: Line | None = None
+    end_line: Line | None = None
+
+
 class Answer(_Model):
-    """The coder's answer to one finding: a concession with a patch, or a dispute."""
+    """The coder's answer to one finding: a concession with a patch, a dispute, or the
+    behaviour shown to be intended, with the pull request's evidence of it (`citations`)."""
 
     finding_id: str
     stance: Stance
     argument: Text = ""
     patch: Patch | None = None
+    citations: Annotated[list[Citation], Field(max_length=10)] = []
+    """Only with `intended`: where the pull request shows the new behaviour is meant."""
 
     @model_validator(mode="after")
     def _concession_has_patch(self) -> Self:
@@ -268,7 +287,10 @@ TOOLS: dict[ToolName, ToolSpec] = {
         ),
         ToolSpec(
             name=ToolName.ANSWER_FINDINGS,
-            description="Answer each open finding: concede it with a patch, or dispute it.",
+            description=(
+                "Answer each open finding: concede it with a patch, dispute it, or show the "
+                "behaviour it shows is intended, citing the pull request."
+            ),
             input_model=AnswerFindings,
         ),
         ToolSpec(

@@ -321,6 +321,53 @@ class FixCheck(BaseModel):
         )
 
 
+class OwnTestRun(BaseModel):
+    """A test of the pull request, run at the head as it is there."""
+
+    model_config = ConfigDict(frozen=True)
+
+    test: str
+    """The test's path in the repository."""
+    passed: bool | None
+    """True: it passes at the head; False: it ran and does not; None: it did not run."""
+    exit_code: int | None = None
+    output_tail: str = ""
+    seconds: float = 0.0
+    reason: str = ""
+    environment: str | None = None
+    """Why the project's environment cannot run tests, when that is why it did not run."""
+
+    @classmethod
+    def of(cls, test: str, run: Run) -> "OwnTestRun":
+        if run.passed:
+            passed, reason = True, "it passes at the head"
+        elif run.failed:
+            passed, reason = False, "it fails at the head"
+        elif run.error is None:
+            passed, reason = False, f"at the head {run.why_broken()}"
+        else:
+            passed, reason = None, f"it did not run at the head: {run.error}"
+        return cls(
+            test=test,
+            passed=passed,
+            exit_code=run.exit_code,
+            output_tail=run.output_tail,
+            seconds=run.seconds,
+            reason=reason,
+        )
+
+    @classmethod
+    def not_run(cls, test: str, reason: str) -> "OwnTestRun":
+        return cls(test=test, passed=None, reason=reason)
+
+    @classmethod
+    def unfit(cls, test: str, environment: str) -> "OwnTestRun":
+        """Not run, the project's environment being unable to run any test."""
+        return cls(
+            test=test, passed=None, reason=f"{UNFIT}: {environment}", environment=environment
+        )
+
+
 class Verifier(Protocol):
     """Runs findings' tests for one review: at the base and the head, and with a patch."""
 
@@ -336,4 +383,8 @@ class Verifier(Protocol):
 
     async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
         """Run `reproduction` at the head with `patches` applied."""
+        ...
+
+    async def run_own(self, test: str) -> OwnTestRun:
+        """Run the pull request's own test `test` at the head, as it is there."""
         ...

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from agents.debate import relevance
+from agents.debate.intent_rules import CHECKED
 from agents.debate.refusals import Refusal
 from agents.debate.threads import Thread
 from agents.debate.told import (
@@ -37,22 +38,25 @@ from agents.debate.told import (
 )
 from agents.diff import Diff, ReviewUnit
 from agents.models.llm import PromptBlock
-from agents.outcome import Message
+from agents.outcome import Message, MessageKind
 from agents.patches import current_lines
-from agents.protocol import ToolName
+from agents.protocol import Stance, ToolName
 from policies.arbitration import CONTEXT_MESSAGES, ArbitrationTrigger
 from policies.panel import Panel
 
 PROVEN_TO_CODER = (
     " A finding whose test_run verdict is reproduced or introduced is proven: concede it with a "
-    "patch that makes its test pass."
+    "patch that makes its test pass, or, if the behaviour its test shows is what the pull "
+    "request means to do, answer it intended with citations of the pull request's evidence."
 )
 PATCH_TESTS = (
     " A patch whose patch_test_run is not verified is no fix. A new finding must carry a "
     "reproduction."
 )
 PROVEN_TO_ARBITER = (
-    " A finding whose test_run verdict is reproduced or introduced is proven: rule it force_fix."
+    " A finding whose test_run verdict is reproduced or introduced is proven: rule it force_fix, "
+    "or intended if the coder's evidence in the pull request, as checked, shows the change is "
+    "meant."
 )
 
 
@@ -273,7 +277,14 @@ def _answered(
         patch_test_run=runs.patch_test_run,
         raised_by=raised_by,
         testers_you_hear=heard,
+        intent_checked=_intent_checked(thread) if answer.stance is Stance.INTENDED else None,
     )
+
+
+def _intent_checked(thread: Thread) -> str | None:
+    """The thread's latest notice of what was checked of the coder's evidence of intent."""
+    notices = (m.text for m in reversed(thread.messages) if m.kind is MessageKind.NOTICE)
+    return next((text for text in notices if text.startswith(CHECKED)), None)
 
 
 def arbitration_brief(

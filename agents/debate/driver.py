@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from agents.debate.journal import JournalEntry, Replay, request_digest
-from agents.debate.needs import AskModel, CallEnd, Reply, Steps, Trial, TrialResult
+from agents.debate.needs import AskModel, CallEnd, OwnTest, Reply, Run, Steps, TrialResult
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMClient, LLMRequest, LLMResponse, Usage
 from agents.verification import Verifier
@@ -51,7 +51,7 @@ async def every(runs: Iterable[Awaitable[T]]) -> list[T]:
 class TrialRunner(Protocol):
     """Runs a debate's test runs, all at once: their results in order, or :class:`Waiting`."""
 
-    async def run(self, runs: Sequence[Trial]) -> tuple[TrialResult, ...] | Waiting: ...
+    async def run(self, runs: Sequence[Run]) -> tuple[TrialResult, ...] | Waiting: ...
 
 
 class LocalTrials:
@@ -60,10 +60,12 @@ class LocalTrials:
     def __init__(self, verifier: Verifier) -> None:
         self.verifier = verifier
 
-    async def run(self, runs: Sequence[Trial]) -> tuple[TrialResult, ...]:
+    async def run(self, runs: Sequence[Run]) -> tuple[TrialResult, ...]:
         return tuple(await every(self._one(run) for run in runs))
 
-    async def _one(self, run: Trial) -> TrialResult:
+    async def _one(self, run: Run) -> TrialResult:
+        if isinstance(run, OwnTest):
+            return await self.verifier.run_own(run.test)
         if run.checks_fix:
             return await self.verifier.check_fix(run.reproduction, run.patches)
         return await self.verifier.reproduce(run.reproduction)

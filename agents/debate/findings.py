@@ -49,6 +49,7 @@ def raise_findings(
         thread = Thread(numbered, raised_by=tester)
         thread.take(Position(tester, Vote.KEEP, "", state.round, raised=True))
         state.threads[numbered.id] = thread
+        state.intents.raised[numbered.id] = numbered
         state.say(thread, tester, MessageKind.FINDING, numbered.claim)
     return admitted
 
@@ -64,6 +65,11 @@ def accept(state: DebateState, thread: Thread, tally: Tally) -> None:
         state.proofs.settle(thread.id, False, why)
         state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, told_set_aside(why))
     consensus = Consensus.UNANIMOUS if tally.unanimous else Consensus.MAJORITY
+    if answer.stance is Stance.INTENDED:
+        intended = state.intents.shown(thread.id)
+        thread.close(Closure(consensus, Resolution.INTENDED, state.round, intended=intended))
+        state.round_progress = True
+        return
     resolution = Resolution.FIXED if answer.patch is not None else Resolution.WITHDRAWN
     thread.close(Closure(consensus, resolution, state.round, patch=answer.patch))
     state.round_progress = True
@@ -90,6 +96,10 @@ def rule(state: DebateState, thread: Thread, ruling: Ruling) -> None:
     if forces_fix(ruling):
         closure = Closure(Consensus.ARBITER, Resolution.FIXED, state.round, patch=ruling.patch)
         verdict = f"{on_test}the coder must adopt the arbiter's patch"
+    elif ruling.ruling is RulingKind.INTENDED:
+        intended = state.intents.shown(thread.id)
+        closure = Closure(Consensus.ARBITER, Resolution.INTENDED, state.round, intended=intended)
+        verdict = "the change of behaviour is intended, as the pull request shows: the code stands"
     else:
         closure = Closure(
             Consensus.ARBITER, Resolution.WARNING, state.round, warning=ruling.warning

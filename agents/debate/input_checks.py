@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.debate import unit_walkthrough
+from agents.debate.intent_rules import Intents
 from agents.debate.proofs import Proofs
 from agents.debate.refusals import Checked, Refusal, merged
 from agents.diff import Diff
@@ -65,10 +66,18 @@ class InputChecks:
     """Parses and checks the tool inputs of one debate, and holds them to what its findings'
     tests showed (`proofs`)."""
 
-    def __init__(self, diff: Diff, protected: ProtectedPaths, proofs: Proofs | None = None) -> None:
+    def __init__(
+        self,
+        diff: Diff,
+        protected: ProtectedPaths,
+        proofs: Proofs | None = None,
+        *,
+        intents: Intents | None = None,
+    ) -> None:
         self.diff = diff
         self.protected = protected
         self.proofs = proofs or Proofs()
+        self.intents = intents or Intents(diff)
 
     def report(self, raw: dict[str, Any], asked: Sequence[str] = ()) -> Checked[ReportFindings]:
         shape = _Report.model_validate(raw)
@@ -90,7 +99,7 @@ class InputChecks:
         shape = _Evaluations.model_validate(raw)
         several = len(shape.evaluations) + len(shape.new_findings) > 1
         evaluations, refused = self._answers(
-            "evaluations", shape.evaluations, Evaluation, asked, self.proofs.evaluation_problem
+            "evaluations", shape.evaluations, Evaluation, asked, self._evaluation_problem
         )
         findings, unfit = self._findings(
             "new_findings", shape.new_findings, several=several, later=True
@@ -109,10 +118,29 @@ class InputChecks:
         return patch_problem(item.patch, self.diff, self.protected) if item.patch else None
 
     def _answer_problem(self, answer: Answer) -> str | None:
-        return self._patch(answer) or self.proofs.answer_problem(answer)
+        return (
+            self._patch(answer)
+            or self.proofs.answer_problem(answer)
+            or self.intents.answer_problem(answer)
+        )
+
+    def _evaluation_problem(self, evaluation: Evaluation) -> str | None:
+        intended = evaluation.finding_id in self.intents.answers
+        if intended and evaluation.reproduction is None:
+            # The coder's latest answer keeps the code: a patch it gave before, which its
+            # test rejected, is not what the tester weighs.
+            return self.intents.evaluation_problem(evaluation)
+        return self.proofs.evaluation_problem(evaluation) or self.intents.evaluation_problem(
+            evaluation
+        )
 
     def _ruling_problem(self, ruling: Ruling) -> str | None:
-        return self._patch(ruling) or self.proofs.ruling_problem(ruling)
+        proven = self.proofs.proven(ruling.finding_id)
+        return (
+            self._patch(ruling)
+            or self.proofs.ruling_problem(ruling)
+            or self.intents.ruling_problem(ruling, proven=proven)
+        )
 
     def _answers(
         self,

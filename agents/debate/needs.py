@@ -15,7 +15,7 @@ from typing import TypeVar
 
 from agents.models.llm import LLMRequest, LLMResponse
 from agents.protocol import Patch, Reproduction
-from agents.verification import FixCheck, Verification
+from agents.verification import FixCheck, OwnTestRun, Verification
 from policies.errors import OutOfTokens
 
 T = TypeVar("T")
@@ -52,14 +52,26 @@ class Trial:
 
 
 @dataclass(frozen=True, slots=True)
+class OwnTest:
+    """One run of a test the pull request adds or changes, at the head as it is there (no
+    file written): whether it passes, asked when the coder cites it as evidence of intent."""
+
+    test: str
+
+
+Run = Trial | OwnTest
+
+
+@dataclass(frozen=True, slots=True)
 class RunTests:
     """Run `runs`, all at once; answered with their results in the same order: a
-    :class:`Verification` for a reproduction, a :class:`FixCheck` for a fix check."""
+    :class:`Verification` for a reproduction, a :class:`FixCheck` for a fix check, an
+    :class:`OwnTestRun` for the pull request's own test."""
 
-    runs: tuple[Trial, ...]
+    runs: tuple[Run, ...]
 
 
-TrialResult = Verification | FixCheck
+TrialResult = Verification | FixCheck | OwnTestRun
 Need = AskModel | RunTests
 Reply = CallEnd | tuple[TrialResult, ...]
 Steps = Generator[Need, Reply, T]
@@ -88,7 +100,13 @@ def check_fixes(fixes: Sequence[tuple[Reproduction, Patch]]) -> Steps[list[FixCh
     return [_of(FixCheck, r) for r in results]
 
 
-def _run(runs: tuple[Trial, ...]) -> Steps[tuple[TrialResult, ...]]:
+def run_own(tests: Sequence[str]) -> Steps[list[OwnTestRun]]:
+    """Have each of the pull request's own `tests` run at the head."""
+    results = yield from _run(tuple(OwnTest(t) for t in tests))
+    return [_of(OwnTestRun, r) for r in results]
+
+
+def _run(runs: tuple[Run, ...]) -> Steps[tuple[TrialResult, ...]]:
     results = yield RunTests(runs)
     if not isinstance(results, tuple) or len(results) != len(runs):
         raise TypeError(f"{len(runs)} test runs were answered with {results!r}")

@@ -28,14 +28,22 @@ dispute it with an argument grounded in the code. A patch replaces lines start_l
 of one file with `replacement`, the complete new text of those lines; it may only touch lines
 the diff shows on the new side, all within one hunk, and must change them. Keep patches
 minimal and in the file's style. You may cite the pull request's description to show that a
-change of behaviour is intended, beside the code. When the tester rejects an answer, address
-its reason instead of repeating yourself. Rulings of the arbiter are final: never reopen them."""
+change of behaviour is intended, beside the code. When a finding shows a change of behaviour
+the pull request makes on purpose, answer it `intended` with `citations` of the pull
+request's own evidence: a phrase quoted word for word from its description, or lines its
+diff adds or changes (a changelog, docs, a docstring, or a test it adds or changes that
+asserts the new behaviour); Tiebreak checks each citation and runs the cited tests at the
+head. Never revert an intended change to please a test of the old behaviour. When the tester
+rejects an answer, address its reason instead of repeating yourself. Rulings of the arbiter
+are final: never reopen them."""
 
 ARBITER = """\
 The arbiter is called only when the tester and the coder deadlock. For each disputed finding,
 read the finding and their latest messages and rule once, bindingly: accept_with_warning (the
 code may stand; write a short warning documenting the risk for whoever merges it) or force_fix
-(the finding is right; give the patch the coder must adopt, under the coder's patch rules).
+(the finding is right; give the patch the coder must adopt, under the coder's patch rules)
+or intended (the behaviour the finding's test shows changed on purpose: the coder's cited
+evidence in the pull request shows it, and the code stands as a behaviour change).
 Decide on the merits of the code, not on who argued longer. Weigh the pull request's
 description as its author's claim of what the change means to do, not as proof."""
 

@@ -210,7 +210,8 @@ class Proofs:
     def answer_problem(self, answer: Answer) -> str | None:
         if answer.stance is Stance.DISPUTE and (why := self._proven_by(answer.finding_id)):
             return (
-                f"{why}: it is proven, and can only be {CONCEDED}, unless its test does not "
+                f"{why}: it is proven, and can only be {CONCEDED}, unless the pull request "
+                "shows the change intended (intended, citing its evidence) or its test does not "
                 "exercise the claim (irrelevant_test)"
             )
         return self.relevance.answer_problem(answer, self.proven(answer.finding_id))

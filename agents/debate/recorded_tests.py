@@ -20,27 +20,33 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from agents.debate.driver import Waiting, every
-from agents.debate.needs import Trial, TrialResult
+from agents.debate.needs import OwnTest, Run, TrialResult
 from agents.protocol import Patch, Reproduction
-from agents.verification import FixCheck, Verification
+from agents.verification import FixCheck, OwnTestRun, Verification
 
 
 class RecordedRun(BaseModel):
-    """What one run showed: a reproduction's verification, or a fix check."""
+    """What one run showed: a reproduction's verification, a fix check, or the pull
+    request's own test run at the head."""
 
     model_config = ConfigDict(frozen=True)
 
     verification: Verification | None = None
     fix: FixCheck | None = None
+    own: OwnTestRun | None = None
 
     @classmethod
     def of(cls, result: TrialResult) -> "RecordedRun":
         if isinstance(result, FixCheck):
             return cls(fix=result)
+        if isinstance(result, OwnTestRun):
+            return cls(own=result)
         return cls(verification=result)
 
-    def result(self, run: Trial) -> TrialResult | None:
+    def result(self, run: Run) -> TrialResult | None:
         """What it showed of `run`, if it is the same kind of run."""
+        if isinstance(run, OwnTest):
+            return self.own
         return self.fix if run.checks_fix else self.verification
 
 
@@ -60,7 +66,7 @@ class TrialsElsewhere(Protocol):
         """The command a test is run with (`{test}` stands for its path)."""
         ...
 
-    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+    async def start(self, run: Run, digest: str) -> TrialResult | None:
         """Start `run`; None once it is under way (or was already), or what it shows at once
         without running (not run, and why)."""
         ...
@@ -77,6 +83,19 @@ def run_digest(command: str, reproduction: Reproduction, patches: Sequence[Patch
     return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
 
 
+def own_digest(command: str, test: str) -> str:
+    """The sha256 of a run of the pull request's own `test` at the head."""
+    asked = {"command": command, "own_test": test}
+    return hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
+
+
+def digest_of(command: str, run: Run) -> str:
+    """The digest `run` is recorded under."""
+    if isinstance(run, OwnTest):
+        return own_digest(command, run.test)
+    return run_digest(command, run.reproduction, run.patches)
+
+
 class RecordedTrials:
     """Test runs answered from `record`, the others started `elsewhere` and waited for."""
 
@@ -84,15 +103,15 @@ class RecordedTrials:
         self.elsewhere = elsewhere
         self.record = record
 
-    async def run(self, runs: Sequence[Trial]) -> tuple[TrialResult, ...] | Waiting:
-        digests = [run_digest(self.elsewhere.command, r.reproduction, r.patches) for r in runs]
+    async def run(self, runs: Sequence[Run]) -> tuple[TrialResult, ...] | Waiting:
+        digests = [digest_of(self.elsewhere.command, r) for r in runs]
         results = await every(self._one(r, d) for r, d in zip(runs, digests, strict=True))
         waiting = tuple(d for d, result in zip(digests, results, strict=True) if result is None)
         if waiting:
             return Waiting(waiting)
         return tuple(r for r in results if r is not None)
 
-    async def _one(self, run: Trial, digest: str) -> TrialResult | None:
+    async def _one(self, run: Run, digest: str) -> TrialResult | None:
         recorded = await self.record.recorded(digest)
         if recorded is not None and (result := recorded.result(run)) is not None:
             return result

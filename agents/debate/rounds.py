@@ -12,6 +12,7 @@ from collections.abc import Collection
 from agents.debate import briefs, relevance, unit_walkthrough
 from agents.debate.arbitration import Arbitration
 from agents.debate.findings import accept, leave_unresolved, raise_findings, reopen
+from agents.debate.intending import IntentSteps
 from agents.debate.needs import Steps
 from agents.debate.proving import ProofSteps
 from agents.debate.state import CODER, DebateState
@@ -35,6 +36,13 @@ from policies.loops import message_digest
 from policies.panel import PanelVerdict, Vote
 from policies.proposals import TurnProposals
 
+ANSWERED = {
+    Stance.CONCEDE: MessageKind.CONCEDE,
+    Stance.DISPUTE: MessageKind.DISPUTE,
+    Stance.INTENDED: MessageKind.INTENDED,
+}
+"""The message each stance of the coder's is put on the record as."""
+
 
 class Rounds:
     """One debate over one unit, from the testers' seed to every finding's end."""
@@ -43,6 +51,7 @@ class Rounds:
         self.state = state
         self.proving = proving
         self.arbitration = arbitration
+        self.intending = IntentSteps(state)
 
     def run(self) -> Steps[None]:
         state = self.state
@@ -198,6 +207,7 @@ class Rounds:
         except BudgetExhausted as exc:
             spent = state.tester_of(exc.edge)
         yield from self.proving.check_concessions(pending)
+        yield from self.intending.check(pending)
         if digests or spent is None:
             state.settled_unseen.clear()  # the coder has seen them
         dropped = [
@@ -240,12 +250,13 @@ class Rounds:
         digests: dict[str, str] = {}
         for answer in result.answers:
             thread = state.threads[answer.finding_id]
-            kind = MessageKind.CONCEDE if answer.stance is Stance.CONCEDE else MessageKind.DISPUTE
+            kind = ANSWERED[answer.stance]
             code = answer.patch.replacement if answer.patch else None
             digest = message_digest(CODER, kind, answer.argument, code)
             digests[thread.id] = digest
             thread.answered(answer, state.round)
             state.proofs.relevance.answered(answer)
+            state.intents.take(answer)
             state.say(thread, CODER, kind, relevance.said(answer), answer.patch)
             home = edge_name(CODER, thread.raised_by)
             thread.loop = thread.loop or state.loops.observe(home, thread.id, CODER, digest)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from agents.debate.claims import same_finding
 from agents.debate.input_checks import InputChecks
+from agents.debate.intent_rules import Intents
 from agents.debate.proofs import Proofs, ProofTerms
 from agents.debate.threads import Thread
 from agents.debate.turns import Turns
@@ -40,6 +41,8 @@ class DebateState:
     panel: Panel
     proofs: Proofs
     """What the findings' tests showed (nothing, unless tests are run)."""
+    intents: Intents
+    """What the coder cited to show a behaviour change intended, and what was checked of it."""
     checks: InputChecks
     turns: Turns
     router: Router
@@ -83,6 +86,7 @@ class DebateState:
         """The state of a debate over `unit` before anyone has spoken."""
         panel = policy.panel()
         proofs = Proofs(terms, unit.diff.additions())
+        intents = Intents(unit.diff, unit.intent, tests_run=terms is not None)
         walkthrough = bool(summary and summary.walkthrough)
         per_turn, total = policy.max_findings_per_turn, policy.max_findings_total
         return cls(
@@ -90,7 +94,10 @@ class DebateState:
             unit=unit,
             panel=panel,
             proofs=proofs,
-            checks=InputChecks(unit.diff, ProtectedPaths(policy.protected_paths), proofs),
+            intents=intents,
+            checks=InputChecks(
+                unit.diff, ProtectedPaths(policy.protected_paths), proofs, intents=intents
+            ),
             turns=Turns(
                 policy,
                 shows=shown(tests=terms is not None, walkthrough=walkthrough),

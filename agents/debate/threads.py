@@ -8,7 +8,7 @@ tester's stance on it is a :class:`Position`; the latest one of each tester is i
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from agents.outcome import Consensus, FindingOutcome, Message, Resolution
+from agents.outcome import Consensus, FindingOutcome, IntendedBy, Message, Resolution
 from agents.protocol import Answer, Finding, Patch
 from policies.arbitration import ArbitrationTrigger
 from policies.loops import Loop
@@ -29,6 +29,7 @@ class Closure:
     patch: Patch | None = None
     warning: str | None = None
     note: str | None = None
+    intended: IntendedBy | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,7 @@ class Thread:
                 patch=result.patch,
                 warning=result.warning,
                 note=result.note,
+                intended=result.intended,
             )
         )
         return thread
@@ -149,6 +151,7 @@ class Thread:
             resolution=closure.resolution,
             patch=closure.patch,
             warning=closure.warning,
+            intended=closure.intended,
             trigger=self.trigger,
             note=closure.note,
             exchanges=self.exchanges,

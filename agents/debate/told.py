@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agents.outcome import Message, MessageKind
-from agents.protocol import Answer, Finding, Patch, Stance
+from agents.protocol import Answer, Citation, Finding, Patch, Stance
 from agents.verification import Evidence
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Vote
@@ -125,10 +125,16 @@ class CoderAnswer(Told):
     stance: Stance
     argument: str
     patch: Patch | None = field(default=None, metadata=UNSAID)
+    citations: tuple[Citation, ...] = field(default=(), metadata=UNLISTED)
 
     @classmethod
     def of(cls, answer: Answer) -> "CoderAnswer":
-        return cls(stance=answer.stance, argument=answer.argument, patch=answer.patch)
+        return cls(
+            stance=answer.stance,
+            argument=answer.argument,
+            patch=answer.patch,
+            citations=tuple(answer.citations),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,6 +190,8 @@ class AnsweredFinding(Told):
     patch_test_run: PatchRun | None = field(default=None, metadata=UNSAID)
     raised_by: tuple[str, ...] | None = field(default=None, metadata=UNSAID)
     testers_you_hear: tuple[HeardPosition, ...] = field(default=(), metadata=UNLISTED)
+    intent_checked: str | None = field(default=None, metadata=UNSAID)
+    """What Tiebreak checked of an intended answer's evidence."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

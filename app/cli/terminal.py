@@ -23,12 +23,14 @@ _RESOLUTION_COLOUR = {
     Resolution.WITHDRAWN: "cyan",
     Resolution.WARNING: "yellow",
     Resolution.OPEN: "red",
+    Resolution.INTENDED: "blue",
 }
 _TALLY = {
     Resolution.FIXED: "fixed",
     Resolution.WITHDRAWN: "withdrawn",
     Resolution.WARNING: "with a warning",
     Resolution.OPEN: "open",
+    Resolution.INTENDED: "intended",
     STANDS: "standing by majority",
 }
 """How the totals count the findings of each ending, in words that read after any number."""
@@ -67,7 +69,7 @@ class CallProgress:
 
 def render(review: Review) -> str:
     """The review as text: the walkthrough, each finding, then the totals."""
-    lines: list[str] = _walkthrough(walkthrough(review))
+    lines: list[str] = [*_walkthrough(walkthrough(review)), *_behaviour_changes(review)]
     findings = sorted(review.findings, key=lambda f: (f.finding.severity.rank, f.finding.path))
     for result in findings:
         lines += _finding(result)
@@ -107,6 +109,22 @@ def _walkthrough(merged: Walkthrough | None) -> list[str]:
         lines += [f"    {_plain(a.path)}: {_plain(a.why)}" for a in merged.attention]
     for diagram in merged.diagrams:
         lines += [f"  {_plain(line)}" for line in diagram.splitlines()]
+    return [*lines, ""]
+
+
+def _behaviour_changes(review: Review) -> list[str]:
+    """The pull request's proven behaviour changes, each with the test that shows it."""
+    changes = [f for f in review.findings if f.behaviour_change]
+    if not changes:
+        return []
+    lines = [click.style("Proven behaviour changes", bold=True)]
+    for result in changes:
+        finding, test = result.finding, result.verification
+        assert test is not None
+        lines.append(
+            f"  {_plain(finding.path)}:{finding.start_line}: {_plain(finding.claim)} "
+            f"(shown by {_plain(test.test)})"
+        )
     return [*lines, ""]
 
 
@@ -171,11 +189,29 @@ def _finding(result: FindingOutcome) -> list[str]:
         out += [f"    {line}" for line in printable(patch.replacement).splitlines()] or [
             "    (delete)"
         ]
+    if result.intended is not None:
+        out += _intended(result)
     if result.warning:
         out.append(click.style(f"  Warning: {_prose(result.warning, '    ')}", fg="yellow"))
     if result.note:
         said = "Stands" if stands(result) else "Unresolved"
         out.append(f"  {said}: {_prose(result.note, '    ')}")
+    return out
+
+
+def _intended(result: FindingOutcome) -> list[str]:
+    """Why a finding is a behaviour change the pull request means: the evidence cited."""
+    assert result.intended is not None
+    what = "Behaviour change" if result.behaviour_change else "Intended"
+    out = [click.style(f"  {what}: the pull request means it, as it shows:", fg="blue")]
+    for citation in result.intended.citations:
+        if citation.quote is not None:
+            out.append(f"    the description says: {_plain(citation.quote)}")
+        else:
+            span = f"{citation.path}:{citation.start_line}-{citation.end_line}"
+            out.append(f"    {_plain(span)}, changed by the pull request")
+    for run in result.intended.tests:
+        out.append(f"    its test {_plain(run.test)}: {_plain(run.reason)}")
     return out
 
 
@@ -199,6 +235,9 @@ def _totals(review: Review) -> str:
         more = f", {introduced} {proof_text.WORDS[Evidence.INTRODUCED]}" if introduced else ""
         if set_aside := len(tested) - len(binding):
             more += f", {set_aside} {proof_text.NOT_RELEVANT}"
+        changes = sum(1 for f in review.findings if f.behaviour_change)
+        if changes:
+            more += f", {_count(changes, 'intended behaviour change')}"
         line += (
             f"\nTests: {_count(len(tested), 'finding')} tested, {reproduced} reproduced"
             f"{more} · {review.verification_seconds:.1f} s of test runs · about "

@@ -218,4 +218,5 @@ def _post(ended: FindingOutcome, unverified: str | None) -> Posted:
         verdict_reason=reason,
         fix_verified=ended.fix_verified,
         relevant=shown.relevant if shown else None,
+        intended=ended.behaviour_change and unverified is None,
     )

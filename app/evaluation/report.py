@@ -81,6 +81,10 @@ def _figures(summary: Summary) -> dict[str, Any]:
         "introduced_precision": summary.introduced_precision.value,
         "introduced_precision_interval": _interval(summary.introduced_precision),
         "introduced_on_buggy_cases": summary.introduced_on_buggy_cases,
+        "intended": summary.intended,
+        "intended_precision": summary.intended_precision.value,
+        "intended_precision_interval": _interval(summary.intended_precision),
+        "intended_on_buggy_cases": summary.intended_on_buggy_cases,
         "other_precision": summary.other_precision.value,
         "other_precision_interval": _interval(summary.other_precision),
         "other_on_buggy_cases": summary.other_on_buggy_cases,
@@ -106,9 +110,10 @@ _HEADERS = (
     "failed",
 )
 _TESTS_HEADERS = (
-    "tested/reproduced/new code",
+    "tested/reproduced/new code/intended",
     "precision reproduced",
     "precision new code",
+    "precision intended",
     "precision other",
 )
 TOO_FEW = "—"
@@ -145,9 +150,10 @@ def _row(s: Summary) -> tuple[str, ...]:
 
 def _tests_row(s: Summary) -> tuple[str, ...]:
     return (
-        f"{s.tested}/{s.reproduced}/{s.introduced}",
+        f"{s.tested}/{s.reproduced}/{s.introduced}/{s.intended}",
         _ratio(s.reproduced_precision, TOO_FEW),
         _ratio(s.introduced_precision, TOO_FEW),
+        _ratio(s.intended_precision, TOO_FEW),
         _ratio(s.other_precision, TOO_FEW),
     )
 

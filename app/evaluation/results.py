@@ -45,6 +45,9 @@ class Posted(BaseModel):
     relevant: bool | None = None
     """False when its test was ruled not to test its claim: its runs prove nothing
     (`agents.debate.relevance`)."""
+    intended: bool = False
+    """Whether it was posted as a behaviour change the pull request means: its test proved
+    the change, and the debate found it intended (`agents.debate.intent_rules`)."""
 
     @property
     def tested(self) -> bool:

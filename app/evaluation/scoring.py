@@ -114,6 +114,14 @@ class Summary:
     """Precision of the posted findings proven in new code on buggy cases (None below
     `MIN_FINDINGS`)."""
     introduced_on_buggy_cases: int = 0
+    intended: int = 0
+    """Posted findings whose test proved a behaviour change the debate found intended: posted
+    as behaviour changes, not defects (counted apart from the reproduced and new code)."""
+    intended_precision: Estimate = Estimate(None)
+    """Precision of the intended changes posted on buggy cases: the share that is not on the
+    labelled bug, which a behaviour change called intended would have waved through (None
+    below `MIN_FINDINGS`)."""
+    intended_on_buggy_cases: int = 0
 
 
 def summarize(config: Config, scores: Sequence[CaseScore]) -> Summary:
@@ -137,14 +145,17 @@ def summarize(config: Config, scores: Sequence[CaseScore]) -> Summary:
         seconds_per_case=_mean([s.run.seconds for s in measured]),
         verify=any(s.run.verify for s in measured),
         tested=sum(p.tested for s in measured for p in s.run.posted),
-        reproduced=sum(p.reproduced for s in measured for p in s.run.posted),
+        reproduced=_posted(measured, _reproduced),
         reproduced_precision=_precision_among(buggy, _reproduced),
         other_precision=_precision_among(buggy, _other),
         reproduced_on_buggy_cases=_posted(buggy, _reproduced),
         other_on_buggy_cases=_posted(buggy, _other),
-        introduced=sum(p.introduced for s in measured for p in s.run.posted),
+        introduced=_posted(measured, _introduced),
         introduced_precision=_precision_among(buggy, _introduced),
         introduced_on_buggy_cases=_posted(buggy, _introduced),
+        intended=_posted(measured, _intended),
+        intended_precision=_intended_precision(buggy),
+        intended_on_buggy_cases=_posted(buggy, _intended),
     )
 
 
@@ -173,16 +184,32 @@ def _posted(scores: Sequence[CaseScore], which: Callable[[Posted], bool]) -> int
     return sum(1 for s in scores for p in s.run.posted if which(p))
 
 
+def _intended_precision(buggy: Sequence[CaseScore]) -> Estimate:
+    """The share of the intended changes on `buggy` cases that miss the labelled bug."""
+    if _posted(buggy, _intended) < MIN_FINDINGS:
+        return Estimate(None)
+
+    def missed(scores: Sequence[CaseScore]) -> float | None:
+        hit = [h for s in scores for p, h in zip(s.run.posted, s.hit, strict=True) if p.intended]
+        return 1 - sum(hit) / len(hit) if hit else None
+
+    return _estimate(buggy, missed)
+
+
 def _reproduced(posted: Posted) -> bool:
-    return posted.reproduced
+    return posted.reproduced and not posted.intended
 
 
 def _introduced(posted: Posted) -> bool:
-    return posted.introduced
+    return posted.introduced and not posted.intended
+
+
+def _intended(posted: Posted) -> bool:
+    return posted.intended
 
 
 def _other(posted: Posted) -> bool:
-    return not (posted.reproduced or posted.introduced)
+    return not (posted.reproduced or posted.introduced or posted.intended)
 
 
 def _estimate(scores: Sequence[CaseScore], statistic: Statistic) -> Estimate:

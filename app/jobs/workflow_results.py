@@ -102,7 +102,8 @@ async def sweep_workflow_runs(deps: WorkerDeps, *, now: float) -> int:
             continue
         minutes = f"{pending.minutes} minute" + ("" if pending.minutes == 1 else "s")
         reason = f"the workflow did not finish in {minutes}"
-        settled += await settle(deps, pending, not_run(pending.test, pending.fix, reason))
+        shown = not_run(pending.test, pending.fix, reason, own=pending.own)
+        settled += await settle(deps, pending, shown)
     minute = math.floor(now / 60)
     for token in await runs.waiting():
         await deps.queue.take_workflow_run(token, None, f"poll-{minute}")
@@ -126,16 +127,18 @@ async def settle(deps: WorkerDeps, pending: PendingRun, result: RecordedRun) -> 
 
 async def _result(actions: ActionsClient, pending: PendingRun, run: WorkflowRun) -> RecordedRun:
     """What the run's artifact shows; not run, and why, if it shows nothing."""
-    test, fix = pending.test, pending.fix
+    test, fix, own = pending.test, pending.fix, pending.own
     try:
         archive = await actions.artifact(pending.ref, run.id, ARTIFACT, MAX_ZIP_BYTES)
     except GitHubError as exc:
-        return not_run(test, fix, f"the workflow's result could not be downloaded: {exc}")
+        why = f"the workflow's result could not be downloaded: {exc}"
+        return not_run(test, fix, why, own=own)
     if archive is None:
-        return not_run(test, fix, f"the workflow run ended {run.conclusion} without a result")
+        why = f"the workflow run ended {run.conclusion} without a result"
+        return not_run(test, fix, why, own=own)
     try:
         result = read_result(archive, pending.token)
     except WorkflowResultError as exc:
         log.warning("workflow run %s: %s", run.id, exc)
-        return not_run(test, fix, f"the workflow's result could not be read: {exc}")
-    return shown(test, command_for(pending.command, test), fix, result)
+        return not_run(test, fix, f"the workflow's result could not be read: {exc}", own=own)
+    return shown(test, command_for(pending.command, test), fix, result, own=own)

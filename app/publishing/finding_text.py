@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from agents.outcome import Consensus, FindingOutcome, Message, MessageKind, Resolution
 from agents.protocol import Severity
+from app.publishing.intent_text import evidence
 from app.publishing.markdown import (
     PROSE_LIMIT,
     clip,
@@ -36,6 +37,7 @@ RESOLUTION = {
     Resolution.WARNING: "accepted with a warning",
     Resolution.WITHDRAWN: "withdrawn",
     Resolution.OPEN: "unresolved",
+    Resolution.INTENDED: "behaviour change",
 }
 STANDS = "stands"
 """How a finding a panel's majority keeps against the coder ended: open, but not a deadlock."""
@@ -55,7 +57,7 @@ _AGREEMENT = {
     Consensus.ARBITER: "the arbiter ruled",
     Consensus.UNRESOLVED: "no agreement",
 }
-_CODER = (MessageKind.CONCEDE, MessageKind.DISPUTE)
+_CODER = (MessageKind.CONCEDE, MessageKind.DISPUTE, MessageKind.INTENDED)
 
 
 def location(path: str, start: int, end: int) -> str:
@@ -152,6 +154,11 @@ def debate(result: FindingOutcome, thread: Sequence[Message], *, committable: bo
             blocks += kept or _tester(_last(thread, (MessageKind.REJECT,)), overruled=False)
             blocks += [*_coder(coder), *fix_check(result)]
             blocks += _labelled("Why it is unresolved", result.note or "no agreement was reached")
+        case Resolution.INTENDED:
+            blocks += evidence(result)
+            blocks += _labelled("The coder's argument", coder.text if coder else "")
+            blocks += _labelled("The arbiter's reasoning", reasoning)
+            blocks += _keepers(result, thread, "Overruled: {} kept it") if majority else []
         case Resolution.WITHDRAWN:
             blocks += _labelled("Withdrawn after the coder's argument", coder.text if coder else "")
             blocks += _keepers(result, thread, "Outvoted: {} kept it") if majority else []

@@ -30,6 +30,7 @@ from app.bodies import (
 from app.publishing import finding_text, text
 from app.publishing import markdown as md
 from app.publishing.fingerprints import Fingerprint
+from app.publishing.intent_text import behaviour_changes
 from app.publishing.markers import SUMMARY_MARKER
 from app.publishing.publication import (
     ANNOTATIONS_PER_REQUEST,
@@ -67,7 +68,10 @@ def plan(
         run_id=run.run_id,
         details_url=details,
         pull_url=pull_url,
-        opening=walkthrough_section(walkthrough(review)),
+        opening=[
+            *walkthrough_section(walkthrough(review)),
+            *behaviour_changes(review.findings),
+        ],
     )
     overview += text.scope(conversation, run.head_sha)
     if run.spend is not None:
@@ -212,6 +216,7 @@ def _annotation(entry: text.FindingEntry) -> Annotation:
         Resolution.FIXED: "A fix is suggested in the review.",
         Resolution.WARNING: f"Accepted with a warning: {result.warning}",
         Resolution.OPEN: f"Unresolved: {result.note or 'no agreement was reached'}",
+        Resolution.INTENDED: "A behaviour change the pull request means to make: not a defect.",
     }.get(result.resolution, "")
     if finding_text.stands(result):
         extra = "Stands: a majority of the testers keeps it against the coder."
@@ -252,6 +257,7 @@ def _title(review: Review, entries: list[text.FindingEntry]) -> str:
         _plural(len(review.failed_units), "unit not reviewed", "units not reviewed"),
         _plural(count(Resolution.FIXED), "fix suggested", "fixes suggested"),
         _plural(count(Resolution.WARNING), "warning", "warnings"),
+        _plural(count(Resolution.INTENDED), "behaviour change", "behaviour changes"),
     ]
     title = " · ".join(p for p in parts if p)
     if title:

@@ -10,7 +10,7 @@ from datetime import datetime
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
 from app.bodies import LIMIT
-from app.publishing import proof_text
+from app.publishing import intent_text, proof_text
 from app.publishing.finding_text import (
     SEVERITY,
     agreement,
@@ -31,6 +31,7 @@ _TALLY = {
     Resolution.WITHDRAWN: "withdrawn",
     Resolution.WARNING: "accepted with a warning",
     Resolution.OPEN: "unresolved",
+    Resolution.INTENDED: "intended",
 }
 _STANDING = "standing by majority"
 """The totals' word for findings a panel's majority keeps against the coder."""
@@ -64,7 +65,7 @@ def thread_link(thread: int, pull_url: str | None) -> str:
 def comment_body(entry: FindingEntry) -> str:
     """The inline review comment for a finding: its debate and, if fixed, a suggestion."""
     result = entry.result
-    header = f"**{SEVERITY[result.finding.severity]}** · {resolution(result)} · "
+    header = f"**{_heading(result)}** · {resolution(result)} · "
     blocks = [
         header + agreement(result),
         *debate(result, entry.thread, committable=True),
@@ -73,12 +74,19 @@ def comment_body(entry: FindingEntry) -> str:
     return "\n\n".join(blocks)
 
 
+def _heading(result: FindingOutcome) -> str:
+    """A finding's severity; a behaviour change the pull request means has none."""
+    if result.resolution is Resolution.INTENDED:
+        return intent_text.HEADING
+    return SEVERITY[result.finding.severity]
+
+
 def section(entry: FindingEntry) -> str:
     """A finding in full, for a review body or a check run's text: no suggestion block."""
     result, finding = entry.result, entry.result.finding
     where = code(location(finding.path, finding.start_line, finding.end_line))
     blocks = [
-        f"#### {entry.label} · {SEVERITY[finding.severity]} · {resolution(result)} · {where}",
+        f"#### {entry.label} · {_heading(result)} · {resolution(result)} · {where}",
         f"_{agreement(result)} · {_rounds(result)} · {result.tokens:,} billed tokens_",
     ]
     if entry.outside:

@@ -17,25 +17,37 @@ test written over a file of the checkout (the very code it tests) or through a s
 test something else, and a repository's copy of the workflow may predate the template's own
 refusal of such a path. The diff alone would not tell: it names the changed files, not the
 others or the symlinks on the way to them; one GraphQL request per test does.
+
+A test of the pull request's own that the coder cites as evidence of intent
+(:class:`agents.debate.needs.OwnTest`) is dispatched with `own_test`: the workflow runs it at
+the head as it is there, writing nothing and checking out no base. It must be a file at the
+head. A repository's copy of the workflow older than that input refuses the dispatch, and
+the run is `not_run`, with GitHub's reason.
 """
 
 import logging
 import secrets
 import time
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from agents.debate.needs import Trial, TrialResult
+from agents.debate.needs import OwnTest, Run, TrialResult
 from agents.debate.recorded_tests import RecordedRun
+from agents.protocol import Patch, Reproduction
 from app.github.errors import GitHubError
 from app.github.installation_client import InstallationClient
 from app.github.models import FileAt, PathKind
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import PendingRun, WorkflowRuns
 from app.verification.workflow import RUN_TITLE, dispatch_inputs, not_run
+from policies.safety import is_safe_relative
 from policies.verify import reproduction_problem
 
 log = logging.getLogger(__name__)
 
+OWN_TEST_CONTENT = "(the pull request's own test: run as it is at the head, not written)"
+"""What a run of the pull request's own test sends as the test's content, which is not
+written."""
 REFUSED = {
     403: "the App may not run workflows in this repository (it needs actions: write)",
     404: "the workflow {workflow} is not on the repository's {branch} branch",
@@ -61,20 +73,19 @@ class ActionsTrials:
     def command(self) -> str:
         return self.tests.command
 
-    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+    async def start(self, run: Run, digest: str) -> TrialResult | None:
         """Dispatch `run`; None once it is under way (by this attempt or an earlier one), or
         what it shows without running (not run, and why)."""
-        shown = await self._dispatch(run, digest)
+        shown = await self._dispatch(_Asked.of(run), digest)
         return None if shown is None else shown.result(run)
 
-    async def _dispatch(self, run: Trial, digest: str) -> RecordedRun | None:
-        reproduction, patches = run.reproduction, run.patches
-        plan, tests, fix = self.plan, self.tests, bool(patches)
+    async def _dispatch(self, asked: "_Asked", digest: str) -> RecordedRun | None:
+        reproduction, patches = asked.reproduction, asked.patches
+        plan, tests, fix = self.plan, self.tests, asked.fix
         if await self.runs.dispatched(plan.run_id, plan.number, digest) is not None:
             return None
-        problem = reproduction_problem(reproduction.path) or await self._occupied(reproduction.path)
-        if problem:
-            return not_run(reproduction.path, fix, problem)
+        if problem := await self._problem(asked):
+            return asked.not_run(problem)
         token = secrets.token_hex(16)
         inputs = dispatch_inputs(
             token,
@@ -84,13 +95,13 @@ class ActionsTrials:
             command=tests.command,
             setup=tests.setup,
             patches=patches,
+            own_test=asked.own,
         )
         if isinstance(inputs, str):
-            return not_run(reproduction.path, fix, inputs)
+            return asked.not_run(inputs)
         if not await self.runs.count_dispatch(plan.run_id, tests.max_runs):
-            spent = f"the review's {tests.max_runs} test runs are spent"
-            return not_run(reproduction.path, fix, spent)
-        pending = self._pending(token, digest, reproduction.path, fix)
+            return asked.not_run(f"the review's {tests.max_runs} test runs are spent")
+        pending = self._pending(token, digest, reproduction.path, fix, own=asked.own)
         await self.runs.wait_for(pending)
         try:
             started = await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
@@ -99,12 +110,23 @@ class ActionsTrials:
             await self.runs.uncount_dispatch(plan.run_id)
             reason = REFUSED.get(exc.status or 0, f"GitHub refused the workflow's dispatch: {exc}")
             log.warning("the workflow %s was not dispatched: %s", tests.workflow, exc)
-            said = reason.format(workflow=tests.workflow, branch=tests.branch)
-            return not_run(reproduction.path, fix, said)
+            return asked.not_run(reason.format(workflow=tests.workflow, branch=tests.branch))
         if started is not None:
             await self.runs.pin(token, started)
         log.info("dispatched %s for %s", RUN_TITLE.format(token=token), reproduction.path)
         return None
+
+    async def _problem(self, asked: "_Asked") -> str | None:
+        """Why `asked` may not run: a reviewer's test whose path is not free, the pull
+        request's own test that is not a file at the head."""
+        path = asked.reproduction.path
+        if not asked.own:
+            return reproduction_problem(path) or await self._occupied(path)
+        if not is_safe_relative(path):
+            return f"{path!r} is not a path inside the repository"
+        head = FileAt(self.plan.ref.head_sha, path)
+        kinds = await self.github.kinds(self.plan.ref, [head])
+        return None if kinds.get(head) is PathKind.FILE else f"{path} is not a file at the head"
 
     async def _occupied(self, path: str) -> str | None:
         """Why the test may not be written at `path` in the workflow's checkouts of the head
@@ -126,7 +148,9 @@ class ActionsTrials:
                     return f"{path} goes through {prefix}, which is not a directory at the {side}"
         return None
 
-    def _pending(self, token: str, digest: str, test: str, fix: bool) -> PendingRun:
+    def _pending(
+        self, token: str, digest: str, test: str, fix: bool, *, own: bool = False
+    ) -> PendingRun:
         """The record of run `token`, about to be dispatched."""
         plan, tests, now = self.plan, self.tests, time.time()
         return PendingRun(
@@ -141,7 +165,31 @@ class ActionsTrials:
             test=test,
             command=tests.command,
             fix=fix,
+            own=own,
             dispatched_at=now,
             deadline=now + tests.timeout_minutes * 60,
             minutes=tests.timeout_minutes,
         )
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What one dispatch runs: a reviewer's test (with a fix's patches), or the pull
+    request's own test at the head (`own`)."""
+
+    reproduction: Reproduction
+    patches: tuple[Patch, ...] = ()
+    own: bool = False
+
+    @classmethod
+    def of(cls, run: Run) -> "_Asked":
+        if isinstance(run, OwnTest):
+            return cls(Reproduction(path=run.test, content=OWN_TEST_CONTENT), own=True)
+        return cls(run.reproduction, run.patches)
+
+    @property
+    def fix(self) -> bool:
+        return bool(self.patches)
+
+    def not_run(self, reason: str) -> RecordedRun:
+        return not_run(self.reproduction.path, self.fix, reason, own=self.own)

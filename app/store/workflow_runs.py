@@ -60,6 +60,8 @@ class PendingRun(BaseModel):
     """The command, as it runs the test."""
     fix: bool = False
     """A fix check (the test at the head with a patch), else a reproduction."""
+    own: bool = False
+    """The pull request's own test at the head, as it is there (cited as evidence of intent)."""
     dispatched_at: float
     deadline: float
     """When it counts as not run (Unix time)."""

@@ -36,13 +36,14 @@ from typing import Self
 
 from agents.diff import Diff
 from agents.protocol import Patch, Reproduction
-from agents.verification import FixCheck, Run, Verification
+from agents.verification import FixCheck, OwnTestRun, Run, Verification
 from app.verification import preflight, trees
 from app.verification.environments import ProjectPython
 from app.verification.removal import remove_tree
 from app.verification.runner import Limits, Place, Runner
 from app.verification.trees import TreeRefused
 from app.verification.writes import reproduction_refusal, write_additions
+from policies.safety import is_safe_relative
 from policies.verify import TEST_PLACEHOLDER, VerifyConfig
 
 _Maker = Callable[[Path], Awaitable[None]]
@@ -149,6 +150,18 @@ class LocalVerifier:
         run = await self._run(head_tree, reproduction, patches)
         self._spend(run.seconds)
         return FixCheck.of(run)
+
+    async def run_own(self, test: str) -> OwnTestRun:
+        """Run the pull request's own `test` at the head, as the head has it: nothing is
+        written over its copy."""
+        if (unfit := await self.check_environment()) is not None:
+            return OwnTestRun.unfit(test, unfit)
+        if spent := self._reserve():
+            return OwnTestRun.not_run(test, spent)
+        head_tree, _ = await self._prepared()
+        run = await self._run_own(head_tree, test)
+        self._spend(run.seconds)
+        return OwnTestRun.of(test, run)
 
     async def aclose(self) -> None:
         for task in (self._checked, self._trees):
@@ -278,6 +291,18 @@ class LocalVerifier:
                 return Run(error=f"the run's files could not be written: {exc}")
             finally:
                 await _to_the_end(asyncio.to_thread(remove_tree, additions))
+
+    async def _run_own(self, tree: _Tree, test: str) -> Run:
+        if tree.error:
+            return Run(error=tree.error)
+        if not is_safe_relative(test):
+            return Run(error=f"{test!r} is not a path inside the repository")
+        source = tree.source / test
+        if source.is_symlink() or not source.is_file():
+            return Run(error=f"{test} is not a file at the head")
+        async with self._slots:
+            command = self._command.replace(TEST_PLACEHOLDER, shlex.quote(test))
+            return await self._runner.run(command, self._place(tree), self._limits_now())
 
     def _limits_now(self) -> Limits:
         """The run's limits, its time cut to what the review has left."""

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from agents.debate.recorded_tests import RecordedRun
 from agents.protocol import Patch, Reproduction
-from agents.verification import FixCheck, Run, Verification
+from agents.verification import FixCheck, OwnTestRun, Run, Verification
 from app.verification import preflight
 from policies.errors import TiebreakError
 from policies.verify import TEST_PLACEHOLDER
@@ -108,8 +108,12 @@ def dispatch_inputs(
     command: str,
     setup: str | None,
     patches: Sequence[Patch] = (),
+    own_test: bool = False,
 ) -> dict[str, str] | str:
-    """The inputs of one run, or why it cannot be dispatched (too large for GitHub)."""
+    """The inputs of one run, or why it cannot be dispatched (too large for GitHub). With
+    `own_test`, the run is of the pull request's own test at the head, as it is there: the
+    input that says so is sent only then, so that a repository's older copy of the workflow
+    still takes every other run."""
     inputs = {
         "token": token,
         "base": base,
@@ -120,6 +124,7 @@ def dispatch_inputs(
         "setup": setup or "",
         "patches": json.dumps([p.model_dump(mode="json") for p in patches]) if patches else "",
         "environment_check": environment_check(command),
+        **({"own_test": "true"} if own_test else {}),
     }
     size = sum(len(value) for value in inputs.values())
     if size > MAX_INPUT_CHARS:
@@ -191,26 +196,35 @@ def _unreadable(exc: Exception) -> str:
     return type(exc).__name__
 
 
-def shown(test: str, command: str, fix: bool, result: WorkflowResult) -> RecordedRun:
-    """What a run's result shows: a reproduction's verification, or a fix check; nothing of
-    the code when its environment could not run the trivial test."""
+def shown(
+    test: str, command: str, fix: bool, result: WorkflowResult, *, own: bool = False
+) -> RecordedRun:
+    """What a run's result shows: a reproduction's verification, a fix check, or the pull
+    request's `own` test at the head; nothing of the code when its environment could not run
+    the trivial test."""
     if result.environment is not None:
         check = result.environment
         ran = command_for(command, check.test)
         unfit = preflight.problem(check.as_run(), ran, "the workflow's environment")
         if unfit is not None:
+            if own:
+                return RecordedRun(own=OwnTestRun.unfit(test, unfit))
             if fix:
                 return RecordedRun(fix=FixCheck.unfit(unfit))
             return RecordedRun(verification=Verification.unfit(test, unfit))
     head = result.head.as_run() if result.head else Run(error="the test did not run at the head")
+    if own:
+        return RecordedRun(own=OwnTestRun.of(test, head))
     if fix:
         return RecordedRun(fix=FixCheck.of(head))
     base = result.base.as_run() if result.base is not None and head.failed else None
     return RecordedRun(verification=Verification.of(test, command, head, base))
 
 
-def not_run(test: str, fix: bool, reason: str) -> RecordedRun:
+def not_run(test: str, fix: bool, reason: str, *, own: bool = False) -> RecordedRun:
     """A run that showed nothing, and why."""
+    if own:
+        return RecordedRun(own=OwnTestRun.not_run(test, reason))
     if fix:
         return RecordedRun(fix=FixCheck(verified=None, reason=reason))
     return RecordedRun(verification=Verification.not_run(test, reason))

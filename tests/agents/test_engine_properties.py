@@ -11,31 +11,58 @@ claim; a project's environment that cannot run tests binds nothing.
 import asyncio
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents.debate.engine import Debate
+from agents.debate.intent_rules import Intents
 from agents.debate.machine import DebateMachine
 from agents.debate.proofs import Proving
 from agents.debate.relevance import DISPUTED, RULED_OUT
+from agents.diff import Diff, ReviewUnit
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest, LLMResponse, Usage
 from agents.models.scripted import Reply, ScriptedLLM, usage_for
-from agents.outcome import Consensus, MessageKind, Outcome, Resolution
+from agents.outcome import Consensus, FindingOutcome, MessageKind, Outcome, Resolution
 from agents.patches import patch_problem
 from agents.protocol import Patch, Reproduction, ToolName
-from agents.verification import Evidence, FixCheck, Run, Verification
+from agents.verification import Evidence, FixCheck, OwnTestRun, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from policies.panel import Tally, Topology
 from policies.safety import ProtectedPaths
 from tests.kits.machine import play
 from tests.kits.proofs import ADDED, pytest_failed, pytest_uncollected
-from tests.scenarios.debates import PAYMENTS, WORKFLOW, payments_unit
+from tests.scenarios.debates import (
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    WORKFLOW,
+    WORKFLOW_AFTER,
+    WORKFLOW_BEFORE,
+    git_diff,
+    payments_unit,
+)
 
 UNIT = payments_unit()
+OWN_TEST = "tests/test_payments.py"
+DESCRIPTION = "Refunds are logged. Splits check their parts."
+TESTED_UNIT = replace(
+    Diff.parse(
+        git_diff(
+            {
+                PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER),
+                WORKFLOW: (WORKFLOW_BEFORE, WORKFLOW_AFTER),
+                OWN_TEST: (None, "def test_split():\n    assert True\n"),
+            }
+        )
+    ).units()[0],
+    intent=DESCRIPTION,
+)
+"""The payments change with a test of its own and a description, for the coder to cite."""
 WORDS = ["It is fine.", "It is wrong.", "See line 3.", "see LINE 4.", "", "Agreed."]
 CODE = ["    return payment", "", "x = 1\ny = 2", "    if parts == 0:", "\tpass"]
 SEVERITIES = ["blocker", "major", "minor", "nit"] * 5 + ["critical"]
@@ -173,21 +200,40 @@ class Chaos:
         }
 
     def answer(self, finding_id: str) -> dict[str, Any]:
-        stance = self.draw(st.sampled_from(["concede", "dispute", "irrelevant_test"]))
+        stance = self.draw(st.sampled_from(["concede", "dispute", "irrelevant_test", "intended"]))
         answer: dict[str, Any] = {
             "finding_id": finding_id,
             "stance": stance,
             "argument": self.draw(st.sampled_from(WORDS)),
         }
-        if stance == "concede" or self.draw(st.booleans()):
+        if stance == "intended":
+            answer["citations"] = [self.citation() for _ in range(self.draw(st.integers(0, 2)))]
+            if not self.draw(st.integers(0, 3)):
+                answer["patch"] = self.patch()
+        elif stance == "concede" or self.draw(st.booleans()):
             answer["patch"] = self.patch()
         return answer
+
+    def citation(self) -> dict[str, Any]:
+        """Evidence of intent, in the pull request or not: a quote, lines, a test."""
+        kinds = ["quote"] * 3 + ["test"] * 3 + ["unsaid", "lines", "both"]
+        kind = self.draw(st.sampled_from(kinds))
+        if kind in ("quote", "unsaid"):
+            said = "refunds are LOGGED." if kind == "quote" else "It was always so."
+            return {"quote": said}
+        path, start, end = self.location()
+        if kind == "test":
+            path, start, end = OWN_TEST, 1, 2
+        cited: dict[str, Any] = {"path": path, "start_line": start, "end_line": end}
+        return {**cited, "quote": "Refunds are logged."} if kind == "both" else cited
 
     def ruling(self, finding_id: str) -> dict[str, Any]:
         if not self.draw(st.integers(0, 3)):
             # On relevance: the proof binds and a fix is forced, or the test is set aside and
-            # the finding ruled with a fix or a warning.
-            kind = self.draw(st.sampled_from(["test_relevant", "test_irrelevant"]))
+            # the finding ruled with a fix or a warning; or the change is intended.
+            kind = self.draw(st.sampled_from(["test_relevant", "test_irrelevant", "intended"]))
+            if kind == "intended":
+                return {"finding_id": finding_id, "ruling": "intended", "reasoning": "Meant."}
             ruled = {"finding_id": finding_id, "ruling": kind, "reasoning": "It greps."}
             if kind == "test_relevant" or self.draw(st.booleans()):
                 return {**ruled, "patch": self.patch()}
@@ -348,6 +394,11 @@ class ChaosVerifier:
             return FixCheck.unfit("No module named pytest")
         return FixCheck.of(Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
 
+    async def run_own(self, test: str) -> OwnTestRun:
+        if self.unfit:
+            return OwnTestRun.unfit(test, "No module named pytest")
+        return OwnTestRun.of(test, Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
+
 
 def _run(ending: tuple[int, str], test: str) -> Run:
     code, output = ending
@@ -359,13 +410,15 @@ def _ran(runs: dict[str, tuple[int, str]], output: str, test: str) -> str | None
     return next((k for k, (_, out) in runs.items() if out.replace("{test}", test) == output), None)
 
 
-def holds_to_its_tests(outcome: Outcome) -> None:
+def holds_to_its_tests(outcome: Outcome, unit: ReviewUnit = UNIT) -> None:
     """What every debate over `ChaosVerifier`'s tests comes to, whatever the models said:
     a proven finding (reproduced, or in new code) is never argued away on the facts nor
-    waved through — its proof is set aside only by a ruling that its test does not exercise
-    its claim, the arbiter's or its testers' agreement, after the coder disputed it so —, a
-    test that did not run as one proves nothing, an agreed fix's test does not still fail,
-    and a finding whose latest patch left its test failing says so."""
+    waved through — it is fixed, left open, or shown intended by evidence in the pull
+    request, and its proof is set aside only by a ruling that its test does not exercise its
+    claim, the arbiter's or its testers' agreement, after the coder disputed it so —; an
+    intended ending needs cited evidence that checks out (and a ruling of it, a proven
+    finding); a test that did not run as one proves nothing, an agreed fix's test does not
+    still fail, and a finding whose latest patch left its test failing says so."""
     for result in outcome.findings:
         tested = result.verification
         verdict = tested.verdict if tested else None
@@ -383,7 +436,9 @@ def holds_to_its_tests(outcome: Outcome) -> None:
             assert result.resolution is not Resolution.OPEN
             assert any(m.text.startswith(RULED_OUT) for m in thread)
         elif verdict is not None and verdict.proof:
-            assert result.resolution in (Resolution.FIXED, Resolution.OPEN)
+            assert result.resolution in (Resolution.FIXED, Resolution.OPEN, Resolution.INTENDED)
+        if result.resolution is Resolution.INTENDED:
+            holds_to_its_evidence(result, unit)
         if verdict is Evidence.NOT_REPRODUCED:
             assert result.resolution is Resolution.WITHDRAWN
         if tested is not None and verdict is not Evidence.NOT_RUN:
@@ -408,6 +463,20 @@ def holds_to_its_tests(outcome: Outcome) -> None:
             assert result.fix_verified is False
 
 
+def holds_to_its_evidence(result: FindingOutcome, unit: ReviewUnit) -> None:
+    """An intended ending cites evidence in the pull request, every citation of it checks
+    out, no test it cites fails at the head, and the arbiter rules it only on proof."""
+    shown = result.intended
+    assert shown is not None
+    assert shown.citations
+    intents = Intents(unit.diff, unit.intent)
+    assert all(intents.citation_problem(c, result.finding) is None for c in shown.citations)
+    assert all(run.passed is not False for run in shown.tests)
+    if result.consensus is Consensus.ARBITER:
+        assert result.verification is not None
+        assert result.verification.verdict.proof
+
+
 PROOF_RULES = ("it is proven", "the patch does not make its test pass")
 """What a refusal that a test's run binds says."""
 
@@ -419,11 +488,47 @@ def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
 ) -> None:
     llm = ScriptedLLM(ChaosWithTests(data))
     proving = Proving(ChaosVerifier(data), max_attempts=attempts)
-    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(UNIT))
+    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(TESTED_UNIT))
 
     assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
     assert outcome.usage.billed <= policy.token_ceiling
-    holds_to_its_tests(outcome)
+    holds_to_its_tests(outcome, TESTED_UNIT)
+
+
+class ChaosOnProof(ChaosWithTests):
+    """Chaos whose findings often come with a test, and whose evaluations do not: every test
+    reproduces (`ProvenChaos`), so a new test in an evaluation would only be refused."""
+
+    def tool_input(self, request: LLMRequest) -> dict[str, Any]:
+        tool_input = Chaos.tool_input(self, request)
+        for item in [*tool_input.get("findings", []), *tool_input.get("new_findings", [])]:
+            self.maybe_test(item)
+        return tool_input
+
+
+class ProvenChaos(ChaosVerifier):
+    """Every test reproduces its finding: the debates where a proven finding meets the
+    coder's `intended` answers, the testers' votes and the arbiter's rulings at random."""
+
+    async def reproduce(self, reproduction: Reproduction) -> Verification:
+        head = _run(HEAD_RUNS["fails"], reproduction.path)
+        base = _run(BASE_RUNS["passes"], reproduction.path)
+        return Verification.of(reproduction.path, self.command, head, base)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policy=policies(), data=st.data())
+def test_a_proven_finding_ends_intended_only_on_evidence_that_holds(
+    policy: DebatePolicy, data: st.DataObject
+) -> None:
+    llm = ScriptedLLM(ChaosWithTests(data))
+    outcome = asyncio.run(Debate(llm, policy, proving=Proving(ProvenChaos(data))).run(TESTED_UNIT))
+
+    holds_to_its_tests(outcome, TESTED_UNIT)
+    for result in outcome.findings:
+        if result.verification is not None and result.verification.verdict.proof:
+            # Never argued away on the facts: no warning, no withdrawal.
+            assert result.resolution not in (Resolution.WARNING, Resolution.WITHDRAWN)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -433,7 +538,7 @@ def test_an_environment_that_cannot_run_tests_binds_nothing(
 ) -> None:
     llm = ScriptedLLM(ChaosWithTests(data))
     proving = Proving(ChaosVerifier(data, unfit=True), max_attempts=attempts)
-    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(UNIT))
+    outcome = asyncio.run(Debate(llm, policy, proving=proving).run(TESTED_UNIT))
 
     assert len(llm.requests) == outcome.calls <= policy.max_calls(attempts - 1)
     for result in outcome.findings:

@@ -16,14 +16,14 @@ from agents.debate.driver import Waiting
 from agents.debate.engine import Debate
 from agents.debate.journal import MemoryJournal
 from agents.debate.machine import DebateMachine
-from agents.debate.needs import AskModel, CallEnd, RunTests
+from agents.debate.needs import AskModel, CallEnd, RunTests, Trial
 from agents.debate.proofs import ProofTerms, Proving
 from agents.debate.recorded_tests import MemoryRecordedRuns, RecordedRun
 from agents.models.llm import LLMRequest, LLMResponse, Role, Usage
 from agents.models.scripted import ScriptedLLM
 from agents.outcome import Consensus, Resolution
 from agents.protocol import ToolName
-from agents.verification import Evidence, FixCheck, Run, Verification
+from agents.verification import Evidence, FixCheck, OwnTestRun, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from tests.agents.test_engine_properties import (
@@ -68,6 +68,7 @@ def test_the_whole_debate_is_a_loop_over_what_the_machine_asks() -> None:
 
     assert isinstance(need, RunTests)
     (run,) = need.runs
+    assert isinstance(run, Trial)
     assert (run.reproduction.path, run.patches) == ("tests/test_refund.py", ())
     failing, passing = Run(exit_code=1, output_tail="NameError"), Run(exit_code=0)
     need = steps.send((Verification.of(run.reproduction.path, COMMAND, failing, passing),))
@@ -80,6 +81,7 @@ def test_the_whole_debate_is_a_loop_over_what_the_machine_asks() -> None:
 
     assert isinstance(need, RunTests)
     (fix,) = need.runs
+    assert isinstance(fix, Trial)
     assert fix.checks_fix
     assert fix.patches[0].replacement == LOG_FIX["replacement"]
     need = steps.send((FixCheck.of(Run(exit_code=0)),))
@@ -290,3 +292,6 @@ class Oracle:
 
     async def check_fix(self, reproduction: Any, patches: Any) -> FixCheck:
         return FixCheck.of(Run(exit_code=self._n(reproduction.path + "fix") % 2))
+
+    async def run_own(self, test: str) -> OwnTestRun:
+        return OwnTestRun.of(test, Run(exit_code=self._n(test + "own") % 2))

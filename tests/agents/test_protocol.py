@@ -413,10 +413,13 @@ def test_answer_findings_schema() -> None:
         "concede",
         "dispute",
         "irrelevant_test",
+        "intended",
     ]
     patch = optional_ref(schema, answer["properties"]["patch"])
     assert_describes(patch, Patch)
     assert set(patch["required"]) == {"path", "start_line", "end_line", "replacement"}
+    citation = resolve(schema, answer["properties"]["citations"]["items"])
+    assert set(citation["properties"]) == {"quote", "path", "start_line", "end_line"}
 
 
 def test_evaluate_answers_schema() -> None:
@@ -446,6 +449,7 @@ def test_arbitrate_schema() -> None:
         "force_fix",
         "test_relevant",
         "test_irrelevant",
+        "intended",
     ]
     patch = optional_ref(schema, ruling["properties"]["patch"])
     assert_describes(patch, Patch)

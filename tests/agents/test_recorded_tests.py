@@ -9,7 +9,7 @@ import pytest
 from agents.debate.driver import Waiting
 from agents.debate.engine import Debate
 from agents.debate.journal import MemoryJournal
-from agents.debate.needs import Trial, TrialResult
+from agents.debate.needs import OwnTest, Run, Trial, TrialResult
 from agents.debate.proofs import Proving
 from agents.debate.recorded_tests import (
     MemoryRecordedRuns,
@@ -67,7 +67,7 @@ class Elsewhere:
     def command(self) -> str:
         return COMMAND
 
-    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+    async def start(self, run: Run, digest: str) -> TrialResult | None:
         self.started.append(digest)
         return None
 
@@ -82,7 +82,9 @@ class AtOnce:
     def command(self) -> str:
         return COMMAND
 
-    async def start(self, run: Trial, digest: str) -> TrialResult | None:
+    async def start(self, run: Run, digest: str) -> TrialResult | None:
+        if isinstance(run, OwnTest):
+            return await self.verifier.run_own(run.test)
         if run.checks_fix:
             return await self.verifier.check_fix(run.reproduction, run.patches)
         return await self.verifier.reproduce(run.reproduction)

@@ -85,7 +85,7 @@ async def test_a_unit_the_tester_cannot_review_leaves_the_review_unsettled() -> 
 
 
 async def test_the_units_share_one_ceiling() -> None:
-    policy = DebatePolicy(token_ceiling=10_000)
+    policy = DebatePolicy(token_ceiling=12_500)
 
     review = await review_diff(DIFF, ScriptedLLM(one_finding_per_file), policy, unit_tokens=40)
 

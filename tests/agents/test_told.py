@@ -1,20 +1,18 @@
 """What each role reads of a debate: its entries in a fixed order, a finding whole, and no
 entry for what there is nothing to say about."""
 
-import asyncio
 import json
 import re
 from typing import Any
 
 from agents.debate.machine import DebateMachine
-from agents.debate.needs import Trial, TrialResult
 from agents.debate.proofs import ProofTerms
 from agents.models.llm import LLMRequest, Role
 from agents.models.scripted import ScriptedLLM, by_agent, by_role
 from agents.verification import Evidence
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
-from tests.kits.machine import play
+from tests.kits.machine import play, shown_by
 from tests.kits.proofs import COMMAND, ScriptedVerifier, reproduction
 from tests.scenarios import panels
 from tests.scenarios.debates import (
@@ -47,13 +45,8 @@ def debated(
     terms = ProofTerms(COMMAND) if verifier is not None else None
     machine = DebateMachine(policy, payments_unit(), terms=terms)
 
-    def runs(trial: Trial) -> TrialResult:
-        assert verifier is not None
-        if trial.checks_fix:
-            return asyncio.run(verifier.check_fix(trial.reproduction, trial.patches))
-        return asyncio.run(verifier.reproduce(trial.reproduction))
-
-    play(machine.run(), llm, ceiling=TokenCeiling(policy.token_ceiling), shows=runs)
+    shows = shown_by(verifier) if verifier is not None else None
+    play(machine.run(), llm, ceiling=TokenCeiling(policy.token_ceiling), shows=shows)
 
 
 def test_the_coder_reads_each_finding_whole_its_last_answer_and_the_last_rejection() -> None:

@@ -4,20 +4,35 @@ What the worker's driver does with a model and a verifier, :func:`play` does wit
 and a function of each test run, synchronously, under the same token ceiling's rules.
 """
 
+import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
-from agents.debate.needs import AskModel, CallEnd, Reply, Steps, Trial, TrialResult
+from agents.debate.needs import AskModel, CallEnd, OwnTest, Reply, Run, Steps, TrialResult
 from agents.errors import LLMUnavailable
 from agents.models.llm import LLMRequest
 from agents.models.scripted import ScriptedLLM
+from agents.verification import Verifier
 from policies.budget import TokenCeiling
 from policies.errors import OutOfTokens
 
 R = TypeVar("R")
 
-Shows = Callable[[Trial], TrialResult]
+Shows = Callable[[Run], TrialResult]
 """What a test run shows, given the run."""
+
+
+def shown_by(verifier: Verifier) -> Shows:
+    """What `verifier` shows of each run, as the worker's driver would have it run."""
+
+    def shows(run: Run) -> TrialResult:
+        if isinstance(run, OwnTest):
+            return asyncio.run(verifier.run_own(run.test))
+        if run.checks_fix:
+            return asyncio.run(verifier.check_fix(run.reproduction, run.patches))
+        return asyncio.run(verifier.reproduce(run.reproduction))
+
+    return shows
 
 
 def play(

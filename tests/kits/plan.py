@@ -11,6 +11,7 @@ from agents.models.llm import Role, Usage
 from agents.outcome import (
     Consensus,
     FindingOutcome,
+    IntendedBy,
     Message,
     MessageKind,
     Outcome,
@@ -18,8 +19,9 @@ from agents.outcome import (
     StopReason,
     Transcript,
 )
-from agents.protocol import Finding, Patch, Severity
+from agents.protocol import Citation, Finding, Patch, Severity
 from agents.review import Review
+from agents.verification import Verification
 from app.bodies import ReviewComment, ReviewDraft
 from app.publishing.plan import plan
 from app.publishing.publication import Publication, RunInfo
@@ -122,7 +124,10 @@ DEFAULT_CONSENSUS = {
     Resolution.WITHDRAWN: Consensus.UNANIMOUS,
     Resolution.WARNING: Consensus.ARBITER,
     Resolution.OPEN: Consensus.UNRESOLVED,
+    Resolution.INTENDED: Consensus.UNANIMOUS,
 }
+INTENT = IntendedBy(citations=[Citation(quote="Retries now stop at three.")])
+"""What a finding that ended intended cites, by default."""
 
 
 @dataclass
@@ -153,9 +158,12 @@ def result(
     note: str = "the arbiter's call failed",
     rounds: int = 1,
     tokens: int = 100,
+    intended: IntendedBy = INTENT,
+    verification: Verification | None = None,
 ) -> FindingOutcome:
     """One finding's outcome, consistent by default: a fixed finding carries a patch on its
-    own lines, an accepted one a warning, an unresolved one a note."""
+    own lines, an accepted one a warning, an unresolved one a note, an intended one its
+    evidence."""
     end = end or start
     if resolution is Resolution.FIXED and fix is None:
         fix = Patch(path=path, start_line=start, end_line=end, replacement=replacement)
@@ -176,6 +184,8 @@ def result(
         warning=warning if resolution is Resolution.WARNING else None,
         trigger=trigger,
         note=note if resolution is Resolution.OPEN else None,
+        intended=intended if resolution is Resolution.INTENDED else None,
+        verification=verification,
         closed_in_round=rounds,
         tokens=tokens,
     )
@@ -190,6 +200,7 @@ def says(
         MessageKind.REJECT: "tester",
         MessageKind.CONCEDE: "coder",
         MessageKind.DISPUTE: "coder",
+        MessageKind.INTENDED: "coder",
         MessageKind.RULING: "arbiter",
     }.get(kind, "system")
     return Message(round=round, speaker=speaker, kind=kind, text=text, finding_id=fid, patch=patch)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.protocol import Patch, Reproduction
-from agents.verification import Evidence, FixCheck, Run, Verification
+from agents.verification import Evidence, FixCheck, OwnTestRun, Run, Verification
 
 COMMAND = "python -m pytest -x -q {test}"
 ADDED = "shares"
@@ -52,8 +52,11 @@ class ScriptedVerifier:
     shows: Mapping[str, Evidence]
     fixes: Mapping[str, bool] = field(default_factory=dict)
     """Whether a patch's replacement makes the test pass (absent: it does not)."""
+    own: Mapping[str, bool] = field(default_factory=dict)
+    """Whether each of the pull request's own tests passes at the head (absent: it does)."""
     ran: list[str] = field(default_factory=list)
     checked: list[tuple[str, str]] = field(default_factory=list)
+    ran_own: list[str] = field(default_factory=list)
 
     @property
     def command(self) -> str:
@@ -69,6 +72,12 @@ class ScriptedVerifier:
         self.checked.append((reproduction.path, patch.replacement))
         passes = self.fixes.get(patch.replacement, False)
         return FixCheck.of(Run(exit_code=0 if passes else 1, output_tail="1 failed", seconds=0.5))
+
+    async def run_own(self, test: str) -> OwnTestRun:
+        self.ran_own.append(test)
+        passes = self.own.get(test, True)
+        output = "1 passed in 0.05s" if passes else pytest_failed(test, "AssertionError", "1 != 2")
+        return OwnTestRun.of(test, Run(exit_code=0 if passes else 1, output_tail=output))
 
 
 def runs_showing(test: str, evidence: Evidence) -> tuple[Run, Run | None]:

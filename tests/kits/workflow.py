@@ -40,9 +40,16 @@ def _runs(step: Mapping[str, Any], inputs: Mapping[str, str]) -> bool:
     condition = step.get("if")
     if condition is None:
         return True
-    # The template's only conditions: whether a fix is checked.
+    # The template's only conditions: whether a fix is checked, whether the test is the
+    # pull request's own.
     fix = inputs.get("patches", "") != ""
-    return {"inputs.patches == ''": not fix, "inputs.patches != ''": fix}[condition]
+    own = inputs.get("own_test", "") != ""
+    return {
+        "inputs.patches == ''": not fix,
+        "inputs.patches != ''": fix,
+        "inputs.patches == '' && inputs.own_test == ''": not fix and not own,
+        "inputs.own_test == ''": not own,
+    }[condition]
 
 
 def run_step(step: Mapping[str, Any], workspace: Path, inputs: Mapping[str, str]) -> int:

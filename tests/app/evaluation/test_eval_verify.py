@@ -239,10 +239,10 @@ def test_the_report_sets_the_precision_of_reproduced_findings_beside_the_others(
 
     assert table.exit_code == 0, table.output
     header, single = table.stdout.splitlines()
-    assert "tested/reproduced/new code" in header
+    assert "tested/reproduced/new code/intended" in header
     # 3 of the 5 reproduced findings are on line 7; the 3 others are too few for a figure.
-    assert " 7/5/0 " in single
-    assert re.search(r" 0\.60 \[[0-9.]+-[0-9.]+\] +— +—$", single), single
+    assert " 7/5/0/0 " in single
+    assert re.search(r" 0\.60 \[[0-9.]+-[0-9.]+\] +— +— +—$", single), single
     assert as_json.exit_code == 0, as_json.output
     figures = json.loads(as_json.stdout)["configs"]["single"]
     assert (figures["tested"], figures["reproduced"]) == (7, 5)
@@ -275,8 +275,8 @@ def test_a_finding_on_code_the_commit_adds_is_counted_proven_in_new_code(
 
     assert table.exit_code == 0, table.output
     header, single = table.stdout.splitlines()
-    assert "tested/reproduced/new code" in header
-    assert " 1/0/1 " in single
+    assert "tested/reproduced/new code/intended" in header
+    assert " 1/0/1/0 " in single
     doc = json.loads(as_json.stdout)
     ((posted,),) = [c["posted"] for c in doc["cases"]]
     assert posted["verdict"] == "introduced"

@@ -16,11 +16,16 @@ BUG = Location(path="shop/cart.py", lines=(10, 11))
 
 
 def posted(
-    path: str, start: int, end: int | None = None, verdict: Evidence | None = None
+    path: str,
+    start: int,
+    end: int | None = None,
+    verdict: Evidence | None = None,
+    *,
+    intended: bool = False,
 ) -> Posted:
     return Posted(
         path=path, start_line=start, end_line=end or start, severity="major", claim="x",
-        verdict=verdict,
+        verdict=verdict, intended=intended,
     )  # fmt: skip
 
 
@@ -239,15 +244,16 @@ def test_reproduced_findings_are_counted_and_their_precision_set_beside_the_othe
         single.reproduced_precision.high,
     ]
     header, row = (cells(line) for line in table([single]).splitlines())
-    assert header[-4:] == [
-        "tested/reproduced/new code",
+    assert header[-5:] == [
+        "tested/reproduced/new code/intended",
         "precision reproduced",
         "precision new code",
+        "precision intended",
         "precision other",
     ]
     low, high = single.reproduced_precision.low, single.reproduced_precision.high
-    assert row[-4:-2] == ["9/6/0", f"0.60 [{low:.2f}-{high:.2f}]"]
-    assert row[-2] == "—"  # none proven in new code
+    assert row[-5:-3] == ["9/6/0/0", f"0.60 [{low:.2f}-{high:.2f}]"]
+    assert row[-3:-1] == ["—", "—"]  # none proven in new code, none intended
 
 
 def test_findings_proven_in_new_code_are_counted_and_their_precision_set_apart() -> None:
@@ -277,7 +283,40 @@ def test_findings_proven_in_new_code_are_counted_and_their_precision_set_apart()
     assert doc["introduced_precision"] == pytest.approx(4 / 5)
     (row,) = table([single]).splitlines()[1:]
     low, high = single.introduced_precision.low, single.introduced_precision.high
-    assert cells(row)[-4:] == ["6/1/5", "—", f"0.80 [{low:.2f}-{high:.2f}]", "—"]
+    assert cells(row)[-5:] == ["6/1/5/0", "—", f"0.80 [{low:.2f}-{high:.2f}]", "—", "—"]
+
+
+def test_intended_behaviour_changes_are_counted_apart_with_their_precision() -> None:
+    """A proven change the debate found intended is posted as a behaviour change, not a
+    defect: neither reproduced nor among the others, and right when it misses the bug."""
+    run = CaseRun(
+        case_id="one",
+        config=Config.TRIO,
+        verify=True,
+        posted=(
+            # On the labelled bug: called intended wrongly.
+            posted("shop/cart.py", 12, verdict=REPRODUCED, intended=True),
+            *(
+                posted("shop/cart.py", line, verdict=REPRODUCED, intended=True)
+                for line in (40, 41, 42)
+            ),
+            posted("shop/cart.py", 43, verdict=Evidence.INTRODUCED, intended=True),
+            posted("shop/cart.py", 10, verdict=REPRODUCED),
+        ),
+    )
+
+    (trio,) = summaries(CASES, [run], tolerance=3)
+
+    assert (trio.tested, trio.reproduced, trio.introduced, trio.intended) == (6, 1, 0, 5)
+    assert trio.intended_on_buggy_cases == 5
+    assert trio.intended_precision.value == pytest.approx(4 / 5)
+    assert (trio.reproduced_on_buggy_cases, trio.other_on_buggy_cases) == (1, 0)
+    doc = document(CASES, [run], tolerance=3)["configs"]["trio"]
+    assert (doc["intended"], doc["intended_on_buggy_cases"]) == (5, 5)
+    assert doc["intended_precision"] == pytest.approx(4 / 5)
+    (row,) = table([trio]).splitlines()[1:]
+    low, high = trio.intended_precision.low, trio.intended_precision.high
+    assert cells(row)[-5:] == ["6/1/0/5", "—", "—", f"0.80 [{low:.2f}-{high:.2f}]", "—"]
 
 
 def cells(line: str) -> list[str]:
@@ -307,7 +346,8 @@ def test_too_few_reproduced_findings_give_no_precision(
     assert single.reproduced_precision.value == precision
     assert single.other_precision.value is None  # none posted
     (row,) = table([single]).splitlines()[1:]
-    assert cells(row)[-3:] == ["—" if precision is None else "1.00 [1.00-1.00]", "—", "—"]
+    shown = "—" if precision is None else "1.00 [1.00-1.00]"
+    assert cells(row)[-4:] == [shown, "—", "—", "—"]
 
 
 def test_a_finding_whose_test_was_ruled_not_to_test_its_claim_counts_among_the_others() -> None:

@@ -25,8 +25,8 @@ from tests.scenarios.reviews import DIFF, REF, worker_setup
 
 RUN = "run-turns"
 TODAY = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
-CEILING = 14_000
-"""Each call of the scripted debate reserves 7,099 to 7,421 tokens and uses about 1,000: one
+CEILING = 15_000
+"""Each call of the scripted debate reserves 8,191 to 8,326 tokens and uses about 1,000: one
 unit's call fits beside what both units spend, two calls under way at once do not."""
 
 
