@@ -39,6 +39,7 @@ from policies.proposals import TurnProposals
 ANSWERED = {
     Stance.CONCEDE: MessageKind.CONCEDE,
     Stance.DISPUTE: MessageKind.DISPUTE,
+    Stance.IRRELEVANT_TEST: MessageKind.DISPUTE,
     Stance.INTENDED: MessageKind.INTENDED,
 }
 """The message each stance of the coder's is put on the record as."""

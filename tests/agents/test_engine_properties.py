@@ -526,8 +526,10 @@ def test_a_proven_finding_ends_intended_only_on_evidence_that_holds(
 
     holds_to_its_tests(outcome, TESTED_UNIT)
     for result in outcome.findings:
-        if result.verification is not None and result.verification.verdict.proof:
-            # Never argued away on the facts: no warning, no withdrawal.
+        tested = result.verification
+        if tested is not None and tested.verdict.proof and tested.relevant is not False:
+            # Never argued away on the facts: no warning, no withdrawal (a test set aside as
+            # not testing its claim is no proof: `holds_to_its_tests` holds it to its ruling).
             assert result.resolution not in (Resolution.WARNING, Resolution.WITHDRAWN)
 
 
