@@ -15,6 +15,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile, PatchSet
 
 from agents.additions import Additions
+from agents.conventions import ProjectTests
 from agents.errors import DiffError
 from agents.models.tokens import typical_tokens
 from policies.coverage import rank
@@ -194,6 +195,9 @@ class ReviewUnit:
     intent: str = ""
     """What the pull request says it does, as its agents read it (`agents.intent`): the
     same for every unit of a review; empty for nothing said."""
+    conventions: ProjectTests | None = None
+    """How the repository's tests are written and run (`agents.conventions`), when its
+    findings' tests run: the same for every unit of a review."""
 
 
 def _file(patched: PatchedFile) -> DiffFile:
