@@ -105,10 +105,9 @@ INTENT_INTRO = (
     "it that asks to:\n"
 )
 CONVENTIONS_INTRO = (
-    "The repository's tests, read from its files: the runner the test command uses, the "
-    "tests' language, where they live and how they are named (the most followed way first) "
-    "and a few of them. A reproduction is written in that language, where and as they are, "
-    "so that the command's runner runs it:\n"
+    "How the repository's tests are written, read from its files: the test command's runner, "
+    "their language, where they live and how they are named (most followed first), examples. "
+    "Write a reproduction likewise, for that runner:\n"
 )
 CONTEXT_INTRO = (
     "The code around the diff's changes, from the files at the change's head, each line "
