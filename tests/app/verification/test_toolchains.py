@@ -5,8 +5,11 @@ of `/usr` (Debian's) need nothing more."""
 import os
 from pathlib import Path
 
-from app.verification.runner import environment
+from app.verification.runner import Limits, Place, environment
+from app.verification.sandbox import Bwrap
 from app.verification.toolchains import Toolchains
+from tests.app.verification.conftest import needs_bwrap
+from tests.kits.project import work_for
 
 
 def installed(root: Path, program: str) -> Path:
@@ -51,3 +54,22 @@ def test_a_run_s_go_and_npm_keep_their_caches_in_its_home_and_reach_no_network()
     assert told["GOPATH"] == "/tmp/go"
     assert (told["GOPROXY"], told["GOTOOLCHAIN"], told["GOFLAGS"]) == ("off", "local", "-mod=mod")
     assert told["NPM_CONFIG_OFFLINE"] == "true"
+
+
+@needs_bwrap
+async def test_a_run_in_the_sandbox_finds_a_toolchain_installed_outside_the_system(
+    sandbox: Bwrap, tmp_path: Path
+) -> None:
+    go = installed(tmp_path / "opt" / "go", "go")
+    go.write_text('#!/bin/sh\necho "this go ran: $*, its cache in $GOCACHE"\n')
+    found = Toolchains.of("go test ./shop", str(go.parent))
+    work = work_for(sandbox, tmp_path)
+
+    run = await sandbox.run(
+        "go test ./shop",
+        Place(work, read_only=found.read_only(), tools=found.path),
+        Limits(),
+    )
+
+    assert run.passed, run
+    assert "this go ran: test ./shop, its cache in /tmp/.cache/go-build" in run.output_tail
