@@ -14,8 +14,9 @@ from functools import cached_property
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile, PatchSet
 
-from agents.additions import Additions
+from agents.conventions import ProjectTests
 from agents.errors import DiffError
+from agents.failures.additions import Additions
 from agents.models.tokens import typical_tokens
 from policies.coverage import rank
 
@@ -136,7 +137,7 @@ class Diff:
         return self._by_path.get(path)
 
     def additions(self) -> Additions:
-        """The modules and names the change adds (:mod:`agents.additions`)."""
+        """The modules and names the change adds (:mod:`agents.failures.additions`)."""
         kept = [f for f in self.files if not f.deleted and not f.binary]
         return Additions.of(
             (f.path for f in kept if f.created),
@@ -194,6 +195,9 @@ class ReviewUnit:
     intent: str = ""
     """What the pull request says it does, as its agents read it (`agents.intent`): the
     same for every unit of a review; empty for nothing said."""
+    conventions: ProjectTests | None = None
+    """How the repository's tests are written and run (`agents.conventions`), when its
+    findings' tests run: the same for every unit of a review."""
 
 
 def _file(patched: PatchedFile) -> DiffFile:

@@ -9,8 +9,8 @@ finding's :class:`Evidence`:
 * `reproduced` — it fails at the head and passes at the base: the change brought the bug in.
   Proof: the coder can answer it only with a patch, the arbiter can rule it only fixed.
 * `introduced` — it fails at the head, and at the base only because the code it tests is not
-  there: a module or name the change adds (:mod:`agents.additions`). The bug is in new code:
-  proof, binding as `reproduced` is.
+  there: a module or name the change adds (:mod:`agents.failures.additions`). The bug is in
+  new code: proof, binding as `reproduced` is.
 * `fails_at_base` — it fails at the base too, the same way or another: a bug older than the
   change, or a wrong test.
 * `not_reproduced` — it passes at the head: the finding is withdrawn, unless the tester gives
@@ -43,7 +43,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from agents.additions import Additions
+from agents.failures.additions import Additions
 from agents.failures.escapes import without_escapes
 from agents.failures.failure import Absence, Missing, OutputReading
 from agents.failures.reading import read_output

@@ -1,5 +1,6 @@
 """A repository's files on disk, as the search across its files (`agents.context.related`) reads
-them: in a parsing process (`app.parsing`), never on the event loop.
+them: in a parsing process (`app.parsing`), never on the event loop; and as the conventions of
+its tests are read from their paths (:func:`conventions_in`, in a thread).
 
 The directory is untrusted (a pull request's head, a local checkout under review): only
 regular files under it are listed and read, found without following a symlink; a path that
@@ -16,9 +17,12 @@ from pathlib import Path
 
 from agents.context.reading import MAX_SOURCE_CHARS
 from agents.context.related import Bounds, Related, related
+from agents.conventions import ProjectTests
 from agents.diff import Diff
 from policies.safety import is_safe_relative
 
+MAX_LISTED = 20_000
+"""The most paths the conventions of a repository's tests are read from."""
 MAX_FILE_BYTES = MAX_SOURCE_CHARS
 """A larger file is not read: as large a file as the context parses."""
 UNLISTED = frozenset({"node_modules", "__pycache__", "venv", "site-packages"})
@@ -74,3 +78,14 @@ class DirectoryTree:
 def related_in(root: str, diff: Diff, bounds: Bounds) -> Related:
     """What the files under `root` tell about `diff`: the task a parsing process runs."""
     return related(diff, DirectoryTree(Path(root)), bounds)
+
+
+def conventions_in(
+    root: Path | None, command: str | None, also: Sequence[str] = ()
+) -> ProjectTests | None:
+    """How the tests of the repository at `root` (None: not read), with the files at `also`
+    (the changed ones), are written, run by `command`; None when no command runs them."""
+    if command is None:
+        return None
+    listed = DirectoryTree(root).paths(MAX_LISTED) if root is not None else ()
+    return ProjectTests.of([*listed, *also], command)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from agents.context.elision import MIN_WINDOW, Part, widest_window
 from agents.context.related import Excerpt, ExcerptKind, Related
 from agents.context.scopes import Outline, Scope, outline
+from agents.conventions import ProjectTests
 from agents.diff import Diff, DiffFile, ReviewUnit
 from agents.models.tokens import typical_tokens
 from policies.guidance import Guidance
@@ -61,9 +62,12 @@ class Reading:
     read within bounds (`app.parsing`); None when no more than the changed files was read."""
     intent: str = ""
     """What the pull request says it does (`agents.intent`), the same for every unit."""
+    conventions: ProjectTests | None = None
+    """How the repository's tests are written and run (`agents.conventions`), the same for
+    every unit; None when no test is run."""
 
     def attach(self, units: Iterable[ReviewUnit]) -> list[ReviewUnit]:
-        """`units` with their context, guidance and intent."""
+        """`units` with their context, guidance, intent and tests' conventions."""
         # One read of each file for the whole review, however many units and hunks touch it.
         files = None if self.sources is None else _Files(self.sources, self.outlines)
         return [
@@ -74,6 +78,7 @@ class Reading:
                 else _context(unit.diff, files, self.max_tokens, self.related),
                 guidance=self.guidance.for_paths(unit.diff.paths),
                 intent=self.intent,
+                conventions=self.conventions,
             )
             for unit in units
         ]

@@ -26,9 +26,9 @@ failure is not argued away, only shown to be the change the pull request means t
 import re
 from dataclasses import dataclass, field
 
+from agents.conventions import test_kind
 from agents.diff import Diff
 from agents.outcome import IntendedBy
-from agents.own_tests import is_test_file
 from agents.protocol import (
     Answer,
     Citation,
@@ -129,7 +129,7 @@ class Intents:
     def cited_tests(self, answer: Answer) -> list[str]:
         """The pull request's tests `answer` cites (files of the diff that are tests)."""
         cited = (c.path for c in answer.citations if c.path is not None)
-        return list(dict.fromkeys(p for p in cited if is_test_file(p) and self._kept(p)))
+        return list(dict.fromkeys(p for p in cited if test_kind(p) is not None and self._kept(p)))
 
     def unrun(self, answer: Answer) -> list[str]:
         """The tests `answer` cites that have not been run yet, when tests are run."""

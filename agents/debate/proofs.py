@@ -30,10 +30,10 @@ Each run is told in the finding's thread, so the transcript shows it.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agents.additions import Additions
 from agents.debate.needs import Steps, check_fixes, reproduce
 from agents.debate.relevance import Relevance, settled
 from agents.debate.told import FindingRun, PatchRun, Runs, Tests
+from agents.failures.additions import Additions
 from agents.models.tokens import typical_tokens
 from agents.outcome import FindingOutcome
 from agents.protocol import (

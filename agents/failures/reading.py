@@ -2,9 +2,9 @@
 
 Each family has a small reader of its own — a module with its `RUNNER`, whether it
 `recognises` an output, and how it `read`s it — tried in order, the first that recognises
-the output reading it: pytest's, unittest's, then a bare Python traceback's. Another runner
-(`go test`'s `--- FAIL:` and `undefined: x`, a Node runner's `Cannot find module`) is one more
-reader in :data:`READERS`. Output none recognises reads as no failure: its run is judged by its
+the output reading it: pytest's, unittest's, `go test`'s, Node's test runner's (`node
+--test`), then a bare Python traceback's. Another runner is one more reader in
+:data:`READERS`. Output none recognises reads as no failure: its run is judged by its
 exit code alone.
 
 The output is a test's, untrusted: its escape sequences (colours among them) are taken out
@@ -15,7 +15,14 @@ The output is a test's, untrusted: its escape sequences (colours among them) are
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from agents.failures import plain_python, pytest_output, python, unittest_output
+from agents.failures import (
+    go_test,
+    node_test,
+    plain_python,
+    pytest_output,
+    python,
+    unittest_output,
+)
 from agents.failures.escapes import without_escapes
 from agents.failures.failure import OutputReading
 
@@ -34,6 +41,8 @@ class Reader:
 READERS = (
     Reader(pytest_output.RUNNER, pytest_output.recognises, pytest_output.read),
     Reader(unittest_output.RUNNER, unittest_output.recognises, unittest_output.read),
+    Reader(go_test.RUNNER, go_test.recognises, go_test.read),
+    Reader(node_test.RUNNER, node_test.recognises, node_test.read),
     Reader(plain_python.RUNNER, plain_python.recognises, plain_python.read),
 )
 

@@ -46,6 +46,7 @@ from app.cli.verifying import (
 )
 from app.parsing import Parsing
 from app.review.together import together
+from app.source_tree import conventions_in
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
 from policies.verify import VerifyConfig
@@ -334,9 +335,11 @@ async def _review(
                 held.enter_async_context(tree), parsing.outlines(sources)
             )
             related = await parsing.related(root, diff) if sources and root else None
+            command = subject.verify.command if subject.verify else None
+            conventions = await asyncio.to_thread(conventions_in, root, command, diff.paths)
         if related is not None and related.note:
             click.echo(f"tiebreak: {related.note}", err=True)
-        read = replace(reading, outlines=outlines, related=related)
+        read = replace(reading, outlines=outlines, related=related, conventions=conventions)
         units = read.attach(diff.units())
         async with proofs as proving:
             expected = estimate(units, policy, tests=proving is not None)

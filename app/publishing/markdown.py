@@ -50,6 +50,41 @@ def code(text: str) -> str:
     return f"<code>{_encode(' '.join(text.splitlines()))}</code>"
 
 
+LANGUAGES = {
+    ".py": "python",
+    ".pyi": "python",
+    ".go": "go",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "jsx",
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".rb": "ruby",
+    ".rs": "rust",
+    ".java": "java",
+    ".kt": "kotlin",
+    ".php": "php",
+    ".cs": "csharp",
+    ".swift": "swift",
+    ".c": "c",
+    ".h": "c",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".sh": "shell",
+}
+"""A code block's language, by the suffix of the file it shows (GitHub's names for them)."""
+
+
+def fence_language(path: str) -> str:
+    """The language a code block showing the file at `path` is fenced in ("" when not known)."""
+    suffix = path[path.rfind(".") :].lower() if "." in path.rsplit("/", 1)[-1] else ""
+    return LANGUAGES.get(suffix, "")
+
+
 def code_block(lines: Sequence[str], info: str = "") -> str:
     """A fenced block holding exactly `lines`: the fence outruns every backtick run inside."""
     content = "\n".join(lines)

@@ -1,8 +1,9 @@
 """What a finding's test showed, in Markdown: the proof beside the claim.
 
 A proven finding says so first — its test fails at the head and passes at the base, or fails
-at the head while the base does not have the code it tests — with the test and the end of
-its failing output in collapsed blocks (at the base too, when it failed there); a test that
+at the head while the base does not have the code it tests — with the test (whole, fenced in
+the language of its file: `go`, `javascript`, `python`…) and the end of its failing output in
+collapsed blocks (at the base too, when it failed there); a test that
 proved nothing says why; a fix says whether the finding's test passes with it, and a patch
 refused because its test still fails says so on a finding left without a fix. Every verdict
 reads beside every fix check without contradicting it. The test and its output are untrusted
@@ -17,13 +18,14 @@ from collections.abc import Sequence
 
 from agents.outcome import FindingOutcome, Resolution
 from agents.verification import UNFIT, Evidence
-from app.publishing.markdown import clip, code, code_block, inline
+from app.publishing.markdown import clip, code, code_block, fence_language, inline
 
 OUTPUT_LINES = 20
 """Lines of a test's output shown: its end, where a failure is told."""
 LINE_CHARS = 200
-TEST_LINES = 120
-"""Lines of a test shown; a longer one is cut."""
+TEST_CHARS = 24_000
+"""Characters of a test shown: any test a finding is likely to carry, whole; a longer one is
+cut at a line, so that a comment with the longest suggestion still fits GitHub's limit."""
 
 _HEADLINE = {
     Evidence.REPRODUCED: "**Reproduced**: {test} fails at the head and passes at the base.",
@@ -71,11 +73,9 @@ def proof(result: FindingOutcome) -> list[str]:
             blocks.append(RULED_RELEVANT.format(why=why))
     reproduction = result.finding.reproduction
     if reproduction is not None and reproduction.path == verification.test:
-        lines = reproduction.content.splitlines()
-        shown = [clip(line, LINE_CHARS) for line in lines[:TEST_LINES]]
-        if len(lines) > TEST_LINES:
-            shown.append(f"… {len(lines) - TEST_LINES} more lines")
-        blocks.append(_details(f"The test, {test}", code_block(shown, "python")))
+        shown = _whole(reproduction.content.splitlines())
+        language = fence_language(reproduction.path)
+        blocks.append(_details(f"The test, {test}", code_block(shown, language)))
     if verification.verdict in FAILING and verification.relevant is not False:
         blocks.append(_details("How it fails at the head", _output(verification.output_tail)))
         if verification.verdict is not Evidence.REPRODUCED and verification.base_output_tail:
@@ -124,6 +124,18 @@ def environment_note(findings: Sequence[FindingOutcome]) -> str | None:
                 "The findings are unverified._"
             )
     return None
+
+
+def _whole(lines: list[str]) -> list[str]:
+    """The test's lines, whole, up to :data:`TEST_CHARS`; then how many more there are."""
+    shown: list[str] = []
+    used = 0
+    for n, line in enumerate(lines):
+        used += len(line) + 1
+        if used > TEST_CHARS:
+            return [*shown, f"… {len(lines) - n} more lines"]
+        shown.append(line)
+    return shown
 
 
 def _output(tail: str) -> str:

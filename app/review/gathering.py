@@ -26,6 +26,7 @@ holds the head the same way (:func:`hold_head`), in the same cache, and says why
 not in the same words (:class:`HeadNotRead`).
 """
 
+import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 from contextlib import AsyncExitStack
@@ -46,6 +47,7 @@ from app.review.failures import token_refusal
 from app.review.together import together
 from app.snapshots.cache import Fetch, SnapshotCache
 from app.snapshots.limits import SnapshotRefused
+from app.source_tree import conventions_in
 from policies.config import RepoConfig
 from policies.errors import TiebreakError
 from policies.guidance import Guidance
@@ -116,9 +118,12 @@ async def reading_for(
     of `diff` at the head within `limits`, parsed by `parsing`, with the repository at the
     head from `snapshots` (unless the config turns context off)."""
     guidelines = [FileAt(pull.base_sha, path) for path in config.guidelines]
+    command = config.verify.command
     if not config.context.enabled:
         texts = await github.texts(ref, guidelines)
-        return HeadReading(Reading(guidance=_guidance(config, guidelines, texts)))
+        guidance = _guidance(config, guidelines, texts)
+        conventions = conventions_in(None, command, diff.paths)
+        return HeadReading(Reading(guidance=guidance, conventions=conventions))
     sources, too_large = await head_sources(github, ref, pull, diff, limits)
     _log_left_out([f.path for f in too_large])
     if not reads_head(config, diff):
@@ -135,13 +140,18 @@ async def reading_for(
         read = dict(kept)
         # The snapshot at `root` is held until this block is left: the code the changes
         # reach in other files is searched for in it now, beside the changed files' parse.
-        outlines, related = await together(parsing.outlines(read), _related(parsing, root, diff))
+        outlines, related, conventions = await together(
+            parsing.outlines(read),
+            _related(parsing, root, diff),
+            asyncio.to_thread(conventions_in, root, command, diff.paths),
+        )
         reading = Reading(
             read,
             config.context.max_tokens,
             _guidance(config, guidelines, texts),
             outlines,
             related,
+            conventions=conventions,
         )
         return HeadReading(reading, root, head_not_read)
 

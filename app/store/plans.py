@@ -14,6 +14,7 @@ the size of its unit, whatever the size of the pull request.
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
+from agents.conventions import ProjectTests
 from agents.coverage import CostEstimate
 from agents.diff import Diff, ReviewUnit
 from app.events import PullRequestRef
@@ -120,6 +121,9 @@ class UnitPlan(BaseModel):
     intent: str = ""
     """What the pull request says it does, as the agents read it (`agents.intent`): bounded,
     and read from the plan by every attempt, so that each call of the unit reads the same."""
+    conventions: ProjectTests | None = None
+    """How the repository's tests are written and run (`agents.conventions`), when its
+    findings' tests run."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(
@@ -129,6 +133,7 @@ class UnitPlan(BaseModel):
             self.guidance,
             self.learned,
             self.intent,
+            self.conventions,
         )
 
 
@@ -153,6 +158,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 learned=unit.learned,
                 summary=plan.config.summary,
                 intent=unit.intent,
+                conventions=unit.conventions,
             )
         )
     return values

@@ -14,12 +14,14 @@ A reproduction runs at the head and the base at once: when the head fails (the c
 proves something) the review waits for the longer run, not for both in turn. As soon as the
 head passes or breaks, the base's run is stopped: it would prove nothing.
 
-The runs use the project's Python, never Tiebreak's (:mod:`app.verification.environments`),
-and see their copy where the project is, when the runner can show it there (a sandbox): what
-the project's environment names of the checkout's path (an editable install) is the copy.
-Before the first test, the pre-flight (:mod:`app.verification.preflight`, asked for at once
-by :meth:`LocalVerifier.check_environment`) runs the command on a trivial test at the base;
-if the environment cannot run it, no test runs, each `broken` with that reason.
+The runs use the project's Python, never Tiebreak's (:mod:`app.verification.environments`), and
+the Go or Node the command and the setup name, where the host has it
+(:mod:`app.verification.toolchains`), and see their copy where the project is, when the runner
+can show it there (a sandbox): what the project's environment names of the checkout's path (an
+editable install) is the copy. Before the first test, the pre-flight
+(:mod:`app.verification.preflight`, asked for at once by
+:meth:`LocalVerifier.check_environment`) runs the command on a trivial test at the base; if the
+environment cannot run it, no test runs, each `broken` with that reason.
 """
 
 import asyncio
@@ -41,6 +43,7 @@ from app.verification import preflight, trees
 from app.verification.environments import ProjectPython
 from app.verification.removal import remove_tree
 from app.verification.runner import Limits, Place, Runner
+from app.verification.toolchains import Toolchains
 from app.verification.trees import TreeRefused
 from app.verification.writes import reproduction_refusal, write_additions
 from policies.safety import is_safe_relative
@@ -98,6 +101,7 @@ class LocalVerifier:
         self._root = Path(tempfile.mkdtemp(prefix="tiebreak-verify-"))
         self._hidden = (self._checkout, self._root, *hidden)
         self._python = ProjectPython.of(project or self._checkout)
+        self._toolchains = Toolchains.of(f"{config.command} {config.setup or ''}")
         where = self._python.checkout
         self._seen_at = where if runner.sees_copy_at(where) else None
         """Where runs see their copy (None: in the review's directory, a tree each)."""
@@ -111,8 +115,10 @@ class LocalVerifier:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What the runs will not see of the project's environment, in words."""
-        return self._python.notes
+        """What the runs will not see of the project's environment, and what the pre-flight
+        does not check, in words."""
+        unchecked = preflight.unchecked(self._command)
+        return (*self._python.notes, *([unchecked] if unchecked else []))
 
     def check_environment(self) -> "asyncio.Task[str | None]":
         """Why the project's environment cannot run tests, in one line, or None: found once,
@@ -212,14 +218,17 @@ class LocalVerifier:
         if problem := self._python.problem(self._seen_at is not None):
             return problem
         _, base = await self._prepared()
-        if base.error or not preflight.applies(self._command):
+        trivial = preflight.trivial_for(self._command)
+        if base.error or trivial is None:
             return None  # a broken base breaks every run already, each saying why
-        test = preflight.trivial_test(base.source)
+        test = preflight.trivial_test(base.source, trivial)
         if reproduction_refusal(base.source, test.path):
             return None  # the project has a file of that name: nothing to check with
         # Its time is the config's for one test, not what the review's tests have left.
         run = await self._run(base, test, (), self._limits)
-        return preflight.problem(run, self._as_run(test), self._python.described)
+        python = self._python.described
+        with_ = python if trivial is preflight.PYTHON_TEST else f"{trivial.runner} ({python})"
+        return preflight.problem(run, self._as_run(test), with_)
 
     async def _copy_head(self, path: Path) -> None:
         environments = [self._checkout / name for name in self._python.environments]
@@ -317,8 +326,9 @@ class LocalVerifier:
             tree=tree.source,
             additions=additions,
             keep=keep,
-            read_only=self._python.shown(tree.path),
+            read_only=(*self._python.shown(tree.path), *self._toolchains.read_only()),
             venv=self._python.venv(tree.path),
+            tools=self._toolchains.path,
             hidden=self._hidden,
         )
 

@@ -10,14 +10,20 @@ else `test/`, else the root), so that their `conftest.py` loads as a finding's t
 Anything but a pass says the environment cannot run tests, and why, in one line: the runner
 missing ("No module named pytest"), the command not found (127), a collection or import error.
 
-The trivial test is Python's: it is written when the command runs Python (`python`,
-`python3.12`, `pytest` or `py.test` among its words). Another command is not checked before
-the review; a runner that cannot start shows in its first test's run, `broken`.
+The trivial test is in the command's language (:func:`trivial_for`): Python's when the command
+runs Python (`python`, `python3.12`, `pytest` or `py.test` among its words); Go's when it runs
+`go test` (a package of its own, `tiebreakenvironment/`, whose test passes: it checks Go, the
+module's `go.mod` and a build without a network); Node's when it runs `node --test` (a
+CommonJS file, `.cjs`, which a project of ES modules runs too, beside the project's tests).
+Another command (`npm test`, jest, vitest) is not checked before the review, which is said
+(:func:`unchecked`); a runner that cannot start shows in its first test's run, `broken`.
 """
 
+import itertools
 import os
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents.protocol import Reproduction
@@ -47,27 +53,85 @@ _SUMMARY = re.compile(r"[=!\s]*(\d+ \w+(, )?)+ in [\d.]+s[=!\s]*|[=!\s]*Interrup
 """pytest's count of what ran (`1 error in 0.12s`), or its `Interrupted` line."""
 
 
-def applies(command: str) -> bool:
-    """Whether the pre-flight checks `command`: it runs Python."""
+GO_CONTENT = """\
+// Written by Tiebreak before a review: a test that passes wherever tests can run.
+package tiebreakenvironment
+
+import "testing"
+
+func TestRuns(t *testing.T) {}
+"""
+NODE_CONTENT = """\
+// Written by Tiebreak before a review: a test that passes wherever tests can run.
+const test = require('node:test');
+
+test('runs', () => {});
+"""
+
+
+@dataclass(frozen=True)
+class Trivial:
+    """One language's trivial test: its runner, its file's name (its path, for a test that
+    needs a folder of its own), the folders it goes in when the project has one (else the
+    root), and its content."""
+
+    runner: str
+    name: str
+    folders: tuple[str, ...]
+    content: str
+
+
+PYTHON_TEST = Trivial("Python", NAME, FOLDERS, CONTENT)
+GO_TEST = Trivial("go test", "tiebreakenvironment/tiebreak_environment_test.go", (), GO_CONTENT)
+NODE_TEST = Trivial(
+    "node --test", "tiebreak-environment.test.cjs", ("test", "tests", "__tests__"), NODE_CONTENT
+)
+
+
+def trivial_for(command: str) -> Trivial | None:
+    """The trivial test that checks `command`'s runner, or None: a command the pre-flight
+    does not know."""
     try:
-        words = shlex.split(command)
+        words = [os.path.basename(word) for word in shlex.split(command)]
     except ValueError:
-        return False
-    return any(PYTHON.fullmatch(os.path.basename(word)) for word in words)
+        return None
+    if any(PYTHON.fullmatch(word) for word in words):
+        return PYTHON_TEST
+    if any(a == "go" and b == "test" for a, b in itertools.pairwise(words)):
+        return GO_TEST
+    if "node" in words and "--test" in words:
+        return NODE_TEST
+    return None
 
 
-def trivial_test(tree: Path) -> Reproduction:
+def applies(command: str) -> bool:
+    """Whether the pre-flight checks `command`: it runs Python, `go test` or `node --test`."""
+    return trivial_for(command) is not None
+
+
+def unchecked(command: str) -> str | None:
+    """What is said of a command the pre-flight does not check, or None."""
+    if applies(command):
+        return None
+    return (
+        f"`{command}` is not checked before the review (the pre-flight knows Python's runners, "
+        f"go test and node --test): a runner that cannot start shows in the first test's run"
+    )
+
+
+def trivial_test(tree: Path, trivial: Trivial = PYTHON_TEST) -> Reproduction:
     """The trivial test, where it is written in `tree`: beside the project's tests."""
-    for folder in FOLDERS:
+    for folder in trivial.folders:
         path = tree / folder
         if path.is_dir() and not path.is_symlink():
-            return Reproduction(path=f"{folder}/{NAME}", content=CONTENT)
-    return Reproduction(path=NAME, content=CONTENT)
+            return Reproduction(path=f"{folder}/{trivial.name}", content=trivial.content)
+    return Reproduction(path=trivial.name, content=trivial.content)
 
 
 def problem(run: Run, command: str, python: str) -> str | None:
-    """Why the trivial test's `run` (of `command`, on `python`) says the environment cannot
-    run tests, in one line, what the test printed of it first; None when it passed."""
+    """Why the trivial test's `run` (of `command`, with `python`: the project's Python, or the
+    toolchain that runs it) says the environment cannot run tests, in one line, what the test
+    printed of it first; None when it passed."""
     if run.passed:
         return None
     how = run.error or f"exited with {run.exit_code}"

@@ -3,7 +3,15 @@ its limits (:class:`Limits`), its environment, and what a runner does.
 
 The Python a run's command finds first is the project's (:mod:`app.verification.environments`),
 never Tiebreak's: its virtual environment's `bin` first on the `PATH` (:func:`environment`),
-else the system's directories alone."""
+then the toolchains' it needs from outside the system (:mod:`app.verification.toolchains`),
+then the system's directories alone.
+
+A run has no network and a home of its own (in the sandbox, in memory and bounded): Go keeps
+its build cache and module path there and never downloads a module or a toolchain
+(`GOPROXY=off`, `GOTOOLCHAIN=local`, `GOSUMDB=off`; `GOFLAGS=-mod=mod`, so that a go.sum to
+bring up to date is no failure of its own), and npm works offline. A stdlib-only Go module
+runs its tests; one whose tests need a module from the network fails to build, which the
+reading of its output says (:mod:`agents.failures.go_test`)."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -92,6 +100,9 @@ class Place:
     venv: Path | None = None
     """The virtual environment the run's Python is, where the run sees it (inside its copy):
     its `bin` first on the PATH, as activating it would. None: the system's Python."""
+    tools: tuple[Path, ...] = ()
+    """The `bin` directories of the toolchains the command needs from outside the system's
+    directories (Go's, Node's), on the PATH after the environment's."""
     hidden: tuple[Path, ...] = ()
     """Directories and files the run must not see even where they lie inside what it is
     shown: the checkout under review, the review's trees, Tiebreak's data and secrets."""
@@ -113,20 +124,38 @@ class Runner(Protocol):
     async def run(self, command: str, place: Place, limits: Limits) -> Run: ...
 
 
-def environment(home: Path, venv: Path | None) -> dict[str, str]:
+def environment(home: Path, venv: Path | None, tools: Iterable[Path] = ()) -> dict[str, str]:
     """All a run's command inherits: the project's virtual environment `venv` (as the run
-    sees it) first on the PATH, as activating it would, then the system's directories; a
-    home that is also its temporary directory; a language. Nothing of Tiebreak's environment,
-    neither its Python nor its secrets (`ANTHROPIC_API_KEY`, `GITHUB_PRIVATE_KEY`,
-    `AWS_*`...), which no test may read."""
+    sees it) first on the PATH, as activating it would, then the toolchains' `tools`, then
+    the system's directories; a home that is also its temporary directory; a language; what
+    Go and npm are told of a run without a network (see the module's docstring). Nothing of
+    Tiebreak's environment, neither its Python nor its secrets (`ANTHROPIC_API_KEY`,
+    `GITHUB_PRIVATE_KEY`, `AWS_*`...), which no test may read."""
     path = [str(venv / "bin")] if venv is not None else []
     activated = {"VIRTUAL_ENV": str(venv)} if venv is not None else {}
     return {
-        "PATH": ":".join(_unique([*path, *SYSTEM_PATH])),
+        "PATH": ":".join(_unique([*path, *map(str, tools), *SYSTEM_PATH])),
         **activated,
         "HOME": str(home),
         "TMPDIR": str(home),
         "LANG": LANG,
+        **offline(home),
+    }
+
+
+def offline(home: Path) -> dict[str, str]:
+    """What Go and npm are told in a run whose home is `home`: their caches there, and that
+    there is no network."""
+    return {
+        "GOCACHE": str(home / ".cache" / "go-build"),
+        "GOPATH": str(home / "go"),
+        "GOPROXY": "off",
+        "GOSUMDB": "off",
+        "GOTOOLCHAIN": "local",
+        "GOTELEMETRY": "off",
+        "GOFLAGS": "-mod=mod",
+        "NPM_CONFIG_UPDATE_NOTIFIER": "false",
+        "NPM_CONFIG_OFFLINE": "true",
     }
 
 

@@ -4,8 +4,9 @@ What a run sees and may do:
 
 * **Isolated**: its own network (only `lo`: nothing outside answers, not even the host's own
   `127.0.0.1`), its own PIDs (every process dies with the sandbox), IPC and hostname; an
-  environment cleared down to `PATH`, `HOME`, `TMPDIR`, `LANG` and the project's
-  `VIRTUAL_ENV`.
+  environment cleared down to `PATH`, `HOME`, `TMPDIR`, `LANG`, the project's
+  `VIRTUAL_ENV`, and Go's and npm's caches in that home with no network to reach
+  (:func:`app.verification.runner.environment`).
 * **Shown only what it needs** (:mod:`app.verification.mounts`): the system's programs and
   libraries, a few files of `/etc`, the checkout's environments and the installations they
   were made from, read-only; nothing of Tiebreak's own Python, none of the host's homes,
@@ -136,7 +137,7 @@ class Bwrap:
         if not self._root:
             args += ["--uid", str(self.user), "--gid", str(self.user)]
         args += ["--die-with-parent", "--new-session", "--clearenv"]
-        for name, value in environment(HOME, place.venv).items():
+        for name, value in environment(HOME, place.venv, place.tools).items():
             args += ["--setenv", name, value]
         if info_fd is not None:
             args += ["--info-fd", str(info_fd)]

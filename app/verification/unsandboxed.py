@@ -47,7 +47,7 @@ class Unsandboxed:
             run = await run_bounded(
                 [*limits.prlimit(processes=False), *launch(command, marker)],
                 cwd=work,
-                env=environment(work, _in_copy(place, work)),
+                env=environment(work, _in_copy(place, work), place.tools),
                 timeout_s=limits.timeout_s,
                 marker=marker,
             )

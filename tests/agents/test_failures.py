@@ -1,7 +1,8 @@
-"""How a test failed, read from what its runner printed: pytest's, unittest's and a bare
-script's real output (`tests/fixtures/test_output/`, recorded from a small shop project: pytest
-9 with its plugins off, Python 3.11), each failure's exception, message, test line, stage and
-what it says is missing, and why no test ran when none did."""
+"""How a test failed, read from what its runner printed: pytest's, unittest's, a bare
+script's, `go test`'s and `node --test`'s real output (`tests/fixtures/test_output/`, recorded
+from a small shop project: pytest 9 with its plugins off, Python 3.11; Go 1.19; Node 20, its
+TAP and spec reporters), each failure's exception, message, test line, stage and what it says
+is missing, and why no test ran when none did."""
 
 from pathlib import Path
 
@@ -175,7 +176,106 @@ READINGS = {
 }
 
 
-@pytest.mark.parametrize(("name", "test", "reading"), [(n, *r) for n, r in READINGS.items()])
+GO_READINGS = {
+    "go_assertion": (
+        "shop/cart_test.go",
+        OutputReading("go test", (Failure("test failed", "Total = 7, want 12", 7),)),
+    ),
+    "go_panic": (
+        "shop/index_test.go",
+        OutputReading(
+            "go test", (Failure("panic", "runtime error: index out of range [0] with length 0", 7),)
+        ),
+    ),
+    "go_undefined": (
+        "shop/discounted_test.go",
+        OutputReading(
+            "go test",
+            (
+                Failure(
+                    "build error",
+                    "undefined: Discounted",
+                    6,
+                    Stage.LOADING,
+                    Missing(Absence.NAME, "Discounted"),
+                ),
+            ),
+        ),
+    ),
+    "go_no_package": (
+        "shop/coupons_test.go",
+        OutputReading(
+            "go test",
+            (
+                Failure(
+                    "build error",
+                    "no required module provides package example.com/shop/coupons; to add it:",
+                    6,
+                    Stage.LOADING,
+                    Missing(Absence.MODULE, "example.com/shop/coupons"),
+                ),
+            ),
+        ),
+    ),
+    "go_no_test_files": (
+        "other/other_test.go",
+        OutputReading("go test", (), "the package has no test files"),
+    ),
+}
+STRICTLY_EQUAL = Failure("AssertionError", "Expected values to be strictly equal:", 6)
+NO_COUPONS = Failure(
+    "Error",
+    "Cannot find module '../src/coupons'",
+    3,
+    Stage.LOADING,
+    Missing(Absence.MODULE, "src/coupons"),  # the module's path in the repository
+)
+NODE_READINGS = {
+    "node_assertion": ("test/total.test.js", OutputReading("node --test", (STRICTLY_EQUAL,))),
+    "node_spec_assertion": ("test/total.test.js", OutputReading("node --test", (STRICTLY_EQUAL,))),
+    "node_not_a_function": (
+        "test/discounted.test.js",
+        OutputReading(
+            "node --test",
+            (
+                Failure(
+                    "TypeError",
+                    "discounted is not a function",
+                    6,
+                    missing=Missing(Absence.NAME, "discounted"),
+                ),
+            ),
+        ),
+    ),
+    "node_no_module": ("test/coupons.test.js", OutputReading("node --test", (NO_COUPONS,))),
+    "node_spec_no_module": ("test/coupons.test.js", OutputReading("node --test", (NO_COUPONS,))),
+    "node_no_export": (
+        "test/discounted.test.mjs",
+        OutputReading(
+            "node --test",
+            (
+                Failure(
+                    "SyntaxError",
+                    "The requested module '../src/cart.mjs' does not provide an export named "
+                    "'discounted'",
+                    None,
+                    Stage.LOADING,
+                    Missing(Absence.NAME, "discounted", "src/cart"),
+                ),
+            ),
+        ),
+    ),
+    "node_no_tests": (
+        "test/empty.test.js",
+        OutputReading("node --test", (), "the test file defines no test"),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "test", "reading"),
+    [(n, *r) for n, r in {**READINGS, **GO_READINGS, **NODE_READINGS}.items()],
+)
 def test_a_runner_s_output_reads_as_its_failures(
     name: str, test: str, reading: OutputReading
 ) -> None:

@@ -4,18 +4,22 @@ running Tiebreak's workflow template with bash on its snapshots of the base and 
 a scripted model."""
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
+from agents.models.llm import Role
 from agents.models.scripted import ScriptedLLM, by_role
 from agents.protocol import ToolName
 from app.jobs.deps import WorkerDeps
 from app.jobs.janitor import resume_orphans
 from app.jobs.workflow_results import sweep_workflow_runs
 from app.settings import Settings
+from app.snapshots.cache import SnapshotCache
 from app.store.keys import review_job_id
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
@@ -40,6 +44,7 @@ from tests.kits.actions import (
     template_runner,
 )
 from tests.kits.artifacts import UNREADABLE
+from tests.kits.hearing import untrusted
 from tests.kits.review import run_review, summary
 from tests.scenarios.debates import (
     PAYMENTS,
@@ -392,13 +397,17 @@ async def test_without_the_permission_or_the_workflow_the_review_goes_on_unverif
         github.add_workflow(REPO, WORKFLOW, "on: {workflow_dispatch: {}}\n", never_finishes)
         github.deny_actions(INSTALLATION)
 
-    await run_review(github, key, redis_url, fixed_by_agreement(UNDEFINED))
+    llm = fixed_by_agreement(UNDEFINED)
+
+    await run_review(github, key, redis_url, llm)
 
     said = summary(github)
     assert said.count(NOT_RUN) == 1
     assert why in said
     assert github.workflow_runs(REPO) == []
     assert comment(github).path == PAYMENTS
+    # No test runs: the tester is told nothing of how the repository's tests are written.
+    assert all("test_conventions" not in str(call.blocks) for call in llm.calls(Role.TESTER))
 
 
 async def test_a_pull_request_from_a_fork_is_not_verified_by_default(
@@ -477,3 +486,24 @@ async def until(condition: Callable[[], Awaitable[bool]]) -> None:
     while not await condition():
         assert time.monotonic() < deadline, "it never happened"
         await asyncio.sleep(0.05)
+
+
+async def test_the_tester_is_told_the_repository_s_tests_as_the_head_has_them(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, tmp_path: Path
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG)
+    for path in ("tests/test_payments.py", "tests/test_refunds.py", "tests/helpers.py"):
+        github.set_file(REPO, HEAD, path, "def test_it():\n    pass\n")
+    llm = fixed_by_agreement(PROVEN)
+
+    snapshots = SnapshotCache(tmp_path / "snapshots")
+
+    await review_in_actions(github, key, redis_url, llm, client, snapshots=snapshots)
+
+    tester = llm.calls(Role.TESTER)[0]
+    assert json.loads(untrusted(tester, "test_conventions")) == {
+        "runner": "python",
+        "language": "python",
+        "ways": ["tests/test_*.py (2 files)"],
+        "examples": ["tests/test_payments.py", "tests/test_refunds.py"],
+    }

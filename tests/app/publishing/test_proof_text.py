@@ -66,6 +66,49 @@ def test_a_reproduced_finding_is_posted_with_its_test_its_failure_and_its_fix_ch
     assert row[3] == "fix suggested · reproduced, fix verified"
 
 
+GO_TEST = 'package shop\n\nimport "testing"\n\nfunc TestTotal(t *testing.T) {\n}\n'
+NODE_TEST = "const test = require('node:test');\n\ntest('total', () => {});\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "language"),
+    [
+        ("shop/cart_test.go", GO_TEST, "go"),
+        ("test/cart.test.js", NODE_TEST, "javascript"),
+        ("test/cart.test.ts", NODE_TEST, "typescript"),
+        ("tests/test_big.py", CONTENT, "python"),
+        ("tests/check_total", CONTENT, ""),
+    ],
+)
+def test_the_test_is_fenced_in_the_language_of_its_file(
+    path: str, content: str, language: str
+) -> None:
+    proven = with_test(result("F1", BIG, 5), FAILING, PASSING)
+    finding = proven.finding.model_copy(
+        update={"reproduction": Reproduction(path=path, content=content)}
+    )
+    assert proven.verification is not None
+    verification = proven.verification.model_copy(update={"test": path})
+    proven = proven.model_copy(update={"finding": finding, "verification": verification})
+
+    blocks, _, _ = read_fences(the_comment(publish(unit(proven))).body)
+
+    assert (blocks[0].info, "\n".join(blocks[0].lines) + "\n") == (language, content)
+
+
+def test_a_long_test_is_shown_whole_in_its_collapsed_block() -> None:
+    long_test = f"def test_total():  # {'y' * 250}\n" + "".join(
+        f"    assert total([{n}]) == {n}  # {'x' * 120}\n" for n in range(130)
+    )
+    proven = with_test(result("F1", BIG, 5), FAILING, PASSING, body=long_test)
+
+    body = the_comment(publish(unit(proven))).body
+
+    blocks, _, _ = read_fences(body)
+    assert "\n".join(blocks[0].lines) + "\n" == long_test
+    assert body.index("<details>") < body.index(long_test.splitlines()[-1])
+
+
 def test_a_test_that_proves_nothing_says_why() -> None:
     old_bug = with_test(result("F1", BIG, 5, resolution=Resolution.OPEN), FAILING, FAILING)
     broken = Run(exit_code=2, output_tail="SyntaxError")

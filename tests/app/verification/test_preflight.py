@@ -21,14 +21,35 @@ from tests.scenarios.shop import FIX, REPRODUCTION, config, make_project
         ("python3.12 -m unittest {test}", True),
         (".venv/bin/pytest {test}", True),
         ("uv run --frozen pytest {test}", True),
-        ("go test ./{test}", False),
+        ("go test ./$(dirname {test})", True),
+        ("node --test {test}", True),
         ("npx vitest run {test}", False),
+        ("npm test -- {test}", False),
         ("make test TEST={test}", False),
         ("python -m pytest 'unclosed {test}", False),
     ],
 )
-def test_the_commands_that_run_python_are_checked(command: str, checked: bool) -> None:
+def test_the_commands_that_run_python_go_test_or_node_test_are_checked(
+    command: str, checked: bool
+) -> None:
     assert preflight.applies(command) is checked
+    assert (preflight.unchecked(command) is None) is checked
+
+
+def test_go_s_trivial_test_is_a_package_of_its_own_and_node_s_beside_the_tests(
+    tmp_path: Path,
+) -> None:
+    go = preflight.trivial_for("go test ./$(dirname {test})")
+    node = preflight.trivial_for("node --test {test}")
+    assert go is not None
+    assert node is not None
+    (tmp_path / "test").mkdir()
+
+    assert preflight.trivial_test(tmp_path, go).path == (
+        "tiebreakenvironment/tiebreak_environment_test.go"
+    )
+    assert preflight.trivial_test(tmp_path, node).path == "test/tiebreak-environment.test.cjs"
+    assert "is not checked before the review" in (preflight.unchecked("npm test {test}") or "")
 
 
 def test_the_trivial_test_is_written_beside_the_projects_tests(tmp_path: Path) -> None:

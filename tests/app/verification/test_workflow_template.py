@@ -9,6 +9,7 @@ import pytest
 from app.verification.preflight import NAME
 from app.verification.workflow import environment_check
 from tests.kits.workflow import run_step, run_template, steps, template
+from tests.scenarios.polyglot import needs_node
 
 HOSTILE = (
     "import os\n"
@@ -218,3 +219,34 @@ def test_a_fix_is_checked_where_the_environment_runs_the_trivial_test_at_the_hea
     assert result["head"] is None
     assert result["environment"]["test"] == NAME
     assert "No module named tiebreak_absent_runner" in result["environment"]["output_tail"]
+
+
+@needs_node
+def test_node_s_trivial_test_runs_beside_the_tests_and_a_runner_that_cannot_start_says_why(
+    tmp_path: Path,
+) -> None:
+    test = "const test = require('node:test');\ntest('rate', () => {});\n"
+    trees = {"head": {"test/own.test.js": ""}, "base": {"test/own.test.js": ""}}
+    runs = inputs(test, path="test/rate.test.js", checked="node --test {test}")
+    cannot = inputs(test, path="test/rate.test.js", checked="node --test --require ./no.js {test}")
+    runs["command"] = cannot["command"] = "node --test test/rate.test.js"
+
+    ran = run_template(tmp_path / "ran", runs, trees)
+    stopped = run_template(tmp_path / "stopped", cannot, trees)
+
+    assert ran is not None
+    assert ran["environment"] is None
+    assert ran["head"]["exit_code"] == 0
+    assert stopped is not None
+    assert stopped["environment"]["test"] == "test/tiebreak-environment.test.cjs"
+    assert "Cannot find module" in stopped["environment"]["output_tail"]
+    assert list(tmp_path.rglob("tiebreak-environment.test.cjs")) == []
+
+
+def test_go_s_trivial_test_is_not_sent_to_the_workflow() -> None:
+    assert environment_check('go test "./$(dirname {test})"') == ""
+    assert json.loads(environment_check("node --test {test}"))["folders"] == [
+        "test",
+        "tests",
+        "__tests__",
+    ]
