@@ -76,6 +76,12 @@ class Message(BaseModel):
     text: str
     finding_id: str | None = None
     patch: Patch | None = None
+    citations: list[Citation] = []
+    """The pull request's evidence the coder cites, on its `intended` answer: what a ruling
+    asked for later weighs (:mod:`agents.debate.intent_rules`)."""
+    tests: list[OwnTestRun] = []
+    """The cited tests of the pull request run at the head, on the notice that tells what was
+    checked of the evidence."""
 
 
 class Turn(BaseModel):

@@ -1,5 +1,6 @@
 """A debate's outcome, made from its state; and a finished debate's outcome, taken back into
-a state to be picked up (a ruling asked for later, a person's reply heard)."""
+a state to be picked up (a ruling asked for later, a person's reply heard), with what the
+record keeps of its open disputes: of a test's relevance, of a change's intent."""
 
 from agents.debate.state import CODER, DebateState
 from agents.debate.threads import Thread
@@ -70,3 +71,16 @@ def restore(state: DebateState, outcome: Outcome) -> None:
             state.budgets[name].history[:0] = history  # earlier events first
         else:  # the config's panel changed since
             state.earlier_history[name] = history
+
+
+def restore_intents(state: DebateState) -> None:
+    """Take a restored debate's evidence of intent back from its record, for the arbiter a
+    person asks for later: the coder's intended answers on the open findings and what their
+    cited tests showed. A person's reply is weighed without it: accepting the reply
+    withdraws the finding, whatever the coder cited."""
+    intents = state.intents
+    intents.restore_runs(state.messages)
+    for thread in state.threads.values():
+        if thread.unresolved:
+            said = [m for m in thread.messages if m.speaker == CODER]
+            intents.restore(thread.finding, said)

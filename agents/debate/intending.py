@@ -34,7 +34,9 @@ class IntentSteps:
             for ran in (yield from run_own(tests)):
                 intents.runs[ran.test] = ran
         for thread, answer in answered:
-            state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, intents.told(answer))
+            # The runs go on the record with the notice: a ruling asked for later weighs them.
+            cited = intents.ran(answer)
+            state.say(thread, SYSTEM_SPEAKER, MessageKind.NOTICE, intents.told(answer), tests=cited)
 
     def _intended_now(self, thread: Thread) -> Answer | None:
         answer = thread.answer

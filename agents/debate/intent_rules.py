@@ -24,11 +24,12 @@ failure is not argued away, only shown to be the change the pull request means t
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.conventions import test_kind
 from agents.diff import Diff
-from agents.outcome import IntendedBy
+from agents.outcome import IntendedBy, Message, MessageKind
 from agents.protocol import (
     Answer,
     Citation,
@@ -143,11 +144,39 @@ class Intents:
                 return test
         return None
 
+    def ran(self, answer: Answer) -> list[OwnTestRun]:
+        """The runs at the head of the tests `answer` cites, of those that ran."""
+        return [self.runs[t] for t in self.cited_tests(answer) if t in self.runs]
+
     def shown(self, finding_id: str) -> IntendedBy:
         """The evidence of intent on a finding, for its outcome."""
         answer = self.answers[finding_id]
-        tests = [self.runs[t] for t in self.cited_tests(answer) if t in self.runs]
-        return IntendedBy(citations=list(answer.citations), tests=tests)
+        return IntendedBy(citations=list(answer.citations), tests=self.ran(answer))
+
+    def restore(self, finding: Finding, coder_said: Sequence[Message]) -> None:
+        """Take a finished debate's evidence of intent on `finding` back from the record, for
+        a ruling asked for later: the coder's last answer on its thread, when it is
+        `intended` with citations that still check out (a transcript kept before citations
+        were put on the record has none: its intent is not restored)."""
+        self.raised[finding.id] = finding
+        last = coder_said[-1] if coder_said else None
+        if last is None or last.kind is not MessageKind.INTENDED or not last.citations:
+            return
+        answer = Answer(
+            finding_id=finding.id,
+            stance=Stance.INTENDED,
+            argument=last.text,
+            citations=list(last.citations),
+        )
+        if self.answer_problem(answer) is None:
+            self.answers[finding.id] = answer
+
+    def restore_runs(self, messages: Sequence[Message]) -> None:
+        """Take back what the pull request's cited tests showed at the head in a finished
+        debate, from the notices that told it: a failing one still backs no intent."""
+        for message in messages:
+            for run in message.tests:
+                self.runs[run.test] = run
 
     def told(self, answer: Answer) -> str:
         """What Tiebreak checked of an intended answer's evidence, as its thread tells it."""

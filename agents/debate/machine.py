@@ -16,7 +16,7 @@ is resumed that way, its journal and its recorded test runs answering what it as
 from collections.abc import Collection
 
 from agents.debate.arbitration import Arbitration
-from agents.debate.ending import outcome_of, restore
+from agents.debate.ending import outcome_of, restore, restore_intents
 from agents.debate.hearing import Hearing, PersonReply, Verdict
 from agents.debate.needs import Steps
 from agents.debate.proofs import ProofTerms
@@ -61,6 +61,7 @@ class DebateMachine:
         """Send unresolved findings of the finished debate `outcome` to the arbiter now (all
         of them if `finding_ids` is empty); every other finding keeps its end."""
         restore(self.state, outcome)
+        restore_intents(self.state)
         yield from self.rounds.arbitrate_requested(finding_ids)
         return outcome_of(self.state)
 

@@ -258,7 +258,8 @@ class Rounds:
             thread.answered(answer, state.round)
             state.proofs.relevance.answered(answer)
             state.intents.take(answer)
-            state.say(thread, CODER, kind, relevance.said(answer), answer.patch)
+            cited = answer.citations if answer.stance is Stance.INTENDED else []
+            state.say(thread, CODER, kind, relevance.said(answer), answer.patch, citations=cited)
             home = edge_name(CODER, thread.raised_by)
             thread.loop = thread.loop or state.loops.observe(home, thread.id, CODER, digest)
         return digests

@@ -18,7 +18,8 @@ from agents.debate.turns import Turns
 from agents.diff import Diff, ReviewUnit
 from agents.outcome import SYSTEM_SPEAKER, Message, MessageKind, StopReason
 from agents.patches import changed_lines
-from agents.protocol import Finding, Patch, UnitWalkthrough, shown
+from agents.protocol import Citation, Finding, Patch, UnitWalkthrough, shown
+from agents.verification import OwnTestRun
 from policies.budget import BudgetEvent, PairwiseBudget, debate_budgets, edge_name
 from policies.config import Models
 from policies.debate import DebatePolicy
@@ -159,6 +160,9 @@ class DebateState:
         kind: MessageKind,
         text: str,
         patch: Patch | None = None,
+        *,
+        citations: Sequence[Citation] = (),
+        tests: Sequence[OwnTestRun] = (),
     ) -> Message:
         """Put a message on the record, in `thread` if it is about a finding."""
         message = Message(
@@ -168,6 +172,8 @@ class DebateState:
             text=text,
             finding_id=thread.id if thread else None,
             patch=patch,
+            citations=list(citations),
+            tests=list(tests),
         )
         self.messages.append(message)
         if thread is not None:

@@ -7,14 +7,17 @@ from typing import Any
 
 from agents.debate.engine import Debate
 from agents.debate.intent_rules import NO_EVIDENCE
-from agents.debate.proofs import Proving
+from agents.debate.machine import DebateMachine
+from agents.debate.proofs import ProofTerms, Proving
 from agents.diff import ReviewUnit
 from agents.models.llm import Role
 from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import Consensus, MessageKind, Outcome, Resolution
 from agents.verification import Evidence
+from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
-from tests.kits.proofs import ScriptedVerifier
+from tests.kits.machine import play, shown_by
+from tests.kits.proofs import COMMAND, ScriptedVerifier
 from tests.scenarios.debates import (
     accept,
     answers,
@@ -38,6 +41,7 @@ from tests.scenarios.intended import (
 )
 
 ONE_ROUND = DebatePolicy(max_rounds=1)
+NO_ARBITER = DebatePolicy(max_rounds=1, arbitration=False)
 
 
 def verifier(*, own_test_passes: bool = True) -> ScriptedVerifier:
@@ -269,3 +273,71 @@ async def test_an_intent_shown_after_a_patch_its_test_rejected_may_be_accepted()
     assert (result.resolution, result.consensus) == (Resolution.INTENDED, Consensus.UNANIMOUS)
     assert result.fix_verified is False  # the patch it gave first is still said to fail
     assert not refusals(llm, Role.TESTER)
+
+
+def arbitrated_later(
+    verifying: ScriptedVerifier, *rulings_asked: Any
+) -> tuple[Outcome, Outcome, ScriptedLLM]:
+    """A debate without an arbiter, driven by a plain loop, that ends with the coder's intent
+    rejected and the finding open; then, as stored and read back, the arbiter a person asks
+    for later, given `rulings_asked`."""
+    machine = DebateMachine(NO_ARBITER, intended_unit(), terms=ProofTerms(COMMAND))
+    debating = ScriptedLLM(
+        by_role(
+            tester=[report(finding()), evaluations(reject("F1", "A refund must lower it."))],
+            coder=[answers(intended())],
+        )
+    )
+    ceiling = TokenCeiling(NO_ARBITER.token_ceiling)
+    debated = play(machine.run(), debating, ceiling=ceiling, shows=shown_by(verifying))
+    stored = Outcome.model_validate_json(debated.model_dump_json())
+
+    later = DebateMachine(ONE_ROUND, intended_unit(), terms=ProofTerms(COMMAND))
+    llm = ScriptedLLM(by_role(arbiter=list(rulings_asked)))
+    ruled = play(
+        later.arbitrate(stored, ["F1"]), llm, ceiling=TokenCeiling(ONE_ROUND.token_ceiling)
+    )
+    return debated, ruled, llm
+
+
+def test_an_intent_left_open_may_be_ruled_intended_when_a_person_asks_later() -> None:
+    """With arbitration off the rejected intent ends open; the arbiter a person asks for later
+    rules it intended, on the evidence the coder cited in the debate."""
+    verifying = verifier()
+
+    # A second ruling is there for the arbiter's retry, should its first be refused.
+    debated, ruled, llm = arbitrated_later(
+        verifying, rulings(intended_ruling()), rulings(intended_ruling())
+    )
+
+    (left,) = debated.findings
+    assert (left.resolution, left.consensus) == (Resolution.OPEN, Consensus.UNRESOLVED)
+    assert verifying.ran_own == [CART_TEST]
+    assert refusals(llm, Role.ARBITER) == []
+    assert len(llm.calls(Role.ARBITER)) == 1
+    (result,) = ruled.findings
+    assert (result.resolution, result.consensus) == (Resolution.INTENDED, Consensus.ARBITER)
+    assert result.behaviour_change
+    assert result.intended is not None
+    assert [c.path or c.quote for c in result.intended.citations] == [
+        "total() now leaves negative prices out",
+        CHANGELOG,
+        CART_TEST,
+    ]
+    # The cited test's run at the head in the debate is still the evidence.
+    (own,) = result.intended.tests
+    assert (own.test, own.passed) == (CART_TEST, True)
+    assert verifying.ran_own == [CART_TEST]
+
+
+def test_a_cited_test_that_failed_in_the_debate_still_refuses_an_intended_ruling_later() -> None:
+    verifying = verifier(own_test_passes=False)
+
+    _, ruled, llm = arbitrated_later(
+        verifying, rulings(intended_ruling()), rulings(intended_ruling())
+    )
+
+    (result,) = ruled.findings
+    assert result.resolution is Resolution.OPEN
+    refused = refusals(llm, Role.ARBITER)
+    assert f"the pull request's test {CART_TEST} fails at the head" in refused[0]
