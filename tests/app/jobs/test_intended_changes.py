@@ -18,7 +18,7 @@ from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.actions import CONFIG, comment, review_in_actions
-from tests.kits.review import summary
+from tests.kits.review import asked, run_worker, summary
 from tests.scenarios.debates import (
     PAYMENTS,
     PAYMENTS_AFTER,
@@ -27,7 +27,9 @@ from tests.scenarios.debates import (
     answers,
     evaluations,
     git_diff,
+    reject,
     report,
+    rulings,
 )
 from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO
 from tests.scenarios.webhooks import SECRET
@@ -161,6 +163,48 @@ async def test_an_intended_described_change_is_posted_as_a_behaviour_change(
     assert check.conclusion == "success"
     # Every agent read the pull request's description.
     assert all(_read(request.blocks, BODY) for request in llm.requests)
+
+
+async def test_an_intent_left_open_is_ruled_a_behaviour_change_when_a_person_asks_the_arbiter(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    described(github)
+    no_arbiter = "debate:\n  arbitration: false\n  max_exchanges_per_finding: 1\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + no_arbiter)
+    rejected = ScriptedLLM(
+        by_role(
+            tester=[report(OVERDRAWN), evaluations(reject("F1", "An overdraft is the rule."))],
+            coder=[answers(INTENDED)],
+        )
+    )
+    await review_in_actions(github, key, redis_url, rejected, client)
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    ruled = {"finding_id": "F1", "ruling": "intended", "reasoning": "The refusal is the point."}
+    # A second ruling is there for the arbiter's retry, should its first be refused.
+    llm = ScriptedLLM(by_role(arbiter=[rulings(ruled), rulings(ruled)]))
+    asking = asked(github, ("arbitrate", None), association="OWNER")
+
+    await run_worker(github, key, redis_url, llm, asking.enqueue)
+
+    retried = "was refused for the reasons below"
+    assert [b.text for r in llm.requests for b in r.blocks if retried in b.text] == []
+    _, ruling = github.reviews(REPO, NUMBER)
+    (posted,) = ruling.comments
+    assert (
+        "**🔵 Behaviour change** · behaviour change · the arbiter ruled (a person asked for a "
+        "ruling)" in posted.body
+    )
+    # The evidence is the debate's: what the coder cited, and its cited test's run at the head.
+    assert f"the description says “{QUOTE}”" in posted.body
+    assert "<code>CHANGELOG.md:3</code>, changed by the pull request" in posted.body
+    assert (
+        "the pull request's test <code>test&#95;refusals.py</code>: it passes at the head"
+        in posted.body
+    )
+    assert "```suggestion" not in posted.body
+    assert github.issue_labels(REPO, NUMBER) == []
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "success")
 
 
 def _read(blocks: Any, text: str) -> bool:
