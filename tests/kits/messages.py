@@ -2,9 +2,14 @@
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
+import respx
+from click.testing import CliRunner, Result
+
+from app.cli.main import main
 
 BASE_URL = "http://messages.test"
 MESSAGES_URL = f"{BASE_URL}/v1/messages"
@@ -66,3 +71,21 @@ def by_tool(**queues: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.R
         return message(tool, remaining[tool].pop(0))
 
     return answer
+
+
+def reviewed(
+    checkout: Path, diff: str, script: dict[str, Any], *args: str
+) -> tuple[Result, list[dict[str, Any]]]:
+    """`tiebreak review` of `diff` in `checkout` with `args`, the Messages API answering by
+    tool as `script` says (see :func:`by_tool`): what the command did, and the requests it
+    sent the API."""
+    patch = checkout.parent / "change.diff"
+    patch.write_text(diff)
+    env = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
+    with respx.mock:
+        route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(**script))
+        result = CliRunner().invoke(
+            main, ["review", str(patch), "--repo", str(checkout), *args], env=env
+        )
+        sent = [json.loads(call.request.content) for call in route.calls]
+    return result, sent

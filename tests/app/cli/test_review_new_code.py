@@ -8,13 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import respx
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from agents.protocol import Patch, Reproduction
-from app.cli.main import main
 from tests.app.verification.conftest import needs_bwrap
-from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
+from tests.kits.messages import reviewed
 from tests.scenarios.discounts import (
     COUPON_FIX,
     COUPON_LINE,
@@ -85,18 +83,7 @@ def project(tmp_path: Path) -> Project:
 
 
 def review(project: Project, *args: str) -> tuple[Result, list[dict[str, Any]]]:
-    patch = project.checkout.parent / "change.diff"
-    patch.write_text(project.diff.text)
-    env = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
-    with respx.mock:
-        route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(**SCRIPT))
-        result = CliRunner().invoke(
-            main,
-            ["review", str(patch), "--repo", str(project.checkout), "--verify", COMMAND, *args],
-            env=env,
-        )
-        sent = [json.loads(c.request.content) for c in route.calls]
-    return result, sent
+    return reviewed(project.checkout, project.diff.text, SCRIPT, "--verify", COMMAND, *args)
 
 
 def test_a_bug_in_added_code_is_proven_in_new_code_and_its_fix_verified(project: Project) -> None:

@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import respx
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 from agents.protocol import Patch, Reproduction
-from app.cli.main import main
 from tests.app.verification.conftest import needs_bwrap
-from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
+from tests.kits.messages import reviewed
 from tests.scenarios.polyglot import (
     GO_COMMAND,
     GO_COUPON_LINE,
@@ -100,18 +98,7 @@ NODE_SCRIPT = script(
 def review(
     project: Project, command: str, answers: dict[str, Any], *args: str
 ) -> tuple[Result, list[dict[str, Any]]]:
-    patch = project.checkout.parent / "change.diff"
-    patch.write_text(project.diff.text)
-    env = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
-    with respx.mock:
-        route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(**answers))
-        result = CliRunner().invoke(
-            main,
-            ["review", str(patch), "--repo", str(project.checkout), "--verify", command, *args],
-            env=env,
-        )
-        sent = [json.loads(c.request.content) for c in route.calls]
-    return result, sent
+    return reviewed(project.checkout, project.diff.text, answers, "--verify", command, *args)
 
 
 def told_conventions(sent: list[dict[str, Any]]) -> dict[str, Any]:

@@ -11,14 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import respx
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from app.cli.main import main
 from app.settings import get_settings
 from tests.app.verification.conftest import needs_bwrap
 from tests.kits.hostile import DEEP, FILLS_THE_DISK, HOLDS_MEMORY, reaches, var_tmp
-from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
+from tests.kits.messages import reviewed
 from tests.scenarios.shop import BUG_LINE, COMMAND, FIX, Project, make_project
 
 pytestmark = needs_bwrap
@@ -82,16 +80,8 @@ def one_finding(path: str, content: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def review(project: Project, script: dict[str, list[dict[str, Any]]], *args: str) -> Result:
-    patch = project.checkout.parent / "change.diff"
-    patch.write_text(project.diff.text)
-    environment = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
-    with respx.mock:
-        respx.post(MESSAGES_URL).mock(side_effect=by_tool(**script))
-        return CliRunner().invoke(
-            main,
-            ["review", str(patch), "--repo", str(project.checkout), "--json", *args],
-            env=environment,
-        )
+    result, _ = reviewed(project.checkout, project.diff.text, script, "--json", *args)
+    return result
 
 
 def verification(result: Result) -> dict[str, Any]:
