@@ -107,7 +107,7 @@ class RunGroups:
         groups = _own_groups(proc)
         v2 = _v2_directory(mounts, groups)
         if v2 is not None and _has_controllers(v2):
-            return cls(CgroupVersion.V2, (_v2_parent(v2, _v2_top(mounts)),))
+            return cls(CgroupVersion.V2, (_v2_parent(v2, _v2_top(mounts)),)).swept()
         v1 = [_v1_directory(mounts, groups, name) for name in CONTROLLERS]
         missing = [name for name, found in zip(CONTROLLERS, v1, strict=True) if found is None]
         if missing:
@@ -116,7 +116,20 @@ class RunGroups:
                 f"controller{'s' if len(missing) > 1 else ''} (v2: {v2 or 'not mounted'})"
             )
         parents = tuple(_made(found / PARENT) for found in v1 if found is not None)
-        return cls(CgroupVersion.V1, parents)
+        return cls(CgroupVersion.V1, parents).swept()
+
+    def swept(self) -> "RunGroups":
+        """These groups, with the empty groups of runs whose Tiebreak process is gone removed:
+        a process killed during a run (a worker stopped hard) leaves its group behind, named
+        with that process's id. A group a process is still in is left alone."""
+        for parent in self.parents:
+            for stale in parent.glob("run-*-*"):
+                pid = stale.name.split("-")[1]
+                if pid.isdigit() and not _alive(int(pid)):
+                    with contextlib.suppress(OSError):
+                        stale.rmdir()  # the kernel refuses a group with a process in it
+                        log.info("removed the cgroup %s of a run whose process is gone", stale)
+        return self
 
     def make(self, memory_mb: int, processes: int) -> RunGroup:
         """A new run's group with its limits; OSError if it cannot be made."""
@@ -162,6 +175,16 @@ def _empty(directory: Path) -> None:
                 os.kill(pid, signal.SIGKILL)
         time.sleep(KILL_PAUSE_S)
     raise OSError(errno.EBUSY, "its processes would not die")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def _made(directory: Path) -> Path:

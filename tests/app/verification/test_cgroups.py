@@ -48,6 +48,28 @@ def test_a_runs_group_holds_its_limits_and_goes_with_what_was_left_in_it() -> No
     assert all(d.parent.name == "tiebreak-runs" for d in group.directories)
 
 
+def test_the_groups_a_killed_tiebreak_left_are_removed_and_a_living_ones_kept() -> None:
+    """A worker stopped hard during a run leaves the run's group behind; the next process
+    that looks for the hierarchies removes it, and leaves a living process's group be."""
+    groups = RunGroups.find()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    left = [parent / f"run-{gone.pid}-0123456789ab" for parent in groups.parents]
+    for directory in left:
+        directory.mkdir()
+    living = groups.make(memory_mb=64, processes=8)
+    try:
+        RunGroups.find()
+
+        assert [d.exists() for d in left] == [False] * len(left)
+        assert [d.exists() for d in living.directories] == [True] * len(left)
+    finally:
+        living.remove()
+        for directory in left:
+            if directory.exists():
+                directory.rmdir()
+
+
 def fake_proc(tmp_path: Path, mountinfo: list[str], cgroup: list[str]) -> Path:
     proc = tmp_path / "proc"
     proc.mkdir()
