@@ -5,7 +5,7 @@ The figures are the ceiling's own estimates (:meth:`agents.models.llm.LLMRequest
 a unit's first call per tester writes its whole prompt to the cache and may answer at the
 longest allowed; each later call reads that prompt at a cache read's price and may answer as
 long. A typical debate is taken to be the testers' reports and two rounds (the coder's answers
-and each tester's evaluations), the debate of the README's example. Generous by design, as a
+and each tester's evaluations), the debate of the example in docs/app.md. Generous by design, as a
 reservation is: a review the estimate says fits is very likely to fit, and one it says does not
 will be cut, riskiest units first (:mod:`policies.coverage`).
 """

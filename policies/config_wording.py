@@ -150,7 +150,7 @@ def _shape(field: _Field) -> str | None:
         return shapes[-1]
     fields = _fields(field.annotation)
     if fields:
-        # A long list of keys would hide the sentence; the README lists them.
+        # A long list of keys would hide the sentence; docs/configuration.md lists them.
         keys = f" with the keys {', '.join(fields)}" if len(fields) <= _KEYS_SHOWN else ""
         return f"a mapping of options{keys}"
     if get_origin(field.annotation) in {tuple, list}:

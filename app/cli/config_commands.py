@@ -79,10 +79,10 @@ def _is_read_by_the_app(file: str) -> bool:
     hidden=True,
 )
 def config_docs_command(check: bool, root: Path) -> None:
-    """Generate the config's JSON Schema and README reference from the model.
+    """Generate the config's JSON Schema and reference page from the model.
 
-    Writes docs/config.schema.json and the README section between its config-reference
-    markers; with --check, writes nothing and exits 1 if either is out of date.
+    Writes docs/config.schema.json and the section of docs/configuration.md between its
+    config-reference markers; with --check, writes nothing and exits 1 if either is out of date.
     """
     try:
         paths = config_docs.stale_files(root) if check else config_docs.write_files(root)

@@ -1,4 +1,4 @@
-"""The config file's reference, generated from `RepoConfig`: a JSON Schema and a README section.
+"""The config file's reference, generated from `RepoConfig`: a JSON Schema and a docs section.
 
 Both are written by `tiebreak config-docs` and compared by `tiebreak config-docs --check`, so
 the documentation cannot drift from the model: a new field shows up by itself, with its type,
@@ -22,9 +22,9 @@ from policies.config import CONFIG_PATH, RepoConfig
 ROOT = Path(__file__).resolve().parents[2]
 """The project root, the directory holding pyproject.toml."""
 SCHEMA_PATH = Path("docs/config.schema.json")
-README_PATH = Path("README.md")
-README_START = "<!-- config-reference:start -->"
-README_END = "<!-- config-reference:end -->"
+REFERENCE_PATH = Path("docs/configuration.md")
+REFERENCE_START = "<!-- config-reference:start -->"
+REFERENCE_END = "<!-- config-reference:end -->"
 
 _NOUNS = {bool: "boolean", int: "integer", float: "number", str: "string"}
 _SEQUENCES = (tuple, list, set, frozenset, Sequence)
@@ -45,7 +45,7 @@ def schema_text() -> str:
 
 
 def reference_markdown(model: type[BaseModel] = RepoConfig) -> str:
-    """The reference of `model` as Markdown, one table per section, as the README holds it."""
+    """The reference of `model` as Markdown, one table per section, as docs/ holds it."""
     lines = [
         "<!-- Generated from policies/config.py by `tiebreak config-docs`; edit the model,"
         " not this section. -->",
@@ -55,21 +55,22 @@ def reference_markdown(model: type[BaseModel] = RepoConfig) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def readme_with_reference(readme: str) -> str:
-    """`readme` with the generated reference between its markers."""
-    start, end = readme.find(README_START), readme.find(README_END)
+def page_with_reference(page: str) -> str:
+    """`page` with the generated reference between its markers."""
+    start, end = page.find(REFERENCE_START), page.find(REFERENCE_END)
     if start < 0 or end < start:
         raise ValueError(
-            f"the README has no {README_START} ... {README_END} markers to put the reference in"
+            f"{REFERENCE_PATH} has no {REFERENCE_START} ... {REFERENCE_END} markers"
+            " to put the reference in"
         )
-    head, tail = readme[: start + len(README_START)], readme[end:]
+    head, tail = page[: start + len(REFERENCE_START)], page[end:]
     return f"{head}\n\n{reference_markdown()}\n{tail}"
 
 
 def generated_files(root: Path = ROOT) -> dict[Path, str]:
     """What each generated file should hold, by path relative to `root`."""
-    readme = (root / README_PATH).read_text(encoding="utf-8")
-    return {SCHEMA_PATH: schema_text(), README_PATH: readme_with_reference(readme)}
+    page = (root / REFERENCE_PATH).read_text(encoding="utf-8")
+    return {SCHEMA_PATH: schema_text(), REFERENCE_PATH: page_with_reference(page)}
 
 
 def stale_files(root: Path = ROOT) -> list[Path]:
@@ -95,7 +96,7 @@ def _holds(path: Path, text: str) -> bool:
 def _section(model: type[BaseModel], prefix: str, depth: int, about: str | None) -> list[str]:
     lines: list[str] = []
     if prefix:
-        lines += [f"{'#' * min(3 + depth, 6)} `{prefix.rstrip('.')}`", ""]
+        lines += [f"{'#' * min(2 + depth, 6)} `{prefix.rstrip('.')}`", ""]
     doc = inspect.getdoc(model) if model.__doc__ else about
     for paragraph in (doc or "").split("\n\n"):
         lines += [_one_line(paragraph), ""] if paragraph.strip() else []

@@ -51,7 +51,7 @@ COMMANDS = {
     ),
     "config-docs": CommandEntry(
         "app.cli.config_commands:config_docs_command",
-        "Generate the config's JSON Schema and README reference from the model.",
+        "Generate the config's JSON Schema and reference page from the model.",
         hidden=True,
     ),
     "learnings": CommandEntry("app.cli.learnings:learnings", "What repositories taught Tiebreak."),
@@ -66,7 +66,7 @@ COMMANDS = {
 }
 """Every command, by name. Each entry's summary and hidden flag
 are its command's own (a test holds them equal), written here so that listing the commands
-imports none of them. `config-docs` is the maintainers' (it rewrites the README): hidden."""
+imports none of them. `config-docs` is the maintainers' (it rewrites a docs page): hidden."""
 
 
 class LazyGroup(click.Group):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from app.cli.config_docs import README_PATH, ROOT, SCHEMA_PATH, readme_with_reference, schema_text
+from app.cli.config_docs import REFERENCE_PATH, ROOT, SCHEMA_PATH, page_with_reference, schema_text
 from app.cli.main import main
 from policies.config import CONFIG_PATH
 from policies.config_file import MAX_CONFIG_BYTES
@@ -174,7 +174,7 @@ def project(tmp_path: Path) -> Path:
     """A copy of the files `config-docs` generates, with an old schema."""
     (tmp_path / SCHEMA_PATH).parent.mkdir(parents=True)
     (tmp_path / SCHEMA_PATH).write_text('{"title": "an older schema"}\n', encoding="utf-8")
-    shutil.copy(ROOT / README_PATH, tmp_path / README_PATH)
+    shutil.copy(ROOT / REFERENCE_PATH, tmp_path / REFERENCE_PATH)
     return tmp_path
 
 
@@ -187,7 +187,7 @@ def test_check_names_a_stale_schema_and_writes_nothing(project: Path) -> None:
 
 
 def test_config_docs_brings_stale_files_up_to_date(project: Path) -> None:
-    readme = project / README_PATH
+    readme = project / REFERENCE_PATH
     readme.write_text(
         readme.read_text(encoding="utf-8").replace("| `enabled` |", "| `enabeld` |"),
         encoding="utf-8",
@@ -197,15 +197,15 @@ def test_config_docs_brings_stale_files_up_to_date(project: Path) -> None:
     check = tiebreak("config-docs", "--check", "--root", str(project))
 
     assert written.exit_code == 0, written.output
-    assert written.stdout == f"wrote {SCHEMA_PATH}\nwrote {README_PATH}\n"
+    assert written.stdout == f"wrote {SCHEMA_PATH}\nwrote {REFERENCE_PATH}\n"
     assert check.exit_code == 0, check.output
     assert (project / SCHEMA_PATH).read_text(encoding="utf-8") == schema_text()
-    original = (ROOT / README_PATH).read_text(encoding="utf-8")
-    assert readme.read_text(encoding="utf-8") == readme_with_reference(original)
+    original = (ROOT / REFERENCE_PATH).read_text(encoding="utf-8")
+    assert readme.read_text(encoding="utf-8") == page_with_reference(original)
 
 
 def test_a_readme_without_markers_is_a_usage_error(project: Path) -> None:
-    (project / README_PATH).write_text("# Tiebreak\n", encoding="utf-8")
+    (project / REFERENCE_PATH).write_text("# Tiebreak\n", encoding="utf-8")
 
     result = tiebreak("config-docs", "--check", "--root", str(project))
 

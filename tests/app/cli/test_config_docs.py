@@ -9,12 +9,12 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from app.cli.config_docs import (
-    README_END,
-    README_PATH,
-    README_START,
+    REFERENCE_END,
+    REFERENCE_PATH,
+    REFERENCE_START,
     ROOT,
     SCHEMA_PATH,
-    readme_with_reference,
+    page_with_reference,
     reference_markdown,
     schema_text,
 )
@@ -32,7 +32,7 @@ def leaf_options(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
 
 
 def readme() -> str:
-    return (ROOT / README_PATH).read_text(encoding="utf-8")
+    return (ROOT / REFERENCE_PATH).read_text(encoding="utf-8")
 
 
 def rows(reference: str) -> dict[str, str]:
@@ -55,10 +55,10 @@ def test_the_schema_on_disk_is_current() -> None:
 
 
 def test_the_readme_reference_is_current() -> None:
-    section = readme().split(README_START, 1)[1].split(README_END, 1)[0]
+    section = readme().split(REFERENCE_START, 1)[1].split(REFERENCE_END, 1)[0]
 
     assert section.strip() == reference_markdown().strip(), (
-        f"the config reference in {README_PATH} is out of date: {REGENERATE}"
+        f"the config reference in {REFERENCE_PATH} is out of date: {REGENERATE}"
     )
 
 
@@ -136,7 +136,7 @@ def test_a_model_is_documented_field_by_field_with_nested_sections() -> None:
     assert '| `mode` | one of `"a"`, `"b"`, or `null` | `null` | The mode. |' in reference
     assert '| `code` | string matching `^x+$`, length at most 5 | `"xx"` | A code. |' in reference
     assert '| `tags` | list of strings | `["t"]` | Tags. |' in reference
-    assert "#### `inner`\n\nInner things.\n\n" in reference
+    assert "### `inner`\n\nInner things.\n\n" in reference
     assert r"| `inner.depth` | integer, above 0 and below 10 | `2` | How deep \| how far. |" in (
         reference
     )
@@ -153,22 +153,23 @@ def test_the_readme_example_is_a_valid_config() -> None:
 
 
 def test_the_reference_goes_between_the_markers_only() -> None:
-    text = f"# Title\n\n{README_START}\nstale text\n{README_END}\n\nAfter.\n"
+    text = f"# Title\n\n{REFERENCE_START}\nstale text\n{REFERENCE_END}\n\nAfter.\n"
 
-    updated = readme_with_reference(text)
+    updated = page_with_reference(text)
 
-    assert updated.startswith(f"# Title\n\n{README_START}\n\n<!-- Generated")
-    assert updated.endswith(f"|\n\n{README_END}\n\nAfter.\n")
+    assert updated.startswith(f"# Title\n\n{REFERENCE_START}\n\n<!-- Generated")
+    assert updated.endswith(f"|\n\n{REFERENCE_END}\n\nAfter.\n")
     assert "stale text" not in updated
-    assert readme_with_reference(updated) == updated
+    assert page_with_reference(updated) == updated
 
 
 @pytest.mark.parametrize(
-    "text", ["no markers", f"{README_START} but no end", f"{README_END} before {README_START}"]
+    "text",
+    ["no markers", f"{REFERENCE_START} but no end", f"{REFERENCE_END} before {REFERENCE_START}"],
 )
 def test_a_readme_without_markers_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="config-reference:start"):
-        readme_with_reference(text)
+        page_with_reference(text)
 
 
 def objects(schema: Any) -> Iterator[dict[str, Any]]:
