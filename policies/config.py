@@ -1,9 +1,9 @@
 """The per-repository config file, `.github/tiebreak.yml`, read from the base branch.
 
-A frozen model that refuses unknown keys; its JSON Schema is `docs/config.schema.json` and
-docs/configuration.md's reference is generated from it (`tiebreak config-docs`). A file that cannot be
-read as this model never breaks a review: :func:`parse_config` gives the defaults and says
-what is wrong, and on which line.
+A frozen model that refuses unknown keys; its JSON Schema (`docs/config.schema.json`) and
+its reference (`docs/configuration.md`) are generated from it (`tiebreak config-docs`). A file
+that cannot be read as this model never breaks a review: :func:`parse_config` gives the
+defaults and says what is wrong, and on which line.
 """
 
 from collections.abc import Sequence
