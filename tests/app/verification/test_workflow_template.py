@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.verification.preflight import NAME
-from app.verification.workflow import environment_inputs
+from app.verification.workflow import environment_inputs, without_preflight
 from tests.kits.workflow import run_step, run_template, steps, template
 from tests.scenarios.polyglot import GO_COMMAND, GO_MOD, needs_go, needs_node
 
@@ -294,3 +294,27 @@ def test_where_the_project_has_a_folder_of_the_trivial_test_s_name_nothing_is_ch
     for side in ("head", "base"):
         folder = tmp_path / "work" / side / "tiebreakenvironment"
         assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("refused", "kept"),
+    [
+        ('{"message": "Unexpected inputs provided: [\\"environment_folder\\"]"}', True),
+        ('{"message": "Unexpected inputs provided: [\\"environment_check\\"]"}', True),
+        ('{"message": "Unexpected inputs provided: [\\"own_test\\"]"}', False),
+        ('{"message": "No ref found for: main"}', False),
+    ],
+)
+def test_a_copy_of_the_workflow_older_than_the_pre_flight_is_sent_the_test_without_it(
+    refused: str, kept: bool
+) -> None:
+    given = {**inputs("x", checked=GO_COMMAND), "own_test": "true"}
+
+    again = without_preflight(given, refused)
+
+    if not kept:
+        assert again is None
+        return
+    assert again is not None
+    assert sorted(set(given) - set(again)) == ["environment_check", "environment_folder"]
+    assert again["own_test"] == "true"
