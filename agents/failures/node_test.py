@@ -28,7 +28,7 @@ _TOTALS = re.compile(rf"^(?:#|{_INFO}) tests (?P<count>\d+)$", re.MULTILINE)
 _NOT_OK = re.compile(r"^\s*not ok \d+ - (?P<name>.*)$")
 _SPEC_FAILED = re.compile(r"^\s*✖ (?P<name>.+?) \([\d.]+m?s\)$")
 _KEY = re.compile(r"^\s+(?P<key>error|name|failureType|location): (?P<value>.*)$")
-_ERROR_LINE = re.compile(
+ERROR_LINE = re.compile(
     r"^(?:#\s*)?\s*(?P<type>[A-Z]\w*Error|Error)(?: \[[\w-]+\])?: (?P<message>.+)$"
 )
 _POSITION = re.compile(r"\(?(?:file://)?(?P<path>[^\s()]+?):(?P<line>\d+):\d+\)?$")
@@ -93,7 +93,7 @@ def _tap_failure(lines: list[str], n: int, test: str) -> Failure:
             keys.setdefault(found["key"], value)
     if keys.get("error") == _FILE_FAILED:
         return _loading(lines[:n], test)
-    return _failure(keys.get("name", ""), keys.get("error", ""), _line(block, test), test)
+    return _failure(keys.get("name", ""), keys.get("error", ""), line_in(block, test), test)
 
 
 def _spec_failure(lines: list[str], n: int, test: str) -> Failure:
@@ -101,18 +101,18 @@ def _spec_failure(lines: list[str], n: int, test: str) -> Failure:
     said = block[0].strip() if block else ""
     if said.strip("'\"") == _FILE_FAILED:
         return _loading(lines[:n], test)
-    found = _ERROR_LINE.match(said)
+    found = ERROR_LINE.match(said)
     kind, message = (found["type"], found["message"]) if found else ("", said)
-    return _failure(kind, message, _line(block, test), test)
+    return _failure(kind, message, line_in(block, test), test)
 
 
 def _loading(before: list[str], test: str) -> Failure:
     """The test file's failure, which its last error printed before its report tells."""
     for k in range(len(before) - 1, -1, -1):
-        if found := _ERROR_LINE.match(before[k]):
+        if found := ERROR_LINE.match(before[k]):
             frames = before[k + 1 : k + 12]
             return _failure(
-                found["type"], found["message"], _line(frames, test), test, loading=True
+                found["type"], found["message"], line_in(frames, test), test, loading=True
             )
     return Failure("", "", None, Stage.LOADING)
 
@@ -132,8 +132,9 @@ def _block(lines: list[str], end: str) -> list[str]:
     return block
 
 
-def _line(block: list[str], test: str) -> int | None:
-    """The test file's line that the first frame in it names."""
+def line_in(block: list[str], test: str) -> int | None:
+    """The test file's line that the first frame in it names (`at f (file:line:col)`, or
+    vitest's marked `file:line:col`)."""
     for line in block:
         if (found := _POSITION.search(line.strip())) and is_test(found["path"], test):
             return int(found["line"])
@@ -145,10 +146,12 @@ def _failure(
 ) -> Failure:
     stage = Stage.LOADING if loading else Stage.RUNNING
     shown = message.strip()[:MESSAGE_CHARS]
-    return Failure(kind, shown, line, stage, _missing(shown, test))
+    return Failure(kind, shown, line, stage, missing_in(shown, test))
 
 
-def _missing(message: str, test: str) -> Missing | None:
+def missing_in(message: str, test: str) -> Missing | None:
+    """What a JavaScript error's `message` says is missing, a module's path resolved from
+    the test at `test`; jest's, vitest's and mocha's readers read it so too."""
     if found := _NO_MODULE.search(message):
         return Missing(Absence.MODULE, _module_path(found["name"], message, test))
     if found := _NO_EXPORT.search(message):

@@ -3,8 +3,8 @@
 Each family has a small reader of its own — a module with its `RUNNER`, whether it
 `recognises` an output, and how it `read`s it — tried in order, the first that recognises
 the output reading it: pytest's, unittest's, `go test`'s, Node's test runner's (`node
---test`), then a bare Python traceback's. Another runner is one more reader in
-:data:`READERS`. Output none recognises reads as no failure: its run is judged by its
+--test`), jest's, vitest's, mocha's, then a bare Python traceback's. Another runner is one
+more reader in :data:`READERS`. Output none recognises reads as no failure: its run is judged by its
 exit code alone.
 
 The output is a test's, untrusted: its escape sequences (colours among them) are taken out
@@ -17,11 +17,14 @@ from dataclasses import dataclass, replace
 
 from agents.failures import (
     go_test,
+    jest_output,
+    mocha_output,
     node_test,
     plain_python,
     pytest_output,
     python,
     unittest_output,
+    vitest_output,
 )
 from agents.failures.escapes import without_escapes
 from agents.failures.failure import OutputReading
@@ -43,6 +46,9 @@ READERS = (
     Reader(unittest_output.RUNNER, unittest_output.recognises, unittest_output.read),
     Reader(go_test.RUNNER, go_test.recognises, go_test.read),
     Reader(node_test.RUNNER, node_test.recognises, node_test.read),
+    Reader(jest_output.RUNNER, jest_output.recognises, jest_output.read),
+    Reader(vitest_output.RUNNER, vitest_output.recognises, vitest_output.read),
+    Reader(mocha_output.RUNNER, mocha_output.recognises, mocha_output.read),
     Reader(plain_python.RUNNER, plain_python.recognises, plain_python.read),
 )
 

@@ -22,7 +22,9 @@ A test of the pull request's own that the coder cites as evidence of intent
 (:class:`agents.debate.needs.OwnTest`) is dispatched with `own_test`: the workflow runs it at
 the head as it is there, writing nothing and checking out no base. It must be a file at the
 head. A repository's copy of the workflow older than that input refuses the dispatch, and
-the run is `not_run`, with GitHub's reason.
+the run is `not_run`, with GitHub's reason. A copy older than the pre-flight's inputs
+(Go's `environment_folder`) refuses them too: the run is dispatched again without them, and
+its test runs there unchecked, as it did before the pre-flight.
 """
 
 import logging
@@ -39,7 +41,7 @@ from app.github.installation_client import InstallationClient
 from app.github.models import FileAt, PathKind
 from app.store.plans import ActionsTesting, UnitPlan
 from app.store.workflow_runs import PendingRun, WorkflowRuns
-from app.verification.workflow import RUN_TITLE, dispatch_inputs, not_run
+from app.verification.workflow import RUN_TITLE, dispatch_inputs, not_run, without_preflight
 from policies.safety import is_safe_relative
 from policies.verify import reproduction_problem
 
@@ -104,7 +106,7 @@ class ActionsTrials:
         pending = self._pending(token, digest, reproduction.path, fix, own=asked.own)
         await self.runs.wait_for(pending)
         try:
-            started = await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
+            started = await self._dispatched(inputs)
         except GitHubError as exc:
             await self.runs.forget(pending)
             await self.runs.uncount_dispatch(plan.run_id)
@@ -115,6 +117,20 @@ class ActionsTrials:
             await self.runs.pin(token, started)
         log.info("dispatched %s for %s", RUN_TITLE.format(token=token), reproduction.path)
         return None
+
+    async def _dispatched(self, inputs: dict[str, str]) -> int | None:
+        """Dispatch the workflow with `inputs`, the id of the run it started if GitHub says
+        it; to a repository's copy of the workflow older than the pre-flight's inputs, again
+        without them: the test runs as that copy runs it, unchecked."""
+        plan, tests = self.plan, self.tests
+        try:
+            return await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, inputs)
+        except GitHubError as exc:
+            older = without_preflight(inputs, exc.body) if exc.status == 422 else None
+            if older is None:
+                raise
+        log.info("the workflow %s predates the pre-flight's inputs: sent without", tests.workflow)
+        return await self.actions.dispatch(plan.ref, tests.workflow, tests.branch, older)
 
     async def _problem(self, asked: "_Asked") -> str | None:
         """Why `asked` may not run: a reviewer's test whose path is not free, the pull

@@ -8,7 +8,11 @@ run showed nothing.
 
 A run for a command the pre-flight checks (:mod:`app.verification.preflight`) first runs it
 on the trivial test (`environment_check`); a run whose trivial test did not pass ran no test,
-and shows that the project's environment cannot run tests, which binds nothing.
+and shows that the project's environment cannot run tests, which binds nothing. Go's trivial
+test is a package of its own: the workflow makes its folder (`environment_folder`), an input
+sent only for it. A repository's copy of the workflow older than an input of the pre-flight
+refuses the dispatch (GitHub's 422, `Unexpected inputs provided`): the run is dispatched
+again without the pre-flight (:func:`without_preflight`), its test run as it was before.
 """
 
 import io
@@ -16,7 +20,7 @@ import json
 import shlex
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Annotated
 
@@ -46,6 +50,10 @@ MAX_RESULT_BYTES = 64 * 1024
 MAX_ZIP_BYTES = 1024 * 1024
 """The most of an artifact's zip that is downloaded."""
 TAIL_CHARS = 4_000
+PREFLIGHT_INPUTS = ("environment_check", "environment_folder")
+"""The inputs of the pre-flight's trivial test, which a copy of the workflow may predate."""
+UNEXPECTED = "Unexpected inputs provided"
+"""GitHub's refusal of a dispatch with inputs the workflow does not declare (422)."""
 
 
 class WorkflowResultError(TiebreakError):
@@ -123,7 +131,7 @@ def dispatch_inputs(
         "command": command_for(command, reproduction.path),
         "setup": setup or "",
         "patches": json.dumps([p.model_dump(mode="json") for p in patches]) if patches else "",
-        "environment_check": environment_check(command),
+        **environment_inputs(command),
         **({"own_test": "true"} if own_test else {}),
     }
     size = sum(len(value) for value in inputs.values())
@@ -133,21 +141,37 @@ def dispatch_inputs(
     return inputs
 
 
-def environment_check(command: str) -> str:
-    """The `environment_check` input: the trivial test, where it goes and the command that
-    runs it (`{test}` standing for its path), as JSON; empty for a command not checked."""
+def environment_inputs(command: str) -> dict[str, str]:
+    """The pre-flight's inputs: `environment_check`, the trivial test, where it goes and the
+    command that runs it (`{test}` standing for its path) as JSON, empty for a command not
+    checked; and, for a trivial test that needs a folder of its own (Go's package),
+    `environment_folder`, the folder's name: sent only then, so that a repository's copy of
+    the workflow older than it still takes every other run at once."""
     trivial = preflight.trivial_for(command)
-    if trivial is None or "/" in trivial.name:
-        # Go's trivial test needs a folder of its own, which the workflow does not make (a
-        # copy of it older than Go's check would fail writing it): its first test says.
-        return ""
+    if trivial is None:
+        return {"environment_check": ""}
+    folder, _, name = trivial.name.rpartition("/")
     check = {
         "command": command,
-        "name": trivial.name,
+        "name": name,
         "folders": list(trivial.folders),
         "content": trivial.content,
     }
-    return json.dumps(check)
+    return {
+        "environment_check": json.dumps(check),
+        **({"environment_folder": folder} if folder else {}),
+    }
+
+
+def without_preflight(inputs: Mapping[str, str], refusal: str) -> dict[str, str] | None:
+    """`inputs` without the pre-flight's, when GitHub's `refusal` of a dispatch (its answer's
+    text) names one of them among the inputs the repository's copy of the workflow does not
+    declare (a copy older than the input); None when it is refused for anything else."""
+    if UNEXPECTED not in refusal:
+        return None
+    if not any(name in inputs and name in refusal for name in PREFLIGHT_INPUTS):
+        return None
+    return {name: value for name, value in inputs.items() if name not in PREFLIGHT_INPUTS}
 
 
 def read_result(archive: bytes, token: str) -> WorkflowResult:

@@ -4,7 +4,9 @@ from a small shop project: pytest 9 with its plugins off, Python 3.11; Go 1.19; 
 TAP and spec reporters), each failure's exception, message, test line, stage and what it says
 is missing, and why no test ran when none did."""
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -334,3 +336,110 @@ def test_pytest_s_summary_is_read_when_its_sections_are_cut_off() -> None:
 )
 def test_output_nothing_recognises_or_that_says_nothing_reads_as_no_failure(output: str) -> None:
     assert not any(f.missing for f in read_output(output, "tests/test_x.py").failures)
+
+
+NOT_A_FUNCTION = Failure(
+    "TypeError", "discounted is not a function", None, missing=Missing(Absence.NAME, "discounted")
+)
+NO_PRICES_EXPORT = "The requested module '../src/prices.mjs' does not provide an export named "
+JS_RUNNER_READINGS = {
+    # name: (test, exception, message, line, stage, missing), or (test, problem)
+    "jest_assertion": ("test/assertion.test.js", "expect.toBe", "Expected: 7; Received: 6", 4),
+    "jest_not_a_function": ("test/not_a_function.test.js", NOT_A_FUNCTION, 4),
+    "jest_no_module": (
+        "test/no_module.test.js",
+        "",
+        "Cannot find module '../src/coupons' from 'test/no_module.test.js'",
+        1,
+        Stage.LOADING,
+        Missing(Absence.MODULE, "src/coupons"),
+    ),
+    "jest_syntax": (
+        "test/syntax.test.js",
+        "SyntaxError",
+        '/tmp/noderunners/jest/test/syntax.test.js: Unexpected token, expected "," (4:33)',
+        None,
+        Stage.LOADING,
+    ),
+    "jest_no_tests": ("test/no_tests.test.js", "the test file defines no test"),
+    "jest_no_files": ("test/nothing_here.test.js", "no tests ran"),
+    "vitest_assertion": (
+        "test/assertion.test.js",
+        "AssertionError",
+        "expected 6 to be 7 // Object.is equality",
+        5,
+    ),
+    "vitest_not_a_function": ("test/not_a_function.test.js", NOT_A_FUNCTION, 5),
+    "vitest_no_module": (
+        "test/no_module.test.js",
+        "Error",
+        "Cannot find module '../src/coupons.mjs' imported from "
+        "/tmp/noderunners/vitest/test/no_module.test.js",
+        2,
+        Stage.LOADING,
+        Missing(Absence.MODULE, "src/coupons"),
+    ),
+    "vitest_no_tests": ("test/no_tests.test.js", "the test file defines no test"),
+    "vitest_no_files": ("test/nothing_here.test.js", "no tests ran"),
+    "mocha_assertion": (
+        "test/assertion.test.js",
+        "AssertionError",
+        "Expected values to be strictly equal:",
+        6,
+    ),
+    "mocha_not_a_function": ("test/not_a_function.test.js", NOT_A_FUNCTION, 6),
+    "mocha_no_module": (
+        "test/no_module.test.js",
+        "Error",
+        "Cannot find module '../src/coupons'",
+        2,
+        Stage.LOADING,
+        Missing(Absence.MODULE, "src/coupons"),
+    ),
+    "mocha_no_export": (
+        "test/no_export.test.mjs",
+        "SyntaxError",
+        NO_PRICES_EXPORT + "'discounted'",
+        2,
+        Stage.LOADING,
+        Missing(Absence.NAME, "discounted", "src/prices"),
+    ),
+    "mocha_syntax": (
+        "test/syntax.test.js",
+        "SyntaxError",
+        "missing ) after argument list",
+        6,
+        Stage.LOADING,
+    ),
+    "mocha_no_tests": ("test/no_tests.test.js", "no tests ran"),
+    "mocha_no_files": ("test/nothing_here.test.js", "no tests ran"),
+}
+
+
+def js_reading(name: str, *shown: Any) -> OutputReading:
+    """What a row of JS_RUNNER_READINGS says the run reads as."""
+    runner = name.split("_")[0]
+    if len(shown) == 1:
+        return OutputReading(runner, (), shown[0])
+    if isinstance(shown[0], Failure):
+        return OutputReading(runner, (replace(shown[0], line=shown[1]),))
+    return OutputReading(runner, (Failure(*shown),))
+
+
+@pytest.mark.parametrize(("name", "recorded_run"), JS_RUNNER_READINGS.items())
+def test_a_jest_vitest_or_mocha_run_reads_as_its_failures(
+    name: str, recorded_run: tuple[object, ...]
+) -> None:
+    """Recorded with jest 30.5.2, vitest 4.1.12 and mocha 12.0.3 on Node 20 (see the
+    fixtures' NODE_RUNNERS.md)."""
+    test, *shown = recorded_run
+    assert isinstance(test, str)
+
+    assert read_output(recorded(name), test) == js_reading(name, *shown)
+
+
+@pytest.mark.parametrize("name", ["jest_passing", "vitest_passing", "mocha_passing"])
+def test_a_passing_jest_vitest_or_mocha_run_reads_as_no_failure(name: str) -> None:
+    reading = read_output(recorded(name), "test/passing.test.js")
+
+    assert reading == OutputReading(name.split("_")[0])

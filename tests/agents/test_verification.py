@@ -260,3 +260,65 @@ def test_a_patch_that_leaves_its_test_not_passing_is_no_fix(
     run: Run, verified: bool | None
 ) -> None:
     assert FixCheck.of(run).verified is verified
+
+
+JS_CHANGE = Diff.parse(
+    git_diff(
+        {
+            "src/prices.js": (
+                "function total(prices) {\n  return 0;\n}\n",
+                "function total(prices) {\n  return 0;\n}\n\n"
+                "function discounted(prices, off) {\n  return 0;\n}\n",
+            ),
+            "src/coupons.js": (None, "function coupon(code) {\n  return 0.5;\n}\n"),
+        }
+    )
+)
+"""The change that adds `discounted` to src/prices.js and creates src/coupons.js."""
+JS_EXITS = {"jest": 1, "vitest": 1, "mocha": 1}
+
+
+def js_ran(name: str) -> Run:
+    return Run(exit_code=JS_EXITS[name.split("_")[0]], output_tail=recorded(name), seconds=1.0)
+
+
+@pytest.mark.parametrize("runner", ["jest", "vitest", "mocha"])
+@pytest.mark.parametrize(
+    ("base", "reason"),
+    [
+        ("not_a_function", "the base has no name 'discounted', which the change adds"),
+        ("no_module", "the base has no module 'src/coupons', which the change adds"),
+    ],
+)
+def test_a_js_runner_s_base_lacking_what_the_change_adds_proves_new_code(
+    runner: str, base: str, reason: str
+) -> None:
+    test = f"test/{base}.test.js"
+    at_head = js_ran(f"{runner}_assertion").model_copy(
+        update={"output_tail": recorded(f"{runner}_assertion").replace("assertion.test", base)}
+    )
+
+    shown = Verification.of(test, "cmd {test}", at_head, js_ran(f"{runner}_{base}"))
+
+    judged_ = shown.judged(JS_CHANGE.additions())
+    assert (judged_.verdict, judged_.reason) == (Evidence.INTRODUCED, reason)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("jest_no_tests", "at the head the test file defines no test"),
+        ("vitest_no_tests", "at the head the test file defines no test"),
+        ("mocha_no_tests", "at the head no tests ran"),  # mocha passes it: exit 0
+        ("jest_syntax", "at the head the test could not be loaded (SyntaxError: "),
+    ],
+)
+def test_a_js_runner_that_ran_no_test_proves_nothing(name: str, why: str) -> None:
+    head = js_ran(name)
+    if name.startswith("mocha"):
+        head = head.model_copy(update={"exit_code": 0})
+
+    shown = Verification.of(f"test/{name.split('_', 1)[1]}.test.js", "cmd {test}", head, None)
+
+    assert shown.verdict is Evidence.BROKEN
+    assert shown.reason.startswith(why)

@@ -19,7 +19,7 @@ from app.jobs.deps import WorkerDeps
 from app.verification.workflow import template_text
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 from tests.fakes.github_api.actions import RUN_FAILED, Result, Runner
-from tests.kits.workflow import run_template
+from tests.kits.workflow import OLDER_COPY, run_template
 from tests.scenarios.debates import (
     UNDEFINED,
     accept,
@@ -85,6 +85,13 @@ def template_runner(given: Mapping[str, str], trees: Mapping[str, Mapping[str, s
     return RUN_FAILED if result is None else result
 
 
+def older_copy_runner(given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]) -> Result:
+    """A run of a repository's copy of the template older than `environment_folder`."""
+    with tempfile.TemporaryDirectory(prefix="tiebreak-run-") as workspace:
+        result = run_template(Path(workspace) / "work", given, trees, OLDER_COPY.read_text())
+    return RUN_FAILED if result is None else result
+
+
 def never_finishes(
     given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
 ) -> dict[str, Any] | None:
@@ -132,6 +139,7 @@ async def review_in_actions(
     client: TestClient,
     *,
     runner: Runner = template_runner,
+    workflow: str | None = None,
     meanwhile: Callable[[WorkerDeps], Awaitable[object]] | None = None,
     webhooks: bool = True,
     deliveries: Deliveries | None = None,
@@ -139,11 +147,12 @@ async def review_in_actions(
 ) -> Deliveries:
     """Review the scenarios' pull request with the repository's workflow in place, a real
     worker running everything and the fake's webhooks delivered as they come (unless
-    `webhooks` is False: they are lost) through `deliveries` (new ones by default);
+    `webhooks` is False: they are lost) through `deliveries` (new ones by default); the
+    repository's copy of the workflow is `workflow`'s text (the shipped template's by default);
     `meanwhile`, called whenever a test run is pending, plays the part of what else happens
     (the janitor)."""
     deliveries = deliveries or Deliveries()
-    github.add_workflow(REPO, WORKFLOW, template_text(), runner)
+    github.add_workflow(REPO, WORKFLOW, workflow or template_text(), runner)
     github.send_webhooks(deliveries)
     setup = worker_setup(github, key, llm, **deps_fields)
     async with background_worker(setup, redis_url) as redis:

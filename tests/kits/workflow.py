@@ -2,7 +2,8 @@
 run it, for the tests: its `run:` scripts with bash, in a workspace whose `head/` and `base/`
 hold the trees a checkout would have put there, its job's environment given from the inputs
 as GitHub gives it (an expression's value, never read by a shell). The steps that `uses:` an
-action are the runner's; here a checkout is the tree given, an upload the result read back."""
+action are the runner's; here a checkout is the tree given, an upload the result read back.
+The template is the one Tiebreak ships, or a repository's older copy of it (`text`)."""
 
 import json
 import os
@@ -19,20 +20,25 @@ EXPRESSION = re.compile(r"\$\{\{\s*inputs\.(\w+)\s*\}\}")
 RESULT = Path("tiebreak-result/result.json")
 
 
-def template() -> dict[str, Any]:
-    text = resources.files("app").joinpath("templates/tiebreak-verify.yml").read_text()
+OLDER_COPY = Path(__file__).parents[1] / "fixtures/workflows/tiebreak-verify-before-folders.yml"
+"""The template as Tiebreak shipped it before `environment_folder`, as a repository keeps it."""
+
+
+def template(text: str | None = None) -> dict[str, Any]:
+    if text is None:
+        text = resources.files("app").joinpath("templates/tiebreak-verify.yml").read_text()
     loaded: dict[str, Any] = yaml.safe_load(text)
     return loaded
 
 
-def steps() -> list[dict[str, Any]]:
-    job: dict[str, Any] = template()["jobs"]["test"]
+def steps(text: str | None = None) -> list[dict[str, Any]]:
+    job: dict[str, Any] = template(text)["jobs"]["test"]
     return list(job["steps"])
 
 
-def job_env(inputs: Mapping[str, str]) -> dict[str, str]:
+def job_env(inputs: Mapping[str, str], text: str | None = None) -> dict[str, str]:
     """The job's `env:`, each `${{ inputs.x }}` replaced by its input's value."""
-    env: dict[str, str] = template()["jobs"]["test"]["env"]
+    env: dict[str, str] = template(text)["jobs"]["test"]["env"]
     return {name: EXPRESSION.sub(lambda m: inputs.get(m[1], ""), v) for name, v in env.items()}
 
 
@@ -52,11 +58,13 @@ def _runs(step: Mapping[str, Any], inputs: Mapping[str, str]) -> bool:
     }[condition]
 
 
-def run_step(step: Mapping[str, Any], workspace: Path, inputs: Mapping[str, str]) -> int:
+def run_step(
+    step: Mapping[str, Any], workspace: Path, inputs: Mapping[str, str], text: str | None = None
+) -> int:
     """One `run:` step, as GitHub's `shell: bash` runs it: `bash -eo pipefail <file>`."""
     script = workspace.parent / f"{workspace.name}-step.sh"
     script.write_text(step["run"])
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(workspace), **job_env(inputs)}
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(workspace), **job_env(inputs, text)}
     done = subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
         cwd=workspace,
@@ -68,25 +76,29 @@ def run_step(step: Mapping[str, Any], workspace: Path, inputs: Mapping[str, str]
 
 
 def run_template(
-    workspace: Path, inputs: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]
+    workspace: Path,
+    inputs: Mapping[str, str],
+    trees: Mapping[str, Mapping[str, str]],
+    text: str | None = None,
 ) -> dict[str, Any] | None:
-    """Run the template's job in `workspace` with `inputs`; `trees` the files at each side
-    (`head`, `base`). The JSON result it uploads, or None if a step failed before it."""
+    """Run the template's job (of `text`, else the shipped one) in `workspace` with `inputs`;
+    `trees` the files at each side (`head`, `base`). The JSON result it uploads, or None if a
+    step failed before it."""
     workspace.mkdir(parents=True, exist_ok=True)
-    for step in steps():
+    for step in steps(text):
         if not _runs(step, inputs):
             continue
         uses = step.get("uses", "")
         if uses.startswith("actions/checkout@"):
             side = step["with"]["path"]
-            for path, text in trees[side].items():
+            for path, content in trees[side].items():
                 file = workspace / side / path
                 file.parent.mkdir(parents=True, exist_ok=True)
-                file.write_text(text)
+                file.write_text(content)
         elif uses.startswith("actions/upload-artifact@"):
             result = workspace / RESULT
             loaded: dict[str, Any] = json.loads(result.read_text())
             return loaded
-        elif run_step(step, workspace, inputs) != 0:
+        elif run_step(step, workspace, inputs, text) != 0:
             return None
     raise AssertionError("the template uploads no result")

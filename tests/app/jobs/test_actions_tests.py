@@ -40,12 +40,14 @@ from tests.kits.actions import (
     completed,
     fixed_by_agreement,
     never_finishes,
+    older_copy_runner,
     review_in_actions,
     template_runner,
 )
 from tests.kits.artifacts import UNREADABLE
 from tests.kits.hearing import untrusted
 from tests.kits.review import run_review, summary
+from tests.kits.workflow import OLDER_COPY
 from tests.scenarios.debates import (
     PAYMENTS,
     PAYMENTS_AFTER,
@@ -61,6 +63,7 @@ from tests.scenarios.debates import (
     patch,
     report,
 )
+from tests.scenarios.polyglot import GO_COMMAND, needs_go
 from tests.scenarios.reviews import (
     BASE,
     DIFF,
@@ -265,6 +268,66 @@ async def test_where_the_projects_environment_cannot_run_tests_the_review_goes_o
     (run,) = github.workflow_runs(REPO)
     assert run.inputs["environment_check"]
     assert not run.inputs["patches"]
+
+
+GO_CONFIG = CONFIG.replace("python3 {test}", GO_COMMAND)
+GO_TEST = "app/payments_test.go"
+GO_PROVEN = {
+    **UNDEFINED,
+    "reproduction": {
+        "path": GO_TEST,
+        "content": 'package app\n\nimport "testing"\n\nfunc TestRefund(t *testing.T) {}\n',
+    },
+}
+NO_GO_MOD = "go.mod file not found"
+
+
+@needs_go
+async def test_where_a_go_projects_environment_cannot_run_go_test_the_review_goes_on_unverified(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """No go.mod: Go's trivial test, in a package of its own the workflow makes, does not
+    pass, and the run says why; the finding's test is not run, and nothing of it binds."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", GO_CONFIG)
+
+    await review_in_actions(github, key, redis_url, fixed_by_agreement(GO_PROVEN), client)
+
+    body = comment(github).body
+    assert "**Test did not run**: <code>app/payments&#95;test.go</code>" in body
+    assert NO_GO_MOD in body
+    said = summary(github)
+    assert f"{NOT_RUN}: the project's environment cannot run its tests" in said
+    assert NO_GO_MOD in said
+    (check,) = github.check_runs(REPO)
+    assert NO_GO_MOD in check.output["summary"]
+    (run,) = github.workflow_runs(REPO)
+    assert run.inputs["environment_folder"] == "tiebreakenvironment"
+
+
+@needs_go
+async def test_an_older_copy_of_the_workflow_runs_a_go_projects_test_without_the_check(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """A repository's copy of the workflow older than `environment_folder` refuses it: the
+    test is dispatched again without the pre-flight, and runs there as it did before it."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", GO_CONFIG)
+
+    await review_in_actions(
+        github,
+        key,
+        redis_url,
+        fixed_by_agreement(GO_PROVEN),
+        client,
+        runner=older_copy_runner,
+        workflow=OLDER_COPY.read_text(),
+    )
+
+    (run,) = github.workflow_runs(REPO)
+    assert run.inputs["environment_check"] == ""
+    assert "environment_folder" not in run.inputs
+    # The test ran at the head, and what go test printed there is read.
+    assert "(at the head go test found no go.mod)" in comment(github).body
+    assert "the project's environment cannot run its tests" not in summary(github)
 
 
 @pytest.mark.parametrize("details", [RunDetails.RETURNED, RunDetails.IGNORED])

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from app.verification.preflight import NAME
-from app.verification.workflow import environment_check
+from app.verification.workflow import environment_inputs, without_preflight
 from tests.kits.workflow import run_step, run_template, steps, template
-from tests.scenarios.polyglot import needs_node
+from tests.scenarios.polyglot import GO_COMMAND, GO_MOD, needs_go, needs_node
 
 HOSTILE = (
     "import os\n"
@@ -39,7 +39,7 @@ def inputs(
         "command": f"python3 {path}",
         "setup": "",
         "patches": patches,
-        "environment_check": environment_check(checked) if checked else "",
+        **(environment_inputs(checked) if checked else {"environment_check": ""}),
     }
 
 
@@ -243,10 +243,78 @@ def test_node_s_trivial_test_runs_beside_the_tests_and_a_runner_that_cannot_star
     assert list(tmp_path.rglob("tiebreak-environment.test.cjs")) == []
 
 
-def test_go_s_trivial_test_is_not_sent_to_the_workflow() -> None:
-    assert environment_check('go test "./$(dirname {test})"') == ""
-    assert json.loads(environment_check("node --test {test}"))["folders"] == [
-        "test",
-        "tests",
-        "__tests__",
-    ]
+def test_go_s_trivial_test_is_sent_with_the_folder_the_workflow_makes_for_it() -> None:
+    go = environment_inputs(GO_COMMAND)
+    node = environment_inputs("node --test {test}")
+
+    assert go["environment_folder"] == "tiebreakenvironment"
+    assert json.loads(go["environment_check"])["name"] == "tiebreak_environment_test.go"
+    assert "environment_folder" not in node
+    assert json.loads(node["environment_check"])["folders"] == ["test", "tests", "__tests__"]
+
+
+GO_TEST_FILE = 'package shop\n\nimport "testing"\n\nfunc TestRate(t *testing.T) {}\n'
+
+
+@needs_go
+def test_go_s_trivial_test_runs_in_a_package_of_its_own_and_a_missing_go_mod_says_why(
+    tmp_path: Path,
+) -> None:
+    module = {"go.mod": GO_MOD, "shop/cart.go": "package shop\n"}
+    given = inputs(GO_TEST_FILE, path="shop/rate_test.go", checked=GO_COMMAND)
+    given["command"] = 'go test -count=1 "./shop"'
+
+    ran = run_template(tmp_path / "ran", given, {"head": module, "base": module})
+    stopped = run_template(
+        tmp_path / "stopped", given, {"head": {"shop/cart.go": "package shop\n"}, "base": {}}
+    )
+
+    assert ran is not None
+    assert ran["environment"] is None
+    assert ran["head"]["exit_code"] == 0
+    assert stopped is not None
+    assert stopped["environment"]["test"] == "tiebreakenvironment/tiebreak_environment_test.go"
+    assert "go.mod file not found" in stopped["environment"]["output_tail"]
+    assert (stopped["head"], stopped["base"]) == (None, None)
+    assert list(tmp_path.rglob("tiebreakenvironment")) == []
+
+
+@needs_go
+def test_where_the_project_has_a_folder_of_the_trivial_test_s_name_nothing_is_checked(
+    tmp_path: Path,
+) -> None:
+    kept = {"tiebreakenvironment/notes.txt": "the project's\n", "shop/cart.go": "package shop\n"}
+    given = inputs(GO_TEST_FILE, path="shop/rate_test.go", checked=GO_COMMAND)
+
+    result = run_template(tmp_path / "work", given, {"head": kept, "base": kept})
+
+    assert result is not None
+    assert result["environment"] is None
+    assert result["head"]["exit_code"] != 0  # the test itself ran, and found no go.mod
+    for side in ("head", "base"):
+        folder = tmp_path / "work" / side / "tiebreakenvironment"
+        assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("refused", "kept"),
+    [
+        ('{"message": "Unexpected inputs provided: [\\"environment_folder\\"]"}', True),
+        ('{"message": "Unexpected inputs provided: [\\"environment_check\\"]"}', True),
+        ('{"message": "Unexpected inputs provided: [\\"own_test\\"]"}', False),
+        ('{"message": "No ref found for: main"}', False),
+    ],
+)
+def test_a_copy_of_the_workflow_older_than_the_pre_flight_is_sent_the_test_without_it(
+    refused: str, kept: bool
+) -> None:
+    given = {**inputs("x", checked=GO_COMMAND), "own_test": "true"}
+
+    again = without_preflight(given, refused)
+
+    if not kept:
+        assert again is None
+        return
+    assert again is not None
+    assert sorted(set(given) - set(again)) == ["environment_check", "environment_folder"]
+    assert again["own_test"] == "true"
