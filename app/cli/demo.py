@@ -58,9 +58,9 @@ def demo(as_json: bool, verify: bool, no_browser: bool) -> None:
     tester, the coder and the arbiter answer from a script written for this pull request:
     no model is called, nothing is billed.
     """
-    say(DEMO_LABEL)
+    _say(DEMO_LABEL)
     pull = bundled()
-    say(f"reviewing {REPOSITORY}#{NUMBER}: {pull.title} (shipped with Tiebreak)")
+    _say(f"reviewing {REPOSITORY}#{NUMBER}: {pull.title} (shipped with Tiebreak)")
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="tiebreak-demo-") as scratch:
         checkout = _checkout(pull, Path(scratch)) if verify else None
@@ -68,14 +68,27 @@ def demo(as_json: bool, verify: bool, no_browser: bool) -> None:
             review = asyncio.run(_review(pull, checkout))
         except EnvironmentUnfit as exc:
             fail(exc.said())
-    record = TranscriptRecord(
+    record = _record(pull, review, started)
+    # The page outlives the command, for its link to be opened later.
+    page_directory = Path(tempfile.mkdtemp(prefix="tiebreak-demo-"))
+    link = write_transcript(record, page_directory, DEMO_LABEL)
+    if as_json:
+        click.echo(review_json(review, {"demo": DEMO_LABEL, "transcript": link}))
+    else:
+        click.echo(render(review, notice=DEMO_LABEL))
+        click.echo(f"Transcript: {link}")
+    if not no_browser and open_in_browser(link):
+        _say("the transcript is open in your browser")
+    sys.exit(EXIT_SETTLED if review.settled else EXIT_UNRESOLVED)
+
+
+def _record(pull: DemoPull, review: Review, started: float) -> TranscriptRecord:
+    """The review as the App keeps a run for its transcript page."""
+    owner, _, name = REPOSITORY.partition("/")
+    return TranscriptRecord(
         run_id=f"demo:{REPOSITORY}#{NUMBER}",
         ref=PullRequestRef(
-            installation_id=0,
-            owner=REPOSITORY.split("/")[0],
-            repo=REPOSITORY.split("/")[1],
-            number=NUMBER,
-            head_sha=pull.head_sha,
+            installation_id=0, owner=owner, repo=name, number=NUMBER, head_sha=pull.head_sha
         ),
         title=pull.title,
         started_at=started,
@@ -86,18 +99,9 @@ def demo(as_json: bool, verify: bool, no_browser: bool) -> None:
         spent=review.billed,
         ceiling=DebatePolicy().token_ceiling,
     )
-    link = write_transcript(record, Path(tempfile.mkdtemp(prefix="tiebreak-demo-")), DEMO_LABEL)
-    if as_json:
-        click.echo(review_json(review, {"demo": DEMO_LABEL, "transcript": link}))
-    else:
-        click.echo(render(review, notice=DEMO_LABEL))
-        click.echo(f"Transcript: {link}")
-    if not no_browser and open_in_browser(link):
-        say("the transcript is open in your browser")
-    sys.exit(EXIT_SETTLED if review.settled else EXIT_UNRESOLVED)
 
 
-def say(line: str) -> None:
+def _say(line: str) -> None:
     """A line on standard error, as `tiebreak review` tells its progress."""
     click.echo(f"tiebreak: {line}", err=True)
 
@@ -123,9 +127,9 @@ async def _review(pull: DemoPull, checkout: Path | None) -> Review:
     policy = DebatePolicy()
     async with _proofs(pull, checkout) as tests:
         expected = estimate(units, policy, tests=tests is not None)
-        say(expected.describe())
+        _say(expected.describe())
         agents = ScriptedLLM(demo_script(tests=tests is not None))
-        progress = CallProgress(agents, say, [u.id for u in units])
+        progress = CallProgress(agents, _say, [u.id for u in units])
         review = await review_units(units, progress, policy, proving=tests, summary=SummaryConfig())
     return review.model_copy(update={"estimate": expected})
 

@@ -31,7 +31,7 @@ from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli import pull_review
 from app.cli.checkout import checkout_sources
-from app.cli.dry_run import plan_text
+from app.cli.dry_run import dry_run_plan, plan_json, plan_text
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
 from app.cli.model_choice import connect, model_options
@@ -211,7 +211,8 @@ def review(
     if dry_run:
         units = asyncio.run(_units(subject))
         expected = estimate(units, policy, tests=subject.verify is not None)
-        click.echo(plan_text(subject.diff, units, expected))
+        plan = dry_run_plan(subject.diff, units, expected)
+        click.echo(plan_json(plan) if as_json else plan_text(plan))
         sys.exit(EXIT_SETTLED)
     proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
     try:

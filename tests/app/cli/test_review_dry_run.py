@@ -3,6 +3,7 @@ plan — its units, what each reads, the files no unit reviews and why, the cost
 and no request to the Messages API (a local fake that records every request it is sent);
 and a review that is not a dry run still stops at once without a key, saying so."""
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -74,6 +75,31 @@ def test_a_dry_run_prints_the_plan_without_a_key_and_calls_no_model(checkout: Pa
     (estimate,) = [line for line in out if line.startswith("Estimate: ")]
     assert estimate.startswith("Estimate: 1 unit of 1 file · about ")
     assert estimate.endswith("billed tokens expected against a ceiling of 400,000")
+
+
+def test_a_dry_run_s_json_is_the_plan(checkout: Path) -> None:
+    with FakeMessagesAPI.queued() as api:
+        done = review(
+            checkout, "--dry-run", "--json", "--description", "Skip the first price.", api=api
+        )
+
+    assert done.returncode == 0, done.stderr
+    assert api.requests == []
+    plan = json.loads(done.stdout)
+    assert plan["dry_run"] == "Dry run: no model is called, nothing is billed."
+    (unit,) = plan["units"]
+    assert unit["files"] == {"shop/cart.py": 2}
+    assert unit["reads"] == [
+        "shop/cart.py lines 1-5: function total, around a change",
+        "what the change says it does",
+    ]
+    assert unit["reached"] is True
+    assert plan["unreviewed"] == {
+        "deleted: nothing is left of it to review": ["old.py"],
+        "binary: no lines to review": ["logo.png"],
+    }
+    assert plan["estimate"]["tokens"] == unit["tokens"]
+    assert plan["estimate"]["ceiling"] == 400_000
 
 
 def test_a_dry_run_says_which_units_the_ceiling_may_not_reach(checkout: Path) -> None:
