@@ -59,6 +59,10 @@ COMMANDS = {
         "app.cli.config_commands:verify_workflow",
         "Print the workflow that runs findings' tests in a repository's GitHub Actions.",
     ),
+    "demo": CommandEntry(
+        "app.cli.demo:demo",
+        "Review a small bundled pull request with scripted agents: no key, no network.",
+    ),
     "eval": CommandEntry(
         "app.cli.evaluate:evaluate",
         "Measure whether the debate finds real bugs with fewer false alarms than one reviewer.",

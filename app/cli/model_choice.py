@@ -22,16 +22,19 @@ def model_options(command: F) -> F:
     return command
 
 
-def connect(tester: str | None, coder: str | None, arbiter: str | None) -> ClaudeLLM:
+def connect(
+    tester: str | None, coder: str | None, arbiter: str | None, *, hint: str = ""
+) -> ClaudeLLM:
     """The Claude client of the settings' provider, each role on the model its option names
     or else on the server's (`TIEBREAK_MODEL`, in the provider's naming); exit 2 when a model
-    is no id the provider takes or a setting the provider needs is missing."""
+    is no id the provider takes or a setting the provider needs is missing (saying so, then
+    `hint`)."""
     try:
         settings = get_settings()
     except ValidationError as exc:
         fail(str(exc).splitlines()[0])
     if missing := settings.model_missing():
-        fail(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set")
+        fail(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set{hint}")
     chosen = {"tester": tester, "coder": coder, "arbiter": arbiter}
     for role, model in chosen.items():
         if model and (fault := model_fault(settings.tiebreak_provider, model)):

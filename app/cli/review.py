@@ -24,13 +24,14 @@ from pydantic import ValidationError
 from agents.context.reading import Reading
 from agents.coverage import estimate
 from agents.debate.proofs import Proving
-from agents.diff import Diff
+from agents.diff import Diff, ReviewUnit
 from agents.errors import DiffError, LLMFatal
 from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli import pull_review
 from app.cli.checkout import checkout_sources
+from app.cli.dry_run import dry_run_plan, plan_json, plan_text
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
 from app.cli.model_choice import connect, model_options
@@ -60,6 +61,12 @@ MERGE_HINT = (
     "; a merge commit's `git show` shows no diff: use `git show --first-parent` (the changes "
     "the merge brought in) or `git show -m` (a diff per parent)"
 )
+
+NO_KEY = (
+    "; without a model, `tiebreak review --dry-run` shows the review's plan and its cost, "
+    "and `tiebreak demo` a whole review by scripted agents"
+)
+"""What a review stopped for want of a model's key or setting says can be done without it."""
 
 EPILOG = """\b
 The model's key: ANTHROPIC_API_KEY. On Amazon Bedrock (TIEBREAK_PROVIDER=bedrock), AWS's
@@ -121,6 +128,12 @@ public repository's.
     is_flag=True,
     help="Post the review on the pull request, as the token's user (with a PULL only).",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the review's plan — its units, what each reads, the files left unreviewed "
+    "and why, the cost estimate — and stop: no model is called, and no key is needed.",
+)
 @model_options
 @verify_options
 def review(
@@ -144,6 +157,7 @@ def review(
     no_sandbox: bool,
     no_memory_limit: bool,
     post: bool,
+    dry_run: bool,
 ) -> None:
     """Review a unified diff (a file, or - for standard input) or a pull request on GitHub
     (https://github.com/OWNER/REPO/pull/N, or OWNER/REPO#N) with the three agents.
@@ -151,9 +165,10 @@ def review(
     A pull request's debate follows its repository's .github/tiebreak.yml at the base, which
     the options override.
 
-    Exit status: 0 when no finding is left open, 1 when findings stay unresolved or a part
-    of the diff could not be reviewed, 2 for a usage or input error, or when, with --verify,
-    the project's environment cannot run a trivial test (checked before any model call).
+    Exit status: 0 when no finding is left open (or --dry-run printed the plan), 1 when
+    findings stay unresolved or a part of the diff could not be reviewed, 2 for a usage or
+    input error, or when, with --verify, the project's environment cannot run a trivial test
+    (checked before any model call).
     """
     overrides = {
         "max_rounds": max_rounds,
@@ -173,7 +188,13 @@ def review(
         sandbox=not no_sandbox,
         memory_limit=not no_memory_limit,
     )
-    models = functools.partial(connect, tester_model, coder_model, arbiter_model)
+    models: Callable[[], ClaudeLLM] | None = functools.partial(
+        connect, tester_model, coder_model, arbiter_model, hint=NO_KEY
+    )
+    if dry_run:
+        if post:
+            _fail("--dry-run posts nothing: leave out --post")
+        models = None  # no model is called: no key or provider is asked for
     if is_address(source) and not Path(source).exists():
         if description is not None:
             _fail(
@@ -187,6 +208,12 @@ def review(
         subject = _diff(source, repo_dir, description, verifying, models)
     click.echo(f"tiebreak: {subject.reads()}", err=True)
     policy = _policy(subject.debate, chosen)
+    if dry_run:
+        units = asyncio.run(_units(subject))
+        expected = estimate(units, policy, tests=subject.verify is not None)
+        plan = dry_run_plan(subject.diff, units, expected)
+        click.echo(plan_json(plan) if as_json else plan_text(plan))
+        sys.exit(EXIT_SETTLED)
     proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
     try:
         result = asyncio.run(_review(subject, policy, proofs))
@@ -210,7 +237,8 @@ class _Subject:
     reading: Reading
     said: str
     """Where the code around the changes came from, or why there is none."""
-    llm: ClaudeLLM
+    llm: ClaudeLLM | None
+    """None for a dry run, which calls no model."""
     debate: DebatePolicy
     summary: SummaryConfig
     tree: AbstractAsyncContextManager[Path | None]
@@ -230,14 +258,15 @@ def _pull(
     source: str,
     repo_dir: Path | None,
     verifying: VerifyRequest,
-    models: Callable[[], ClaudeLLM],
+    models: Callable[[], ClaudeLLM] | None,
     *,
     post: bool,
 ) -> _Subject:
     """A pull request given by its address, under its base's config."""
     verify = verify_config(verifying, None, "a pull request's address has no checkout")
     asked = pull_review.connect(source, post=post)
-    llm = models()  # before anything is fetched: a missing key stops the review at once
+    # Before anything is fetched: a missing key stops the review at once.
+    llm = models() if models else None
     remote = pull_review.fetched(asked)
     config = remote.config
     pull = remote.pull
@@ -265,7 +294,7 @@ def _diff(
     repo_dir: Path | None,
     description: str | None,
     verifying: VerifyRequest,
-    models: Callable[[], ClaudeLLM],
+    models: Callable[[], ClaudeLLM] | None,
 ) -> _Subject:
     """A diff from a file or standard input, with the checkout it applies to, if any, and
     what it says it does: the description given, or its commits' messages since `--base`."""
@@ -277,7 +306,7 @@ def _diff(
         diff=diff,
         reading=Reading(read.sources, intent=intent),
         said=read.said,
-        llm=models(),
+        llm=models() if models else None,
         debate=DEFAULTS,
         summary=SummaryConfig(),
         tree=nullcontext(read.root),
@@ -318,13 +347,11 @@ def _merge_commit(text: str) -> bool:
     )
 
 
-async def _review(
-    subject: _Subject, policy: DebatePolicy, proofs: AbstractAsyncContextManager[Proving | None]
-) -> Review:
-    """The review of the subject's diff, its agents reading the subject's reading (its files
-    parsed here) and what the work tree it holds (when there is one) tells about the changes
-    in other files."""
-    diff, reading, tree, llm = subject.diff, subject.reading, subject.tree, subject.llm
+async def _units(subject: _Subject) -> list[ReviewUnit]:
+    """The subject's diff as review units, its agents reading the subject's reading (its
+    files parsed here) and what the work tree it holds (when there is one) tells about the
+    changes in other files."""
+    diff, reading, tree = subject.diff, subject.reading, subject.tree
     parsing = Parsing()
     try:
         sources = reading.sources or {}
@@ -337,10 +364,22 @@ async def _review(
             related = await parsing.related(root, diff) if sources and root else None
             command = subject.verify.command if subject.verify else None
             conventions = await asyncio.to_thread(conventions_in, root, command, diff.paths)
-        if related is not None and related.note:
-            click.echo(f"tiebreak: {related.note}", err=True)
-        read = replace(reading, outlines=outlines, related=related, conventions=conventions)
-        units = read.attach(diff.units())
+    finally:
+        parsing.close()
+    if related is not None and related.note:
+        click.echo(f"tiebreak: {related.note}", err=True)
+    read = replace(reading, outlines=outlines, related=related, conventions=conventions)
+    return read.attach(diff.units())
+
+
+async def _review(
+    subject: _Subject, policy: DebatePolicy, proofs: AbstractAsyncContextManager[Proving | None]
+) -> Review:
+    """The review of the subject's units (:func:`_units`) by its model."""
+    llm = subject.llm
+    assert llm is not None, "a review that is no dry run has its model"
+    try:
+        units = await _units(subject)
         async with proofs as proving:
             expected = estimate(units, policy, tests=proving is not None)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
@@ -352,7 +391,6 @@ async def _review(
             )
             return review.model_copy(update={"estimate": expected})
     finally:
-        parsing.close()
         await llm.aclose()
 
 

@@ -4,7 +4,7 @@ Every text the model, a test or a diff wrote is shown through :func:`app.cli.pri
 so that none of it drives the terminal it is printed to.
 """
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import click
 
@@ -67,9 +67,11 @@ class CallProgress:
         return response
 
 
-def render(review: Review) -> str:
-    """The review as text: the walkthrough, each finding, then the totals."""
-    lines: list[str] = [*_walkthrough(walkthrough(review)), *_behaviour_changes(review)]
+def render(review: Review, *, notice: str = "") -> str:
+    """The review as text: the walkthrough, each finding, then the totals; `notice` (the
+    demo's label) first and after the totals."""
+    lines = [click.style(notice, fg="yellow", bold=True), ""] if notice else []
+    lines += [*_walkthrough(walkthrough(review)), *_behaviour_changes(review)]
     findings = sorted(review.findings, key=lambda f: (f.finding.severity.rank, f.finding.path))
     for result in findings:
         lines += _finding(result)
@@ -77,14 +79,15 @@ def render(review: Review) -> str:
     lines += _unreviewed(review)
     if not review.findings and not review.failed_units:
         lines.append(click.style("No findings: the change looks sound.", fg="green"))
-    lines.append(_totals(review))
+    lines.append(_totals(review) + (f" · {notice}" if notice else ""))
     return "\n".join(lines)
 
 
-def review_json(review: Review) -> str:
-    """The review as `--json` prints it: every unit's outcome, and the merged `walkthrough`."""
+def review_json(review: Review, about: Mapping[str, str] | None = None) -> str:
+    """The review as `--json` prints it: every unit's outcome, and the merged `walkthrough`;
+    `about` (the demo's label and transcript) first."""
     merged = walkthrough(review)
-    data = review.model_dump(mode="json")
+    data = {**(about or {}), **review.model_dump(mode="json")}
     data["walkthrough"] = None if merged is None else merged.model_dump(mode="json")
     # The texts as the model wrote them, for a program to read: what would drive a terminal
     # is written as JSON's escapes, not removed.

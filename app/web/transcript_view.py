@@ -141,6 +141,9 @@ class RunView:
     spent: int
     ceiling: int
     units: list[UnitView] = field(default_factory=list)
+    notice: str = ""
+    """What the page says first of the run, above all else (`tiebreak demo`'s label); empty
+    for a pull request's review."""
 
 
 def run_view(record: TranscriptRecord) -> RunView:
