@@ -4,12 +4,16 @@ The pages under `docs/` are checked by `mkdocs build --strict` (links and anchor
 `.ci/run` runs; the README is outside the site, so its links are checked here.
 """
 
+import os
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+
+from tests.scenarios.environments import uv
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -73,3 +77,58 @@ def test_the_readme_names_the_python_versions_the_package_declares() -> None:
 def test_the_tests_run_on_a_python_the_package_declares() -> None:
     """What CI runs on is a version the README promises: CI proves each one it states."""
     assert f"{sys.version_info.major}.{sys.version_info.minor}" in supported_versions()
+
+
+def shell_blocks(section: str) -> list[list[str]]:
+    """The commands of each `sh` block under the README's heading `section`."""
+    tokens = MarkdownIt().parse(README.read_text(encoding="utf-8"))
+    blocks: list[list[str]] = []
+    inside = False
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open":
+            inside = tokens[i + 1].content == section
+        elif inside and token.type == "fence" and token.info == "sh":
+            blocks.append([line for line in token.content.splitlines() if line.strip()])
+    return blocks
+
+
+def test_the_readme_s_install_gives_a_tiebreak_that_reviews_a_diff_outside_the_clone(
+    tmp_path: Path,
+) -> None:
+    """The front page's first commands, run as written in the clone (offline, from the cache
+    `uv sync` filled, into a tool directory of the test's own), put a `tiebreak` on the PATH
+    that works in any directory: a diff piped to it there is planned (`--dry-run`, no key)."""
+    install, review = shell_blocks("Review a pull request in 60 seconds")
+    assert any("uv tool install" in line for line in install)
+    assert any("tiebreak review -" in line for line in review)
+    bin_dir = tmp_path / "bin"
+    env = {
+        **os.environ,
+        "UV_TOOL_DIR": str(tmp_path / "tools"),
+        "UV_TOOL_BIN_DIR": str(bin_dir),
+        "UV_OFFLINE": "1",
+        "UV_PYTHON": sys.executable,
+        "UV_PYTHON_DOWNLOADS": "never",
+    }
+    written = ROOT / "tiebreak-constraints.txt"
+    try:
+        for line in install:
+            done = subprocess.run(
+                line.replace("uv ", f"{uv()} ", 1), shell=True, cwd=ROOT, env=env,
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+            assert done.returncode == 0, f"{line}: {done.stderr}"
+    finally:
+        written.unlink(missing_ok=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    diff = "--- a/calc.py\n+++ b/calc.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    env = {k: v for k, v in env.items() if not k.startswith(("UV", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    env.pop("ANTHROPIC_API_KEY", None)
+    planned = subprocess.run(
+        ["tiebreak", "review", "--dry-run", "-"], input=diff, cwd=elsewhere, env=env,
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    assert "calc.py" in planned.stdout
