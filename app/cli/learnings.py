@@ -1,9 +1,10 @@
 """`tiebreak learnings export`: what a repository taught Tiebreak, as YAML to paste into its
 `.github/tiebreak.yml`, for teams that want their learnings reviewed in git.
 
-It reads the Redis the server keeps them in (`--redis-url`, or `REDIS_URL` as `tiebreak
-status` reads it). Learnings are kept by GitHub's id for the repository: `--repo OWNER/NAME`
-finds the id of the latest repository of that name that was taught something (or, for a
+It reads the Redis the server keeps them in: `--redis-url`, else as `tiebreak status` finds it
+(`REDIS_URL`, or the Redis of the `tiebreak serve` on the same data directory,
+:mod:`app.cli.server_redis`). Learnings are kept by GitHub's id for the repository: `--repo
+OWNER/NAME` finds the id of the latest repository of that name that was taught something (or, for a
 repository no review has read since, what an older Tiebreak kept under its name). Each
 learning becomes one `{rule, paths}` of the config's `learnings` list, most recent first (the
 order reviews read them in), under a comment saying who taught it, when and where; once
@@ -18,9 +19,11 @@ from typing import NamedTuple
 
 import click
 import yaml
+from pydantic import ValidationError
 
 from app.cli.exits import fail
-from app.settings import get_settings
+from app.cli.server_redis import server_redis
+from app.settings import Settings, get_settings
 from app.store.connection import STORE_ERRORS
 from app.store.learnings import LearningStore
 from policies.config import parse_config
@@ -52,7 +55,9 @@ def learnings() -> None:
 @learnings.command()
 @click.option("--repo", required=True, metavar="OWNER/NAME", help="The repository.")
 @click.option(
-    "--redis-url", metavar="URL", help="The server's Redis (default: REDIS_URL, as for status)."
+    "--redis-url",
+    metavar="URL",
+    help="The server's Redis (default: as for status, REDIS_URL or serve's own).",
 )
 def export(repo: str, redis_url: str | None) -> None:
     """Print the learnings of OWNER/NAME as the `learnings` section of .github/tiebreak.yml:
@@ -60,9 +65,7 @@ def export(repo: str, redis_url: str | None) -> None:
     owner, _, name = repo.partition("/")
     if not owner or not name or "/" in name:
         fail(f"--repo must be OWNER/NAME, not {repo!r}")
-    url = redis_url or get_settings().redis_url
-    if url is None:
-        fail("REDIS_URL is not set: give --redis-url, the Redis the server keeps learnings in")
+    url = redis_url or server_redis(_settings())
     try:
         kept = asyncio.run(_read(url, repo))
     except STORE_ERRORS as exc:
@@ -81,6 +84,13 @@ def export(repo: str, redis_url: str | None) -> None:
             err=True,
         )
     click.echo(exported.text, nl=False)
+
+
+def _settings() -> Settings:
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        fail(str(exc).splitlines()[0])
 
 
 async def _read(url: str, repo: str) -> Kept:

@@ -19,10 +19,10 @@ from pydantic import ValidationError
 from agents.models.llm import Role
 from app.cli.exits import fail
 from app.cli.printable import printable
+from app.cli.server_redis import server_redis
 from app.events import PullRequestRef
 from app.settings import get_settings
 from app.store.connection import STORE_ERRORS
-from app.store.embedded import recorded_url, redis_dir
 from app.store.live import LiveRuns
 from app.store.records import STARTED, UnitStatus
 
@@ -241,14 +241,7 @@ def status(once: bool, every: float) -> None:
         settings = get_settings()
     except ValidationError as exc:
         fail(str(exc).splitlines()[0])
-    # Without REDIS_URL, the Redis of a `tiebreak serve` on the same data directory.
-    data_dir = redis_dir(settings.tiebreak_data_dir)
-    redis_url = settings.redis_url or recorded_url(data_dir)
-    if redis_url is None:
-        fail(
-            f"REDIS_URL is not set, and no `tiebreak serve` runs its own Redis in {data_dir} "
-            "(TIEBREAK_DATA_DIR)"
-        )
+    redis_url = server_redis(settings)
     clear = not once and sys.stdout.isatty()
     # Ctrl-C is how the view ends: quietly, and successfully.
     with contextlib.suppress(KeyboardInterrupt):
