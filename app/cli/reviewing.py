@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from pydantic import ValidationError
@@ -29,13 +30,11 @@ from agents.errors import DiffError, LLMFatal
 from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
-from app.cli import pull_review
 from app.cli.checkout import checkout_sources
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
 from app.cli.model_choice import connect
 from app.cli.pull_address import is_address
-from app.cli.remote import RemotePull
 from app.cli.terminal import CallProgress, render, review_json
 from app.cli.verifying import EnvironmentUnfit, VerifyRequest, proving, verify_config
 from app.parsing import Parsing
@@ -44,6 +43,10 @@ from app.source_tree import conventions_in
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
 from policies.verify import VerifyConfig
+
+if TYPE_CHECKING:
+    from app.cli.pull_review import AskedPull
+    from app.cli.remote import RemotePull
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
@@ -120,6 +123,8 @@ def run(
         _fail(exc.said())
     click.echo(review_json(result) if as_json else render(result))
     if subject.pull is not None and post:
+        from app.cli import pull_review
+
         pull_review.posted(*subject.pull, result)
     sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
 
@@ -141,7 +146,7 @@ class _Subject:
     checkout: Path | None
     """The local checkout at the diff's new side, where findings' tests may run."""
     verify: VerifyConfig | None
-    pull: tuple[pull_review.AskedPull, RemotePull] | None = None
+    pull: "tuple[AskedPull, RemotePull] | None" = None
 
     def reads(self) -> str:
         """What the agents read beside the diff, as the terminal says it."""
@@ -160,6 +165,10 @@ def _pull(
 ) -> _Subject:
     """A pull request given by its address, under its base's config."""
     verify = verify_config(verifying, None, "a pull request's address has no checkout")
+    # GitHub's client is loaded for a pull request alone: a local diff's review starts
+    # without it.
+    from app.cli import pull_review
+
     asked = pull_review.connect(source, post=post)
     llm = models()  # before anything is fetched: a missing key stops the review at once
     remote = pull_review.fetched(asked)
