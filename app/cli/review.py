@@ -108,6 +108,10 @@ def review(
     of the diff could not be reviewed, 2 for a usage or input error, or when, with --verify,
     the project's environment cannot run a trivial test (checked before any model call).
     """
+    # The config's models are built before the model's SDK is loaded: pydantic reads their
+    # attributes' docstrings through `inspect`, which looks through every module loaded so
+    # far, and the SDK loads some three thousand (a tenth of the time to the first request).
+    import policies.config  # noqa: F401
     from app.cli import reviewing
 
     reviewing.run(
