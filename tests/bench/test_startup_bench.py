@@ -63,6 +63,7 @@ def test_the_first_request_is_timed_as_it_reaches_the_model(tmp_path: Path) -> N
             bench.review_command(tmp_path), cwd=bench.ROOT, env=env, capture_output=True, text=True
         )
 
+    # The review's first request, the tester's report, refused: the review ends by itself.
     assert first.at is not None, done.stderr
-    assert api.requests[0].path == "/v1/messages"
-    assert "the benchmark stops at the first request" in done.stderr
+    assert (api.requests[0].path, api.requests[0].tool) == ("/v1/messages", "report_findings")
+    assert "Not reviewed (the tester could not report findings)" in done.stdout
