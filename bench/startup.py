@@ -1,11 +1,15 @@
-"""How long `tiebreak`'s quick commands take to start, against `python -c "import click"`.
+"""How long `tiebreak`'s commands take to start, against `python -c "import click"`.
 
-Each command runs as a fresh process, as a person runs it, offline: `tiebreak --help`,
-`tiebreak check-config FILE` on a valid file, and `tiebreak status --once` against an address
-where nothing listens (it fails at once, having started). The runs of all the commands take
-turns, so that a machine that slows down in the middle slows each of them alike. Printed per
-command: the median wall time of N runs, and how many times the baseline's it is (the goal for
-`--help`: at most 3).
+Each command runs as a fresh process, as a person runs it, offline: `tiebreak --help`, every
+command's `--help` (of :data:`app.cli.main.COMMANDS`), a usage error (`tiebreak review
+--no-such-option`), `tiebreak check-config FILE` on a valid file, and `tiebreak status --once`
+against an address where nothing listens (it fails at once, having started). Beside them, the
+time `tiebreak review` of a small diff takes from its start to its first model request, which
+the fake Messages API on loopback (`ANTHROPIC_BASE_URL`) records as it arrives; the process is
+then stopped. The runs of all the commands take turns, so that a machine that slows down in
+the middle slows each of them alike. Printed per command: the median wall time of N runs, and
+how many times the baseline's it is (the goal for a help page or a usage error: at most 3; for
+the first request: 0.5 s).
 
     uv run python -m bench.startup [--runs N] [--root DIR] [--before DIR]
 
@@ -23,10 +27,28 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from app.cli.main import COMMANDS
+from tests.fakes.messages_api import Error, FakeMessagesAPI
 
 ROOT = Path(__file__).resolve().parents[1]
 
 BASELINE = "python -c 'import click'"
+FIRST_REQUEST = "tiebreak review: first model request"
+USAGE_ERROR = "tiebreak review --no-such-option"
+API_KEY = "sk-startup"
+
+SMALL_DIFF = """\
+diff --git a/prices.py b/prices.py
+--- a/prices.py
++++ b/prices.py
+@@ -1,2 +1,3 @@
+ def total(prices):
+-    return sum(prices)
++    # Rounded to cents.
++    return round(sum(prices), 2)
+"""
 
 # As the `tiebreak` script runs the command; `-c` puts the working directory, the checkout
 # measured, first on the path.
@@ -44,12 +66,65 @@ def closed_port() -> int:
 def commands(config: Path) -> dict[str, list[str]]:
     """Each command measured, by the name printed, as the process it runs."""
     tiebreak = [sys.executable, "-c", _TIEBREAK]
+    helps = {f"tiebreak {name} --help": [*tiebreak, name, "--help"] for name in sorted(COMMANDS)}
     return {
         BASELINE: [sys.executable, "-c", "import click"],
         "tiebreak --help": [*tiebreak, "--help"],
+        **helps,
+        USAGE_ERROR: [*tiebreak, "review", "--no-such-option"],
         "tiebreak check-config FILE": [*tiebreak, "check-config", str(config)],
         "tiebreak status --once (no Redis)": [*tiebreak, "status", "--once"],
     }
+
+
+def review_command(workdir: Path) -> list[str]:
+    """`tiebreak review` of :data:`SMALL_DIFF`, the code around it in `workdir`."""
+    diff = workdir / "small.diff"
+    diff.write_text(SMALL_DIFF, encoding="utf-8")
+    (workdir / "prices.py").write_text(
+        "def total(prices):\n    # Rounded to cents.\n    return round(sum(prices), 2)\n",
+        encoding="utf-8",
+    )
+    return [sys.executable, "-c", _TIEBREAK, "review", str(diff), "--repo", str(workdir)]
+
+
+class FirstCall:
+    """The fake model, noting when the first request arrived (`perf_counter`) and refusing
+    it, which ends the review at once: nothing after it is measured."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+
+    def __call__(self, body: dict[str, Any]) -> Error:
+        if self.at is None:
+            self.at = time.perf_counter()
+        return Error(400, "invalid_request_error", "the benchmark stops at the first request")
+
+
+def first_request(args: list[str], root: Path, env: dict[str, str]) -> float:
+    """The seconds from starting `args` to the fake model's first request (or to its exit,
+    had it asked nothing)."""
+    first = FirstCall()
+    with FakeMessagesAPI(first, api_key=API_KEY, strict=False) as api:
+        model_env = {**env, "ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_BASE_URL": api.base_url}
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            args,
+            cwd=root,
+            env=model_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            while first.at is None and process.poll() is None:
+                time.sleep(0.001)
+            process.wait(timeout=120)  # refused, the review ends
+        finally:
+            process.kill()
+            process.wait()
+        ended = first.at if first.at is not None else time.perf_counter()
+    return ended - start
 
 
 def runs_of(config: Path, root: Path, before: Path | None) -> dict[str, tuple[list[str], Path]]:
@@ -82,12 +157,18 @@ def measure(root: Path, before: Path | None, runs: int) -> dict[str, float]:
         config = Path(tmp) / ".github" / "tiebreak.yml"
         config.parent.mkdir()
         config.write_text("review_drafts: true\n", encoding="utf-8")
+        workdir = Path(tmp) / "checkout"
+        workdir.mkdir()
+        review = review_command(workdir)
         env = environment()
         measured = runs_of(config, root, before)
-        times: dict[str, list[float]] = {name: [] for name in measured}
+        firsts = {FIRST_REQUEST: root} | ({f"before: {FIRST_REQUEST}": before} if before else {})
+        times: dict[str, list[float]] = {name: [] for name in [*measured, *firsts]}
         for _ in range(runs):
             for name, (args, cwd) in measured.items():
                 times[name].append(run_once(args, cwd, env))
+            for name, cwd in firsts.items():
+                times[name].append(first_request(review, cwd, env))
     return {name: statistics.median(seconds) for name, seconds in times.items()}
 
 
@@ -107,9 +188,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     before = args.before.resolve() if args.before else None
     medians = measure(args.root.resolve(), before, args.runs)
     baseline = medians[BASELINE]
-    print(f"{'command':<44} {'median (ms)':>11} {'ratio':>6}")
+    print(f"{'command':<52} {'median (ms)':>11} {'ratio':>6}")
     for name, seconds in medians.items():
-        print(f"{name:<44} {seconds * 1000:>11.0f} {seconds / baseline:>6.1f}")
+        print(f"{name:<52} {seconds * 1000:>11.0f} {seconds / baseline:>6.1f}")
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def serve(kind: str, port: int, redis_url: str | None) -> None:
         if redis_url is None:
             raise BenchmarkFailed("the real endpoint needs --redis-url")
         settings = Settings(github_webhook_secret=SECRET)
-        # As `tiebreak web` runs it (app.cli.servers._serve): Tiebreak's JSON log lines, redacted,
+        # As `tiebreak web` runs it (app.cli.serving._serve): Tiebreak's JSON log lines, redacted,
         # uvicorn's access log among them, so the figures are production's.
         logs.configure(settings)
         logs.skip_access_lines(PATH)

@@ -29,6 +29,7 @@ from policies.config_section import ConfigSection
 from policies.config_wording import Shape, problem_words, unmarked_bots
 from policies.conversation import HearingPolicy
 from policies.debate import DebatePolicy
+from policies.defaults import CONFIG_PATH as CONFIG_PATH
 from policies.globs import compiled, plain_globs
 from policies.guidance import (
     MAX_GUIDELINES,
@@ -42,7 +43,6 @@ from policies.learnings import LearningsConfig
 from policies.summary import SummaryConfig
 from policies.verify import VerifyConfig
 
-CONFIG_PATH = ".github/tiebreak.yml"
 DEFAULTS_REPO = ".github"
 """The repository of an organisation's (or a user's) defaults, as GitHub's own convention for
 community health files has it: `OWNER/.github`."""

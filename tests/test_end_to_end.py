@@ -6,6 +6,7 @@ what landed on the pull request from the fake GitHub. The server logs at DEBUG t
 must hold JSON lines and, once the server has stopped, no secret of the whole run.
 """
 
+import asyncio
 import concurrent.futures
 import json
 import os
@@ -23,8 +24,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.store.embedded import free_port
+from app.store.embedded import free_port, recorded_url, redis_dir
+from app.store.learnings import LearningStore, Repository
 from app.telemetry.redaction import REDACTED
+from policies.config import parse_config
+from policies.learnings import LearnedRule, Learning, LearningSource
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.scenarios.debates import (
@@ -352,6 +356,46 @@ def test_status_in_another_terminal_finds_the_servers_own_redis(tiebreak: Tiebre
         r"tiebreak serve's own Redis is at redis://127\.0\.0\.1:\d+/0 \(written to .+\)",
         line["message"],
     )
+
+
+def test_learnings_export_in_another_terminal_finds_the_servers_own_redis(
+    tiebreak: Tiebreak,
+) -> None:
+    # What a review taught, kept where the server keeps it: in its own Redis.
+    served = recorded_url(redis_dir(tiebreak.data_dir))
+    assert served is not None
+    asyncio.run(_teach(served, "Amounts are integer cents; do not flag the division."))
+
+    # As a second terminal runs it: the same data directory, no REDIS_URL, as for status.
+    export = subprocess.run(
+        [str(TIEBREAK), "learnings", "export", "--repo", REPO],
+        env={"TIEBREAK_DATA_DIR": str(tiebreak.data_dir), "TIEBREAK_ENV_FILE": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert export.returncode == 0, export.stderr
+    config, problems = parse_config(export.stdout)
+    assert problems == []
+    assert config.learnings.rules == (
+        LearnedRule(rule="Amounts are integer cents; do not flag the division.", paths=("**",)),
+    )
+
+
+async def _teach(redis_url: str, rule: str) -> None:
+    async with LearningStore.at(redis_url) as store:
+        await store.record(
+            Repository(77, REPO),
+            Learning(
+                rule=rule,
+                paths=("**",),
+                source=LearningSource.WITHDRAWN,
+                taught_by="octocat",
+                thread_url=f"https://github.com/{REPO}/pull/1#discussion_r1",
+            ),
+        )
 
 
 def test_a_bad_signature_produces_nothing(tiebreak: Tiebreak) -> None:

@@ -1,19 +1,19 @@
 """`tiebreak check-config`, `tiebreak verify-workflow` and `tiebreak config-docs`: a config
 file checked as the App reads it, the workflow a repository adds for its findings' tests, and
-the config's reference regenerated from its model."""
+the config's reference regenerated from its model.
+
+Each command loads what it uses (the config's model, YAML, the workflow's template) as it runs,
+so that their help and usage errors load nothing but click.
+"""
 
 import sys
 from pathlib import Path, PurePosixPath
 
 import click
-import yaml
 
-from app.cli import config_docs
 from app.cli.exits import EXIT_PROBLEMS
 from app.cli.exits import fail as _fail
-from app.verification.workflow import template_text
-from policies.config import CONFIG_PATH, layered_config
-from policies.config_file import MAX_CONFIG_BYTES
+from policies.defaults import CONFIG_PATH
 
 
 @click.command("check-config")
@@ -34,6 +34,10 @@ def check_config(file: str, defaults: str | None) -> None:
     own defaults). Exit status: 0 when valid (warnings printed), 1 when either file has
     problems (each printed as FILE:LINE: message, in line order), 2 when one cannot be read.
     """
+    import yaml
+
+    from policies.config import layered_config
+
     own_text = _read(file)
     defaults_text = _read(defaults) if defaults is not None else None
     elsewhere = not _is_read_by_the_app(file)
@@ -55,6 +59,8 @@ def check_config(file: str, defaults: str | None) -> None:
 
 
 def _read(file: str) -> str:
+    from policies.config_file import MAX_CONFIG_BYTES
+
     try:
         # One byte past the limit is enough for parse_config to refuse a larger file.
         with Path(file).open("rb") as stream:
@@ -75,15 +81,18 @@ def _is_read_by_the_app(file: str) -> bool:
 @click.option(
     "--root",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=config_docs.ROOT,
     hidden=True,
+    help="The clone of Tiebreak whose files are written (default: this one's).",
 )
-def config_docs_command(check: bool, root: Path) -> None:
+def config_docs_command(check: bool, root: Path | None) -> None:
     """Generate the config's JSON Schema and reference page from the model.
 
     Writes docs/config.schema.json and the section of docs/configuration.md between its
     config-reference markers; with --check, writes nothing and exits 1 if either is out of date.
     """
+    from app.cli import config_docs
+
+    root = root or config_docs.ROOT
     try:
         paths = config_docs.stale_files(root) if check else config_docs.write_files(root)
     except OSError as exc:
@@ -106,4 +115,6 @@ def verify_workflow() -> None:
     Save it as .github/workflows/tiebreak-verify.yml on the default branch and name it in
     the config (verify.workflow); the App needs the actions: write permission to run it.
     """
+    from app.verification.workflow import template_text
+
     click.echo(template_text(), nl=False)

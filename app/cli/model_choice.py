@@ -1,16 +1,19 @@
 """The model a command runs on: the options `tiebreak review` and `tiebreak eval` share, and
-the client they connect with, on the provider the settings name."""
+the client they connect with, on the provider the settings name.
+
+The options load click alone, for the commands' help; the client (the model's SDK, the
+settings) is loaded when a command connects.
+"""
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import click
-from pydantic import ValidationError
 
-from agents.models.claude import ClaudeLLM, RoleModels
-from agents.models.providers import model_fault
 from app.cli.exits import fail
-from app.settings import get_settings
+
+if TYPE_CHECKING:
+    from agents.models.claude import ClaudeLLM
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -24,11 +27,17 @@ def model_options(command: F) -> F:
 
 def connect(
     tester: str | None, coder: str | None, arbiter: str | None, *, hint: str = ""
-) -> ClaudeLLM:
+) -> "ClaudeLLM":
     """The Claude client of the settings' provider, each role on the model its option names
     or else on the server's (`TIEBREAK_MODEL`, in the provider's naming); exit 2 when a model
     is no id the provider takes or a setting the provider needs is missing (saying so, then
     `hint`)."""
+    from pydantic import ValidationError
+
+    from agents.models.claude import RoleModels
+    from agents.models.providers import model_fault
+    from app.settings import get_settings
+
     try:
         settings = get_settings()
     except ValidationError as exc:

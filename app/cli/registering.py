@@ -1,20 +1,17 @@
-"""`tiebreak setup`: the GitHub App registered from its manifest, its credentials in .env."""
+"""`tiebreak setup`: the GitHub App registered from its manifest, its credentials in .env.
 
-import asyncio
+What the registration needs (the settings, the manifest, the page's server) is loaded as the
+command runs, so that its help and usage errors load nothing but click.
+"""
+
 import contextlib
 import sys
 
 import click
-from pydantic import ValidationError
 
 from app.cli.exits import EXIT_PROBLEMS
 from app.cli.exits import fail as _fail
-from app.settings import env_file, get_settings
-from app.setup.manifest import DEFAULT_GITHUB_URL, api_url_for, base_url, install_url, is_private
-from app.setup.manifest import load_manifest as load_app_manifest
-from app.setup.page import CALLBACK_PATH, listen
-from app.setup.page import serve as serve_registration
-from app.setup.registration import Registration, SetupOptions
+from app.setup import DEFAULT_GITHUB_URL
 
 
 @click.command()
@@ -47,6 +44,17 @@ def setup(public_url: str | None, org: str | None, github_url: str, port: int, f
     (or the file TIEBREAK_ENV_FILE names), readable by its owner only. The API is
     GITHUB_API_URL's (default: the API of --github-url).
     """
+    import asyncio
+
+    from pydantic import ValidationError
+
+    from app.settings import env_file, get_settings
+    from app.setup.manifest import api_url_for, base_url, install_url, is_private
+    from app.setup.manifest import load_manifest as load_app_manifest
+    from app.setup.page import CALLBACK_PATH, listen
+    from app.setup.page import serve as serve_registration
+    from app.setup.registration import Registration, SetupOptions
+
     try:
         settings = get_settings()
     except ValidationError as exc:

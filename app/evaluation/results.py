@@ -4,25 +4,11 @@ Stored as it is (not scored), so a finished run can be scored again — with ano
 tolerance, say — without paying for a model call.
 """
 
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict
 
 from agents.protocol import Severity
 from agents.verification import Evidence
-
-
-class Config(StrEnum):
-    """A way of reviewing a diff, compared on the same model."""
-
-    SINGLE = "single"
-    """One tester's report, every finding posted: a one-pass reviewer."""
-    VOTE = "vote"
-    """Three independent tester reports; a finding posted when two or more raise it."""
-    TRIO = "trio"
-    """The default debate of a tester, a coder and an arbiter."""
-    PANEL = "panel"
-    """Three testers in a ring, a finding settled by their majority."""
+from app.evaluation import Config as Config
 
 
 class Posted(BaseModel):

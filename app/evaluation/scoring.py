@@ -20,10 +20,10 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from app.evaluation import DEFAULT_TOLERANCE as DEFAULT_TOLERANCE
 from app.evaluation.cases import Case, Location
 from app.evaluation.results import CaseRun, Config, Posted
 
-DEFAULT_TOLERANCE = 3
 RESAMPLES = 2_000
 SEED = 20_240_601
 MIN_FINDINGS = 5

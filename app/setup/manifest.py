@@ -15,10 +15,11 @@ from urllib.parse import quote, urlencode, urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from app.setup import DEFAULT_GITHUB_URL
+
 MANIFEST_FILE = "app.yml"
 """At the top of the source tree; wheels carry it inside the `app` package."""
 
-DEFAULT_GITHUB_URL = "https://github.com"
 DEFAULT_API_URL = "https://api.github.com"
 
 EventName = Annotated[str, StringConstraints(pattern=r"^[a-z_]+$")]

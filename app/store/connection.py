@@ -5,6 +5,7 @@ The web server and the CLI reach Redis only through :mod:`app.store`; they catch
 """
 
 from typing import TypeAlias
+from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
@@ -30,3 +31,20 @@ def connect(url: str, *, timeout: float | None) -> ArqRedis:
     """
     redis: ArqRedis = ArqRedis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
     return redis
+
+
+async def answering(url: str, within: float) -> None:
+    """Return once the Redis at `url` answers a PING within `within` seconds; else raise
+    one of :data:`STORE_ERRORS`: how a process that cannot work without Redis checks before
+    it starts."""
+    redis = connect(url, timeout=within)
+    try:
+        await redis.ping()
+    finally:
+        await redis.aclose()
+
+
+def without_credentials(url: str) -> str:
+    """`url` as it may be shown: without the user name and password it may hold."""
+    parts = urlsplit(url)
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()

@@ -7,9 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from app.cli.main import COMMANDS
 from bench import startup as bench
+from tests.fakes.messages_api import FakeMessagesAPI
 
-TIEBREAK = ["tiebreak --help", "tiebreak check-config FILE", "tiebreak status --once (no Redis)"]
+TIEBREAK = [
+    "tiebreak --help",
+    *(f"tiebreak {name} --help" for name in sorted(COMMANDS)),
+    "tiebreak review --no-such-option",
+    "tiebreak check-config FILE",
+    "tiebreak status --once (no Redis)",
+]
 
 
 def test_the_benchmark_prints_each_commands_time_against_the_baseline(
@@ -19,7 +27,8 @@ def test_the_benchmark_prints_each_commands_time_against_the_baseline(
 
     rows = re.findall(r"^(.+?) +\d+ +(\d+\.\d)$", capsys.readouterr().out, re.M)
     before = [f"before: {name}" for name in TIEBREAK]
-    assert [name for name, _ in rows] == [bench.BASELINE, *TIEBREAK, *before]
+    first = [bench.FIRST_REQUEST, f"before: {bench.FIRST_REQUEST}"]
+    assert [name for name, _ in rows] == [bench.BASELINE, *TIEBREAK, *before, *first]
     assert rows[0][1] == "1.0"
 
 
@@ -36,5 +45,25 @@ def test_each_command_measured_starts_and_does_its_work(tmp_path: Path) -> None:
 
     assert "Usage: tiebreak" in results["tiebreak --help"].stdout
     assert results["tiebreak check-config FILE"].stdout == f"{config}: OK\n"
+    assert all("Usage: tiebreak" in results[f"tiebreak {name} --help"].stdout for name in COMMANDS)
+    assert results["tiebreak review --no-such-option"].returncode == 2
     status = results["tiebreak status --once (no Redis)"]
     assert (status.returncode, status.stderr[:31]) == (2, "tiebreak: cannot reach Redis: E")
+
+
+def test_the_first_request_is_timed_as_it_reaches_the_model(tmp_path: Path) -> None:
+    first = bench.FirstCall()
+    with FakeMessagesAPI(first, api_key=bench.API_KEY, strict=False) as api:
+        env = {
+            **bench.environment(),
+            "ANTHROPIC_API_KEY": bench.API_KEY,
+            "ANTHROPIC_BASE_URL": api.base_url,
+        }
+        done = subprocess.run(
+            bench.review_command(tmp_path), cwd=bench.ROOT, env=env, capture_output=True, text=True
+        )
+
+    # The review's first request, the tester's report, refused: the review ends by itself.
+    assert first.at is not None, done.stderr
+    assert (api.requests[0].path, api.requests[0].tool) == ("/v1/messages", "report_findings")
+    assert "Not reviewed (the tester could not report findings)" in done.stdout

@@ -9,7 +9,7 @@ import respx
 from click.testing import CliRunner, Result
 
 from app.cli.main import main
-from app.cli.review import NO_KEY
+from app.cli.reviewing import NO_KEY
 from tests.fakes.google_token import ACCESS_TOKEN, GoogleTokenEndpoint
 from tests.kits.clouds import (
     AWS_KEY_ID,

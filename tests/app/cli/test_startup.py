@@ -1,8 +1,10 @@
-"""`tiebreak`'s quick commands start without the App's heavy libraries.
+"""`tiebreak`'s help pages, usage errors and quick commands start without the App's heavy
+libraries.
 
-`tiebreak --help`, `check-config` and `status` are run as a person runs them, in a fresh
-interpreter, which then says which of the model, GitHub, web and queue libraries it loaded:
-none of them, since these commands use none (each costs a help page a large part of a second).
+Every command's `--help`, a usage error, `check-config` and `status` are run as a person runs
+them, in a fresh interpreter, which then says which of the model, GitHub, web and queue
+libraries it loaded: none of them for what reads only the options (each would cost a help page
+a large part of a second), and what `status` needs to read Redis.
 """
 
 import subprocess
@@ -13,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from app.cli.main import main
+from app.cli.main import COMMANDS, main
 
 HEAVY = ("anthropic", "githubkit", "fastapi", "uvicorn", "arq", "tree_sitter_language_pack")
 
@@ -46,16 +48,29 @@ STORE = ["arq", "tree_sitter_language_pack"]
 imports the debate's records (a hundredth of a second each, after redis itself)."""
 
 
-@pytest.mark.parametrize(
-    ("args", "loaded"),
-    [(["--help"], []), (["check-config", "--help"], []), (["status", "--help"], STORE)],
-)
-def test_help_pages_start_without_the_apps_libraries(args: list[str], loaded: list[str]) -> None:
-    result = tiebreak(*args)
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_commands_help_starts_without_the_apps_libraries(command: str) -> None:
+    result = tiebreak(command, "--help")
+
+    assert result.returncode == 0, result.stderr
+    assert f"Usage: tiebreak {command}" in result.stdout
+    assert "loaded: []" in result.stderr
+
+
+def test_the_tiebreak_help_starts_without_the_apps_libraries() -> None:
+    result = tiebreak("--help")
 
     assert result.returncode == 0, result.stderr
     assert "Usage: tiebreak" in result.stdout
-    assert f"loaded: {loaded}" in result.stderr
+    assert "loaded: []" in result.stderr
+
+
+def test_a_usage_error_is_said_without_loading_the_apps_libraries() -> None:
+    result = tiebreak("review", "--no-such-option")
+
+    assert result.returncode == 2
+    assert "No such option '--no-such-option'" in result.stderr
+    assert "loaded: []" in result.stderr
 
 
 def test_check_config_starts_without_the_apps_libraries(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from agents.models.llm import Role
 from app.cli.main import main
-from app.cli.status import RunSnapshot, UnitSnapshot, render, snapshot, watch
+from app.cli.status_view import RunSnapshot, UnitSnapshot, render, snapshot, watch
 from app.store import keys
 from app.store.embedded import EmbeddedRedis, redis_dir
 from app.store.keys import review_job_id

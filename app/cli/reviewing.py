@@ -1,0 +1,325 @@
+"""What `tiebreak review` does once its options are read (:mod:`app.cli.review`): the trio on a
+local diff or a pull request on GitHub, the outcome in the terminal or as JSON.
+
+The code around the changes is read from a checkout at the diff's new side
+(:mod:`app.cli.checkout`), or fetched with a pull request given by its address
+(:mod:`app.cli.pull_review`), whose repository at the head is then searched, as the App
+searches it, unless `--repo` names a checkout to search instead; with `--verify`, the
+findings' tests run on the checkout (:mod:`app.cli.verifying`). What the change says it does
+is a pull request's title and description, or a diff's `--description` or commits' messages
+(:mod:`app.cli.intent`).
+"""
+
+import asyncio
+import functools
+import sys
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from pydantic import ValidationError
+
+from agents.context.reading import Reading
+from agents.coverage import estimate
+from agents.debate.proofs import Proving
+from agents.diff import Diff, ReviewUnit
+from agents.errors import DiffError, LLMFatal
+from agents.intent import pull_intent
+from agents.models.claude import ClaudeLLM
+from agents.review import Review, review_units
+from app.cli.checkout import checkout_sources
+from app.cli.dry_run import dry_run_plan, plan_json, plan_text
+from app.cli.exits import fail as _fail
+from app.cli.intent import diff_intent
+from app.cli.model_choice import connect
+from app.cli.pull_address import is_address
+from app.cli.terminal import CallProgress, render, review_json
+from app.cli.verifying import EnvironmentUnfit, VerifyRequest, proving, verify_config
+from app.parsing import Parsing
+from app.review.together import together
+from app.source_tree import conventions_in
+from policies.debate import DebatePolicy
+from policies.summary import SummaryConfig
+from policies.verify import VerifyConfig
+
+if TYPE_CHECKING:
+    from app.cli.pull_review import AskedPull
+    from app.cli.remote import RemotePull
+
+EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
+
+DEFAULTS = DebatePolicy()
+"""The debate's defaults, which the options override."""
+
+MERGE_HINT = (
+    "; a merge commit's `git show` shows no diff: use `git show --first-parent` (the changes "
+    "the merge brought in) or `git show -m` (a diff per parent)"
+)
+
+NO_KEY = (
+    "; without a model, `tiebreak review --dry-run` shows the review's plan and its cost, "
+    "and `tiebreak demo` a whole review by scripted agents"
+)
+"""What a review stopped for want of a model's key or setting says can be done without it."""
+
+
+def run(
+    source: str,
+    as_json: bool,
+    max_rounds: int | None,
+    budget: int | None,
+    ceiling: int | None,
+    no_arbitration: bool,
+    testers: int | None,
+    focus: tuple[str, ...],
+    topology: str | None,
+    repo_dir: Path | None,
+    description: str | None,
+    tester_model: str | None,
+    coder_model: str | None,
+    arbiter_model: str | None,
+    verify_command: str | None,
+    verify_setup: str | None,
+    base: str | None,
+    no_sandbox: bool,
+    no_memory_limit: bool,
+    post: bool,
+    dry_run: bool,
+) -> None:
+    """The review the options ask for, its exit status the command's."""
+    overrides = {
+        "max_rounds": max_rounds,
+        "initial_budget": budget,
+        "token_ceiling": ceiling,
+        "arbitration": False if no_arbitration else None,
+        "testers": testers,
+        "focus": focus or None,
+        "topology": topology,
+    }
+    chosen = {k: v for k, v in overrides.items() if v is not None}
+    _policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
+    verifying = VerifyRequest(
+        verify_command,
+        verify_setup,
+        base,
+        sandbox=not no_sandbox,
+        memory_limit=not no_memory_limit,
+    )
+    models: Callable[[], ClaudeLLM] | None = functools.partial(
+        connect, tester_model, coder_model, arbiter_model, hint=NO_KEY
+    )
+    if dry_run:
+        if post:
+            _fail("--dry-run posts nothing: leave out --post")
+        models = None  # no model is called: no key or provider is asked for
+    if is_address(source) and not Path(source).exists():
+        if description is not None:
+            _fail(
+                "--description is for a diff: a pull request's title and description are "
+                "read from GitHub"
+            )
+        subject = _pull(source, repo_dir, verifying, models, post=post)
+    else:
+        if post:
+            _fail("--post posts on a pull request: give its address, not a diff")
+        subject = _diff(source, repo_dir, description, verifying, models)
+    click.echo(f"tiebreak: {subject.reads()}", err=True)
+    policy = _policy(subject.debate, chosen)
+    if dry_run:
+        units = asyncio.run(_units(subject))
+        expected = estimate(units, policy, tests=subject.verify is not None)
+        plan = dry_run_plan(subject.diff, units, expected)
+        click.echo(plan_json(plan) if as_json else plan_text(plan))
+        sys.exit(EXIT_SETTLED)
+    proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
+    try:
+        result = asyncio.run(_review(subject, policy, proofs))
+    except LLMFatal as exc:
+        _fail(str(exc))
+    except EnvironmentUnfit as exc:
+        _fail(exc.said())
+    click.echo(review_json(result) if as_json else render(result))
+    if subject.pull is not None and post:
+        from app.cli import pull_review
+
+        pull_review.posted(*subject.pull, result)
+    sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
+
+
+@dataclass(frozen=True)
+class _Subject:
+    """What a review reads, and with what: the diff and the code around it, the client of
+    the models, the debate's policy and summary before the options, where the repository's
+    other files are (`tree`, held while the review runs), and the pull request it is of."""
+
+    diff: Diff
+    reading: Reading
+    said: str
+    """Where the code around the changes came from, or why there is none."""
+    llm: ClaudeLLM | None
+    """None for a dry run, which calls no model."""
+    debate: DebatePolicy
+    summary: SummaryConfig
+    tree: AbstractAsyncContextManager[Path | None]
+    checkout: Path | None
+    """The local checkout at the diff's new side, where findings' tests may run."""
+    verify: VerifyConfig | None
+    pull: "tuple[AskedPull, RemotePull] | None" = None
+
+    def reads(self) -> str:
+        """What the agents read beside the diff, as the terminal says it."""
+        if self.reading.sources is None:
+            return f"reviewing the diff alone, without the code around it: {self.said}"
+        return self.said
+
+
+def _pull(
+    source: str,
+    repo_dir: Path | None,
+    verifying: VerifyRequest,
+    models: Callable[[], ClaudeLLM] | None,
+    *,
+    post: bool,
+) -> _Subject:
+    """A pull request given by its address, under its base's config."""
+    verify = verify_config(verifying, None, "a pull request's address has no checkout")
+    # GitHub's client is loaded for a pull request alone: a local diff's review starts
+    # without it.
+    from app.cli import pull_review
+
+    asked = pull_review.connect(source, post=post)
+    # Before anything is fetched: a missing key stops the review at once.
+    llm = models() if models else None
+    remote = pull_review.fetched(asked)
+    config = remote.config
+    pull = remote.pull
+    return _Subject(
+        diff=remote.diff,
+        reading=Reading(
+            remote.sources,
+            config.context.max_tokens,
+            remote.guidance,
+            intent=pull_intent(pull.title, pull.body),
+        ),
+        said=remote.read,
+        llm=llm,
+        debate=config.debate,
+        summary=config.summary,
+        tree=pull_review.head_tree(asked, remote, repo_dir),
+        checkout=None,
+        verify=verify,
+        pull=(asked, remote),
+    )
+
+
+def _diff(
+    source: str,
+    repo_dir: Path | None,
+    description: str | None,
+    verifying: VerifyRequest,
+    models: Callable[[], ClaudeLLM] | None,
+) -> _Subject:
+    """A diff from a file or standard input, with the checkout it applies to, if any, and
+    what it says it does: the description given, or its commits' messages since `--base`."""
+    diff = _parsed(source)
+    read = checkout_sources(diff, repo_dir or Path.cwd())
+    verify = verify_config(verifying, read.root, read.unfit)
+    intent = diff_intent(description, verifying.base, read.root)
+    return _Subject(
+        diff=diff,
+        reading=Reading(read.sources, intent=intent),
+        said=read.said,
+        llm=models() if models else None,
+        debate=DEFAULTS,
+        summary=SummaryConfig(),
+        tree=nullcontext(read.root),
+        checkout=read.root,
+        verify=verify,
+    )
+
+
+def _policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
+    """`base` with the options given; exit 2 when they make no policy."""
+    try:
+        return DebatePolicy.model_validate({**base.model_dump(), **chosen})
+    except ValidationError as exc:
+        _fail(f"invalid option: {_first_error(exc)}")
+
+
+def _parsed(source: str) -> Diff:
+    """The diff in the file `source`, or on standard input for `-`; exit 2 when it is none."""
+    if source == "-" and sys.stdin.isatty():
+        # Nothing piped in: a person may be waiting on a command that waits on them.
+        click.echo("tiebreak: reading a diff from standard input (Ctrl-D ends it)", err=True)
+    try:
+        with click.open_file(source, encoding="utf-8", errors="replace") as file:
+            text = file.read()
+    except OSError as exc:
+        _fail(f"cannot read {source}: {exc.strerror or exc}")
+    try:
+        return Diff.parse(text)
+    except DiffError as exc:
+        _fail(str(exc) + (MERGE_HINT if _merge_commit(text) else ""))
+
+
+def _merge_commit(text: str) -> bool:
+    """Whether `text` is `git show`'s (or `git log -p`'s) header of a merge commit."""
+    header = text.split("\ndiff ", 1)[0]
+    return header.startswith("commit ") and any(
+        line.startswith("Merge: ") for line in header.splitlines()
+    )
+
+
+async def _units(subject: _Subject) -> list[ReviewUnit]:
+    """The subject's diff as review units, its agents reading the subject's reading (its
+    files parsed here) and what the work tree it holds (when there is one) tells about the
+    changes in other files."""
+    diff, reading, tree = subject.diff, subject.reading, subject.tree
+    parsing = Parsing()
+    try:
+        sources = reading.sources or {}
+        async with AsyncExitStack() as held:
+            # The repository is had (downloaded, maybe) while the changed files are parsed,
+            # and held until its other files are searched.
+            root, outlines = await together(
+                held.enter_async_context(tree), parsing.outlines(sources)
+            )
+            related = await parsing.related(root, diff) if sources and root else None
+            command = subject.verify.command if subject.verify else None
+            conventions = await asyncio.to_thread(conventions_in, root, command, diff.paths)
+    finally:
+        parsing.close()
+    if related is not None and related.note:
+        click.echo(f"tiebreak: {related.note}", err=True)
+    read = replace(reading, outlines=outlines, related=related, conventions=conventions)
+    return read.attach(diff.units())
+
+
+async def _review(
+    subject: _Subject, policy: DebatePolicy, proofs: AbstractAsyncContextManager[Proving | None]
+) -> Review:
+    """The review of the subject's units (:func:`_units`) by its model."""
+    llm = subject.llm
+    assert llm is not None, "a review that is no dry run has its model"
+    try:
+        units = await _units(subject)
+        async with proofs as proving:
+            expected = estimate(units, policy, tests=proving is not None)
+            click.echo(f"tiebreak: {expected.describe()}", err=True)
+            progress = CallProgress(
+                llm, lambda line: click.echo(line, err=True), [u.id for u in units]
+            )
+            review = await review_units(
+                units, progress, policy, proving=proving, summary=subject.summary
+            )
+            return review.model_copy(update={"estimate": expected})
+    finally:
+        await llm.aclose()
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors(include_url=False)[0]
+    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"

@@ -1,0 +1,76 @@
+"""`tiebreak serve` and `tiebreak worker` that cannot start, run as a person runs them: one line
+on stderr naming the cause and the address, status 2, nothing else."""
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.store.embedded import free_port
+from tests.fakes.github_api import AppKey
+
+TIEBREAK = Path(sys.executable).with_name("tiebreak")
+
+
+def environment(key: AppKey, data_dir: Path, **more: str) -> dict[str, str]:
+    """Every setting a server needs, GitHub's API at an address where nothing listens."""
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "GITHUB_APP_ID": "42",
+        "GITHUB_PRIVATE_KEY": key.private_pem,
+        "GITHUB_WEBHOOK_SECRET": "a-webhook-secret",
+        "GITHUB_API_URL": f"http://127.0.0.1:{free_port()}",
+        "ANTHROPIC_API_KEY": "sk-servers",
+        "TIEBREAK_DATA_DIR": str(data_dir),
+        "TIEBREAK_ENV_FILE": "",
+        **more,
+    }
+
+
+def tiebreak(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(TIEBREAK), *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A port on 127.0.0.1 another program listens on."""
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        yield other.getsockname()[1]
+
+
+def test_a_worker_without_its_redis_says_so_in_one_line(key: AppKey, tmp_path: Path) -> None:
+    port = free_port()
+    env = environment(key, tmp_path, REDIS_URL=f"redis://:hunter2@127.0.0.1:{port}/0")
+
+    done = tiebreak("worker", env=env)
+
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"tiebreak: cannot reach Redis at redis://127.0.0.1:{port}/0: "), line
+    assert "hunter2" not in line
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["serve", "web"])
+def test_a_server_on_a_port_already_taken_says_so_in_one_line(
+    command: str, key: AppKey, tmp_path: Path, taken_port: int
+) -> None:
+    # `web` needs a Redis address; nothing is asked of it before the port is taken.
+    more = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"} if command == "web" else {}
+    env = environment(key, tmp_path, **more)
+
+    done = tiebreak(command, "--port", str(taken_port), env=env)
+
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"tiebreak: cannot listen on 127.0.0.1:{taken_port}: Address already in use\n",
+    )
+    assert done.stdout == ""
