@@ -25,6 +25,9 @@ from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
 from tests.kits.actions import (
     CONFIG,
+    PRINT_FIX,
+    REFUND_TEST,
+    TEST_PATH,
     Deliveries,
     comment,
     fixed_by_agreement,
@@ -35,7 +38,9 @@ from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,
     UNDEFINED,
+    accept,
     answers,
+    concede,
     evaluations,
     reject,
     report,
@@ -263,3 +268,49 @@ async def test_a_test_ruled_relevant_by_the_arbiter_a_person_asks_for_forces_its
         ("completed", "neutral"),
         "1 fix suggested",
     )
+
+
+async def test_a_test_given_in_answer_runs_in_actions_and_binds_the_debate_it_resumes(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The tester answers the dispute with a test that calls refund(): the debate waits for
+    its run, resumes with it, and the coder, bound by it, concedes a fix checked against it."""
+    calls = {"path": TEST_PATH, "content": REFUND_TEST}
+    script = QueuedResponder(
+        report_findings=[report(GREPS)],
+        answer_findings=[
+            answers({"finding_id": "F1", "stance": "irrelevant_test", "argument": READS_TEXT}),
+            answers(concede("F1", PRINT_FIX)),
+        ],
+        evaluate_answers=[
+            evaluations({**reject("F1", "This one calls refund()."), "reproduction": calls}),
+            evaluations(accept("F1", "Fixed.")),
+        ],
+    )
+    # A second test for the finding is allowed.
+    two_tests = CONFIG.replace("max_attempts: 1", "max_attempts: 2")
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", two_tests)
+    with FakeMessagesAPI(script) as api:
+        llm = ClaudeLLM.connect(api_key=api.api_key, base_url=api.base_url, max_retries=0)
+        try:
+            await review_in_actions(github, key, redis_url, llm, client)
+        finally:
+            await llm.aclose()
+
+    body = comment(github).body
+    assert "**Reproduced**: <code>test&#95;refund.py</code> fails at the head and passes" in body
+    assert "NameError: name 'log' is not defined" in body
+    # The test shown is the one given in answer, not the grep.
+    assert "<details><summary>The test, <code>test&#95;refund.py</code>" in body
+    assert "test&#95;refund&#95;source.py" not in body
+    assert "ruled not to test its claim" not in body
+    assert f"```suggestion\n{PRINT_FIX['replacement']}\n```" in body
+    assert "**Fix verified**: the finding's test passes with this patch." in body
+    runs = sorted(github.workflow_runs(REPO), key=lambda r: r.id)
+    shown = [(r.inputs["test_path"], bool(r.inputs["patches"])) for r in runs]
+    assert shown == [(GREP, False), (TEST_PATH, False), (TEST_PATH, True)]
+    assert Counter(r.tool for r in api.requests) == {
+        "report_findings": 1,
+        "answer_findings": 2,
+        "evaluate_answers": 2,
+    }
