@@ -124,13 +124,13 @@ class Proofs:
         return result
 
     def testable(self, finding_id: str) -> bool:
-        """Whether a patch on the finding can be checked: its test ran and fails at the head."""
+        """Whether a patch on the finding can be checked: tests run here, and its test ran and
+        fails at the head. A finished debate picked up where no test runs (the arbiter a
+        person asks for) keeps its tests' results, but checks no patch against them."""
         result = self.shown(finding_id)
-        return result is not None and result.verdict in (
-            Evidence.REPRODUCED,
-            Evidence.INTRODUCED,
-            Evidence.FAILS_AT_BASE,
-        )
+        if not self.on or result is None:
+            return False
+        return result.verdict in (Evidence.REPRODUCED, Evidence.INTRODUCED, Evidence.FAILS_AT_BASE)
 
     @property
     def about_tests(self) -> Tests | None:

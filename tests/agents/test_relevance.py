@@ -277,3 +277,32 @@ def test_a_new_test_is_given_only_to_keep_the_finding_and_only_while_tests_are_l
     (result,) = outcome.findings
     assert result.verification is not None
     assert (result.verification.test, result.verification.relevant) == (GREP, False)
+
+
+def test_a_test_ruled_relevant_where_no_test_runs_forces_the_fix_unchecked() -> None:
+    """The arbiter a person asks for runs where no test runs (a command of the App): the
+    ruling binds on the test's recorded runs, and its fix is forced without a check."""
+    debated, _ = debate(
+        policy=DebatePolicy(max_exchanges_per_finding=1, arbitration=False),
+        tester=[report(GREPS), evaluations(reject("F1", "It shows log( is called."))],
+        coder=[answers(irrelevant("F1"))],
+    )
+    llm = ScriptedLLM(by_role(arbiter=[rulings(ruled("F1", "test_relevant", patch=LOG_FIX))]))
+    machine = DebateMachine(POLICY, payments_unit())
+    outcome = play(
+        machine.arbitrate(debated, ["F1"]), llm, ceiling=TokenCeiling(POLICY.token_ceiling)
+    )
+
+    (result,) = outcome.findings
+    assert (result.consensus, result.resolution, result.fix_verified) == (
+        Consensus.ARBITER,
+        Resolution.FIXED,
+        None,
+    )
+    assert result.patch is not None
+    assert result.patch.replacement == LOG_LINE
+    assert result.verification is not None
+    assert (result.verification.verdict, result.verification.relevant) == (
+        Evidence.REPRODUCED,
+        True,
+    )

@@ -29,7 +29,15 @@ from tests.scenarios.debates import (
     patch,
     report,
 )
-from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO, background_worker, worker_setup
+from tests.scenarios.reviews import (
+    BASE,
+    HEAD,
+    NUMBER,
+    REF,
+    REPO,
+    background_worker,
+    worker_setup,
+)
 from tests.scenarios.webhooks import payload, signed
 
 WORKFLOW = "tiebreak-verify.yml"
@@ -162,7 +170,7 @@ async def review_in_actions(
         answer = client.post("/api/github/webhooks", content=raw, headers=headers)
         assert answer.json()["outcome"] == "enqueued", answer.text
         deadline = time.monotonic() + DEADLINE
-        while not completed(github):
+        while not (completed(github) and await _remembered(deps)):
             assert time.monotonic() < deadline, "the review did not complete"
             if webhooks:
                 deliveries.deliver(client)
@@ -178,6 +186,13 @@ def opened() -> dict[str, Any]:
     delivery["pull_request"]["head"]["sha"] = HEAD
     delivery["pull_request"]["base"]["sha"] = BASE
     return delivery
+
+
+async def _remembered(deps: WorkerDeps) -> bool:
+    """Whether the review is remembered as the pull request's latest, which it is once its
+    check run has completed: what a command on the pull request then works on."""
+    latest = await deps.pulls.latest(REF)
+    return latest is not None and latest.ref.head_sha == HEAD
 
 
 async def _waiting_for_tests(deps: WorkerDeps) -> bool:
