@@ -29,7 +29,15 @@ from tests.scenarios.debates import (
     patch,
     report,
 )
-from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO, background_worker, worker_setup
+from tests.scenarios.reviews import (
+    BASE,
+    HEAD,
+    NUMBER,
+    REF,
+    REPO,
+    background_worker,
+    worker_setup,
+)
 from tests.scenarios.webhooks import payload, signed
 
 WORKFLOW = "tiebreak-verify.yml"
@@ -153,7 +161,9 @@ async def review_in_actions(
         answer = client.post("/api/github/webhooks", content=raw, headers=headers)
         assert answer.json()["outcome"] == "enqueued", answer.text
         deadline = time.monotonic() + DEADLINE
-        while not completed(github):
+        # The check run completes before the review's record is saved: the record is waited
+        # for too, lest the worker's stop cancel the job between the two.
+        while not completed(github) or await deps.pulls.latest(REF) is None:
             assert time.monotonic() < deadline, "the review did not complete"
             if webhooks:
                 deliveries.deliver(client)
