@@ -199,3 +199,16 @@ def test_the_readmes_commands_that_run_tiebreak_install_no_dev_dependency() -> N
     assert all("--no-dev" in run for run in runs), runs
     assert dev.isdisjoint(runtime)
     assert "uv run pytest" in readme  # the tests' command installs the dev group
+
+
+def test_ci_runs_the_tests_as_the_readme_says_to_run_them() -> None:
+    """What a person runs from the README is what CI runs: the same pytest options (CI's
+    `python3 -m uv run --frozen` is the README's `uv run` with the lock taken as it is)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    told = re.search(r"^uv run (pytest.*)$", readme, re.MULTILINE)
+    run = re.findall(r"^python3 -m uv run --frozen (pytest.*)$", ci, re.MULTILINE)
+
+    assert told is not None
+    assert run == [told[1]]
+    assert shlex.split(told[1])[1:3] == ["-n", "auto"]  # a worker process per core

@@ -15,19 +15,25 @@ import subprocess
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import redis
 
 from policies.errors import TiebreakError
 
 START_TIMEOUT = 10.0
+PORT_TRIES = 5
+"""Free ports tried, each probed free, before giving up: another process may bind one first."""
 ADDRESS_FILE = "address"
 """The file of the data directory that holds a running embedded Redis's URL, and only then."""
 
 
 class EmbeddedRedisError(TiebreakError):
     """The embedded Redis could not start."""
+
+
+class _PortTaken(Exception):
+    """Another server answers on the port this one was to listen on."""
 
 
 def redis_binary() -> str:
@@ -82,8 +88,27 @@ class EmbeddedRedis:
         return self.data_dir / ADDRESS_FILE
 
     def start(self) -> Self:
+        """Start the server; on a port of its own unless it has one already (a restart keeps
+        its address)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.port = self.port or free_port()  # a restart keeps its address
+        chosen = bool(self.port)
+        for _ in range(PORT_TRIES):
+            self.port = self.port or free_port()
+            try:
+                self._launch()
+            except _PortTaken:
+                if chosen:
+                    raise EmbeddedRedisError(
+                        f"another server answers on port {self.port}"
+                    ) from None
+                # Another process bound the free port between its probe and the server's start.
+                self.port = 0
+                continue
+            self.address_file.write_text(self.url + "\n", encoding="utf-8")
+            return self
+        raise EmbeddedRedisError(f"no free port held after {PORT_TRIES} tries")
+
+    def _launch(self) -> None:
         persistence = (
             ["--appendonly", "yes"] if self.persist else ["--save", "", "--appendonly", "no"]
         )
@@ -107,8 +132,6 @@ class EmbeddedRedis:
             process_group=0,
         )
         self._wait_until_ready()
-        self.address_file.write_text(self.url + "\n", encoding="utf-8")
-        return self
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -134,18 +157,34 @@ class EmbeddedRedis:
         self.stop()
 
     def _wait_until_ready(self) -> None:
+        """Until this server answers on its port; :class:`_PortTaken` if another one does."""
         deadline = time.monotonic() + START_TIMEOUT
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
         try:
             while time.monotonic() < deadline:
-                if self._process is not None and self._process.poll() is not None:
-                    raise EmbeddedRedisError(f"redis-server exited with {self._process.returncode}")
-                try:
-                    if client.ping():
-                        return
-                except redis.ConnectionError:
-                    time.sleep(0.05)
+                process = self._process
+                assert process is not None, "waited for a server that was not started"
+                if process.poll() is not None:
+                    if self._answered(client) is not None:
+                        raise _PortTaken
+                    raise EmbeddedRedisError(f"redis-server exited with {process.returncode}")
+                answered = self._answered(client)
+                if answered == process.pid:
+                    return
+                if answered is not None:
+                    self.stop()  # it cannot bind the port: gone at once, or stopped here
+                    raise _PortTaken
+                time.sleep(0.05)
         finally:
             client.close()
         self.stop()
         raise EmbeddedRedisError(f"redis-server did not answer within {START_TIMEOUT} s")
+
+    @staticmethod
+    def _answered(client: redis.Redis) -> int | None:
+        """The process id of the server answering on the port, if one does."""
+        try:
+            server: Any = client.info("server")  # redis-py types the sync and async clients as one
+        except redis.ConnectionError:
+            return None
+        return int(server["process_id"])

@@ -288,3 +288,32 @@ async def test_a_run_whose_job_fails_ends_failure_without_an_artifact(
 
     assert completed["workflow_run"]["conclusion"] == "failure"
     assert artifacts.json()["artifacts"] == []
+
+
+async def test_a_run_going_on_when_the_fake_stops_ends_first_sending_its_webhooks(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    """No run outlives its fake, to send its webhooks into a later test."""
+    going, release = threading.Event(), threading.Event()
+
+    def slow(given: Mapping[str, str], trees: Mapping[str, Mapping[str, str]]) -> dict[str, Any]:
+        going.set()
+        release.wait(DEADLINE)
+        return result(given, trees)
+
+    fake.add_workflow(REPO, WORKFLOW, TEXT, slow)
+    hooks = Webhooks()
+    fake.send_webhooks(hooks)
+    await github.rest.actions.async_create_workflow_dispatch(
+        OWNER, NAME, WORKFLOW, ref="main", inputs={"token": "t1"}
+    )
+    assert going.wait(DEADLINE)
+    releasing = threading.Timer(0.2, release.set)  # while the fake stops
+    releasing.start()
+    try:
+        fake.stop()
+    finally:
+        release.set()
+        releasing.join()
+
+    assert [p["action"] for _, p in hooks.sent] == ["requested", "in_progress", "completed"]

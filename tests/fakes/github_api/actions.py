@@ -150,11 +150,21 @@ class _Actions(_GitStore):
     _no_actions: set[int]
     _sink: Sink | None
     _run_details: RunDetails
+    _going: list[threading.Thread]
 
     def _setup_actions(self) -> None:
         self._workflows, self._runs, self._storage = {}, {}, {}
         self._no_actions, self._sink = set(), None
         self._run_details = RunDetails.RETURNED
+        self._going = []
+
+    def _end_runs(self) -> None:
+        """Wait for the runs going on to end (their webhooks sent): no run outlives the fake,
+        to send its webhooks into a later test."""
+        with self._lock:
+            going, self._going = self._going, []
+        for thread in going:
+            thread.join()
 
     # -- setup and inspection -------------------------------------------------------------
 
@@ -217,7 +227,7 @@ class _Actions(_GitStore):
                 runner=lambda given, trees: result,
             )
             self._runs[run.id] = run
-        threading.Thread(target=self._run, args=(run,), daemon=True).start()
+        self._start(run)
         return run
 
     def send_webhooks(self, sink: Sink) -> None:
@@ -278,7 +288,7 @@ class _Actions(_GitStore):
             actor=self._poster(request),
         )
         self._runs[run.id] = run
-        threading.Thread(target=self._run, args=(run,), daemon=True).start()
+        self._start(run)
         always = self._run_details is RunDetails.ALWAYS
         if (details and self._run_details is RunDetails.RETURNED) or always:
             urls = _run_json(self.base_url, run)
@@ -349,6 +359,12 @@ class _Actions(_GitStore):
         return _Answer(200, data=data, content_type="application/zip")
 
     # -- a run ----------------------------------------------------------------------------
+
+    def _start(self, run: WorkflowRun) -> None:
+        thread = threading.Thread(target=self._run, args=(run,), name=f"fake-github-run-{run.id}")
+        with self._lock:
+            self._going.append(thread)
+        thread.start()
 
     def _run(self, run: WorkflowRun) -> None:
         """Run `run` as its workflow's runner says, sending its webhooks as it goes."""

@@ -208,6 +208,10 @@ class FakeGitHub(
     def _problems_error(self) -> Exception:
         return FakeGitHubError("\n\n".join(self.problems))
 
+    def stop(self) -> None:
+        self._end_runs()
+        super().stop()
+
     # -- answering ----------------------------------------------------------------------------
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], raw: bytes) -> _Answer:
