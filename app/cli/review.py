@@ -30,7 +30,7 @@ from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli import pull_review
-from app.cli.checkout import checkout_sources
+from app.cli.checkout import checkout_sources, named_fault
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
 from app.cli.model_choice import connect, model_options
@@ -166,6 +166,9 @@ def review(
     }
     chosen = {k: v for k, v in overrides.items() if v is not None}
     _policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
+    if repo_dir is not None and (fault := named_fault(repo_dir)):
+        # A checkout named and not read would make a review without context, paid for.
+        _fail(f"--repo: {fault}")
     verifying = VerifyRequest(
         verify_command,
         verify_setup,

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
 from tests.scenarios.debates import (
     AGREED,
@@ -84,6 +86,23 @@ def test_a_refused_key_ends_with_one_line_and_status_two() -> None:
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("tiebreak: the Anthropic API refused the call")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("no-such-dir", "does not exist"), ("plain", "is not in a git work tree")],
+)
+def test_a_mistyped_repo_is_a_usage_error_before_any_call(
+    tmp_path: Path, name: str, said: str
+) -> None:
+    (tmp_path / "plain").mkdir()
+    repo = tmp_path / name
+    with FakeMessagesAPI.queued(report_findings=[{"findings": []}]) as api:
+        done = tiebreak(api, "--repo", str(repo))
+
+    assert done.returncode == 2
+    assert done.stderr == f"tiebreak: --repo: {repo} {said}\n"
+    assert api.requests == []
 
 
 def test_a_terminal_with_nothing_piped_in_is_told_the_diff_is_read_from_it() -> None:
