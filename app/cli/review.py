@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from agents.context.reading import Reading
 from agents.coverage import estimate
 from agents.debate.proofs import Proving
-from agents.diff import Diff
+from agents.diff import Diff, diff_text
 from agents.errors import DiffError, LLMFatal
 from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
@@ -303,10 +303,14 @@ def _parsed(source: str) -> Diff:
         # Nothing piped in: a person may be waiting on a command that waits on them.
         click.echo("tiebreak: reading a diff from standard input (Ctrl-D ends it)", err=True)
     try:
-        with click.open_file(source, encoding="utf-8", errors="replace") as file:
-            text = file.read()
+        with click.open_file(source, "rb") as file:
+            data: bytes = file.read()
     except OSError as exc:
         _fail(f"cannot read {source}: {exc.strerror or exc}")
+    try:
+        text = diff_text(data)
+    except DiffError as exc:
+        _fail(str(exc))
     try:
         return Diff.parse(text)
     except DiffError as exc:

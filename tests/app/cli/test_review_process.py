@@ -105,6 +105,32 @@ def test_a_mistyped_repo_is_a_usage_error_before_any_call(
     assert api.requests == []
 
 
+def test_a_diff_that_is_not_utf8_is_refused_at_its_first_byte_that_is_not(
+    tmp_path: Path,
+) -> None:
+    after = PAYMENTS_AFTER.replace("log(payment.id", "log('débit', payment.id")
+    assert after != PAYMENTS_AFTER
+    text = git_diff({PAYMENTS: (PAYMENTS_BEFORE, after)})
+    latin1 = text.encode("latin-1")
+    offset = latin1.index("é".encode("latin-1"))
+    (tmp_path / "change.diff").write_bytes(latin1)
+    with FakeMessagesAPI.queued(report_findings=[{"findings": []}]) as api:
+        done = subprocess.run(
+            [str(TIEBREAK), "review", "change.diff"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+            env={"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url,
+                 "TIEBREAK_ENV_FILE": ""},
+        )  # fmt: skip
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"tiebreak: the diff is not UTF-8: byte {offset} (0xe9), in {PAYMENTS}, starts no "
+        "UTF-8 character; Tiebreak reads UTF-8 only: convert that file's text, or leave it "
+        f"out (git diff -- . ':!{PAYMENTS}')\n"
+    )
+    assert api.requests == []
+
+
 def test_a_terminal_with_nothing_piped_in_is_told_the_diff_is_read_from_it() -> None:
     controller, terminal = pty.openpty()
     try:
