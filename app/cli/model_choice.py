@@ -25,7 +25,8 @@ def model_options(command: F) -> F:
 def connect(tester: str | None, coder: str | None, arbiter: str | None) -> ClaudeLLM:
     """The Claude client of the settings' provider, each role on the model its option names
     or else on the server's (`TIEBREAK_MODEL`, in the provider's naming); exit 2 when a model
-    is no id the provider takes or a setting the provider needs is missing."""
+    is no id the provider takes or a setting the provider needs is missing. A person waits on
+    the command: a first call that fails ends it, said at once (`decides_at_first`)."""
     try:
         settings = get_settings()
     except ValidationError as exc:
@@ -37,4 +38,4 @@ def connect(tester: str | None, coder: str | None, arbiter: str | None) -> Claud
         if model and (fault := model_fault(settings.tiebreak_provider, model)):
             fail(f"invalid option: --{role}-model: {fault}")
     models = {role: model or settings.tiebreak_model for role, model in chosen.items()}
-    return settings.claude(RoleModels(**models))
+    return settings.claude(RoleModels(**models), decides_at_first=True)

@@ -3,6 +3,7 @@
 import json
 import os
 import pty
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,63 @@ def test_a_refused_key_ends_with_one_line_and_status_two() -> None:
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("tiebreak: the Anthropic API refused the call")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("failure", "said", "asked"),
+    [
+        (
+            Error(500, "api_error", "Internal server error"),
+            "the model's first call failed: the Anthropic API answered Internal server error (500)",
+            2,  # one retry: the first call of a command a person waits on is not retried long
+        ),
+        (
+            Error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "10"}),
+            "the model's first call failed: the Anthropic API answered Overloaded (529)",
+            2,
+        ),
+        (
+            Error(400, "invalid_request_error", "max_tokens: 64000 > 32000"),
+            "the model's first call failed: the Anthropic API answered max_tokens: "
+            "64000 > 32000 (400)",
+            1,  # a request refused as invalid is not retried
+        ),
+        (
+            Error(404, "not_found_error", "model: claude-nonesuch"),
+            "the Anthropic API refused the call: model: claude-nonesuch (404)",
+            1,
+        ),
+    ],
+)
+def test_a_model_that_answers_no_call_ends_with_one_line_and_status_two(
+    failure: Error, said: str, asked: int
+) -> None:
+    with FakeMessagesAPI(lambda body: failure) as api:
+        done = tiebreak(api)
+
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == f"tiebreak: {said}"
+    assert len(api.requests) == asked
+    assert done.stdout == ""
+
+
+def test_a_model_host_that_refuses_connections_ends_with_one_line_and_status_two() -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    done = subprocess.run(
+        [str(TIEBREAK), "review", "-"],
+        input=DIFF, capture_output=True, text=True, timeout=60, check=False,
+        env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+             "TIEBREAK_ENV_FILE": ""},
+    )  # fmt: skip
+
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "tiebreak: the model's first call failed: no answer from the Anthropic API: "
+        "Connection error."
+    )
+    assert done.stdout == ""
 
 
 @pytest.mark.parametrize(
