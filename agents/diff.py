@@ -136,6 +136,12 @@ class Diff:
     def file(self, path: str) -> DiffFile | None:
         return self._by_path.get(path)
 
+    @property
+    def binaries(self) -> tuple[str, ...]:
+        """The binary files the change adds or changes: no unit holds them, as they have no
+        lines to review, and a review names them as not reviewed."""
+        return tuple(f.path for f in self.files if f.binary and not f.deleted)
+
     def additions(self) -> Additions:
         """The modules and names the change adds (:mod:`agents.failures.additions`)."""
         kept = [f for f in self.files if not f.deleted and not f.binary]

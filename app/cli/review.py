@@ -349,7 +349,7 @@ async def _review(
         read = replace(reading, outlines=outlines, related=related, conventions=conventions)
         units = read.attach(diff.units())
         async with proofs as proving:
-            expected = estimate(units, policy, tests=proving is not None)
+            expected = estimate(units, policy, tests=proving is not None, binary=diff.binaries)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
             progress = CallProgress(
                 llm, lambda line: click.echo(line, err=True), [u.id for u in units]

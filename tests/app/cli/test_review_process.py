@@ -37,7 +37,7 @@ DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
 
 
 def tiebreak(
-    api: FakeMessagesAPI, *args: str, key: str | None = None
+    api: FakeMessagesAPI, *args: str, key: str | None = None, diff: str = DIFF
 ) -> subprocess.CompletedProcess[str]:
     env = {
         "ANTHROPIC_API_KEY": key or api.api_key,
@@ -46,7 +46,7 @@ def tiebreak(
     }
     return subprocess.run(
         [str(TIEBREAK), "review", "-", *args],
-        input=DIFF,
+        input=diff,
         capture_output=True,
         text=True,
         env=env,
@@ -187,6 +187,31 @@ def test_a_diff_that_is_not_utf8_is_refused_at_its_first_byte_that_is_not(
         f"out (git diff -- . ':!{PAYMENTS}')\n"
     )
     assert api.requests == []
+
+
+IMAGE = "docs/logo.png"
+WITH_AN_IMAGE = (
+    f"{DIFF}diff --git a/{IMAGE} b/{IMAGE}\nindex f584f40..6bf43ff 100644\n"
+    f"Binary files a/{IMAGE} and b/{IMAGE} differ\n"
+)
+
+
+def test_a_binary_file_is_counted_and_named_as_not_reviewed() -> None:
+    with FakeMessagesAPI.queued(report_findings=[{"findings": []}] * 2) as api:
+        done = tiebreak(api, diff=WITH_AN_IMAGE)
+        as_json = tiebreak(api, "--json", diff=WITH_AN_IMAGE)
+
+    assert done.returncode == 0, done.stderr
+    assert "tiebreak: 1 unit of 2 files (1 binary, not reviewed) · about " in done.stderr
+    assert f"Not reviewed (a binary file: no lines to review):\n  {IMAGE}\n" in done.stdout
+    assert json.loads(as_json.stdout)["unreviewed"] == [
+        {
+            "path": IMAGE,
+            "reason": "a binary file: no lines to review",
+            "unit": None,
+            "in_part": False,
+        }
+    ]
 
 
 def test_a_terminal_with_nothing_piped_in_is_told_the_diff_is_read_from_it() -> None:
