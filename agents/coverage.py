@@ -49,6 +49,9 @@ class CostEstimate(BaseModel):
     """Files with something to review (a file cut in several units counts once)."""
     tokens: int
     ceiling: int
+    binary: tuple[str, ...] = ()
+    """The diff's binary files (:attr:`agents.diff.Diff.binaries`), which no unit holds: the
+    review names them as not reviewed."""
 
     @property
     def covered(self) -> int:
@@ -62,8 +65,11 @@ class CostEstimate(BaseModel):
 
     def describe(self) -> str:
         """One line for a person about to start the review."""
+        files = _count(self.files + len(self.binary), "file")
+        if self.binary:
+            files += f" ({len(self.binary)} binary, not reviewed)"
         line = (
-            f"{_count(len(self.units), 'unit')} of {_count(self.files, 'file')} · about "
+            f"{_count(len(self.units), 'unit')} of {files} · about "
             f"{self.tokens:,} billed tokens expected against a ceiling of {self.ceiling:,}"
         )
         covered = self.covered
@@ -79,16 +85,22 @@ class CostEstimate(BaseModel):
 
 
 def estimate(
-    units: Sequence[ReviewUnit], policy: DebatePolicy, *, tests: bool = False
+    units: Sequence[ReviewUnit],
+    policy: DebatePolicy,
+    *,
+    tests: bool = False,
+    binary: Sequence[str] = (),
 ) -> CostEstimate:
     """The expected cost of reviewing `units`, in order, under `policy`. `tests`: findings'
-    tests are run (the tools then carry a reproduction field)."""
+    tests are run (the tools then carry a reproduction field); `binary`: the diff's binary
+    files, which no unit holds."""
     each = [_unit(unit, policy, tests) for unit in units]
     return CostEstimate(
         units=each,
         files=len({p for unit in units for p in unit.diff.paths}),
         tokens=sum(u.tokens for u in each),
         ceiling=policy.token_ceiling,
+        binary=tuple(binary),
     )
 
 

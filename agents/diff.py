@@ -136,6 +136,12 @@ class Diff:
     def file(self, path: str) -> DiffFile | None:
         return self._by_path.get(path)
 
+    @property
+    def binaries(self) -> tuple[str, ...]:
+        """The binary files the change adds or changes: no unit holds them, as they have no
+        lines to review, and a review names them as not reviewed."""
+        return tuple(f.path for f in self.files if f.binary and not f.deleted)
+
     def additions(self) -> Additions:
         """The modules and names the change adds (:mod:`agents.failures.additions`)."""
         kept = [f for f in self.files if not f.deleted and not f.binary]
@@ -198,6 +204,44 @@ class ReviewUnit:
     conventions: ProjectTests | None = None
     """How the repository's tests are written and run (`agents.conventions`), when its
     findings' tests run: the same for every unit of a review."""
+
+
+def diff_text(data: bytes) -> str:
+    """A diff's bytes as text; raise :class:`DiffError` naming the first byte that is not UTF-8.
+
+    Nothing tells a diff's encoding: any guess (Latin-1, a code page) could show the agents
+    other characters than the file holds, and a patch written back in UTF-8 would change the
+    file's encoding. So a diff is read as UTF-8 or not at all, and the error says where, and in
+    which file, so that the file can be converted or left out of the diff.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        path = _file_at(data, exc.start)
+        byte = f"byte {exc.start} (0x{data[exc.start]:02x})"
+        if path is None:
+            raise DiffError(
+                f"the diff is not UTF-8: {byte} starts no UTF-8 character; Tiebreak reads UTF-8 "
+                "only"
+            ) from None
+        raise DiffError(
+            f"the diff is not UTF-8: {byte}, in {path}, starts no UTF-8 character; Tiebreak "
+            f"reads UTF-8 only: convert that file's text, or leave it out "
+            f"(git diff -- . ':!{path}')"
+        ) from None
+
+
+def _file_at(data: bytes, offset: int) -> str | None:
+    """The file whose lines hold `offset` of a diff, when its `---`/`+++` lines come before."""
+    for line in reversed(data[:offset].split(b"\n")[:-1]):
+        name = line.rstrip(b"\r").decode("utf-8")  # before `offset`: UTF-8
+        if name.startswith("+++ ") and name != "+++ /dev/null":
+            return name[4:].removeprefix("b/")
+        if name.startswith("--- a/"):
+            return name[6:]
+        if name.startswith("diff --git "):
+            return None
+    return None
 
 
 def _file(patched: PatchedFile) -> DiffFile:

@@ -24,6 +24,9 @@ from policies.summary import SummaryConfig
 
 _NOT_REVIEWED = frozenset({StopReason.SEED_FAILED, StopReason.FAILED})
 
+BINARY = "a binary file: no lines to review"
+"""Why a binary file of the diff is not reviewed."""
+
 
 class Unreviewed(BaseModel):
     """A file of the diff that a unit not reviewed holds, and why it was not."""
@@ -32,8 +35,9 @@ class Unreviewed(BaseModel):
 
     path: str
     reason: str
-    unit: str
-    """The unit not reviewed that holds the file (the first, for a file cut in several)."""
+    unit: str | None
+    """The unit not reviewed that holds the file (the first, for a file cut in several);
+    None for a file no unit holds (a binary file)."""
     in_part: bool = False
     """Whether other parts of the file, in other units, were reviewed."""
 
@@ -62,7 +66,8 @@ class Review(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def unreviewed(self) -> list[Unreviewed]:
-        """Every file of the units not reviewed, once, in the order the units came."""
+        """Every file of the units not reviewed, once, in the order the units came; then
+        the diff's binary files, which no unit holds."""
         reviewed = {p for u in self.units if u.stop not in _NOT_REVIEWED for p in u.paths}
         named: dict[str, Unreviewed] = {}
         for unit in self.failed_units:
@@ -74,11 +79,16 @@ class Review(BaseModel):
                         path=path, reason=reason, unit=unit.unit_id, in_part=path in reviewed
                     ),
                 )
+        binary = self.estimate.binary if self.estimate else ()
+        for path in binary:
+            named.setdefault(path, Unreviewed(path=path, reason=BINARY, unit=None))
         return list(named.values())
 
     @property
     def settled(self) -> bool:
-        """Whether every unit was reviewed and no finding is left open."""
+        """Whether every unit was reviewed and no finding is left open (a binary file,
+        which no unit holds, is named as not reviewed but unsettles nothing: no review
+        could have read it)."""
         return not self.unresolved and not self.failed_units
 
     @property

@@ -316,9 +316,13 @@ class Settings(BaseSettings):
             return Cloud(self.tiebreak_provider, region=self.cloud_ml_region, project=project)
         return Cloud()
 
-    def claude(self, models: "RoleModels | None" = None) -> "ClaudeLLM":
+    def claude(
+        self, models: "RoleModels | None" = None, *, decides_at_first: bool = False
+    ) -> "ClaudeLLM":
         """The model client these settings describe, every role on `models` (by default on
-        `TIEBREAK_MODEL`). Makes no call: missing credentials fail the first one."""
+        `TIEBREAK_MODEL`); `decides_at_first` for a command a person waits on
+        (:class:`agents.models.claude.ClaudeLLM`). Makes no call: missing credentials fail the
+        first one."""
         # The model's SDKs take a large part of a second to import: the commands that read the
         # settings and call no model (`tiebreak status`) do not pay for them.
         from agents.models.claude import ClaudeLLM, RoleModels
@@ -335,6 +339,7 @@ class Settings(BaseSettings):
             api_key=None if key is None else key.get_secret_value(),
             base_url=base_url,
             models=models or RoleModels(tester=default, coder=default, arbiter=default),
+            decides_at_first=decides_at_first,
         )
 
 

@@ -23,9 +23,14 @@ whose SDK clients speak the same Messages API with the same usage; only the mode
 address and the signature differ.
 
 Faults: the SDK retries 408/409/429/5xx and connection errors itself; a `retry-after` longer
-than `max_retry_after` is shortened by a middleware (the SDK honours it uncapped). What still
-fails becomes :class:`LLMUnavailable` (one failed turn) or, when no call can succeed (bad key,
-no permission, no credit, unknown model, no cloud credentials), :class:`LLMFatal`.
+than `max_retry_after` is shortened by a middleware (the SDK honours it uncapped), and a host
+that does not take the connection within `CONNECT_SECONDS` is not waited on for the answer's
+`timeout`. What still fails becomes :class:`LLMUnavailable` (one failed turn) or, when no call
+can succeed (bad key, no permission, no credit, unknown model, no cloud credentials),
+:class:`LLMFatal`. A client that `decides_at_first` (a command a person waits on) retries a
+call only `FIRST_RETRIES` times until one is answered, and such a call's failure is
+:class:`LLMFatal`: a model never reached (no network, a wrong address, a request it refuses)
+would fail every other call the same way, slowly and paid for in waiting.
 """
 
 import email.utils
@@ -67,6 +72,14 @@ _VENDOR = {
 }
 
 DEFAULT_MODEL = MODEL
+
+CONNECT_SECONDS = 10.0
+"""The longest wait for a connection (and its TLS) to the model's host; the answer's own
+`timeout` counts the model's thinking, not a host that never answers."""
+
+FIRST_RETRIES = 1
+"""The retries of a call made before any was answered, for a client that `decides_at_first`:
+one, for a blip; a host or a request that fails twice is said at once."""
 
 Client = anthropic.AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
 """The SDK's clients of the three providers: one `messages.create`, one usage."""
@@ -118,6 +131,7 @@ class ClaudeLLM:
         cache: bool = True,
         provider: Provider = Provider.ANTHROPIC,
         unforced: set[str] | None = None,
+        decides_at_first: bool = False,
     ) -> None:
         self.client = client
         self.models = models or RoleModels()
@@ -125,6 +139,10 @@ class ClaudeLLM:
         self.provider = provider
         self.unforced = set() if unforced is None else unforced
         """The models found to refuse a forced tool, shared by every copy of this client."""
+        self.decides_at_first = decides_at_first
+        """Whether a call that fails before any was answered ends everything (`LLMFatal`)."""
+        self.answered = False
+        """Whether a call was answered yet."""
 
     @classmethod
     def connect(
@@ -138,6 +156,7 @@ class ClaudeLLM:
         max_retries: int = 4,
         max_retry_after: float = 30.0,
         timeout: float = 120.0,
+        decides_at_first: bool = False,
     ) -> "ClaudeLLM":
         """A client with Tiebreak's retry policy, on Anthropic's API or on `cloud`'s provider.
 
@@ -149,7 +168,7 @@ class ClaudeLLM:
         common: dict[str, Any] = {
             "base_url": base_url,
             "max_retries": max_retries,
-            "timeout": timeout,
+            "timeout": anthropic.Timeout(timeout, connect=min(timeout, CONNECT_SECONDS)),
             "middleware": [CapRetryAfter(max_retry_after)],
         }
         client: Client
@@ -163,7 +182,9 @@ class ClaudeLLM:
             )
         else:
             client = anthropic.AsyncAnthropic(api_key=api_key, **common)
-        return cls(client, models, cache=cache, provider=cloud.provider)
+        return cls(
+            client, models, cache=cache, provider=cloud.provider, decides_at_first=decides_at_first
+        )
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
@@ -184,21 +205,29 @@ class ClaudeLLM:
         except _FATAL as exc:
             raise LLMFatal(f"{self.vendor} refused the call: {_reason(exc)}") from exc
         except anthropic.APIStatusError as exc:
-            raise LLMUnavailable(_reason(exc)) from exc
+            raise self._failed(_reason(exc), f"{self.vendor} answered {_reason(exc)}") from exc
         except anthropic.APIConnectionError as exc:
-            raise LLMUnavailable(f"no answer from {self.vendor}: {exc}") from exc
+            raise self._failed(f"no answer from {self.vendor}: {exc}") from exc
         except _NO_CREDENTIALS as exc:
             raise LLMFatal(f"no credentials for {self.vendor}: {exc}") from exc
         except google.auth.exceptions.TransportError as exc:
-            raise LLMUnavailable(f"no answer from Google's token service: {exc}") from exc
+            raise self._failed(f"no answer from Google's token service: {exc}") from exc
         except RuntimeError as exc:
             # The Bedrock client's words when AWS's credential chain finds nothing.
             if "credentials" not in str(exc):
                 raise
             raise LLMFatal(f"no credentials for {self.vendor}: {exc}") from exc
+        self.answered = True
         return _response(message, request).model_copy(
             update={"seconds": round(time.monotonic() - started, 3)}
         )
+
+    def _failed(self, reason: str, first: str | None = None) -> LLMUnavailable | LLMFatal:
+        """A call's failure after the SDK's retries: one failed turn, or, for a client that
+        `decides_at_first` and no call answered yet, the end (said as `first`, if given)."""
+        if self.decides_at_first and not self.answered:
+            return LLMFatal(f"the model's first call failed: {first or reason}")
+        return LLMUnavailable(reason)
 
     @property
     def vendor(self) -> str:
@@ -206,7 +235,10 @@ class ClaudeLLM:
         return _VENDOR[self.provider]
 
     async def _create(self, request: LLMRequest, *, forced: bool) -> Message:
-        message: Message = await self.client.messages.create(**self.params(request, forced=forced))
+        client = self.client
+        if self.decides_at_first and not self.answered:
+            client = client.with_options(max_retries=FIRST_RETRIES)
+        message: Message = await client.messages.create(**self.params(request, forced=forced))
         return message
 
     def params(self, request: LLMRequest, *, forced: bool = True) -> dict[str, Any]:

@@ -104,6 +104,18 @@ def _first_other_line(diff_file: DiffFile, text: str) -> int | None:
     return None
 
 
+def named_fault(directory: Path) -> str | None:
+    """Why `directory`, named by a person (`--repo`), is no checkout to read: it does not
+    exist, is no directory, or is in no git work tree; None when it is one."""
+    if not directory.exists():
+        return f"{directory} does not exist"
+    if not directory.is_dir():
+        return f"{directory} is not a directory"
+    if work_tree(directory) is None:
+        return f"{directory} is not in a git work tree"
+    return None
+
+
 def work_tree(directory: Path) -> Path | None:
     """The root of the git work tree `directory` is in, resolved; None if it is in none."""
     try:

@@ -56,10 +56,11 @@ def run(
         sandbox=not no_sandbox,
         memory_limit=not no_memory_limit,
     )
-    files = ResultFiles(out) if out else None
+    files = _result_files(out) if out else None
+    # Whatever can fail before the first call fails before the spend is asked for.
+    llm = connect(tester_model, coder_model, arbiter_model)
     plan = Plan.of(cases, chosen, budget=budget, files=files, verify=verifying is not None)
     agree(plan, yes=yes)
-    llm = connect(tester_model, coder_model, arbiter_model)
     runs = _run_cases(
         llm, cases, chosen, EvalProgress(plan),
         budget=budget, files=files, jobs=jobs, context=not no_context, verifying=verifying,
@@ -87,6 +88,16 @@ def _run_cases(
             parsing=parsing, verifying=verifying,
         )  # fmt: skip
         return asyncio.run(_run(runner, llm, cases, configs, progress))
+
+
+def _result_files(out: Path) -> ResultFiles:
+    """`--out`'s result files, the directory made and written to once; exit 2 if it cannot be."""
+    files = ResultFiles(out)
+    try:
+        files.prepare()
+    except OSError as exc:
+        fail(f"--out: cannot write to {out}: {exc.strerror or exc}")
+    return files
 
 
 def _report(cases: Sequence[Case], runs: list[CaseRun], tolerance: int, *, as_json: bool) -> str:

@@ -31,7 +31,8 @@ def connect(
     """The Claude client of the settings' provider, each role on the model its option names
     or else on the server's (`TIEBREAK_MODEL`, in the provider's naming); exit 2 when a model
     is no id the provider takes or a setting the provider needs is missing (saying so, then
-    `hint`)."""
+    `hint`). A person waits on the command: a first call that fails ends it, said at once
+    (`decides_at_first`)."""
     from pydantic import ValidationError
 
     from agents.models.claude import RoleModels
@@ -49,4 +50,4 @@ def connect(
         if model and (fault := model_fault(settings.tiebreak_provider, model)):
             fail(f"invalid option: --{role}-model: {fault}")
     models = {role: model or settings.tiebreak_model for role, model in chosen.items()}
-    return settings.claude(RoleModels(**models))
+    return settings.claude(RoleModels(**models), decides_at_first=True)

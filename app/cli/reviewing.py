@@ -25,12 +25,12 @@ from pydantic import ValidationError
 from agents.context.reading import Reading
 from agents.coverage import estimate
 from agents.debate.proofs import Proving
-from agents.diff import Diff, ReviewUnit
+from agents.diff import Diff, ReviewUnit, diff_text
 from agents.errors import DiffError, LLMFatal
 from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
-from app.cli.checkout import checkout_sources
+from app.cli.checkout import checkout_sources, named_fault
 from app.cli.dry_run import dry_run_plan, plan_json, plan_text
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
@@ -101,6 +101,9 @@ def run(
     }
     chosen = {k: v for k, v in overrides.items() if v is not None}
     _policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
+    if repo_dir is not None and (fault := named_fault(repo_dir)):
+        # A checkout named and not read would make a review without context, paid for.
+        _fail(f"--repo: {fault}")
     verifying = VerifyRequest(
         verify_command,
         verify_setup,
@@ -130,7 +133,9 @@ def run(
     policy = _policy(subject.debate, chosen)
     if dry_run:
         units = asyncio.run(_units(subject))
-        expected = estimate(units, policy, tests=subject.verify is not None)
+        expected = estimate(
+            units, policy, tests=subject.verify is not None, binary=subject.diff.binaries
+        )
         plan = dry_run_plan(subject.diff, units, expected)
         click.echo(plan_json(plan) if as_json else plan_text(plan))
         sys.exit(EXIT_SETTLED)
@@ -255,10 +260,14 @@ def _parsed(source: str) -> Diff:
         # Nothing piped in: a person may be waiting on a command that waits on them.
         click.echo("tiebreak: reading a diff from standard input (Ctrl-D ends it)", err=True)
     try:
-        with click.open_file(source, encoding="utf-8", errors="replace") as file:
-            text = file.read()
+        with click.open_file(source, "rb") as file:
+            data: bytes = file.read()
     except OSError as exc:
         _fail(f"cannot read {source}: {exc.strerror or exc}")
+    try:
+        text = diff_text(data)
+    except DiffError as exc:
+        _fail(str(exc))
     try:
         return Diff.parse(text)
     except DiffError as exc:
@@ -307,7 +316,9 @@ async def _review(
     try:
         units = await _units(subject)
         async with proofs as proving:
-            expected = estimate(units, policy, tests=proving is not None)
+            expected = estimate(
+                units, policy, tests=proving is not None, binary=subject.diff.binaries
+            )
             click.echo(f"tiebreak: {expected.describe()}", err=True)
             progress = CallProgress(
                 llm, lambda line: click.echo(line, err=True), [u.id for u in units]

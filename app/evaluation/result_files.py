@@ -6,6 +6,7 @@ nothing.
 """
 
 import os
+import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,6 +19,14 @@ class ResultFiles:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def prepare(self) -> None:
+        """Make the directory and write in it once; raise :class:`OSError` if either fails.
+        A run is paid for before its result is saved: a place that cannot take it is said
+        before the first call."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=self.root):
+            pass
 
     def path(self, case_id: str, config: Config) -> Path:
         return self.root / config.value / f"{case_id}.json"

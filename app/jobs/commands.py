@@ -242,7 +242,8 @@ class CommandRun:
             await self._reply("There is no unresolved finding to send to the arbiter.")
             return False
         async with self.deps.pulls.landing(self.pull_key) as latest:
-            return await self._land_rulings(stored, latest, Review(units=outcomes), ruled)
+            ruling = record.review.model_copy(update={"units": outcomes})
+            return await self._land_rulings(stored, latest, ruling, ruled)
 
     async def _thread_finding(self, record: RunRecord) -> FindingKey | None:
         """In a review thread, the finding Tiebreak's comment there is about

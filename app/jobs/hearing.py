@@ -136,7 +136,9 @@ class HearingRun:
             log.warning("a reply on %s was not weighed: %s", finding_id, exc)
             await self._reply(hearing_text.not_weighed("the tester could not be asked"))
             return "not weighed"
-        review = Review(units=[heard if u.unit_id == unit_id else u for u in record.review.units])
+        # The run's review with the unit heard: what it expected (its binary files) kept.
+        outcomes = [heard if u.unit_id == unit_id else u for u in record.review.units]
+        review = record.review.model_copy(update={"units": outcomes})
         async with self.deps.pulls.landing(self.pull_key) as latest:
             return await self._land(stored, latest, review, found, verdict)
 

@@ -156,8 +156,10 @@ def totals(review: Review) -> str:
 
 
 def failed_units(review: Review) -> list[str]:
-    """Each unit not reviewed with its reason, and every file it holds."""
-    if not review.failed_units:
+    """Each unit not reviewed with its reason, and every file it holds; then each file no
+    unit holds (a binary file), with its reason."""
+    unheld = [f for f in review.unreviewed if f.unit is None]
+    if not review.failed_units and not unheld:
         return []
     in_part = {f.path: f.in_part for f in review.unreviewed}
     lines = []
@@ -166,6 +168,8 @@ def failed_units(review: Review) -> list[str]:
         held = f" ({', '.join(named)})" if named else ""
         reason = inline(u.error or "no reason given", 500)
         lines.append(f"- Unit {code(u.unit_id)}{held}: {reason}\n")
+    lines += [f"- {code(f.path)}: {f.reason}\n" for f in unheld]
+    again = " Comment `/tiebreak review` to try again." if review.failed_units else ""
     expected = review.estimate
     foreseen = ""
     if expected is not None and expected.covered < len(expected.units):
@@ -177,7 +181,7 @@ def failed_units(review: Review) -> list[str]:
         )
     return [
         "#### Not reviewed\n\nThese parts of the diff were not reviewed, so they have no "
-        f"findings. Comment `/tiebreak review` to try again.\n\n{foreseen}",
+        f"findings.{again}\n\n{foreseen}",
         *lines,
         "\n",
     ]

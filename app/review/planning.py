@@ -106,7 +106,7 @@ async def plan(context: RunContext, pull: PullRequest) -> Planned | str:
     )
     if tests is None:  # no test runs: the tester writes none, and reads nothing of them
         units = [replace(unit, conventions=None) for unit in units]
-    expected = estimate(units, policy)
+    expected = estimate(units, policy, binary=reviewed.binaries)
     log.info("review of %s: %s", ref.key, expected.describe())
     run_plan = RunPlan(
         run_id=context.run_id,

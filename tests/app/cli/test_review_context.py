@@ -88,11 +88,14 @@ def test_a_checkout_at_another_commit_gives_no_context_and_says_so_once(tmp_path
     ]
 
 
-def test_a_directory_that_is_no_work_tree_gives_no_context(tmp_path: Path) -> None:
+def test_a_current_directory_that_is_no_work_tree_gives_no_context(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
+    monkeypatch.chdir(plain)
 
-    result, (prompt,) = review(tmp_path, "--repo", str(plain))
+    result, (prompt,) = review(tmp_path)
 
     assert CONTRACT not in prompt
     assert f"without the code around it: {plain} is not a git work tree" in result.stderr

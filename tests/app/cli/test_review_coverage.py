@@ -38,18 +38,13 @@ def nothing_found(request: httpx.Request) -> httpx.Response:
 
 
 @pytest.fixture
-def reviewed(tmp_path: Path) -> tuple[Result, Result]:
-    """The review run twice, as text and as JSON, with a ceiling for two units of five."""
+def reviewed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Result, Result]:
+    """The review run twice, as text and as JSON, with a ceiling for two units of five, in a
+    directory that is no checkout (the diff alone is read)."""
     patch = tmp_path / "large.diff"
     patch.write_text(LARGE_DIFF)
-    args = [
-        "review",
-        str(patch),
-        "--repo",
-        str(tmp_path),
-        "--ceiling",
-        str(ceiling_for_two_units()),
-    ]
+    monkeypatch.chdir(tmp_path)
+    args = ["review", str(patch), "--ceiling", str(ceiling_for_two_units())]
     env = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
     results = []
     for extra in ([], ["--json"]):

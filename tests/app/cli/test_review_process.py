@@ -3,10 +3,13 @@
 import json
 import os
 import pty
+import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
 from tests.scenarios.debates import (
@@ -34,7 +37,7 @@ DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
 
 
 def tiebreak(
-    api: FakeMessagesAPI, *args: str, key: str | None = None
+    api: FakeMessagesAPI, *args: str, key: str | None = None, diff: str = DIFF
 ) -> subprocess.CompletedProcess[str]:
     env = {
         "ANTHROPIC_API_KEY": key or api.api_key,
@@ -43,7 +46,7 @@ def tiebreak(
     }
     return subprocess.run(
         [str(TIEBREAK), "review", "-", *args],
-        input=DIFF,
+        input=diff,
         capture_output=True,
         text=True,
         env=env,
@@ -84,6 +87,131 @@ def test_a_refused_key_ends_with_one_line_and_status_two() -> None:
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("tiebreak: the Anthropic API refused the call")
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("failure", "said", "asked"),
+    [
+        (
+            Error(500, "api_error", "Internal server error"),
+            "the model's first call failed: the Anthropic API answered Internal server error (500)",
+            2,  # one retry: the first call of a command a person waits on is not retried long
+        ),
+        (
+            Error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "10"}),
+            "the model's first call failed: the Anthropic API answered Overloaded (529)",
+            2,
+        ),
+        (
+            Error(400, "invalid_request_error", "max_tokens: 64000 > 32000"),
+            "the model's first call failed: the Anthropic API answered max_tokens: "
+            "64000 > 32000 (400)",
+            1,  # a request refused as invalid is not retried
+        ),
+        (
+            Error(404, "not_found_error", "model: claude-nonesuch"),
+            "the Anthropic API refused the call: model: claude-nonesuch (404)",
+            1,
+        ),
+    ],
+)
+def test_a_model_that_answers_no_call_ends_with_one_line_and_status_two(
+    failure: Error, said: str, asked: int
+) -> None:
+    with FakeMessagesAPI(lambda body: failure) as api:
+        done = tiebreak(api)
+
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == f"tiebreak: {said}"
+    assert len(api.requests) == asked
+    assert done.stdout == ""
+
+
+def test_a_model_host_that_refuses_connections_ends_with_one_line_and_status_two() -> None:
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    done = subprocess.run(
+        [str(TIEBREAK), "review", "-"],
+        input=DIFF, capture_output=True, text=True, timeout=60, check=False,
+        env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+             "TIEBREAK_ENV_FILE": ""},
+    )  # fmt: skip
+
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "tiebreak: the model's first call failed: no answer from the Anthropic API: "
+        "Connection error."
+    )
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("no-such-dir", "does not exist"), ("plain", "is not in a git work tree")],
+)
+def test_a_mistyped_repo_is_a_usage_error_before_any_call(
+    tmp_path: Path, name: str, said: str
+) -> None:
+    (tmp_path / "plain").mkdir()
+    repo = tmp_path / name
+    with FakeMessagesAPI.queued(report_findings=[{"findings": []}]) as api:
+        done = tiebreak(api, "--repo", str(repo))
+
+    assert done.returncode == 2
+    assert done.stderr == f"tiebreak: --repo: {repo} {said}\n"
+    assert api.requests == []
+
+
+def test_a_diff_that_is_not_utf8_is_refused_at_its_first_byte_that_is_not(
+    tmp_path: Path,
+) -> None:
+    after = PAYMENTS_AFTER.replace("log(payment.id", "log('débit', payment.id")
+    assert after != PAYMENTS_AFTER
+    text = git_diff({PAYMENTS: (PAYMENTS_BEFORE, after)})
+    latin1 = text.encode("latin-1")
+    offset = latin1.index("é".encode("latin-1"))
+    (tmp_path / "change.diff").write_bytes(latin1)
+    with FakeMessagesAPI.queued(report_findings=[{"findings": []}]) as api:
+        done = subprocess.run(
+            [str(TIEBREAK), "review", "change.diff"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+            env={"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url,
+                 "TIEBREAK_ENV_FILE": ""},
+        )  # fmt: skip
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"tiebreak: the diff is not UTF-8: byte {offset} (0xe9), in {PAYMENTS}, starts no "
+        "UTF-8 character; Tiebreak reads UTF-8 only: convert that file's text, or leave it "
+        f"out (git diff -- . ':!{PAYMENTS}')\n"
+    )
+    assert api.requests == []
+
+
+IMAGE = "docs/logo.png"
+WITH_AN_IMAGE = (
+    f"{DIFF}diff --git a/{IMAGE} b/{IMAGE}\nindex f584f40..6bf43ff 100644\n"
+    f"Binary files a/{IMAGE} and b/{IMAGE} differ\n"
+)
+
+
+def test_a_binary_file_is_counted_and_named_as_not_reviewed() -> None:
+    with FakeMessagesAPI.queued(report_findings=[{"findings": []}] * 2) as api:
+        done = tiebreak(api, diff=WITH_AN_IMAGE)
+        as_json = tiebreak(api, "--json", diff=WITH_AN_IMAGE)
+
+    assert done.returncode == 0, done.stderr
+    assert "tiebreak: 1 unit of 2 files (1 binary, not reviewed) · about " in done.stderr
+    assert f"Not reviewed (a binary file: no lines to review):\n  {IMAGE}\n" in done.stdout
+    assert json.loads(as_json.stdout)["unreviewed"] == [
+        {
+            "path": IMAGE,
+            "reason": "a binary file: no lines to review",
+            "unit": None,
+            "in_part": False,
+        }
+    ]
 
 
 def test_a_terminal_with_nothing_piped_in_is_told_the_diff_is_read_from_it() -> None:

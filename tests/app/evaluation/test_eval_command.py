@@ -207,6 +207,35 @@ def test_on_a_terminal_eval_asks_before_it_spends(answer: str, calls: bool) -> N
         assert (result.returncode, bool(api.requests)) == ((0, True) if calls else (1, False))
 
 
+def test_on_a_terminal_a_missing_key_is_said_before_the_spend_is_asked() -> None:
+    leader, terminal = pty.openpty()
+    os.write(leader, b"y\n")
+    with os.fdopen(terminal) as stdin:
+        result = subprocess.run(
+            [str(TIEBREAK), "eval", str(SHIPPED), "--ids", IDS[0], "--configs", "single"],
+            stdin=stdin, env={"TIEBREAK_ENV_FILE": ""}, capture_output=True, text=True,
+            timeout=60, check=False,
+        )  # fmt: skip
+    os.close(leader)
+
+    assert result.returncode == 2
+    assert result.stderr == "tiebreak: ANTHROPIC_API_KEY is not set\n"
+
+
+def test_an_out_directory_that_cannot_be_made_is_said_before_anything_runs(
+    api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    taken = tmp_path / "results"
+    taken.write_text("a file where the results would go\n")
+
+    result = run(api, "--ids", IDS[0], "--configs", "single", "--out", str(taken / "eval"))
+
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"tiebreak: --out: cannot write to {taken / 'eval'}: ")
+    assert len(result.stderr.splitlines()) == 1
+    assert api.requests == []
+
+
 def test_without_a_key_nothing_runs() -> None:
     result = CliRunner().invoke(main, ["eval", str(SHIPPED), "--yes"])
 

@@ -72,3 +72,24 @@ async def test_the_summary_and_the_check_run_name_every_file_left_unreviewed(
         assert section.count("token ceiling reached") == len(LEFT)
         assert f"more than its ceiling of {ceiling_for_two_units():,}" in section
         assert not any(path in section for path in REVIEWED)
+
+
+async def test_the_summary_names_a_binary_file_as_not_reviewed(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    image = "docs/logo.png"
+    binary = (
+        f"diff --git a/{image} b/{image}\nindex f584f40..6bf43ff 100644\n"
+        f"Binary files a/{image} and b/{image} differ\n"
+    )
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=LARGE_DIFF + binary)
+    ref = PullRequestRef.model_validate({**REF.model_dump(), "number": NUMBER, "head_sha": HEAD})
+
+    result, _ = await run_review(github, key, redis_url, NothingFound(), ref)
+
+    assert result == "success"
+    (check,) = [c for c in github.check_runs(REPO) if c.head_sha == HEAD]
+    for text in (summary(github, NUMBER), check.output["summary"]):
+        section = not_reviewed(text)
+        assert f"- <code>{image}</code>: a binary file: no lines to review" in section, section
+        assert not any(path in section for path in RISKIEST_FIRST)
