@@ -13,13 +13,12 @@ is a pull request's title and description, or a diff's `--description` or commit
 import asyncio
 import functools
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
 
 from agents.context.reading import Reading
 from agents.coverage import estimate
@@ -31,6 +30,7 @@ from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli import pull_review
 from app.cli.checkout import checkout_sources
+from app.cli.debate_options import DEFAULTS, debate_options, debate_policy
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
 from app.cli.model_choice import connect, model_options
@@ -53,9 +53,6 @@ from policies.verify import VerifyConfig
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
-DEFAULTS = DebatePolicy()
-"""The debate's defaults, shown in the options' help."""
-
 MERGE_HINT = (
     "; a merge commit's `git show` shows no diff: use `git show --first-parent` (the changes "
     "the merge brought in) or `git show -m` (a diff per parent)"
@@ -73,29 +70,8 @@ public repository's.
 @click.command(epilog=EPILOG)
 @click.argument("source", metavar="DIFF|PULL")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
-@click.option(
-    "--max-rounds",
-    type=int,
-    help=f"Rounds before open findings go to the arbiter (default {DEFAULTS.max_rounds}).",
-)
-@click.option(
-    "--budget",
-    type=int,
-    help=f"Starting token budget of the coder-tester edge (default {DEFAULTS.initial_budget:,}).",
-)
-@click.option(
-    "--ceiling",
-    type=int,
-    help=f"Hard token ceiling of the whole review (default {DEFAULTS.token_ceiling:,}).",
-)
+@debate_options
 @click.option("--no-arbitration", is_flag=True, help="Leave deadlocks unresolved.")
-@click.option("--testers", type=int, help="Testers on the panel, 1 to 5 (default 1).")
-@click.option(
-    "--focus",
-    multiple=True,
-    metavar="FOCUS",
-    help="A tester's focus, once per tester in order (correctness, security, performance, …).",
-)
 @click.option(
     "--topology",
     type=click.Choice(["ring", "full"]),
@@ -126,12 +102,8 @@ public repository's.
 def review(
     source: str,
     as_json: bool,
-    max_rounds: int | None,
-    budget: int | None,
-    ceiling: int | None,
+    debate: dict[str, object],
     no_arbitration: bool,
-    testers: int | None,
-    focus: tuple[str, ...],
     topology: str | None,
     repo_dir: Path | None,
     description: str | None,
@@ -155,17 +127,9 @@ def review(
     of the diff could not be reviewed, 2 for a usage or input error, or when, with --verify,
     the project's environment cannot run a trivial test (checked before any model call).
     """
-    overrides = {
-        "max_rounds": max_rounds,
-        "initial_budget": budget,
-        "token_ceiling": ceiling,
-        "arbitration": False if no_arbitration else None,
-        "testers": testers,
-        "focus": focus or None,
-        "topology": topology,
-    }
-    chosen = {k: v for k, v in overrides.items() if v is not None}
-    _policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
+    overrides = {"arbitration": False if no_arbitration else None, "topology": topology}
+    chosen = debate | {k: v for k, v in overrides.items() if v is not None}
+    debate_policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
     verifying = VerifyRequest(
         verify_command,
         verify_setup,
@@ -186,7 +150,7 @@ def review(
             _fail("--post posts on a pull request: give its address, not a diff")
         subject = _diff(source, repo_dir, description, verifying, models)
     click.echo(f"tiebreak: {subject.reads()}", err=True)
-    policy = _policy(subject.debate, chosen)
+    policy = debate_policy(subject.debate, chosen)
     proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
     try:
         result = asyncio.run(_review(subject, policy, proofs))
@@ -286,14 +250,6 @@ def _diff(
     )
 
 
-def _policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
-    """`base` with the options given; exit 2 when they make no policy."""
-    try:
-        return DebatePolicy.model_validate({**base.model_dump(), **chosen})
-    except ValidationError as exc:
-        _fail(f"invalid option: {_first_error(exc)}")
-
-
 def _parsed(source: str) -> Diff:
     """The diff in the file `source`, or on standard input for `-`; exit 2 when it is none."""
     if source == "-" and sys.stdin.isatty():
@@ -354,8 +310,3 @@ async def _review(
     finally:
         parsing.close()
         await llm.aclose()
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"

@@ -377,7 +377,7 @@ def test_an_unknown_key_is_named_by_its_dotted_path_on_its_line(
             "debate:\n  focus: [security, performance]\n",
             "debate",
             1,
-            "focus has 2 entries for 1 testers",
+            "focus names 2 focuses for 1 tester",
         ),
         ("debate:\n  testers: 3\n  topology: star\n", "debate.topology", 3, "'ring' or 'full'"),
     ],
