@@ -10,9 +10,9 @@ from typing import Annotated, Self
 from pydantic import AfterValidator, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from policies.config_section import ConfigSection
+from policies.config_section import ConfigSection, Switch
 from policies.config_wording import Shape
-from policies.globs import plain_globs
+from policies.globs import listed_globs, plain_globs
 from policies.panel import MAX_TESTERS, Focus, Panel, Topology
 from policies.safety import ALWAYS_PROTECTED
 
@@ -34,6 +34,7 @@ def _disagreement(policy: "DebatePolicy", larger: str, smaller: str) -> Pydantic
 
 
 def _with_always_protected(globs: tuple[str, ...]) -> tuple[str, ...]:
+    listed_globs(globs)  # each glob refused at its own index, as written
     protected = (*ALWAYS_PROTECTED, *(g for g in globs if g not in ALWAYS_PROTECTED))
     # Checked whole, as the debate compiles it: the check leaves it compiled for the debate.
     plain_globs(protected)
@@ -100,7 +101,7 @@ class DebatePolicy(ConfigSection):
     changes what a build fetches (`.gitmodules`, Dependabot's and Renovate's config),
     `CODEOWNERS` and Tiebreak's own config."""
 
-    arbitration: bool = True
+    arbitration: Switch = True
     """Whether deadlocks go to the arbiter; when off they end unresolved."""
 
     testers: int = Field(default=1, ge=1, le=MAX_TESTERS)

@@ -353,17 +353,17 @@ def test_an_unknown_key_is_named_by_its_dotted_path_on_its_line(
         ("label: 'urgent,'\n", "label", 1, "must be a label of 1 to 50"),
         ("models:\n  coder: claude sonnet\n", "models.coder", 2, "must be a model's id"),
         ("models:\n  arbiter: Claude-Opus\n", "models.arbiter", 2, "must be a model's id"),
-        ("paths:\n  include: ['!docs/**']\n", "paths.include", 2, "negated"),
+        ("paths:\n  include: ['!docs/**']\n", "paths.include.0", 2, "negated"),
         ("paths:\n  include: []\n", "paths.include", 2, "at least 1"),
-        ("paths:\n  exclude: ['*.lock', '']\n", "paths.exclude", 2, "empty"),
-        ("paths:\n  exclude: ['   ']\n", "paths.exclude", 2, "empty"),
+        ("paths:\n  exclude: ['*.lock', '']\n", "paths.exclude.1", 2, "empty"),
+        ("paths:\n  exclude: ['   ']\n", "paths.exclude.0", 2, "empty"),
         (
             "debate:\n  protected_paths: ['!.github/workflows/release.yml']\n",
-            "debate.protected_paths",
+            "debate.protected_paths.0",
             2,
             "negated",
         ),
-        ("debate:\n  protected_paths:\n    - ''\n", "debate.protected_paths", 2, "empty"),
+        ("debate:\n  protected_paths:\n    - ''\n", "debate.protected_paths.0", 3, "empty"),
         ("debate:\n  testers: 6\n", "debate.testers", 2, "from 1 to 5, not 6"),
         ("debate:\n  testers: 0\n", "debate.testers", 2, "from 1 to 5, not 0"),
         ("debate:\n  testers: 3\n  focus: [style]\n", "debate.focus.0", 3, "security"),
@@ -642,8 +642,8 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
 @pytest.mark.parametrize(
     ("text", "where", "line", "why"),
     [
-        ("paths:\n  exclude: ['x[z-a]y']\n", "paths.exclude", 2, "can match: bad character range"),
-        ("paths:\n  include:\n    - src/**\n    - 'src\\'\n", "paths.include", 2, "git does not"),
+        ("paths:\n  exclude: ['x[z-a]y']\n", "paths.exclude.0", 2, "can match: bad character range"),
+        ("paths:\n  include:\n    - src/**\n    - 'src\\'\n", "paths.include.1", 4, "git does not"),
         (
             "path_instructions:\n  - path: 'db/[z-a]'\n    instructions: x\n",
             "path_instructions.0.path",
@@ -652,7 +652,7 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
         ),
         (
             "debate:\n  protected_paths: ['secrets/**', '" + "*a" * 8_000 + "']\n",
-            "debate.protected_paths",
+            "debate.protected_paths.1",
             2,
             "longer than 200 characters",
         ),
@@ -664,7 +664,7 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
         ),
         (
             "paths:\n  exclude: ['" + "*a" * 9 + "b']\n",
-            "paths.exclude",
+            "paths.exclude.0",
             2,
             "has more than 8 wildcards",
         ),
@@ -676,13 +676,13 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
         ),
         (
             "learnings:\n  - rule: x\n    paths: ['src/[z-a]']\n",
-            "learnings.0.paths",
+            "learnings.0.paths.0",
             3,
             "bad character range",
         ),
         (
             "learnings:\n  rules:\n    - rule: x\n      paths: ['!src/**']\n",
-            "learnings.rules.0.paths",
+            "learnings.rules.0.paths.0",
             4,
             "negated globs are not supported",
         ),
