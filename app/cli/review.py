@@ -24,13 +24,14 @@ from agents.context.reading import Reading
 from agents.coverage import estimate
 from agents.debate.proofs import Proving
 from agents.diff import Diff
-from agents.errors import DiffError, LLMFatal
+from agents.errors import LLMFatal
 from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli import pull_review
 from app.cli.checkout import checkout_sources
 from app.cli.debate_options import DEFAULTS, debate_options, debate_policy
+from app.cli.diff_input import parsed_diff
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
 from app.cli.model_choice import connect, model_options
@@ -52,11 +53,6 @@ from policies.summary import SummaryConfig
 from policies.verify import VerifyConfig
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
-
-MERGE_HINT = (
-    "; a merge commit's `git show` shows no diff: use `git show --first-parent` (the changes "
-    "the merge brought in) or `git show -m` (a diff per parent)"
-)
 
 EPILOG = """\b
 The model's key: ANTHROPIC_API_KEY. On Amazon Bedrock (TIEBREAK_PROVIDER=bedrock), AWS's
@@ -233,7 +229,7 @@ def _diff(
 ) -> _Subject:
     """A diff from a file or standard input, with the checkout it applies to, if any, and
     what it says it does: the description given, or its commits' messages since `--base`."""
-    diff = _parsed(source)
+    diff = parsed_diff(source)
     read = checkout_sources(diff, repo_dir or Path.cwd())
     verify = verify_config(verifying, read.root, read.unfit)
     intent = diff_intent(description, verifying.base, read.root)
@@ -247,30 +243,6 @@ def _diff(
         tree=nullcontext(read.root),
         checkout=read.root,
         verify=verify,
-    )
-
-
-def _parsed(source: str) -> Diff:
-    """The diff in the file `source`, or on standard input for `-`; exit 2 when it is none."""
-    if source == "-" and sys.stdin.isatty():
-        # Nothing piped in: a person may be waiting on a command that waits on them.
-        click.echo("tiebreak: reading a diff from standard input (Ctrl-D ends it)", err=True)
-    try:
-        with click.open_file(source, encoding="utf-8", errors="replace") as file:
-            text = file.read()
-    except OSError as exc:
-        _fail(f"cannot read {source}: {exc.strerror or exc}")
-    try:
-        return Diff.parse(text)
-    except DiffError as exc:
-        _fail(str(exc) + (MERGE_HINT if _merge_commit(text) else ""))
-
-
-def _merge_commit(text: str) -> bool:
-    """Whether `text` is `git show`'s (or `git log -p`'s) header of a merge commit."""
-    header = text.split("\ndiff ", 1)[0]
-    return header.startswith("commit ") and any(
-        line.startswith("Merge: ") for line in header.splitlines()
     )
 
 

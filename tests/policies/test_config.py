@@ -642,7 +642,12 @@ def test_paths_are_gitignore_globs_and_exclude_wins(
 @pytest.mark.parametrize(
     ("text", "where", "line", "why"),
     [
-        ("paths:\n  exclude: ['x[z-a]y']\n", "paths.exclude.0", 2, "can match: bad character range"),
+        (
+            "paths:\n  exclude: ['x[z-a]y']\n",
+            "paths.exclude.0",
+            2,
+            "can match: bad character range",
+        ),
         ("paths:\n  include:\n    - src/**\n    - 'src\\'\n", "paths.include.1", 4, "git does not"),
         (
             "path_instructions:\n  - path: 'db/[z-a]'\n    instructions: x\n",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
+from tests.kits.command import tiebreak as run_tiebreak
 from tests.scenarios.debates import (
     AGREED,
     LOG_LINE,
@@ -210,3 +211,25 @@ def test_json_on_a_terminal_keeps_the_model_s_text_as_data_and_drives_nothing(
     claims = {f["finding"]["claim"] for u in review["units"] for f in u["findings"]}
     assert claims == {driven(CLAIM), driven(DIVIDE)}, said
     assert review["walkthrough"]["description"] == [driven(DESCRIPTION)]
+
+
+def test_a_diff_in_colour_is_said_to_be_in_colour(tmp_path: Path) -> None:
+    coloured = "".join(f"\x1b[1m{line}\x1b[m\n" for line in DIFF.splitlines())
+
+    done = run_tiebreak("review", "-", stdin=coloured, cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "tiebreak: the diff has colour escape codes: make it with --no-color (or --color=never)\n"
+    )
+
+
+def test_a_stat_summary_is_said_to_be_no_diff(tmp_path: Path) -> None:
+    summary = " payments.py | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n"
+
+    done = run_tiebreak("review", "-", stdin=summary, cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "tiebreak: this is a --stat summary, not a diff: make it without --stat\n"
+    )
