@@ -233,3 +233,38 @@ def test_a_stat_summary_is_said_to_be_no_diff(tmp_path: Path) -> None:
     assert done.stderr == (
         "tiebreak: this is a --stat summary, not a diff: make it without --stat\n"
     )
+
+
+def test_the_config_and_command_taken_from_the_base_are_announced(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git = ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".github").mkdir()
+    (repo / ".github" / "tiebreak.yml").write_text(
+        "verify:\n  command: python -m pytest -q {test}\n  setup: make deps\n"
+    )
+    (repo / "payments.py").write_text(PAYMENTS_BEFORE)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    base = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "payments.py").write_text(PAYMENTS_AFTER)
+    subprocess.run([*git, "commit", "-qam", "head"], check=True)
+    change = subprocess.run(
+        [*git, "diff", "HEAD~1", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout
+
+    refused = Error(401, "authentication_error", "invalid x-api-key")
+    with FakeMessagesAPI.queued(report_findings=[refused]) as api:
+        done = run_tiebreak(
+            "review", "-", "--repo", str(repo), "--base", "HEAD~1", stdin=change, cwd=tmp_path,
+            env={"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url},
+        )  # fmt: skip
+
+    lines = done.stderr.splitlines()
+    assert f"tiebreak: config: .github/tiebreak.yml at HEAD~1 ({base[:7]})" in lines
+    assert (
+        "tiebreak: findings' tests: python -m pytest -q {test}, after make deps "
+        "(from .github/tiebreak.yml at HEAD~1)"
+    ) in lines
