@@ -53,6 +53,8 @@ from policies.summary import SummaryConfig
 from policies.verify import VerifyConfig
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as a shell reports a command Ctrl-C ended."""
 
 EPILOG = """\b
 The model's key: ANTHROPIC_API_KEY. On Amazon Bedrock (TIEBREAK_PROVIDER=bedrock), AWS's
@@ -148,8 +150,13 @@ def review(
     click.echo(f"tiebreak: {subject.reads()}", err=True)
     policy = debate_policy(subject.debate, chosen)
     proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
+    progress = CallProgress(subject.llm, lambda line: click.echo(line, err=True))
     try:
-        result = asyncio.run(_review(subject, policy, proofs))
+        result = asyncio.run(_review(subject, policy, proofs, progress))
+    except KeyboardInterrupt:
+        # Ctrl-C: the calls made are billed all the same; the shell's status for SIGINT.
+        click.echo(f"tiebreak: interrupted: {progress.spent()} spent", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except LLMFatal as exc:
         _fail(str(exc))
     except EnvironmentUnfit as exc:
@@ -247,7 +254,10 @@ def _diff(
 
 
 async def _review(
-    subject: _Subject, policy: DebatePolicy, proofs: AbstractAsyncContextManager[Proving | None]
+    subject: _Subject,
+    policy: DebatePolicy,
+    proofs: AbstractAsyncContextManager[Proving | None],
+    progress: CallProgress,
 ) -> Review:
     """The review of the subject's diff, its agents reading the subject's reading (its files
     parsed here) and what the work tree it holds (when there is one) tells about the changes
@@ -272,9 +282,7 @@ async def _review(
         async with proofs as proving:
             expected = estimate(units, policy, tests=proving is not None)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
-            progress = CallProgress(
-                llm, lambda line: click.echo(line, err=True), [u.id for u in units]
-            )
+            progress.count([u.id for u in units])
             review = await review_units(
                 units, progress, policy, proving=proving, summary=subject.summary
             )

@@ -3,8 +3,10 @@
 import json
 import os
 import pty
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +270,38 @@ def test_the_config_and_command_taken_from_the_base_are_announced(tmp_path: Path
         "tiebreak: findings' tests: python -m pytest -q {test}, after make deps "
         "(from .github/tiebreak.yml at HEAD~1)"
     ) in lines
+
+
+def test_ctrl_c_ends_the_review_with_130_and_what_was_spent(tmp_path: Path) -> None:
+    asked, answered = threading.Event(), threading.Event()
+
+    def held(body: dict[str, Any]) -> Error:
+        asked.set()  # the coder is being asked: the tester's report is spent
+        answered.wait(timeout=60)
+        return Error(500, "api_error", "Ended")
+
+    with FakeMessagesAPI(QueuedResponder(report_findings=AGREED["report_findings"],
+                                         answer_findings=[held])) as api:  # fmt: skip
+        (tmp_path / "change.diff").write_text(DIFF)
+        running = subprocess.Popen(
+            [str(TIEBREAK), "review", "change.diff"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "ANTHROPIC_API_KEY": api.api_key,
+                 "ANTHROPIC_BASE_URL": api.base_url, "TIEBREAK_ENV_FILE": ""},
+        )  # fmt: skip
+        assert asked.wait(timeout=60)
+        running.send_signal(signal.SIGINT)
+        try:
+            _, err = running.communicate(timeout=60)
+        finally:
+            answered.set()
+
+    assert running.returncode == 130, err
+    (call,) = [line for line in err.splitlines() if "report_findings" in line]
+    billed = call.rsplit(" · ", 1)[-1]  # the tester's report: "N billed tokens"
+    # Two calls: the report, and the coder's, cut short (billed nothing).
+    assert err.splitlines()[-1] == f"tiebreak: interrupted: 2 calls · {billed} spent"
+    assert "Aborted!" not in err
