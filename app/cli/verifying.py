@@ -33,6 +33,7 @@ from agents.diff import Diff
 from agents.verification import UNFIT
 from app.cli.exits import fail
 from app.cli.printable import printable
+from app.cli.trial_progress import TrialProgress
 from app.evaluation.checkouts import Verifying
 from app.evaluation.errors import HistoryError
 from app.evaluation.history import Git
@@ -223,7 +224,8 @@ async def proving(
             raise EnvironmentUnfit(unfit)
         for note in verifier.notes:
             click.echo(f"tiebreak: note: {printable(note, one_line=True)}", err=True)
-        yield Proving(verifier, config.max_attempts)
+        said = TrialProgress(verifier, lambda line: click.echo(line, err=True))
+        yield Proving(said, config.max_attempts)
 
 
 def choose_runner(sandbox: bool, *, memory_limit: bool = True) -> Runner:

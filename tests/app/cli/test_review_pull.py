@@ -11,8 +11,8 @@ from click.testing import CliRunner, Result
 
 from app.cli.main import main
 from tests.fakes.github_api import FakeGitHub
-from tests.kits.command import tiebreak
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.command import tiebreak
 from tests.scenarios.debates import AGREED, LOG_LINE, PAYMENTS
 from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 
