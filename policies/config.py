@@ -25,12 +25,12 @@ from policies.config_file import (
     line_of,
     read_document,
 )
-from policies.config_section import ConfigSection
+from policies.config_section import ConfigSection, Switch
 from policies.config_wording import Shape, problem_words, unmarked_bots
 from policies.conversation import HearingPolicy
 from policies.debate import DebatePolicy
 from policies.defaults import CONFIG_PATH as CONFIG_PATH
-from policies.globs import compiled, plain_globs
+from policies.globs import compiled, listed_globs
 from policies.guidance import (
     MAX_GUIDELINES,
     ContextOptions,
@@ -81,7 +81,7 @@ ModelName = Annotated[
 ]
 Globs = Annotated[
     tuple[str, ...],
-    AfterValidator(plain_globs),
+    AfterValidator(listed_globs),
     Shape("a list of globs (gitignore-style, such as 'src/**')"),
 ]
 
@@ -114,14 +114,14 @@ class Models(ConfigSection):
 class RepoConfig(ConfigSection):
     """What a repository may tune."""
 
-    enabled: bool = True
+    enabled: Switch = True
     """Whether Tiebreak reviews this repository's pull requests at all."""
 
     triggers: tuple[Trigger, ...] = tuple(Trigger)
     """Pull request events that start a review automatically. `/tiebreak review` works
     whatever this says; an empty list means reviews only on request."""
 
-    review_drafts: bool = False
+    review_drafts: Switch = False
     """Whether draft pull requests are reviewed automatically (otherwise, once marked ready)."""
 
     ignore_authors: tuple[Login, ...] = ("dependabot[bot]", "renovate[bot]")

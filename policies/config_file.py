@@ -50,6 +50,18 @@ class Document:
     """What is wrong with the file as YAML (its values, if any, are still checked)."""
 
 
+def undecodable(data: bytes) -> ConfigProblem | None:
+    """What is wrong with a config file's bytes as UTF-8, naming the first byte that is not
+    (a file saved in Latin-1, say), with its offset and line; None when they are UTF-8."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        said = f"the file is not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} is not"
+        return ConfigProblem(f"{said} UTF-8 text", line)
+    return None
+
+
 def read_document(text: str) -> Document:
     """`text` read as a mapping of options, within the bounds above."""
     if len(text.encode()) > MAX_CONFIG_BYTES:

@@ -47,8 +47,10 @@ def problem_words(model: type[BaseModel], error: ErrorDetails, path: str) -> str
         return f"{path} is required"
     if kind in {"value_error", "assertion_error"}:
         return f"{path}: {_reason(error['msg'])}"
+    if kind == "bool_type" and isinstance(error["input"], str):
+        return _quoted_boolean(path, error["input"])
     if kind in _WORDED:
-        return f"{path} must be {_WORDED[kind]}{_bounds(field)}"
+        return f"{path} must be {_WORDED[kind]}{_bounds(field)}, not {_value(error['input'])}"
     if kind in _BOUNDS:
         number = "a whole number" if _is(field, int) else "a number"
         return f"{path} must be {number}{_bounds(field)}, not {error['input']!r}"
@@ -91,6 +93,25 @@ _SHAPED = {
     "model_type": "a mapping of options",
     "model_attributes_type": "a mapping of options",
 }
+
+
+_BOOLEANS = dict.fromkeys(("true", "yes", "on", "1"), "true") | dict.fromkeys(
+    ("false", "no", "off", "0"), "false"
+)
+"""Text that reads like a boolean, and the boolean its writer likely meant."""
+_VALUE_CHARS = 60
+
+
+def _quoted_boolean(path: str, text: str) -> str:
+    said = f"{path} must be true or false, not the text {_value(text)}"
+    meant = _BOOLEANS.get(text.strip().lower())
+    return f"{said}; did you mean {meant} (without quotes)?" if meant else said
+
+
+def _value(value: Any) -> str:
+    """`value` as the file had it, shortened: a mapping or a long text would hide the rule."""
+    shown = repr(value)
+    return shown if len(shown) <= _VALUE_CHARS else shown[: _VALUE_CHARS - 1] + "…"
 
 
 def _unknown_key(model: type[BaseModel], loc: tuple[Any, ...], path: str, value: Any) -> str:

@@ -7,13 +7,13 @@ answers. Each reply heard costs one tester call, so a pull request hears a bound
 
 from pydantic import Field
 
-from policies.config_section import ConfigSection
+from policies.config_section import ConfigSection, Switch
 
 
 class HearingPolicy(ConfigSection):
     """Replies on Tiebreak's finding threads, heard as the finding's next message."""
 
-    enabled: bool = True
+    enabled: Switch = True
     """Whether a reply by the pull request's author, or by someone with write access, on
     one of Tiebreak's finding threads is heard: the tester weighs it and either withdraws the
     finding or answers why it stands."""

@@ -8,16 +8,34 @@ bound is :meth:`DebatePolicy.max_calls`, and tokens never pass :attr:`token_ceil
 from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
+from pydantic_core import PydanticCustomError
 
-from policies.config_section import ConfigSection
+from policies.config_section import ConfigSection, Switch
 from policies.config_wording import Shape
 from policies.defaults import INITIAL_BUDGET, MAX_ROUNDS, TOKEN_CEILING
-from policies.globs import plain_globs
+from policies.globs import listed_globs, plain_globs
 from policies.panel import MAX_TESTERS, Focus, Panel, Topology
 from policies.safety import ALWAYS_PROTECTED
 
 
+def _disagreement(policy: "DebatePolicy", larger: str, smaller: str) -> PydanticCustomError:
+    """The error of two limits in the wrong order, naming both (in `fields`, for whoever
+    says it in other words: the command's options)."""
+    return PydanticCustomError(
+        "limits_order",
+        "{larger} ({larger_value}) is less than {smaller} ({smaller_value})",
+        {
+            "fields": (larger, smaller),
+            "larger": larger,
+            "smaller": smaller,
+            "larger_value": f"{getattr(policy, larger):,}",
+            "smaller_value": f"{getattr(policy, smaller):,}",
+        },
+    )
+
+
 def _with_always_protected(globs: tuple[str, ...]) -> tuple[str, ...]:
+    listed_globs(globs)  # each glob refused at its own index, as written
     protected = (*ALWAYS_PROTECTED, *(g for g in globs if g not in ALWAYS_PROTECTED))
     # Checked whole, as the debate compiles it: the check leaves it compiled for the debate.
     plain_globs(protected)
@@ -84,7 +102,7 @@ class DebatePolicy(ConfigSection):
     changes what a build fetches (`.gitmodules`, Dependabot's and Renovate's config),
     `CODEOWNERS` and Tiebreak's own config."""
 
-    arbitration: bool = True
+    arbitration: Switch = True
     """Whether deadlocks go to the arbiter; when off they end unresolved."""
 
     testers: int = Field(default=1, ge=1, le=MAX_TESTERS)
@@ -106,13 +124,26 @@ class DebatePolicy(ConfigSection):
     @model_validator(mode="after")
     def _budgets_are_ordered(self) -> Self:
         if self.budget_cap < self.initial_budget:
-            raise ValueError("budget_cap must be at least initial_budget")
+            raise _disagreement(self, "budget_cap", "initial_budget")
         if self.max_findings_total < self.max_findings_per_turn:
-            raise ValueError("max_findings_total must be at least max_findings_per_turn")
+            raise _disagreement(self, "max_findings_total", "max_findings_per_turn")
         if len(self.focus) > self.testers:
-            raise ValueError(f"focus has {len(self.focus)} entries for {self.testers} testers")
-        if len(set(self.focus)) != len(self.focus):
-            raise ValueError("each tester needs its own focus")
+            raise PydanticCustomError(
+                "focus_count",
+                "focus names {focuses} focuses for {testers} tester{s}",
+                {
+                    "fields": ("focus", "testers"),
+                    "focuses": len(self.focus),
+                    "testers": self.testers,
+                    "s": "" if self.testers == 1 else "s",
+                },
+            )
+        if twice := next((f for f in self.focus if self.focus.count(f) > 1), None):
+            raise PydanticCustomError(
+                "focus_twice",
+                "focus names '{focus}' twice: each tester needs its own focus",
+                {"fields": ("focus",), "focus": str(twice)},
+            )
         return self
 
     def panel(self) -> Panel:

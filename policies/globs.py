@@ -18,6 +18,8 @@ from collections.abc import Sequence
 
 import re2
 from pathspec import GitIgnoreSpec
+from pydantic import ValidationError
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 MAX_GLOB_CHARS = 200
 """Characters of one glob; a path glob is rarely a tenth of it."""
@@ -61,27 +63,61 @@ def compiled(globs: Sequence[str]) -> CompiledGlobs:
 
 def plain_globs(globs: Sequence[str]) -> Sequence[str]:
     """`globs` as given, once they compile, refusing empty patterns and `!` negations, which
-    could carve exceptions out of other patterns (out of the protected workflows, say)."""
+    could carve exceptions out of other patterns (out of the protected workflows, say).
+    Raises ValueError for the first glob refused."""
     if len(globs) > MAX_GLOBS:
         raise ValueError(f"a list of globs may hold at most {MAX_GLOBS}, not {len(globs)}")
-    for glob in globs:
-        if not glob.strip():
-            raise ValueError("a glob may not be empty")
-        if len(glob) > MAX_GLOB_CHARS:
-            raise ValueError(f"{_shown(glob)} is longer than {MAX_GLOB_CHARS} characters")
-        if len(_WILDCARD.findall(glob)) > MAX_WILDCARDS:
-            raise ValueError(f"{_shown(glob)} has more than {MAX_WILDCARDS} wildcards")
-        if glob.lstrip().startswith("!"):
-            raise ValueError(f"{_shown(glob)}: negated globs are not supported; list what to match")
-        if _CHARACTER_CLASS.search(glob):
-            # pathspec does not translate them as git reads them, and its backtracking and RE2
-            # backends each read its translation differently.
-            raise ValueError(
-                f"{_shown(glob)}: character classes such as [:digit:] are not supported; "
-                "list the characters ([0-9])"
-            )
+    if refused := glob_problems(globs):
+        raise ValueError(refused[0][1])
     compiled(globs)
     return globs
+
+
+def listed_globs(globs: Sequence[str]) -> Sequence[str]:
+    """:func:`plain_globs` as a config's list is validated: every glob refused is an error of
+    its own, at its index in the list (and so on its own line of the file)."""
+    if refused := glob_problems(globs[:MAX_GLOBS]):
+        raise ValidationError.from_exception_data(
+            "globs",
+            [
+                InitErrorDetails(
+                    type=PydanticCustomError("glob", "{reason}", {"reason": reason}),
+                    loc=(index,),
+                    input=globs[index],
+                )
+                for index, reason in refused
+            ],
+        )
+    return plain_globs(globs)
+
+
+def glob_problems(globs: Sequence[str]) -> list[tuple[int, str]]:
+    """Each glob of `globs` refused on its own, by its index, and why."""
+    refused = ((i, _glob_problem(glob)) for i, glob in enumerate(globs))
+    return [(i, reason) for i, reason in refused if reason is not None]
+
+
+def _glob_problem(glob: str) -> str | None:
+    if not glob.strip():
+        return "a glob may not be empty"
+    if len(glob) > MAX_GLOB_CHARS:
+        return f"{_shown(glob)} is longer than {MAX_GLOB_CHARS} characters"
+    if len(_WILDCARD.findall(glob)) > MAX_WILDCARDS:
+        return f"{_shown(glob)} has more than {MAX_WILDCARDS} wildcards"
+    if glob.lstrip().startswith("!"):
+        return f"{_shown(glob)}: negated globs are not supported; list what to match"
+    if _CHARACTER_CLASS.search(glob):
+        # pathspec does not translate them as git reads them, and its backtracking and RE2
+        # backends each read its translation differently.
+        return (
+            f"{_shown(glob)}: character classes such as [:digit:] are not supported; "
+            "list the characters ([0-9])"
+        )
+    try:
+        _compile((glob,))
+    except _UNUSABLE as alone:
+        return f"{_shown(glob)} is not a glob Tiebreak can match: {_reason(alone)}"
+    return None
 
 
 def _compile(globs: tuple[str, ...]) -> CompiledGlobs:

@@ -20,7 +20,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from policies.config_section import ConfigSection
+from policies.config_section import ConfigSection, Switch
 from policies.config_wording import Shape
 from policies.globs import compiled, plain_globs
 from policies.learnings import Learning, Learnings
@@ -69,7 +69,7 @@ class ContextOptions(ConfigSection):
     head: the enclosing function or class, the helpers it calls in the same file, and the
     whole file when it is small, most relevant first."""
 
-    enabled: bool = True
+    enabled: Switch = True
     """Whether the agents read the code around the changes at all."""
 
     max_tokens: int | None = Field(default=None, ge=0, le=MAX_CONTEXT_TOKENS)

@@ -12,11 +12,11 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from policies.config_section import ConfigSection
 from policies.config_wording import Shape
-from policies.globs import compiled, compiled_titles, plain_globs, title_patterns
+from policies.globs import compiled, compiled_titles, listed_globs, title_patterns
 
 _BranchGlobs = Annotated[
     tuple[str, ...],
-    AfterValidator(plain_globs),
+    AfterValidator(listed_globs),
     Shape("a list of branch globs (gitignore-style, such as 'release/**')"),
 ]
 _TitlePatterns = Annotated[

@@ -33,9 +33,9 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
-from policies.config_section import ConfigSection
+from policies.config_section import ConfigSection, Switch
 from policies.config_wording import Shape
-from policies.globs import CompiledGlobs, compiled, plain_globs
+from policies.globs import CompiledGlobs, compiled, listed_globs
 
 MAX_RULE_CHARS = 300
 """Characters of one rule: a sentence or two, never a document."""
@@ -70,7 +70,7 @@ def _rule(text: str) -> str:
 
 
 def _globs(globs: tuple[str, ...]) -> tuple[str, ...]:
-    plain_globs(globs)
+    listed_globs(globs)
     return globs
 
 
@@ -147,7 +147,7 @@ class LearningsConfig(ConfigSection):
     unit's files to its tester, coder and arbiter as the repository's guidance. Written as a
     mapping, or as the list of `rules` alone (`learnings: [{rule: ..., paths: [...]}]`)."""
 
-    enabled: bool = True
+    enabled: Switch = True
     """Whether Tiebreak learns from people, and gives later reviews what it learned; off,
     nothing is learned and no learning is applied, these `rules` included."""
 

@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from policies.config_section import ConfigSection
+from policies.config_section import ConfigSection, Switch
 from policies.config_wording import Shape
 from policies.safety import is_safe_relative
 
@@ -149,7 +149,7 @@ class VerifyConfig(ConfigSection):
     runs each test in the repository's GitHub Actions (`tiebreak-verify.yml`, as `tiebreak
     setup` shows it), with `command` and `setup` as its inputs. Unset, the App runs no test."""
 
-    forks: bool = False
+    forks: Switch = False
     """Whether the tests of a pull request from a fork run in the repository's Actions (its
     code would run on the repository's runners). Those of a pull request whose fork was
     deleted never do: GitHub no longer says where its head comes from."""

@@ -14,12 +14,12 @@ is refused by name, and its file gets no context while the others keep theirs.
 """
 
 import stat
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from agents.context.reading import changed_files
 from agents.diff import Diff, DiffFile
+from app.cli.work_tree import work_tree
 from policies.safety import is_safe_relative
 
 MAX_FILE_BYTES = 1_000_000
@@ -114,20 +114,3 @@ def named_fault(directory: Path) -> str | None:
     if work_tree(directory) is None:
         return f"{directory} is not in a git work tree"
     return None
-
-
-def work_tree(directory: Path) -> Path | None:
-    """The root of the git work tree `directory` is in, resolved; None if it is in none."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(directory), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:  # no git at all
-        return None
-    if done.returncode or not done.stdout.strip():
-        return None
-    # Resolved, as every path read is before it is compared with the root.
-    return Path(done.stdout.strip()).resolve()

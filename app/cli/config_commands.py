@@ -6,18 +6,25 @@ Each command loads what it uses (the config's model, YAML, the workflow's templa
 so that their help and usage errors load nothing but click.
 """
 
+import os
 import sys
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 import click
 
 from app.cli.exits import EXIT_PROBLEMS
 from app.cli.exits import fail as _fail
+from app.cli.work_tree import work_tree
 from policies.defaults import CONFIG_PATH
+
+if TYPE_CHECKING:
+    from policies.config_file import ConfigProblem
 
 
 @click.command("check-config")
-@click.argument("file", default=CONFIG_PATH)
+@click.argument("file", required=False)
 @click.option(
     "--org-defaults",
     "defaults",
@@ -25,41 +32,66 @@ from policies.defaults import CONFIG_PATH
     help="The organisation's defaults (tiebreak.yml of OWNER/.github): check FILE over them "
     "and print the config a repository with FILE gets.",
 )
-def check_config(file: str, defaults: str | None) -> None:
+def check_config(file: str | None, defaults: str | None) -> None:
     """Check a config file (default .github/tiebreak.yml) as the App reads it.
 
-    The App reads only .github/tiebreak.yml, at the pull request's base: another path is
-    checked all the same, with a warning. With --org-defaults, FILE is checked over those
-    defaults, and the merged config printed as YAML (the options it sets beside Tiebreak's
-    own defaults). Exit status: 0 when valid (warnings printed), 1 when either file has
-    problems (each printed as FILE:LINE: message, in line order), 2 when one cannot be read.
+    The default FILE is .github/tiebreak.yml at the root of the git repository of the
+    current directory: where the App reads it, at the pull request's base. With no such
+    file, the defaults apply. Another file is checked all the same, and said to be one the
+    App never reads (.github/tiebreak.yaml, a .github below the root). With --org-defaults,
+    FILE is checked over those defaults, and the merged config printed as YAML (the options
+    it sets beside Tiebreak's own defaults). Exit status: 0 when valid (warnings printed),
+    1 when either file has problems (each printed as FILE:LINE: message, in line order) or
+    FILE is one the App never reads, 2 when one cannot be read.
     """
     import yaml
 
     from policies.config import layered_config
+    from policies.config_file import ConfigProblem
 
-    own_text = _read(file)
-    defaults_text = _read(defaults) if defaults is not None else None
-    elsewhere = not _is_read_by_the_app(file)
-    if elsewhere:
-        click.echo(f"{file}: warning: the App reads only {CONFIG_PATH}, not this file")
-    config, problems = layered_config(own_text, defaults_text, defaults or "")
+    if file is None:
+        file = _repository_config()
+        if not Path(file).exists():
+            click.echo(f"{file}: no config: the defaults apply")
+            file = None
+    own_text, own_problems = _read(file) if file is not None else (None, [])
+    defaults_text, defaults_problems = _read(defaults) if defaults is not None else (None, [])
+    config, found = layered_config(own_text, defaults_text, defaults or "")
+    problems = [*own_problems, *(replace(p, source=defaults) for p in defaults_problems), *found]
+    if file is not None and not _is_read_by_the_app(file):
+        problems.insert(0, ConfigProblem(NEVER_READ))
     for problem in problems:
-        name = problem.source or file
-        where = f"{name}:{problem.line}" if problem.line else name
+        source = problem.source or file or CONFIG_PATH
+        where = f"{source}:{problem.line}" if problem.line else source
         said = f"warning: {problem.message}" if problem.warning else problem.message
         click.echo(f"{where}: {said}")
     if any(not p.warning for p in problems):
         sys.exit(EXIT_PROBLEMS)
-    click.echo(f"{file}: OK" + (f" (but the App reads only {CONFIG_PATH})" if elsewhere else ""))
+    if file is not None:
+        click.echo(f"{file}: OK")
     if defaults is not None:
-        click.echo(f"# the config of a repository with {file}, over {defaults}:")
+        own = f"with {file}" if file is not None else "without a config of its own"
+        click.echo(f"# the config of a repository {own}, over {defaults}:")
         merged = config.model_dump(mode="json", exclude_defaults=True)
         click.echo(yaml.safe_dump(merged, sort_keys=False, allow_unicode=True), nl=False)
 
 
-def _read(file: str) -> str:
-    from policies.config_file import MAX_CONFIG_BYTES
+NEVER_READ = f"the App never reads this file: it reads only {CONFIG_PATH}, at the repository's root"
+
+
+def _repository_config() -> str:
+    """Where the App reads the config of the repository of the current directory, as a
+    path from it: :data:`CONFIG_PATH` at the root of its git work tree (the current
+    directory, outside any)."""
+    here = Path.cwd()
+    root = work_tree(here) or here
+    return os.path.relpath(root / CONFIG_PATH, here)
+
+
+def _read(file: str) -> "tuple[str | None, list[ConfigProblem]]":
+    """The text of `file`, or None and why it is not text the App can read; exit 2 when it
+    cannot be read."""
+    from policies.config_file import MAX_CONFIG_BYTES, undecodable
 
     try:
         # One byte past the limit is enough for parse_config to refuse a larger file.
@@ -67,13 +99,19 @@ def _read(file: str) -> str:
             data = stream.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         _fail(f"cannot read {file}: {exc.strerror or exc}")
-    # Decoded as the App decodes the file it fetches from GitHub.
-    return data.decode("utf-8", errors="replace")
+    if (problem := undecodable(data[:MAX_CONFIG_BYTES])) is not None:
+        return None, [problem]
+    return data.decode("utf-8", errors="replace"), []
 
 
 def _is_read_by_the_app(file: str) -> bool:
-    """Whether `file` is where the App looks: `.github/tiebreak.yml` of some checkout."""
-    return Path(file).parts[-2:] == tuple(PurePosixPath(CONFIG_PATH).parts)
+    """Whether `file` is where the App looks: `.github/tiebreak.yml` at the root of its git
+    work tree (of some checkout, when it is in none)."""
+    path = Path(file).resolve()
+    root = work_tree(path.parent)
+    if root is None:
+        return path.parts[-2:] == tuple(PurePosixPath(CONFIG_PATH).parts)
+    return path == root / CONFIG_PATH
 
 
 @click.command("config-docs", hidden=True)

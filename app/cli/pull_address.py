@@ -1,6 +1,6 @@
 """A pull request's address, as `tiebreak review` is given it, checked before anything is
-fetched: `https://github.com/OWNER/REPO/pull/N` (a page under it too, such as `/files`) or
-`OWNER/REPO#N`.
+fetched: `https://github.com/OWNER/REPO/pull/N` (a page under it too, such as `/files`; the scheme
+may be left out) or `OWNER/REPO#N`.
 
 The address is untrusted input. Only the GitHub whose API the settings name is reached: its
 web host is github.com for api.github.com, and the API's own host for GitHub Enterprise
@@ -23,6 +23,8 @@ OWNER = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}")
 REPOSITORY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 NUMBER = re.compile(r"[1-9][0-9]{0,9}")
 SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+BARE = re.compile(r"[A-Za-z0-9.-]+(?::[0-9]+)?/[^/\s]+/[^/\s]+/pull/[^\s]*")
+"""An address copied without its scheme (`github.com/OWNER/REPO/pull/N`)."""
 SHORT = re.compile(r"(?P<owner>[^/\s]+)/(?P<repo>[^/#\s]+)#(?P<number>[^/\s]+)")
 PAGES = ("", "files", "commits", "checks", "changes")
 """What may follow `/pull/N` in an address copied from a browser."""
@@ -49,7 +51,9 @@ class PullAddress:
 
 def is_address(text: str) -> bool:
     """Whether `text` is meant as a pull request's address rather than a diff's file."""
-    return SCHEME.match(text) is not None or SHORT.fullmatch(text) is not None
+    return any(
+        (SCHEME.match(text), SHORT.fullmatch(text), BARE.fullmatch(text)),
+    )
 
 
 def web_hosts(api_url: str) -> tuple[str, ...]:
@@ -65,6 +69,9 @@ def parse_address(text: str, api_url: str) -> PullAddress:
     wrong otherwise."""
     if short := SHORT.fullmatch(text):
         return _checked(short["owner"], short["repo"], short["number"])
+    if BARE.fullmatch(text):
+        # As a browser reads it: on the scheme of the API, https but for a local server.
+        text = f"{urlsplit(api_url).scheme}://{text}"
     parts = urlsplit(text)
     hosts = web_hosts(api_url)
     if parts.scheme not in ("https", urlsplit(api_url).scheme) or parts.username or parts.password:

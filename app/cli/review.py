@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
+from app.cli.debate_options import debate_options
 from app.cli.model_choice import model_options
 from app.cli.testing_options import verify_options
-from policies.defaults import INITIAL_BUDGET, MAX_ROUNDS, TOKEN_CEILING
 
 EPILOG = """\b
 The model's key: ANTHROPIC_API_KEY. On Amazon Bedrock (TIEBREAK_PROVIDER=bedrock), AWS's
@@ -26,29 +26,8 @@ public repository's.
 @click.command(epilog=EPILOG)
 @click.argument("source", metavar="DIFF|PULL")
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON.")
-@click.option(
-    "--max-rounds",
-    type=int,
-    help=f"Rounds before open findings go to the arbiter (default {MAX_ROUNDS}).",
-)
-@click.option(
-    "--budget",
-    type=int,
-    help=f"Starting token budget of the coder-tester edge (default {INITIAL_BUDGET:,}).",
-)
-@click.option(
-    "--ceiling",
-    type=int,
-    help=f"Hard token ceiling of the whole review (default {TOKEN_CEILING:,}).",
-)
+@debate_options
 @click.option("--no-arbitration", is_flag=True, help="Leave deadlocks unresolved.")
-@click.option("--testers", type=int, help="Testers on the panel, 1 to 5 (default 1).")
-@click.option(
-    "--focus",
-    multiple=True,
-    metavar="FOCUS",
-    help="A tester's focus, once per tester in order (correctness, security, performance, …).",
-)
 @click.option(
     "--topology",
     type=click.Choice(["ring", "full"]),
@@ -85,12 +64,8 @@ public repository's.
 def review(
     source: str,
     as_json: bool,
-    max_rounds: int | None,
-    budget: int | None,
-    ceiling: int | None,
+    debate: dict[str, object],
     no_arbitration: bool,
-    testers: int | None,
-    focus: tuple[str, ...],
     topology: str | None,
     repo_dir: Path | None,
     description: str | None,
@@ -125,12 +100,8 @@ def review(
     reviewing.run(
         source=source,
         as_json=as_json,
-        max_rounds=max_rounds,
-        budget=budget,
-        ceiling=ceiling,
+        debate=debate,
         no_arbitration=no_arbitration,
-        testers=testers,
-        focus=focus,
         topology=topology,
         repo_dir=repo_dir,
         description=description,

@@ -20,17 +20,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from pydantic import ValidationError
 
 from agents.context.reading import Reading
 from agents.coverage import estimate
 from agents.debate.proofs import Proving
-from agents.diff import Diff, ReviewUnit, diff_text
-from agents.errors import DiffError, LLMFatal
+from agents.diff import Diff, ReviewUnit
+from agents.errors import LLMFatal
 from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli.checkout import checkout_sources, named_fault
+from app.cli.debate_options import DEFAULTS, debate_policy
+from app.cli.diff_input import parsed_diff
 from app.cli.dry_run import dry_run_plan, plan_json, plan_text
 from app.cli.exits import fail as _fail
 from app.cli.intent import diff_intent
@@ -50,14 +51,8 @@ if TYPE_CHECKING:
     from app.cli.remote import RemotePull
 
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
-
-DEFAULTS = DebatePolicy()
-"""The debate's defaults, which the options override."""
-
-MERGE_HINT = (
-    "; a merge commit's `git show` shows no diff: use `git show --first-parent` (the changes "
-    "the merge brought in) or `git show -m` (a diff per parent)"
-)
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as a shell reports a command Ctrl-C ended."""
 
 NO_KEY = (
     "; without a model, `tiebreak review --dry-run` shows the review's plan and its cost, "
@@ -69,12 +64,8 @@ NO_KEY = (
 def run(
     source: str,
     as_json: bool,
-    max_rounds: int | None,
-    budget: int | None,
-    ceiling: int | None,
+    debate: Mapping[str, object],
     no_arbitration: bool,
-    testers: int | None,
-    focus: tuple[str, ...],
     topology: str | None,
     repo_dir: Path | None,
     description: str | None,
@@ -90,17 +81,9 @@ def run(
     dry_run: bool,
 ) -> None:
     """The review the options ask for, its exit status the command's."""
-    overrides = {
-        "max_rounds": max_rounds,
-        "initial_budget": budget,
-        "token_ceiling": ceiling,
-        "arbitration": False if no_arbitration else None,
-        "testers": testers,
-        "focus": focus or None,
-        "topology": topology,
-    }
-    chosen = {k: v for k, v in overrides.items() if v is not None}
-    _policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
+    overrides = {"arbitration": False if no_arbitration else None, "topology": topology}
+    chosen = {**debate, **{k: v for k, v in overrides.items() if v is not None}}
+    debate_policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
     if repo_dir is not None and (fault := named_fault(repo_dir)):
         # A checkout named and not read would make a review without context, paid for.
         _fail(f"--repo: {fault}")
@@ -130,7 +113,7 @@ def run(
             _fail("--post posts on a pull request: give its address, not a diff")
         subject = _diff(source, repo_dir, description, verifying, models)
     click.echo(f"tiebreak: {subject.reads()}", err=True)
-    policy = _policy(subject.debate, chosen)
+    policy = debate_policy(subject.debate, chosen)
     if dry_run:
         units = asyncio.run(_units(subject))
         expected = estimate(
@@ -140,8 +123,14 @@ def run(
         click.echo(plan_json(plan) if as_json else plan_text(plan))
         sys.exit(EXIT_SETTLED)
     proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
+    assert subject.llm is not None, "a review that is no dry run has its model"
+    progress = CallProgress(subject.llm, lambda line: click.echo(line, err=True))
     try:
-        result = asyncio.run(_review(subject, policy, proofs))
+        result = asyncio.run(_review(subject, policy, proofs, progress))
+    except KeyboardInterrupt:
+        # Ctrl-C: the calls made are billed all the same; the shell's status for SIGINT.
+        click.echo(f"tiebreak: interrupted: {progress.spent()} spent", err=True)
+        sys.exit(EXIT_INTERRUPTED)
     except LLMFatal as exc:
         _fail(str(exc))
     except EnvironmentUnfit as exc:
@@ -229,7 +218,7 @@ def _diff(
 ) -> _Subject:
     """A diff from a file or standard input, with the checkout it applies to, if any, and
     what it says it does: the description given, or its commits' messages since `--base`."""
-    diff = _parsed(source)
+    diff = parsed_diff(source)
     read = checkout_sources(diff, repo_dir or Path.cwd())
     verify = verify_config(verifying, read.root, read.unfit)
     intent = diff_intent(description, verifying.base, read.root)
@@ -243,42 +232,6 @@ def _diff(
         tree=nullcontext(read.root),
         checkout=read.root,
         verify=verify,
-    )
-
-
-def _policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
-    """`base` with the options given; exit 2 when they make no policy."""
-    try:
-        return DebatePolicy.model_validate({**base.model_dump(), **chosen})
-    except ValidationError as exc:
-        _fail(f"invalid option: {_first_error(exc)}")
-
-
-def _parsed(source: str) -> Diff:
-    """The diff in the file `source`, or on standard input for `-`; exit 2 when it is none."""
-    if source == "-" and sys.stdin.isatty():
-        # Nothing piped in: a person may be waiting on a command that waits on them.
-        click.echo("tiebreak: reading a diff from standard input (Ctrl-D ends it)", err=True)
-    try:
-        with click.open_file(source, "rb") as file:
-            data: bytes = file.read()
-    except OSError as exc:
-        _fail(f"cannot read {source}: {exc.strerror or exc}")
-    try:
-        text = diff_text(data)
-    except DiffError as exc:
-        _fail(str(exc))
-    try:
-        return Diff.parse(text)
-    except DiffError as exc:
-        _fail(str(exc) + (MERGE_HINT if _merge_commit(text) else ""))
-
-
-def _merge_commit(text: str) -> bool:
-    """Whether `text` is `git show`'s (or `git log -p`'s) header of a merge commit."""
-    header = text.split("\ndiff ", 1)[0]
-    return header.startswith("commit ") and any(
-        line.startswith("Merge: ") for line in header.splitlines()
     )
 
 
@@ -308,11 +261,12 @@ async def _units(subject: _Subject) -> list[ReviewUnit]:
 
 
 async def _review(
-    subject: _Subject, policy: DebatePolicy, proofs: AbstractAsyncContextManager[Proving | None]
+    subject: _Subject,
+    policy: DebatePolicy,
+    proofs: AbstractAsyncContextManager[Proving | None],
+    progress: CallProgress,
 ) -> Review:
-    """The review of the subject's units (:func:`_units`) by its model."""
-    llm = subject.llm
-    assert llm is not None, "a review that is no dry run has its model"
+    """The review of the subject's units (:func:`_units`) by its model, through `progress`."""
     try:
         units = await _units(subject)
         async with proofs as proving:
@@ -320,17 +274,11 @@ async def _review(
                 units, policy, tests=proving is not None, binary=subject.diff.binaries
             )
             click.echo(f"tiebreak: {expected.describe()}", err=True)
-            progress = CallProgress(
-                llm, lambda line: click.echo(line, err=True), [u.id for u in units]
-            )
+            progress.count([u.id for u in units])
             review = await review_units(
                 units, progress, policy, proving=proving, summary=subject.summary
             )
             return review.model_copy(update={"estimate": expected})
     finally:
-        await llm.aclose()
-
-
-def _first_error(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    return f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}"
+        if subject.llm is not None:
+            await subject.llm.aclose()

@@ -51,6 +51,14 @@ class CallProgress:
         self.calls = 0
         self.tokens = 0
 
+    def count(self, units: Sequence[str]) -> None:
+        """Number the review's units, once they are known, for the lines that follow."""
+        self.units = {unit: n for n, unit in enumerate(units, 1)}
+
+    def spent(self) -> str:
+        """What the calls so far cost, as the last line of each call says it."""
+        return f"{_count(self.calls, 'call')} · {self.tokens:,} billed tokens"
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         try:
             response = await self.llm.complete(request)
@@ -62,7 +70,7 @@ class CallProgress:
         unit = f"unit {place}/{len(self.units)} · " if place is not None else ""
         self.report(
             f"{unit}round {request.round} · {request.role} · {request.tool.name}{about} · "
-            f"{_count(self.calls, 'call')} · {self.tokens:,} billed tokens"
+            f"{self.spent()}"
         )
         return response
 

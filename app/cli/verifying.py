@@ -32,6 +32,7 @@ from agents.diff import Diff
 from agents.verification import UNFIT
 from app.cli.exits import fail
 from app.cli.printable import printable
+from app.cli.trial_progress import TrialProgress
 from app.evaluation.checkouts import Verifying
 from app.evaluation.errors import HistoryError
 from app.evaluation.history import Git
@@ -113,10 +114,16 @@ def verify_config(
     there is none: `read` says why). Exit 2 when it cannot be run as asked."""
     section = _base_section(checkout, request.base) if request.base else VerifyConfig()
     config = _configured(section, request.command, request.setup)
-    if not config.enabled:
+    if config.command is None:
         return None
     if checkout is None:
         fail(f"--verify needs a checkout at the diff's new side (--repo DIR): {read}")
+    setup = f", after {config.setup}" if config.setup else ""
+    given = [o for o, v in (("--verify", request.command), ("--verify-setup", request.setup)) if v]
+    configured = section.command or section.setup
+    source = [*given, *([f"{CONFIG_PATH} at {request.base}"] if configured else [])]
+    said = f"{config.command}{setup} (from {' and '.join(source) or 'the defaults'})"
+    click.echo(f"tiebreak: findings' tests: {printable(said, one_line=True)}", err=True)
     return config
 
 
@@ -138,7 +145,8 @@ async def proving(
             raise EnvironmentUnfit(unfit)
         for note in verifier.notes:
             click.echo(f"tiebreak: note: {printable(note, one_line=True)}", err=True)
-        yield Proving(verifier, config.max_attempts)
+        said = TrialProgress(verifier, lambda line: click.echo(line, err=True))
+        yield Proving(said, config.max_attempts)
 
 
 def choose_runner(sandbox: bool, *, memory_limit: bool = True) -> Runner:
@@ -177,24 +185,30 @@ def _configured(section: VerifyConfig, command: str | None, setup: str | None) -
 
 
 def _base_section(checkout: Path | None, base: str) -> VerifyConfig:
-    """The `verify` section of the config at `base` (the defaults if it has none)."""
+    """The `verify` section of the config at `base` (the defaults if it has none), the file
+    and its commit said on standard error."""
     if checkout is None:
         fail("--base needs a git checkout (--repo DIR)")
+    resolved = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--verify", "--quiet", "--end-of-options",
+         f"{base}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    if resolved.returncode:
+        fail(f"--base: {checkout} has no commit {base!r}")
+    commit = resolved.stdout.strip()
     shown = subprocess.run(
-        ["git", "-C", str(checkout), "show", "--end-of-options", f"{base}:{CONFIG_PATH}"],
+        ["git", "-C", str(checkout), "show", "--end-of-options", f"{commit}:{CONFIG_PATH}"],
         capture_output=True,
         check=False,
     )
+    where = f"{CONFIG_PATH} at {base} ({commit[:7]})"
     if shown.returncode:
-        missing = subprocess.run(
-            ["git", "-C", str(checkout), "rev-parse", "--verify", "--quiet", "--end-of-options",
-             f"{base}^{{commit}}"],
-            capture_output=True,
-            check=False,
-        )  # fmt: skip
-        if missing.returncode:
-            fail(f"--base: {checkout} has no commit {base!r}")
+        click.echo(f"tiebreak: config: no {where}: the defaults apply", err=True)
         return VerifyConfig()
+    click.echo(f"tiebreak: config: {where}", err=True)
     if len(shown.stdout) > MAX_CONFIG_BYTES:
         fail(f"{CONFIG_PATH} at {base} is larger than {MAX_CONFIG_BYTES:,} bytes")
     config, problems = parse_config(shown.stdout.decode("utf-8", errors="replace"))

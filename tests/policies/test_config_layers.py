@@ -104,7 +104,7 @@ def test_an_override_that_breaks_the_merged_config_is_the_own_files_problem() ->
     assert config.debate.testers == 2  # the defaults alone
     (problem,) = problems
     assert (problem.source, problem.line) == (None, 1)
-    assert "focus has 2 entries for 1 testers" in problem.message
+    assert "focus names 2 focuses for 1 tester" in problem.message
 
 
 def test_a_warning_of_the_defaults_is_named_with_their_file_and_line() -> None:

@@ -80,7 +80,7 @@ def problems(text: str) -> list[str]:
         ),
         (
             "paths:\n  include: ['!docs/**']\n",
-            "line 2: paths.include: '!docs/**': negated globs are not supported",
+            "line 2: paths.include.0: '!docs/**': negated globs are not supported",
         ),
         ("rounds: 3\n", "line 1: rounds is not a Tiebreak option"),
     ],

@@ -87,7 +87,7 @@ def test_a_decline_names_what_matched() -> None:
     [
         ("ignore:\n  title_patterns: ['']\n", "ignore.title_patterns: a pattern may not be empty"),
         ("ignore:\n  title_patterns: '[WIP]*'\n", "ignore.title_patterns must be a list of title"),
-        ("ignore:\n  base_branches: ['!main']\n", "ignore.base_branches: '!main': negated"),
+        ("ignore:\n  base_branches: ['!main']\n", "ignore.base_branches.0: '!main': negated"),
         ("ignore:\n  labels: ['']\n", "ignore.labels.0 must be at least 1 character long"),
         ("ignore:\n  branches: [main]\n", "ignore.branches is not a Tiebreak option; did you"),
         ("ignore: [main]\n", "ignore must be a mapping of options"),

@@ -90,22 +90,22 @@ def test_each_problem_is_printed_on_its_line(
     assert "OK" not in result.stdout
 
 
-def test_another_path_is_checked_with_a_warning_that_the_app_does_not_read_it(
-    tmp_path: Path,
-) -> None:
+def test_another_path_is_checked_and_said_to_be_never_read(tmp_path: Path) -> None:
     path = tmp_path / ".tiebreak.yml"
     path.write_text(VALID, encoding="utf-8")
 
     result = tiebreak("check-config", str(path))
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     assert result.stdout == (
-        f"{path}: warning: the App reads only .github/tiebreak.yml, not this file\n"
-        f"{path}: OK (but the App reads only .github/tiebreak.yml)\n"
+        f"{path}: the App never reads this file: it reads only .github/tiebreak.yml, at the "
+        "repository's root\n"
     )
 
 
-def test_another_paths_problems_are_printed_after_the_warning(tmp_path: Path) -> None:
+def test_another_paths_problems_are_printed_after_it_is_said_to_be_never_read(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "tiebreak.yaml"
     path.write_text("paths:\n  exclude: vendor/**\n", encoding="utf-8")
 
@@ -113,7 +113,8 @@ def test_another_paths_problems_are_printed_after_the_warning(tmp_path: Path) ->
 
     assert result.exit_code == 1
     assert result.stdout == (
-        f"{path}: warning: the App reads only .github/tiebreak.yml, not this file\n"
+        f"{path}: the App never reads this file: it reads only .github/tiebreak.yml, at the "
+        "repository's root\n"
         f"{path}:2: paths.exclude must be a list of globs (gitignore-style, such as 'src/**')\n"
     )
 

@@ -17,6 +17,8 @@ HELLO = PullAddress("Codertocat", "Hello-World", 2)
         ("https://github.com/Codertocat/Hello-World/pull/2/files", PUBLIC, HELLO),
         ("https://github.com/Codertocat/Hello-World/pull/2#discussion_r1", PUBLIC, HELLO),
         ("Codertocat/Hello-World#2", PUBLIC, HELLO),
+        ("github.com/Codertocat/Hello-World/pull/2", PUBLIC, HELLO),
+        ("ghe.example.com/Codertocat/Hello-World/pull/2/files", ENTERPRISE, HELLO),
         ("https://ghe.example.com/Codertocat/Hello-World/pull/2", ENTERPRISE, HELLO),
         ("https://github.com/a/b.c_d-e/pull/12345", PUBLIC, PullAddress("a", "b.c_d-e", 12345)),
     ],
@@ -42,6 +44,7 @@ def test_an_address_names_its_pull_request(text: str, api: str, expected: PullAd
         ("https://github.com/Codertocat/Hello World/pull/2", PUBLIC),
         ("Codertocat/Hello-World#99999999999", PUBLIC),
         ("Codertocat/.#2", PUBLIC),
+        ("github.com.evil.example/Codertocat/Hello-World/pull/2", PUBLIC),
     ],
 )
 def test_an_address_of_anything_else_is_refused(text: str, api: str) -> None:

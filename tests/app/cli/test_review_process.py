@@ -3,15 +3,18 @@
 import json
 import os
 import pty
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
+from tests.kits.command import tiebreak as run_tiebreak
 from tests.scenarios.debates import (
     AGREED,
     LOG_LINE,
@@ -338,3 +341,95 @@ def test_json_on_a_terminal_keeps_the_model_s_text_as_data_and_drives_nothing(
     claims = {f["finding"]["claim"] for u in review["units"] for f in u["findings"]}
     assert claims == {driven(CLAIM), driven(DIVIDE)}, said
     assert review["walkthrough"]["description"] == [driven(DESCRIPTION)]
+
+
+def test_a_diff_in_colour_is_said_to_be_in_colour(tmp_path: Path) -> None:
+    coloured = "".join(f"\x1b[1m{line}\x1b[m\n" for line in DIFF.splitlines())
+
+    done = run_tiebreak("review", "-", stdin=coloured, cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "tiebreak: the diff has colour escape codes: make it with --no-color (or --color=never)\n"
+    )
+
+
+def test_a_stat_summary_is_said_to_be_no_diff(tmp_path: Path) -> None:
+    summary = " payments.py | 2 +-\n 1 file changed, 1 insertion(+), 1 deletion(-)\n"
+
+    done = run_tiebreak("review", "-", stdin=summary, cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "tiebreak: this is a --stat summary, not a diff: make it without --stat\n"
+    )
+
+
+def test_the_config_and_command_taken_from_the_base_are_announced(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git = ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@example.com"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".github").mkdir()
+    (repo / ".github" / "tiebreak.yml").write_text(
+        "verify:\n  command: python -m pytest -q {test}\n  setup: make deps\n"
+    )
+    (repo / "payments.py").write_text(PAYMENTS_BEFORE)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    base = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (repo / "payments.py").write_text(PAYMENTS_AFTER)
+    subprocess.run([*git, "commit", "-qam", "head"], check=True)
+    change = subprocess.run(
+        [*git, "diff", "HEAD~1", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout
+
+    refused = Error(401, "authentication_error", "invalid x-api-key")
+    with FakeMessagesAPI.queued(report_findings=[refused]) as api:
+        done = run_tiebreak(
+            "review", "-", "--repo", str(repo), "--base", "HEAD~1", stdin=change, cwd=tmp_path,
+            env={"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url},
+        )  # fmt: skip
+
+    lines = done.stderr.splitlines()
+    assert f"tiebreak: config: .github/tiebreak.yml at HEAD~1 ({base[:7]})" in lines
+    assert (
+        "tiebreak: findings' tests: python -m pytest -q {test}, after make deps "
+        "(from .github/tiebreak.yml at HEAD~1)"
+    ) in lines
+
+
+def test_ctrl_c_ends_the_review_with_130_and_what_was_spent(tmp_path: Path) -> None:
+    asked, answered = threading.Event(), threading.Event()
+
+    def held(body: dict[str, Any]) -> Error:
+        asked.set()  # the coder is being asked: the tester's report is spent
+        answered.wait(timeout=60)
+        return Error(500, "api_error", "Ended")
+
+    with FakeMessagesAPI(QueuedResponder(report_findings=AGREED["report_findings"],
+                                         answer_findings=[held])) as api:  # fmt: skip
+        (tmp_path / "change.diff").write_text(DIFF)
+        running = subprocess.Popen(
+            [str(TIEBREAK), "review", "change.diff"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "ANTHROPIC_API_KEY": api.api_key,
+                 "ANTHROPIC_BASE_URL": api.base_url, "TIEBREAK_ENV_FILE": ""},
+        )  # fmt: skip
+        assert asked.wait(timeout=60)
+        running.send_signal(signal.SIGINT)
+        try:
+            _, err = running.communicate(timeout=60)
+        finally:
+            answered.set()
+
+    assert running.returncode == 130, err
+    (call,) = [line for line in err.splitlines() if "report_findings" in line]
+    billed = call.rsplit(" · ", 1)[-1]  # the tester's report: "N billed tokens"
+    # Two calls: the report, and the coder's, cut short (billed nothing).
+    assert err.splitlines()[-1] == f"tiebreak: interrupted: 2 calls · {billed} spent"
+    assert "Aborted!" not in err

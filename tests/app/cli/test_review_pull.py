@@ -12,6 +12,7 @@ from click.testing import CliRunner, Result
 from app.cli.main import main
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.command import tiebreak
 from tests.scenarios.debates import AGREED, LOG_LINE, PAYMENTS
 from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 
@@ -321,3 +322,26 @@ def test_a_description_is_refused_for_a_pull_request_which_has_its_own(
     assert result.exit_code == 2
     assert "a pull request's title and description are read from GitHub" in result.stderr
     assert github.requests == []
+
+
+def test_an_address_without_its_scheme_is_a_pull_requests(
+    github: FakeGitHub, model: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    token = github.issue_person_token(PERSON, repos=[REPO])
+    host = github.base_url.split("://", 1)[1]
+
+    done = tiebreak(
+        "review",
+        f"{host}/{REPO}/pull/{NUMBER}",
+        cwd=tmp_path,
+        env={
+            "ANTHROPIC_API_KEY": model.api_key,
+            "ANTHROPIC_BASE_URL": model.base_url,
+            "GITHUB_API_URL": github.base_url,
+            "GITHUB_TOKEN": token,
+        },
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert f"reviewing {SHORT} at {HEAD[:7]}" in done.stderr
+    assert f"{PAYMENTS}:16  blocker  fixed · unanimous · round 1" in done.stdout

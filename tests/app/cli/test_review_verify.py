@@ -4,6 +4,7 @@ off-by-one reproduced and its fix verified, a false finding withdrawn, a broken 
 bug older than the change shown as no proof."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from click.testing import CliRunner, Result
 
 from app.cli.main import main
 from tests.app.verification.conftest import needs_bwrap
+from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.command import tiebreak
 from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
 from tests.scenarios.shop import BUG_LINE, COMMAND, FIX, REPRODUCTION, Project, make_project
 
@@ -216,3 +219,31 @@ def test_an_editable_install_from_outside_the_checkout_is_said_not_to_be_seen(
         f"tiebreak: note: .venv has helpers installed in editable mode from {elsewhere}, "
         "outside the checkout, which a run does not see: a test importing helpers fails"
     ) in result.stderr
+
+
+def test_each_trial_is_said_as_it_starts_and_ends_on_standard_error(project: Project) -> None:
+    patch = project.checkout.parent / "change.diff"
+    patch.write_text(project.diff.text)
+    script = {**SCRIPT, "report_findings": [{"findings": [OFF_BY_ONE]}]}
+    script["evaluate_answers"] = [
+        {"evaluations": [{"finding_id": "F1", "decision": "accept", "reason": "Fine."}]}
+    ]
+    script["answer_findings"] = [{"answers": [SCRIPT["answer_findings"][0]["answers"][0]]}]
+    with FakeMessagesAPI(QueuedResponder(**script)) as api:
+        done = tiebreak(
+            "review", str(patch), "--repo", str(project.checkout), "--verify", COMMAND,
+            "--base", project.base, "--json",
+            env={"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url},
+        )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    trials = [line for line in done.stderr.splitlines() if line.startswith("tiebreak: test ")]
+    test = f"tiebreak: test {REPRODUCTION.path}"
+    assert [re.sub(r"\(\d+\.\d s\)", "(S)", line) for line in trials] == [
+        f"{test}: running at the base and the head",
+        f"{test}: reproduced (S)",
+        f"{test}: running at the head with the coder's patch",
+        f"{test}: passes with the patch (S)",
+    ]
+    (unit,) = json.loads(done.stdout)["units"]  # standard output is the JSON alone
+    assert unit["findings"][0]["verification"]["verdict"] == "reproduced"
