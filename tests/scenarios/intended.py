@@ -105,6 +105,17 @@ def intended_unit(*, evidence: bool = True) -> ReviewUnit:
     return replace(unit, intent=DESCRIPTION if evidence else "")
 
 
+def split_unit() -> ReviewUnit:
+    """The change split as a large pull request is, a file to a unit: the unit of the code,
+    whose changelog and test are other units' (each unit is handed the whole diff's changed
+    lines, as a review hands them)."""
+    before = {CART: CART_BASE, CHANGELOG: None, CART_TEST: OWN_TEST}
+    diff = Diff.parse(git_diff({p: (before[p], text) for p, text in files(True).items()}))
+    units = diff.units(max_tokens=1)
+    assert [u.diff.paths for u in units] == [(CART,), (CART_TEST,), (CHANGELOG,)]
+    return replace(units[0], intent=DESCRIPTION)
+
+
 def make_intended(root: Path, *, evidence: bool = True) -> Project:
     """The project at `root` (new), at the head that leaves refunds out."""
     return make_project(root, files(evidence))
