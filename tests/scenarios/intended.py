@@ -116,6 +116,20 @@ def split_unit() -> ReviewUnit:
     return replace(units[0], intent=DESCRIPTION)
 
 
+GUIDE = "GUIDE.md"
+GUIDE_TEXT = "".join(
+    f"- Step {n}: check the cart before a refund is settled.\n" for n in range(1000)
+)
+"""A user's guide the pull request adds, large enough that a review of the pull request is
+split: the code and its test in one unit, the guide in one, the changelog in another."""
+
+
+def make_split(root: Path) -> Project:
+    """The project at `root` (new), at the head that leaves refunds out, with evidence, and a
+    large guide beside: a review of a large pull request, in several units."""
+    return make_project(root, files(True) | {GUIDE: GUIDE_TEXT})
+
+
 def make_intended(root: Path, *, evidence: bool = True) -> Project:
     """The project at `root` (new), at the head that leaves refunds out."""
     return make_project(root, files(evidence))
