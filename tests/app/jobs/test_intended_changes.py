@@ -209,6 +209,39 @@ async def test_an_intent_left_open_is_ruled_a_behaviour_change_when_a_person_ask
     assert check.states[-1] == ("completed", "success")
 
 
+async def test_a_changelog_the_config_leaves_out_of_the_review_is_evidence_for_a_later_ruling(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The config's `paths` leave the changelog out of the review, not out of the pull
+    request: it is cited in the debate, and the arbiter a person asks for later weighs it."""
+    described(github)
+    settings = "debate:\n  arbitration: false\n  max_exchanges_per_finding: 1\n"
+    left_out = "paths:\n  exclude: [CHANGELOG.md]\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + settings + left_out)
+    rejected = ScriptedLLM(
+        by_role(
+            tester=[report(OVERDRAWN), evaluations(reject("F1", "An overdraft is the rule."))],
+            coder=[answers(INTENDED)],
+        )
+    )
+    await review_in_actions(github, key, redis_url, rejected, client)
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    assert all(CHANGES not in "".join(b.text for b in r.blocks) for r in rejected.requests)
+    ruled = {"finding_id": "F1", "ruling": "intended", "reasoning": "The refusal is the point."}
+    llm = ScriptedLLM(by_role(arbiter=[rulings(ruled), rulings(ruled)]))
+    asking = asked(github, ("arbitrate", None), association="OWNER")
+
+    await run_worker(github, key, redis_url, llm, asking.enqueue)
+
+    retried = "was refused for the reasons below"
+    assert [b.text for r in llm.requests for b in r.blocks if retried in b.text] == []
+    _, ruling = github.reviews(REPO, NUMBER)
+    (posted,) = ruling.comments
+    assert "**🔵 Behaviour change**" in posted.body
+    assert "<code>CHANGELOG.md:3</code>, changed by the pull request" in posted.body
+    assert github.issue_labels(REPO, NUMBER) == []
+
+
 def citing(request: LLMRequest) -> Reply:
     """The agents of the pull request split a file to a unit: in the code's unit the tester
     proves its finding and the coder shows it intended, citing the changelog and the test,
