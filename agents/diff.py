@@ -229,8 +229,9 @@ class ReviewUnit:
 
     @property
     def elsewhere(self) -> str:
-        """The files other units change, as the unit's agents read them: no diff, their
-        paths and changed lines (`agents.pull_changes`); empty for none."""
+        """The files the pull request changes outside the unit's slice, as its agents read
+        them: no diff, their paths and changed lines (`agents.pull_changes`); empty for
+        none."""
         return "" if self.changes is None else self.changes.listed(self.diff.paths)
 
 

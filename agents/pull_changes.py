@@ -6,7 +6,8 @@ own slice of the diff. Evidence that a change of behaviour is intended (a change
 test) may sit in another unit's slice; a unit is handed the whole pull request's line numbers
 (:class:`PullChanges`, small: ranges, no text), so that such a citation is checked as one of
 its own files' would be, and the cited test is run at the head. Its agents read only the
-paths of the other units' files (:meth:`PullChanges.elsewhere`), never their diff.
+paths of the files outside its slice and the lines changed there (:meth:`PullChanges.listed`),
+never their diff: enough for the coder to know a changelog is there to cite.
 """
 
 from collections.abc import Iterable, Sequence
