@@ -341,6 +341,9 @@ async def _review(
             click.echo(f"tiebreak: {related.note}", err=True)
         read = replace(reading, outlines=outlines, related=related, conventions=conventions)
         units = read.attach(diff.units())
+        if subject.pull is not None and (changes := subject.pull[1].changes) is not None:
+            # As the App does: evidence may be cited from files the config's paths leave out.
+            units = [replace(unit, changes=changes) for unit in units]
         async with proofs as proving:
             expected = estimate(units, policy, tests=proving is not None)
             click.echo(f"tiebreak: {expected.describe()}", err=True)
