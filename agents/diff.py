@@ -18,6 +18,7 @@ from agents.conventions import ProjectTests
 from agents.errors import DiffError
 from agents.failures.additions import Additions
 from agents.models.tokens import typical_tokens
+from agents.pull_changes import FileChanges, PullChanges, spans
 from policies.coverage import rank
 
 DEFAULT_UNIT_TOKENS = 12_000
@@ -150,6 +151,21 @@ class Diff:
             ((f.path, line) for f in kept for line in f.added_lines()),
         )
 
+    def changes(self) -> PullChanges:
+        """The lines each file it adds or changes has changed and shown, without their text
+        (:mod:`agents.pull_changes`)."""
+        return PullChanges(
+            files=tuple(
+                FileChanges(
+                    path=f.path,
+                    added=spans(n for hunk in f.hunks for n in hunk.added()),
+                    shown=spans(f.right_lines()),
+                )
+                for f in self.files
+                if not f.deleted
+            )
+        )
+
     def hunk_covering(self, path: str, start: int, end: int) -> Hunk | None:
         """The hunk whose RIGHT side holds all of start..end of `path`, if any."""
         diff_file = self._by_path.get(path)
@@ -180,8 +196,11 @@ class Diff:
             size += tokens
         # Inside a unit the files read in the diff's order, as a person reads the diff.
         order = {f.path: n for n, f in enumerate(self.files)}
+        changes = self.changes()
         return [
-            ReviewUnit(f"u{i}", Diff(tuple(sorted(b, key=lambda f: order[f.path]))))
+            ReviewUnit(
+                f"u{i}", Diff(tuple(sorted(b, key=lambda f: order[f.path]))), changes=changes
+            )
             for i, b in enumerate(batches, 1)
         ]
 
@@ -204,6 +223,22 @@ class ReviewUnit:
     conventions: ProjectTests | None = None
     """How the repository's tests are written and run (`agents.conventions`), when its
     findings' tests run: the same for every unit of a review."""
+    changes: PullChanges | None = None
+    """The whole pull request's changed lines, against which a citation of evidence is
+    checked (`agents.pull_changes`): the same for every unit of a review; None: the unit's
+    own diff is all there is."""
+
+    @property
+    def pull_changes(self) -> PullChanges:
+        """What the pull request changes, as far as the unit knows it."""
+        return self.diff.changes() if self.changes is None else self.changes
+
+    @property
+    def elsewhere(self) -> str:
+        """The files the pull request changes outside the unit's slice, as its agents read
+        them: no diff, their paths and changed lines (`agents.pull_changes`); empty for
+        none."""
+        return "" if self.changes is None else self.changes.listed(self.diff.paths)
 
 
 def diff_text(data: bytes) -> str:

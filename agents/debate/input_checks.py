@@ -77,7 +77,7 @@ class InputChecks:
         self.diff = diff
         self.protected = protected
         self.proofs = proofs or Proofs()
-        self.intents = intents or Intents(diff)
+        self.intents = intents or Intents(diff.changes())
 
     def report(self, raw: dict[str, Any], asked: Sequence[str] = ()) -> Checked[ReportFindings]:
         shape = _Report.model_validate(raw)

@@ -11,10 +11,12 @@ pull request* (:class:`agents.protocol.Citation`):
 * a test it adds or changes, as asserting the new behaviour.
 
 What can be checked is: a quote must be in the description, cited lines must be lines the
-unit's diff adds or changes, and a cited test of the pull request is run at the head, where
-it must pass (:class:`agents.debate.needs.OwnTest`). An `intended` answer that cites nothing
-checkable is refused with the reason, as is one with a patch (it keeps the code). Where
-tests are not run, the citations' existence is all that is checked, and the agents are told so.
+pull request's diff adds or changes (in whichever review unit's slice: a unit is handed the
+whole pull request's changed lines, :mod:`agents.pull_changes`), and a cited test of the pull
+request, in any unit, is run at the head, where it must pass
+(:class:`agents.debate.needs.OwnTest`). An `intended` answer that cites nothing checkable is
+refused with the reason, as is one with a patch (it keeps the code). Where tests are not run,
+the citations' existence is all that is checked, and the agents are told so.
 
 The tester may accept the intent (the finding ends `intended`), or reject it; on a deadlock
 the arbiter may rule `intended`, but only on a proven finding whose latest answer is
@@ -28,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.conventions import test_kind
-from agents.diff import Diff
 from agents.outcome import IntendedBy, Message, MessageKind
 from agents.protocol import (
     Answer,
@@ -40,6 +41,7 @@ from agents.protocol import (
     RulingKind,
     Stance,
 )
+from agents.pull_changes import PullChanges
 from agents.verification import OwnTestRun
 
 NO_EVIDENCE = (
@@ -60,7 +62,8 @@ class Intents:
     """What the coder cited to show each finding's behaviour change intended, and what
     Tiebreak checked of it."""
 
-    diff: Diff
+    changes: PullChanges
+    """What the whole pull request adds or changes, whichever unit's slice holds it."""
     description: str = ""
     """The pull request's title and description, as its agents read them."""
     tests_run: bool = False
@@ -128,7 +131,8 @@ class Intents:
             self.answers.pop(answer.finding_id, None)
 
     def cited_tests(self, answer: Answer) -> list[str]:
-        """The pull request's tests `answer` cites (files of the diff that are tests)."""
+        """The pull request's tests `answer` cites (files of its diff, in any unit, that are
+        tests)."""
         cited = (c.path for c in answer.citations if c.path is not None)
         return list(dict.fromkeys(p for p in cited if test_kind(p) is not None and self._kept(p)))
 
@@ -204,19 +208,17 @@ class Intents:
         path, start, end = citation.path or "", citation.start_line, citation.end_line
         if start is None or end is None or start > end:
             return f"{path}: cite its lines (start_line..end_line)"
-        diff_file = self.diff.file(path)
-        if diff_file is None or diff_file.deleted:
+        changed = self.changes.file(path)
+        if changed is None:
             return f"{path} is not a file this change adds or changes"
-        added = {n for hunk in diff_file.hunks for n in hunk.added()}
-        if not added & set(range(start, end + 1)):
+        if not changed.adds_any(start, end):
             return f"{path}:{start}-{end} are not lines this change adds or changes"
-        if not all(n in diff_file.right_lines() for n in range(start, end + 1)):
+        if not changed.shows_all(start, end):
             return f"{path}:{start}-{end} are not all lines the diff shows"
         return None
 
     def _kept(self, path: str) -> bool:
-        diff_file = self.diff.file(path)
-        return diff_file is not None and not diff_file.deleted
+        return self.changes.file(path) is not None
 
 
 def _own_lines_problem(citation: Citation, finding: Finding | None) -> str | None:

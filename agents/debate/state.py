@@ -87,7 +87,7 @@ class DebateState:
         """The state of a debate over `unit` before anyone has spoken."""
         panel = policy.panel()
         proofs = Proofs(terms, unit.diff.additions())
-        intents = Intents(unit.diff, unit.intent, tests_run=terms is not None)
+        intents = Intents(unit.pull_changes, unit.intent, tests_run=terms is not None)
         walkthrough = bool(summary and summary.walkthrough)
         per_turn, total = policy.max_findings_per_turn, policy.max_findings_total
         return cls(

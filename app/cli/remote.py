@@ -15,6 +15,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from agents.diff import Diff
+from agents.pull_changes import PullChanges
 from app.cli.pull_address import PullAddress
 from app.events import PullKey
 from app.github.configs import repository_config
@@ -54,6 +55,9 @@ class RemotePull:
     read: str
     """What was read, for the terminal."""
     guidance: Guidance = field(default_factory=Guidance)
+    changes: PullChanges | None = None
+    """The whole pull request's changed lines, the files `paths` leave out included: evidence
+    of intent may be cited from any of them (`agents.pull_changes`)."""
 
 
 def find_token(environment: str | None, host: str) -> Token | None:
@@ -113,11 +117,13 @@ async def fetch(github: InstallationClient, ref: PullKey, limits: ReadingLimits)
         config.instructions, config.path_instructions, {f.path: texts[f] for f in guidelines}
     )
     if not config.context.enabled:
-        return RemotePull(pull, diff, config, problems, None, "context is off in the config")
+        off = "context is off in the config"
+        return RemotePull(pull, diff, config, problems, None, off, changes=whole.changes())
     kept, left_out = limits.within(
         ((f.path, found), len(found.encode())) for f in heads if (found := texts[f])
     )
     read = f"code around the changes read from {ref.full_name} at {pull.head_sha[:7]}"
     if unread := [f.path for f in too_large] + [path for path, _ in left_out]:
         read += f"; not read, too large: {', '.join(map(repr, unread))}"
-    return RemotePull(pull, diff, config, problems, dict(kept), read, guidance)
+    changes = whole.changes()
+    return RemotePull(pull, diff, config, problems, dict(kept), read, guidance, changes)

@@ -257,7 +257,11 @@ async def _units(subject: _Subject) -> list[ReviewUnit]:
     if related is not None and related.note:
         click.echo(f"tiebreak: {related.note}", err=True)
     read = replace(reading, outlines=outlines, related=related, conventions=conventions)
-    return read.attach(diff.units())
+    units = read.attach(diff.units())
+    if subject.pull is not None and (changes := subject.pull[1].changes) is not None:
+        # As the App does: evidence may be cited from files the config's paths leave out.
+        units = [replace(unit, changes=changes) for unit in units]
+    return units
 
 
 async def _review(

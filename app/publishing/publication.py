@@ -14,6 +14,7 @@ from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, StringConstraints
 
 from agents.diff import Diff, ReviewUnit
 from agents.outcome import FindingOutcome
+from agents.pull_changes import PullChanges
 from agents.review import Review
 from app.bodies import (
     LIMIT,
@@ -180,6 +181,9 @@ class RunRecord(BaseModel):
     conclusion: str
     review: Review
     diff: str
+    changes: PullChanges | None = None
+    """The whole pull request's changed lines, which its units checked citations against
+    (`agents.pull_changes`); None for a run recorded before they were kept: its diff's."""
     policy: DebatePolicy = DebatePolicy()
     """The policy the run debated under, for a later arbitration."""
     config: RepoConfig = RepoConfig()
@@ -200,7 +204,12 @@ class RunRecord(BaseModel):
         read = ((unit, self.readings.get(unit.id, none)) for unit in units)
         return {
             unit.id: replace(
-                unit, context=r.context, guidance=r.guidance, learned=r.learned, intent=r.intent
+                unit,
+                context=r.context,
+                guidance=r.guidance,
+                learned=r.learned,
+                intent=r.intent,
+                changes=self.changes or unit.changes,
             )
             for unit, r in read
         }

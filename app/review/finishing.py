@@ -78,6 +78,7 @@ async def publish(
             conclusion=conclusion,
             review=review,
             diff=diff.text,
+            changes=plan.changes,
             policy=plan.policy,
             config=config,
             details_url=details_url,

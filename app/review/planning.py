@@ -106,6 +106,11 @@ async def plan(context: RunContext, pull: PullRequest) -> Planned | str:
     )
     if tests is None:  # no test runs: the tester writes none, and reads nothing of them
         units = [replace(unit, conventions=None) for unit in units]
+    # Evidence of intent may be cited from any file the pull request changes, in another
+    # unit or left out of the review by the config's paths: each unit checks citations
+    # against the whole diff's changed lines, never reading its text.
+    changes = whole.changes()
+    units = [replace(unit, changes=changes) for unit in units]
     expected = estimate(units, policy, binary=reviewed.binaries)
     log.info("review of %s: %s", ref.key, expected.describe())
     run_plan = RunPlan(
@@ -120,6 +125,7 @@ async def plan(context: RunContext, pull: PullRequest) -> Planned | str:
         config=config,
         config_notes=list(context.config_problems),
         excluded_files=len(whole.files) - len(diff.files),
+        changes=changes,
         tests=tests,
         tests_note=tests_note,
         head_not_read=head_not_read,

@@ -8,7 +8,9 @@ The coordinator parses the pull request's diff once, splits it into review units
 - one :class:`UnitPlan` per unit, packed: its own slice of the diff and what its debate needs.
 
 A unit job reads its unit's key and nothing else of the plan, so what it reads and parses is
-the size of its unit, whatever the size of the pull request.
+the size of its unit, whatever the size of the pull request, but for the whole pull request's
+changed line numbers (:mod:`agents.pull_changes`, no text), which its citations are checked
+against.
 """
 
 from pydantic import BaseModel, ConfigDict
@@ -17,6 +19,7 @@ from redis.asyncio import Redis
 from agents.conventions import ProjectTests
 from agents.coverage import CostEstimate
 from agents.diff import Diff, ReviewUnit
+from agents.pull_changes import PullChanges
 from app.events import PullRequestRef
 from app.publishing.publication import UnitReading
 from app.publishing.rereview import RunScope
@@ -76,6 +79,9 @@ class RunPlan(BaseModel):
     config_notes: list[ConfigProblem] = []
     """What is wrong with the config's files, or what they warn of."""
     excluded_files: int = 0
+    changes: PullChanges | None = None
+    """The whole pull request's changed lines, which its units check citations against
+    (`agents.pull_changes`), for the record a later ruling is asked of."""
     tests: ActionsTesting | None = None
     """How the units run their findings' tests; None: they run none."""
     tests_note: str = ""
@@ -124,6 +130,9 @@ class UnitPlan(BaseModel):
     conventions: ProjectTests | None = None
     """How the repository's tests are written and run (`agents.conventions`), when its
     findings' tests run."""
+    changes: PullChanges | None = None
+    """The whole pull request's changed lines, without their text (`agents.pull_changes`):
+    a citation of a file another unit changes is checked against them."""
 
     def review_unit(self) -> ReviewUnit:
         return ReviewUnit(
@@ -134,6 +143,7 @@ class UnitPlan(BaseModel):
             self.learned,
             self.intent,
             self.conventions,
+            self.changes,
         )
 
 
@@ -159,6 +169,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 summary=plan.config.summary,
                 intent=unit.intent,
                 conventions=unit.conventions,
+                changes=unit.changes,
             )
         )
     return values

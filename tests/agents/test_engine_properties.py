@@ -469,7 +469,7 @@ def holds_to_its_evidence(result: FindingOutcome, unit: ReviewUnit) -> None:
     shown = result.intended
     assert shown is not None
     assert shown.citations
-    intents = Intents(unit.diff, unit.intent)
+    intents = Intents(unit.pull_changes, unit.intent)
     assert all(intents.citation_problem(c, result.finding) is None for c in shown.citations)
     assert all(run.passed is not False for run in shown.tests)
     if result.consensus is Consensus.ARBITER:

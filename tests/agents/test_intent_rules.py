@@ -33,11 +33,14 @@ from tests.scenarios.intended import (
     CART,
     CART_TEST,
     CHANGELOG,
+    CHANGELOG_HEAD,
+    CHANGELOG_LINE,
     OLD_RULE_TEST,
     RULE_LINE,
     finding,
     intended,
     intended_unit,
+    split_unit,
 )
 
 ONE_ROUND = DebatePolicy(max_rounds=1)
@@ -134,6 +137,62 @@ async def test_an_intended_answer_that_cites_nothing_checkable_is_refused_with_t
     assert "the pull request's description does not say 'refunds were always a bug'" in said[1]
     assert f"{CART}:1-2 are not lines this change adds or changes" in said[2]
     assert "docs/rules.md is not a file this change adds or changes" in said[3]
+
+
+async def test_evidence_changed_in_another_unit_of_a_large_pull_request_shows_the_intent() -> None:
+    """The changelog and the project's test are other units' slices of the pull request: the
+    unit of the code checks their citation against the whole pull request's changed lines,
+    and runs the cited test at the head, without reading their diff."""
+    verifying = verifier()
+    changelog = {"path": CHANGELOG, "start_line": CHANGELOG_LINE, "end_line": CHANGELOG_LINE}
+    own_test = {"path": CART_TEST, "start_line": 8, "end_line": 9}
+
+    cited = answers(intended(cited=[changelog, own_test]))
+
+    # The coder gives its evidence again should its answer be refused, as a model would.
+    outcome, llm = await debate(
+        verifying,
+        split_unit(),
+        NO_ARBITER,
+        tester=[report(finding()), evaluations(accept("F1", "The changelog says so."))],
+        coder=[cited, cited],
+    )
+
+    assert not refusals(llm, Role.CODER)
+    (result,) = outcome.findings
+    assert (result.resolution, result.consensus) == (Resolution.INTENDED, Consensus.UNANIMOUS)
+    assert result.behaviour_change
+    assert result.intended is not None
+    assert [c.path for c in result.intended.citations] == [CHANGELOG, CART_TEST]
+    # The test of the pull request's that another unit changes ran at the head, and passed.
+    assert verifying.ran_own == [CART_TEST]
+    (own,) = result.intended.tests
+    assert (own.test, own.passed) == (CART_TEST, True)
+    # Every call read where the other units' evidence is, never their diff.
+    for request in llm.requests:
+        read = "\n".join(b.text for b in request.blocks)
+        assert f"{CHANGELOG} (lines 1-3)" in read
+        assert CHANGELOG_HEAD.splitlines()[2] not in read
+
+
+async def test_a_citation_of_lines_no_unit_of_the_pull_request_changes_is_still_refused() -> None:
+    unchanged = intended(cited=[{"path": CHANGELOG, "start_line": 7, "end_line": 7}])
+    elsewhere = intended(cited=[{"path": "docs/rules.md", "start_line": 1, "end_line": 1}])
+    cited = {"path": CHANGELOG, "start_line": CHANGELOG_LINE, "end_line": CHANGELOG_LINE}
+
+    outcome, llm = await debate(
+        verifier(),
+        split_unit(),
+        policy=DebatePolicy(max_turn_attempts=3),
+        tester=[report(finding()), evaluations(accept("F1", "Right."))],
+        coder=[answers(unchanged), answers(elsewhere), answers(intended(cited=[cited]))],
+    )
+
+    said = refusals(llm, Role.CODER)
+    assert f"{CHANGELOG}:7-7 are not lines this change adds or changes" in said[0]
+    assert "docs/rules.md is not a file this change adds or changes" in said[1]
+    (result,) = outcome.findings
+    assert result.resolution is Resolution.INTENDED
 
 
 async def test_the_same_change_without_evidence_stays_a_proven_finding() -> None:

@@ -105,6 +105,31 @@ def intended_unit(*, evidence: bool = True) -> ReviewUnit:
     return replace(unit, intent=DESCRIPTION if evidence else "")
 
 
+def split_unit() -> ReviewUnit:
+    """The change split as a large pull request is, a file to a unit: the unit of the code,
+    whose changelog and test are other units' (each unit is handed the whole diff's changed
+    lines, as a review hands them)."""
+    before = {CART: CART_BASE, CHANGELOG: None, CART_TEST: OWN_TEST}
+    diff = Diff.parse(git_diff({p: (before[p], text) for p, text in files(True).items()}))
+    units = diff.units(max_tokens=1)
+    assert [u.diff.paths for u in units] == [(CART,), (CART_TEST,), (CHANGELOG,)]
+    return replace(units[0], intent=DESCRIPTION)
+
+
+GUIDE = "GUIDE.md"
+GUIDE_TEXT = "".join(
+    f"- Step {n}: check the cart before a refund is settled.\n" for n in range(1000)
+)
+"""A user's guide the pull request adds, large enough that a review of the pull request is
+split: the code and its test in one unit, the guide in one, the changelog in another."""
+
+
+def make_split(root: Path) -> Project:
+    """The project at `root` (new), at the head that leaves refunds out, with evidence, and a
+    large guide beside: a review of a large pull request, in several units."""
+    return make_project(root, files(True) | {GUIDE: GUIDE_TEXT})
+
+
 def make_intended(root: Path, *, evidence: bool = True) -> Project:
     """The project at `root` (new), at the head that leaves refunds out."""
     return make_project(root, files(evidence))

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import respx
 from click.testing import CliRunner, Result
@@ -17,15 +18,20 @@ from click.testing import CliRunner, Result
 from app.cli.exits import EXIT_PROBLEMS
 from app.cli.main import main
 from tests.app.verification.conftest import needs_bwrap
-from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool
+from tests.kits.messages import BASE_URL, MESSAGES_URL, by_tool, forced_tool, message
 from tests.scenarios.intended import (
+    CART,
     CART_TEST,
+    CHANGELOG,
+    CHANGELOG_HEAD,
     DESCRIPTION,
+    GUIDE,
     OLD_RULE_TEST,
     QUOTE,
     finding,
     intended,
     make_intended,
+    make_split,
 )
 from tests.scenarios.shop import COMMAND, Project
 
@@ -60,15 +66,28 @@ UNSHOWN: dict[str, list[dict[str, Any]]] = {
 }
 
 
+def in_the_code_unit(request: httpx.Request) -> httpx.Response:
+    """The agents of a review split in units: in the code's unit the tester proves its finding
+    and the coder shows it intended, citing the changelog another unit reviews, as often as it
+    is asked; the other units' testers find nothing."""
+    tool = forced_tool(request)
+    if f"+++ b/{CART}" not in json.dumps(json.loads(request.content)["system"]):
+        return message(tool, {"findings": []})
+    return message(tool, SHOWN[tool][0])
+
+
 def review(
-    project: Project, script: dict[str, list[dict[str, Any]]], *args: str
+    project: Project,
+    script: dict[str, list[dict[str, Any]]],
+    *args: str,
+    answer: Any = None,
 ) -> tuple[Result, list[dict[str, Any]]]:
     patch = project.checkout.parent / "change.diff"
     patch.write_text(project.diff.text)
     env = {"ANTHROPIC_BASE_URL": BASE_URL, "ANTHROPIC_API_KEY": "sk-test"}
     command = ["review", str(patch), "--repo", str(project.checkout), "--verify", COMMAND]
     with respx.mock:
-        route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(**script))
+        route = respx.post(MESSAGES_URL).mock(side_effect=answer or by_tool(**script))
         result = CliRunner().invoke(main, [*command, "--base", project.base, *args], env=env)
         sent = [json.loads(c.request.content) for c in route.calls]
     return result, sent
@@ -99,6 +118,34 @@ def test_an_intended_documented_change_is_a_behaviour_change_not_a_defect(
     assert all(DESCRIPTION.splitlines()[0] in json.dumps(s) for s in sent)
     tester = [s for s in sent if s["tool_choice"]["name"] == "evaluate_answers"]
     assert QUOTE in json.dumps(tester[0]["messages"])
+
+
+def test_a_changelog_another_unit_of_a_large_diff_reviews_shows_the_change_intended(
+    tmp_path: Path,
+) -> None:
+    project = make_split(tmp_path)
+
+    result, sent = review(
+        project, {}, "--description", DESCRIPTION, "--json", answer=in_the_code_unit
+    )
+
+    assert result.exit_code == 0, result.output
+    units = json.loads(result.stdout)["units"]
+    assert len(units) == 3  # the code and its test, the guide, the changelog
+    (ended,) = [f for unit in units for f in unit["findings"]]
+    assert ended["verification"]["verdict"] == "reproduced"
+    assert (ended["resolution"], ended["consensus"]) == ("intended", "unanimous")
+    assert CHANGELOG in [c["path"] for c in ended["intended"]["citations"]]
+    (own,) = ended["intended"]["tests"]
+    assert (own["test"], own["passed"]) == (CART_TEST, True)
+    # The code's unit was told where the other units' lines are, never shown their diff.
+    coder = [s for s in sent if s["tool_choice"]["name"] == "answer_findings"]
+    assert coder
+    for request in coder:
+        read = json.dumps(request)
+        assert f"{CHANGELOG} (lines 1-3)" in read
+        assert f"{GUIDE} (lines 1-1000)" in read
+        assert CHANGELOG_HEAD.splitlines()[2][3:] not in read
 
 
 def test_the_terminal_tells_the_behaviour_change_and_its_evidence(shown: Project) -> None:

@@ -13,7 +13,19 @@ from app.cli.main import main
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
 from tests.kits.command import tiebreak
-from tests.scenarios.debates import AGREED, LOG_LINE, PAYMENTS
+from tests.scenarios.debates import (
+    AGREED,
+    LOG_LINE,
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    UNDEFINED,
+    accept,
+    answers,
+    evaluations,
+    git_diff,
+    report,
+)
 from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
 
 SHORT = f"{REPO}#{NUMBER}"
@@ -345,3 +357,35 @@ def test_an_address_without_its_scheme_is_a_pull_requests(
     assert done.returncode == 0, done.stderr
     assert f"reviewing {SHORT} at {HEAD[:7]}" in done.stderr
     assert f"{PAYMENTS}:16  blocker  fixed · unanimous · round 1" in done.stdout
+
+
+def test_a_changelog_the_config_leaves_out_is_still_evidence_of_intent(
+    github: FakeGitHub,
+) -> None:
+    """The config's `paths` leave the changelog out of the review, not out of the pull
+    request: the coder may cite it, as in the App's review."""
+    token = github.issue_person_token(PERSON, repos=[REPO])
+    changes = "# Changes\n\n- Refunds are logged to the `shop` logger.\n"
+    diff = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER), "CHANGELOG.md": (None, changes)})
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=diff)
+    config = "paths:\n  exclude: [CHANGELOG.md]\ndebate:\n  arbitration: false\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", config)
+    cited = {"path": "CHANGELOG.md", "start_line": 3, "end_line": 3}
+    intended = {"finding_id": "F1", "stance": "intended", "citations": [cited]}
+    # The coder gives its evidence again should its answer be refused, as a model would.
+    script = QueuedResponder(
+        report_findings=[report(UNDEFINED)],
+        answer_findings=[answers(intended), answers(intended)],
+        evaluate_answers=[evaluations(accept("F1", "The changelog says so."))],
+    )
+
+    with FakeMessagesAPI(script) as model:
+        result = review(github, model, SHORT, "--json", "--max-rounds", "1", token=token)
+
+    (unit,) = json.loads(result.stdout)["units"]
+    assert unit["transcript"]["turns"][1]["error"] is None
+    (ended,) = unit["findings"]
+    assert ended["resolution"] == "intended"
+    assert [c["path"] for c in ended["intended"]["citations"]] == ["CHANGELOG.md"]
+    assert result.exit_code == 0, result.output
+    assert all(changes.splitlines()[2] not in json.dumps(r.body) for r in model.requests)

@@ -13,7 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.debate.briefs import INTENT_INTRO
-from agents.models.scripted import ScriptedLLM, by_role
+from agents.models.llm import LLMRequest
+from agents.models.scripted import Reply, ScriptedLLM, by_role
+from agents.protocol import ToolName
 from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub
@@ -205,6 +207,90 @@ async def test_an_intent_left_open_is_ruled_a_behaviour_change_when_a_person_ask
     assert github.issue_labels(REPO, NUMBER) == []
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "success")
+
+
+async def test_a_changelog_the_config_leaves_out_of_the_review_is_evidence_for_a_later_ruling(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The config's `paths` leave the changelog out of the review, not out of the pull
+    request: it is cited in the debate, and the arbiter a person asks for later weighs it."""
+    described(github)
+    settings = "debate:\n  arbitration: false\n  max_exchanges_per_finding: 1\n"
+    left_out = "paths:\n  exclude: [CHANGELOG.md]\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + settings + left_out)
+    rejected = ScriptedLLM(
+        by_role(
+            tester=[report(OVERDRAWN), evaluations(reject("F1", "An overdraft is the rule."))],
+            coder=[answers(INTENDED)],
+        )
+    )
+    await review_in_actions(github, key, redis_url, rejected, client)
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    assert all(CHANGES not in "".join(b.text for b in r.blocks) for r in rejected.requests)
+    ruled = {"finding_id": "F1", "ruling": "intended", "reasoning": "The refusal is the point."}
+    llm = ScriptedLLM(by_role(arbiter=[rulings(ruled), rulings(ruled)]))
+    asking = asked(github, ("arbitrate", None), association="OWNER")
+
+    await run_worker(github, key, redis_url, llm, asking.enqueue)
+
+    retried = "was refused for the reasons below"
+    assert [b.text for r in llm.requests for b in r.blocks if retried in b.text] == []
+    _, ruling = github.reviews(REPO, NUMBER)
+    (posted,) = ruling.comments
+    assert "**🔵 Behaviour change**" in posted.body
+    assert "<code>CHANGELOG.md:3</code>, changed by the pull request" in posted.body
+    assert github.issue_labels(REPO, NUMBER) == []
+
+
+def citing(request: LLMRequest) -> Reply:
+    """The agents of the pull request split a file to a unit: in the code's unit the tester
+    proves its finding and the coder shows it intended, citing the changelog and the test,
+    as often as it is asked; the others' testers find nothing."""
+    if f"+++ b/{PAYMENTS}" not in request.blocks[0].text:
+        return report()
+    if request.tool.name is ToolName.REPORT_FINDINGS:
+        return report(OVERDRAWN)
+    if request.tool.name is ToolName.ANSWER_FINDINGS:
+        return answers(INTENDED)
+    return evaluations(accept("F1", "The changelog says so."))
+
+
+async def test_a_change_whose_changelog_another_unit_reviews_is_posted_as_a_behaviour_change(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """A pull request large enough to be split, a file to a unit: the coder of the code's unit
+    cites the changelog and the test that other units review, and shows the change intended."""
+    described(github)
+    no_arbiter = "debate:\n  arbitration: false\n"
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + no_arbiter)
+    llm = ScriptedLLM(citing)
+
+    await review_in_actions(github, key, redis_url, llm, client, unit_tokens=1)
+
+    assert len({r.unit for r in llm.requests}) == 3  # the code, the changelog, the test
+    body = comment(github).body
+    assert "**🔵 Behaviour change** · behaviour change · tester and coder agreed" in body
+    assert "<code>CHANGELOG.md:3</code>, changed by the pull request" in body
+    assert (
+        "the pull request's test <code>test&#95;refusals.py</code>: it passes at the head" in body
+    )
+    runs = sorted(github.workflow_runs(REPO), key=lambda r: r.id)
+    assert [(r.inputs["test_path"], r.inputs.get("own_test", "")) for r in runs] == [
+        ("test_overdrawn.py", ""),
+        (OWN_TEST, "true"),
+    ]
+    assert "```suggestion" not in body
+    assert "### Tiebreak: 1 behaviour change\n" in summary(github)
+    assert github.issue_labels(REPO, NUMBER) == []
+    (check,) = github.check_runs(REPO)
+    assert check.conclusion == "success"
+    # The code's unit read where the changelog's lines are, never the changelog itself.
+    coder = [r for r in llm.requests if r.agent == "coder"]
+    assert coder
+    for request in coder:
+        read = "\n".join(b.text for b in request.blocks)
+        assert "CHANGELOG.md (lines 1-3)" in read
+        assert "Refunds larger than the balance are refused." not in read
 
 
 def _read(blocks: Any, text: str) -> bool:
