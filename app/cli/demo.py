@@ -17,17 +17,18 @@ import click
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the review as JSON, as review does.")
 @click.option(
-    "--verify",
-    is_flag=True,
+    "--verify/--no-verify",
+    default=None,
     help="Run the tester's test in bubblewrap's sandbox at the base and the head, and the "
-    "coder's fix against it, as `review --verify` does (needs bubblewrap and git).",
+    "coder's fix against it, as `review --verify` does (needs bubblewrap and git). Default: "
+    "where the sandbox can run here; elsewhere the review goes on without it, saying why.",
 )
 @click.option("--no-browser", is_flag=True, help="Do not open the transcript page in a browser.")
-def demo(as_json: bool, verify: bool, no_browser: bool) -> None:
+def demo(as_json: bool, verify: bool | None, no_browser: bool) -> None:
     """Review a small bundled pull request with scripted agents: no key, no network.
 
     The review is real — Tiebreak's debate engine, its rules and budgets, the terminal view,
-    the transcript page and, with --verify, the findings' tests in the sandbox — but the
+    the transcript page and the findings' tests in the sandbox — but the
     tester, the coder and the arbiter answer from a script written for this pull request:
     no model is called, nothing is billed.
     """

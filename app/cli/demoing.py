@@ -2,6 +2,7 @@
 engine on scripted agents, shown as `review` shows a review, its transcript page written."""
 
 import asyncio
+import shutil
 import sys
 import tempfile
 import time
@@ -25,6 +26,7 @@ from app.cli.verifying import EnvironmentUnfit, VerifyRequest, proving
 from app.events import PullRequestRef
 from app.source_tree import conventions_in
 from app.store.transcripts import TranscriptRecord
+from app.verification.sandbox import sandbox_problem
 from policies.debate import DebatePolicy
 from policies.summary import SummaryConfig
 from policies.verify import VerifyConfig
@@ -32,8 +34,11 @@ from policies.verify import VerifyConfig
 EXIT_SETTLED, EXIT_UNRESOLVED = 0, 1
 
 
-def run(*, as_json: bool, verify: bool, no_browser: bool) -> None:
-    """The demo the options ask for, its exit status the command's."""
+def run(*, as_json: bool, verify: bool | None, no_browser: bool) -> None:
+    """The demo the options ask for, its exit status the command's; `verify` None: the
+    tester's test runs where the sandbox can run here."""
+    if verify is None:
+        verify = _sandbox_here()
     _say(DEMO_LABEL)
     pull = bundled()
     _say(f"reviewing {REPOSITORY}#{NUMBER}: {pull.title} (shipped with Tiebreak)")
@@ -80,6 +85,17 @@ def _record(pull: DemoPull, review: Review, started: float) -> TranscriptRecord:
 def _say(line: str) -> None:
     """A line on standard error, as `tiebreak review` tells its progress."""
     click.echo(f"tiebreak: {line}", err=True)
+
+
+def _sandbox_here() -> bool:
+    """Whether the demo's test can run in the sandbox here (bubblewrap and git at hand);
+    where it cannot, the review goes on without it, and says why."""
+    problem = sandbox_problem()
+    if problem is None and shutil.which("git") is None:
+        problem = "git is not installed"
+    if problem is not None:
+        _say(f"the tester's test is not run (--verify needs the sandbox): {problem}")
+    return problem is None
 
 
 def _checkout(pull: DemoPull, scratch: Path) -> Path:

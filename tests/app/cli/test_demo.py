@@ -50,7 +50,7 @@ def page_of(link: str) -> str:
 
 
 def test_the_demo_prints_a_whole_review_without_a_key(tmp_path: Path) -> None:
-    done, api = demo(tmp_path, "--no-browser")
+    done, api = demo(tmp_path, "--no-verify", "--no-browser")
 
     assert done.returncode == 0, done.stderr
     assert api.requests == []
@@ -74,7 +74,7 @@ def test_the_demo_prints_a_whole_review_without_a_key(tmp_path: Path) -> None:
 
 
 def test_the_demo_s_json_says_it_is_a_demo(tmp_path: Path) -> None:
-    done, api = demo(tmp_path, "--json", "--no-browser")
+    done, api = demo(tmp_path, "--json", "--no-verify", "--no-browser")
 
     assert done.returncode == 0, done.stderr
     assert api.requests == []
@@ -94,7 +94,9 @@ def test_the_demo_s_json_says_it_is_a_demo(tmp_path: Path) -> None:
 def test_with_verify_the_tester_s_test_is_reproduced_and_the_fix_verified(
     tmp_path: Path,
 ) -> None:
-    done, api = demo(tmp_path, "--verify", "--no-browser")
+    """Also as `tiebreak demo` alone runs it where the sandbox can run: the first thing a
+    person sees is a bug proved by its test and the fix the test verifies."""
+    done, api = demo(tmp_path, "--no-browser")
 
     assert done.returncode == 0, done.stderr
     assert api.requests == []
@@ -112,11 +114,25 @@ def test_with_verify_the_tester_s_test_is_reproduced_and_the_fix_verified(
     )
 
 
+def test_where_no_sandbox_can_run_the_demo_says_so_and_reviews_without_the_test(
+    tmp_path: Path,
+) -> None:
+    # Nothing but Tiebreak's own environment on the PATH: no bubblewrap, no git.
+    done, api = demo(tmp_path, "--no-browser", env={"PATH": str(Path(sys.executable).parent)})
+
+    assert done.returncode == 0, done.stderr
+    assert api.requests == []
+    (said,) = [line for line in done.stderr.splitlines() if "test is not run" in line]
+    assert said.startswith("tiebreak: the tester's test is not run (--verify needs the sandbox): ")
+    assert "pagination.py:11  major  fixed · unanimous · round 1" in done.stdout
+    assert "reproduced" not in done.stdout
+
+
 def test_the_transcript_opens_in_the_browser_the_person_named(tmp_path: Path) -> None:
     opened = tmp_path / "opened.txt"
     browser = recording_browser(tmp_path / "browser", opened)
 
-    done, _ = demo(tmp_path, env={"BROWSER": str(browser)})
+    done, _ = demo(tmp_path, "--no-verify", env={"BROWSER": str(browser)})
 
     assert done.returncode == 0, done.stderr
     (link,) = [line.removeprefix("Transcript: ") for line in done.stdout.splitlines()
@@ -129,7 +145,7 @@ def test_with_no_browser_none_is_opened(tmp_path: Path) -> None:
     opened = tmp_path / "opened.txt"
     browser = recording_browser(tmp_path / "browser", opened)
 
-    done, _ = demo(tmp_path, "--no-browser", env={"BROWSER": str(browser)})
+    done, _ = demo(tmp_path, "--no-verify", "--no-browser", env={"BROWSER": str(browser)})
 
     assert done.returncode == 0, done.stderr
     assert not opened.exists()
@@ -144,7 +160,7 @@ def test_without_a_display_no_console_browser_takes_the_terminal(tmp_path: Path)
     recording_browser(tools / "www-browser", opened)
     path = f"{tools}{os.pathsep}{os.environ.get('PATH', '')}"
 
-    done, _ = demo(tmp_path, env={"PATH": path, "TERM": "xterm"})
+    done, _ = demo(tmp_path, "--no-verify", env={"PATH": path, "TERM": "xterm"})
 
     assert done.returncode == 0, done.stderr
     assert not opened.exists()
