@@ -1,0 +1,132 @@
+"""A proven finding followed across the pushes of its pull request, end to end: the pull
+request's webhooks and the workflow runs' at the real endpoint, a real worker, the fake
+GitHub running Tiebreak's workflow template on its snapshots of each head, and a tester that
+raises the finding on the first push only. Its test, not the model, decides whether it is
+fixed."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from agents.models.llm import LLMRequest
+from agents.models.scripted import ScriptedLLM
+from app.settings import Settings
+from app.web.server import create_app
+from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
+from tests.kits.actions import CONFIG, PROVEN, TEST_PATH, pushed, review_in_actions
+from tests.kits.review import summary
+from tests.scenarios.debates import (
+    PAYMENTS_AFTER,
+    answers,
+    concede,
+    evaluations,
+    patch,
+    reject,
+    report,
+)
+from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO
+from tests.scenarios.webhooks import SECRET
+
+STILL_BROKEN = PAYMENTS_AFTER.replace("log(payment.id, amount)", "log(payment.id, -amount)")
+"""A push that changes the finding's line and leaves its bug: `log` is still undefined."""
+FIXED = PAYMENTS_AFTER.replace("log(payment.id, amount)", "print('refund', payment.id)")
+SECOND, THIRD = "c" * 40, "d" * 40
+NOT_A_FIX = patch(16, "    log(payment.id, amount)  # logged")
+
+
+def raised_once() -> ScriptedLLM:
+    """A tester that raises the proven finding on its first report only (the model forgets
+    it on later pushes); a coder that answers it with a patch its test rejects; a tester that
+    keeps it: it stays open, proven."""
+    reports = iter([report(PROVEN)])
+
+    def script(request: LLMRequest) -> dict[str, Any]:
+        match request.tool.name:
+            case "report_findings":
+                return next(reports, report())
+            case "answer_findings":
+                return answers(*(concede(f, NOT_A_FIX) for f in request.subject))
+            case "evaluate_answers":
+                return evaluations(
+                    *(reject(f, "The patch leaves log undefined.") for f in request.subject)
+                )
+        raise AssertionError(f"unexpected call: {request.tool.name}")
+
+    return ScriptedLLM(script)
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[TestClient]:
+    with TestClient(create_app(Settings(github_webhook_secret=SECRET), redis_url)) as test_client:
+        yield test_client
+
+
+def thread(github: FakeGitHub) -> ReviewComment:
+    """The proven finding's thread: its first comment."""
+    (root,) = [c for c in github.review_comments(REPO, NUMBER) if c.in_reply_to is None]
+    return root
+
+
+def replies(github: FakeGitHub) -> list[ReviewComment]:
+    return [c for c in github.review_comments(REPO, NUMBER) if c.in_reply_to is not None]
+
+
+def check_of(github: FakeGitHub, head: str) -> Any:
+    (check,) = [c for c in github.check_runs(REPO) if c.head_sha == head]
+    return check
+
+
+def heads_tested(github: FakeGitHub, test: str) -> list[str]:
+    """The heads the workflow ran `test` at, in order."""
+    runs = sorted(github.workflow_runs(REPO), key=lambda r: r.id)
+    return [
+        r.inputs["head"] for r in runs if r.inputs["test_path"] == test and not r.inputs["patches"]
+    ]
+
+
+async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_model_says(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
+    llm = raised_once()
+
+    await review_in_actions(github, key, redis_url, llm, client)
+
+    assert "**Reproduced**: <code>test&#95;refund.py</code>" in thread(github).body
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    assert check_of(github, HEAD).conclusion == "action_required"
+
+    # A push that changes the finding's line but not its bug; the tester no longer raises it.
+    still = pushed(github, SECOND, HEAD, STILL_BROKEN)
+    await review_in_actions(github, key, redis_url, llm, client, delivery=still)
+
+    assert heads_tested(github, TEST_PATH)[-1] == SECOND
+    said = summary(github)
+    assert "No longer found" not in said
+    assert all("No longer found" not in r.body for r in replies(github))
+    (note,) = replies(github)
+    assert note.body.startswith(f"Still fails at <code>{SECOND[:7]}</code>")
+    assert "NameError: name 'log' is not defined" in note.body
+    assert "1 still failing · 0 fixed and verified" in said
+    assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
+    assert check_of(github, SECOND).conclusion == "action_required"
+    assert "1 still failing" in check_of(github, SECOND).output["summary"]
+
+    # A push that fixes it: its test passes at that head.
+    fixed = pushed(github, THIRD, SECOND, FIXED)
+    await review_in_actions(github, key, redis_url, llm, client, delivery=fixed)
+
+    assert heads_tested(github, TEST_PATH)[-1] == THIRD
+    note_now, answer = replies(github)
+    assert note_now.id == note.id  # the note is not written again
+    assert answer.body.startswith(f"Fixed at <code>{THIRD[:7]}</code>: its test passes now")
+    assert github.thread_resolved(REPO, NUMBER, thread(github).id)
+    said = summary(github)
+    assert "0 still failing · 1 fixed and verified" in said
+    assert "No longer found" not in said
+    assert github.issue_labels(REPO, NUMBER) == []
+    check = check_of(github, THIRD)
+    assert check.conclusion == "success"
+    assert "1 fixed and verified" in check.output["summary"]
