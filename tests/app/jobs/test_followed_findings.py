@@ -11,13 +11,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.models.llm import LLMRequest
-from agents.models.scripted import ScriptedLLM
+from agents.models.scripted import ScriptedLLM, by_role
+from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 from tests.kits.actions import CONFIG, PROVEN, TEST_PATH, pushed, review_in_actions
-from tests.kits.review import summary
+from tests.kits.review import run_worker, summary
 from tests.scenarios.debates import (
+    PAYMENTS,
     PAYMENTS_AFTER,
     answers,
     concede,
@@ -26,7 +28,7 @@ from tests.scenarios.debates import (
     reject,
     report,
 )
-from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO
+from tests.scenarios.reviews import BASE, HEAD, NUMBER, REF, REPO
 from tests.scenarios.webhooks import SECRET
 
 STILL_BROKEN = PAYMENTS_AFTER.replace("log(payment.id, amount)", "log(payment.id, -amount)")
@@ -130,3 +132,54 @@ async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_mo
     check = check_of(github, THIRD)
     assert check.conclusion == "success"
     assert "1 fixed and verified" in check.output["summary"]
+
+
+async def resolved_with_a_reason(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+    """A maintainer comments `/tiebreak resolve <reason>` in the finding's thread."""
+    root = thread(github).id
+    reason = "Refunds are logged by the caller."
+    comment = github.add_review_comment(
+        REPO, NUMBER, PAYMENTS, 16, f"/tiebreak resolve {reason}", in_reply_to=root
+    )
+    request = CommandRequest(
+        pull=REF,
+        login="maintainer",
+        association="COLLABORATOR",
+        comment=CommentRef(id=comment, kind="review", thread_id=root),
+        calls=[CommandCall(name="resolve", text=reason)],
+    )
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        lambda queue: queue.enqueue_commands(request, "thread"),
+    )
+
+
+async def thumbs_down(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+    """A maintainer marks the finding's comment 👎."""
+    github.add_reaction(REPO, thread(github).id, "-1", user="maintainer")
+
+
+@pytest.mark.parametrize("end", [resolved_with_a_reason, thumbs_down])
+async def test_a_proven_finding_a_writer_ends_is_no_longer_followed(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, end: Any
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
+    github.set_permission(REPO, "maintainer", "write")
+    llm = raised_once()
+    await review_in_actions(github, key, redis_url, llm, client)
+
+    await end(github, key, redis_url)
+    still = pushed(github, SECOND, HEAD, STILL_BROKEN)
+    await review_in_actions(github, key, redis_url, llm, client, delivery=still)
+
+    # Its test was not run at the new head, and nothing says it still fails.
+    assert heads_tested(github, TEST_PATH) == [HEAD]
+    assert all("Still fails" not in r.body for r in replies(github))
+    said = summary(github)
+    assert "0 still failing · 0 fixed and verified · 1 no longer followed" in said
+    assert "no longer followed: a person ended it" in said
+    assert github.issue_labels(REPO, NUMBER) == []
+    assert check_of(github, SECOND).conclusion == "success"
