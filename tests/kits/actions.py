@@ -193,17 +193,26 @@ async def review_in_actions(
     return deliveries
 
 
-def pushed(github: FakeGitHub, head: str, before: str, payments: str) -> dict[str, Any]:
+def pushed(
+    github: FakeGitHub,
+    head: str,
+    before: str,
+    payments: str,
+    added: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The author pushes `payments` as the pull request's `app/payments.py` at `head`, on top
-    of `before`; GitHub's delivery for it."""
+    of `before`, and adds the files `added` (path → text); GitHub's delivery for it."""
+    new = dict(added or {})
     github.add_pull(
         REPO,
         NUMBER,
         head_sha=head,
         base_sha=BASE,
         head_ref="feature",
-        diff=git_diff({PAYMENTS: (PAYMENTS_BEFORE, payments)}),
-        head_files={PAYMENTS: payments},
+        diff=git_diff(
+            {PAYMENTS: (PAYMENTS_BEFORE, payments), **{p: (None, t) for p, t in new.items()}}
+        ),
+        head_files={PAYMENTS: payments, **new},
     )
     delivery = payload("pull_request/synchronize")
     delivery["number"] = delivery["pull_request"]["number"] = NUMBER

@@ -183,3 +183,28 @@ async def test_a_proven_finding_a_writer_ends_is_no_longer_followed(
     assert "no longer followed: a person ended it" in said
     assert github.issue_labels(REPO, NUMBER) == []
     assert check_of(github, SECOND).conclusion == "success"
+
+
+async def test_a_proven_finding_whose_test_cannot_run_at_the_new_head_is_left_to_the_review(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The push adds a file where the test is written: the test is not run there, its thread
+    says so, and the finding is what the review makes of it (not raised again on changed
+    code: no longer found), never fixed on that run."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
+    llm = raised_once()
+    await review_in_actions(github, key, redis_url, llm, client)
+
+    occupied = pushed(github, SECOND, HEAD, STILL_BROKEN, {TEST_PATH: "print('mine')\n"})
+    await review_in_actions(github, key, redis_url, llm, client, delivery=occupied)
+
+    assert heads_tested(github, TEST_PATH) == [HEAD]
+    gone, note = replies(github)
+    assert note.body.startswith(
+        f"Could not run at <code>{SECOND[:7]}</code>: <code>test&#95;refund.py</code>, which "
+        "proved this finding, did not run there as a test (test_refund.py exists already "
+        "at the head: a reproduction is a new file)."
+    )
+    assert gone.body.startswith(f"No longer found at <code>{SECOND[:7]}</code>")
+    assert not github.thread_resolved(REPO, NUMBER, thread(github).id)
+    assert "0 still failing · 0 fixed and verified · 1 not run" in summary(github)
