@@ -6,6 +6,7 @@ fixed."""
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,6 +14,7 @@ from fastapi.testclient import TestClient
 from agents.models.llm import LLMRequest
 from agents.models.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
+from app.links import links_for
 from app.settings import Settings
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
@@ -59,9 +61,14 @@ def raised_once() -> ScriptedLLM:
     return ScriptedLLM(script)
 
 
+SETTINGS = Settings(github_webhook_secret=SECRET, public_url="https://tiebreak.example.com")
+LINKED = {"settings": SETTINGS, "links": links_for(SETTINGS)}
+"""The worker's dependencies that keep transcripts and link them."""
+
+
 @pytest.fixture
 def client(redis_url: str) -> Iterator[TestClient]:
-    with TestClient(create_app(Settings(github_webhook_secret=SECRET), redis_url)) as test_client:
+    with TestClient(create_app(SETTINGS, redis_url)) as test_client:
         yield test_client
 
 
@@ -118,7 +125,7 @@ async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_mo
 
     # A push that fixes it: its test passes at that head.
     fixed = pushed(github, THIRD, SECOND, FIXED)
-    await review_in_actions(github, key, redis_url, llm, client, delivery=fixed)
+    await review_in_actions(github, key, redis_url, llm, client, delivery=fixed, **LINKED)
 
     assert heads_tested(github, TEST_PATH)[-1] == THIRD
     note_now, answer = replies(github)
@@ -132,6 +139,14 @@ async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_mo
     check = check_of(github, THIRD)
     assert check.conclusion == "success"
     assert "1 fixed and verified" in check.output["summary"]
+    # The transcript page shows the test's run at that head.
+    assert check.details_url is not None
+    parts = urlsplit(check.details_url)
+    page = client.get(f"{parts.path}?{parts.query}")
+    assert page.status_code == 200
+    assert "Proven findings' tests, run again" in page.text
+    assert 'test_refund.py</code>: <span class="badge">passes: fixed</span>' in page.text
+    assert "it passes at the head" in page.text
 
 
 async def resolved_with_a_reason(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
