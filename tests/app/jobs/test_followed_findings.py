@@ -62,7 +62,7 @@ def raised_once() -> ScriptedLLM:
 
 
 SETTINGS = Settings(github_webhook_secret=SECRET, public_url="https://tiebreak.example.com")
-LINKED = {"settings": SETTINGS, "links": links_for(SETTINGS)}
+LINKED: dict[str, Any] = {"settings": SETTINGS, "links": links_for(SETTINGS)}
 """The worker's dependencies that keep transcripts and link them."""
 
 
