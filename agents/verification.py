@@ -34,6 +34,10 @@ checks nothing.
 What a run printed is kept without its terminal escape sequences (a test's colours): it is
 read by agents and kept in JSON and comments, never a terminal (:mod:`agents.failures.escapes`).
 
+A proven finding's test run again at a later head of its pull request shows, by the head
+alone, whether the bug is still there (:class:`Retest`): it still fails, it passes (fixed), or
+it did not run there as a test, which shows nothing.
+
 Pure: the runs themselves are the verifier's; what they mean is decided here.
 """
 
@@ -70,6 +74,18 @@ class Evidence(StrEnum):
         """Whether the runs prove the change brought the bug in: into code the base had, or
         with code the base does not have."""
         return self in (Evidence.REPRODUCED, Evidence.INTRODUCED)
+
+
+class Retest(StrEnum):
+    """What a proven finding's test shows, run again at a later head of its pull request."""
+
+    FAILS = "fails"
+    """It still fails there: the bug it proved is still in the code."""
+    PASSES = "passes"
+    """It passes there: the bug it proved is fixed."""
+    NOT_RUN = "not_run"
+    """It did not run there as a test (the file it loads is gone, the environment broke, the
+    run was refused or never finished): it shows nothing of the code."""
 
 
 class Run(BaseModel):
@@ -191,6 +207,24 @@ class Verification(BaseModel):
         if again.verdict is not Evidence.INTRODUCED:
             return self
         return self.model_copy(update={"verdict": again.verdict, "reason": again.reason})
+
+    def retested(self) -> tuple["Retest", str]:
+        """What this run, of a proven finding's test again at a later head, shows there: the
+        head alone decides (the base is as it was when the test proved the finding), and a
+        run that was no run of the test there shows nothing, and why."""
+        if self.environment is not None or self.verdict is Evidence.NOT_RUN:
+            return Retest.NOT_RUN, self.reason
+        if self.error is not None:
+            return Retest.NOT_RUN, f"at the head {self.error}"
+        head = Run(exit_code=self.exit_code, output_tail=self.output_tail)
+        at_head = read_output(head.output_tail, self.test)
+        if head.passed and at_head.problem is None:
+            return Retest.PASSES, "it passes at the head"
+        if why := (None if head.passed else _not_a_test(head, at_head)):
+            return Retest.NOT_RUN, f"at the head {why}"
+        if head.passed:
+            return Retest.NOT_RUN, f"at the head {at_head.problem}"
+        return Retest.FAILS, "it still fails at the head"
 
     @classmethod
     def unfit(cls, test: str, environment: str) -> "Verification":

@@ -304,6 +304,13 @@ class Installation:
         await self._rest.issues.async_update_comment(ref.owner, ref.repo, comment_id, body=body)
 
     @translating
+    async def edit_review_comment(self, ref: PullKey, comment_id: int, body: str) -> None:
+        """Replace the body of a review comment (the App's own reply in a thread)."""
+        await self._rest.pulls.async_update_review_comment(
+            ref.owner, ref.repo, comment_id, body=body
+        )
+
+    @translating
     async def reply_in_thread(self, ref: PullKey, comment_id: int, body: str) -> None:
         """A reply in the review thread whose first comment is `comment_id`."""
         await self._rest.pulls.async_create_reply_for_review_comment(

@@ -167,6 +167,10 @@ class InstallationClient(Protocol):
 
     async def edit_comment(self, ref: PullKey, comment_id: int, body: str) -> None: ...
 
+    async def edit_review_comment(self, ref: PullKey, comment_id: int, body: str) -> None:
+        """Refused with 404 when the comment was deleted meanwhile."""
+        ...
+
     async def reply_in_thread(self, ref: PullKey, comment_id: int, body: str) -> None:
         """Refused with 404 when no thread starts with `comment_id` (deleted meanwhile)."""
         ...

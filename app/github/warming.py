@@ -42,6 +42,7 @@ CALLED = {
         "async_list_files",
         "async_list_review_comments",
         "async_list_reviews",
+        "async_update_review_comment",
     ),
     "reactions": (
         "async_create_for_issue_comment",

@@ -5,7 +5,9 @@ access gets a short reply saying so, and nothing runs. A comment runs at most `M
 commands, each once, and earns one reply at most for the lines Tiebreak did not know. A
 check-run button needs no check: GitHub shows buttons only to people with write access.
 
-`resolve` acts on the latest run holding the pull request's landing lock. The arbiter rules
+`resolve` acts on the latest run holding the pull request's landing lock; with a reason, in a
+finding's thread, it also resolves that thread, ending the finding (a proven one's test no
+longer follows it: :mod:`app.publishing.following`). The arbiter rules
 holding none; its rulings then land under that lock on the run as it stands
 (:mod:`agents.rebase`), or not at all if a newer review landed meanwhile.
 """
@@ -25,12 +27,13 @@ from app.github.models import PullRequest, Reaction
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.job_results import JobResult
 from app.publishing import check_runs, markdown
+from app.publishing.markers import RESOLVED_MARKER
 from app.publishing.plan import plan
 from app.publishing.publication import LabelAction, RunRecord
 from app.review import teaching
 from app.review.fixes import ApplyRefused, apply_fixes
 from app.review.landing import complete_check_run, land_rulings, set_label
-from app.review.posted import write_summary
+from app.review.posted import resolve, write_summary
 from app.slash import HELP, MAX_COMMANDS, CommandName
 from app.store.pulls import StoredRun
 from app.telemetry.debates import record_rulings
@@ -183,7 +186,10 @@ class CommandRun:
                 self.deps, self.github, self.pull_key, self.request.login, pull.html_url
             )
             if answer := await taught.resolved(record, comment.thread_id, reason):
-                await self._reply(answer)
+                # A writer ended the finding: its thread is resolved, and the marker tells
+                # later reviews Tiebreak resolved it (GitHub names no App as its resolver).
+                await self._reply(f"{answer}\n\n{RESOLVED_MARKER}")
+                await resolve(self.github, self.pull_key, [comment.thread_id])
         return True
 
     async def _apply(self, pull: PullRequest) -> bool:

@@ -2,7 +2,8 @@
 
     pull request, config (base branch only) → does this event get a review? →
     check run (in progress) → daily allowance → diff, in-scope files →
-    the debates → review, label → check run completed
+    the debates, and the proven findings' tests run again → review, label →
+    check run completed
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run. A newer push supersedes the job: it stops before publishing
@@ -23,9 +24,11 @@ from agents.review import Review
 from app.events import PullRequestRef
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.job_results import JobResult
+from app.publishing.publication import RunRecord
 from app.review import check_run, finishing, planning, superseding
 from app.review.failures import logged_reason
 from app.review.fanout import Fanout
+from app.review.following import Following
 from app.review.run_context import RunContext, RunStart
 from app.store.plans import RunPlan
 from app.store.pulls import StoredRun
@@ -138,8 +141,13 @@ class ReviewRun:
         queue = self.deps.queue
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
+        # The proven findings of the pull request's latest run, their tests run again at this
+        # head beside the units' debates.
+        following = Following(context, self.live, plan, await self._latest())
         try:
+            await following.start()
             debated = Review(units=await fanout.outcomes(), estimate=plan.estimate)
+            follow_ups = await following.follow_ups()
         except (Exception, asyncio.CancelledError):
             # Failed, stopped or superseded: the units still queued or running are not needed.
             await asyncio.shield(fanout.stop())
@@ -152,8 +160,13 @@ class ReviewRun:
                 return "superseded before publishing"
             earlier = latest.record if latest and latest.record.run_id != self.run_id else None
             return await finishing.publish(
-                context, self.live, plan, debated, diff, earlier, fresh=fresh
+                context, self.live, plan, debated, diff, earlier, follow_ups, fresh=fresh
             )
+
+    async def _latest(self) -> RunRecord | None:
+        """The pull request's latest run other than this one."""
+        latest = await self.deps.pulls.latest(self.ref)
+        return latest if latest is not None and latest.run_id != self.run_id else None
 
     def _landing(self) -> AbstractAsyncContextManager[StoredRun | None]:
         return self.deps.pulls.landing(self.ref)

@@ -15,7 +15,8 @@ after the dispatch (:class:`app.github.models.Dispatch`).
 Whoever settles a run, it is settled once (:class:`app.store.workflow_runs.WorkflowRuns`),
 and the settling that leaves its unit waiting for nothing more queues the unit's attempt
 again, if the unit still waits (else the attempt, about to suspend, finds the results in and
-takes itself up).
+takes itself up); a proven finding's test run again at a later head wakes the review's
+coordinator, which waits for it (:mod:`app.review.following`).
 """
 
 import logging
@@ -116,7 +117,9 @@ async def settle(deps: WorkerDeps, pending: PendingRun, result: RecordedRun) -> 
     settled = await deps.workflow_runs().settle(pending.token, result)
     if settled is None:
         return False
-    if settled.last:
+    if settled.last and pending.follow:
+        await deps.workflow_runs().wake(pending)
+    elif settled.last:
         (unit,) = await deps.live_runs().units(pending.run_id, [pending.unit])
         if unit.state is State.TESTING and unit.attempt == pending.attempt:
             await deps.queue.resume_unit(

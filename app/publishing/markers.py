@@ -2,10 +2,10 @@
 
 A review's body and a check run's summary start with the run's marker; the pull request's
 summary comment starts with the summary marker; a reply on a thread whose finding is gone, one
-that withdraws a finding after a person's reply and one on a thread Tiebreak reopened each end
-with their own; an inline comment ends with its finding's fingerprint
-(:mod:`app.publishing.fingerprints`). Only a marker where Tiebreak puts it counts: model text
-further down a body could quote one.
+that withdraws a finding after a person's reply, one on a thread Tiebreak reopened, one saying a
+proven finding's test passes and the note on its test's latest run each end with their own; an
+inline comment ends with its finding's fingerprint (:mod:`app.publishing.fingerprints`). Only a
+marker where Tiebreak puts it counts: model text further down a body could quote one.
 """
 
 import re
@@ -27,6 +27,19 @@ user as a thread's resolver."""
 REOPENED_MARKER = "<!-- tiebreak:reopened -->"
 """The last line of Tiebreak's reply on a thread it reopened (someone who may not write had
 resolved it): said once per thread."""
+
+RESOLVED_MARKER = "<!-- tiebreak:resolved -->"
+"""The last line of Tiebreak's answer to a writer's `/tiebreak resolve <reason>` in a finding's
+thread, before it resolves the thread: the finding is ended, and a proven one no longer
+followed."""
+
+FIXED_MARKER = "<!-- tiebreak:fixed -->"
+"""The last line of Tiebreak's reply on a proven finding's thread once its test passes, before
+it resolves the thread: said once, and how a later review knows Tiebreak resolved it."""
+
+FOLLOWED_MARKER = "<!-- tiebreak:followed -->"
+"""The last line of Tiebreak's one note on a proven finding's thread about its test's latest
+run at a later head (still failing, or not run there): edited in place on later pushes."""
 
 _MARKER = re.compile(rf"<!-- tiebreak:run:({RUN_ID}) -->")
 

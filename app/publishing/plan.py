@@ -2,8 +2,10 @@
 
 :func:`plan` turns a finished :class:`Review` into a :class:`Publication`: the pull request
 review with this run's new inline comments, the one summary comment the pull request keeps
-(edited in place on every run), the replies on threads whose findings are gone, the check
-run's conclusion and output, and what to do with the `Unresolved` label. GitHub rejects a
+(edited in place on every run), the replies on threads whose findings are gone, the notes and
+replies on the threads of the proven findings whose tests ran again (and the threads of those
+fixed, to resolve), the check run's conclusion and output, and what to do with the
+`Unresolved` label. GitHub rejects a
 whole review (422) if a single comment is off the diff, so every inline comment is checked
 against the pull request's full diff first, and a finding that cannot be posted inline is
 written into the summary instead.
@@ -17,6 +19,7 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
 from agents.protocol import Severity
 from agents.review import Review
+from agents.verification import Retest
 from agents.walkthrough import walkthrough
 from app.bodies import (
     LIMIT,
@@ -27,7 +30,7 @@ from app.bodies import (
     ReviewDraft,
     ReviewEvent,
 )
-from app.publishing import finding_text, text
+from app.publishing import finding_text, follow_text, text
 from app.publishing import markdown as md
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.intent_text import behaviour_changes
@@ -39,6 +42,7 @@ from app.publishing.publication import (
     LabelAction,
     Publication,
     RunInfo,
+    ThreadNote,
     ThreadReply,
     finding_key,
 )
@@ -74,6 +78,7 @@ def plan(
         ],
     )
     overview += text.scope(conversation, run.head_sha)
+    overview += follow_text.counts(conversation.followed, sha=run.head_sha)
     if run.spend is not None:
         overview.append(text.spend(**run.spend.model_dump()))
     overview += [f"{note}\n\n" for note in run.notes]
@@ -93,20 +98,48 @@ def plan(
         SUMMARY_MARKER + "\n",
         *overview,
         *text.not_inline(entries, run.max_inline_comments),
+        *follow_text.section(conversation.followed, pull_url, sha=run.head_sha),
         *text.gone(conversation.gone, pull_url),
     ]
+    replies, notes, resolve = _on_threads(conversation, run.head_sha)
     return Publication(
         review=_draft(inline, diff, run, unresolved=unresolved),
         summary=md.fit(summary, LIMIT, note),
-        replies=[
-            ThreadReply(thread=g.thread, body=text.answered(g.result, sha=run.head_sha))
-            for g in conversation.gone
-            if g.answer and g.thread is not None
-        ],
+        replies=replies,
+        notes=notes,
+        resolve=resolve,
         check=check,
         label=LabelAction.ADD if unresolved else LabelAction.REMOVE,
         label_name=run.label,
     )
+
+
+def _on_threads(
+    conversation: Conversation, sha: str
+) -> tuple[list[ThreadReply], list[ThreadNote], list[int]]:
+    """What the run says on earlier findings' threads: a reply on each gone finding's (once);
+    on each followed finding's, a note on its test's run at `sha` while it fails or could not
+    run, or once it passes a reply that it is fixed; and the threads to resolve, those of the
+    findings whose tests pass."""
+    replies = [
+        ThreadReply(thread=g.thread, body=text.answered(g.result, sha=sha))
+        for g in conversation.gone
+        if g.answer and g.thread is not None
+    ]
+    notes: list[ThreadNote] = []
+    resolve: list[int] = []
+    for each in conversation.followed:
+        if each.thread is None or each.ended:
+            continue
+        if each.follow.retest is Retest.PASSES:
+            resolve.append(each.thread)
+            if each.answer:
+                body = follow_text.fixed(each.follow, sha=sha)
+                replies.append(ThreadReply(thread=each.thread, body=body))
+        else:
+            body = follow_text.note(each.follow, sha=sha)
+            notes.append(ThreadNote(thread=each.thread, note=each.note, body=body))
+    return replies, notes, resolve
 
 
 def _draft(

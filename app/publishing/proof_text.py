@@ -77,9 +77,9 @@ def proof(result: FindingOutcome) -> list[str]:
         language = fence_language(reproduction.path)
         blocks.append(_details(f"The test, {test}", code_block(shown, language)))
     if verification.verdict in FAILING and verification.relevant is not False:
-        blocks.append(_details("How it fails at the head", _output(verification.output_tail)))
+        blocks.append(_details("How it fails at the head", output(verification.output_tail)))
         if verification.verdict is not Evidence.REPRODUCED and verification.base_output_tail:
-            at_base = _output(verification.base_output_tail)
+            at_base = output(verification.base_output_tail)
             blocks.append(_details("How it fails at the base", at_base))
     return blocks
 
@@ -138,7 +138,8 @@ def _whole(lines: list[str]) -> list[str]:
     return shown
 
 
-def _output(tail: str) -> str:
+def output(tail: str) -> str:
+    """The end of what a test printed, in a code block nothing inside can close."""
     lines = tail.splitlines()[-OUTPUT_LINES:]
     return code_block([clip(line, LINE_CHARS) for line in lines] or ["(no output)"])
 

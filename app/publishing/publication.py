@@ -16,6 +16,7 @@ from agents.diff import Diff, ReviewUnit
 from agents.outcome import FindingOutcome
 from agents.pull_changes import PullChanges
 from agents.review import Review
+from agents.verification import Retest, Verification
 from app.bodies import (
     LIMIT,
     Annotation,
@@ -93,6 +94,56 @@ class GoneFinding(_Frozen):
     """Whether its thread gets a reply now (not yet answered, not dismissed)."""
 
 
+class FollowUp(_Frozen):
+    """A proven finding's test run again at a later run's head (:mod:`app.review.following`),
+    and what it shows there."""
+
+    key: str
+    """The finding in the run that carried it before, `unit/finding`."""
+    result: FindingOutcome
+    """The finding as that run left it: open, proven by its test."""
+    test: str
+    """The test's path."""
+    verification: Verification | None = None
+    """The test's run at this head (and the base, as it ran when it proved the finding); None
+    when it was not run, a person having ended the finding."""
+    retest: Retest
+    reason: str
+    """What the run at this head showed, in words."""
+
+    @classmethod
+    def of(cls, key: str, result: FindingOutcome, verification: Verification) -> Self:
+        retest, reason = verification.retested()
+        shown = {"verification": verification, "retest": retest, "reason": reason}
+        return cls(key=key, result=result, test=verification.test, **shown)
+
+    @classmethod
+    def unrun(cls, key: str, result: FindingOutcome, test: str) -> Self:
+        """Not run: a person ended the finding (see :class:`FollowedThread`)."""
+        why = "a person ended the finding"
+        return cls(key=key, result=result, test=test, retest=Retest.NOT_RUN, reason=why)
+
+    @property
+    def output(self) -> str:
+        """The end of what the test printed at this head."""
+        return self.verification.output_tail if self.verification is not None else ""
+
+
+class FollowedThread(_Frozen):
+    """A followed finding as this run leaves it: its test's run at the head, its thread."""
+
+    follow: FollowUp
+    thread: int | None = None
+    """The first comment of its review thread, if it was posted inline."""
+    note: int | None = None
+    """Tiebreak's note in that thread on the test's latest run, edited in place."""
+    answer: bool = False
+    """Its test passes and its thread is not yet answered so: answered and resolved now."""
+    ended: bool = False
+    """A person ended the finding (a writer resolved its thread or marked it 👎): its test
+    no longer follows it, and this run's run of it decides nothing."""
+
+
 def finding_key(unit_id: str, finding_id: str) -> str:
     """A finding's name across a run's units, `unit/finding`: the keys of
     :attr:`Conversation.threads`, and its label where a review has several units."""
@@ -115,12 +166,24 @@ class Conversation(_Frozen):
     dismissed: int = 0
     """Findings not raised again because a writer (or Tiebreak) resolved their thread, or a
     writer marked it 👎."""
+    followed: list[FollowedThread] = []
+    """The earlier proven findings whose tests this run ran again at its head."""
 
 
 class ThreadReply(_Frozen):
     """A reply in a review thread: `POST .../pulls/{n}/comments/{thread}/replies`."""
 
     thread: int
+    body: Text
+
+
+class ThreadNote(_Frozen):
+    """Tiebreak's one note in a review thread: replied the first time, then edited in place
+    (`PATCH .../pulls/comments/{note}`)."""
+
+    thread: int
+    note: int | None = None
+    """The note already there, to edit; None: reply."""
     body: Text
 
 
@@ -151,6 +214,10 @@ class Publication(_Frozen):
     summary: Text
     """The pull request's summary comment, which this run edits (or writes the first time)."""
     replies: list[ThreadReply] = []
+    notes: list[ThreadNote] = []
+    """The notes on followed findings' threads: their tests' runs at this head."""
+    resolve: list[int] = []
+    """The threads (by their first comments) of followed findings whose tests pass now."""
     check: CheckRunResult
     label: LabelAction
     label_name: str

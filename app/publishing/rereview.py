@@ -16,7 +16,11 @@ reconciles what it found with what is already there (:func:`reconcile`):
 - an earlier finding on a reviewed file that is raised again (the same claim on the same
   file) is replaced by this run's debate of it, posted anew only if its code changed;
 - an earlier finding on a reviewed file that is not raised again and whose code changed is
-  no longer found: if it was unresolved, its thread gets a short reply.
+  no longer found: if it was unresolved, its thread gets a short reply;
+- an earlier proven finding whose test ran again at this head (:mod:`app.publishing.following`)
+  and that this run does not raise again is what its test shows, whatever this run's debate
+  says: still open while it fails, fixed once it passes; a run that did not run as a test
+  leaves it to the rules above. A person who ended it ended its following too.
 
 All of it is pure: the review job reads the pull request and calls this.
 """
@@ -32,8 +36,15 @@ from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
 from agents.protocol import UnitWalkthrough
 from agents.review import Review
+from agents.verification import Retest
 from app.publishing.fingerprints import Fingerprint, around
-from app.publishing.publication import GoneFinding, RunRecord, finding_key
+from app.publishing.publication import (
+    FollowedThread,
+    FollowUp,
+    GoneFinding,
+    RunRecord,
+    finding_key,
+)
 
 
 class RunScope(BaseModel):
@@ -100,6 +111,10 @@ class PostedThread(BaseModel):
     """The first person with write access who reacted 👎 to it, once a review asked."""
     answered: bool = False
     """Tiebreak has already replied that the finding is no longer found."""
+    note: int | None = None
+    """Tiebreak's note on the latest run of the finding's test at a later head, if any."""
+    fixed: bool = False
+    """Tiebreak has already replied that the finding's test passes: it is fixed."""
     reopened: bool = False
     """Tiebreak has already replied, on reopening it, that the thread was not its resolver's to
     resolve."""
@@ -138,6 +153,9 @@ class Standing:
     reopen: list[PostedThread] = field(default_factory=list)
     """The threads of findings that stand (not withdrawn) which someone who may not write
     resolved: to be reopened."""
+    followed: list[FollowedThread] = field(default_factory=list)
+    """The earlier proven findings whose tests ran again at this head, as this run leaves
+    them."""
 
 
 def reconcile(
@@ -147,10 +165,12 @@ def reconcile(
     scope: RunScope,
     earlier: RunRecord | None,
     threads: Sequence[PostedThread],
+    follow_ups: Sequence[FollowUp] = (),
 ) -> Standing:
     """What stands on the pull request whose whole diff (in the config's scope) is `diff`
-    after this run `debated` the part of it in `scope`."""
-    ledger = _Ledger(threads)
+    after this run `debated` the part of it in `scope`, and its earlier proven findings'
+    tests showed `follow_ups` at its head."""
+    ledger = _Ledger(threads, follow_ups)
     units = [ledger.this_run(unit, diff) for unit in debated.units]
     gone: list[GoneFinding] = []
     carried: list[Outcome] = []
@@ -161,16 +181,23 @@ def reconcile(
         threads=ledger.posted,
         gone=gone,
         dismissed=len(ledger.dismissed),
-        carried=sum(len(u.findings) for u in carried),
+        carried=sum(len(u.findings) for u in carried) - ledger.kept_by_test,
         reopen=list(ledger.reopen.values()),
+        followed=ledger.followed,
     )
 
 
 class _Ledger:
     """The pull request's threads, and what a reconciliation made of them so far."""
 
-    def __init__(self, threads: Sequence[PostedThread]) -> None:
+    def __init__(self, threads: Sequence[PostedThread], follow_ups: Sequence[FollowUp]) -> None:
         self.threads = threads
+        self.follow_ups = {f.key: f for f in follow_ups}
+        self.followed: list[FollowedThread] = []
+        """The followed findings not raised again, as this run leaves them."""
+        self.kept_by_test = 0
+        """The followed findings kept open by their tests on code that changed (not counted
+        among those on unchanged code)."""
         self.posted: dict[str, int] = {}
         """`unit/finding` → the thread standing findings are posted in."""
         self.dismissed: set[int] = set()
@@ -210,7 +237,7 @@ class _Ledger:
     ) -> tuple[list[Outcome], list[GoneFinding]]:
         """The earlier run's units carried forward (with what still stands of them), and its
         unresolved findings no longer found. Call after :meth:`this_run` for every unit."""
-        before = Diff.parse(earlier.diff, allow_empty=True)
+        carrying = _Carrying(earlier, Diff.parse(earlier.diff, allow_empty=True), diff, scope)
         units: list[Outcome] = []
         gone: list[GoneFinding] = []
         for unit in earlier.review.units:
@@ -219,20 +246,13 @@ class _Ledger:
             unit_id = _carried_id(unit, earlier.ref.head_sha)
             kept = []
             for result in unit.findings:
-                finding = result.finding
-                fingerprint = Fingerprint.of(finding, before)
-                thread = self.thread_of(fingerprint)
-                where = (finding.path, finding.start_line, finding.end_line)
-                if scope.reviews(finding.path):
-                    if any(_raised_again(fingerprint, f) for f in self.raised):
-                        continue  # this run's debate of it stands (on its code as it is now)
-                    if around(diff, *where) != around(before, *where):
-                        dismissed = thread is not None and thread.dismissed
-                        if result.resolution is Resolution.OPEN and not dismissed:
-                            gone.append(_gone(result, thread))
-                        continue
-                if self.stands(unit_id, result, thread):
-                    kept.append(result)
+                fate = self.fate(
+                    result, finding_key(unit.unit_id, result.finding.id), unit_id, carrying
+                )
+                if isinstance(fate, GoneFinding):
+                    gone.append(fate)
+                elif fate is not None:
+                    kept.append(fate)
             walkthrough = _carried_walkthrough(unit.walkthrough, scope)
             if kept or walkthrough is not None:
                 carried_from = unit.carried_from or earlier.ref.head_sha
@@ -244,6 +264,76 @@ class _Ledger:
                 }
                 units.append(unit.model_copy(update=update))
         return units, gone
+
+    def fate(
+        self, result: FindingOutcome, key: str, unit_id: str, carrying: "_Carrying"
+    ) -> FindingOutcome | GoneFinding | None:
+        """What becomes of the earlier finding `key`: carried forward in unit `unit_id`, no
+        longer found, or left out (raised again, dismissed, fixed)."""
+        finding, before, scope = result.finding, carrying.before, carrying.scope
+        fingerprint = Fingerprint.of(finding, before)
+        # A finding its test kept open on changed code has the earlier run's link to its
+        # thread, which its fingerprint on that code no longer finds.
+        thread = self.thread_of(fingerprint) or self.linked(carrying.earlier, key)
+        where = (finding.path, finding.start_line, finding.end_line)
+        reviewed = scope.reviews(finding.path)
+        raised = reviewed and any(_raised_again(fingerprint, f) for f in self.raised)
+        changed = reviewed and around(carrying.diff, *where) != around(before, *where)
+        follow = self.follow_ups.get(key)
+        if follow is not None and not raised:
+            by_test = self.follow(follow, thread)
+            if by_test is not None:
+                if by_test and self.stands(unit_id, result, thread):
+                    self.kept_by_test += changed
+                    return result
+                return None
+        if raised:
+            return None  # this run's debate of it stands (on its code as it is now)
+        if changed:
+            dismissed = thread is not None and thread.dismissed
+            open_ = result.resolution is Resolution.OPEN and not dismissed
+            return _gone(result, thread) if open_ else None
+        return result if self.stands(unit_id, result, thread) else None
+
+    def linked(self, earlier: RunRecord, key: str) -> PostedThread | None:
+        """The thread `earlier` posted the finding `key` in, if it still is there."""
+        comment_id = earlier.conversation.threads.get(key)
+        return next((t for t in self.threads if t.comment_id == comment_id), None)
+
+    def follow(self, follow: FollowUp, thread: PostedThread | None) -> bool | None:
+        """Whether a followed finding stands by what its test showed at this head (True:
+        it still fails; False: it passes, or a person ended it), or None when the test did
+        not run there as a test: the finding is then left to the review's other rules."""
+        if thread is None:
+            self.followed.append(FollowedThread(follow=follow))
+        else:
+            passes = follow.retest is Retest.PASSES
+            self.followed.append(
+                FollowedThread(
+                    follow=follow,
+                    thread=thread.comment_id,
+                    note=thread.note,
+                    answer=passes and not thread.fixed and not thread.dismissed,
+                    ended=thread.dismissed,
+                )
+            )
+            if thread.dismissed:
+                self.dismissed.add(thread.comment_id)
+                return False
+        if follow.retest is Retest.NOT_RUN:
+            return None
+        return follow.retest is Retest.FAILS
+
+
+@dataclass(frozen=True)
+class _Carrying:
+    """What carrying an earlier run's findings forward compares: the earlier run and its
+    diff, this run's diff and what this run reviewed of it."""
+
+    earlier: RunRecord
+    before: Diff
+    diff: Diff
+    scope: RunScope
 
 
 def _carried_walkthrough(

@@ -32,14 +32,16 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Protocol
 
 from agents.debate.needs import OwnTest, Run, TrialResult
 from agents.debate.recorded_tests import RecordedRun
 from agents.protocol import Patch, Reproduction
+from app.events import PullRequestRef
 from app.github.errors import GitHubError
 from app.github.installation_client import InstallationClient
 from app.github.models import FileAt, PathKind
-from app.store.plans import ActionsTesting, UnitPlan
+from app.store.plans import ActionsTesting
 from app.store.workflow_runs import PendingRun, WorkflowRuns
 from app.verification.workflow import RUN_TITLE, dispatch_inputs, not_run, without_preflight
 from policies.safety import is_safe_relative
@@ -56,12 +58,37 @@ REFUSED = {
 }
 
 
+class TrialsOf(Protocol):
+    """Whose tests are dispatched: a unit's (:class:`app.store.plans.UnitPlan`), or the
+    proven findings a review follows (:mod:`app.review.following`), under a number past its
+    last unit."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def ref(self) -> PullRequestRef: ...
+
+    @property
+    def number(self) -> int: ...
+
+    @property
+    def tests(self) -> ActionsTesting | None: ...
+
+
 class ActionsTrials:
     """Starts one unit's findings' tests in the repository's workflow, by dispatching it
-    (:class:`agents.debate.recorded_tests.TrialsElsewhere`)."""
+    (:class:`agents.debate.recorded_tests.TrialsElsewhere`); with `follow`, the review's
+    proven findings' tests again at its head, for the coordinator to wait for."""
 
     def __init__(
-        self, github: InstallationClient, runs: WorkflowRuns, plan: UnitPlan, attempt: int
+        self,
+        github: InstallationClient,
+        runs: WorkflowRuns,
+        plan: TrialsOf,
+        attempt: int,
+        *,
+        follow: bool = False,
     ) -> None:
         assert plan.tests is not None
         self.github = github
@@ -70,6 +97,7 @@ class ActionsTrials:
         self.plan = plan
         self.tests: ActionsTesting = plan.tests
         self.attempt = attempt
+        self.follow = follow
 
     @property
     def command(self) -> str:
@@ -182,6 +210,7 @@ class ActionsTrials:
             command=tests.command,
             fix=fix,
             own=own,
+            follow=self.follow,
             dispatched_at=now,
             deadline=now + tests.timeout_minutes * 60,
             minutes=tests.timeout_minutes,

@@ -3,16 +3,26 @@ debated, run holding the pull request's landing lock.
 
     the pull request's threads, and whose 👎 on each counts →
     what the writers' 👎s taught kept (teaching) →
-    the run's findings reconciled with the pull request's latest run and threads →
+    the run's findings reconciled with the pull request's latest run and threads, and with
+    what its proven findings' tests showed at this head →
     spend and notes → review, summary → transcript, label → check run completed →
     the run remembered as the pull request's latest
 """
+
+from collections.abc import Sequence
 
 from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
 from app.publishing import check_runs, learnings_text, proof_text
-from app.publishing.publication import Conversation, RunInfo, RunRecord, Spend, UnitReading
+from app.publishing.publication import (
+    Conversation,
+    FollowUp,
+    RunInfo,
+    RunRecord,
+    Spend,
+    UnitReading,
+)
 from app.publishing.rereview import PostedThread, reconcile
 from app.review import check_run
 from app.review.collaborators import Permissions
@@ -36,11 +46,14 @@ async def publish(
     debated: Review,
     diff: Diff,
     earlier: RunRecord | None,
+    follow_ups: Sequence[FollowUp] = (),
     *,
     fresh: bool,
 ) -> str:
     """Publish what the units found, reconciled with `earlier` (the pull request's latest run
-    as it stands), and remember it as the latest run. `live` holds the run's coordination."""
+    as it stands) and with what the tests of its proven findings showed at this head
+    (`follow_ups`), and remember it as the latest run. `live` holds the run's
+    coordination."""
     ref, run_id, config = context.ref, context.run_id, context.config
     shown = debated.at_least(Severity(config.min_severity))
     allowance = context.deps.allowance(ref.installation_id)
@@ -48,11 +61,11 @@ async def publish(
         live.set_run(run_id, RunStatus(state=State.COMPLETING)),
         live.ceiling(run_id, plan.policy.token_ceiling).spent(),
         allowance.remaining(),
-        _threads(context),
+        read_threads(context),
         live.readings(run_id, plan.units),
     )
     await _teach(context, plan, earlier, threads)
-    review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads)
+    review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads, follow_ups)
     ceiling, cap = plan.policy.token_ceiling, allowance.cap
     spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
     links = context.deps.links
@@ -65,7 +78,9 @@ async def publish(
     learned = {unit: reading.learned for unit, reading in readings.items()}
     await together(
         context.deps.transcripts().save(
-            TranscriptRecord.of_run(plan, diff, debated, spend, conclusion, learned)
+            TranscriptRecord.of_run(
+                plan, diff, debated, spend, conclusion, learned, conversation.followed
+            )
         ),
         set_label(context.github, ref, publication.label, publication.label_name),
     )
@@ -120,7 +135,7 @@ def _run_shown(
     )
 
 
-async def _threads(context: RunContext) -> list[PostedThread]:
+async def read_threads(context: RunContext) -> list[PostedThread]:
     """The threads Tiebreak started on the pull request, each a writer reacted 👎 to marked
     with the first such writer, and each a person resolved marked as a writer's or
     disregarded: only a writer's 👎 or resolving dismisses a finding (see
@@ -154,6 +169,7 @@ def _reconcile(
     diff: Diff,
     earlier: RunRecord | None,
     threads: list[PostedThread],
+    follow_ups: Sequence[FollowUp],
 ) -> tuple[Review, Conversation, list[PostedThread]]:
     """The pull request's standing findings after this run, what its conversation already
     has of them (see :mod:`app.publishing.rereview`), its `threads` as people left them, and
@@ -161,7 +177,9 @@ def _reconcile(
     `earlier` is the latest run as it stands now, not as planning read it: a ruling or a reply
     heard meanwhile may have changed it, and a run picked up from a dead coordinator has no
     plan-time copy."""
-    standing = reconcile(review, diff, scope=plan.scope, earlier=earlier, threads=threads)
+    standing = reconcile(
+        review, diff, scope=plan.scope, earlier=earlier, threads=threads, follow_ups=follow_ups
+    )
     conversation = Conversation(
         threads=standing.threads,
         gone=standing.gone,
@@ -170,5 +188,6 @@ def _reconcile(
         reviewed_files=len(plan.scope.part(diff).files),
         carried=standing.carried,
         dismissed=standing.dismissed,
+        followed=standing.followed,
     )
     return standing.review, conversation, standing.reopen

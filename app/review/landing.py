@@ -27,7 +27,7 @@ from app.publishing.publication import (
     RunInfo,
     RunRecord,
 )
-from app.review.posted import answer, write_summary
+from app.review.posted import answer, note, resolve, write_summary
 from app.review.together import together
 
 log = logging.getLogger(__name__)
@@ -69,7 +69,9 @@ async def publish_review(
 ) -> Publication:
     """Land `result` on the pull request once, whatever GitHub answers, and return what was
     planned: the run's new inline comments as one review, the summary comment edited (or
-    written), replies on the threads of findings that are gone.
+    written), replies on the threads of findings that are gone, and on those of the proven
+    findings whose tests ran again a note (edited in place) or, their tests passing, a reply
+    and the thread resolved.
 
     Idempotent: a run whose review the pull request already has (its hidden marker) is not
     posted again, and a 5xx answer (which may hide a review that was posted) is followed by
@@ -85,6 +87,8 @@ async def publish_review(
     )
     await write_summary(github, ref, publication.summary, comments)
     await answer(github, ref, publication.replies)
+    await note(github, ref, publication.notes)
+    await resolve(github, ref, publication.resolve)
     return publication
 
 

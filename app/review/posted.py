@@ -2,8 +2,9 @@
 
 What Tiebreak posted is read from the pull request itself, by the hidden markers its comments
 carry: each inline comment ends with its finding's fingerprint, the summary comment starts
-with the summary marker, a reply on a thread whose finding is gone, one withdrawing its finding
-and one on reopening it each end with their own. Only
+with the summary marker, a reply on a thread whose finding is gone, one withdrawing its finding,
+one on reopening it, one saying its test passes and the note on its test's latest run each end
+with their own. Only
 comments the App's own bot user wrote are read (the gateway's `own_…` calls): anyone can
 write a marker. Whether a thread is resolved, and by whom, comes from GitHub's GraphQL API
 (whose resolving counts: :mod:`app.review.resolutions`), whether anyone reacted 👎 from the
@@ -25,17 +26,26 @@ from app.github.models import IssueComment, ThreadResolution
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.markers import (
     ANSWERED_MARKER,
+    FIXED_MARKER,
+    FOLLOWED_MARKER,
     REOPENED_MARKER,
+    RESOLVED_MARKER,
     SUMMARY_MARKER,
     WITHDRAWN_MARKER,
 )
-from app.publishing.publication import ThreadReply
+from app.publishing.publication import ThreadNote, ThreadReply
 from app.publishing.rereview import PostedThread, ThreadState
 from app.review.together import together
 
 log = logging.getLogger(__name__)
 
-_REPLY_MARKERS = (ANSWERED_MARKER, WITHDRAWN_MARKER, REOPENED_MARKER)
+_REPLY_MARKERS = (
+    ANSWERED_MARKER,
+    WITHDRAWN_MARKER,
+    REOPENED_MARKER,
+    FIXED_MARKER,
+    RESOLVED_MARKER,
+)
 
 
 async def posted_threads(github: InstallationClient, ref: PullKey) -> list[PostedThread]:
@@ -48,10 +58,14 @@ async def posted_threads(github: InstallationClient, ref: PullKey) -> list[Poste
     roots: dict[int, tuple[Fingerprint, bool]] = {}
     said: defaultdict[int, set[str]] = defaultdict(set)
     """The markers Tiebreak's replies in each thread end with."""
+    notes: dict[int, int] = {}
+    """Tiebreak's note on a followed test's latest run, by its thread's first comment."""
     for comment in comments:
         if comment.in_reply_to_id is not None:
             body = comment.body.rstrip()
             said[comment.in_reply_to_id] |= {m for m in _REPLY_MARKERS if body.endswith(m)}
+            if body.endswith(FOLLOWED_MARKER):
+                notes.setdefault(comment.in_reply_to_id, comment.id)
             continue
         fingerprint = Fingerprint.from_comment(comment.path, comment.body)
         if fingerprint is not None:
@@ -60,19 +74,26 @@ async def posted_threads(github: InstallationClient, ref: PullKey) -> list[Poste
         PostedThread(
             comment_id=comment_id,
             fingerprint=fingerprint,
-            state=_state(resolved.get(comment_id), WITHDRAWN_MARKER in said[comment_id]),
+            state=_state(resolved.get(comment_id), bool(said[comment_id] & _RESOLVING)),
             resolver=resolved.get(comment_id, ThreadResolution()).resolver,
             thumbs_down=thumbs_down,
             answered=ANSWERED_MARKER in said[comment_id],
             reopened=REOPENED_MARKER in said[comment_id],
+            note=notes.get(comment_id),
+            fixed=FIXED_MARKER in said[comment_id],
         )
         for comment_id, (fingerprint, thumbs_down) in roots.items()
     ]
 
 
+_RESOLVING = {WITHDRAWN_MARKER, FIXED_MARKER, RESOLVED_MARKER}
+"""Tiebreak's replies after which it resolves the thread."""
+
+
 def _state(resolution: ThreadResolution | None, withdrawn: bool) -> ThreadState:
     """What a thread's resolution is worth before anyone's permission is asked; `withdrawn`:
-    Tiebreak withdrew its finding in it (and then resolved it)."""
+    Tiebreak withdrew its finding in it, said its test passes, or answered a writer's
+    `/tiebreak resolve <reason>` there (and then resolved it)."""
     if resolution is None:
         return ThreadState.OPEN
     if resolution.by_app:
@@ -108,6 +129,34 @@ async def write_summary(
                 await github.edit_comment(ref, comment.id, body)
             return
     await github.comment(ref, body)
+
+
+async def note(github: InstallationClient, ref: PullKey, notes: Sequence[ThreadNote]) -> None:
+    """Write Tiebreak's one note in each thread, replying the first time and editing it
+    after; a thread or note deleted meanwhile is skipped."""
+    for each in notes:
+        try:
+            if each.note is None:
+                await github.reply_in_thread(ref, each.thread, each.body)
+            else:
+                await github.edit_review_comment(ref, each.note, each.body)
+        except GitHubError as exc:
+            if exc.status not in (404, 422):
+                raise
+            log.warning("could not write a note on thread %s of %s: %s", each.thread, ref.key, exc)
+
+
+async def resolve(github: InstallationClient, ref: PullKey, threads: Sequence[int]) -> None:
+    """Resolve the threads of findings whose tests pass now (one GitHub will not resolve is
+    left as it is: the reply in it says the finding is fixed)."""
+    for thread in threads:
+        try:
+            resolved = await github.resolve_thread(ref, thread)
+        except GitHubError as exc:
+            log.warning("could not resolve thread %s of %s: %s", thread, ref.key, exc)
+            continue
+        if not resolved:
+            log.warning("thread %s of %s was not resolved", thread, ref.key)
 
 
 async def answer(github: InstallationClient, ref: PullKey, replies: Sequence[ThreadReply]) -> None:

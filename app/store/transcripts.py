@@ -9,7 +9,7 @@ finding or a patch is about, and no other.
 """
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict
@@ -18,7 +18,7 @@ from redis.asyncio import Redis
 from agents.diff import Diff
 from agents.review import Review
 from app.events import PullRequestRef
-from app.publishing.publication import Spend
+from app.publishing.publication import FollowedThread, Spend
 from app.store import keys
 from app.store.packed import pack, unpack
 from app.store.plans import RunPlan
@@ -48,6 +48,9 @@ class TranscriptRecord(BaseModel):
     ceiling: int = 0
     learned: dict[str, tuple[str, ...]] = {}
     """The repository's learnings each unit's agents read, by unit id, as they read them."""
+    followed: list[FollowedThread] = []
+    """The earlier proven findings whose tests the run ran again at its head, and what each
+    showed there."""
 
     @classmethod
     def of_run(
@@ -58,9 +61,11 @@ class TranscriptRecord(BaseModel):
         spend: Spend,
         conclusion: str,
         learned: Mapping[str, tuple[str, ...]] | None = None,
+        followed: Sequence[FollowedThread] = (),
     ) -> Self:
         """The record of a run that has just published what its debates found on `diff`;
-        `learned`, the learnings its units read."""
+        `learned`, the learnings its units read; `followed`, the proven findings' tests it ran
+        again."""
         return cls(
             run_id=plan.run_id,
             ref=plan.ref,
@@ -75,6 +80,7 @@ class TranscriptRecord(BaseModel):
             spent=spend.spent,
             ceiling=spend.ceiling,
             learned={unit: lines for unit, lines in (learned or {}).items() if lines},
+            followed=list(followed),
         )
 
 

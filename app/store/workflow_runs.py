@@ -62,6 +62,9 @@ class PendingRun(BaseModel):
     """A fix check (the test at the head with a patch), else a reproduction."""
     own: bool = False
     """The pull request's own test at the head, as it is there (cited as evidence of intent)."""
+    follow: bool = False
+    """A proven finding's test run again at a later head: the run's coordinator waits for it
+    (:mod:`app.review.following`), under `unit` past the run's last unit, and no unit does."""
     dispatched_at: float
     deadline: float
     """When it counts as not run (Unix time)."""
@@ -134,6 +137,14 @@ class WorkflowRuns:
         # Two settlers of one run (the webhook's job and the deadline) both write nothing
         # harmful, but only the one that removed the record settled it.
         return Settled(run=run, last=int(left) == 0) if deleted else None
+
+    async def wake(self, run: PendingRun) -> None:
+        """Wake the coordinator of `run`'s review, which waits for it (a followed test)."""
+        done = keys.done(run.run_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.rpush(done, run.unit)
+            pipe.expire(done, keys.LIVE_TTL)
+            await pipe.execute()
 
     async def forget(self, run: PendingRun) -> None:
         """Drop `run`, whose dispatch GitHub refused: nothing will settle it."""

@@ -14,8 +14,9 @@ from agents.models.llm import Role, Usage
 from agents.outcome import FindingOutcome, Message, MessageKind, Outcome, Turn
 from agents.patches import current_lines
 from agents.protocol import Patch, Severity
-from app.publishing import proof_text
-from app.publishing.finding_text import STANDS, TRIGGER, stands
+from app.publishing import follow_text, proof_text
+from app.publishing.finding_text import STANDS, TRIGGER, location, stands
+from app.publishing.publication import FollowedThread
 from app.store.transcripts import TranscriptRecord
 from policies.budget import BudgetEvent
 from policies.panel import Tally
@@ -48,6 +49,22 @@ class ProofView:
     content: str
     output: str
     """The end of what the test printed at the head."""
+
+
+@dataclass(frozen=True)
+class FollowedView:
+    """An earlier proven finding whose test the run ran again at its head, for the page."""
+
+    location: str
+    claim: str
+    test: str
+    shown: str
+    """What the run at the head showed: still fails, passes, not run."""
+    reason: str
+    output: str
+    """The end of what the test printed at the head."""
+    ended: bool
+    """A person had ended the finding: the run decided nothing."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +158,7 @@ class RunView:
     spent: int
     ceiling: int
     units: list[UnitView] = field(default_factory=list)
+    followed: list[FollowedView] = field(default_factory=list)
     notice: str = ""
     """What the page says first of the run, above all else (`tiebreak demo`'s label); empty
     for a pull request's review."""
@@ -176,6 +194,21 @@ def run_view(record: TranscriptRecord) -> RunView:
             )
             for unit in review.units
         ],
+        followed=[_followed(f) for f in record.followed],
+    )
+
+
+def _followed(followed: FollowedThread) -> FollowedView:
+    follow = followed.follow
+    finding = follow.result.finding
+    return FollowedView(
+        location=location(finding.path, finding.start_line, finding.end_line),
+        claim=finding.claim,
+        test=follow.test,
+        shown=follow_text.WORDS[follow.retest],
+        reason=follow.reason,
+        output=follow.output,
+        ended=followed.ended,
     )
 
 

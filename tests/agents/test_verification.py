@@ -7,7 +7,7 @@ ran nothing or is not installed) proves nothing, and says why."""
 import pytest
 
 from agents.diff import Diff
-from agents.verification import Evidence, FixCheck, Run, Verification
+from agents.verification import Evidence, FixCheck, Retest, Run, Verification
 from tests.agents.test_failures import recorded
 from tests.scenarios.debates import git_diff
 from tests.scenarios.discounts import CART_WITH_DISCOUNTS, COUPONS
@@ -322,3 +322,42 @@ def test_a_js_runner_that_ran_no_test_proves_nothing(name: str, why: str) -> Non
 
     assert shown.verdict is Evidence.BROKEN
     assert shown.reason.startswith(why)
+
+
+@pytest.mark.parametrize(
+    ("test", "head", "retest", "reason"),
+    [
+        ("tests/test_total.py", "pytest_assertion", Retest.FAILS, "it still fails at the head"),
+        ("fee.py", "script_assertion", Retest.FAILS, "it still fails at the head"),
+        ("tests/test_total.py", "pytest_passing", Retest.PASSES, "it passes at the head"),
+        (
+            "tests/test_discounted.py",
+            "pytest_name_not_collected",
+            Retest.NOT_RUN,
+            "at the head the test could not be loaded (ImportError at line 1: cannot import name "
+            "'discounted' from 'shop.cart' (/work/shop/shop/cart.py))",
+        ),
+        ("tests/test_u_total.py", "unittest_no_tests", Retest.NOT_RUN, "at the head no tests ran"),
+    ],
+)
+def test_a_proven_findings_test_run_again_at_a_later_head_is_judged_by_the_head_alone(
+    test: str, head: str, retest: Retest, reason: str
+) -> None:
+    """The base passed when the test proved the finding; again at a later head, a test that
+    fails there keeps the finding, one that passes shows it fixed, and one that did not run as
+    a test there (its file gone from the head, a runner that ran nothing) shows nothing."""
+    at_head = (
+        Run(exit_code=0, output_tail=PASSES["pytest"]) if head == "pytest_passing" else ran(head)
+    )
+    shown = Verification.of(test, "cmd", at_head, Run(exit_code=0, output_tail=PASSES["pytest"]))
+
+    assert shown.retested() == (retest, reason)
+
+
+def test_a_followed_test_the_environment_could_not_run_shows_nothing() -> None:
+    unfit = Verification.unfit("tests/test_total.py", "No module named pytest")
+
+    assert unfit.retested() == (
+        Retest.NOT_RUN,
+        "the project's environment cannot run its tests: No module named pytest",
+    )

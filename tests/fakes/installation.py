@@ -281,6 +281,15 @@ class FakeInstallation:
             for c in self.issue_comments
         ]
 
+    async def edit_review_comment(self, ref: PullKey, comment_id: int, body: str) -> None:
+        self._call("edit_review_comment")
+        if all(c.id != comment_id for c in self.review_comments):
+            raise self._missing("review comment")
+        self.review_comments = [
+            c.model_copy(update={"body": body}) if c.id == comment_id else c
+            for c in self.review_comments
+        ]
+
     async def reply_in_thread(self, ref: PullKey, comment_id: int, body: str) -> None:
         self._call("reply_in_thread")
         root = next((c for c in self.review_comments if c.id == comment_id), None)

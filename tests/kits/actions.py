@@ -16,16 +16,21 @@ from fastapi.testclient import TestClient
 from agents.models.llm import LLMClient
 from agents.models.scripted import ScriptedLLM, by_role
 from app.jobs.deps import WorkerDeps
+from app.store.keys import review_job_id
+from app.store.records import ENDED
 from app.verification.workflow import template_text
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 from tests.fakes.github_api.actions import RUN_FAILED, Result, Runner
 from tests.kits.workflow import OLDER_COPY, run_template
 from tests.scenarios.debates import (
+    PAYMENTS,
+    PAYMENTS_BEFORE,
     UNDEFINED,
     accept,
     answers,
     concede,
     evaluations,
+    git_diff,
     patch,
     report,
 )
@@ -134,8 +139,9 @@ class Deliveries:
                 self.completed.setdefault(body["workflow_run"]["id"], []).append(outcome)
 
 
-def completed(github: FakeGitHub) -> bool:
-    runs = github.check_runs(REPO)
+def completed(github: FakeGitHub, head: str | None = None) -> bool:
+    """Whether every check run (of `head`, if given) is completed, and there is one."""
+    runs = [r for r in github.check_runs(REPO) if head is None or r.head_sha == head]
     return bool(runs) and all(run.status == "completed" for run in runs)
 
 
@@ -151,6 +157,7 @@ async def review_in_actions(
     meanwhile: Callable[[WorkerDeps], Awaitable[object]] | None = None,
     webhooks: bool = True,
     deliveries: Deliveries | None = None,
+    delivery: dict[str, Any] | None = None,
     **deps_fields: Any,
 ) -> Deliveries:
     """Review the scenarios' pull request with the repository's workflow in place, a real
@@ -158,19 +165,30 @@ async def review_in_actions(
     `webhooks` is False: they are lost) through `deliveries` (new ones by default); the
     repository's copy of the workflow is `workflow`'s text (the shipped template's by default);
     `meanwhile`, called whenever a test run is pending, plays the part of what else happens
-    (the janitor)."""
+    (the janitor). The review is of the pull request as it opened, or of the head `delivery`
+    (the pull request's webhook: a push's) names."""
     deliveries = deliveries or Deliveries()
+    delivery = delivery or opened()
+    head = delivery["pull_request"]["head"]["sha"]
     github.add_workflow(REPO, WORKFLOW, workflow or template_text(), runner)
     github.send_webhooks(deliveries)
     setup = worker_setup(github, key, llm, **deps_fields)
     async with background_worker(setup, redis_url) as redis:
         deps = WorkerDeps.started(setup, redis)
         # The review starts as GitHub starts it: the pull request's webhook, at the endpoint.
-        raw, headers = signed("pull_request", opened())
+        raw, headers = signed("pull_request", delivery)
         answer = client.post("/api/github/webhooks", content=raw, headers=headers)
         assert answer.json()["outcome"] == "enqueued", answer.text
         deadline = time.monotonic() + DEADLINE
-        while not (completed(github) and await _remembered(deps)):
+        run = review_job_id(REF.model_copy(update={"head_sha": head}))
+        # Until the run has ended and is remembered as the pull request's latest, not only
+        # its check run completed: a later review or command finds it ended and kept, not
+        # left by a worker stopped as it finished.
+        while not (
+            completed(github, head)
+            and await deps.live_runs().run_state(run) in ENDED
+            and await _remembered(deps, head)
+        ):
             assert time.monotonic() < deadline, "the review did not complete"
             if webhooks:
                 deliveries.deliver(client)
@@ -178,6 +196,35 @@ async def review_in_actions(
                 await meanwhile(deps)
             await asyncio.sleep(0.05)
     return deliveries
+
+
+def pushed(
+    github: FakeGitHub,
+    head: str,
+    before: str,
+    payments: str,
+    added: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The author pushes `payments` as the pull request's `app/payments.py` at `head`, on top
+    of `before`, and adds the files `added` (path → text); GitHub's delivery for it."""
+    new = dict(added or {})
+    github.add_pull(
+        REPO,
+        NUMBER,
+        head_sha=head,
+        base_sha=BASE,
+        head_ref="feature",
+        diff=git_diff(
+            {PAYMENTS: (PAYMENTS_BEFORE, payments), **{p: (None, t) for p, t in new.items()}}
+        ),
+        head_files={PAYMENTS: payments, **new},
+    )
+    delivery = payload("pull_request/synchronize")
+    delivery["number"] = delivery["pull_request"]["number"] = NUMBER
+    delivery["pull_request"]["head"]["sha"] = head
+    delivery["pull_request"]["base"]["sha"] = BASE
+    delivery["before"] = before
+    return delivery
 
 
 def opened() -> dict[str, Any]:
@@ -188,11 +235,11 @@ def opened() -> dict[str, Any]:
     return delivery
 
 
-async def _remembered(deps: WorkerDeps) -> bool:
+async def _remembered(deps: WorkerDeps, head: str) -> bool:
     """Whether the review is remembered as the pull request's latest, which it is once its
     check run has completed: what a command on the pull request then works on."""
     latest = await deps.pulls.latest(REF)
-    return latest is not None and latest.ref.head_sha == HEAD
+    return latest is not None and latest.ref.head_sha == head
 
 
 async def _waiting_for_tests(deps: WorkerDeps) -> bool:

@@ -244,6 +244,18 @@ class _Comments(_Base):
         pull, comment = self._review_comment_by_id(repo, params["id"], docs)
         return _Answer(200, self._review_comment_json(repo, pull, comment))
 
+    def _update_review_comment(
+        self, request: _Request, repo: _Repo, params: dict[str, str]
+    ) -> _Answer:
+        docs = f"{_REVIEW_COMMENTS_DOCS}#update-a-review-comment-for-a-pull-request"
+        pull, comment = self._review_comment_by_id(repo, params["id"], docs)
+        if comment.author != f"{self.app_slug}[bot]":
+            # The fake's rule, as for conversation comments: the App edits only its own.
+            raise _error(403, NOT_ACCESSIBLE, docs)
+        comment.body = _comment_body(request, "PullRequestReviewComment", docs)
+        comment.updated_at = _now()
+        return _Answer(200, self._review_comment_json(repo, pull, comment))
+
     def _list_review_comments(
         self, request: _Request, repo: _Repo, params: dict[str, str]
     ) -> _Answer:
@@ -289,7 +301,7 @@ class _Comments(_Base):
             "user": _user(comment.author, comment.author_type, self._user_id(comment.author)),
             "body": comment.body,
             "created_at": comment.created_at,
-            "updated_at": comment.created_at,
+            "updated_at": comment.updated_at or comment.created_at,
             "html_url": html,
             "pull_request_url": pull_url,
             "author_association": self._association(repo, comment.author),

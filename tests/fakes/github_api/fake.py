@@ -156,6 +156,11 @@ class FakeGitHub(
             ),
             ("GET", re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)"), "_get_review_comment"),
             (
+                "PATCH",
+                re.compile(rf"{_REPO}/pulls/comments/(?P<id>\d+)"),
+                "_update_review_comment",
+            ),
+            (
                 "GET",
                 re.compile(rf"{_REPO}/pulls/(?P<number>\d+)/comments"),
                 "_list_review_comments",

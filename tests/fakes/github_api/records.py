@@ -88,6 +88,8 @@ class ReviewComment:
     diff_hunk: str = ""
     """Its hunk of the file's patch, from the `@@` header down to its line."""
     created_at: str = ""
+    updated_at: str = ""
+    """When it was last edited (empty: never)."""
 
 
 @dataclass(slots=True)
