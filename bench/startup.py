@@ -78,7 +78,9 @@ def commands(config: Path) -> dict[str, list[str]]:
 
 
 def review_command(workdir: Path) -> list[str]:
-    """`tiebreak review` of :data:`SMALL_DIFF`, the code around it in `workdir`."""
+    """`tiebreak review` of :data:`SMALL_DIFF`, the code around it in `workdir`, made a git
+    work tree (as `--repo` must name one)."""
+    subprocess.run(["git", "init", "-q", str(workdir)], check=True)
     diff = workdir / "small.diff"
     diff.write_text(SMALL_DIFF, encoding="utf-8")
     (workdir / "prices.py").write_text(

@@ -66,4 +66,5 @@ def test_the_first_request_is_timed_as_it_reaches_the_model(tmp_path: Path) -> N
     # The review's first request, the tester's report, refused: the review ends by itself.
     assert first.at is not None, done.stderr
     assert (api.requests[0].path, api.requests[0].tool) == ("/v1/messages", "report_findings")
-    assert "Not reviewed (the tester could not report findings)" in done.stdout
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith("tiebreak: the model's first call failed: ")

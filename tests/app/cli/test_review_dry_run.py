@@ -73,7 +73,7 @@ def test_a_dry_run_prints_the_plan_without_a_key_and_calls_no_model(checkout: Pa
     assert "Not reviewed (binary: no lines to review):" in out
     assert "  logo.png" in out
     (estimate,) = [line for line in out if line.startswith("Estimate: ")]
-    assert estimate.startswith("Estimate: 1 unit of 1 file · about ")
+    assert estimate.startswith("Estimate: 1 unit of 2 files (1 binary, not reviewed) · about ")
     assert estimate.endswith("billed tokens expected against a ceiling of 400,000")
 
 
