@@ -132,6 +132,17 @@ def _block(lines: list[str], end: str) -> list[str]:
     return block
 
 
+def report_block(lines: list[str], end: re.Pattern[str]) -> list[str]:
+    """The lines of one runner's report of a failure, stripped, up to the first that `end`
+    matches (the next report, or the rule or totals that close them)."""
+    block = []
+    for line in lines:
+        if end.match(line):
+            break
+        block.append(line.strip())
+    return block
+
+
 def line_in(block: list[str], test: str) -> int | None:
     """The test file's line that the first frame in it names (`at f (file:line:col)`, or
     vitest's marked `file:line:col`)."""

@@ -13,7 +13,7 @@ test suite found in file`) says that no test ran.
 import re
 
 from agents.failures.failure import MESSAGE_CHARS, Failure, OutputReading, Stage
-from agents.failures.node_test import ERROR_LINE, line_in, missing_in
+from agents.failures.node_test import ERROR_LINE, line_in, missing_in, report_block
 
 RUNNER = "vitest"
 
@@ -33,23 +33,13 @@ def read(output: str, test: str) -> OutputReading:
     failures = []
     for n, line in enumerate(lines):
         if found := _REPORT.match(line):
-            block = _block(lines[n + 1 :])
+            block = report_block(lines[n + 1 :], _END)
             if any(_NO_TEST in said for said in block):
                 return OutputReading(RUNNER, (), "the test file defines no test")
             failures.append(_failure(block, test, loading=bool(found["suite"])))
     if failures:
         return OutputReading(RUNNER, tuple(failures))
     return OutputReading(RUNNER, (), "no tests ran" if _NO_FILES in output else None)
-
-
-def _block(lines: list[str]) -> list[str]:
-    """The lines of one report, up to the next report or the rule that ends it."""
-    block = []
-    for line in lines:
-        if _END.match(line):
-            break
-        block.append(line.strip())
-    return block
 
 
 def _failure(block: list[str], test: str, loading: bool) -> Failure:

@@ -7,6 +7,7 @@ click; what they do is :mod:`app.cli.evaluating`, loaded once one runs.
 """
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -82,27 +83,7 @@ def evaluate() -> None:
 )
 @model_options
 @eval_verify_options
-def run(
-    cases_file: str,
-    configs: str,
-    budget: int | None,
-    jobs: int,
-    limit: int | None,
-    ids: str | None,
-    tolerance: int,
-    no_context: bool,
-    as_json: bool,
-    yes: bool,
-    out: Path | None,
-    tester_model: str | None,
-    coder_model: str | None,
-    arbiter_model: str | None,
-    verify_command: str | None,
-    verify_setup: str | None,
-    checkout: Path | None,
-    no_sandbox: bool,
-    no_memory_limit: bool,
-) -> None:
+def run(**options: Any) -> None:
     """Run Tiebreak's configurations on CASES.jsonl with one model and compare them.
 
     \b
@@ -132,27 +113,7 @@ def run(
     """
     from app.cli import evaluating
 
-    evaluating.run(
-        cases_file=cases_file,
-        configs=configs,
-        budget=budget,
-        jobs=jobs,
-        limit=limit,
-        ids=ids,
-        tolerance=tolerance,
-        no_context=no_context,
-        as_json=as_json,
-        yes=yes,
-        out=out,
-        tester_model=tester_model,
-        coder_model=coder_model,
-        arbiter_model=arbiter_model,
-        verify_command=verify_command,
-        verify_setup=verify_setup,
-        checkout=checkout,
-        no_sandbox=no_sandbox,
-        no_memory_limit=no_memory_limit,
-    )
+    evaluating.run(evaluating.EvalOptions(**options))
 
 
 @evaluate.command("cases")

@@ -5,6 +5,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -25,47 +26,53 @@ from app.evaluation.results import CaseRun, Config
 from app.parsing import Parsing
 
 
-def run(
-    cases_file: str,
-    configs: str,
-    budget: int | None,
-    jobs: int,
-    limit: int | None,
-    ids: str | None,
-    tolerance: int,
-    no_context: bool,
-    as_json: bool,
-    yes: bool,
-    out: Path | None,
-    tester_model: str | None,
-    coder_model: str | None,
-    arbiter_model: str | None,
-    verify_command: str | None,
-    verify_setup: str | None,
-    checkout: Path | None,
-    no_sandbox: bool,
-    no_memory_limit: bool,
-) -> None:
+@dataclass(frozen=True)
+class EvalOptions:
+    """`tiebreak eval run`'s options, as click read them (:mod:`app.cli.evaluate`)."""
+
+    cases_file: str
+    configs: str
+    budget: int | None
+    jobs: int
+    limit: int | None
+    ids: str | None
+    tolerance: int
+    no_context: bool
+    as_json: bool
+    yes: bool
+    out: Path | None
+    tester_model: str | None
+    coder_model: str | None
+    arbiter_model: str | None
+    verify_command: str | None
+    verify_setup: str | None
+    checkout: Path | None
+    no_sandbox: bool
+    no_memory_limit: bool
+
+
+def run(options: EvalOptions) -> None:
     """Run the configurations on the cases of `cases_file` and print the report."""
-    chosen = _configs(configs)
-    cases = _select(_read_cases(cases_file), ids, limit)
+    chosen = _configs(options.configs)
+    cases = _select(_read_cases(options.cases_file), options.ids, options.limit)
     verifying = eval_verifying(
-        verify_command,
-        verify_setup,
-        checkout,
-        sandbox=not no_sandbox,
-        memory_limit=not no_memory_limit,
+        options.verify_command,
+        options.verify_setup,
+        options.checkout,
+        sandbox=not options.no_sandbox,
+        memory_limit=not options.no_memory_limit,
     )
-    files = _result_files(out) if out else None
+    files = _result_files(options.out) if options.out else None
     # Whatever can fail before the first call fails before the spend is asked for.
-    llm = connect(tester_model, coder_model, arbiter_model)
-    plan = Plan.of(cases, chosen, budget=budget, files=files, verify=verifying is not None)
-    agree(plan, yes=yes)
+    llm = connect(options.tester_model, options.coder_model, options.arbiter_model)
+    plan = Plan.of(cases, chosen, budget=options.budget, files=files, verify=verifying is not None)
+    agree(plan, yes=options.yes)
     runs = _run_cases(
         llm, cases, chosen, EvalProgress(plan),
-        budget=budget, files=files, jobs=jobs, context=not no_context, verifying=verifying,
+        budget=options.budget, files=files, jobs=options.jobs,
+        context=not options.no_context, verifying=verifying,
     )  # fmt: skip
-    click.echo(_report(cases, runs, tolerance, as_json=as_json))
+    click.echo(_report(cases, runs, options.tolerance, as_json=options.as_json))
 
 
 def _run_cases(

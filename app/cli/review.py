@@ -7,6 +7,7 @@ GitHub's client, is :mod:`app.cli.reviewing`.
 """
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -61,25 +62,7 @@ public repository's.
 )
 @model_options
 @verify_options
-def review(
-    source: str,
-    as_json: bool,
-    debate: dict[str, object],
-    no_arbitration: bool,
-    topology: str | None,
-    repo_dir: Path | None,
-    description: str | None,
-    tester_model: str | None,
-    coder_model: str | None,
-    arbiter_model: str | None,
-    verify_command: str | None,
-    verify_setup: str | None,
-    base: str | None,
-    no_sandbox: bool,
-    no_memory_limit: bool,
-    post: bool,
-    dry_run: bool,
-) -> None:
+def review(**options: Any) -> None:
     """Review a unified diff (a file, or - for standard input) or a pull request on GitHub
     (https://github.com/OWNER/REPO/pull/N, or OWNER/REPO#N) with the three agents.
 
@@ -97,22 +80,4 @@ def review(
     import policies.config  # noqa: F401
     from app.cli import reviewing
 
-    reviewing.run(
-        source=source,
-        as_json=as_json,
-        debate=debate,
-        no_arbitration=no_arbitration,
-        topology=topology,
-        repo_dir=repo_dir,
-        description=description,
-        tester_model=tester_model,
-        coder_model=coder_model,
-        arbiter_model=arbiter_model,
-        verify_command=verify_command,
-        verify_setup=verify_setup,
-        base=base,
-        no_sandbox=no_sandbox,
-        no_memory_limit=no_memory_limit,
-        post=post,
-        dry_run=dry_run,
-    )
+    reviewing.run(reviewing.ReviewOptions(**options))

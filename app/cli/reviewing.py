@@ -61,72 +61,111 @@ NO_KEY = (
 """What a review stopped for want of a model's key or setting says can be done without it."""
 
 
-def run(
-    source: str,
-    as_json: bool,
-    debate: Mapping[str, object],
-    no_arbitration: bool,
-    topology: str | None,
-    repo_dir: Path | None,
-    description: str | None,
-    tester_model: str | None,
-    coder_model: str | None,
-    arbiter_model: str | None,
-    verify_command: str | None,
-    verify_setup: str | None,
-    base: str | None,
-    no_sandbox: bool,
-    no_memory_limit: bool,
-    post: bool,
-    dry_run: bool,
-) -> None:
+@dataclass(frozen=True)
+class ReviewOptions:
+    """`tiebreak review`'s options, as click read them (:mod:`app.cli.review`)."""
+
+    source: str
+    as_json: bool
+    debate: Mapping[str, object]
+    """The debate's options given (:mod:`app.cli.debate_options`), by the policy's field."""
+    no_arbitration: bool
+    topology: str | None
+    repo_dir: Path | None
+    description: str | None
+    tester_model: str | None
+    coder_model: str | None
+    arbiter_model: str | None
+    verify_command: str | None
+    verify_setup: str | None
+    base: str | None
+    no_sandbox: bool
+    no_memory_limit: bool
+    post: bool
+    dry_run: bool
+
+    def chosen(self) -> dict[str, object]:
+        """The debate's fields the options set."""
+        overrides = {
+            "arbitration": False if self.no_arbitration else None,
+            "topology": self.topology,
+        }
+        return {**self.debate, **{k: v for k, v in overrides.items() if v is not None}}
+
+
+def run(options: ReviewOptions) -> None:
     """The review the options ask for, its exit status the command's."""
-    overrides = {"arbitration": False if no_arbitration else None, "topology": topology}
-    chosen = {**debate, **{k: v for k, v in overrides.items() if v is not None}}
+    chosen = options.chosen()
     debate_policy(DEFAULTS, chosen)  # a bad option stops the review before anything is read
-    if repo_dir is not None and (fault := named_fault(repo_dir)):
+    if options.repo_dir is not None and (fault := named_fault(options.repo_dir)):
         # A checkout named and not read would make a review without context, paid for.
         _fail(f"--repo: {fault}")
-    verifying = VerifyRequest(
-        verify_command,
-        verify_setup,
-        base,
-        sandbox=not no_sandbox,
-        memory_limit=not no_memory_limit,
+    if options.dry_run and options.post:
+        _fail("--dry-run posts nothing: leave out --post")
+    verifying = _verifying(options)
+    subject = _subject(options, verifying)
+    click.echo(f"tiebreak: {subject.reads()}", err=True)
+    policy = debate_policy(subject.debate, chosen)
+    if options.dry_run:
+        _print_plan(subject, policy, as_json=options.as_json)
+        sys.exit(EXIT_SETTLED)
+    result = _reviewed(subject, policy, verifying)
+    click.echo(review_json(result) if options.as_json else render(result))
+    if subject.pull is not None and options.post:
+        from app.cli import pull_review
+
+        pull_review.posted(*subject.pull, result)
+    sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
+
+
+def _verifying(options: ReviewOptions) -> VerifyRequest:
+    return VerifyRequest(
+        options.verify_command,
+        options.verify_setup,
+        options.base,
+        sandbox=not options.no_sandbox,
+        memory_limit=not options.no_memory_limit,
     )
+
+
+def _subject(options: ReviewOptions, verifying: VerifyRequest) -> "_Subject":
+    """What the options say to review: a pull request by its address, or a diff."""
     models: Callable[[], ClaudeLLM] | None = functools.partial(
-        connect, tester_model, coder_model, arbiter_model, hint=NO_KEY
+        connect, options.tester_model, options.coder_model, options.arbiter_model, hint=NO_KEY
     )
-    if dry_run:
-        if post:
-            _fail("--dry-run posts nothing: leave out --post")
+    if options.dry_run:
         models = None  # no model is called: no key or provider is asked for
+    source = options.source
     if is_address(source) and not Path(source).exists():
-        if description is not None:
+        if options.description is not None:
             _fail(
                 "--description is for a diff: a pull request's title and description are "
                 "read from GitHub"
             )
-        subject = _pull(source, repo_dir, verifying, models, post=post)
-    else:
-        if post:
-            _fail("--post posts on a pull request: give its address, not a diff")
-        subject = _diff(source, repo_dir, description, verifying, models)
-    click.echo(f"tiebreak: {subject.reads()}", err=True)
-    policy = debate_policy(subject.debate, chosen)
-    if dry_run:
-        units = asyncio.run(_units(subject))
-        expected = estimate(
-            units, policy, tests=subject.verify is not None, binary=subject.diff.binaries
-        )
-        plan = dry_run_plan(subject.diff, units, expected)
-        click.echo(plan_json(plan) if as_json else plan_text(plan))
-        sys.exit(EXIT_SETTLED)
+        return _pull(source, options.repo_dir, verifying, models, post=options.post)
+    if options.post:
+        _fail("--post posts on a pull request: give its address, not a diff")
+    return _diff(source, options.repo_dir, options.description, verifying, models)
+
+
+def _print_plan(subject: "_Subject", policy: DebatePolicy, *, as_json: bool) -> None:
+    """What `--dry-run` prints: the review's plan and its estimate, no model called."""
+    units = asyncio.run(_units(subject))
+    expected = estimate(
+        units, policy, tests=subject.verify is not None, binary=subject.diff.binaries
+    )
+    plan = dry_run_plan(subject.diff, units, expected)
+    click.echo(plan_json(plan) if as_json else plan_text(plan))
+
+
+def _reviewed(subject: "_Subject", policy: DebatePolicy, verifying: VerifyRequest) -> Review:
+    """The subject reviewed by its model, its findings' tests run as `verifying` asks; exit
+    2 when the model or the project's environment makes a review impossible, 130 on Ctrl-C."""
     proofs = proving(verifying, subject.verify, subject.checkout, subject.diff)
     assert subject.llm is not None, "a review that is no dry run has its model"
     progress = CallProgress(subject.llm, lambda line: click.echo(line, err=True))
     try:
-        result = asyncio.run(_review(subject, policy, proofs, progress))
+        return asyncio.run(_review(subject, policy, proofs, progress))
     except KeyboardInterrupt:
         # Ctrl-C: the calls made are billed all the same; the shell's status for SIGINT.
         click.echo(f"tiebreak: interrupted: {progress.spent()} spent", err=True)
@@ -135,12 +174,6 @@ def run(
         _fail(str(exc))
     except EnvironmentUnfit as exc:
         _fail(exc.said())
-    click.echo(review_json(result) if as_json else render(result))
-    if subject.pull is not None and post:
-        from app.cli import pull_review
-
-        pull_review.posted(*subject.pull, result)
-    sys.exit(EXIT_SETTLED if result.settled else EXIT_UNRESOLVED)
 
 
 @dataclass(frozen=True)
