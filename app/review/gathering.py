@@ -19,12 +19,12 @@ commit reads it from the disk. The download, and the search in it, run beside th
 for the changed files' sizes and texts and their parse, neither waiting for the other. A
 snapshot that cannot be had (GitHub refuses or fails the download, the repository is past
 the cache's limits, its archive is unsafe) never fails the review: it goes on with the
-changed files, and the summary says so once (:attr:`HeadReading.head_not_read`). What the repository's
-other files tell about the changes (the definitions they use, their callers, their tests) is
-searched for in the snapshot while the review holds it, in a parsing process within bounds
-(:meth:`app.parsing.Parsing.related`). `tiebreak review` of a pull request by its address
-holds the head the same way (:func:`hold_head`), in the same cache, and says why it could
-not in the same words (:class:`HeadNotRead`).
+changed files, and the summary says so once (:attr:`HeadReading.head_not_read`). What the
+repository's other files tell about the changes (the definitions they use, their callers,
+their tests) is searched for in the snapshot while the review holds it, in a parsing process
+within bounds (:meth:`app.parsing.Parsing.related`). `tiebreak review` of a pull request by
+its address holds the head the same way (:func:`hold_head`), in the same cache, and says why
+it could not in the same words (:class:`HeadNotRead`).
 """
 
 import asyncio
