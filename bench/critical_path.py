@@ -19,11 +19,18 @@ the redis-server received over the reviews (its `INFO stats`, read before and af
 model call: commands, and reads of a client's socket (a pipeline or a transaction is one).
 
     uv run python -m bench.critical_path [--units 20] [--latency 0.2] [--reviews 3]
+        [--before DIR]
+
+`--before DIR` runs the same benchmark of another checkout (`git archive main | tar -x -C
+DIR`), in a process of its own on this interpreter and its libraries, before this one's: the
+two taking turns, each printed.
 """
 
 import argparse
 import asyncio
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Sequence
@@ -286,7 +293,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--units", type=positive, default=20)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument("--reviews", type=positive, default=3, help="reviews, one after another")
+    parser.add_argument("--before", type=Path, help="another checkout, measured first")
     args = parser.parse_args(argv)
+    if args.before is not None:
+        own = ["--units", str(args.units), "--latency", str(args.latency)]
+        own += ["--reviews", str(args.reviews)]
+        print(f"before ({args.before}):")
+        command = [sys.executable, "-m", "bench.critical_path", *own]
+        subprocess.run(command, cwd=args.before.resolve(), check=True)
+        print("\nafter (this checkout):")
     reviews, traffic = measure(args.units, args.latency, args.reviews)
     print(report(reviews, traffic, args.units, args.latency))
 

@@ -7,7 +7,9 @@ webhook. The first review is timed from sending the webhook to the fake GitHub h
 completed check run; a second pull request is then reviewed the same way on the same server.
 The model finds nothing: one call a review, each answered after `--latency` seconds, so the
 model's critical path is the sum of those calls' latencies, and the overhead printed is the
-wall time less it: what the first review spends on itself, against the second.
+wall time less it: what the first review spends on itself, against the second. Its split:
+before the first model call (the webhook answered, the job picked up, GitHub read, the
+plan), and after the last (the outcome, publishing, the check run completed).
 
     uv run python -m bench.first_review [--runs 3] [--latency 0.2] [--settle 5] [--root DIR]
 
@@ -56,6 +58,10 @@ class Timed:
     wall: float
     model: float
     """The model's critical path: the latencies of the review's calls, one after another."""
+    before: float
+    """From the webhook sent to the first model call."""
+    after: float
+    """From the last model call's answer to the completed check run seen."""
 
     @property
     def overhead(self) -> float:
@@ -67,9 +73,13 @@ class Model:
 
     def __init__(self, latency: float) -> None:
         self.latency = latency
+        self.calls: list[tuple[float, float]] = []
+        """Each call's start and end, on `time.perf_counter`'s clock."""
 
     def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        start = time.perf_counter()
         time.sleep(self.latency)
+        self.calls.append((start, time.perf_counter()))
         return {"findings": []}
 
 
@@ -125,9 +135,7 @@ def _wait_for_health(url: str, process: "subprocess.Popen[bytes]") -> None:
     raise BenchmarkFailed("tiebreak serve did not become healthy")
 
 
-def review(
-    url: str, github: FakeGitHub, api: FakeMessagesAPI, number: int, latency: float
-) -> Timed:
+def review(url: str, github: FakeGitHub, model: Model, number: int) -> Timed:
     """Open pull request `number`, send its webhook, and time it to its completed check run."""
     head = f"{number:040x}"
     github.add_pull(REPO, number, head_sha=head, base_sha="b" * 40, diff=DIFF)
@@ -137,7 +145,7 @@ def review(
     body["pull_request"]["number"] = number
     body["pull_request"]["head"]["sha"] = head
     raw, headers = signed("pull_request", body, delivery=f"bench-{number}")
-    calls = len(api.requests)
+    calls = len(model.calls)
     start = time.perf_counter()
     request = urllib.request.Request(
         f"{url}/api/github/webhooks", data=raw, headers=headers, method="POST"
@@ -148,7 +156,10 @@ def review(
     while time.monotonic() < deadline:
         runs = [c for c in github.check_runs(REPO) if c.head_sha == head]
         if runs and all(c.status == "completed" for c in runs):
-            return Timed(time.perf_counter() - start, (len(api.requests) - calls) * latency)
+            done, made = time.perf_counter(), model.calls[calls:]
+            before = made[0][0] - start if made else done - start
+            after = done - made[-1][1] if made else 0.0
+            return Timed(done - start, len(made) * model.latency, before, after)
         time.sleep(0.005)
     raise BenchmarkFailed(f"pull request {number}'s review did not complete")
 
@@ -157,34 +168,43 @@ def measure(root: Path, runs: int, latency: float, settle: float) -> list[tuple[
     """The first and second reviews of `runs` freshly started servers."""
     timed = []
     for _ in range(runs):
-        key = new_app_key()
+        key, model = new_app_key(), Model(latency)
         with (
             FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as github,
-            FakeMessagesAPI(Model(latency), api_key=API_KEY) as api,
+            FakeMessagesAPI(model, api_key=API_KEY) as api,
         ):
             github.add_installation(INSTALLATION, repos=[REPO])
             with served(root, github, api, key) as url:
                 time.sleep(settle)
-                first = review(url, github, api, 1, latency)
-                second = review(url, github, api, 2, latency)
+                first = review(url, github, model, 1)
+                second = review(url, github, model, 2)
             timed.append((first, second))
     return timed
 
 
 def report(timed: Sequence[tuple[Timed, Timed]]) -> str:
-    lines = [f"{'server':8}{'first wall':>12}{'overhead':>10}{'second wall':>13}{'overhead':>10}"]
+    lines = [
+        f"{'server':8}{'first wall':>12}{'overhead':>10}{'before':>8}{'after':>8}"
+        f"{'second wall':>13}{'overhead':>10}{'before':>8}{'after':>8}"
+    ]
     for n, (first, second) in enumerate(timed, 1):
         lines.append(
-            f"{n:<8}{first.wall:>12.3f}{first.overhead:>10.3f}{second.wall:>13.3f}"
-            f"{second.overhead:>10.3f}"
+            f"{n:<8}{first.wall:>12.3f}{first.overhead:>10.3f}{first.before:>8.3f}"
+            f"{first.after:>8.3f}{second.wall:>13.3f}{second.overhead:>10.3f}"
+            f"{second.before:>8.3f}{second.after:>8.3f}"
         )
     firsts = statistics.median(f.overhead for f, _ in timed)
     seconds = statistics.median(s.overhead for _, s in timed)
     lines += [
         "",
-        f"first review's overhead (median): {firsts:.3f} s; second's: {seconds:.3f} s",
+        f"first review's overhead (median): {firsts:.3f} s "
+        f"({statistics.median(f.before for f, _ in timed):.3f} s before its first model call, "
+        f"{statistics.median(f.after for f, _ in timed):.3f} s after its last); "
+        f"second's: {seconds:.3f} s",
         "seconds; wall: the webhook sent → the check run completed on the fake GitHub; "
-        "overhead: wall less the model's critical path (its calls' latencies)",
+        "overhead: wall less the model's critical path (its calls' latencies); before: the "
+        "webhook sent → the first model call; after: the last call answered → the check run "
+        "seen completed (asked every 5 ms)",
     ]
     return "\n".join(lines)
 

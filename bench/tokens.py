@@ -39,6 +39,11 @@ context's.
 A fifth section is what the walkthrough adds to the review (`bench.walkthrough_tokens`), per
 diff token, beside the goal of 0.15.
 
+A sixth section is what proving its findings with tests adds to the review
+(`bench.proof_tokens`): the tests the tester writes, their runs told in later turns and a
+retest turn, per finding and per diff token, beside the review's billed input per diff token
+without tests and with them.
+
     uv run python -m bench.tokens
 """
 
@@ -53,7 +58,7 @@ from agents.diff import Diff, ReviewUnit
 from agents.models.claude import ClaudeLLM
 from agents.models.tokens import typical_tokens
 from agents.outcome import Consensus, Resolution, StopReason
-from bench import panel_tokens, walkthrough_tokens
+from bench import panel_tokens, proof_tokens, walkthrough_tokens
 from bench.billing import (
     KEY,
     READ_RATE,
@@ -317,6 +322,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     unit = sample_unit(diff_text)
     print(walkthrough_tokens.report(asyncio.run(walkthrough_tokens.measure(unit, diff_text))))
+    print()
+    print(proof_tokens.report(asyncio.run(proof_tokens.measure(unit, diff_text))))
 
 
 if __name__ == "__main__":

@@ -126,9 +126,11 @@ class VerifyConfig(ConfigSection):
     is killed, and reads "it ran out of memory"."""
 
     disk_mb: int = Field(default=512, ge=16, le=16_384)
-    """Megabytes each file system a run writes may hold: its copy of the tree, `/tmp` and
-    `/dev/shm`, each in memory (counted in `memory_mb`) and gone when the run ends. A write
-    past it fails with "No space left on device"; a tree larger than it cannot be copied."""
+    """Megabytes each file system a run writes may hold: what it writes over the tree, `/tmp`
+    and `/dev/shm`, each in memory (counted in `memory_mb`) and gone when the run ends. A write
+    past it fails with "No space left on device". The tree itself is not counted where the
+    sandbox runs as root (the run writes in a layer over it); elsewhere each run copies it,
+    and a tree larger than this cannot be copied."""
 
     processes: int = Field(default=64, ge=1, le=4_096)
     """Processes one run may have at once."""

@@ -15,15 +15,16 @@ changes are reviewed without it, the agents told it was not read.
 The repository at the head is read whole too, once per review of code (a pull request of
 docs alone has nothing to search for), as GitHub's archive of the head commit kept in the
 worker's cache (:mod:`app.snapshots`): a second review of the same
-commit reads it from the disk. The download runs beside the texts' request. A snapshot that
-cannot be had (GitHub refuses or fails the download, the repository is past the cache's
-limits, its archive is unsafe) never fails the review: it goes on with the changed files,
-and the summary says so once (:attr:`HeadReading.head_not_read`). What the repository's
-other files tell about the changes (the definitions they use, their callers, their tests) is
-searched for in the snapshot while the review holds it, in a parsing process within bounds
-(:meth:`app.parsing.Parsing.related`). `tiebreak review` of a pull request by its address
-holds the head the same way (:func:`hold_head`), in the same cache, and says why it could
-not in the same words (:class:`HeadNotRead`).
+commit reads it from the disk. The download, and the search in it, run beside the requests
+for the changed files' sizes and texts and their parse, neither waiting for the other. A
+snapshot that cannot be had (GitHub refuses or fails the download, the repository is past
+the cache's limits, its archive is unsafe) never fails the review: it goes on with the
+changed files, and the summary says so once (:attr:`HeadReading.head_not_read`). What the
+repository's other files tell about the changes (the definitions they use, their callers,
+their tests) is searched for in the snapshot while the review holds it, in a parsing process
+within bounds (:meth:`app.parsing.Parsing.related`). `tiebreak review` of a pull request by
+its address holds the head the same way (:func:`hold_head`), in the same cache, and says why
+it could not in the same words (:class:`HeadNotRead`).
 """
 
 import asyncio
@@ -32,11 +33,12 @@ from collections.abc import Iterable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from agents.context.reading import Reading, changed_files
 from agents.context.related import Related
-from agents.context.scopes import parsable
+from agents.context.scopes import Outline, parsable
+from agents.conventions import ProjectTests
 from agents.diff import Diff
 from app.events import PullKey
 from app.github.errors import GitHubError, TokenRefused
@@ -124,36 +126,75 @@ async def reading_for(
         guidance = _guidance(config, guidelines, texts)
         conventions = conventions_in(None, command, diff.paths)
         return HeadReading(Reading(guidance=guidance, conventions=conventions))
-    sources, too_large = await head_sources(github, ref, pull, diff, limits)
-    _log_left_out([f.path for f in too_large])
     if not reads_head(config, diff):
         snapshots = None
     async with AsyncExitStack() as held:
-        (root, head_not_read), texts = await together(
-            _head(held, github, ref, pull, snapshots), github.texts(ref, guidelines + sources)
-        )
-        # Checked again on the texts, for the files whose sizes GitHub did not tell.
-        kept, left_out = limits.within(
-            ((f.path, text), len(text.encode())) for f in sources if (text := texts[f])
-        )
-        _log_left_out([path for path, _ in left_out])
-        read = dict(kept)
-        # The snapshot at `root` is held until this block is left: the code the changes
-        # reach in other files is searched for in it now, beside the changed files' parse.
-        outlines, related, conventions = await together(
-            parsing.outlines(read),
-            _related(parsing, root, diff),
-            asyncio.to_thread(conventions_in, root, command, diff.paths),
+        # The repository at the head is downloaded and searched while the changed files are
+        # asked for and parsed: neither waits for the other's requests.
+        searched, (texts, read, outlines) = await together(
+            _searched(held, github, ref, pull, snapshots, parsing, diff, command),
+            _changed(github, ref, pull, diff, parsing, limits, guidelines),
         )
         reading = Reading(
             read,
             config.context.max_tokens,
             _guidance(config, guidelines, texts),
             outlines,
-            related,
-            conventions=conventions,
+            searched.related,
+            conventions=searched.conventions,
         )
-        return HeadReading(reading, root, head_not_read)
+        return HeadReading(reading, searched.root, searched.head_not_read)
+
+
+class _Searched(NamedTuple):
+    """The repository at the head (held), or why not, and what was found in it."""
+
+    root: Path | None
+    head_not_read: str | None
+    related: Related | None
+    conventions: ProjectTests | None
+
+
+async def _searched(
+    held: AsyncExitStack,
+    github: InstallationClient,
+    ref: PullKey,
+    pull: PullRequest,
+    snapshots: SnapshotCache | None,
+    parsing: Parsing,
+    diff: Diff,
+    command: str | None,
+) -> _Searched:
+    """The repository at the head, held by `held`, searched for the code the changes reach in
+    its other files and for how its tests are laid out."""
+    root, head_not_read = await _head(held, github, ref, pull, snapshots)
+    related, conventions = await together(
+        _related(parsing, root, diff), asyncio.to_thread(conventions_in, root, command, diff.paths)
+    )
+    return _Searched(root, head_not_read, related, conventions)
+
+
+async def _changed(
+    github: InstallationClient,
+    ref: PullKey,
+    pull: PullRequest,
+    diff: Diff,
+    parsing: Parsing,
+    limits: ReadingLimits,
+    guidelines: list[FileAt],
+) -> tuple[dict[FileAt, str | None], dict[str, str], dict[str, Outline]]:
+    """The texts of the guidelines and of the changed files at the head within `limits`, the
+    changed files' read (by path) and their outlines."""
+    sources, too_large = await head_sources(github, ref, pull, diff, limits)
+    _log_left_out([f.path for f in too_large])
+    texts = await github.texts(ref, guidelines + sources)
+    # Checked again on the texts, for the files whose sizes GitHub did not tell.
+    kept, left_out = limits.within(
+        ((f.path, text), len(text.encode())) for f in sources if (text := texts[f])
+    )
+    _log_left_out([path for path, _ in left_out])
+    read = dict(kept)
+    return texts, read, await parsing.outlines(read)
 
 
 async def _related(parsing: Parsing, root: Path | None, diff: Diff) -> Related | None:

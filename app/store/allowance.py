@@ -67,10 +67,31 @@ def reserve_call(counters: Sequence[TokenCounter], tokens: int) -> tuple[list[st
 
 class Held(NamedTuple):
     """A reservation listed as under way: field `field` of the hash `key`, dropped from it
-    when the reservation is settled (:mod:`app.store.ceiling_line`)."""
+    when the reservation is settled, which wakes the calls waiting in the run's `line`
+    (their wake-up lists are `wake` and the waiting call's holder, living `ttl` seconds;
+    :mod:`app.store.ceiling_line`)."""
 
     key: str
     field: str
+    line: str
+    wake: str
+    ttl: int
+
+
+LEAVE = """
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('DEL', ARGV[2] .. ARGV[1])
+for _, waiting in ipairs(redis.call('HKEYS', KEYS[2])) do
+    local wake = ARGV[2] .. waiting
+    redis.call('RPUSH', wake, 1)
+    redis.call('LTRIM', wake, 0, 0)
+    redis.call('EXPIRE', wake, ARGV[3])
+end
+return 1
+"""
+"""Drops `ARGV[1]` from the hash KEYS[1] (the reservations under way, or the line itself)
+and its own wake-ups, and wakes every call waiting in the line KEYS[2]: one wake-up each
+(prefix ARGV[2], living ARGV[3] seconds), however often room was made before it looked."""
 
 
 class Ledger(Protocol):
@@ -113,7 +134,7 @@ def queue_adjust(
         pipe.incrby(counter.key, tokens)
         pipe.expire(counter.key, counter.ttl)
     if held is not None:
-        pipe.hdel(held.key, held.field)
+        pipe.eval(LEAVE, 2, held.key, held.line, held.field, held.wake, str(held.ttl))
 
 
 class RedisLedger(Scripts):

@@ -17,11 +17,15 @@ spent), or when the day cannot cover it (a day's allowance is never waited for).
   first, and a call that would fit joins the line when a call of a lower rank waits, so a
   later unit never takes the room a riskier one waits for. Entries whose lease has lapsed
   are dropped by whoever looks next.
-- Wake-up: a waiting call asks again every :data:`POLL` seconds, one script run each (a
-  bounded poll: a dead holder's lapse sends no message, and a run's waiters are few). A call
+- Wake-up: a waiting call blocks on a list of its own (:func:`app.store.keys.line_wake`),
+  which whatever may make room pushes to: a reservation settled, a call leaving the line
+  (served, refused or cancelled: the one behind it may be next), an entry whose lease lapsed
+  dropped. It then asks again, one script run. A dead holder's lapse sends no message: a
+  waiting call asks again at the latest every :data:`POLL` seconds all the same. A call
   cancelled (the unit stopped) leaves the line.
 
-Every check and write is one Lua script, :data:`TAKE`, atomic as the other reservations are.
+Every check and write is one Lua script, :data:`TAKE` (:data:`app.store.allowance.LEAVE` for
+a settlement or a cancelled call), atomic as the other reservations are.
 """
 
 import asyncio
@@ -31,36 +35,50 @@ import secrets
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from app.store.allowance import Held, Ledger, Pool, RunCeiling, TokenCounter, settlement
+from app.store.allowance import LEAVE, Held, Ledger, Pool, RunCeiling, TokenCounter, settlement
 from app.store.redis_typing import reply
 from policies.budget import Settle
 from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
 
-POLL = 0.05
-"""Seconds between a waiting call's asks: a model call takes seconds, so this adds a few
-percent at most to the wait, at one short script run each."""
+POLL = 1.0
+"""Seconds a waiting call waits for a wake-up before it asks again: only a holder whose lease
+lapsed (its worker died) makes room without waking it, and that lease is seconds long."""
 
 TAKE = """
 local n = #KEYS - 2
 local held, line = KEYS[n + 1], KEYS[n + 2]
 local tokens = tonumber(ARGV[1])
-local holder, entry = ARGV[2 * n + 2], ARGV[2 * n + 3]
+local holder, entry, wake = ARGV[2 * n + 2], ARGV[2 * n + 3], ARGV[2 * n + 4]
 local function alive(lease)
     return redis.call('GET', lease.beat) == lease.attempt
+end
+local function wake_all()
+    for _, waiting in ipairs(redis.call('HKEYS', line)) do
+        local key = wake .. waiting
+        redis.call('RPUSH', key, 1)
+        redis.call('LTRIM', key, 0, 0)
+        redis.call('EXPIRE', key, ARGV[3])
+    end
+end
+local function leave()
+    redis.call('DEL', wake .. holder)
+    if redis.call('HDEL', line, holder) == 1 then
+        wake_all()
+    end
 end
 local function reserve()
     for i = 1, n do
         redis.call('INCRBY', KEYS[i], tokens)
         redis.call('EXPIRE', KEYS[i], ARGV[2 * i + 1])
     end
-    redis.call('HDEL', line, holder)
+    leave()
     redis.call('HSET', held, holder, entry)
     redis.call('EXPIRE', held, ARGV[3])
     return 1
 end
 for i = 2, n do
     if tonumber(redis.call('GET', KEYS[i]) or '0') + tokens > tonumber(ARGV[2 * i]) then
-        redis.call('HDEL', line, holder)
+        leave()
         return -i
     end
 end
@@ -71,6 +89,7 @@ if others == 0 and spent + tokens <= cap then
     return reserve()
 end
 local under_way = 0
+local lapsed = false
 local listed = redis.call('HGETALL', held)
 for i = 1, #listed, 2 do
     local hold = cjson.decode(listed[i + 1])
@@ -78,6 +97,7 @@ for i = 1, #listed, 2 do
         under_way = under_way + hold.tokens
     else
         redis.call('HDEL', held, listed[i])
+        lapsed = true
     end
 end
 local rank = cjson.decode(entry).rank
@@ -87,13 +107,19 @@ for i = 1, #waiting, 2 do
     local other = cjson.decode(waiting[i + 1])
     if not alive(other) then
         redis.call('HDEL', line, waiting[i])
+        redis.call('DEL', wake .. waiting[i])
+        lapsed = true
     elseif waiting[i] ~= holder and (other.rank < rank
             or (other.rank == rank and waiting[i] < holder)) then
         ahead = true
     end
 end
+if lapsed then
+    -- What lapsed no longer holds room nor a place: those waiting look again.
+    wake_all()
+end
 if spent - under_way + tokens > cap then
-    redis.call('HDEL', line, holder)
+    leave()
     return -1
 end
 if ahead or spent + tokens > cap then
@@ -107,9 +133,10 @@ return reserve()
 (KEYS[2..n], each capped by ARGV[2i] and living ARGV[2i+1] seconds), listing the reservation
 in KEYS[n+1] (1); or lists the call in the line KEYS[n+2] to wait (0); or, changing nothing
 but the line, refuses: -i when counter i cannot cover the call, the run's even with nothing
-under way. `entry` (JSON) is the call's tokens, rank and lease. A call that fits with no
-other call in line is reserved without reading the lists: what most calls cost stays a few
-commands, however many calls are under way."""
+under way. `entry` (JSON) is the call's tokens, rank and lease; `wake` the prefix of the
+waiting calls' wake-up lists, each pushed when the call leaves the line or an entry lapses. A
+call that fits with no other call in line is reserved without reading the lists: what most
+calls cost stays a few commands, however many calls are under way."""
 
 RESERVED, WAIT = 1, 0
 
@@ -124,6 +151,8 @@ class PlaceInLine(NamedTuple):
     rank: int
     beat: str
     attempt: str
+    wake: str
+    """The prefix of the line's wake-up lists (:func:`app.store.keys.line_wake`)."""
 
 
 class RunPools:
@@ -156,18 +185,24 @@ class RunPools:
         holder = f"{place.rank}:{place.attempt}:{self._job}:{next(self._calls):06d}"
         counters = [self.ceiling.counter(), *(p.counter() for p in self.others)]
         script_keys, args = take_call(counters, tokens, holder, place)
+        redis = self.ceiling.redis
         try:
             answer = await self.ledger.evaluate(TAKE, script_keys, args)
             while answer == WAIT:
-                await asyncio.sleep(self.poll)
+                # Woken when room may have been made, or after `poll` seconds at the latest.
+                # Redis takes a decimal timeout, where redis-py's annotation says whole.
+                woken = redis.blpop([place.wake + holder], timeout=self.poll)  # type: ignore[arg-type]
+                await reply(woken)
                 answer = await self.ledger.evaluate(TAKE, script_keys, args)
         except asyncio.CancelledError:
-            # The unit stopped: out of the line at once. Should the unit fail otherwise (Redis
-            # cut off), its entry lapses with the unit's heartbeat.
-            await reply(self.ceiling.redis.hdel(place.line, holder))
+            # The unit stopped: out of the line at once, the next in line told. Should the
+            # unit fail otherwise (Redis cut off), its entry lapses with the unit's heartbeat.
+            leaving = (place.line, place.line, holder, place.wake, str(self.ceiling.ttl))
+            await reply(redis.eval(LEAVE, 2, *leaving))
             raise
         if answer == RESERVED:
-            return settlement(self.ledger, counters, tokens, Held(place.held, holder))
+            held = Held(place.held, holder, place.line, place.wake, self.ceiling.ttl)
+            return settlement(self.ledger, counters, tokens, held)
         raise await self._refusal(-answer, tokens)
 
     async def _refusal(self, counter: int, tokens: int) -> OutOfTokens:
@@ -187,5 +222,5 @@ def take_call(
         raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
     entry = {"tokens": tokens, "rank": place.rank, "beat": place.beat, "attempt": place.attempt}
     args: list[int | str] = [tokens, *(n for c in counters for n in (c.cap, c.ttl))]
-    args += [holder, json.dumps(entry)]
+    args += [holder, json.dumps(entry), place.wake]
     return [*(c.key for c in counters), place.held, place.line], args

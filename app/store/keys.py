@@ -282,6 +282,14 @@ def line(run_id: str) -> str:
     return f"{run(run_id)}:line"
 
 
+def line_wake(run_id: str, holder: str = "") -> str:
+    """list: the wake-ups of the call `holder` waiting in the run's line, pushed whenever
+    room may have been made (a reservation settled, a call leaving the line); the call blocks
+    on it. With no `holder`, the prefix the line's scripts add a holder to
+    (app.store.ceiling_line)."""
+    return f"{run(run_id)}:line-wake:{holder}"
+
+
 def unit(run_id: str, n: int) -> str:
     """hash: unit n, its fields :class:`UnitField` and each agent's state under
     :func:`agent_field` (app.store.records.UnitStatus)."""

@@ -132,7 +132,8 @@ class UnitWrites:
         unit's number (riskiest first), for as long as its heartbeat names the attempt."""
         run, n = self.run, self.number
         beat = keys.unit_heartbeat(run, n)
-        return PlaceInLine(keys.held(run), keys.line(run), n, beat, str(self.attempt))
+        line = keys.line(run)
+        return PlaceInLine(keys.held(run), line, n, beat, str(self.attempt), keys.line_wake(run))
 
     # -- each call --------------------------------------------------------------------
 

@@ -3,10 +3,11 @@ head, and with the coder's patches (:class:`agents.verification.Verifier`).
 
 The trees are made once, on the first test: the head copied from the checkout, the base from
 the base ref or the head with the diff reversed; the config's `setup` then runs once in
-each, in a copy of the tree that is kept if it passes. Every run has its own copy of its tree
-(made by the runner: in the sandbox, on a file system of its own), with the reproduction and
-the patched files written over it, and sees it where the setup saw its tree, so that what the
-setup built with absolute paths is found. The runs are bounded by the config: `max_runs`
+each, in a copy of the tree that is kept if it passes. The trees are never written again:
+every run sees its tree with the reproduction and the patched files written over it, in a
+layer of its own (the sandbox's: the tree read-only underneath, nothing copied; a copy where
+the runner cannot layer it), where the setup saw its tree, so that what the setup built with
+absolute paths is found. The runs are bounded by the config: `max_runs`
 tests per review (a reproduction at the base and the head counts one, a fix check one) and
 `max_seconds` of their wall time in all; past either, tests are not run.
 

@@ -13,22 +13,27 @@ read-only:
 * the tree the run's copy is made of, and the files written over it, at :data:`INSIDE`.
 
 Its own, each a file system in memory of at most `disk_mb`, counted in the run's memory and
-gone when it ends: its copy of the tree (on a file system mounted where the copy's parent
-is, before what is shown: an installation below that parent stays shown), `/tmp` and
-`/dev/shm`. Then `/proc` of its own PIDs and a minimal `/dev`. So `/home`, `/root`, `/run`,
-`/var`, the host's `/tmp`, Tiebreak's data (the snapshots of other repositories) and every
-Unix socket of the host are not there at all (but an installation a project's environment was
-made from, below `/root` say); what :attr:`Place.hidden` names is hidden even inside what is
-shown.
+gone when it ends: what it writes over the tree (at :data:`LAYER`), the file system mounted
+where its working directory's parent is (before what is shown: an installation below that
+parent stays shown), `/tmp` and `/dev/shm`. Then `/proc` of its own PIDs and a minimal
+`/dev`. So `/home`, `/root`, `/run`, `/var`, the host's `/tmp`, Tiebreak's data (the
+snapshots of other repositories) and every Unix socket of the host are not there at all (but
+an installation a project's environment was made from, below `/root` say); what
+:attr:`Place.hidden` names is hidden even inside what is shown.
 
 The copy may be seen anywhere but where its file system would cover what every run is shown
 (:func:`shows_copy_at`): seen at the checkout's own path, it is what the project's environment
 names there (an editable install, a script's `#!` line) leads to.
 
-The copy is made by the run itself, first thing, as the sandbox's user (:func:`launcher`):
-`cp -a` of the tree into its file system, the additions over it, a symlink for each
-environment seen inside it (mounted at :data:`INSIDE`), then the command. A copy that does not
-fit fails before the command starts.
+Where the sandbox starts as root, the run's working directory is the tree itself, read-only
+underneath, with an overlay of its own above it (:func:`layered`, before the run drops to the
+sandbox's user): what the run writes, changes or removes goes to its layer, never to the tree
+other runs share, and nothing is copied, however large the tree. Where the overlay cannot be
+mounted (bubblewrap without root), the run makes a copy instead. Then, as the sandbox's user
+(:func:`launcher`): `cp -a` of the tree into its file system (without an overlay), the
+additions over it, a symlink for each environment seen inside it (mounted at
+:data:`INSIDE`), then the command. A copy, or a layer, that does not fit fails before the
+command starts.
 """
 
 import os
@@ -74,11 +79,33 @@ TREE = INSIDE / "tree"
 ADDITIONS = INSIDE / "additions"
 KEEP = INSIDE / "keep"
 ENVIRONMENTS = INSIDE / "environments"
+LAYER = INSIDE / "layer"
+"""The run's own file system in memory, root's alone, holding what the run writes over the
+tree (`upper`) and the overlay's own work (`work`)."""
+
+OVERLAY = f"""\
+work=$1
+shift
+if [ -d {TREE} ] && mkdir {LAYER}/upper {LAYER}/work \\
+    && chown --reference={TREE} {LAYER}/upper && chmod --reference={TREE} {LAYER}/upper \\
+    && mkdir "$work"; then
+    mount -t overlay overlay -o lowerdir={TREE},upperdir={LAYER}/upper,workdir={LAYER}/work \\
+        "$work" 2>/dev/null || rmdir "$work"
+fi
+exec "$@"
+"""
+"""Run by `/bin/sh -c` as the sandbox's root with the run's working directory, then the
+command that drops to the sandbox's user: the tree shown there read-only with the run's layer
+over it, owned as the tree is; or nothing, and the launcher copies the tree."""
 
 LAUNCHER = f"""\
 marker=$1 command=$2 work=$3 keep=$4
 shift 4
-if [ -d {TREE} ]; then cp -a -T {TREE} "$work"; else mkdir "$work"; fi || exit
+# Only the overlay makes the working directory before this: without it, a copy.
+if [ -d "$work" ]; then :
+elif [ -d {TREE} ]; then cp -a -T {TREE} "$work"
+else mkdir "$work"
+fi || exit
 if [ -d {ADDITIONS} ]; then cp -a -f -T {ADDITIONS} "$work" || exit; fi
 while [ $# -gt 1 ]; do
     [ -e "$work/$1" ] || [ -h "$work/$1" ] || ln -s "$2" "$work/$1" || exit
@@ -100,6 +127,12 @@ def launcher(command: str, place: Place, marker: str) -> list[str]:
     links = [str(part) for name, mounted in _linked(place) for part in (name, mounted)]
     keep = "yes" if place.keep is not None else ""
     return ["/bin/sh", "-c", LAUNCHER, "sh", marker, command, str(_work(place)), keep, *links]
+
+
+def layered(place: Place) -> list[str]:
+    """The argv that shows the run's tree with its own overlay over it before what follows
+    runs (nothing without a tree: the run starts empty)."""
+    return [] if place.tree is None else ["/bin/sh", "-c", OVERLAY, "sh", str(_work(place))]
 
 
 def shows_copy_at(path: Path) -> bool:
@@ -131,6 +164,8 @@ def mounts(place: Place, limits: Limits) -> list[str]:
     for shown, inside in ((place.tree, TREE), (place.additions, ADDITIONS)):
         if shown is not None:
             args += made.bind(shown.resolve(), inside)
+    if place.tree is not None:
+        args += made.own("--perms", "0700", *size, "--tmpfs", str(LAYER))
     if place.keep is not None:
         args += [*made.directories(KEEP), "--bind", str(place.keep.resolve()), str(KEEP)]
     return args + made.hide([p.resolve() for p in place.hidden], work)

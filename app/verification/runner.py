@@ -77,9 +77,9 @@ class Limits:
 class Place:
     """Where one run happens and what it sees of the host.
 
-    A run works in a copy of its own, made as it starts: of `tree` (or empty), with the
-    files of `additions` written over it. The copy is gone when the run ends, unless `keep`
-    asks for it."""
+    A run works in a tree of its own as it starts: `tree` (or empty) with the files of
+    `additions` written over it, in a layer over `tree` (the sandbox's) or a copy of it. What
+    the run wrote is gone when it ends, unless `keep` asks for a copy of it."""
 
     work: Path
     """Where the run sees its copy: its working directory. A sandbox's run sees it there

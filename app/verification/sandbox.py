@@ -11,8 +11,9 @@ What a run sees and may do:
   libraries, a few files of `/etc`, the checkout's environments and the installations they
   were made from, read-only; nothing of Tiebreak's own Python, none of the host's homes,
   `/run`, `/var`, `/tmp`, data or sockets.
-* **Writable**: its own copy of the tree, made as it starts, `/tmp` and `/dev/shm`, each in
-  memory and at most `disk_mb`, gone when it ends.
+* **Writable**: the tree with a layer of its own over it (as root; a copy of the tree made as
+  it starts otherwise), `/tmp` and `/dev/shm`, each in memory and at most `disk_mb`, gone
+  when it ends; the tree itself, shared by the review's runs, never.
 * **As nobody** (uid 65534). Tiebreak as root drops there with `setpriv` (no groups, no
   capabilities, no new privileges) and enters a user namespace of its own, in which the
   kernel counts the run's processes apart from every other run's. Tiebreak as another user
@@ -35,7 +36,7 @@ from pathlib import Path
 
 from agents.verification import Run
 from app.verification.cgroups import PROC, CgroupUnavailable, RunGroup, RunGroups
-from app.verification.mounts import launcher, mounts, shows_copy_at
+from app.verification.mounts import launcher, layered, mounts, shows_copy_at
 from app.verification.process import InfoPipe, new_marker, run_bounded
 from app.verification.runner import Limits, Place, environment
 from policies.errors import TiebreakError
@@ -144,6 +145,7 @@ class Bwrap:
         args += [*mounts(place, limits), "--chdir", "/", "--"]
         if self._root:
             args += [
+                *layered(place),
                 *("setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--clear-groups"),
                 *("--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"),
                 *("unshare", "--user", "--map-current-user", "--"),

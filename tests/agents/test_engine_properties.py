@@ -35,7 +35,6 @@ from policies.debate import DebatePolicy
 from policies.panel import Tally, Topology
 from policies.safety import ProtectedPaths
 from tests.kits.machine import play
-from tests.kits.proofs import ADDED, pytest_failed, pytest_uncollected
 from tests.scenarios.debates import (
     PAYMENTS,
     PAYMENTS_AFTER,
@@ -46,6 +45,7 @@ from tests.scenarios.debates import (
     git_diff,
     payments_unit,
 )
+from tests.scenarios.proofs import ADDED, pytest_failed, pytest_uncollected
 
 UNIT = payments_unit()
 OWN_TEST = "tests/test_payments.py"

@@ -17,7 +17,6 @@ from agents.verification import Evidence
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from tests.kits.machine import play, shown_by
-from tests.kits.proofs import COMMAND, ScriptedVerifier
 from tests.scenarios.debates import (
     accept,
     answers,
@@ -42,6 +41,7 @@ from tests.scenarios.intended import (
     intended_unit,
     split_unit,
 )
+from tests.scenarios.proofs import COMMAND, ScriptedVerifier
 
 ONE_ROUND = DebatePolicy(max_rounds=1)
 NO_ARBITER = DebatePolicy(max_rounds=1, arbitration=False)

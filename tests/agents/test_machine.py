@@ -33,7 +33,6 @@ from tests.agents.test_engine_properties import (
     policies,
 )
 from tests.kits.machine import play
-from tests.kits.proofs import COMMAND, reproduction, runs_showing
 from tests.scenarios.debates import (
     LOG_FIX,
     UNDEFINED,
@@ -44,6 +43,7 @@ from tests.scenarios.debates import (
     payments_unit,
     report,
 )
+from tests.scenarios.proofs import COMMAND, reproduction, runs_showing
 
 TESTED = {**UNDEFINED, "reproduction": reproduction("tests/test_refund.py")}
 

@@ -14,7 +14,6 @@ from agents.outcome import Consensus, Outcome, Resolution
 from agents.protocol import ToolName
 from agents.verification import Evidence
 from policies.debate import DebatePolicy
-from tests.kits.proofs import ScriptedVerifier, reproduction
 from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,
@@ -34,6 +33,7 @@ from tests.scenarios.debates import (
     rulings,
     warn,
 )
+from tests.scenarios.proofs import ScriptedVerifier, reproduction
 
 TESTED = {**UNDEFINED, "reproduction": reproduction("tests/test_refund.py")}
 """The undefined-`log` finding, with a test that calls `refund`."""

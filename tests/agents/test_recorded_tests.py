@@ -21,7 +21,6 @@ from agents.models.scripted import ScriptedLLM, by_role
 from agents.protocol import Patch, Reproduction
 from agents.verification import Evidence
 from policies.verify import VerifyConfig
-from tests.kits.proofs import COMMAND, ScriptedVerifier, reproduction
 from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,
@@ -35,6 +34,7 @@ from tests.scenarios.debates import (
     payments_unit,
     report,
 )
+from tests.scenarios.proofs import COMMAND, ScriptedVerifier, reproduction
 
 TESTED = {**UNDEFINED, "reproduction": reproduction("tests/test_refund.py")}
 NEGATIVE_TESTED = {**NEGATIVE, "reproduction": reproduction("tests/test_negative.py")}

@@ -17,7 +17,6 @@ from agents.verification import Evidence, FixCheck, Run, Verification
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from tests.kits.machine import play
-from tests.kits.proofs import COMMAND, reproduction, runs_showing
 from tests.scenarios.debates import (
     LOG_FIX,
     LOG_LINE,
@@ -33,6 +32,7 @@ from tests.scenarios.debates import (
     rulings,
     warn,
 )
+from tests.scenarios.proofs import COMMAND, reproduction, runs_showing
 
 GREP = "tests/test_refund_source.py"
 GREPS = {

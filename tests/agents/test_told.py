@@ -13,7 +13,6 @@ from agents.verification import Evidence
 from policies.budget import TokenCeiling
 from policies.debate import DebatePolicy
 from tests.kits.machine import play, shown_by
-from tests.kits.proofs import COMMAND, ScriptedVerifier, reproduction
 from tests.scenarios import panels
 from tests.scenarios.debates import (
     LOG_FIX,
@@ -27,6 +26,7 @@ from tests.scenarios.debates import (
     reject,
     report,
 )
+from tests.scenarios.proofs import COMMAND, ScriptedVerifier, reproduction
 
 INNER = re.compile(r"<untrusted-[a-z]+-[0-9a-f]{16}>\n(?P<data>.*)\n</untrusted-", re.DOTALL)
 FINDING_KEYS = ["path", "start_line", "end_line", "id", "severity", "claim", "evidence"]

@@ -2,6 +2,7 @@
 after every unit's whole debate, and prints its figures (the ratio's goal is not judged)."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -37,3 +38,19 @@ def test_each_file_of_the_pull_request_is_a_unit_of_its_own() -> None:
     units = Diff.parse(git_diff(bench.changed_files(20))).units(bench.UNIT_TOKENS)
 
     assert [u.diff.paths for u in units] == [(f"service/module_{n:02}.py",) for n in range(20)]
+
+
+def test_with_before_the_other_checkout_is_measured_first_and_both_printed(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    this_checkout = Path(bench.__file__).resolve().parents[1]
+
+    bench.main(
+        ["--units", "2", "--latency", "0.02", "--reviews", "1", "--before", str(this_checkout)]
+    )
+
+    out = capfd.readouterr().out
+    before, after = out.split("after (this checkout):")
+    assert before.startswith(f"before ({this_checkout}):")
+    for printed in (before, after):
+        assert re.search(r"^wall / LLM critical path \(median\) +\d+\.\d\d", printed, re.MULTILINE)

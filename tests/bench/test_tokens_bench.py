@@ -14,8 +14,8 @@ from agents.models.tokens import typical_tokens
 from agents.outcome import Outcome
 from agents.protocol import ToolName
 from bench import panel_tokens as panel
+from bench import proof_tokens, walkthrough_tokens
 from bench import tokens as bench
-from bench import walkthrough_tokens
 from bench.billing import ScenarioBroken
 from bench.panel_courses import courses
 from bench.shop_diff import sample_diff, sample_unit
@@ -229,3 +229,17 @@ def test_the_walkthrough_adds_no_call_and_prints_what_it_adds_per_diff_token(
     assert 0 < cost.input < 0.1 * typical_tokens(diff_text) / 2
     assert cost.output > 0
     assert f"= {cost.ratio:.3f} per diff token   goal ≤ 0.15" in printed
+
+
+def test_proving_the_findings_adds_only_the_retest_turn_and_prints_what_a_proof_costs(
+    printed: str,
+) -> None:
+    diff_text = sample_diff()
+    cost = asyncio.run(proof_tokens.measure(sample_unit(diff_text), diff_text))
+
+    assert cost.with_tests.calls == cost.without.calls + 1
+    # The tests are the tester's to write, and each run is told in the turns after it.
+    assert cost.output > cost.retest.output > 0
+    assert cost.input > cost.retest.input > 0
+    assert f"{cost.per_diff_token():.3f} per diff token" in printed
+    assert f"{cost.ratio_without:>12.2f}{cost.ratio_with:>12.2f}" in printed

@@ -4,7 +4,7 @@ page (`transcript`) and a real browser to read it in (`browser`), panels (`panel
 publish (`plan`), the setup flow's browser (`setup_flow`), the verifier's surroundings
 (`project`), scripted reviewers for `tiebreak eval` (`reviewers`), the Messages API's answers
 (`messages`), the clouds' credentials (`clouds`), a worker that dies mid-debate (`crash`),
-a scripted verifier (`proofs`), the workflow template run as a runner runs it (`workflow`),
+the workflow template run as a runner runs it (`workflow`),
 reviews whose tests run in the fake GitHub's Actions (`actions`) and a pull request whose
 findings its author tries to dismiss (`dismissal`).
 

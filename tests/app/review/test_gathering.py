@@ -1,15 +1,26 @@
 """What each agent reads beside the diff in a real review: on a real worker and Redis, against
 the fake GitHub, the code around the changes from the head and the guidance from the base."""
 
+import asyncio
 import re
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
 
+from agents.diff import Diff
 from agents.models.llm import LLMRequest, Role
 from agents.models.scripted import ScriptedLLM, by_role
-from app.review.gathering import ReadingLimits
+from app.events import PullKey
+from app.github.models import FileAt, PullRequest
+from app.parsing import Parsing
+from app.review.gathering import ReadingLimits, reading_for
+from app.snapshots.cache import SnapshotCache
+from policies.config import RepoConfig
 from tests.fakes.github_api import AppKey, FakeGitHub, Recorded
+from tests.fakes.installation import FakeInstallation
 from tests.kits.review import STUBBORN, asked, run_review, run_worker
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER
-from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REPO
+from tests.scenarios.reviews import BASE, DIFF, HEAD, NUMBER, REF, REPO
 
 BASE_CONFIG = """\
 instructions: BASE-INSTRUCTIONS money is Decimal.
@@ -238,3 +249,69 @@ async def test_what_a_review_reads_stays_within_its_limit_and_the_rest_is_named(
 
     assert texts_asked_for(github) == {PAYMENTS, "app/a.py", "app/b.py"}
     assert not_read(llm) == {"app/c.py", "app/d.py"}
+
+
+class SizesAfterArchive(FakeInstallation):
+    """GitHub answering the changed files' sizes only once the repository's archive has been
+    asked for (its 404 then: the review goes on without it)."""
+
+    def __init__(self, pull: PullRequest) -> None:
+        super().__init__(pull, diff=DIFF)
+        self.archive_asked = asyncio.Event()
+
+    async def sizes(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, int | None]:
+        await self.archive_asked.wait()
+        return await super().sizes(ref, files)
+
+    @asynccontextmanager
+    async def tarball(self, ref: PullKey, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
+        self.archive_asked.set()
+        async with super().tarball(ref, sha) as chunks:
+            yield chunks
+
+
+async def test_the_repository_at_the_head_is_asked_for_without_waiting_for_the_changed_files(
+    tmp_path: Path,
+) -> None:
+    pull = PullRequest.model_validate(
+        {
+            "number": NUMBER,
+            "state": "open",
+            "draft": False,
+            "title": "t",
+            "body": "",
+            "author": "octocat",
+            "head_sha": HEAD,
+            "head_ref": "fix",
+            "head_repo": REPO,
+            "head_repo_id": 1,
+            "base_sha": BASE,
+            "base_ref": "main",
+            "base_repo": REPO,
+            "base_repo_id": 1,
+            "maintainer_can_modify": False,
+            "html_url": "https://x",
+        }
+    )
+    github = SizesAfterArchive(pull)
+    github.files[FileAt(HEAD, PAYMENTS)] = PAYMENTS_AFTER
+    parsing = Parsing(file_seconds=60.0, memory_mb=8_192)
+    # Before the download waited for the sizes' answer: this review would never end.
+    try:
+        async with asyncio.timeout(30):
+            read = await reading_for(
+                github,
+                REF,
+                pull,
+                RepoConfig(),
+                Diff.parse(DIFF),
+                parsing,
+                ReadingLimits(),
+                SnapshotCache(tmp_path / "snapshots"),
+            )
+    finally:
+        parsing.close()
+
+    assert read.reading.sources == {PAYMENTS: PAYMENTS_AFTER}
+    assert read.head_not_read is not None
+    assert read.head_not_read.startswith("GitHub answered 404")

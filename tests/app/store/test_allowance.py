@@ -304,7 +304,8 @@ def unit_pools(redis: ArqRedis, run: RunCeiling, *others: DailyAllowance) -> Run
     heartbeat is not kept, so none of its calls is waited for and a call that does not fit is
     refused at once (waiting is `tests.app.store.test_ceiling_line`'s)."""
     name = run.key.rsplit(":", 1)[-1]
-    place = PlaceInLine(keys.held(name), keys.line(name), 0, keys.unit_heartbeat(name, 0), "1")
+    beat = keys.unit_heartbeat(name, 0)
+    place = PlaceInLine(keys.held(name), keys.line(name), 0, beat, "1", keys.line_wake(name))
     return RunPools(RedisLedger(redis), run, *others, place=place)
 
 

@@ -35,11 +35,13 @@ async def beat(redis: ArqRedis, n: int, attempt: int = 1) -> None:
 class Unit:
     """Unit n's attempt 1, its ceiling made as its job makes it."""
 
-    def __init__(self, redis: ArqRedis, n: int, day: DailyAllowance | None = None) -> None:
+    def __init__(
+        self, redis: ArqRedis, n: int, day: DailyAllowance | None = None, *, poll: float = POLL
+    ) -> None:
         self.writes = UnitWrites(LiveRuns(redis, 60.0), RUN, n, 1)
         run = RunCeiling(redis, keys.spent(RUN), CEILING, ttl=keys.LIVE_TTL)
         others = () if day is None else (day,)
-        pools = RunPools(self.writes, run, *others, place=self.writes.place(), poll=POLL)
+        pools = RunPools(self.writes, run, *others, place=self.writes.place(), poll=poll)
         self.ceiling = TokenCeiling(CEILING, pools)
 
     async def take(self, tokens: int) -> Settle:
@@ -245,3 +247,43 @@ async def test_a_unit_whose_process_was_killed_is_not_waited_for_forever(
     with pytest.raises(CeilingReached):
         await waiter  # its 800 stay counted as spent: 300 more cannot fit
     assert not await reply(redis.hlen(keys.line(RUN)))
+
+
+async def test_a_waiting_call_is_served_as_soon_as_room_is_made_not_at_its_next_poll(
+    redis: ArqRedis,
+) -> None:
+    for n in (0, 1):
+        await beat(redis, n)
+    holder = unit(redis, 0)
+    settle_holder = await holder.take(800)
+    slow = Unit(redis, 1, poll=3600.0)  # were it to ask again only at its poll, it would wait
+    waiter = asyncio.create_task(slow.take(600))
+    await in_line(redis, 1)
+
+    await holder.settle(settle_holder, 100)  # room made: the waiter is woken by it
+
+    async with asyncio.timeout(10):
+        await slow.settle(await waiter, 100)
+    assert await spent(redis) == 200
+    assert not await reply(redis.hlen(keys.line(RUN)))
+
+
+async def test_the_next_in_line_is_woken_when_the_riskier_one_leaves_it(redis: ArqRedis) -> None:
+    for n in (0, 1, 2):
+        await beat(redis, n)
+    holder = unit(redis, 2)
+    settle_holder = await holder.take(900)
+    riskier = asyncio.create_task(Unit(redis, 0, poll=3600.0).take(800))
+    await in_line(redis, 1)
+    later_unit = Unit(redis, 1, poll=3600.0)
+    later = asyncio.create_task(later_unit.take(50))  # fits, but waits behind the riskier
+    await in_line(redis, 2)
+
+    riskier.cancel()  # the riskier unit stopped: the later one is next, and told so
+    with pytest.raises(asyncio.CancelledError):
+        await riskier
+
+    async with asyncio.timeout(10):
+        await later_unit.settle(await later, 50)
+    await holder.settle(settle_holder, 100)
+    assert await spent(redis) == 150
