@@ -17,6 +17,7 @@ import pytest
 
 from tests.app.verification.conftest import needs_bwrap
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.shared import made_once
 from tests.scenarios import click_copy
 from tests.scenarios.debates import accept, answers, concede, evaluations, finding, report
 from tests.scenarios.environments import tool_install
@@ -31,13 +32,18 @@ SHOP = "shop/cart.py"
 TIEBREAK_CHECKOUT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`tiebreak` as `uv tool install .` installs it, found on the PATH as uv links it."""
-    command = tool_install(tmp_path_factory.mktemp("tool") / "tiebreak")
-    links = tmp_path_factory.mktemp("local-bin")
-    (links / "tiebreak").symlink_to(command)
-    return links
+    """`tiebreak` as `uv tool install .` installs it, found on the PATH as uv links it: one
+    installation for the whole run, which its workers share (the first review run from it
+    writes its bytecode, once)."""
+
+    def install(directory: Path) -> None:
+        command = tool_install(directory / "tool")
+        (directory / "local-bin").mkdir()
+        (directory / "local-bin" / "tiebreak").symlink_to(command)
+
+    return made_once(tmp_path_factory, "tool-install", install) / "local-bin"
 
 
 def development() -> Path:
@@ -110,6 +116,8 @@ def the_finding(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 def test_after_a_plain_install_the_projects_environment_proves_the_regression(
     installed: Path, tmp_path: Path
 ) -> None:
+    """Slow: a `tiebreak` process, the first from the installation, so it writes its bytecode,
+    runs the finding's test in the sandbox at the head, the base and with the fix."""
     project = make_project(tmp_path)
 
     with scripted(SHOP_SCRIPT) as api:
@@ -154,6 +162,8 @@ def test_without_pytest_anywhere_the_review_stops_before_any_model_call(
 
 @pytest.mark.parametrize("sandbox", [True, False], ids=["bwrap", "no-sandbox"])
 def test_tests_without_an_init_import_the_projects_helpers(sandbox: bool, tmp_path: Path) -> None:
+    """Slow: a `tiebreak` process runs the finding's test at the head, the base and with the
+    fix."""
     project = make_project(tmp_path)
     uses_helpers = {
         "path": "tests/test_two_items.py",
@@ -182,6 +192,8 @@ def test_tests_without_an_init_import_the_projects_helpers(sandbox: bool, tmp_pa
 
 
 def test_a_src_layout_copy_of_a_package_tiebreak_uses_is_the_one_tested(tmp_path: Path) -> None:
+    """Slow: the project's editable install is built, then a `tiebreak` process runs the
+    finding's test at the head, the base and with the fix."""
     project = click_copy.make_click_copy(tmp_path)
     script = proven_and_fixed(
         click_copy.PATH,

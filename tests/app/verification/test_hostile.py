@@ -81,6 +81,8 @@ def writes(targets: list[str]) -> str:
 async def test_hostile_tests_are_contained_and_the_review_goes_on(
     sandbox: Bwrap, project: Project
 ) -> None:
+    """Slow (over 15 s): the fork bomb and the test that sleeps are stopped only when their time
+    runs out (they run side by side, so that is waited once)."""
     token = f"planted-{secrets.token_hex(8)}"
     outside = [
         project.checkout / token,
