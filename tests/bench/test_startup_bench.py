@@ -23,8 +23,6 @@ TIEBREAK = [
 def test_the_benchmark_prints_each_commands_time_against_the_baseline(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Slow: every command's start is measured twice, in this checkout and as the baseline, each
-    a process of its own."""
     bench.main(["--runs", "1", "--before", str(bench.ROOT)])
 
     rows = re.findall(r"^(.+?) +\d+ +(\d+\.\d)$", capsys.readouterr().out, re.M)

@@ -116,8 +116,6 @@ def the_finding(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 def test_after_a_plain_install_the_projects_environment_proves_the_regression(
     installed: Path, tmp_path: Path
 ) -> None:
-    """Slow: a `tiebreak` process, the first from the installation, so it writes its bytecode,
-    runs the finding's test in the sandbox at the head, the base and with the fix."""
     project = make_project(tmp_path)
 
     with scripted(SHOP_SCRIPT) as api:
@@ -162,8 +160,6 @@ def test_without_pytest_anywhere_the_review_stops_before_any_model_call(
 
 @pytest.mark.parametrize("sandbox", [True, False], ids=["bwrap", "no-sandbox"])
 def test_tests_without_an_init_import_the_projects_helpers(sandbox: bool, tmp_path: Path) -> None:
-    """Slow: a `tiebreak` process runs the finding's test at the head, the base and with the
-    fix."""
     project = make_project(tmp_path)
     uses_helpers = {
         "path": "tests/test_two_items.py",
@@ -192,8 +188,6 @@ def test_tests_without_an_init_import_the_projects_helpers(sandbox: bool, tmp_pa
 
 
 def test_a_src_layout_copy_of_a_package_tiebreak_uses_is_the_one_tested(tmp_path: Path) -> None:
-    """Slow: the project's editable install is built, then a `tiebreak` process runs the
-    finding's test at the head, the base and with the fix."""
     project = click_copy.make_click_copy(tmp_path)
     script = proven_and_fixed(
         click_copy.PATH,
