@@ -206,6 +206,17 @@ async def test_a_connection_failure_is_one_unavailable_call() -> None:
 
 
 @respx.mock
+async def test_a_call_a_test_s_script_did_not_foresee_is_asked_once_and_unavailable() -> None:
+    """With Tiebreak's own retries: the scripted API's refusal is not one the SDK retries."""
+    route = respx.post(MESSAGES_URL).mock(side_effect=by_tool(report_findings=[]))
+
+    with pytest.raises(LLMUnavailable, match="unexpected call of answer_findings"):
+        await client(max_retries=4).complete(request())
+
+    assert route.call_count == 1
+
+
+@respx.mock
 async def test_overload_and_rate_limits_are_retried_by_the_sdk() -> None:
     route = respx.post(MESSAGES_URL).mock(
         side_effect=[

@@ -253,7 +253,7 @@ class Chaos:
         }
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), data=st.data())
 def test_any_script_ends_bounded_with_one_verdict_per_finding(
     policy: DebatePolicy, data: st.DataObject
@@ -299,7 +299,7 @@ def test_any_script_ends_bounded_with_one_verdict_per_finding(
             assert set(after.subject) <= set(before.subject)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), data=st.data())
 def test_routing_over_random_panels_never_repeats_a_speaker_and_always_ends(
     policy: DebatePolicy, data: st.DataObject
@@ -481,7 +481,7 @@ PROOF_RULES = ("it is proven", "the patch does not make its test pass")
 """What a refusal that a test's run binds says."""
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
 def test_whatever_the_tests_show_a_debate_ends_bounded_and_holds_to_them(
     policy: DebatePolicy, attempts: int, data: st.DataObject
@@ -516,7 +516,7 @@ class ProvenChaos(ChaosVerifier):
         return Verification.of(reproduction.path, self.command, head, base)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), data=st.data())
 def test_a_proven_finding_ends_intended_only_on_evidence_that_holds(
     policy: DebatePolicy, data: st.DataObject
@@ -533,7 +533,7 @@ def test_a_proven_finding_ends_intended_only_on_evidence_that_holds(
             assert result.resolution not in (Resolution.WARNING, Resolution.WITHDRAWN)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
 def test_an_environment_that_cannot_run_tests_binds_nothing(
     policy: DebatePolicy, attempts: int, data: st.DataObject

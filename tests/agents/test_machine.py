@@ -149,7 +149,7 @@ def test_a_finding_proven_in_new_code_disputed_is_sent_back_to_the_coder() -> No
     )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policy=policies(), attempts=st.integers(1, 3), data=st.data())
 def test_driven_by_a_plain_loop_any_script_and_any_tests_keep_the_bounds(
     policy: DebatePolicy, attempts: int, data: st.DataObject

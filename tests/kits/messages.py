@@ -60,14 +60,17 @@ def forced_tool(request: httpx.Request) -> str:
 def by_tool(**queues: list[dict[str, Any]]) -> Callable[[httpx.Request], httpx.Response]:
     """A respx side effect answering each forced tool from its own queue of tool inputs.
 
-    The queues are copied, so one script can serve several tests.
+    The queues are copied, so one script can serve several tests. A call the script has no
+    answer for is answered 400, as the fake Messages API answers it: the SDK does not retry
+    it (a raised error would be taken for a dropped connection, and retried with back-off),
+    and the review takes it for the model being unavailable.
     """
     remaining = {tool: list(queue) for tool, queue in queues.items()}
 
     def answer(request: httpx.Request) -> httpx.Response:
         tool = forced_tool(request)
         if not remaining.get(tool):
-            raise AssertionError(f"unexpected call of {tool}")
+            return error(400, "invalid_request_error", f"unexpected call of {tool}")
         return message(tool, remaining[tool].pop(0))
 
     return answer

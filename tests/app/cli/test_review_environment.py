@@ -17,6 +17,7 @@ import pytest
 
 from tests.app.verification.conftest import needs_bwrap
 from tests.fakes.messages_api import FakeMessagesAPI, QueuedResponder
+from tests.kits.shared import made_once
 from tests.scenarios import click_copy
 from tests.scenarios.debates import accept, answers, concede, evaluations, finding, report
 from tests.scenarios.environments import tool_install
@@ -31,13 +32,18 @@ SHOP = "shop/cart.py"
 TIEBREAK_CHECKOUT = Path(__file__).resolve().parents[3]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`tiebreak` as `uv tool install .` installs it, found on the PATH as uv links it."""
-    command = tool_install(tmp_path_factory.mktemp("tool") / "tiebreak")
-    links = tmp_path_factory.mktemp("local-bin")
-    (links / "tiebreak").symlink_to(command)
-    return links
+    """`tiebreak` as `uv tool install .` installs it, found on the PATH as uv links it: one
+    installation for the whole run, which its workers share (the first review run from it
+    writes its bytecode, once)."""
+
+    def install(directory: Path) -> None:
+        command = tool_install(directory / "tool")
+        (directory / "local-bin").mkdir()
+        (directory / "local-bin" / "tiebreak").symlink_to(command)
+
+    return made_once(tmp_path_factory, "tool-install", install) / "local-bin"
 
 
 def development() -> Path:

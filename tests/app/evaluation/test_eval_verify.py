@@ -157,6 +157,8 @@ def shown(doc: dict[str, Any]) -> dict[tuple[str, str], list[tuple[int, str | No
 def test_each_posted_finding_carries_what_its_test_showed(
     api: FakeMessagesAPI, history: History, clone: Path, cases: Path, tmp_path: Path
 ) -> None:
+    """Slow: three configurations review the cases, and every finding's test runs in the sandbox
+    at its head, its base and with its fix: some twenty runs."""
     args = ["--verify", COMMAND, "--checkout", str(clone), "--configs", "single,vote,trio"]
     args += ["--tolerance", "0", "--json", "--out", str(tmp_path / "results")]
 

@@ -209,6 +209,8 @@ async def test_without_a_sandbox_the_runs_show_the_same(project: Project) -> Non
 async def test_a_project_deeper_than_python_recurses_is_copied_and_tested(
     sandbox: Bwrap, project: Project
 ) -> None:
+    """Slow: deeper than Python recurses is over 1,000 directories, made, copied into the
+    sandbox and removed one level at a time."""
     bottom = Path(*["d"] * 1_200, "x")
     await asyncio.to_thread(make_deep, project.checkout, 1_200)
     reaches_the_bottom = reproduction(
