@@ -91,8 +91,9 @@ def fakes() -> Iterator[tuple[FakeGitHub, FakeMessagesAPI, str]]:
 
 
 def start_worker(
-    redis_url: str, github: FakeGitHub, messages: FakeMessagesAPI, pem: str
+    redis_url: str, github: FakeGitHub, messages: FakeMessagesAPI, pem: str, *, janitor: int
 ) -> "subprocess.Popen[bytes]":
+    """A `tiebreak worker` whose janitor sweeps every `janitor` seconds."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "REDIS_URL": redis_url,
@@ -103,7 +104,7 @@ def start_worker(
         "ANTHROPIC_API_KEY": "sk-actions",
         "ANTHROPIC_BASE_URL": messages.base_url,
         "TIEBREAK_HEARTBEAT": str(HEARTBEAT),
-        "TIEBREAK_JANITOR_EVERY": "1",
+        "TIEBREAK_JANITOR_EVERY": str(janitor),
         "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
         # The test's own directory (set for every test), shared as on one disk.
         "TIEBREAK_DATA_DIR": os.environ["TIEBREAK_DATA_DIR"],
@@ -122,7 +123,11 @@ async def test_a_worker_killed_while_its_unit_waits_for_tests_leaves_the_review_
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     live = LiveRuns(redis, HEARTBEAT)
     run = review_job_id(REF)
-    workers = [start_worker(redis_url, github, messages, pem)]
+    # The first worker's janitor sweeps once a minute, the least often it may, so that the
+    # run's result is taken up after the worker is killed, not by a sweep of its own just
+    # before (which would resume the debate, and the kill could cut the coder's call short,
+    # to be asked again, rightly).
+    workers = [start_worker(redis_url, github, messages, pem, janitor=60)]
     try:
         with TestClient(create_app(Settings(github_webhook_secret=SECRET), redis_url)) as client:
             await ReviewQueue(redis).enqueue_review(REF)
@@ -135,7 +140,7 @@ async def test_a_worker_killed_while_its_unit_waits_for_tests_leaves_the_review_
             await until(waiting_for_a_finished_run, "the unit's wait for its finished test")
             workers[0].send_signal(signal.SIGKILL)
             workers[0].wait(10)
-            workers.append(start_worker(redis_url, github, messages, pem))
+            workers.append(start_worker(redis_url, github, messages, pem, janitor=1))
 
             async def reviewed() -> bool:
                 deliveries.deliver(client)

@@ -419,6 +419,9 @@ def test_ctrl_c_ends_the_review_with_130_and_what_was_spent(tmp_path: Path) -> N
             cwd=tmp_path,
             env={**os.environ, "ANTHROPIC_API_KEY": api.api_key,
                  "ANTHROPIC_BASE_URL": api.base_url, "TIEBREAK_ENV_FILE": ""},
+            # As a shell starts a command at a terminal: Ctrl-C's signal not ignored, whatever
+            # the test's own parent (a CI job in the background) chose to ignore.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )  # fmt: skip
         assert asked.wait(timeout=60)
         running.send_signal(signal.SIGINT)
@@ -426,6 +429,8 @@ def test_ctrl_c_ends_the_review_with_130_and_what_was_spent(tmp_path: Path) -> N
             _, err = running.communicate(timeout=60)
         finally:
             answered.set()
+            running.kill()  # nothing left running, whatever happened
+            running.wait()
 
     assert running.returncode == 130, err
     (call,) = [line for line in err.splitlines() if "report_findings" in line]
