@@ -12,7 +12,14 @@ from pydantic_core import PydanticCustomError
 
 from policies.config_section import ConfigSection, Switch
 from policies.config_wording import Shape
-from policies.defaults import INITIAL_BUDGET, MAX_ROUNDS, TOKEN_CEILING
+from policies.defaults import (
+    BUDGET_FLOOR,
+    INITIAL_BUDGET,
+    MAX_ROUNDS,
+    MAX_ROUNDS_LIMIT,
+    TOKEN_CEILING,
+    TOKEN_CEILING_FLOOR,
+)
 from policies.globs import listed_globs, plain_globs
 from policies.panel import MAX_TESTERS, Focus, Panel, Topology
 from policies.safety import ALWAYS_PROTECTED
@@ -50,7 +57,7 @@ class DebatePolicy(ConfigSection):
     exactly as far as it stretches the bill.
     """
 
-    max_rounds: int = Field(default=MAX_ROUNDS, ge=1, le=50)
+    max_rounds: int = Field(default=MAX_ROUNDS, ge=1, le=MAX_ROUNDS_LIMIT)
     """Rounds of coder answers and tester evaluations before open findings go to the arbiter."""
 
     convergence_threshold: int = Field(default=3, ge=1, le=50)
@@ -75,7 +82,7 @@ class DebatePolicy(ConfigSection):
     max_output_tokens: int = Field(default=4096, ge=256, le=16_000)
     """Output tokens one call may produce."""
 
-    initial_budget: int = Field(default=INITIAL_BUDGET, ge=1_000)
+    initial_budget: int = Field(default=INITIAL_BUDGET, ge=BUDGET_FLOOR)
     """Starting token budget of each coder-tester edge."""
 
     budget_growth: float = Field(default=1.5, ge=1.0, le=4.0)
@@ -88,7 +95,7 @@ class DebatePolicy(ConfigSection):
     arbiter_budget: int = Field(default=60_000, ge=1_000)
     """Token budget of each edge to the arbiter."""
 
-    token_ceiling: int = Field(default=TOKEN_CEILING, ge=10_000)
+    token_ceiling: int = Field(default=TOKEN_CEILING, ge=TOKEN_CEILING_FLOOR)
     """Hard ceiling on the tokens one review may spend, across all its units."""
 
     protected_paths: Annotated[

@@ -1,53 +1,70 @@
-"""The debate's options of `tiebreak review`, each a field of :class:`DebatePolicy`: their
-click types read off the field's bounds and choices, so that `--help` shows each bound and a
-value out of bounds is refused naming the option as typed, the rule and the value, with
-click's usage error (status 2); and the policy's rules between fields told in the options'
-names."""
+"""The debate's options of `tiebreak review`, each a field of :class:`DebatePolicy`, typed
+with the field's bounds and choices, so that `--help` shows each bound and a value out of
+bounds is refused naming the option as typed, the rule and the value, with click's usage error
+(status 2). The bounds are the constants the policy's fields are declared with
+(:mod:`policies.defaults`), so that the help and a usage error load neither pydantic nor the
+config's schema; the policy's rules between fields are :mod:`app.cli.debate_choice`'s."""
 
 import functools
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import annotated_types
 import click
-from pydantic import ValidationError
 
-from policies.debate import DebatePolicy
-from policies.panel import Focus
+from policies.defaults import (
+    BUDGET_FLOOR,
+    INITIAL_BUDGET,
+    MAX_ROUNDS,
+    MAX_ROUNDS_LIMIT,
+    TOKEN_CEILING,
+    TOKEN_CEILING_FLOOR,
+)
+from policies.panel import MAX_TESTERS, Focus
 
 F = TypeVar("F", bound=Callable[..., object])
-
-DEFAULTS = DebatePolicy()
 
 
 @dataclass(frozen=True)
 class DebateOption:
-    """One option: how it is typed, the policy's field it sets, its help."""
+    """One option: how it is typed, the policy's field it sets, its help, and the bounds of a
+    whole number (those of the policy's field)."""
 
     flag: str
     field: str
     help: str
+    low: int | None = None
+    high: int | None = None
+
+    def type(self) -> click.ParamType[Any]:
+        if self.field == "focus":
+            return click.Choice([focus.value for focus in Focus])
+        return BoundedInt(min=self.low, max=self.high)
 
 
 OPTIONS = (
     DebateOption(
         "--max-rounds",
         "max_rounds",
-        f"Rounds before open findings go to the arbiter (default {DEFAULTS.max_rounds}).",
+        f"Rounds before open findings go to the arbiter (default {MAX_ROUNDS}).",
+        low=1,
+        high=MAX_ROUNDS_LIMIT,
     ),
     DebateOption(
         "--budget",
         "initial_budget",
-        f"Starting token budget of the coder-tester edge (default {DEFAULTS.initial_budget:,}).",
+        f"Starting token budget of the coder-tester edge (default {INITIAL_BUDGET:,}).",
+        low=BUDGET_FLOOR,
     ),
     DebateOption(
         "--ceiling",
         "token_ceiling",
-        f"Hard token ceiling of the whole review (default {DEFAULTS.token_ceiling:,}).",
+        f"Hard token ceiling of the whole review (default {TOKEN_CEILING:,}).",
+        low=TOKEN_CEILING_FLOOR,
     ),
-    DebateOption("--testers", "testers", "Testers on the panel (default 1)."),
+    DebateOption(
+        "--testers", "testers", "Testers on the panel (default 1).", low=1, high=MAX_TESTERS
+    ),
     DebateOption(
         "--focus",
         "focus",
@@ -79,17 +96,6 @@ class BoundedInt(click.IntRange):
         return number
 
 
-def _type(field: str) -> click.ParamType[Any]:
-    info = DebatePolicy.model_fields[field]
-    if info.annotation is int:
-        low = next((m.ge for m in info.metadata if isinstance(m, annotated_types.Ge)), None)
-        high = next((m.le for m in info.metadata if isinstance(m, annotated_types.Le)), None)
-        return BoundedInt(min=low, max=high)  # type: ignore[arg-type]
-    if field == "focus":
-        return click.Choice([focus.value for focus in Focus])
-    raise TypeError(f"no option type for the debate's {field}")
-
-
 def debate_options(command: F) -> F:
     """The options of :data:`OPTIONS`, given to `command` as one mapping, `debate`: each
     field set, by its name."""
@@ -105,25 +111,9 @@ def debate_options(command: F) -> F:
         with_debate = click.option(
             option.flag,
             option.field,
-            type=_type(option.field),
+            type=option.type(),
             multiple=multiple,
             metavar="FOCUS" if multiple else None,
             help=option.help,
         )(with_debate)
     return with_debate  # type: ignore[return-value]
-
-
-def debate_policy(base: DebatePolicy, chosen: Mapping[str, object]) -> DebatePolicy:
-    """`base` with the options `chosen` (by field); click's usage error naming the options
-    when the policy's rules refuse them together."""
-    try:
-        return DebatePolicy.model_validate({**base.model_dump(), **chosen})
-    except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-    named = [str(f) for f in (error.get("ctx") or {}).get("fields", error["loc"][:1])]
-    given = [f for f in named if f in chosen] or [f for f in chosen if f in FLAGS][:1]
-    said = error["msg"].removeprefix("Value error, ")
-    for field in given:
-        # The field's first mention is the option's; a later one is the word (`its own focus`).
-        said = re.sub(rf"\b{re.escape(field)}\b", FLAGS[field], said, count=1)
-    raise click.BadParameter(said, param_hint=[FLAGS[f] for f in given])

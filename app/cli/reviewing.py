@@ -30,7 +30,7 @@ from agents.intent import pull_intent
 from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli.checkout import checkout_sources, named_fault
-from app.cli.debate_options import DEFAULTS, debate_policy
+from app.cli.debate_choice import DEFAULTS, debate_policy
 from app.cli.diff_input import parsed_diff
 from app.cli.dry_run import dry_run_plan, plan_json, plan_text
 from app.cli.exits import fail as _fail

@@ -1,8 +1,12 @@
 """`tiebreak review`'s options of the debate, as a person types them: each bound shown in
 `--help`, and a value out of bounds refused naming the option, the rule and the value."""
 
+import annotated_types
 import pytest
 
+from app.cli.debate_options import OPTIONS, DebateOption
+from policies.debate import DebatePolicy
+from policies.panel import Focus
 from tests.kits.command import tiebreak
 
 DIFF = "diff --git a/x b/x\n"
@@ -78,3 +82,19 @@ def test_help_shows_each_bound() -> None:
     ):
         assert bound in shown
     assert "general, correctness, security, performance, concurrency, error_handling, " in shown
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda option: option.flag)
+def test_each_options_bounds_are_those_the_config_holds_the_field_to(option: DebateOption) -> None:
+    """The options read their bounds from constants so that `--help` loads no pydantic; a
+    field's bound changed in the policy alone would let the option promise what the config
+    refuses, or refuse what it takes."""
+    field = DebatePolicy.model_fields[option.field]
+    low = next((m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)), None)
+    high = next((m.le for m in field.metadata if isinstance(m, annotated_types.Le)), None)
+
+    if option.field == "focus":
+        assert (low, high) == (None, None)
+        assert [choice for choice in option.type().choices] == list(Focus)  # type: ignore[attr-defined]
+    else:
+        assert (option.low, option.high) == (low, high)

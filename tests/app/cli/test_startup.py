@@ -17,7 +17,15 @@ from click.testing import CliRunner
 
 from app.cli.main import COMMANDS, main
 
-HEAVY = ("anthropic", "githubkit", "fastapi", "uvicorn", "arq", "tree_sitter_language_pack")
+HEAVY = (
+    "anthropic",
+    "githubkit",
+    "fastapi",
+    "uvicorn",
+    "arq",
+    "tree_sitter_language_pack",
+    "pydantic",
+)
 
 # Runs the command as the `tiebreak` script does, and on the way out (after click's exit)
 # prints the heavy libraries the process loaded.
@@ -43,7 +51,7 @@ def tiebreak(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )
 
 
-STORE = ["arq", "tree_sitter_language_pack"]
+STORE = ["arq", "tree_sitter_language_pack", "pydantic"]
 """What `status` loads: it reads Redis through the store, which is written for arq's client and
 imports the debate's records (a hundredth of a second each, after redis itself)."""
 
@@ -82,7 +90,7 @@ def test_check_config_starts_without_the_apps_libraries(tmp_path: Path) -> None:
 
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"{config}: OK\n"
-    assert "loaded: []" in result.stderr
+    assert "loaded: ['pydantic']" in result.stderr
 
 
 def test_status_starts_without_the_model_github_or_web_libraries(redis_url: str) -> None:
