@@ -91,14 +91,12 @@ async def test_a_superseded_pushs_run_of_a_followed_test_ending_last_says_nothin
     setup = worker_setup(github, key, llm)
     async with background_worker(setup, redis_url) as redis:
         deps = WorkerDeps.started(setup, redis)
-        for delivery in (
-            pushed(github, SECOND, HEAD, STILL_BROKEN),
-            pushed(github, THIRD, SECOND, FIXED),
-        ):
+        # Each push lands on GitHub only once the one before has dispatched its test.
+        for head, before, payments in ((SECOND, HEAD, STILL_BROKEN), (THIRD, SECOND, FIXED)):
+            delivery = pushed(github, head, before, payments)
             raw, headers = signed("pull_request", delivery)
             answer = client.post("/api/github/webhooks", content=raw, headers=headers)
             assert answer.json()["outcome"] == "enqueued", answer.text
-            head = delivery["pull_request"]["head"]["sha"]
 
             async def dispatched(head: str = head) -> bool:
                 return head in heads_tested(github, TEST_PATH)
