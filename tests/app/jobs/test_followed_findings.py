@@ -156,7 +156,9 @@ async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_mo
     assert "it passes at the head" in page.text
 
 
-async def resolved_with_a_reason(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+async def resolved_with_a_reason(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
     """A maintainer comments `/tiebreak resolve <reason>` in the finding's thread."""
     root = thread(github).id
     reason = "Refunds are logged by the caller."
@@ -179,7 +181,7 @@ async def resolved_with_a_reason(github: FakeGitHub, key: AppKey, redis_url: str
     )
 
 
-async def thumbs_down(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+async def thumbs_down(github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient) -> None:
     """A maintainer marks the finding's comment 👎."""
     github.add_reaction(REPO, thread(github).id, "-1", user="maintainer")
 
@@ -204,6 +206,13 @@ async def resolved_on_the_pull_request(
 
     await run_worker(github, key, redis_url, ScriptedLLM(by_role()), nothing_more)
     assert check_of(github, HEAD).output["title"] == "Resolved by @maintainer"
+    (said,) = replies(github)
+    assert said.body.startswith(
+        "Resolved by @\u200dmaintainer with `/tiebreak resolve`: the finding is accepted as it is, "
+        "and "
+        "<code>test&#95;refund.py</code>, which proved it, no longer runs at later pushes."
+    )
+    assert github.thread_resolved(REPO, NUMBER, thread(github).id)
 
 
 @pytest.mark.parametrize("end", [resolved_with_a_reason, thumbs_down, resolved_on_the_pull_request])
@@ -215,10 +224,7 @@ async def test_a_proven_finding_a_writer_ends_is_no_longer_followed(
     llm = raised_once()
     await review_in_actions(github, key, redis_url, llm, client)
 
-    if end is resolved_on_the_pull_request:
-        await end(github, key, redis_url, client)
-    else:
-        await end(github, key, redis_url)
+    await end(github, key, redis_url, client)
     still = pushed(github, SECOND, HEAD, STILL_BROKEN)
     await review_in_actions(github, key, redis_url, llm, client, delivery=still)
 
