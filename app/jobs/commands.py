@@ -5,9 +5,9 @@ access gets a short reply saying so, and nothing runs. A comment runs at most `M
 commands, each once, and earns one reply at most for the lines Tiebreak did not know. A
 check-run button needs no check: GitHub shows buttons only to people with write access.
 
-`resolve` acts on the latest run holding the pull request's landing lock; with a reason, in a
-finding's thread, it also resolves that thread, ending the finding (a proven one's test no
-longer follows it: :mod:`app.publishing.following`). The arbiter rules
+`resolve` acts on the latest run holding the pull request's landing lock, ending its open
+findings: each proven one's test no longer follows it (:mod:`app.review.following`); with a
+reason, in a finding's thread, it also resolves that thread, ending the finding. The arbiter rules
 holding none; its rulings then land under that lock on the run as it stands
 (:mod:`agents.rebase`), or not at all if a newer review landed meanwhile.
 """
@@ -32,6 +32,7 @@ from app.publishing.plan import plan
 from app.publishing.publication import LabelAction, RunRecord
 from app.review import teaching
 from app.review.fixes import ApplyRefused, apply_fixes
+from app.review.following import unfollow
 from app.review.landing import complete_check_run, land_rulings, set_label
 from app.review.posted import resolve, write_summary
 from app.slash import HELP, MAX_COMMANDS, CommandName
@@ -180,8 +181,17 @@ class CommandRun:
                 self.github, self.pull_key, check_runs.resolved_summary(login, whole)
             )
             await set_label(self.github, self.pull_key, LabelAction.REMOVE, run.label)
-        comment = self.request.comment
-        if reason and comment is not None and comment.kind == "review":
+            comment = self.request.comment
+            in_thread = bool(reason) and comment is not None and comment.kind == "review"
+            # The thread a reason is given in is answered and resolved below, with what it taught.
+            await unfollow(
+                self.github,
+                self.pull_key,
+                record,
+                login,
+                but=comment.thread_id if in_thread and comment is not None else None,
+            )
+        if in_thread and comment is not None:
             taught = teaching.Taught(
                 self.deps, self.github, self.pull_key, self.request.login, pull.html_url
             )

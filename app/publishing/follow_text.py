@@ -2,7 +2,8 @@
 
 A followed finding's thread gets one note on its test's latest run while the test still fails
 (with the head's failing lines) or could not run there, edited in place on later pushes, and
-once the test passes a reply that it is fixed, before the thread is resolved. The summary
+once the test passes a reply that it is fixed, before the thread is resolved; a writer's
+`/tiebreak resolve` of the whole pull request gets a reply that ends its following. The summary
 and the check run count them, and the summary lists each (:mod:`app.publishing.following`).
 The test's output is untrusted: it only appears inside a code block nothing inside can close.
 """
@@ -11,8 +12,8 @@ from collections.abc import Sequence
 
 from agents.verification import Retest
 from app.publishing.finding_text import location
-from app.publishing.markdown import code, inline
-from app.publishing.markers import FIXED_MARKER, FOLLOWED_MARKER
+from app.publishing.markdown import code, inline, prose
+from app.publishing.markers import FIXED_MARKER, FOLLOWED_MARKER, RESOLVED_MARKER
 from app.publishing.proof_text import output
 from app.publishing.publication import FollowedThread, FollowUp
 from app.publishing.text import thread_link
@@ -25,6 +26,16 @@ def fixed(follow: FollowUp, *, sha: str) -> str:
         f"Fixed at {code(sha[:7])}: its test passes now. {test}, which proved this finding, "
         f"failed before and passes at this commit, so Tiebreak counts it fixed and verified "
         f"and resolves this thread.\n\n{FIXED_MARKER}"
+    )
+
+
+def resolved(login: str, test: str) -> str:
+    """The reply on a followed finding's thread when a writer's `/tiebreak resolve` of the
+    whole pull request ends it, before the thread is resolved."""
+    return (
+        f"Resolved by {prose('@' + login)} with `/tiebreak resolve`: the finding is accepted "
+        f"as it is, and {code(test)}, which proved it, no longer runs at later pushes.\n\n"
+        f"{RESOLVED_MARKER}"
     )
 
 
@@ -58,6 +69,20 @@ _SAID = {
     Retest.PASSES: "**fixed and verified**: its test passes now",
     Retest.NOT_RUN: "**test not run**",
 }
+
+
+def headline(followed: Sequence[FollowedThread]) -> list[str]:
+    """The check run's title's parts for the proven findings followed: those whose tests
+    still fail and those fixed and verified, each when there is one."""
+    shown = [f.follow.retest for f in followed if not f.ended]
+    failing, passing = shown.count(Retest.FAILS), shown.count(Retest.PASSES)
+    parts = []
+    if failing:
+        one = failing == 1
+        parts.append(f"{failing} proven finding{'' if one else 's'} still fail{'s' if one else ''}")
+    if passing:
+        parts.append(f"{passing} fixed and verified")
+    return parts
 
 
 def counts(followed: Sequence[FollowedThread], *, sha: str) -> list[str]:

@@ -15,8 +15,9 @@ the pull request (:mod:`app.publishing.rereview`) binds what it shows:
   the people, never resolved on that evidence.
 
 A finding a person ended (a writer resolved its thread, or Tiebreak did at a writer's
-`/tiebreak resolve <reason>` there, or a writer marked it 👎) is no longer followed: its test
-is not run again, and the summary counts it so.
+`/tiebreak resolve <reason>` there, or at a writer's `/tiebreak resolve` of the whole pull
+request, which ends every open finding; or a writer marked it 👎) is no longer followed: its
+test is not run again, and the summary counts it so.
 """
 
 from collections.abc import Sequence
@@ -60,20 +61,31 @@ def followed(earlier: Review | None) -> list[Followed]:
     return found
 
 
+def thread_of(
+    followed: Followed, earlier: RunRecord, threads: Sequence[PostedThread]
+) -> PostedThread | None:
+    """The thread `followed` was posted in by `earlier`, the run that follows it: by its
+    fingerprint on that run's diff, or by that run's link to it (a finding its test kept open
+    on changed code has a fingerprint no thread carries)."""
+    fingerprint = Fingerprint.of(
+        followed.result.finding, Diff.parse(earlier.diff, allow_empty=True)
+    )
+    thread = next((t for t in threads if t.fingerprint.same_finding(fingerprint)), None)
+    if thread is None:
+        linked = earlier.conversation.threads.get(followed.key)
+        thread = next((t for t in threads if t.comment_id == linked), None)
+    return thread
+
+
 def ended(
     tests: Sequence[Followed], earlier: RunRecord, threads: Sequence[PostedThread]
 ) -> set[str]:
     """The keys of the followed findings a person ended (a writer resolved the thread, or
     Tiebreak did at a writer's `/tiebreak resolve`, or a writer marked it 👎): their tests are
     not run again."""
-    before = Diff.parse(earlier.diff, allow_empty=True)
-    linked = earlier.conversation.threads
     gone = set()
     for followed in tests:
-        fingerprint = Fingerprint.of(followed.result.finding, before)
-        thread = next((t for t in threads if t.fingerprint.same_finding(fingerprint)), None)
-        if thread is None:
-            thread = next((t for t in threads if t.comment_id == linked.get(followed.key)), None)
+        thread = thread_of(followed, earlier, threads)
         if thread is not None and thread.dismissed:
             gone.add(followed.key)
     return gone

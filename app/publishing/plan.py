@@ -61,7 +61,7 @@ def plan(
     conversation = conversation or Conversation()
     entries = _cap_inline(_entries(review, diff, conversation.threads), run.max_inline_comments)
     unresolved = any(e.result.resolution is Resolution.OPEN for e in entries)
-    title = _title(review, entries)
+    title = _title(review, entries, follow_text.headline(conversation.followed))
     details = str(run.details_url) if run.details_url else None
     pull_url = str(run.pull_url) if run.pull_url else None
     note = text.truncation_note(details)
@@ -279,7 +279,10 @@ def _conclusion(review: Review, entries: list[text.FindingEntry]) -> Conclusion:
     return Conclusion.SUCCESS
 
 
-def _title(review: Review, entries: list[text.FindingEntry]) -> str:
+def _title(review: Review, entries: list[text.FindingEntry], followed: list[str]) -> str:
+    """What the check run is titled, and the summary headed: the findings by how they ended,
+    then the proven findings followed (`followed`: their parts)."""
+
     def count(resolution: Resolution) -> int:
         return sum(e.result.resolution is resolution for e in entries)
 
@@ -292,11 +295,14 @@ def _title(review: Review, entries: list[text.FindingEntry]) -> str:
         _plural(count(Resolution.WARNING), "warning", "warnings"),
         _plural(count(Resolution.INTENDED), "behaviour change", "behaviour changes"),
     ]
-    title = " · ".join(p for p in parts if p)
-    if title:
-        return title
-    withdrawn = count(Resolution.WITHDRAWN)
-    return f"No open findings ({withdrawn} withdrawn)" if withdrawn else "No findings"
+    shown = [p for p in parts if p]
+    if not shown:
+        withdrawn = count(Resolution.WITHDRAWN)
+        if withdrawn:
+            shown = [f"No open findings ({withdrawn} withdrawn)"]
+        else:
+            shown = ["No open findings" if followed else "No findings"]
+    return " · ".join([*shown, *followed])
 
 
 def _plural(n: int, one: str, many: str) -> str:

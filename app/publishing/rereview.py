@@ -18,9 +18,10 @@ reconciles what it found with what is already there (:func:`reconcile`):
 - an earlier finding on a reviewed file that is not raised again and whose code changed is
   no longer found: if it was unresolved, its thread gets a short reply;
 - an earlier proven finding whose test ran again at this head (:mod:`app.publishing.following`)
-  and that this run does not raise again is what its test shows, whatever this run's debate
-  says: still open while it fails, fixed once it passes; a run that did not run as a test
-  leaves it to the rules above. A person who ended it ended its following too.
+  is what its test shows, whatever this run's debate says: still open while it fails, fixed
+  once it passes. Raised again (the same claim on the same file), this run's finding is
+  merged into it: not posted beside it, its debate deciding nothing. A run that did not run
+  as a test leaves it to the rules above. A person who ended it ended its following too.
 
 All of it is pure: the review job reads the pull request and calls this.
 """
@@ -171,6 +172,8 @@ def reconcile(
     after this run `debated` the part of it in `scope`, and its earlier proven findings'
     tests showed `follow_ups` at its head."""
     ledger = _Ledger(threads, follow_ups)
+    if earlier is not None:
+        ledger.decided = _decided(follow_ups, earlier)
     units = [ledger.this_run(unit, diff) for unit in debated.units]
     gone: list[GoneFinding] = []
     carried: list[Outcome] = []
@@ -206,6 +209,9 @@ class _Ledger:
         """What this run raised."""
         self.reopen: dict[int, PostedThread] = {}
         """The threads of standing findings resolved by someone whose resolving does not count."""
+        self.decided: list[Fingerprint] = []
+        """The followed findings their tests decide at this head (failing or passing), on the
+        earlier run's code: a finding this run raises again is merged into its own."""
 
     def thread_of(self, fingerprint: Fingerprint) -> PostedThread | None:
         return next((t for t in self.threads if t.fingerprint.same_finding(fingerprint)), None)
@@ -223,10 +229,13 @@ class _Ledger:
         return True
 
     def this_run(self, unit: Outcome, diff: Diff) -> Outcome:
-        """This run's unit, less the findings people dismissed."""
+        """This run's unit, less the findings people dismissed and those merged into a
+        followed finding its test decides."""
         kept = []
         for result in unit.findings:
             fingerprint = Fingerprint.of(result.finding, diff)
+            if any(_raised_again(followed, fingerprint) for followed in self.decided):
+                continue  # the followed finding's test decides it, not this debate
             self.raised.append(fingerprint)
             if self.stands(unit.unit_id, result, self.thread_of(fingerprint)):
                 kept.append(result)
@@ -355,6 +364,14 @@ def _gone(result: FindingOutcome, thread: PostedThread | None) -> GoneFinding:
     if thread is None:
         return GoneFinding(result=result)
     return GoneFinding(result=result, thread=thread.comment_id, answer=not thread.answered)
+
+
+def _decided(follow_ups: Sequence[FollowUp], earlier: RunRecord) -> list[Fingerprint]:
+    """The fingerprints, on `earlier`'s code, of the followed findings whose tests ran at this
+    head as tests: what they showed decides them."""
+    before = Diff.parse(earlier.diff, allow_empty=True)
+    ran = [f for f in follow_ups if f.retest is not Retest.NOT_RUN]
+    return [Fingerprint.of(f.result.finding, before) for f in ran]
 
 
 def _raised_again(earlier: Fingerprint, now: Fingerprint) -> bool:

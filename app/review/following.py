@@ -14,23 +14,63 @@ are not run: the pull request's threads are read first, as publishing reads them
 
 A newer push supersedes the review, and with it its runs: their results are recorded under
 the superseded run and read by nobody.
+
+A writer's `/tiebreak resolve` ends every open finding of the pull request's latest run, and
+so the following of each proven one (:func:`unfollow`): Tiebreak says so in its thread and
+resolves it, as at `/tiebreak resolve <reason>` there, and later reviews no longer run its
+test.
 """
 
+import logging
 from dataclasses import dataclass
 
 from agents.debate.driver import Waiting
 from agents.debate.needs import Trial
 from agents.debate.recorded_tests import RecordedTrials
 from agents.verification import Verification
-from app.events import PullRequestRef
-from app.publishing.following import Followed, ended, followed
+from app.events import PullKey, PullRequestRef
+from app.github.errors import GitHubError
+from app.github.installation_client import InstallationClient
+from app.publishing import follow_text
+from app.publishing.following import Followed, ended, followed, thread_of
 from app.publishing.publication import FollowUp, RunRecord
+from app.publishing.rereview import ThreadState
 from app.review.actions_trials import ActionsTrials
 from app.review.finishing import read_threads
+from app.review.posted import posted_threads, resolve
 from app.review.run_context import RunContext
 from app.store.live import LiveRuns
 from app.store.plans import ActionsTesting, RunPlan
 from app.store.workflow_runs import UnitTestRuns, WorkflowRuns
+
+log = logging.getLogger(__name__)
+
+
+async def unfollow(
+    github: InstallationClient, pull: PullKey, latest: RunRecord, login: str, *, but: int | None
+) -> None:
+    """End the following of every proven finding `latest` (the pull request's latest run)
+    follows, as `login`'s `/tiebreak resolve` ends every open finding: a reply in its thread,
+    then the thread resolved, which later reviews read as a writer's ending. The thread
+    starting with comment `but` (the command's own, answered there) and threads Tiebreak
+    resolved already are left as they are."""
+    tests = followed(latest.review)
+    if not tests:
+        return
+    threads = await posted_threads(github, pull)
+    for each in tests:
+        thread = thread_of(each, latest, threads)
+        if thread is None or thread.comment_id == but or thread.state is ThreadState.BY_TIEBREAK:
+            continue
+        said = follow_text.resolved(login, each.test.path)
+        try:
+            await github.reply_in_thread(pull, thread.comment_id, said)
+        except GitHubError as exc:
+            if exc.status not in (404, 422):
+                raise
+            log.warning("could not reply on thread %s of %s: %s", thread.comment_id, pull.key, exc)
+            continue
+        await resolve(github, pull, [thread.comment_id])
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from agents.models.scripted import ScriptedLLM, by_role
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.links import links_for
 from app.settings import Settings
+from app.store.queue import ReviewQueue
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 from tests.kits.actions import CONFIG, PROVEN, TEST_PATH, pushed, review_in_actions
@@ -31,7 +32,7 @@ from tests.scenarios.debates import (
     report,
 )
 from tests.scenarios.reviews import BASE, HEAD, NUMBER, REF, REPO
-from tests.scenarios.webhooks import SECRET
+from tests.scenarios.webhooks import SECRET, payload, signed
 
 STILL_BROKEN = PAYMENTS_AFTER.replace("log(payment.id, amount)", "log(payment.id, -amount)")
 """A push that changes the finding's line and leaves its bug: `log` is still undefined."""
@@ -40,16 +41,17 @@ SECOND, THIRD = "c" * 40, "d" * 40
 NOT_A_FIX = patch(16, "    log(payment.id, amount)  # logged")
 
 
-def raised_once() -> ScriptedLLM:
+def raised_once(*, every_push: bool = False) -> ScriptedLLM:
     """A tester that raises the proven finding on its first report only (the model forgets
-    it on later pushes); a coder that answers it with a patch its test rejects; a tester that
-    keeps it: it stays open, proven."""
+    it on later pushes), or on every push's (at its line, whatever the code there now is); a
+    coder that answers it with a patch its test rejects; a tester that keeps it: it stays
+    open, proven."""
     reports = iter([report(PROVEN)])
 
     def script(request: LLMRequest) -> dict[str, Any]:
         match request.tool.name:
             case "report_findings":
-                return next(reports, report())
+                return report(PROVEN) if every_push else next(reports, report())
             case "answer_findings":
                 return answers(*(concede(f, NOT_A_FIX) for f in request.subject))
             case "evaluate_answers":
@@ -120,8 +122,11 @@ async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_mo
     assert "NameError: name 'log' is not defined" in note.body
     assert "1 still failing · 0 fixed and verified" in said
     assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
-    assert check_of(github, SECOND).conclusion == "action_required"
-    assert "1 still failing" in check_of(github, SECOND).output["summary"]
+    check = check_of(github, SECOND)
+    assert check.conclusion == "action_required"
+    assert "1 still failing" in check.output["summary"]
+    assert check.output["title"] == "1 unresolved finding · 1 proven finding still fails"
+    assert "### Tiebreak: 1 unresolved finding · 1 proven finding still fails\n" in said
 
     # A push that fixes it: its test passes at that head.
     fixed = pushed(github, THIRD, SECOND, FIXED)
@@ -139,6 +144,8 @@ async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_mo
     check = check_of(github, THIRD)
     assert check.conclusion == "success"
     assert "1 fixed and verified" in check.output["summary"]
+    assert check.output["title"] == "No open findings · 1 fixed and verified"
+    assert "### Tiebreak: No open findings · 1 fixed and verified\n" in said
     # The transcript page shows the test's run at that head.
     assert check.details_url is not None
     parts = urlsplit(check.details_url)
@@ -149,7 +156,9 @@ async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_mo
     assert "it passes at the head" in page.text
 
 
-async def resolved_with_a_reason(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+async def resolved_with_a_reason(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
     """A maintainer comments `/tiebreak resolve <reason>` in the finding's thread."""
     root = thread(github).id
     reason = "Refunds are logged by the caller."
@@ -172,12 +181,41 @@ async def resolved_with_a_reason(github: FakeGitHub, key: AppKey, redis_url: str
     )
 
 
-async def thumbs_down(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
+async def thumbs_down(github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient) -> None:
     """A maintainer marks the finding's comment 👎."""
     github.add_reaction(REPO, thread(github).id, "-1", user="maintainer")
 
 
-@pytest.mark.parametrize("end", [resolved_with_a_reason, thumbs_down])
+async def resolved_on_the_pull_request(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """A maintainer comments `/tiebreak resolve <reason>` on the pull request as a whole, as
+    GitHub delivers it to the webhook endpoint."""
+    body = "/tiebreak resolve Refunds are logged by the caller."
+    comment_id = github.add_issue_comment(REPO, NUMBER, body, author="maintainer")
+    delivery = payload("issue_comment/created.with-installation")
+    delivery["issue"].update(number=NUMBER, pull_request={"url": "https://api.github.com/x"})
+    delivery["comment"].update(id=comment_id, body=body, author_association="COLLABORATOR")
+    delivery["comment"]["user"].update(login="maintainer", type="User")
+    delivery["sender"].update(login="maintainer", type="User")
+    raw, headers = signed("issue_comment", delivery)
+    assert client.post("/api/github/webhooks", content=raw, headers=headers).status_code == 202
+
+    async def nothing_more(queue: ReviewQueue) -> None:
+        return None
+
+    await run_worker(github, key, redis_url, ScriptedLLM(by_role()), nothing_more)
+    assert check_of(github, HEAD).output["title"] == "Resolved by @maintainer"
+    (said,) = replies(github)
+    assert said.body.startswith(
+        "Resolved by @\u200dmaintainer with `/tiebreak resolve`: the finding is accepted as it is, "
+        "and "
+        "<code>test&#95;refund.py</code>, which proved it, no longer runs at later pushes."
+    )
+    assert github.thread_resolved(REPO, NUMBER, thread(github).id)
+
+
+@pytest.mark.parametrize("end", [resolved_with_a_reason, thumbs_down, resolved_on_the_pull_request])
 async def test_a_proven_finding_a_writer_ends_is_no_longer_followed(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, end: Any
 ) -> None:
@@ -186,7 +224,7 @@ async def test_a_proven_finding_a_writer_ends_is_no_longer_followed(
     llm = raised_once()
     await review_in_actions(github, key, redis_url, llm, client)
 
-    await end(github, key, redis_url)
+    await end(github, key, redis_url, client)
     still = pushed(github, SECOND, HEAD, STILL_BROKEN)
     await review_in_actions(github, key, redis_url, llm, client, delivery=still)
 
@@ -223,3 +261,42 @@ async def test_a_proven_finding_whose_test_cannot_run_at_the_new_head_is_left_to
     assert gone.body.startswith(f"No longer found at <code>{SECOND[:7]}</code>")
     assert not github.thread_resolved(REPO, NUMBER, thread(github).id)
     assert "0 still failing · 0 fixed and verified · 1 not run" in summary(github)
+
+
+async def test_a_proven_finding_raised_again_is_decided_by_its_followed_test(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The new review raises the followed finding again, on its changed line: it is not posted
+    as a second finding beside the first; its test decides it, still failing, then fixed."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
+    llm = raised_once(every_push=True)
+    await review_in_actions(github, key, redis_url, llm, client)
+    first = thread(github)
+
+    still = pushed(github, SECOND, HEAD, STILL_BROKEN)
+    await review_in_actions(github, key, redis_url, llm, client, delivery=still)
+
+    roots = [c for c in github.review_comments(REPO, NUMBER) if c.in_reply_to is None]
+    assert [c.id for c in roots] == [first.id]
+    (note,) = replies(github)
+    assert note.body.startswith(f"Still fails at <code>{SECOND[:7]}</code>")
+    assert "1 still failing · 0 fixed and verified" in summary(github)
+    check = check_of(github, SECOND)
+    assert check.conclusion == "action_required"
+    assert check.output["title"] == "1 unresolved finding · 1 proven finding still fails"
+
+    # The push fixes it; the model still raises it: the test passing decides.
+    fixed = pushed(github, THIRD, SECOND, FIXED)
+    await review_in_actions(github, key, redis_url, llm, client, delivery=fixed)
+
+    roots = [c for c in github.review_comments(REPO, NUMBER) if c.in_reply_to is None]
+    assert [c.id for c in roots] == [first.id]
+    note_now, answer = replies(github)
+    assert note_now.id == note.id
+    assert answer.body.startswith(f"Fixed at <code>{THIRD[:7]}</code>: its test passes now")
+    assert github.thread_resolved(REPO, NUMBER, first.id)
+    assert "0 still failing · 1 fixed and verified" in summary(github)
+    assert github.issue_labels(REPO, NUMBER) == []
+    check = check_of(github, THIRD)
+    assert check.conclusion == "success"
+    assert check.output["title"] == "No open findings · 1 fixed and verified"
