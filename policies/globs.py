@@ -97,6 +97,9 @@ def glob_problems(globs: Sequence[str]) -> list[tuple[int, str]]:
     return [(i, reason) for i, reason in refused if reason is not None]
 
 
+# Cached: every record that holds a config (a review's plan, read by each of its units) checks
+# its globs again as it is read, and compiling one to check it costs more than the read.
+@functools.lru_cache(maxsize=1_024)
 def _glob_problem(glob: str) -> str | None:
     if not glob.strip():
         return "a glob may not be empty"
