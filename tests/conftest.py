@@ -7,7 +7,6 @@ model or GitHub fails loudly instead of leaking a request.
 """
 
 import ipaddress
-import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,15 +109,3 @@ def redis_url(redis_server: EmbeddedRedis) -> str:
     finally:
         client.close()
     return redis_server.url
-
-
-WORKERS_PER_CPU = 2
-"""`pytest -n auto`'s workers for each processor this process may run on. A test spends about
-half its time waiting (on its servers' sockets, on the `tiebreak` and sandbox processes it
-starts): the end-to-end tests of the jobs used 53% of two processors' time with a worker on
-each. With two workers per processor the whole suite ran in 5 min 56 s instead of 7 min 15 s;
-with three, in 5 min 59 s."""
-
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
