@@ -6,10 +6,11 @@ command's `--help` (of :data:`app.cli.main.COMMANDS`), a usage error (`tiebreak 
 against an address where nothing listens (it fails at once, having started). Beside them, the
 time `tiebreak review` of a small diff takes from its start to its first model request, which
 the fake Messages API on loopback (`ANTHROPIC_BASE_URL`) records as it arrives; the process is
-then stopped. The runs of all the commands take turns, so that a machine that slows down in
-the middle slows each of them alike. Printed per command: the median wall time of N runs, and
-how many times the baseline's it is (the goal for a help page or a usage error: at most 3; for
-the first request: 0.5 s).
+then stopped; and beside it `python -c "import anthropic"`, the model's SDK loaded alone,
+which the request cannot start before. The runs of all the commands take turns, so that a
+machine that slows down in the middle slows each of them alike. Printed per command: the
+median wall time of N runs, and how many times the baseline's it is (the goal for a help page
+or a usage error: at most 3; for the first request: 0.5 s).
 
     uv run python -m bench.startup [--runs N] [--root DIR] [--before DIR]
 
@@ -35,6 +36,8 @@ from tests.fakes.messages_api import Error, FakeMessagesAPI
 ROOT = Path(__file__).resolve().parents[1]
 
 BASELINE = "python -c 'import click'"
+SDK = "python -c 'import anthropic'"
+"""The model's SDK loaded alone: what the first model request cannot start before."""
 FIRST_REQUEST = "tiebreak review: first model request"
 USAGE_ERROR = "tiebreak review --no-such-option"
 API_KEY = "sk-startup"
@@ -69,6 +72,7 @@ def commands(config: Path) -> dict[str, list[str]]:
     helps = {f"tiebreak {name} --help": [*tiebreak, name, "--help"] for name in sorted(COMMANDS)}
     return {
         BASELINE: [sys.executable, "-c", "import click"],
+        SDK: [sys.executable, "-c", "import anthropic"],
         "tiebreak --help": [*tiebreak, "--help"],
         **helps,
         USAGE_ERROR: [*tiebreak, "review", "--no-such-option"],
@@ -135,7 +139,7 @@ def runs_of(config: Path, root: Path, before: Path | None) -> dict[str, tuple[li
     measured = {name: (args, root) for name, args in commands(config).items()}
     if before is not None:
         for name, args in commands(config).items():
-            if name != BASELINE:
+            if name not in (BASELINE, SDK):
                 measured[f"before: {name}"] = (args, before)
     return measured
 

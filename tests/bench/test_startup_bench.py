@@ -28,7 +28,7 @@ def test_the_benchmark_prints_each_commands_time_against_the_baseline(
     rows = re.findall(r"^(.+?) +\d+ +(\d+\.\d)$", capsys.readouterr().out, re.M)
     before = [f"before: {name}" for name in TIEBREAK]
     first = [bench.FIRST_REQUEST, f"before: {bench.FIRST_REQUEST}"]
-    assert [name for name, _ in rows] == [bench.BASELINE, *TIEBREAK, *before, *first]
+    assert [name for name, _ in rows] == [bench.BASELINE, bench.SDK, *TIEBREAK, *before, *first]
     assert rows[0][1] == "1.0"
 
 
