@@ -27,7 +27,6 @@ from agents.debate.proofs import Proving
 from agents.diff import Diff, ReviewUnit
 from agents.errors import LLMFatal
 from agents.intent import pull_intent
-from agents.models.claude import ClaudeLLM
 from agents.review import Review, review_units
 from app.cli.checkout import checkout_sources, named_fault
 from app.cli.debate_choice import DEFAULTS, debate_policy
@@ -47,6 +46,7 @@ from policies.summary import SummaryConfig
 from policies.verify import VerifyConfig
 
 if TYPE_CHECKING:
+    from agents.models.claude import ClaudeLLM
     from app.cli.pull_review import AskedPull
     from app.cli.remote import RemotePull
 
@@ -186,7 +186,7 @@ class _Subject:
     reading: Reading
     said: str
     """Where the code around the changes came from, or why there is none."""
-    llm: ClaudeLLM | None
+    llm: "ClaudeLLM | None"
     """None for a dry run, which calls no model."""
     debate: DebatePolicy
     summary: SummaryConfig
@@ -207,7 +207,7 @@ def _pull(
     source: str,
     repo_dir: Path | None,
     verifying: VerifyRequest,
-    models: Callable[[], ClaudeLLM] | None,
+    models: "Callable[[], ClaudeLLM] | None",
     *,
     post: bool,
 ) -> _Subject:
@@ -247,7 +247,7 @@ def _diff(
     repo_dir: Path | None,
     description: str | None,
     verifying: VerifyRequest,
-    models: Callable[[], ClaudeLLM] | None,
+    models: "Callable[[], ClaudeLLM] | None",
 ) -> _Subject:
     """A diff from a file or standard input, with the checkout it applies to, if any, and
     what it says it does: the description given, or its commits' messages since `--base`."""

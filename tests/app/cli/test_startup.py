@@ -7,6 +7,7 @@ libraries it loaded: none of them for what reads only the options (each would co
 a large part of a second), and what `status` needs to read Redis.
 """
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,40 @@ def test_the_help_lists_each_command_as_its_own_help_says() -> None:
         CliRunner().invoke(loaded, ["--help"]).output
     )
     assert "config-docs" not in CliRunner().invoke(main, ["--help"]).output
+
+
+def test_a_diff_refused_is_said_before_the_model_s_sdk_loads(tmp_path: Path) -> None:
+    """The model's SDK (three quarters of a review's start) loads once the input is read and
+    found good: a wrong input is said at once."""
+    not_a_diff = tmp_path / "notes.txt"
+    not_a_diff.write_text("remember the milk\n")
+
+    result = tiebreak("review", str(not_a_diff), env={"ANTHROPIC_API_KEY": "sk-unused"})
+
+    assert result.returncode == 2
+    assert "not a unified diff" in result.stderr
+    loaded = _loaded(result.stderr)
+    assert "anthropic" not in loaded
+    assert "githubkit" not in loaded
+
+
+def test_a_dry_run_loads_no_model_sdk(tmp_path: Path) -> None:
+    diff = tmp_path / "change.diff"
+    diff.write_text(
+        "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    )
+
+    result = tiebreak("review", "--dry-run", str(diff))
+
+    assert result.returncode == 0, result.stderr
+    assert "a.py" in result.stdout
+    loaded = _loaded(result.stderr)
+    assert "anthropic" not in loaded
+    assert "githubkit" not in loaded
+
+
+def _loaded(stderr: str) -> list[str]:
+    """The heavy libraries the probe says the process loaded."""
+    (line,) = [line for line in stderr.splitlines() if line.startswith("loaded: ")]
+    loaded: list[str] = ast.literal_eval(line.removeprefix("loaded: "))
+    return loaded
