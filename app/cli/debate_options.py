@@ -36,7 +36,8 @@ class DebateOption:
     low: int | None = None
     high: int | None = None
 
-    def type(self) -> click.ParamType[Any]:
+    def click_type(self) -> click.ParamType[Any]:
+        """What click reads the option's value as: a focus, or a whole number in bounds."""
         if self.field == "focus":
             return click.Choice([focus.value for focus in Focus])
         return BoundedInt(min=self.low, max=self.high)
@@ -111,7 +112,7 @@ def debate_options(command: F) -> F:
         with_debate = click.option(
             option.flag,
             option.field,
-            type=option.type(),
+            type=option.click_type(),
             multiple=multiple,
             metavar="FOCUS" if multiple else None,
             help=option.help,

@@ -96,7 +96,7 @@ def test_each_options_bounds_are_those_the_config_holds_the_field_to(option: Deb
 
     if option.field == "focus":
         assert (low, high) == (None, None)
-        choice = option.type()
+        choice = option.click_type()
         assert isinstance(choice, click.Choice)
         assert list(choice.choices) == list(Focus)
     else:
