@@ -51,6 +51,16 @@ _ASSERTION = re.compile(r"^E\s+")
 """pytest's mark before each line of a failure's explanation."""
 _SUMMARY = re.compile(r"[=!\s]*(\d+ \w+(, )?)+ in [\d.]+s[=!\s]*|[=!\s]*Interrupted.*")
 """pytest's count of what ran (`1 error in 0.12s`), or its `Interrupted` line."""
+_GO_REGISTER = re.compile(r"(r[a-z0-9]{1,3}|rip|rflags|cs|fs|gs) +0x[0-9a-f]+")
+"""A line of the registers a Go program's runtime prints as it dies of a signal (the last of
+its dump, after every goroutine's stack)."""
+_GO_SIGNAL = re.compile(r"SIG[A-Z]+: .+")
+"""The first line of that dump: the signal (`SIGABRT: abort`, `SIGSEGV: segmentation
+violation`)."""
+GO_CRASH = (
+    "a Go program crashed: its runtime's dump of goroutines and registers, whose first line "
+    "(the signal) is before the output kept"
+)
 
 
 GO_CONTENT = """\
@@ -144,6 +154,12 @@ def telling_line(output: str) -> str:
     """The line of `output` that says best why a test could not run (empty: none)."""
     lines = [_ASSERTION.sub("", line).strip() for line in output.splitlines()]
     lines = [line for line in lines if line and not _SUMMARY.fullmatch(line)]
+    if lines and _GO_REGISTER.fullmatch(lines[-1]):
+        # A Go program that died of a signal (the go tool, its compiler): its stacks' frames
+        # name functions, not why; the signal's line says it, where it was kept.
+        signal = next((line for line in lines if _GO_SIGNAL.fullmatch(line)), None)
+        fatal = next((line for line in lines if line.startswith("fatal error: ")), None)
+        return (fatal or signal or GO_CRASH)[:MAX_LINE]
     for mark in TELLING:
         found = [line for line in lines if mark in line]
         if found:

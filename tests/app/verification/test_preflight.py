@@ -136,3 +136,30 @@ async def test_a_project_with_a_file_of_the_trivial_tests_name_is_not_checked(
         unfit = await verifier.check_environment()
 
     assert unfit is None
+
+
+GO_CRASH = (
+    Path(__file__).parents[2] / "fixtures" / "test_output" / "go_runtime_crash.txt"
+).read_text()
+"""A Go 1.19 program with 20 goroutines asleep that sent itself SIGABRT, as its runtime dies:
+the signal's line, every goroutine's stack, then the registers (322 lines)."""
+
+
+@pytest.mark.parametrize(
+    ("kept", "said"),
+    [
+        (GO_CRASH, "SIGABRT: abort"),
+        ("\n".join(GO_CRASH.splitlines()[-60:]), preflight.GO_CRASH),
+    ],
+    ids=["whole", "its-last-60-lines"],
+)
+def test_a_go_program_that_crashed_is_said_to_have_crashed_not_its_last_register(
+    kept: str, said: str
+) -> None:
+    """A go tool that dies of a signal in the pre-flight ends its output with its registers:
+    `gs 0x0` says nothing of why."""
+    run = Run(exit_code=2, output_tail=kept)
+
+    assert preflight.problem(run, "go test ./x", "go") == (
+        f"{said} (`go test ./x`, with go, exited with 2 on a test that passes)"
+    )
