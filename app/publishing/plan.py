@@ -65,23 +65,7 @@ def plan(
     details = str(run.details_url) if run.details_url else None
     pull_url = str(run.pull_url) if run.pull_url else None
     note = text.truncation_note(details)
-    overview = text.overview(
-        review,
-        entries,
-        title=title,
-        run_id=run.run_id,
-        details_url=details,
-        pull_url=pull_url,
-        opening=[
-            *walkthrough_section(walkthrough(review)),
-            *behaviour_changes(review.findings),
-        ],
-    )
-    overview += text.scope(conversation, run.head_sha)
-    overview += follow_text.counts(conversation.followed, sha=run.head_sha)
-    if run.spend is not None:
-        overview.append(text.spend(**run.spend.model_dump()))
-    overview += [f"{note}\n\n" for note in run.notes]
+    overview = _overview(review, entries, conversation, run, title=title)
     inline = [e for e in entries if e.inline]
     annotations = [_annotation(e) for e in inline]
     check = CheckRunResult(
@@ -268,6 +252,37 @@ def _annotation(entry: text.FindingEntry) -> Annotation:
         message=md.clip(finding.claim, md.PROSE_LIMIT)
         + (f"\n\n{md.clip(extra, md.PROSE_LIMIT)}" if extra else ""),
     )
+
+
+def _overview(
+    review: Review,
+    entries: list[text.FindingEntry],
+    conversation: Conversation,
+    run: RunInfo,
+    *,
+    title: str,
+) -> list[str]:
+    """The summary's and the check run's opening: the title, the walkthrough and the
+    behaviour changes, the findings' table, what this run covered, the proven findings
+    followed, the spend and the run's notes."""
+    overview = text.overview(
+        review,
+        entries,
+        title=title,
+        run_id=run.run_id,
+        details_url=str(run.details_url) if run.details_url else None,
+        pull_url=str(run.pull_url) if run.pull_url else None,
+        opening=[
+            *walkthrough_section(walkthrough(review)),
+            *behaviour_changes(review.findings),
+        ],
+    )
+    overview += text.scope(conversation, run.head_sha)
+    overview += follow_text.counts(conversation.followed, sha=run.head_sha)
+    if run.spend is not None:
+        overview.append(text.spend(**run.spend.model_dump()))
+    overview += [f"{note}\n\n" for note in run.notes]
+    return overview
 
 
 def _conclusion(review: Review, entries: list[text.FindingEntry]) -> Conclusion:
