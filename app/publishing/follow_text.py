@@ -74,8 +74,7 @@ _SAID = {
 def headline(followed: Sequence[FollowedThread]) -> list[str]:
     """The check run's title's parts for the proven findings followed: those whose tests
     still fail and those fixed and verified, each when there is one."""
-    shown = [f.follow.retest for f in followed if not f.ended]
-    failing, passing = shown.count(Retest.FAILS), shown.count(Retest.PASSES)
+    failing, passing = _tally(followed)
     parts = []
     if failing:
         one = failing == 1
@@ -90,8 +89,7 @@ def counts(followed: Sequence[FollowedThread], *, sha: str) -> list[str]:
     if not followed:
         return []
     shown = [f for f in followed if not f.ended]
-    failing = sum(f.follow.retest is Retest.FAILS for f in shown)
-    passing = sum(f.follow.retest is Retest.PASSES for f in shown)
+    failing, passing = _tally(shown)
     unrun, ended = len(shown) - failing - passing, len(followed) - len(shown)
     parts = [
         f"{failing} still failing",
@@ -100,6 +98,13 @@ def counts(followed: Sequence[FollowedThread], *, sha: str) -> list[str]:
         *([f"{ended} no longer followed"] if ended else []),
     ]
     return [f"**Proven findings' tests at {code(sha[:7])}**: {' · '.join(parts)}\n\n"]
+
+
+def _tally(followed: Sequence[FollowedThread]) -> tuple[int, int]:
+    """How many of the proven findings `followed` that no person ended still fail, and how
+    many pass: fixed and verified."""
+    shown = [f.follow.retest for f in followed if not f.ended]
+    return shown.count(Retest.FAILS), shown.count(Retest.PASSES)
 
 
 def section(followed: Sequence[FollowedThread], pull_url: str | None, *, sha: str) -> list[str]:
