@@ -123,7 +123,9 @@ class VerifyConfig(ConfigSection):
     memory_mb: int = Field(default=1_024, ge=64, le=16_384)
     """Megabytes of memory one run may use, all its processes together (a cgroup of its own
     holds them), the files it writes counted: they live in memory (`disk_mb`). A run past it
-    is killed, and reads "it ran out of memory"."""
+    is killed, and reads "it ran out of memory". Where no cgroup can hold a run (run without a
+    memory limit or without a sandbox), each of its processes is held to this much address
+    space instead: give a Go project 2048 there, as the go tool reserves close to 1024."""
 
     disk_mb: int = Field(default=512, ge=16, le=16_384)
     """Megabytes each file system a run writes may hold: what it writes over the tree, `/tmp`

@@ -39,8 +39,10 @@ class Limits:
 
     timeout_s: float = 60.0
     memory_mb: int = 1_024
-    """Memory of the whole run, its files in memory included (its cgroup's limit, where it
-    has one), and the address space of each of its processes (RLIMIT_AS)."""
+    """Memory of the whole run, its files in memory included: its cgroup's limit. Where no
+    cgroup holds the run, the address space of each of its processes (RLIMIT_AS) instead,
+    which is no measure of memory where a cgroup can be had: runtimes reserve far more than
+    they use (the go tool ≈0.8–1.3 GB for 100 MB, and more with each thread it starts)."""
     disk_mb: int = 512
     """The size of each file system a sandbox's run may write: its copy of the tree, `/tmp`
     and `/dev/shm`, all in memory."""
@@ -59,15 +61,13 @@ class Limits:
             processes=config.processes,
         )
 
-    def prlimit(self, *, processes: bool) -> list[str]:
+    def prlimit(self, *, processes: bool, address_space: bool) -> list[str]:
         """util-linux's `prlimit`, setting soft and hard limits for the command after `--`
-        (`processes`: RLIMIT_NPROC too)."""
-        limits = [
-            f"--as={self.memory_mb * MB}",
-            f"--fsize={self.file_mb * MB}",
-            "--core=0",
-            f"--nofile={self.open_files}",
-        ]
+        (`processes`: RLIMIT_NPROC too; `address_space`: RLIMIT_AS too, where no cgroup holds
+        the run's memory)."""
+        limits = [f"--fsize={self.file_mb * MB}", "--core=0", f"--nofile={self.open_files}"]
+        if address_space:
+            limits.append(f"--as={self.memory_mb * MB}")
         if processes:
             limits.append(f"--nproc={self.processes}")
         return ["prlimit", *limits, "--"]

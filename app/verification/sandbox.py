@@ -22,9 +22,11 @@ What a run sees and may do:
   rights: what that user may read and the sandbox shows, a test may read.
 * **Bounded**: all its processes together, with its files in memory, by a cgroup of its own
   (:mod:`app.verification.cgroups`: `memory_mb`, `processes`), joined before bubblewrap
-  starts; each process by `prlimit` (hard limits: address space, processes, file size, open
-  files, no core dumps); and the wall clock, past which the sandbox's init is killed, ending
-  all. A run the kernel killed for its memory reads "it ran out of memory".
+  starts; each process by `prlimit` (hard limits: processes, file size, open files, no core
+  dumps, and its address space only where no cgroup holds the run: a runtime reserves far
+  more than it uses, and the go tool, held to 1 GB of it, failed to start a thread now and
+  then); and the wall clock, past which the sandbox's init is killed, ending all. A run the
+  kernel killed for its memory reads "it ran out of memory".
 """
 
 import asyncio
@@ -150,7 +152,8 @@ class Bwrap:
                 *("--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"),
                 *("unshare", "--user", "--map-current-user", "--"),
             ]
-        return [*args, *limits.prlimit(processes=True), *launcher(command, place, marker)]
+        bounds = limits.prlimit(processes=True, address_space=self.groups is None)
+        return [*args, *bounds, *launcher(command, place, marker)]
 
     def _group(self, limits: Limits) -> RunGroup | None:
         if self.groups is None:

@@ -45,7 +45,7 @@ class Unsandboxed:
                 return Run(error=f"the command could not be started: {exc.reason}")
             marker = new_marker()
             run = await run_bounded(
-                [*limits.prlimit(processes=False), *launch(command, marker)],
+                [*limits.prlimit(processes=False, address_space=True), *launch(command, marker)],
                 cwd=work,
                 env=environment(work, _in_copy(place, work), place.tools),
                 timeout_s=limits.timeout_s,

@@ -9,18 +9,18 @@ import pytest
 
 from app.verification.environments import ProjectPython
 from app.verification.runner import Limits, Place
-from app.verification.sandbox import Bwrap
+from app.verification.sandbox import Bwrap, sandboxed
 from tests.app.verification.conftest import needs_bwrap
 from tests.kits.project import place, work_for
+from tests.scenarios.polyglot import GO_CART_BASE, GO_MOD, GO_OWN_TEST, needs_go
 
+ADDRESS_SPACE_CHECK = (
+    "import resource\n"
+    "try: bytearray(512 * 1024 * 1024)\n"
+    "except MemoryError: print('held')\n"
+    "raise_to = resource.RLIMIT_AS"
+)
 LIMIT_CHECKS = {
-    "address space": (
-        Limits(memory_mb=256),
-        "import resource\n"
-        "try: bytearray(512 * 1024 * 1024)\n"
-        "except MemoryError: print('held')\n"
-        "raise_to = resource.RLIMIT_AS",
-    ),
     "processes": (
         Limits(processes=16),
         "import os, resource, time\n"
@@ -81,6 +81,68 @@ async def test_each_limit_holds_and_cannot_be_raised(
 
     assert run.passed, run
     assert run.output_tail.splitlines()[-2:] == ["held", "and stays"]
+
+
+@needs_bwrap
+async def test_where_no_cgroup_holds_a_run_each_process_is_held_to_its_memory_in_address_space(
+    project_python: ProjectPython, tmp_path: Path
+) -> None:
+    """`--no-memory-limit`: the address space is then the only bound on a process's memory."""
+    sandbox = sandboxed(memory_limit=False)
+    work = work_for(sandbox, tmp_path)
+    check = shlex.join(["python", "-c", ADDRESS_SPACE_CHECK + RAISE])
+
+    run = await sandbox.run(check, place(project_python, work), Limits(memory_mb=256))
+
+    assert run.passed, run
+    assert run.output_tail.splitlines()[-2:] == ["held", "and stays"]
+
+
+@needs_bwrap
+async def test_a_run_its_cgroup_holds_may_reserve_more_address_space_than_its_memory(
+    sandbox: Bwrap, project_python: ProjectPython, tmp_path: Path
+) -> None:
+    """Runtimes reserve address space they never use (Go's heap arenas, each thread's stack):
+    where the cgroup bounds what is used, the reservation is not refused."""
+    reserve = (
+        "import mmap\n"
+        "reserved = mmap.mmap(-1, 1024 * 1024 * 1024, flags=mmap.MAP_PRIVATE, "
+        "prot=mmap.PROT_READ)\n"
+        "print(f'reserved {len(reserved) // 1024 // 1024} MB')\n"
+    )
+    work = work_for(sandbox, tmp_path)
+
+    run = await sandbox.run(
+        shlex.join(["python", "-c", reserve]), place(project_python, work), Limits(memory_mb=128)
+    )
+
+    assert run.passed, run
+    assert run.output_tail.splitlines()[-1] == "reserved 1024 MB"
+
+
+@needs_bwrap
+@needs_go
+async def test_a_go_modules_tests_run_within_a_memory_limit_below_what_the_go_tool_reserves(
+    sandbox: Bwrap, tmp_path: Path
+) -> None:
+    """The go tool reserves ≈0.8–1.3 GB of address space to use about 100 MB: held to 1 GB of
+    it, it crashed now and then starting a thread (`pthread_create failed`, a register dump),
+    and held to 256 MB it could not start at all."""
+    tree = work_for(sandbox, tmp_path)
+    (tree / "go.mod").write_text(GO_MOD)
+    (tree / "shop").mkdir()
+    (tree / "shop" / "cart.go").write_text(GO_CART_BASE)
+    (tree / "shop" / "cart_test.go").write_text(GO_OWN_TEST)
+    if sandbox.owner is not None:
+        for path in (tree / "shop", *tree.rglob("*")):
+            os.chown(path, sandbox.owner, sandbox.owner)
+
+    run = await sandbox.run(
+        "go test -count=1 ./shop", Place(tmp_path / "run", tree=tree), Limits(memory_mb=256)
+    )
+
+    assert run.passed, run
+    assert run.output_tail.split()[:2] == ["ok", "example.com/shop/shop"]
 
 
 HOLDS = (
