@@ -12,6 +12,7 @@ process that never closes the pool (a test, a one-off command) leaves nothing op
 """
 
 import asyncio
+import functools
 import ssl
 
 import httpx
@@ -21,7 +22,6 @@ class ConnectionPool(httpx.AsyncBaseTransport):
     """The HTTP transport shared by every client githubkit makes for one App."""
 
     def __init__(self) -> None:
-        self._tls: ssl.SSLContext | None = None
         self._pool: httpx.AsyncHTTPTransport | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -30,7 +30,7 @@ class ConnectionPool(httpx.AsyncBaseTransport):
         connection belongs to the loop that opened it), until :meth:`close`."""
         loop = asyncio.get_running_loop()
         if self._pool is None or self._loop is not loop:
-            self._pool, self._loop = httpx.AsyncHTTPTransport(verify=self._context()), loop
+            self._pool, self._loop = httpx.AsyncHTTPTransport(verify=tls_context()), loop
 
     async def close(self) -> None:
         """Close the open connections; from now on each request closes its own."""
@@ -42,16 +42,16 @@ class ConnectionPool(httpx.AsyncBaseTransport):
         if self._pool is not None and self._loop is asyncio.get_running_loop():
             return await self._pool.handle_async_request(request)
         request.headers["Connection"] = "close"
-        transport = httpx.AsyncHTTPTransport(verify=self._context())
+        transport = httpx.AsyncHTTPTransport(verify=tls_context())
         return await transport.handle_async_request(request)
 
     async def aclose(self) -> None:
         """Called by each of githubkit's per-request clients as it closes: the pool stays
         open (see :meth:`close`)."""
 
-    def _context(self) -> ssl.SSLContext:
-        # Made on first use, not with the App client: a process that never calls GitHub
-        # never loads the CA store.
-        if self._tls is None:
-            self._tls = httpx.create_ssl_context()
-        return self._tls
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The process's TLS context for GitHub, made on first use (a process that never calls
+    GitHub never loads the CA store) and shared by every App client the process makes."""
+    return httpx.create_ssl_context()
