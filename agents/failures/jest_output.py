@@ -12,40 +12,32 @@ suite must contain at least one test.`) says that no test ran.
 
 import re
 
-from agents.failures.failure import MESSAGE_CHARS, Failure, OutputReading, Stage
-from agents.failures.node_test import ERROR_LINE, line_in, missing_in, report_block
+from agents.failures.failure import Failure, OutputReading
+from agents.failures.node_test import ERROR_LINE, ReportMarks, js_failure, line_in, read_reports
 
 RUNNER = "jest"
 
 _TOTALS = re.compile(r"^Tests:\s+.*\d+ total$", re.MULTILINE)
-_NO_FILES = "No tests found, exiting with code"
-_NO_TEST = "Your test suite must contain at least one test."
-_REPORT = re.compile(r"^  ● (?P<name>.+)$")
+_MARKS = ReportMarks(
+    report=re.compile(r"^  ● (?P<name>.+)$"),
+    end=re.compile(r"^(?:Test Suites:|  ● )"),
+    no_test="Your test suite must contain at least one test.",
+    no_files="No tests found, exiting with code",
+)
 _SUITE = "Test suite failed to run"
-_END = re.compile(r"^(?:Test Suites:|  ● )")
 _MATCHER = re.compile(r"^expect\(\w+\)\.(?P<matcher>[\w.]+)\(")
 _VALUES = re.compile(r"^(?:Expected|Received)[\w ]*: ")
 
 
 def recognises(output: str) -> bool:
-    return bool(_TOTALS.search(output)) or _NO_FILES in output
+    return bool(_TOTALS.search(output)) or _MARKS.no_files in output
 
 
 def read(output: str, test: str) -> OutputReading:
-    lines = output.splitlines()
-    failures = []
-    for n, line in enumerate(lines):
-        if found := _REPORT.match(line):
-            block = report_block(lines[n + 1 :], _END)
-            if _NO_TEST in "\n".join(block):
-                return OutputReading(RUNNER, (), "the test file defines no test")
-            failures.append(_failure(block, test, loading=found["name"] == _SUITE))
-    if failures:
-        return OutputReading(RUNNER, tuple(failures))
-    return OutputReading(RUNNER, (), "no tests ran" if _NO_FILES in output else None)
+    return read_reports(output, test, RUNNER, _MARKS, _failure)
 
 
-def _failure(block: list[str], test: str, loading: bool) -> Failure:
+def _failure(block: list[str], test: str, report: re.Match[str]) -> Failure:
     said = [line for line in block if line]
     first = said[0] if said else ""
     if found := _MATCHER.match(first):
@@ -55,6 +47,5 @@ def _failure(block: list[str], test: str, loading: bool) -> Failure:
         kind, message = found["type"], found["message"]
     else:
         kind, message = "", first
-    shown = message.strip()[:MESSAGE_CHARS]
-    stage = Stage.LOADING if loading else Stage.RUNNING
-    return Failure(kind, shown, line_in(block, test), stage, missing_in(shown, test))
+    loading = report["name"] == _SUITE
+    return js_failure(kind, message, line_in(block, test), test, loading=loading)

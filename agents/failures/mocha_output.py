@@ -13,8 +13,8 @@ missing_in`). No test file matched (`Error: No test files found`), or nothing co
 
 import re
 
-from agents.failures.failure import MESSAGE_CHARS, Failure, OutputReading, Stage
-from agents.failures.node_test import ERROR_LINE, line_in, missing_in
+from agents.failures.failure import Failure, OutputReading
+from agents.failures.node_test import ERROR_LINE, js_failure, line_in
 
 RUNNER = "mocha"
 
@@ -56,14 +56,12 @@ def _loading(lines: list[str], test: str) -> Failure | None:
     line = int(at["line"]) if at and at["path"].endswith("/" + test) else None
     found = next((m for said in block if (m := ERROR_LINE.match(said.strip()))), None)
     kind, message = (found["type"], found["message"]) if found else ("", block[0])
-    shown = message.strip()[:MESSAGE_CHARS]
     line = line if line is not None else line_in(block, test)
-    return Failure(kind, shown, line, Stage.LOADING, missing_in(shown, test))
+    return js_failure(kind, message, line, test, loading=True)
 
 
 def _failure(report: list[str], test: str) -> Failure:
     block = [line.strip() for line in report]
     found = next((m for said in block if (m := ERROR_LINE.match(said))), None)
     kind, message = (found["type"], found["message"]) if found else ("", "")
-    shown = message.strip()[:MESSAGE_CHARS]
-    return Failure(kind, shown, line_in(block, test), Stage.RUNNING, missing_in(shown, test))
+    return js_failure(kind, message, line_in(block, test), test)

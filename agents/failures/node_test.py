@@ -16,6 +16,8 @@ no test ran.
 
 import posixpath
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from agents.failures.failure import MESSAGE_CHARS, Absence, Failure, Missing, OutputReading, Stage
 from agents.failures.python import is_test
@@ -93,7 +95,7 @@ def _tap_failure(lines: list[str], n: int, test: str) -> Failure:
             keys.setdefault(found["key"], value)
     if keys.get("error") == _FILE_FAILED:
         return _loading(lines[:n], test)
-    return _failure(keys.get("name", ""), keys.get("error", ""), line_in(block, test), test)
+    return js_failure(keys.get("name", ""), keys.get("error", ""), line_in(block, test), test)
 
 
 def _spec_failure(lines: list[str], n: int, test: str) -> Failure:
@@ -103,7 +105,7 @@ def _spec_failure(lines: list[str], n: int, test: str) -> Failure:
         return _loading(lines[:n], test)
     found = ERROR_LINE.match(said)
     kind, message = (found["type"], found["message"]) if found else ("", said)
-    return _failure(kind, message, line_in(block, test), test)
+    return js_failure(kind, message, line_in(block, test), test)
 
 
 def _loading(before: list[str], test: str) -> Failure:
@@ -111,7 +113,7 @@ def _loading(before: list[str], test: str) -> Failure:
     for k in range(len(before) - 1, -1, -1):
         if found := ERROR_LINE.match(before[k]):
             frames = before[k + 1 : k + 12]
-            return _failure(
+            return js_failure(
                 found["type"], found["message"], line_in(frames, test), test, loading=True
             )
     return Failure("", "", None, Stage.LOADING)
@@ -152,12 +154,52 @@ def line_in(block: list[str], test: str) -> int | None:
     return None
 
 
-def _failure(
-    kind: str, message: str, line: int | None, test: str, loading: bool = False
+@dataclass(frozen=True)
+class ReportMarks:
+    """How a runner's output marks its reports of failures (see :func:`read_reports`)."""
+
+    report: re.Pattern[str]
+    """A report's first line."""
+    end: re.Pattern[str]
+    """The line after a report's last: the next report, or the rule or totals after them."""
+    no_test: str
+    """A test file that defines no test."""
+    no_files: str
+    """No test file matched."""
+
+
+def js_failure(
+    kind: str, message: str, line: int | None, test: str, *, loading: bool = False
 ) -> Failure:
+    """A JavaScript runner's failure: its error's `kind` and `message` (cut), the test file's
+    `line`, and what the message says is missing; of the file's loading, or of a test's run."""
     stage = Stage.LOADING if loading else Stage.RUNNING
     shown = message.strip()[:MESSAGE_CHARS]
     return Failure(kind, shown, line, stage, missing_in(shown, test))
+
+
+def read_reports(
+    output: str,
+    test: str,
+    runner: str,
+    marks: ReportMarks,
+    failure: Callable[[list[str], str, re.Match[str]], Failure],
+) -> OutputReading:
+    """The failures of a runner that reports each one in a block of its own (jest's and
+    vitest's): each line `marks.report` matches opens one, read by `failure` (its block, the
+    test, the opening line's match); a block saying `marks.no_test` means the file defines
+    no test, and no report with `marks.no_files` in the output that no test ran."""
+    lines = output.splitlines()
+    failures = []
+    for n, line in enumerate(lines):
+        if found := marks.report.match(line):
+            block = report_block(lines[n + 1 :], marks.end)
+            if any(marks.no_test in said for said in block):
+                return OutputReading(runner, (), "the test file defines no test")
+            failures.append(failure(block, test, found))
+    if failures:
+        return OutputReading(runner, tuple(failures))
+    return OutputReading(runner, (), "no tests ran" if marks.no_files in output else None)
 
 
 def missing_in(message: str, test: str) -> Missing | None:

@@ -12,40 +12,31 @@ test suite found in file`) says that no test ran.
 
 import re
 
-from agents.failures.failure import MESSAGE_CHARS, Failure, OutputReading, Stage
-from agents.failures.node_test import ERROR_LINE, line_in, missing_in, report_block
+from agents.failures.failure import Failure, OutputReading
+from agents.failures.node_test import ERROR_LINE, ReportMarks, js_failure, line_in, read_reports
 
 RUNNER = "vitest"
 
 _TOTALS = re.compile(r"^\s*Test Files\s+.*\(\d+\)$", re.MULTILINE)
-_NO_FILES = "No test files found, exiting with code"
-_NO_TEST = "No test suite found in file"
-_REPORT = re.compile(r"^ FAIL  \S+(?P<suite> \[ \S+ \])?")
-_END = re.compile(r"^(?: FAIL  |⎯{3,})")
+_MARKS = ReportMarks(
+    report=re.compile(r"^ FAIL  \S+(?P<suite> \[ \S+ \])?"),
+    end=re.compile(r"^(?: FAIL  |⎯{3,})"),
+    no_test="No test suite found in file",
+    no_files="No test files found, exiting with code",
+)
 
 
 def recognises(output: str) -> bool:
-    return bool(_TOTALS.search(output)) or _NO_FILES in output
+    return bool(_TOTALS.search(output)) or _MARKS.no_files in output
 
 
 def read(output: str, test: str) -> OutputReading:
-    lines = output.splitlines()
-    failures = []
-    for n, line in enumerate(lines):
-        if found := _REPORT.match(line):
-            block = report_block(lines[n + 1 :], _END)
-            if any(_NO_TEST in said for said in block):
-                return OutputReading(RUNNER, (), "the test file defines no test")
-            failures.append(_failure(block, test, loading=bool(found["suite"])))
-    if failures:
-        return OutputReading(RUNNER, tuple(failures))
-    return OutputReading(RUNNER, (), "no tests ran" if _NO_FILES in output else None)
+    return read_reports(output, test, RUNNER, _MARKS, _failure)
 
 
-def _failure(block: list[str], test: str, loading: bool) -> Failure:
+def _failure(block: list[str], test: str, report: re.Match[str]) -> Failure:
     said = next((line for line in block if line), "")
     found = ERROR_LINE.match(said)
     kind, message = (found["type"], found["message"]) if found else ("", said)
-    shown = message.strip()[:MESSAGE_CHARS]
-    stage = Stage.LOADING if loading else Stage.RUNNING
-    return Failure(kind, shown, line_in(block, test), stage, missing_in(shown, test))
+    loading = bool(report["suite"])
+    return js_failure(kind, message, line_in(block, test), test, loading=loading)
