@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pebble import ProcessExpired, ProcessPool
+from pebble import CONSTS, ProcessExpired, ProcessPool
 
 from agents.context.reading import MAX_SOURCE_CHARS
 from agents.context.related import FALLBACK, Bounds, Related
@@ -54,6 +54,11 @@ RELATED_BOUNDS = Bounds()
 """What one search across a repository's files may spend (`agents.context.related.Bounds`)."""
 RELATED_GRACE = 2.0
 """Seconds past its own time after which a search is stopped from outside."""
+POOL_TICK = 0.02
+"""Seconds between the pool's looks at its tasks and processes (pebble's `sleep_unit`, 0.1 by
+default): a parse past its time or cancelled is stopped within it, and stopping the pool
+waits for it (a worker's shutdown blocked its event loop ~60 ms at pebble's default, ~15 ms
+at this)."""
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +158,7 @@ class Parsing:
 
     def _started(self) -> ProcessPool:
         if self._pool is None:
+            CONSTS.sleep_unit = POOL_TICK  # pebble's, for every pool of the process
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(_PRELOADED)
             self._pool = ProcessPool(
