@@ -83,7 +83,8 @@ class ThreadState(StrEnum):
 
     OPEN = "open"
     BY_TIEBREAK = "tiebreak"
-    """Tiebreak resolved it (having withdrawn its finding there): it counts."""
+    """Tiebreak resolved it, having withdrawn its finding there or said its test passes, or
+    on a writer's `/tiebreak resolve` (whoever resolved it before or after): it counts."""
     BY_WRITER = "writer"
     """A person who may write to the repository resolved it, as a review asked: it counts."""
     BY_PERSON = "person"

@@ -74,7 +74,7 @@ async def posted_threads(github: InstallationClient, ref: PullKey) -> list[Poste
         PostedThread(
             comment_id=comment_id,
             fingerprint=fingerprint,
-            state=_state(resolved.get(comment_id), bool(said[comment_id] & _RESOLVING)),
+            state=_state(resolved.get(comment_id), said[comment_id]),
             resolver=resolved.get(comment_id, ThreadResolution()).resolver,
             thumbs_down=thumbs_down,
             answered=ANSWERED_MARKER in said[comment_id],
@@ -90,17 +90,20 @@ _RESOLVING = {WITHDRAWN_MARKER, FIXED_MARKER, RESOLVED_MARKER}
 """Tiebreak's replies after which it resolves the thread."""
 
 
-def _state(resolution: ThreadResolution | None, withdrawn: bool) -> ThreadState:
-    """What a thread's resolution is worth before anyone's permission is asked; `withdrawn`:
-    Tiebreak withdrew its finding in it, said its test passes, or answered a writer's
-    `/tiebreak resolve <reason>` there (and then resolved it)."""
+def _state(resolution: ThreadResolution | None, said: set[str]) -> ThreadState:
+    """What a thread's resolution is worth before anyone's permission is asked, `said` being
+    the markers of Tiebreak's replies in it. Resolved after Tiebreak answered a writer's
+    `/tiebreak resolve` there, it is ended, whoever GitHub names as its resolver: a person
+    who resolved it before the command (GitHub may keep naming them), or one who reopened it
+    and resolved it again. Resolved after Tiebreak withdrew its finding there or said its
+    test passes, it is ended when GitHub names no resolver (Tiebreak's App)."""
     if resolution is None:
         return ThreadState.OPEN
-    if resolution.by_app:
+    if resolution.by_app or RESOLVED_MARKER in said:
         return ThreadState.BY_TIEBREAK
     if resolution.resolver:
         return ThreadState.BY_PERSON
-    return ThreadState.BY_TIEBREAK if withdrawn else ThreadState.DISREGARDED
+    return ThreadState.BY_TIEBREAK if said & _RESOLVING else ThreadState.DISREGARDED
 
 
 async def _resolved(github: InstallationClient, ref: PullKey) -> dict[int, ThreadResolution]:

@@ -215,7 +215,26 @@ async def resolved_on_the_pull_request(
     assert github.thread_resolved(REPO, NUMBER, thread(github).id)
 
 
-@pytest.mark.parametrize("end", [resolved_with_a_reason, thumbs_down, resolved_on_the_pull_request])
+async def resolved_on_the_pull_request_then_by_its_author(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    """The maintainer's `/tiebreak resolve` on the pull request, then its author, who may not
+    write, reopens the thread and resolves it again: GitHub names the author as its resolver
+    from then on."""
+    await resolved_on_the_pull_request(github, key, redis_url, client)
+    github.unresolve_thread(REPO, NUMBER, thread(github).id)
+    github.resolve_thread(REPO, NUMBER, thread(github).id, by="author")
+
+
+@pytest.mark.parametrize(
+    "end",
+    [
+        resolved_with_a_reason,
+        thumbs_down,
+        resolved_on_the_pull_request,
+        resolved_on_the_pull_request_then_by_its_author,
+    ],
+)
 async def test_a_proven_finding_a_writer_ends_is_no_longer_followed(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, end: Any
 ) -> None:
