@@ -9,14 +9,14 @@ Tiebreak reads for it: a review reads who resolved its threads when it reconcile
 found with the pull request, and asks what each person may do, once per job
 (:mod:`app.review.collaborators`).
 
-A thread anyone else resolved (the author without write access, another App, a deleted
-account) leaves its finding standing, unless a writer's `/tiebreak resolve` ended it there
+A thread anyone else resolved (the author without write access, another App, a deleted account)
+leaves its finding standing, unless a writer's `/tiebreak resolve` ended it there
 (:func:`app.review.posted.posted_threads` reads Tiebreak's answer to it), and the review that
-reads it reopens the thread while the finding stands, saying why once: on a public repository
-a maintainer should find a finding where it was raised, not folded away as if settled. A thread whose resolver's
-permission cannot be read is left as it is (its finding stands, and the next review asks
-again). A reply on a thread its author resolved is heard as on an open one, and a finding it
-withdraws has its thread resolved again, as Tiebreak (:mod:`app.jobs.hearing`).
+reads it reopens the thread while the finding stands, saying why once: on a public repository a
+maintainer should find a finding where it was raised, not folded away as if settled. A thread
+whose resolver's permission cannot be read is left as it is (its finding stands, and the next
+review asks again). A reply on a thread its author resolved is heard as on an open one, and a
+finding it withdraws has its thread resolved again, as Tiebreak (:mod:`app.jobs.hearing`).
 """
 
 import logging
