@@ -61,6 +61,20 @@ GO_CRASH = (
     "a Go program crashed: its runtime's dump of goroutines and registers, whose first line "
     "(the signal) is before the output kept"
 )
+_GO_CGO = "runtime/cgo: "
+"""What a Go program linked with C says as it aborts, before its signal's line: why it did
+(`runtime/cgo: pthread_create failed: Resource temporarily unavailable`)."""
+GO_RESERVATION = (
+    "failed to reserve page summary memory",
+    "out of memory allocating heap arena map",
+)
+"""What Go's runtime says as it dies when the address space it reserves at its start, far more
+than it uses, is refused."""
+GO_RESERVATION_HINT = (
+    "Go could not reserve the address space it needs: where no cgroup holds a run "
+    "(--no-memory-limit, --no-sandbox), each process is held to verify.memory_mb of it, and "
+    "the go tool wants 2048"
+)
 
 
 GO_CONTENT = """\
@@ -147,6 +161,8 @@ def problem(run: Run, command: str, python: str) -> str | None:
     how = run.error or f"exited with {run.exit_code}"
     said = f"`{command}`, with {python}, {how} on a test that passes"
     line = telling_line(run.output_tail)
+    if any(mark in line for mark in GO_RESERVATION):
+        line = f"{line}: {GO_RESERVATION_HINT}"
     return f"{line} ({said})" if line else said
 
 
@@ -158,7 +174,7 @@ def telling_line(output: str) -> str:
         # A Go program that died of a signal (the go tool, its compiler): its stacks' frames
         # name functions, not why; the signal's line says it, where it was kept.
         signal = next((line for line in lines if _GO_SIGNAL.fullmatch(line)), None)
-        fatal = next((line for line in lines if line.startswith("fatal error: ")), None)
+        fatal = next((line for line in lines if line.startswith(("fatal error: ", _GO_CGO))), None)
         return (fatal or signal or GO_CRASH)[:MAX_LINE]
     for mark in TELLING:
         found = [line for line in lines if mark in line]

@@ -163,3 +163,29 @@ def test_a_go_program_that_crashed_is_said_to_have_crashed_not_its_last_register
     assert preflight.problem(run, "go test ./x", "go") == (
         f"{said} (`go test ./x`, with go, exited with 2 on a test that passes)"
     )
+
+
+def recorded(name: str) -> str:
+    return (Path(__file__).parents[2] / "fixtures" / "test_output" / name).read_text()
+
+
+def test_a_go_tool_that_could_not_start_a_thread_is_said_so_not_by_its_signal() -> None:
+    """`go test` of a module run under a 850 MB address space (Go 1.19): now and then the go
+    tool cannot start a thread, and aborts (143 lines, the registers last)."""
+    run = Run(exit_code=2, output_tail=recorded("go_thread_refused.txt"))
+
+    assert preflight.problem(run, "go test ./x", "go") == (
+        "runtime/cgo: pthread_create failed: Resource temporarily unavailable "
+        "(`go test ./x`, with go, exited with 2 on a test that passes)"
+    )
+
+
+def test_a_go_tool_refused_the_address_space_it_reserves_says_what_it_wants() -> None:
+    """`go test` of a module run under a 500 MB address space (Go 1.19), as where no cgroup
+    holds a run and `verify.memory_mb` is 500: the go tool dies as it starts."""
+    run = Run(exit_code=2, output_tail=recorded("go_address_space_refused.txt"))
+
+    assert preflight.problem(run, "go test ./x", "go") == (
+        f"fatal error: failed to reserve page summary memory: {preflight.GO_RESERVATION_HINT} "
+        "(`go test ./x`, with go, exited with 2 on a test that passes)"
+    )
