@@ -23,6 +23,9 @@ TIEBREAK = [
 def test_the_benchmark_prints_each_commands_time_against_the_baseline(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    """Slow (9–17 s): some forty fresh processes, every command of Tiebreak's twice (this
+    checkout, and `--before` it again), and two reviews that load the model's SDK to reach
+    the fake Messages API."""
     bench.main(["--runs", "1", "--before", str(bench.ROOT)])
 
     rows = re.findall(r"^(.+?) +\d+ +(\d+\.\d)$", capsys.readouterr().out, re.M)
