@@ -117,6 +117,9 @@ def start_worker(
 async def test_a_worker_killed_while_its_unit_waits_for_tests_leaves_the_review_to_another(
     fakes: tuple[FakeGitHub, FakeMessagesAPI, str], redis_url: str
 ) -> None:
+    """Slow (6–15 s): two `tiebreak worker` processes start one after the other, each loading
+    the model's SDK and warming up, the fake runs the workflow with bash, and the review waits
+    for the dead worker's heartbeat to lapse before the janitor takes it up."""
     github, messages, pem = fakes
     deliveries = Deliveries()
     github.send_webhooks(deliveries)

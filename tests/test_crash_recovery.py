@@ -146,6 +146,9 @@ async def test_a_worker_killed_mid_debate_leaves_the_review_to_another(
     redis_url: str,
     tmp_path: Path,
 ) -> None:
+    """Slow (6–13 s): two `tiebreak worker` processes start, each loading the model's SDK and
+    warming up, and the review waits for the dead worker's heartbeat to lapse before another
+    takes it up."""
     github, messages, model, pem = fakes
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     live = LiveRuns(redis, HEARTBEAT)
