@@ -21,7 +21,6 @@ resolves it, as at `/tiebreak resolve <reason>` there, and later reviews no long
 test.
 """
 
-import logging
 from dataclasses import dataclass
 
 from agents.debate.driver import Waiting
@@ -29,7 +28,6 @@ from agents.debate.needs import Trial
 from agents.debate.recorded_tests import RecordedTrials
 from agents.verification import Verification
 from app.events import PullKey, PullRequestRef
-from app.github.errors import GitHubError
 from app.github.installation_client import InstallationClient
 from app.publishing import follow_text
 from app.publishing.following import Followed, ended, followed, thread_of
@@ -37,13 +35,11 @@ from app.publishing.publication import FollowUp, RunRecord
 from app.publishing.rereview import ThreadState
 from app.review.actions_trials import ActionsTrials
 from app.review.finishing import read_threads
-from app.review.posted import posted_threads, resolve
+from app.review.posted import posted_threads, reply, resolve
 from app.review.run_context import RunContext
 from app.store.live import LiveRuns
 from app.store.plans import ActionsTesting, RunPlan
 from app.store.workflow_runs import UnitTestRuns, WorkflowRuns
-
-log = logging.getLogger(__name__)
 
 
 async def unfollow(
@@ -63,14 +59,8 @@ async def unfollow(
         if thread is None or thread.comment_id == but or thread.state is ThreadState.BY_TIEBREAK:
             continue
         said = follow_text.resolved(login, each.test.path)
-        try:
-            await github.reply_in_thread(pull, thread.comment_id, said)
-        except GitHubError as exc:
-            if exc.status not in (404, 422):
-                raise
-            log.warning("could not reply on thread %s of %s: %s", thread.comment_id, pull.key, exc)
-            continue
-        await resolve(github, pull, [thread.comment_id])
+        if await reply(github, pull, thread.comment_id, said):
+            await resolve(github, pull, [thread.comment_id])
 
 
 @dataclass(frozen=True)

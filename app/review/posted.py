@@ -164,10 +164,18 @@ async def resolve(github: InstallationClient, ref: PullKey, threads: Sequence[in
 
 async def answer(github: InstallationClient, ref: PullKey, replies: Sequence[ThreadReply]) -> None:
     """Reply on threads whose findings are gone; a thread deleted meanwhile is skipped."""
-    for reply in replies:
-        try:
-            await github.reply_in_thread(ref, reply.thread, reply.body)
-        except GitHubError as exc:
-            if exc.status not in (404, 422):
-                raise
-            log.warning("could not reply on thread %s of %s: %s", reply.thread, ref.key, exc)
+    for each in replies:
+        await reply(github, ref, each.thread, each.body)
+
+
+async def reply(github: InstallationClient, ref: PullKey, thread: int, body: str) -> bool:
+    """Reply `body` in the thread starting with comment `thread`; False, logged, where the
+    thread was deleted meanwhile (GitHub's 404, or 422 for a comment no longer there)."""
+    try:
+        await github.reply_in_thread(ref, thread, body)
+    except GitHubError as exc:
+        if exc.status not in (404, 422):
+            raise
+        log.warning("could not reply on thread %s of %s: %s", thread, ref.key, exc)
+        return False
+    return True

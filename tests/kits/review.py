@@ -16,7 +16,7 @@ from app.publishing.markers import SUMMARY_MARKER
 from app.store.keys import review_job_id
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub, IssueComment
-from tests.scenarios.debates import UNDEFINED, agreed_by_role
+from tests.scenarios.debates import PAYMENTS, UNDEFINED, agreed_by_role
 from tests.scenarios.reviews import (
     NUMBER,
     REF,
@@ -137,6 +137,30 @@ def asked(
         return await queue.enqueue_commands(request, f"comment-{comment_id}")
 
     return Asked(comment_id, enqueue)
+
+
+async def resolved_in_thread(
+    github: FakeGitHub, key: AppKey, redis_url: str, thread: int, reason: str
+) -> None:
+    """A maintainer comments `/tiebreak resolve <reason>` in the finding's thread starting
+    with comment `thread`, and a worker carries it out."""
+    comment = github.add_review_comment(
+        REPO, NUMBER, PAYMENTS, 16, f"/tiebreak resolve {reason}", in_reply_to=thread
+    )
+    request = CommandRequest(
+        pull=REF,
+        login="maintainer",
+        association="COLLABORATOR",
+        comment=CommentRef(id=comment, kind="review", thread_id=thread),
+        calls=[CommandCall(name="resolve", text=reason)],
+    )
+    await run_worker(
+        github,
+        key,
+        redis_url,
+        ScriptedLLM(by_role()),
+        lambda queue: queue.enqueue_commands(request, "thread"),
+    )
 
 
 class HeldModel:

@@ -13,16 +13,14 @@ from fastapi.testclient import TestClient
 
 from agents.models.llm import LLMRequest
 from agents.models.scripted import ScriptedLLM, by_role
-from app.events import CommandCall, CommandRequest, CommentRef
 from app.links import links_for
 from app.settings import Settings
 from app.store.queue import ReviewQueue
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
 from tests.kits.actions import CONFIG, PROVEN, TEST_PATH, pushed, review_in_actions
-from tests.kits.review import run_worker, summary
+from tests.kits.review import resolved_in_thread, run_worker, summary
 from tests.scenarios.debates import (
-    PAYMENTS,
     PAYMENTS_AFTER,
     answers,
     concede,
@@ -31,7 +29,7 @@ from tests.scenarios.debates import (
     reject,
     report,
 )
-from tests.scenarios.reviews import BASE, HEAD, NUMBER, REF, REPO
+from tests.scenarios.reviews import BASE, HEAD, NUMBER, REPO
 from tests.scenarios.webhooks import SECRET, payload, signed
 
 STILL_BROKEN = PAYMENTS_AFTER.replace("log(payment.id, amount)", "log(payment.id, -amount)")
@@ -160,25 +158,8 @@ async def resolved_with_a_reason(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
 ) -> None:
     """A maintainer comments `/tiebreak resolve <reason>` in the finding's thread."""
-    root = thread(github).id
     reason = "Refunds are logged by the caller."
-    comment = github.add_review_comment(
-        REPO, NUMBER, PAYMENTS, 16, f"/tiebreak resolve {reason}", in_reply_to=root
-    )
-    request = CommandRequest(
-        pull=REF,
-        login="maintainer",
-        association="COLLABORATOR",
-        comment=CommentRef(id=comment, kind="review", thread_id=root),
-        calls=[CommandCall(name="resolve", text=reason)],
-    )
-    await run_worker(
-        github,
-        key,
-        redis_url,
-        ScriptedLLM(by_role()),
-        lambda queue: queue.enqueue_commands(request, "thread"),
-    )
+    await resolved_in_thread(github, key, redis_url, thread(github).id, reason)
 
 
 async def thumbs_down(github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient) -> None:

@@ -9,16 +9,14 @@ import pytest
 from arq.connections import RedisSettings, create_pool
 
 from agents.models.scripted import ScriptedLLM, by_role
-from app.events import CommandCall, CommandRequest, CommentRef
 from app.store import keys
 from app.store.learnings import LearningStore, Repository
 from app.store.redis_typing import reply
 from policies.learnings import Learning, LearningSource
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.hearing import tiebreaks_replies, unresolved_review
-from tests.kits.review import asked, run_worker, summaries
-from tests.scenarios.debates import PAYMENTS
-from tests.scenarios.reviews import NUMBER, REF, REPO, REPO_ID
+from tests.kits.review import asked, resolved_in_thread, run_worker, summaries
+from tests.scenarios.reviews import NUMBER, REPO, REPO_ID
 
 RULE = "Amounts are integers in cents; do not flag integer division on them."
 
@@ -195,24 +193,8 @@ async def test_resolve_with_a_reason_in_a_findings_thread_teaches_it(
 ) -> None:
     thread = await unresolved_review(github, key, redis_url, "")
     github.set_permission(REPO, "maintainer", "write")
-    comment = github.add_review_comment(
-        REPO, NUMBER, PAYMENTS, 16, f"/tiebreak resolve {reason}", in_reply_to=thread
-    )
-    request = CommandRequest(
-        pull=REF,
-        login="maintainer",
-        association="COLLABORATOR",
-        comment=CommentRef(id=comment, kind="review", thread_id=thread),
-        calls=[CommandCall(name="resolve", text=reason)],
-    )
 
-    await run_worker(
-        github,
-        key,
-        redis_url,
-        ScriptedLLM(by_role()),
-        lambda queue: queue.enqueue_commands(request, "thread"),
-    )
+    await resolved_in_thread(github, key, redis_url, thread, reason)
 
     assert github.issue_labels(REPO, NUMBER) == []
     kept = await keep(redis_url)
