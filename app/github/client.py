@@ -21,7 +21,7 @@ from githubkit.exception import RequestFailed
 
 from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
-from app.github import answers, archives, warming
+from app.github import answers, archives, signing, warming
 from app.github.actions import Actions
 from app.github.answers import Answered, read
 from app.github.blobs import file_text, read_kinds, read_sizes, read_texts
@@ -75,6 +75,7 @@ class GitHubApp:
         retry_backoff: float = 1.0,
         metrics: Metrics | None = None,
     ) -> None:
+        signing.read_keys_once()
         self._auth = AppAuthStrategy(app_id, private_key)
         self.retry_backoff = retry_backoff
         self.metrics = Metrics() if metrics is None else metrics

@@ -9,7 +9,7 @@ from agents.diff import Diff
 from app.bodies import ReviewComment, ReviewDraft, ReviewEvent
 from app.events import PullRequestRef
 from app.github.client import GitHubApp, Installation
-from app.github.errors import GitHubError
+from app.github.errors import GitHubError, TokenRefused
 from app.github.retry import CappedRetry
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, WORKFLOW, git_diff
@@ -199,3 +199,19 @@ async def test_a_rate_limit_longer_than_a_minute_is_not_slept_on(
 
 def test_the_retry_cap_is_a_minute() -> None:
     assert CappedRetry().max_wait == timedelta(seconds=60)
+
+
+async def test_apps_with_different_keys_in_one_process_each_sign_with_their_own(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    """The App's key is read once per process, not one key for every App: a key replaced (a
+    new App client with the new key) signs with the new one."""
+    other = new_app_key()
+    with FakeGitHub(app_id=APP_ID, public_key_pem=other.public_pem) as renewed:
+        renewed.add_installation(INSTALLATION, repos=[REPO])
+        renewed.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+
+        assert (await installation(github, key).pull_request(REF)).head_sha == HEAD
+        assert (await installation(renewed, other).pull_request(REF)).head_sha == HEAD
+        with pytest.raises(TokenRefused, match="the App's private key is not the one GitHub"):
+            await installation(renewed, key).pull_request(REF)
