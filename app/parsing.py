@@ -16,9 +16,10 @@ listed and read, bytes) and, should a parse inside it hang, stopped :data:`RELAT
 seconds past its time: the agents then read the changed files' code alone, and are told so
 once.
 
-The children fork from a forkserver that has imported the parsers once, so starting one
-after a kill costs milliseconds, and they share nothing with the event loop's process
-(no lock held by a thread of it at the fork).
+The children fork from a forkserver that has imported the parsers and pebble's worker once,
+so starting one after a kill costs milliseconds (a new pool answers its first parse in 13
+ms; 35 ms when each child imported pebble's worker itself), and they share nothing with the
+event loop's process (no lock held by a thread of it at the fork).
 """
 
 import asyncio
@@ -62,7 +63,7 @@ at this)."""
 
 log = logging.getLogger(__name__)
 
-_PRELOADED = ["agents.context.scopes", "app.source_tree"]
+_PRELOADED = ["agents.context.scopes", "app.source_tree", "pebble.pool.process"]
 
 
 @dataclass
