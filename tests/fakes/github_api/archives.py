@@ -105,7 +105,8 @@ def git_archive(top: str, sha: str, when: int, entries: Iterable[Entry]) -> byte
     `sha`, dated `when` (Unix time)."""
     buffer = io.BytesIO()
     with (
-        gzip.GzipFile(fileobj=buffer, mode="wb", mtime=when) as zipped,
+        # git compresses at zlib's default level, 6 (GzipFile's own default is 9).
+        gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=when) as zipped,
         tarfile.open(
             fileobj=zipped, mode="w", format=tarfile.PAX_FORMAT, pax_headers={"comment": sha}
         ) as tar,
