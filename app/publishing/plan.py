@@ -65,7 +65,9 @@ def plan(
     details = str(run.details_url) if run.details_url else None
     pull_url = str(run.pull_url) if run.pull_url else None
     note = text.truncation_note(details)
-    overview = _overview(review, entries, conversation, run, title=title)
+    overview = _overview(
+        review, entries, conversation, run, title=title, details_url=details, pull_url=pull_url
+    )
     inline = [e for e in entries if e.inline]
     annotations = [_annotation(e) for e in inline]
     check = CheckRunResult(
@@ -261,6 +263,8 @@ def _overview(
     run: RunInfo,
     *,
     title: str,
+    details_url: str | None,
+    pull_url: str | None,
 ) -> list[str]:
     """The summary's and the check run's opening: the title, the walkthrough and the
     behaviour changes, the findings' table, what this run covered, the proven findings
@@ -270,8 +274,8 @@ def _overview(
         entries,
         title=title,
         run_id=run.run_id,
-        details_url=str(run.details_url) if run.details_url else None,
-        pull_url=str(run.pull_url) if run.pull_url else None,
+        details_url=details_url,
+        pull_url=pull_url,
         opening=[
             *walkthrough_section(walkthrough(review)),
             *behaviour_changes(review.findings),
