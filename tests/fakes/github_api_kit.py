@@ -11,6 +11,7 @@ from githubkit.auth import AppInstallationAuthStrategy
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import RequestFailed
 
+from app.github.pool import ConnectionPool
 from tests.fakes.github_api import AppKey, FakeGitHub
 
 APP_ID = 4242
@@ -96,7 +97,8 @@ def installation_client(
     validate: bool = True,
     repositories: list[str] | None = None,
 ) -> GitHub[AppInstallationAuthStrategy]:
-    """The client production builds: a GitHub App client narrowed to one installation."""
+    """The client production builds: a GitHub App client narrowed to one installation, on
+    the process's one transport to GitHub (:class:`app.github.pool.ConnectionPool`)."""
     app_auth = AppAuthStrategy(app_id, key.private_pem)
     app = GitHub(
         app_auth,
@@ -106,6 +108,7 @@ def installation_client(
         cache_strategy=MemCacheStrategy(),
         timeout=5,
         rest_api_validate_body=validate,
+        async_transport=ConnectionPool(),
     )
     if repositories is None:
         return app.with_auth(app_auth.as_installation(installation))
