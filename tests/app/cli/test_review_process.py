@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.messages_api import Error, FakeMessagesAPI, QueuedResponder
-from tests.kits.command import tiebreak as run_tiebreak
+from tests.kits.command import Done, run_tiebreak
 from tests.scenarios.debates import (
     AGREED,
     LOG_LINE,
@@ -39,23 +39,10 @@ TIEBREAK = Path(sys.executable).with_name("tiebreak")
 DIFF = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER)})
 
 
-def tiebreak(
-    api: FakeMessagesAPI, *args: str, key: str | None = None, diff: str = DIFF
-) -> subprocess.CompletedProcess[str]:
-    env = {
-        "ANTHROPIC_API_KEY": key or api.api_key,
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "TIEBREAK_ENV_FILE": "",  # no .env from the working directory
-    }
-    return subprocess.run(
-        [str(TIEBREAK), "review", "-", *args],
-        input=diff,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+def tiebreak(api: FakeMessagesAPI, *args: str, key: str | None = None, diff: str = DIFF) -> Done:
+    """`tiebreak review - ARGS…` of `diff`, on `api`, with `key`, in this directory."""
+    env = {"ANTHROPIC_API_KEY": key or api.api_key, "ANTHROPIC_BASE_URL": api.base_url}
+    return run_tiebreak("review", "-", *args, cwd=Path.cwd(), env=env, stdin=diff)
 
 
 def test_the_command_reviews_a_diff_from_standard_input() -> None:
@@ -134,12 +121,8 @@ def test_a_model_host_that_refuses_connections_ends_with_one_line_and_status_two
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-    done = subprocess.run(
-        [str(TIEBREAK), "review", "-"],
-        input=DIFF, capture_output=True, text=True, timeout=60, check=False,
-        env={"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
-             "TIEBREAK_ENV_FILE": ""},
-    )  # fmt: skip
+    env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}"}
+    done = run_tiebreak("review", "-", cwd=Path.cwd(), env=env, stdin=DIFF)
 
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
@@ -176,12 +159,8 @@ def test_a_diff_that_is_not_utf8_is_refused_at_its_first_byte_that_is_not(
     offset = latin1.index("é".encode("latin-1"))
     (tmp_path / "change.diff").write_bytes(latin1)
     with FakeMessagesAPI.queued(report_findings=[{"findings": []}]) as api:
-        done = subprocess.run(
-            [str(TIEBREAK), "review", "change.diff"],
-            cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
-            env={"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url,
-                 "TIEBREAK_ENV_FILE": ""},
-        )  # fmt: skip
+        env = {"ANTHROPIC_API_KEY": api.api_key, "ANTHROPIC_BASE_URL": api.base_url}
+        done = run_tiebreak("review", "change.diff", cwd=tmp_path, env=env)
 
     assert done.returncode == 2
     assert done.stderr == (
