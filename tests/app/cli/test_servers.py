@@ -3,8 +3,6 @@ on stderr naming the cause and the address, status 2, nothing else."""
 
 import os
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,8 +10,7 @@ import pytest
 
 from app.store.embedded import free_port
 from tests.fakes.github_api import AppKey
-
-TIEBREAK = Path(sys.executable).with_name("tiebreak")
+from tests.kits.command import Done, run_tiebreak
 
 
 def environment(key: AppKey, data_dir: Path, **more: str) -> dict[str, str]:
@@ -31,10 +28,8 @@ def environment(key: AppKey, data_dir: Path, **more: str) -> dict[str, str]:
     }
 
 
-def tiebreak(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(TIEBREAK), *args], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+def tiebreak(*args: str, env: dict[str, str]) -> Done:
+    return run_tiebreak(*args, cwd=Path(env["TIEBREAK_DATA_DIR"]), env=env)
 
 
 @pytest.fixture
