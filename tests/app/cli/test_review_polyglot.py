@@ -135,8 +135,9 @@ def node_shop(tmp_path: Path) -> Project:
 def test_a_go_module_s_findings_are_proven_by_go_test_and_their_fixes_verified(
     go_shop: Project,
 ) -> None:
-    """Slow: each run of `go test` builds the packages it imports afresh, in its sandbox's own
-    empty build cache, and each finding's test runs at the head, the base and with its fix."""
+    """Slow: each run of `go test` builds the packages it imports afresh (vet left out), in its
+    sandbox's own empty build cache, and each finding's test runs at the head, the base and
+    with its fix."""
     result, sent = review(go_shop, GO_COMMAND, GO_SCRIPT, "--base", go_shop.base, "--json")
 
     findings = ended(result)
@@ -189,8 +190,9 @@ def test_a_node_package_s_findings_are_proven_by_node_test_and_their_fixes_verif
 
 @needs_go
 def test_the_terminal_says_which_go_findings_are_proven_in_new_code(go_shop: Project) -> None:
-    """Slow: each run of `go test` builds the packages it imports afresh, in its sandbox's own
-    empty build cache, and each finding's test runs at the head, the base and with its fix."""
+    """Slow: each run of `go test` builds the packages it imports afresh (vet left out), in its
+    sandbox's own empty build cache, and each finding's test runs at the head, the base and
+    with its fix."""
     result, _ = review(go_shop, GO_COMMAND, GO_SCRIPT)
 
     assert result.exit_code == 0, result.output
