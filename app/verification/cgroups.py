@@ -1,20 +1,28 @@
 """A control group of its own for each run of a finding's test: all its processes together
 held to its memory (the pages of its files in memory counted: its copy of the tree, `/tmp`,
-`/dev/shm`) and to a number of processes, whatever each process's own limits.
+`/dev/shm`) and to a number of processes, whatever each process's own limits; and, where the
+machine offers the cpu controller, weighed as one process when the CPU is shared out.
+
+The CPU's weight: a run starting many busy processes (a fork bomb held to its number, a
+parallel test runner) takes no more of a busy CPU than a run of one process, and all the runs
+together (the group `tiebreak-runs`) no more than one of Tiebreak's own processes: the
+debate's event loop is never starved by tests. Nothing is capped: an idle CPU is anyone's.
 
 The groups are made under `tiebreak-runs`, a group of Tiebreak's own below the one Tiebreak's
 process is in (so that whatever bounds Tiebreak bounds its runs too), in whichever hierarchy
 the machine has (:meth:`RunGroups.find`):
 
 * **cgroup v2**, one tree (`cgroup2`, at `/sys/fs/cgroup` on modern hosts, delegated to a user
-  by systemd): `memory.max`, `memory.swap.max` (0: no swap beyond it) and `pids.max`. A group
+  by systemd): `memory.max`, `memory.swap.max` (0: no swap beyond it) and `pids.max`; the
+  `cpu` controller handed down too where the group offers it (its default weight each). A group
   holding processes cannot hand its controllers to groups below it: Tiebreak first moves its
   own process into `tiebreak-self` beside `tiebreak-runs`, which works where Tiebreak is alone
   in a group delegated to it (`systemd-run --user --scope -p Delegate=yes tiebreak …`); as
   root, the hierarchy's top is used where Tiebreak's own group refuses.
 * **cgroup v1**, one hierarchy per controller (`/sys/fs/cgroup/memory` and `…/pids`):
   `memory.limit_in_bytes`, and `memory.memsw.limit_in_bytes` (memory and swap together) where
-  swap is accounted; `pids.max`.
+  swap is accounted; `pids.max`; a group in `/sys/fs/cgroup/cpu` too where that hierarchy is
+  mounted and Tiebreak may write to it (its default `cpu.shares` each).
 
 A run's processes join its group before bubblewrap starts (:attr:`RunGroup.procs`), so every
 process it starts is counted; once the run is over, whatever is left in the group is killed
@@ -42,6 +50,9 @@ log = logging.getLogger(__name__)
 PARENT = "tiebreak-runs"
 SELF = "tiebreak-self"
 CONTROLLERS = ("memory", "pids")
+"""What a run's group must have: its limits."""
+WEIGHT = "cpu"
+"""What it has where the machine offers it: the CPU's sharing out, by group."""
 PROC = Path("/proc/self")
 KILL_ROUNDS = 50
 KILL_PAUSE_S = 0.02
@@ -62,7 +73,8 @@ class CgroupUnavailable(TiebreakError):
 
 @dataclass(frozen=True)
 class RunGroup:
-    """One run's group: a directory per hierarchy (v1: memory's, then pids'; v2: one)."""
+    """One run's group: a directory per hierarchy (v1: memory's, pids', then cpu's where
+    there is one; v2: one)."""
 
     version: CgroupVersion
     directories: tuple[Path, ...]
@@ -116,7 +128,7 @@ class RunGroups:
                 f"controller{'s' if len(missing) > 1 else ''} (v2: {v2 or 'not mounted'})"
             )
         parents = tuple(_made(found / PARENT) for found in v1 if found is not None)
-        return cls(CgroupVersion.V1, parents).swept()
+        return cls(CgroupVersion.V1, parents + _v1_weight(mounts, groups)).swept()
 
     def swept(self) -> "RunGroups":
         """These groups, with the empty groups of runs whose Tiebreak process is gone removed:
@@ -153,7 +165,7 @@ def _limits(group: RunGroup, memory_mb: int, processes: int) -> list[tuple[Path,
         limits = [(directory / "memory.max", memory), (directory / "pids.max", str(processes))]
         swap = directory / "memory.swap.max"
         return limits + ([(swap, "0")] if swap.exists() else [])
-    memory_directory, pids_directory = group.directories
+    memory_directory, pids_directory, *_ = group.directories
     # The memory limit first: memory and swap together may never be set below it.
     limits = [(memory_directory / "memory.limit_in_bytes", memory)]
     if (swap := memory_directory / "memory.memsw.limit_in_bytes").exists():
@@ -196,11 +208,7 @@ def _made(directory: Path) -> Path:
 
 
 def _has_controllers(directory: Path) -> bool:
-    try:
-        offered = (directory / "cgroup.controllers").read_text().split()
-    except OSError:
-        return False
-    return all(name in offered for name in CONTROLLERS)
+    return all(name in _offered(directory) for name in CONTROLLERS)
 
 
 def _v2_parent(own: Path, top: Path | None) -> Path:
@@ -219,9 +227,18 @@ def _v2_parent(own: Path, top: Path | None) -> Path:
 
 
 def _v2_runs_under(group: Path, *, move_self: bool) -> Path:
-    enable = " ".join(f"+{name}" for name in CONTROLLERS)
+    """`tiebreak-runs` below `group`, the controllers handed down to it: the cpu controller
+    too where `group` offers it and it can be handed down."""
+    if WEIGHT in _offered(group):
+        with contextlib.suppress(CgroupUnavailable):
+            return _v2_hand_down(group, (*CONTROLLERS, WEIGHT), move_self=move_self)
+    return _v2_hand_down(group, CONTROLLERS, move_self=move_self)
+
+
+def _v2_hand_down(group: Path, controllers: tuple[str, ...], *, move_self: bool) -> Path:
+    enable = " ".join(f"+{name}" for name in controllers)
     try:
-        if not _delegates(group):
+        if not _delegates(group, controllers):
             try:
                 (group / "cgroup.subtree_control").write_text(enable)
             except OSError as exc:
@@ -232,7 +249,7 @@ def _v2_runs_under(group: Path, *, move_self: bool) -> Path:
                 (group / SELF / "cgroup.procs").write_text(str(os.getpid()))
                 (group / "cgroup.subtree_control").write_text(enable)
         parent = _made(group / PARENT)
-        if not _delegates(parent):
+        if not _delegates(parent, controllers):
             (parent / "cgroup.subtree_control").write_text(enable)
     except OSError as exc:
         raise CgroupUnavailable(
@@ -243,12 +260,19 @@ def _v2_runs_under(group: Path, *, move_self: bool) -> Path:
     return parent
 
 
-def _delegates(group: Path) -> bool:
+def _offered(group: Path) -> list[str]:
+    try:
+        return (group / "cgroup.controllers").read_text().split()
+    except OSError:
+        return []
+
+
+def _delegates(group: Path, controllers: tuple[str, ...]) -> bool:
     try:
         enabled = (group / "cgroup.subtree_control").read_text().split()
     except OSError:
         return False
-    return all(name in enabled for name in CONTROLLERS)
+    return all(name in enabled for name in controllers)
 
 
 @dataclass(frozen=True)
@@ -298,6 +322,19 @@ def _v1_directory(mounts: list[_Mount], groups: dict[str, str], name: str) -> Pa
         if mount.kind == "cgroup" and name in mount.options and name in groups:
             return _inside(mount, groups[name])
     return None
+
+
+def _v1_weight(mounts: list[_Mount], groups: dict[str, str]) -> tuple[Path, ...]:
+    """`tiebreak-runs` in the cpu hierarchy, or nothing where there is none Tiebreak may
+    write to: the runs are then weighed by their processes."""
+    found = _v1_directory(mounts, groups, WEIGHT)
+    if found is None:
+        return ()
+    try:
+        return (_made(found / PARENT),)
+    except CgroupUnavailable as refused:
+        log.info("the runs share the CPU by their processes: %s", refused.reason)
+        return ()
 
 
 def _inside(mount: _Mount, path: str) -> Path | None:

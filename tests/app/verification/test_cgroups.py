@@ -21,7 +21,7 @@ def limits_of(group: RunGroup) -> dict[str, int]:
             "memory": int((directory / "memory.max").read_text()),
             "processes": int((directory / "pids.max").read_text()),
         }
-    memory, pids = group.directories
+    memory, pids, *_ = group.directories
     return {
         "memory": int((memory / "memory.limit_in_bytes").read_text()),
         "processes": int((pids / "pids.max").read_text()),
@@ -46,6 +46,26 @@ def test_a_runs_group_holds_its_limits_and_goes_with_what_was_left_in_it() -> No
     assert limits == {"memory": 96 * MB, "processes": 12}
     assert [d.exists() for d in group.directories] == [False] * len(group.directories)
     assert all(d.parent.name == "tiebreak-runs" for d in group.directories)
+
+
+def test_a_runs_processes_weigh_as_one_when_the_cpu_is_shared_out() -> None:
+    """This machine's cpu hierarchy (cgroup v1) holds a group for each run beside its memory's
+    and processes': a fork bomb's hundred processes count as one against the other runs."""
+    groups = RunGroups.find()
+    group = groups.make(memory_mb=96, processes=12)
+    busy = subprocess.Popen(["sleep", "600"])
+    try:
+        for procs in group.procs:
+            procs.write_text(str(busy.pid))
+        own = Path(f"/proc/{busy.pid}/cgroup").read_text().splitlines()
+    finally:
+        busy.kill()
+        busy.wait()
+        group.remove()
+
+    (cpu,) = [line.split(":", 2)[2] for line in own if "cpu" in line.split(":")[1].split(",")]
+    assert cpu.endswith(f"/tiebreak-runs/{group.directories[0].name}")
+    assert len(group.directories) == 3
 
 
 def test_the_groups_a_killed_tiebreak_left_are_removed_and_a_living_ones_kept() -> None:
@@ -108,13 +128,23 @@ def test_on_cgroup_v2_the_runs_get_memory_and_pids_handed_down_from_tiebreaks_gr
     group = groups.make(memory_mb=128, processes=32)
 
     assert groups == RunGroups(CgroupVersion.V2, (own / "tiebreak-runs",))
-    assert (own / "cgroup.subtree_control").read_text() == "+memory +pids"
-    assert (own / "tiebreak-runs" / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert (own / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
+    assert (own / "tiebreak-runs" / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
     (directory,) = group.directories
     assert directory.parent == own / "tiebreak-runs"
     assert (directory / "memory.max").read_text() == str(128 * MB)
     assert (directory / "pids.max").read_text() == "32"
     assert group.procs == (directory / "cgroup.procs",)
+
+
+def test_on_cgroup_v2_without_the_cpu_controller_the_runs_get_memory_and_pids(
+    tmp_path: Path,
+) -> None:
+    proc, own = v2_tree(tmp_path, controllers="io memory pids")
+
+    RunGroups.find(proc)
+
+    assert (own / "tiebreak-runs" / "cgroup.subtree_control").read_text() == "+memory +pids"
 
 
 def test_on_cgroup_v2_a_group_that_cannot_hand_down_its_controllers_says_how_to_start(

@@ -23,7 +23,7 @@ from tests.scenarios.shop import REPRODUCTION, Project, config, reproduction
 pytestmark = needs_bwrap
 
 TIEBREAK = Path(__file__).resolve().parents[3]
-TIMEOUT_S = 15
+TIMEOUT_S = 6
 RUN = secrets.token_hex(4)
 """In the hostile tests' names: the processes looked for after them are this run's, not those
 of another run of this suite on the same machine."""
@@ -81,7 +81,7 @@ def writes(targets: list[str]) -> str:
 async def test_hostile_tests_are_contained_and_the_review_goes_on(
     sandbox: Bwrap, project: Project
 ) -> None:
-    """Slow (over 15 s): the fork bomb and the test that sleeps are stopped only when their time
+    """Slow (over 6 s): the fork bomb and the test that sleeps are stopped only when their time
     runs out (they run side by side, so that is waited once)."""
     token = f"planted-{secrets.token_hex(8)}"
     outside = [
