@@ -3,8 +3,10 @@ and removed with whatever is left in it; cgroup v2's layout, which these machine
 mount with a memory controller, read from a tree of files laid out as the kernel shows it;
 and the reason when there is no cgroup to be had."""
 
+import contextlib
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,21 +30,26 @@ def limits_of(group: RunGroup) -> dict[str, int]:
     }
 
 
-def test_a_runs_group_holds_its_limits_and_goes_with_what_was_left_in_it() -> None:
-    groups = RunGroups.find()
-    group = groups.make(memory_mb=96, processes=12)
-    left = subprocess.Popen(["sleep", "600"])
+@contextlib.contextmanager
+def a_process_in(group: RunGroup) -> Iterator["subprocess.Popen[bytes]"]:
+    """A process (sleeping) that has joined `group`, killed at the end if it is still there."""
+    process = subprocess.Popen(["sleep", "600"])
     try:
         for procs in group.procs:
-            procs.write_text(str(left.pid))
+            procs.write_text(str(process.pid))
+        yield process
+    finally:
+        process.kill()
+        process.wait()
 
+
+def test_a_runs_group_holds_its_limits_and_goes_with_what_was_left_in_it() -> None:
+    group = RunGroups.find().make(memory_mb=96, processes=12)
+    with a_process_in(group) as left:
         limits = limits_of(group)
         group.remove()
 
         assert left.wait(timeout=10) == -9
-    finally:
-        left.kill()
-        left.wait()
     assert limits == {"memory": 96 * MB, "processes": 12}
     assert [d.exists() for d in group.directories] == [False] * len(group.directories)
     assert all(d.parent.name == "tiebreak-runs" for d in group.directories)
@@ -51,16 +58,11 @@ def test_a_runs_group_holds_its_limits_and_goes_with_what_was_left_in_it() -> No
 def test_a_runs_processes_weigh_as_one_when_the_cpu_is_shared_out() -> None:
     """This machine's cpu hierarchy (cgroup v1) holds a group for each run beside its memory's
     and processes': a fork bomb's hundred processes count as one against the other runs."""
-    groups = RunGroups.find()
-    group = groups.make(memory_mb=96, processes=12)
-    busy = subprocess.Popen(["sleep", "600"])
+    group = RunGroups.find().make(memory_mb=96, processes=12)
     try:
-        for procs in group.procs:
-            procs.write_text(str(busy.pid))
-        own = Path(f"/proc/{busy.pid}/cgroup").read_text().splitlines()
+        with a_process_in(group) as busy:
+            own = Path(f"/proc/{busy.pid}/cgroup").read_text().splitlines()
     finally:
-        busy.kill()
-        busy.wait()
         group.remove()
 
     (cpu,) = [line.split(":", 2)[2] for line in own if "cpu" in line.split(":")[1].split(",")]
