@@ -84,11 +84,17 @@ def _compiled() -> tuple[Path, tuple[Path, ...]]:
     """An environment made as :func:`with_pytest` makes one, its bytecode compiled by uv, and
     where each bytecode file is in it; made once per process, removed as it exits."""
     directory = Path(tempfile.mkdtemp(prefix="tiebreak-test-bytecode-"))
-    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    atexit.register(_remove, directory, os.getpid())
     environment = directory / ".venv"
     _sync(environment, "--only-group", GROUP, "--no-install-project", "--compile-bytecode")
     modules = sorted(p.relative_to(environment) for p in environment.rglob("__pycache__/*.pyc"))
     return environment, tuple(modules)
+
+
+def _remove(directory: Path, owner: int) -> None:
+    """`directory` removed by the process that made it (not by a child forked from it)."""
+    if os.getpid() == owner:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _sync(environment: Path, *options: str) -> None:
