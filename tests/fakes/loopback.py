@@ -4,10 +4,12 @@ A fake subclasses :class:`LoopbackFake` and keeps only what is specific to the A
 it turns one request (method, target, lower-cased headers, raw body) into a
 :class:`Response`. The server listens on an ephemeral port, speaks HTTP/1.1 keep-alive as the
 clients' connection pools expect, and on `stop()` ends the connections they keep alive, so no
-server or handler thread outlives the `with` block.
+server or handler thread outlives the `with` block, and stops at once: socketserver's own loop
+notices a stop only at its next look (tests stop a fake by the thousand).
 """
 
 import contextlib
+import selectors
 import socket
 import socketserver
 import threading
@@ -60,6 +62,53 @@ class LoopbackServer(ThreadingHTTPServer):
             {f"do_{method}": _Handler.serve for method in methods},
         )
         super().__init__(("127.0.0.1", 0), handler)
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+        # Written to by `shutdown`, read by the loop's selector: a stop wakes the loop.
+        self._woken, self._wake = socket.socketpair()
+
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """socketserver's loop (accept, hand each connection to its thread), woken at once by
+        :meth:`shutdown`."""
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self, selectors.EVENT_READ)
+                selector.register(self._woken, selectors.EVENT_READ)
+                while not self._stopping.is_set():
+                    ready = selector.select(poll_interval)
+                    if self._stopping.is_set():
+                        break
+                    if any(key.fileobj is self for key, _ in ready):
+                        self._accept()
+                    self.service_actions()
+        finally:
+            self._stopped.set()
+
+    def _accept(self) -> None:
+        """One connection accepted and handed to its thread, as socketserver does it."""
+        try:
+            request, client_address = self.get_request()
+        except OSError:
+            return
+        try:
+            self.process_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+            self.shutdown_request(request)
+        except BaseException:
+            self.shutdown_request(request)
+            raise
+
+    def shutdown(self) -> None:
+        """Stop the loop and wait until it has stopped (as socketserver's does)."""
+        self._stopping.set()
+        self._wake.send(b"\0")
+        self._stopped.wait()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._woken.close()
+        self._wake.close()
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind looks the host name up (socket.getfqdn), which can stall on a
