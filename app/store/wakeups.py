@@ -7,8 +7,9 @@ step: see :mod:`app.store.queue`), anything else a worker should see at once is 
 :func:`ring`, and a :class:`PromptWorker` listens:
 it looks at its queue when a message comes, when one of its own jobs ends (a slot is free for
 the next job waiting), and otherwise every `idle_poll` seconds, for what nobody announces (a
-job deferred to later, arq re-queueing a job after a shutdown, a cron job). Waiting for a
-message is a blocking read: an idle worker uses next to no CPU.
+job deferred to later, arq re-queueing a job after a shutdown, a cron job; in burst mode,
+which ends when the queue is empty, every :data:`BURST_POLL`). Waiting for a message is a
+blocking read: an idle worker uses next to no CPU.
 
 :class:`PromptWorker` subclasses arq 0.28's `Worker` (`arq/worker.py`, hence the pin `<0.29`)
 and overrides two of its methods, no more than waking at once and starting a review's units
@@ -44,8 +45,8 @@ from redis.commands.core import AsyncScript
 from app.store import keys
 
 BURST_POLL = 0.05
-"""Seconds between looks at the queue of a worker in burst mode (it ends when the queue is
-empty, so it does not wait for messages)."""
+"""Seconds a worker in burst mode waits at most between looks at its queue (it ends when the
+queue is empty, so it waits for no message long); a wake-up ends the wait sooner."""
 
 
 async def ring(redis: Redis, *queues: str) -> None:
@@ -90,18 +91,15 @@ class PromptWorker(Worker):
         self._claim: AsyncScript | None = None
 
     def wake(self) -> None:
-        """Look at the queue now (a stop in burst mode ends the loop at its next look)."""
+        """Look at the queue now (a stop in burst mode ends the loop at this look)."""
         self._wake.set()
 
     async def _poll_iteration(self) -> None:
         if self._listening is None:
             await self._listen()
         await super()._poll_iteration()
-        if self.burst:
-            await asyncio.sleep(BURST_POLL)
-            return
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), self.idle_poll)
+            await asyncio.wait_for(self._wake.wait(), BURST_POLL if self.burst else self.idle_poll)
         # Cleared before the next look at the queue, which sees every job announced so far.
         self._wake.clear()
 
