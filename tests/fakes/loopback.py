@@ -212,11 +212,7 @@ class LoopbackFake:
         if self._server is not None:
             raise RuntimeError(f"{self.description} is already running")
         self._server = LoopbackServer(self._respond, self.methods)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name=self.thread_name,
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name)
         self._thread.start()
         return self
 
