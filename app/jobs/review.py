@@ -24,13 +24,13 @@ from agents.review import Review
 from app.events import PullRequestRef
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.job_results import JobResult
-from app.publishing.publication import RunRecord
+from app.publishing.publication import RunRecord, UnitReading
 from app.review import check_run, finishing, planning, superseding
 from app.review.failures import logged_reason
 from app.review.fanout import Fanout
 from app.review.following import Following
 from app.review.run_context import RunContext, RunStart
-from app.store.plans import RunPlan
+from app.store.plans import RunPlan, readings_of
 from app.store.pulls import StoredRun
 from app.store.records import ENDED, State
 from app.telemetry.logs import log_context
@@ -125,7 +125,7 @@ class ReviewRun:
         plan, diff, units = planned
         self.units = plan.units
         await self.live.begin(plan, diff, units)
-        return await self._coordinate(context, plan, diff, fresh=True)
+        return await self._coordinate(context, plan, diff, fresh=True, readings=readings_of(units))
 
     def _resume(self, plan: RunPlan) -> RunContext:
         self.context = context = planning.picked_up(self.context, plan)
@@ -134,10 +134,17 @@ class ReviewRun:
         return context
 
     async def _coordinate(
-        self, context: RunContext, plan: RunPlan, diff: Diff, *, fresh: bool = False
+        self,
+        context: RunContext,
+        plan: RunPlan,
+        diff: Diff,
+        *,
+        fresh: bool = False,
+        readings: dict[str, UnitReading] | None = None,
     ) -> str:
         """Have the fleet debate the plan's units; publish what they found, once. `diff` is
-        the part of the pull request's diff the run covers; `fresh`, not a dead one's run."""
+        the part of the pull request's diff the run covers; `fresh`, not a dead one's run;
+        `readings`, what its units read beside their diffs, if this run planned them."""
         queue = self.deps.queue
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
@@ -160,7 +167,15 @@ class ReviewRun:
                 return "superseded before publishing"
             earlier = latest.record if latest and latest.record.run_id != self.run_id else None
             return await finishing.publish(
-                context, self.live, plan, debated, diff, earlier, follow_ups, fresh=fresh
+                context,
+                self.live,
+                plan,
+                debated,
+                diff,
+                earlier,
+                follow_ups,
+                fresh=fresh,
+                readings=readings,
             )
 
     async def _latest(self) -> RunRecord | None:

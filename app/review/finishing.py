@@ -9,7 +9,7 @@ debated, run holding the pull request's landing lock.
     the run remembered as the pull request's latest
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agents.diff import Diff
 from agents.protocol import Severity
@@ -49,20 +49,24 @@ async def publish(
     follow_ups: Sequence[FollowUp] = (),
     *,
     fresh: bool,
+    readings: Mapping[str, UnitReading] | None = None,
 ) -> str:
     """Publish what the units found, reconciled with `earlier` (the pull request's latest run
     as it stands) and with what the tests of its proven findings showed at this head
     (`follow_ups`), and remember it as the latest run. `live` holds the run's
-    coordination."""
+    coordination; `readings`, what the units read beside their diffs, as the run planned
+    them (None: read back from their plans, for a run picked up from a coordinator that
+    died)."""
     ref, run_id, config = context.ref, context.run_id, context.config
     shown = debated.at_least(Severity(config.min_severity))
     allowance = context.deps.allowance(ref.installation_id)
-    _, spent, remaining, threads, readings = await together(
+    planned = live.readings(run_id, plan.units) if readings is None else _known(readings)
+    _, spent, remaining, threads, read = await together(
         live.set_run(run_id, RunStatus(state=State.COMPLETING)),
         live.ceiling(run_id, plan.policy.token_ceiling).spent(),
         allowance.remaining(),
         read_threads(context),
-        live.readings(run_id, plan.units),
+        planned,
     )
     await _teach(context, plan, earlier, threads)
     review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads, follow_ups)
@@ -70,12 +74,12 @@ async def publish(
     spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
     links = context.deps.links
     details_url = links.url(run_id) if links else None
-    run = _run_shown(context, plan, debated, shown, spend, readings, details_url)
+    run = _run_shown(context, plan, debated, shown, spend, read, details_url)
     result = RunResult(review, diff, run, conversation, unposted=fresh)
     publication = await publish_review(context.github, ref, result)
     await reopen(context.github, ref, reopened)
     conclusion = str(publication.check.conclusion)
-    learned = {unit: reading.learned for unit, reading in readings.items()}
+    learned = {unit: reading.learned for unit, reading in read.items()}
     await together(
         context.deps.transcripts().save(
             TranscriptRecord.of_run(
@@ -98,10 +102,14 @@ async def publish(
             config=config,
             details_url=details_url,
             conversation=conversation,
-            readings=readings,
+            readings=read,
         )
     )
     return conclusion
+
+
+async def _known(readings: Mapping[str, UnitReading]) -> dict[str, UnitReading]:
+    return dict(readings)
 
 
 def _run_shown(

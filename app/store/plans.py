@@ -13,6 +13,8 @@ changed line numbers (:mod:`agents.pull_changes`, no text), which its citations 
 against.
 """
 
+from collections.abc import Iterable
+
 from pydantic import BaseModel, ConfigDict
 from redis.asyncio import Redis
 
@@ -191,14 +193,28 @@ async def read_unit_plan(redis: Redis, run: str, n: int) -> UnitPlan | None:
 
 
 async def read_readings(redis: Redis, run: str, count: int) -> dict[str, UnitReading]:
-    """What each of the run's `count` units read beside its diff, by unit id: what a run
-    remembers for the arbiter of a later command, or the tester weighing a reply."""
+    """What each of the run's `count` units read beside its diff, by unit id, from their
+    plans: what a run remembers for the arbiter of a later command, or the tester weighing a
+    reply."""
     raw = await redis.mget([keys.unit_plan(run, n) for n in range(count)]) if count else []
     plans = [unpack(UnitPlan, value) for value in raw if value is not None]
+    return _readings((p.unit_id, p.context, p.guidance, p.learned, p.intent) for p in plans)
+
+
+def readings_of(units: Iterable[ReviewUnit]) -> dict[str, UnitReading]:
+    """What each of `units` reads beside its diff, by unit id, as :func:`read_readings` reads
+    it back from the unit plans :func:`plan_values` makes of them: the run that planned them
+    needs no round trip, nor to unpack every plan."""
+    return _readings((u.id, u.context, u.guidance, u.learned, u.intent) for u in units)
+
+
+def _readings(
+    units: Iterable[tuple[str, str, str, tuple[str, ...], str]],
+) -> dict[str, UnitReading]:
+    """The readings of the units (id, context, guidance, learned, intent) that read anything
+    beside their diff."""
     return {
-        p.unit_id: UnitReading(
-            context=p.context, guidance=p.guidance, learned=p.learned, intent=p.intent
-        )
-        for p in plans
-        if p.context or p.guidance or p.intent
+        unit_id: UnitReading(context=context, guidance=guidance, learned=learned, intent=intent)
+        for unit_id, context, guidance, learned, intent in units
+        if context or guidance or intent
     }

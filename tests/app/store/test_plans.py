@@ -1,0 +1,48 @@
+"""A run's plan on a real Redis: what its units read beside their diffs is the same whether
+the run that planned them says it or a run picked up from their plans reads it back."""
+
+from dataclasses import replace
+
+from arq.connections import ArqRedis
+
+from agents.diff import Diff
+from app.publishing.publication import UnitReading
+from app.store.live import LiveRuns
+from app.store.plans import RunPlan, readings_of
+from policies.config import RepoConfig
+from policies.debate import DebatePolicy
+from tests.scenarios.reviews import REF
+
+RUN = "run-readings"
+DIFF = "".join(
+    f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
+    for path in ("read.py", "taught.py", "bare.py")
+)
+
+
+async def test_the_planning_run_and_a_run_picked_up_read_the_same(redis: ArqRedis) -> None:
+    diff = Diff.parse(DIFF)
+    read, taught, bare = diff.units(max_tokens=1)
+    units = [
+        replace(read, context="def a(): ...", intent="Raise a."),
+        replace(taught, guidance="Name tests after behaviour.", learned=("Name tests",)),
+        bare,
+    ]
+    plan = RunPlan(
+        run_id=RUN,
+        ref=REF,
+        check_run_id=1,
+        unit_ids=tuple(u.id for u in units),
+        policy=DebatePolicy(),
+        config=RepoConfig(),
+    )
+    live = LiveRuns(redis, 60.0)
+    await live.begin(plan, diff, units)
+
+    planned = readings_of(units)
+
+    assert planned == {
+        read.id: UnitReading(context="def a(): ...", intent="Raise a."),
+        taught.id: UnitReading(guidance="Name tests after behaviour.", learned=("Name tests",)),
+    }
+    assert await live.readings(RUN, plan.units) == planned
