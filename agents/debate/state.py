@@ -16,6 +16,7 @@ from agents.debate.proofs import Proofs, ProofTerms
 from agents.debate.threads import Thread
 from agents.debate.turns import Turns
 from agents.diff import Diff, ReviewUnit
+from agents.failures.additions import Additions
 from agents.outcome import SYSTEM_SPEAKER, Message, MessageKind, StopReason
 from agents.patches import changed_lines
 from agents.protocol import Citation, Finding, Patch, UnitWalkthrough, shown
@@ -86,7 +87,8 @@ class DebateState:
     ) -> "DebateState":
         """The state of a debate over `unit` before anyone has spoken."""
         panel = policy.panel()
-        proofs = Proofs(terms, unit.diff.additions())
+        # What the diff adds matters to a test's failure at the base: none runs without terms.
+        proofs = Proofs(terms, unit.diff.additions() if terms is not None else Additions())
         intents = Intents(unit.pull_changes, unit.intent, tests_run=terms is not None)
         walkthrough = bool(summary and summary.walkthrough)
         per_turn, total = policy.max_findings_per_turn, policy.max_findings_total

@@ -70,8 +70,11 @@ class Additions:
         `added` (each with its file's path)."""
         modules = {name for path in created for name in _module_names(path)}
         names = set()
+        patterns: dict[str, tuple[re.Pattern[str], ...]] = {}
         for path, line in added:
-            for pattern in DEFINITIONS.get(PurePosixPath(path).suffix, ()):
+            if path not in patterns:
+                patterns[path] = DEFINITIONS.get(PurePosixPath(path).suffix, ())
+            for pattern in patterns[path]:
                 if found := pattern.match(line):
                     names.add(found[1])
         return cls(frozenset(modules), frozenset(names))
