@@ -4,10 +4,13 @@ The web server and the CLI reach Redis only through :mod:`app.store`; they catch
 :data:`STORE_ERRORS` to answer 503 or say that Redis cannot be reached.
 """
 
-from typing import TypeAlias
+import asyncio
+from typing import TypeAlias, cast
 from urllib.parse import urlsplit
 
 from arq.connections import ArqRedis
+from redis._parsers.hiredis import _AsyncHiredisParser
+from redis.asyncio.connection import AbstractConnection, ConnectionPool
 from redis.exceptions import RedisError
 
 Pool: TypeAlias = ArqRedis
@@ -29,8 +32,46 @@ def connect(url: str, *, timeout: float | None) -> ArqRedis:
     The bound suits a caller that must answer in time and makes only short calls: one that
     blocks on Redis on purpose (a worker's wait for wake-ups, arq's reads) would be cut by it.
     """
-    redis: ArqRedis = ArqRedis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
-    return redis
+    pool = SettledPool.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    # redis-py types `from_pool` as making its base class; it makes the class it is called on.
+    return cast(ArqRedis, ArqRedis.from_pool(pool))
+
+
+class SettledPool(ConnectionPool):
+    """redis-py's pool, handing out a settled connection without a turn of the event loop.
+
+    Before each command, redis-py 5 (which arq 0.28 pins) makes sure the connection it hands
+    out has nothing left to read, by a read with a zero timeout: a turn of the event loop,
+    taken holding the pool's lock, so that every call of the process at once queues through
+    the lock one turn each (redis-py issue 3692; 7.2 takes the check out of the lock). A
+    connection that is connected and holds nothing unread, nor the end of its stream, is
+    handed out at once; any other gets redis-py's own check, which reconnects one the server
+    closed.
+    """
+
+    async def ensure_connection(self, connection: AbstractConnection) -> None:
+        if not _settled(connection):
+            await super().ensure_connection(connection)
+
+
+def _settled(connection: AbstractConnection) -> bool:
+    """Whether `connection` is connected and neither its parser nor its stream holds anything
+    unread: what redis-py's check finds, as far as this process's loop has read (a reply still
+    on its way would be one the check could miss too). Read from redis-py's and asyncio's
+    members, as their versions pinned here name them; anything else is not settled."""
+    parser = getattr(connection, "_parser", None)
+    stream = getattr(connection, "_reader", None)
+    if not isinstance(parser, _AsyncHiredisParser) or not isinstance(stream, asyncio.StreamReader):
+        return False
+    hiredis = getattr(parser, "_reader", None)
+    return (
+        connection.is_connected
+        and hiredis is not None
+        and not hiredis.has_data()
+        and not getattr(stream, "_buffer", True)
+        and not stream.at_eof()
+        and stream.exception() is None
+    )
 
 
 async def answering(url: str, within: float) -> None:
