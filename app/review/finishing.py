@@ -5,7 +5,8 @@ debated, run holding the pull request's landing lock.
     what the writers' 👎s taught kept (teaching) →
     the run's findings reconciled with the pull request's latest run and threads, and with
     what its proven findings' tests showed at this head →
-    spend and notes → review, summary → transcript, label → check run completed →
+    spend and notes → review and summary, beside them the label and the transcript →
+    check run completed →
     the run remembered as the pull request's latest
 """
 
@@ -60,13 +61,13 @@ async def publish(
     ref, run_id, config = context.ref, context.run_id, context.config
     shown = debated.at_least(Severity(config.min_severity))
     allowance = context.deps.allowance(ref.installation_id)
-    planned = live.readings(run_id, plan.units) if readings is None else _known(readings)
+    reading = live.readings(run_id, plan.units) if readings is None else _known(readings)
     _, spent, remaining, threads, read = await together(
         live.set_run(run_id, RunStatus(state=State.COMPLETING)),
         live.ceiling(run_id, plan.policy.token_ceiling).spent(),
         allowance.remaining(),
         read_threads(context),
-        planned,
+        reading,
     )
     await _teach(context, plan, earlier, threads)
     review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads, follow_ups)
@@ -76,18 +77,19 @@ async def publish(
     details_url = links.url(run_id) if links else None
     run = _run_shown(context, plan, debated, shown, spend, read, details_url)
     result = RunResult(review, diff, run, conversation, unposted=fresh)
-    publication = await publish_review(context.github, ref, result)
-    await reopen(context.github, ref, reopened)
-    conclusion = str(publication.check.conclusion)
+    planned = result.planned
+    conclusion = str(planned.check.conclusion)
     learned = {unit: reading.learned for unit, reading in read.items()}
-    await together(
-        context.deps.transcripts().save(
-            TranscriptRecord.of_run(
-                plan, diff, debated, spend, conclusion, learned, conversation.followed
-            )
-        ),
-        set_label(context.github, ref, publication.label, publication.label_name),
+    transcript = TranscriptRecord.of_run(
+        plan, diff, debated, spend, conclusion, learned, conversation.followed
     )
+    # The label and the transcript stand whatever GitHub answers the review: landed beside it.
+    publication, _, _ = await together(
+        publish_review(context.github, ref, result),
+        set_label(context.github, ref, planned.label, planned.label_name),
+        context.deps.transcripts().save(transcript),
+    )
+    await reopen(context.github, ref, reopened)
     await check_run.complete(context, publication.check, details_url=details_url)
     await context.deps.pulls.save(
         RunRecord(

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 
 from agents.diff import Diff
 from agents.rebase import FindingKey
@@ -63,6 +64,12 @@ class RunResult:
     """No earlier attempt of the run can have posted its review (it is not resuming a dead
     coordinator's): GitHub is not asked first whether the pull request has it."""
 
+    @cached_property
+    def planned(self) -> Publication:
+        """What landing it sends GitHub, planned before anything is posted: its label and its
+        check run's conclusion stand whatever GitHub answers the review."""
+        return plan(self.review, self.diff, run=self.run, conversation=self.conversation)
+
 
 async def publish_review(
     github: InstallationClient, ref: PullRequestRef, result: RunResult
@@ -98,7 +105,7 @@ async def post_inline(
     """Post the run's review of new inline comments, once; return what was planned (with
     every finding in the summary instead if GitHub refused the comments)."""
     review, diff, conversation = result.review, result.diff, result.conversation
-    publication = plan(review, diff, run=result.run, conversation=conversation)
+    publication = result.planned
     if publication.review is not None and not await _post(
         github, ref, publication.review, unposted=result.unposted
     ):
