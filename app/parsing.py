@@ -3,12 +3,11 @@
 A pull request's files are untrusted, and so is what they do to a parser: tree-sitter's C
 and Java grammars take time and memory cubic in the length of `x=>x=>…1` (30 KB of it: minutes
 and tens of gigabytes), and a parse holds the interpreter's lock the whole time, so a thread
-would not keep the event loop going either. Files are therefore outlined
-(:func:`agents.context.scopes.outline`) in the child processes of a pool (pebble's, which kills
-a worker whose task runs past its timeout and starts another), under a cap on their address
-space, a few small files to a task, and a file whose batch failed alone. A file whose parse
-runs out of time or memory gets an outline that says so: its changes are shown by the lines
-around them, and the review goes on.
+would not keep the event loop going either. Each file is therefore outlined
+(:func:`agents.context.scopes.outline`) in a child process of a pool (pebble's, which kills a worker
+whose task runs past its timeout and starts another), under a cap on its address space. A
+file whose parse runs out of time or memory gets an outline that says so: its changes are
+shown by the lines around them, and the review goes on.
 
 The search across a repository's files for what they tell about a diff
 (:func:`agents.context.related.related`: definitions, callers, tests) runs there too, over the
@@ -38,7 +37,7 @@ from pebble import CONSTS, ProcessExpired, ProcessPool
 
 from agents.context.reading import MAX_SOURCE_CHARS
 from agents.context.related import FALLBACK, Bounds, Related
-from agents.context.scopes import Outline, outline_each, parsable, unparsed
+from agents.context.scopes import Outline, outline, parsable, unparsed
 from agents.diff import Diff
 from app.source_tree import related_in
 
@@ -52,11 +51,6 @@ MEMORY_MB = 1_024
 """Megabytes of address space a parsing process may use: the parsers and a 1 MB file fit
 many times over; a parse that runs past it is stopped."""
 PROCESSES = 2
-BATCH_CHARS = 64_000
-"""Characters of source one parsing task takes at most: an ordinary file parses in a
-millisecond or two, less than a task's round trip to a parsing process, so a review's files
-go in a few batches rather than a task each (a warm review of 20 small files: 7.7 ms of
-outlines before its first model call in tasks of one, ~1 ms in two batches)."""
 RELATED_BOUNDS = Bounds()
 """What one search across a repository's files may spend (`agents.context.related.Bounds`)."""
 RELATED_GRACE = 2.0
@@ -115,12 +109,7 @@ class Parsing:
 
     async def outlines(self, sources: Mapping[str, str]) -> dict[str, Outline]:
         """The outline of each file of `sources` (text by path) that a parser knows; a file
-        whose parse did not end within the budgets gets one that says why.
-
-        The files are parsed in a few batches (:data:`BATCH_CHARS`), each within
-        :attr:`file_seconds`; a batch that fails (out of time or memory, or a parser's own
-        failure) is parsed again file by file, so that only the file at fault loses its
-        scopes, and its review waits up to twice :attr:`file_seconds` for it."""
+        whose parse did not end within the budgets gets one that says why."""
         wanted = {
             path: text
             for path, text in sources.items()
@@ -128,78 +117,36 @@ class Parsing:
         }
         if not wanted:
             return {}
-        deadline = asyncio.get_running_loop().time() + self.review_seconds
-        outlines, again = await self._parse(self._batches(wanted), wanted, deadline)
-        if again:
-            alone, _ = await self._parse([[path] for path in again], wanted, deadline)
-            outlines |= alone
-        return {path: outlines[path] for path in wanted}
-
-    def _batches(self, wanted: Mapping[str, str]) -> list[list[str]]:
-        """The files of `wanted` in batches of at most :data:`BATCH_CHARS` characters, as
-        many as there are processes to share them (a larger file alone)."""
-        small = [path for path, text in wanted.items() if len(text) <= BATCH_CHARS]
-        batches = [[path] for path in wanted if len(wanted[path]) > BATCH_CHARS]
-        each = -(-len(small) // self.processes)
-        batch: list[str] = []
-        size = 0
-        for path in small:
-            if batch and (len(batch) == each or size + len(wanted[path]) > BATCH_CHARS):
-                batches.append(batch)
-                batch, size = [], 0
-            batch.append(path)
-            size += len(wanted[path])
-        return [*batches, batch] if batch else batches
-
-    async def _parse(
-        self, batches: list[list[str]], wanted: Mapping[str, str], deadline: float
-    ) -> tuple[dict[str, Outline], list[str]]:
-        """Each batch parsed in a task of its own by `deadline`; the outlines, and the files
-        of each batch of several that failed, to be parsed again one by one."""
         try:
-            parses = [
-                asyncio.wrap_future(
-                    self._schedule(
-                        outline_each, ([(p, wanted[p]) for p in batch],), self.file_seconds
-                    )
-                )
-                for batch in batches
-            ]
+            parses = {
+                path: asyncio.wrap_future(self._schedule(outline, (path, text), self.file_seconds))
+                for path, text in wanted.items()
+            }
         except RuntimeError as exc:  # pebble's: no process could be started, twice
             log.error("files could not be parsed: %s", exc)
-            why = "no parser could be started"
-            return {p: unparsed(wanted[p], why) for batch in batches for p in batch}, []
+            return {
+                path: unparsed(text, "no parser could be started") for path, text in wanted.items()
+            }
         try:
-            remaining = deadline - asyncio.get_running_loop().time()
-            await asyncio.wait(parses, timeout=max(remaining, 0.0))
+            await asyncio.wait(parses.values(), timeout=self.review_seconds)
         finally:
-            for parse in parses:
+            for parse in parses.values():
                 parse.cancel()  # stops a parse still running: its process is replaced
-        outlines: dict[str, Outline] = {}
-        again: list[str] = []
-        for batch, parse in zip(batches, parses, strict=True):
-            answers = _answers(parse, len(batch))
-            if len(batch) > 1 and isinstance(answers[0], BaseException):
-                again += batch
-                continue
-            for path, answer in zip(batch, answers, strict=True):
-                outlines[path] = self._outcome(answer, wanted[path])
-        return outlines, again
+        return {path: self._outcome(parse, wanted[path]) for path, parse in parses.items()}
 
-    def _outcome(self, answer: Outline | BaseException | None, text: str) -> Outline:
-        """A file's outline from what its parse answered (None: it was stopped, the review's
-        time for parsing spent)."""
-        if answer is None:
+    def _outcome(self, parse: "asyncio.Future[Outline]", text: str) -> Outline:
+        if parse.cancelled():
             return unparsed(text, f"all files took longer than {self.review_seconds:g} s")
-        if isinstance(answer, Outline):
-            return answer
-        if isinstance(answer, TimeoutError):
+        error = parse.exception()
+        if error is None:
+            return parse.result()
+        if isinstance(error, TimeoutError):
             return unparsed(text, f"its parse took longer than {self.file_seconds:g} s")
-        if isinstance(answer, ProcessExpired | MemoryError):
+        if isinstance(error, ProcessExpired | MemoryError):
             return unparsed(text, f"its parse needed more than {self.memory_mb:,} MB")
         # A parser's own failure costs the file its scopes, never the review.
-        log.warning("a parse failed: %s", answer, exc_info=answer)
-        return unparsed(text, f"its parser failed ({type(answer).__name__})")
+        log.warning("a parse failed: %s", error, exc_info=error)
+        return unparsed(text, f"its parser failed ({type(error).__name__})")
 
     def _schedule(
         self, task: Callable[..., Any], args: tuple[Any, ...], seconds: float
@@ -229,19 +176,6 @@ class Parsing:
             self._pool.stop()  # type: ignore[no-untyped-call]  # pebble leaves it untyped
             self._pool.join()
             self._pool = None
-
-
-def _answers(
-    parse: "asyncio.Future[list[Outline]]", files: int
-) -> list[Outline | BaseException | None]:
-    """What a batch's parse answered for each of its `files`: their outlines, or for all of
-    them what stopped the batch (None: the review's time ran out)."""
-    if parse.cancelled():
-        return [None] * files
-    error = parse.exception()
-    if error is not None:
-        return [error] * files
-    return list(parse.result())
 
 
 def _as_parser(limit: int) -> None:

@@ -16,7 +16,7 @@ many hunks pays for one parse of each file, not one per hunk.
 import ast
 import posixpath
 from bisect import bisect_right
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -181,12 +181,6 @@ def outline(path: str, text: str) -> Outline:
         return Outline(lines)
     root = _parser(language).parse(text.encode()).root_node
     return Outline(lines, tuple(_tree_sitter_scopes(root)))
-
-
-def outline_each(files: Sequence[tuple[str, str]]) -> list[Outline]:
-    """The outline of each of `files` (path, text), in their order. As unbounded as
-    :func:`outline`, and failing as the first file whose parse fails."""
-    return [outline(path, text) for path, text in files]
 
 
 def unparsed(text: str, why: str) -> Outline:
