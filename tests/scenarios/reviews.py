@@ -8,13 +8,18 @@ from typing import Any
 
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from agents.diff import Diff, ReviewUnit
 from agents.models.llm import LLMClient
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from app.jobs.deps import WorkerSetup
 from app.jobs.worker import Workers
 from app.settings import Settings
+from app.store.live import LiveRuns
+from app.store.plans import RunPlan
 from app.telemetry.metrics import Metrics
+from policies.config import RepoConfig
+from policies.debate import DebatePolicy
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
 
@@ -72,3 +77,24 @@ async def background_worker(deps: WorkerSetup, redis_url: str) -> AsyncIterator[
         await workers.stop()
         await running
         await redis.aclose()
+
+
+async def planned(
+    redis: ArqRedis,
+    run: str,
+    diff: Diff,
+    units: list[ReviewUnit],
+    policy: DebatePolicy | None = None,
+) -> RunPlan:
+    """Run `run` of REF planned on `redis` with `units` of `diff`, as its coordinator writes
+    the plan before any unit starts."""
+    plan = RunPlan(
+        run_id=run,
+        ref=REF,
+        check_run_id=1,
+        unit_ids=tuple(u.id for u in units),
+        policy=policy or DebatePolicy(),
+        config=RepoConfig(),
+    )
+    await LiveRuns(redis, 60.0).begin(plan, diff, units)
+    return plan

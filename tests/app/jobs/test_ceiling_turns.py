@@ -15,13 +15,11 @@ from app.jobs.deps import WorkerDeps
 from app.jobs.unit import debate_unit
 from app.store import keys
 from app.store.live import LiveRuns
-from app.store.plans import RunPlan
 from app.store.redis_typing import reply
-from policies.config import RepoConfig
 from policies.debate import DebatePolicy
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.scenarios.debates import agreed_by_role
-from tests.scenarios.reviews import DIFF, REF, worker_setup
+from tests.scenarios.reviews import DIFF, planned, worker_setup
 
 RUN = "run-turns"
 TODAY = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -72,15 +70,7 @@ async def test_a_units_call_waits_for_another_units_call_to_settle_rather_than_e
     ]
     diff = Diff.parse(DIFF)
     units = [ReviewUnit("u0", diff), ReviewUnit("u1", diff)]
-    plan = RunPlan(
-        run_id=RUN,
-        ref=REF,
-        check_run_id=1,
-        unit_ids=("u0", "u1"),
-        policy=DebatePolicy(token_ceiling=CEILING),
-        config=RepoConfig(),
-    )
-    await LiveRuns(redis, 60.0).begin(plan, diff, units)
+    await planned(redis, RUN, diff, units, DebatePolicy(token_ceiling=CEILING))
 
     first = asyncio.create_task(debate_unit({"deps": deps[0]}, RUN, 0, 1))
     await models[0].started.wait()  # unit 0's first call holds its reservation

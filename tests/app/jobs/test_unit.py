@@ -20,15 +20,12 @@ from app.jobs.job_results import JobResult
 from app.jobs.unit import debate_unit
 from app.store import keys
 from app.store.live import LiveRuns
-from app.store.plans import RunPlan
 from app.store.records import State
 from app.store.redis_typing import reply
-from policies.config import RepoConfig
-from policies.debate import DebatePolicy
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.store import Received, ServerCounts
 from tests.scenarios.debates import agreed_by_role
-from tests.scenarios.reviews import DIFF, INSTALLATION, REF, worker_setup
+from tests.scenarios.reviews import DIFF, INSTALLATION, planned, worker_setup
 
 RUN = "run-unit"
 TODAY = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -59,15 +56,7 @@ async def debate(
     deps = WorkerDeps.started(setup, redis)
     diff = Diff.parse(DIFF)
     units = diff.units()
-    plan = RunPlan(
-        run_id=run,
-        ref=REF,
-        check_run_id=1,
-        unit_ids=tuple(u.id for u in units),
-        policy=DebatePolicy(),
-        config=RepoConfig(),
-    )
-    await LiveRuns(redis, deps.heartbeat).begin(plan, diff, units)
+    await planned(redis, run, diff, units)
     before = await model.server.received()
     result = await debate_unit({"deps": deps}, run, 0, 1)
     after = await model.server.received()

@@ -8,10 +8,8 @@ from arq.connections import ArqRedis
 from agents.diff import Diff
 from app.publishing.publication import UnitReading
 from app.store.live import LiveRuns
-from app.store.plans import RunPlan, readings_of
-from policies.config import RepoConfig
-from policies.debate import DebatePolicy
-from tests.scenarios.reviews import REF
+from app.store.plans import readings_of
+from tests.scenarios.reviews import planned
 
 RUN = "run-readings"
 DIFF = "".join(
@@ -28,21 +26,13 @@ async def test_the_planning_run_and_a_run_picked_up_read_the_same(redis: ArqRedi
         replace(taught, guidance="Name tests after behaviour.", learned=("Name tests",)),
         bare,
     ]
-    plan = RunPlan(
-        run_id=RUN,
-        ref=REF,
-        check_run_id=1,
-        unit_ids=tuple(u.id for u in units),
-        policy=DebatePolicy(),
-        config=RepoConfig(),
-    )
+    plan = await planned(redis, RUN, diff, units)
     live = LiveRuns(redis, 60.0)
-    await live.begin(plan, diff, units)
 
-    planned = readings_of(units)
+    readings = readings_of(units)
 
-    assert planned == {
+    assert readings == {
         read.id: UnitReading(context="def a(): ...", intent="Raise a."),
         taught.id: UnitReading(guidance="Name tests after behaviour.", learned=("Name tests",)),
     }
-    assert await live.readings(RUN, plan.units) == planned
+    assert await live.readings(RUN, plan.units) == readings
