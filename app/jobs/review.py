@@ -118,8 +118,9 @@ class ReviewRun:
         quiet = planning.declined(self.context, pull, self.trigger)
         if quiet is not None:  # before any check run
             return f"not reviewed: {quiet}"
-        self.context = context = await check_run.opened(self.context)
-        planned = await planning.plan(context, pull)
+        context, reading = await planning.opened(self.context, pull)
+        self.context = context
+        planned = await planning.plan(context, pull, reading)
         if isinstance(planned, str):  # ended before a plan, its check run completed
             return planned
         plan, diff, units = planned

@@ -3,7 +3,8 @@ later steps read (:class:`app.review.run_context.RunContext`), made here or pick
 plan of a coordinator that died.
 
     pull request, config (base branch only) → does this event get a review? →
-    check run (in progress) → daily allowance → diff, in-scope files →
+    check run (in progress), and meanwhile the daily allowance, the diff and the run's
+    scope → in-scope files →
     what the agents read (what the pull request says it does among it), the policy,
     where the tests run → the plan
 
@@ -13,6 +14,7 @@ daily allowance completes the check run instead of planning. The diff is parsed 
 into review units once, here: each unit job reads only its own slice of the plan.
 """
 
+import asyncio
 import logging
 import time
 from dataclasses import replace
@@ -78,9 +80,50 @@ def picked_up(run: RunStart, plan: RunPlan) -> RunContext:
     return picked.with_check_run(plan.check_run_id)
 
 
-async def plan(context: RunContext, pull: PullRequest) -> Planned | str:
+class FirstReads(NamedTuple):
+    """What a plan reads before anything else, none of it from the check run."""
+
+    remaining: int
+    """The installation's daily allowance left."""
+    diff: str
+    """The pull request's diff, as GitHub gives it."""
+    scope: RunScope
+
+
+Reading = asyncio.Future[FirstReads]
+"""The plan's first reads, under way."""
+
+
+async def opened(run: RunStart, pull: PullRequest) -> tuple[RunContext, Reading | None]:
+    """`run` with its check run open (:func:`app.review.check_run.opened`), and the plan's
+    first reads under way meanwhile (against GitHub, a round trip fewer before the first
+    model call) unless the run ends without a plan whatever they say: a newer head, or a
+    config that turns Tiebreak off. :func:`plan` awaits them."""
+    if pull.head_sha != run.ref.head_sha or not run.config.enabled:
+        return await check_run.opened(run), None
+    reading = asyncio.ensure_future(_first_reads(run))
+    try:
+        return await check_run.opened(run), reading
+    except BaseException:
+        reading.cancel()
+        await asyncio.gather(reading, return_exceptions=True)
+        raise
+
+
+async def _first_reads(run: RunStart) -> FirstReads:
+    allowance = run.deps.allowance(run.ref.installation_id)
+    remaining, diff, scope = await together(
+        allowance.remaining(), run.github.diff(run.ref), _scope(run)
+    )
+    return FirstReads(remaining, diff, scope)
+
+
+async def plan(
+    context: RunContext, pull: PullRequest, reading: Reading | None = None
+) -> Planned | str:
     """The run's plan, or how the run ended without one, its check run completed: a newer
-    head, a config that turns Tiebreak off or a spent daily allowance."""
+    head, a config that turns Tiebreak off or a spent daily allowance. `reading`: its first
+    reads, under way since its check run was opened (:func:`opened`)."""
     github, ref, config = context.github, context.ref, context.config
     allowance = context.deps.allowance(ref.installation_id)
     if pull.head_sha != ref.head_sha:
@@ -90,10 +133,10 @@ async def plan(context: RunContext, pull: PullRequest) -> Planned | str:
     if not config.enabled:
         await check_run.complete(context, check_runs.disabled(run=context.run_info))
         return "disabled by the repository's config"
-    if await allowance.remaining() < MIN_CEILING:
+    remaining, text, scope = await (reading or _first_reads(context))
+    if remaining < MIN_CEILING:
         await check_run.complete(context, await _daily_budget_reached(allowance, context.run_info))
         return "daily budget reached"
-    text, scope = await together(github.diff(ref), _scope(context))
     # The diff is parsed and split once, here; each unit job reads only its own slice.
     whole = Diff.parse(text, allow_empty=True)
     paths = config.path_filter()
@@ -177,13 +220,13 @@ async def _learnings(context: RunContext) -> Learnings:
     return await applied(store, config, repository, context.ref.number)
 
 
-async def _earlier(context: RunContext) -> RunRecord | None:
+async def _earlier(context: RunStart) -> RunRecord | None:
     """The pull request's latest finished review before this run, if it has one."""
     earlier = await context.deps.pulls.latest(context.ref)
     return earlier if earlier is not None and earlier.run_id != context.run_id else None
 
 
-async def _scope(context: RunContext) -> RunScope:
+async def _scope(context: RunStart) -> RunScope:
     return await scope_since(context.github, context.ref, context.config, await _earlier(context))
 
 

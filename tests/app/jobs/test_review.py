@@ -14,6 +14,7 @@ from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
 from agents.models.scripted import ScriptedLLM, by_role
+from app.github.client import DIFF_MEDIA_TYPE
 from app.store.keys import review_job_id
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
@@ -56,6 +57,25 @@ async def test_an_agreed_fix_lands_as_a_committable_suggestion(
     assert github.issue_labels(REPO, NUMBER) == []
     # A run that resumed no one else's cannot have posted before: GitHub is not asked.
     assert github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}/reviews") == []
+
+
+async def test_the_diff_is_read_while_the_check_run_is_being_opened(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    def diff_read() -> bool:
+        pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
+        return any(r.headers.get("accept") == DIFF_MEDIA_TYPE for r in pulls)
+
+    with github.holding("POST", rf"/repos/{REPO}/check-runs") as opening:
+        review = asyncio.create_task(run_review(github, key, redis_url, agreed()))
+        assert await asyncio.to_thread(opening.wait, 30)
+        # GitHub has not answered the check run yet: the diff is asked for meanwhile, a round
+        # trip fewer before the first model call.
+        await _until(diff_read)
+    result, _ = await review
+
+    assert result == "neutral"
+    assert states(github) == [("in_progress", None), ("completed", "neutral")]
 
 
 async def test_an_unresolved_finding_labels_the_pull_request_and_asks_for_action(

@@ -4,12 +4,14 @@ answering of a request (recorded, replaced by a fault, routed to its section's h
 handler that raises turned into a 500).
 """
 
+import contextlib
 import itertools
 import json
 import re
 import threading
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -49,6 +51,22 @@ from tests.fakes.github_api.state import (
     _Token,
 )
 from tests.fakes.loopback import Response
+
+HOLD_LIMIT = 30.0
+"""Seconds a held request waits at most: a test that never lets it go fails, not hangs."""
+
+
+@dataclass(frozen=True)
+class _Hold:
+    """Requests kept unanswered (:meth:`FakeGitHub.holding`)."""
+
+    method: str
+    pattern: re.Pattern[str]
+    came: threading.Event
+    released: threading.Event
+
+    def holds(self, method: str, path: str) -> bool:
+        return method == self.method and self.pattern.fullmatch(path) is not None
 
 
 class FakeGitHub(
@@ -107,6 +125,7 @@ class FakeGitHub(
         self._pulls: dict[tuple[str, int], _Pull] = {}
         self._tokens: dict[str, _Token] = {}
         self._faults: list[_Fault] = []
+        self._holds: list[_Hold] = []
         # Content-addressed, so shared by every repository (as a fork network shares them).
         self._blobs: dict[str, bytes] = {}
         self._trees: dict[str, dict[str, tuple[str, str, str]]] = {EMPTY_TREE: {}}
@@ -219,9 +238,29 @@ class FakeGitHub(
 
     # -- answering ----------------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def holding(self, method: str, path_regex: str) -> Iterator[threading.Event]:
+        """Keep each request whose method is `method` and whose path (fully) matches
+        unanswered until the block ends, as a slow GitHub would; the event is set as the first
+        one comes."""
+        hold = _Hold(method.upper(), re.compile(path_regex), threading.Event(), threading.Event())
+        with self._lock:
+            self._holds.append(hold)
+        try:
+            yield hold.came
+        finally:
+            with self._lock:
+                self._holds.remove(hold)
+            hold.released.set()
+
     def handle(self, method: str, target: str, headers: Mapping[str, str], raw: bytes) -> _Answer:
         """Answer one HTTP request (the server's threads call this)."""
         split = urlsplit(target)
+        with self._lock:
+            holds = [h for h in self._holds if h.holds(method, split.path)]
+        for hold in holds:
+            hold.came.set()
+            hold.released.wait(HOLD_LIMIT)
         query = dict(parse_qsl(split.query, keep_blank_values=True))
         body: Any = None
         malformed = False
