@@ -149,10 +149,12 @@ class ReviewRun:
         queue = self.deps.queue
         attempts = self.deps.max_unit_attempts
         fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
-        # The proven findings of the pull request's latest run, their tests run again at this
-        # head beside the units' debates.
-        following = Following(context, self.live, plan, await self._latest())
         try:
+            # The units first: they debate while the rest is set up.
+            await fanout.start()
+            # The proven findings of the pull request's latest run, their tests run again at
+            # this head beside the units' debates.
+            following = Following(context, self.live, plan, await self._latest())
             await following.start()
             debated = Review(units=await fanout.outcomes(), estimate=plan.estimate)
             follow_ups = await following.follow_ups()

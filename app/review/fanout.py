@@ -46,18 +46,24 @@ class Fanout:
         """A run just planned, every unit at its first attempt; else one picked up, whose
         units' attempts are read."""
 
-    async def outcomes(self) -> list[Outcome]:
-        """Every unit's outcome, in unit order, once each unit has finished or given up."""
-        live, run = self.live, self.plan.run_id
-        await live.set_run(run, RunStatus(state=State.WAITING))
-        pending = set(range(self.plan.units))
-        finished: dict[int, Outcome] = {}
+    async def start(self) -> None:
+        """Queue each unit's current attempt (every first one, for a run just planned), then
+        mark the run waiting for them."""
+        live, run, units = self.live, self.plan.run_id, range(self.plan.units)
         # Queued again on a restart: arq keeps one job per id, so an attempt is queued once.
         if self.fresh:
-            attempts = [(n, 1) for n in sorted(pending)]
+            attempts = [(n, 1) for n in units]
         else:
-            attempts = [(u.number, u.attempt) for u in await live.units(run, sorted(pending))]
+            attempts = [(u.number, u.attempt) for u in await live.units(run, units)]
         await self.queue.enqueue_units(run, attempts)
+        await live.set_run(run, RunStatus(state=State.WAITING))
+
+    async def outcomes(self) -> list[Outcome]:
+        """Every unit's outcome, in unit order, once each unit has finished or given up
+        (:meth:`start` queued them)."""
+        live, run = self.live, self.plan.run_id
+        pending = set(range(self.plan.units))
+        finished: dict[int, Outcome] = {}
         # A wake-up looks at the units that signalled, not at every unit still pending (that
         # would cost a review of n units n² reads); all of them are looked at every half
         # heartbeat, for a worker that died without a signal.

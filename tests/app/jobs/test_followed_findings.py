@@ -4,6 +4,8 @@ GitHub running Tiebreak's workflow template on its snapshots of each head, and a
 raises the finding on the first push only. Its test, not the model, decides whether it is
 fixed."""
 
+import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -93,6 +95,32 @@ def heads_tested(github: FakeGitHub, test: str) -> list[str]:
     return [
         r.inputs["head"] for r in runs if r.inputs["test_path"] == test and not r.inputs["patches"]
     ]
+
+
+async def test_a_push_s_units_debate_while_its_followed_findings_threads_are_read(
+    github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
+    llm = raised_once()
+    await review_in_actions(github, key, redis_url, llm, client)
+    asked = len(llm.requests)
+
+    still = pushed(github, SECOND, HEAD, STILL_BROKEN)
+    with github.holding("GET", rf"/repos/{REPO}/pulls/{NUMBER}/comments") as reading:
+        review = asyncio.create_task(
+            review_in_actions(github, key, redis_url, llm, client, delivery=still)
+        )
+        assert await asyncio.to_thread(reading.wait, 30)
+        # GitHub has not answered which threads people ended: the push's units are queued
+        # before the followed findings' tests, and their debates go on meanwhile.
+        deadline = time.monotonic() + 30
+        while len(llm.requests) == asked:
+            assert time.monotonic() < deadline, "no unit debated while the threads were read"
+            await asyncio.sleep(0.05)
+    await review
+
+    assert heads_tested(github, TEST_PATH)[-1] == SECOND
+    assert check_of(github, SECOND).conclusion == "action_required"
 
 
 async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_model_says(
