@@ -91,7 +91,9 @@ class UnitRun:
             tokens=tokens,
             agents={**dict.fromkeys(DEBATERS, State.INITIALIZING), Role.ARBITER: State.WAITING},
         )
-        async with writes.running(started):
+        # A fresh attempt's first call writes its start with its reservation; one that replays
+        # its journal first (no reservation until it has) writes it at once.
+        async with writes.running(started, at_once=bool(start.recorded)):
             try:
                 outcome = await self._debate(plan, tokens, len(start.recorded))
             except LLMFatal as exc:
