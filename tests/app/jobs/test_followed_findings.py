@@ -63,6 +63,22 @@ def raised_once(*, every_push: bool = False) -> ScriptedLLM:
     return ScriptedLLM(script)
 
 
+async def proven_and_open(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    client: TestClient,
+    *,
+    every_push: bool = False,
+) -> ScriptedLLM:
+    """The pull request reviewed as it opened, without an arbiter: its finding proven and
+    left open. The model (:func:`raised_once`), to review its pushes with."""
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
+    llm = raised_once(every_push=every_push)
+    await review_in_actions(github, key, redis_url, llm, client)
+    return llm
+
+
 SETTINGS = Settings(github_webhook_secret=SECRET, public_url="https://tiebreak.example.com")
 LINKED: dict[str, Any] = {"settings": SETTINGS, "links": links_for(SETTINGS)}
 """The worker's dependencies that keep transcripts and link them."""
@@ -100,9 +116,7 @@ def heads_tested(github: FakeGitHub, test: str) -> list[str]:
 async def test_a_push_s_units_debate_while_its_followed_findings_threads_are_read(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
 ) -> None:
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
-    llm = raised_once()
-    await review_in_actions(github, key, redis_url, llm, client)
+    llm = await proven_and_open(github, key, redis_url, client)
     asked = len(llm.requests)
 
     still = pushed(github, SECOND, HEAD, STILL_BROKEN)
@@ -126,10 +140,7 @@ async def test_a_push_s_units_debate_while_its_followed_findings_threads_are_rea
 async def test_a_proven_finding_stays_open_until_its_test_passes_whatever_the_model_says(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
 ) -> None:
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
-    llm = raised_once()
-
-    await review_in_actions(github, key, redis_url, llm, client)
+    llm = await proven_and_open(github, key, redis_url, client)
 
     assert "**Reproduced**: <code>test&#95;refund.py</code>" in thread(github).body
     assert github.issue_labels(REPO, NUMBER) == ["Unresolved"]
@@ -247,10 +258,8 @@ async def resolved_on_the_pull_request_then_by_its_author(
 async def test_a_proven_finding_a_writer_ends_is_no_longer_followed(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient, end: Any
 ) -> None:
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
     github.set_permission(REPO, "maintainer", "write")
-    llm = raised_once()
-    await review_in_actions(github, key, redis_url, llm, client)
+    llm = await proven_and_open(github, key, redis_url, client)
 
     await end(github, key, redis_url, client)
     still = pushed(github, SECOND, HEAD, STILL_BROKEN)
@@ -272,9 +281,7 @@ async def test_a_proven_finding_whose_test_cannot_run_at_the_new_head_is_left_to
     """The push adds a file where the test is written: the test is not run there, its thread
     says so, and the finding is what the review makes of it (not raised again on changed
     code: no longer found), never fixed on that run."""
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
-    llm = raised_once()
-    await review_in_actions(github, key, redis_url, llm, client)
+    llm = await proven_and_open(github, key, redis_url, client)
 
     occupied = pushed(github, SECOND, HEAD, STILL_BROKEN, {TEST_PATH: "print('mine')\n"})
     await review_in_actions(github, key, redis_url, llm, client, delivery=occupied)
@@ -296,9 +303,7 @@ async def test_a_proven_finding_raised_again_is_decided_by_its_followed_test(
 ) -> None:
     """The new review raises the followed finding again, on its changed line: it is not posted
     as a second finding beside the first; its test decides it, still failing, then fixed."""
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
-    llm = raised_once(every_push=True)
-    await review_in_actions(github, key, redis_url, llm, client)
+    llm = await proven_and_open(github, key, redis_url, client, every_push=True)
     first = thread(github)
 
     still = pushed(github, SECOND, HEAD, STILL_BROKEN)

@@ -23,24 +23,22 @@ from tests.app.jobs.test_followed_findings import (
     THIRD,
     check_of,
     heads_tested,
-    raised_once,
+    proven_and_open,
     replies,
     thread,
 )
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.github_api.actions import Result, Trees
 from tests.kits.actions import (
-    CONFIG,
     DEADLINE,
     TEST_PATH,
     WORKFLOW,
     Deliveries,
     pushed,
-    review_in_actions,
     template_runner,
 )
 from tests.kits.review import summary
-from tests.scenarios.reviews import BASE, HEAD, NUMBER, REF, REPO, background_worker, worker_setup
+from tests.scenarios.reviews import HEAD, NUMBER, REF, REPO, background_worker, worker_setup
 from tests.scenarios.webhooks import signed
 
 
@@ -77,9 +75,7 @@ async def until(
 async def test_a_superseded_pushs_run_of_a_followed_test_ending_last_says_nothing(
     github: FakeGitHub, key: AppKey, redis_url: str, client: TestClient
 ) -> None:
-    github.set_file(REPO, BASE, ".github/tiebreak.yml", CONFIG + "debate:\n  arbitration: false\n")
-    llm = raised_once()
-    await review_in_actions(github, key, redis_url, llm, client)
+    llm = await proven_and_open(github, key, redis_url, client)
     root = thread(github).id
 
     # Two pushes in a row: the first leaves the bug, the second fixes it. The first push's
