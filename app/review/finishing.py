@@ -60,37 +60,19 @@ async def publish(
     died)."""
     ref, run_id, config = context.ref, context.run_id, context.config
     shown = debated.at_least(Severity(config.min_severity))
-    allowance = context.deps.allowance(ref.installation_id)
-    reading = live.readings(run_id, plan.units) if readings is None else _known(readings)
-    _, spent, remaining, threads, read = await together(
-        live.set_run(run_id, RunStatus(state=State.COMPLETING)),
-        live.ceiling(run_id, plan.policy.token_ceiling).spent(),
-        allowance.remaining(),
-        read_threads(context),
-        reading,
-    )
+    spend, threads, read = await _standing(context, live, plan, readings)
     await _teach(context, plan, earlier, threads)
     review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads, follow_ups)
-    ceiling, cap = plan.policy.token_ceiling, allowance.cap
-    spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
     links = context.deps.links
     details_url = links.url(run_id) if links else None
     run = _run_shown(context, plan, debated, shown, spend, read, details_url)
     result = RunResult(review, diff, run, conversation, unposted=fresh)
-    planned = result.planned
-    conclusion = str(planned.check.conclusion)
+    conclusion = str(result.planned.check.conclusion)
     learned = {unit: reading.learned for unit, reading in read.items()}
     transcript = TranscriptRecord.of_run(
         plan, diff, debated, spend, conclusion, learned, conversation.followed
     )
-    # The label and the transcript stand whatever GitHub answers the review: landed beside it.
-    publication, _, _ = await together(
-        publish_review(context.github, ref, result),
-        set_label(context.github, ref, planned.label, planned.label_name),
-        context.deps.transcripts().save(transcript),
-    )
-    await reopen(context.github, ref, reopened)
-    await check_run.complete(context, publication.check, details_url=details_url)
+    await _land(context, result, transcript, reopened, details_url)
     await context.deps.pulls.save(
         RunRecord(
             run_id=run_id,
@@ -108,6 +90,49 @@ async def publish(
         )
     )
     return conclusion
+
+
+async def _standing(
+    context: RunContext,
+    live: LiveRuns,
+    plan: RunPlan,
+    readings: Mapping[str, UnitReading] | None,
+) -> tuple[Spend, list[PostedThread], dict[str, UnitReading]]:
+    """The run marked completing; what it spent, the threads Tiebreak started on the pull
+    request as they stand, and what the units read beside their diffs (`readings`, or read
+    back from their plans)."""
+    run_id = context.run_id
+    allowance = context.deps.allowance(context.ref.installation_id)
+    reading = live.readings(run_id, plan.units) if readings is None else _known(readings)
+    _, spent, remaining, threads, read = await together(
+        live.set_run(run_id, RunStatus(state=State.COMPLETING)),
+        live.ceiling(run_id, plan.policy.token_ceiling).spent(),
+        allowance.remaining(),
+        read_threads(context),
+        reading,
+    )
+    ceiling, cap = plan.policy.token_ceiling, allowance.cap
+    spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
+    return spend, threads, read
+
+
+async def _land(
+    context: RunContext,
+    result: RunResult,
+    transcript: TranscriptRecord,
+    reopened: list[PostedThread],
+    details_url: str | None,
+) -> None:
+    """Land `result` on the pull request, keep its transcript and complete its check run."""
+    github, ref, planned = context.github, context.ref, result.planned
+    # The label and the transcript stand whatever GitHub answers the review: landed beside it.
+    publication, _, _ = await together(
+        publish_review(github, ref, result),
+        set_label(github, ref, planned.label, planned.label_name),
+        context.deps.transcripts().save(transcript),
+    )
+    await reopen(github, ref, reopened)
+    await check_run.complete(context, publication.check, details_url=details_url)
 
 
 async def _known(readings: Mapping[str, UnitReading]) -> dict[str, UnitReading]:
