@@ -5,13 +5,21 @@ The web server and the CLI reach Redis only through :mod:`app.store`; they catch
 """
 
 import asyncio
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, cast
 from urllib.parse import urlsplit
 
+import hiredis
 from arq.connections import ArqRedis
 from redis._parsers.hiredis import _AsyncHiredisParser
-from redis.asyncio.connection import AbstractConnection, ConnectionPool
-from redis.exceptions import RedisError
+from redis.asyncio.connection import (
+    AbstractConnection,
+    Connection,
+    ConnectionPool,
+    SSLConnection,
+    UnixDomainSocketConnection,
+)
+from redis.exceptions import DataError, RedisError
+from redis.typing import EncodableT
 
 Pool: TypeAlias = ArqRedis
 """A pool of connections to Redis, as :func:`connect` makes it: what the stores are built on,
@@ -38,7 +46,8 @@ def connect(url: str, *, timeout: float | None) -> ArqRedis:
 
 
 class SettledPool(ConnectionPool):
-    """redis-py's pool, handing out a settled connection without a turn of the event loop.
+    """redis-py's pool, handing out a settled connection without a turn of the event loop,
+    its connections' commands packed by hiredis (:class:`PackedConnection`).
 
     Before each command, redis-py 5 (which arq 0.28 pins) makes sure the connection it hands
     out has nothing left to read, by a read with a zero timeout: a turn of the event loop,
@@ -48,6 +57,12 @@ class SettledPool(ConnectionPool):
     handed out at once; any other gets redis-py's own check, which reconnects one the server
     closed.
     """
+
+    def __init__(
+        self, connection_class: type[AbstractConnection] = Connection, **kwargs: Any
+    ) -> None:
+        packed = _PACKED.get(connection_class, connection_class)
+        super().__init__(connection_class=packed, **kwargs)
 
     async def ensure_connection(self, connection: AbstractConnection) -> None:
         if not _settled(connection):
@@ -72,6 +87,50 @@ def _settled(connection: AbstractConnection) -> bool:
         and not stream.at_eof()
         and stream.exception() is None
     )
+
+
+class PackedConnection(AbstractConnection):
+    """A connection whose commands hiredis packs into Redis's protocol, as redis-py's
+    synchronous client does: redis-py 5's asyncio client packs them in Python, 2 to 9 µs a
+    command against 0.3 to 2 here, on the event loop of a worker that sends thousands a review.
+    What it packs is the same bytes: a value redis-py would refuse (None, a bool) raises its
+    :class:`DataError`."""
+
+    def pack_command(self, *args: EncodableT) -> list[bytes]:
+        name, *rest = args
+        # redis-py's rule: a command named in words ("CONFIG GET") is sent as one each.
+        if isinstance(name, str):
+            head: tuple[EncodableT, ...] = tuple(name.encode().split())
+        elif isinstance(name, bytes) and b" " in name:
+            head = tuple(name.split())
+        else:
+            head = (name,)
+        try:
+            # hiredis's stub types the command as a tuple of one item.
+            return [hiredis.pack_command((*head, *rest))]  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise DataError(str(exc)) from exc
+
+
+class _PackedTCP(PackedConnection, Connection):
+    pass
+
+
+class _PackedSSL(PackedConnection, SSLConnection):
+    pass
+
+
+class _PackedUnix(PackedConnection, UnixDomainSocketConnection):
+    pass
+
+
+_PACKED: dict[type[AbstractConnection], type[AbstractConnection]] = {
+    Connection: _PackedTCP,
+    SSLConnection: _PackedSSL,
+    UnixDomainSocketConnection: _PackedUnix,
+}
+"""The packed kind of each connection redis-py makes of a URL (`redis://`, `rediss://`,
+`unix://`)."""
 
 
 async def answering(url: str, within: float) -> None:
