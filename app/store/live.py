@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from pydantic import BaseModel
 from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
 
 from agents.debate.journal import JournalEntry
 from agents.diff import Diff, ReviewUnit
@@ -122,8 +123,8 @@ class LiveRuns:
                 waiting = UnitStatus(number=n, state=State.WAITING, attempt=1)
                 pipe.hset(keys.unit(run, n), mapping=waiting.fields())
                 pipe.expire(keys.unit(run, n), keys.LIVE_TTL)
+            _queue_run(pipe, run, RunStatus(state=State.ACTIVE, units=plan.units))
             await pipe.execute()
-        await self.set_run(run, RunStatus(state=State.ACTIVE, units=plan.units))
 
     async def open(self, run: str, ref: PullRequestRef, trigger: str | None) -> None:
         """List a run as live, initializing, with what it takes to start it again."""
@@ -165,10 +166,7 @@ class LiveRuns:
         """Write the fields set on `status`, this worker as the run's, and when the run
         started unless it is known."""
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(keys.run(run), keys.RunField.STARTED, str(time.time()))
-            mine = RunStatus(worker=worker_name())
-            pipe.hset(keys.run(run), mapping={**mine.fields(), **status.fields()})
-            pipe.expire(keys.run(run), keys.LIVE_TTL)
+            _queue_run(pipe, run, status)
             await pipe.execute()
 
     async def run_state(self, run: str) -> State | None:
@@ -311,3 +309,11 @@ class LiveRuns:
             beating.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beating
+
+
+def _queue_run(pipe: Pipeline, run: str, status: RunStatus) -> None:
+    """Queue the writes of :meth:`LiveRuns.set_run` on `pipe`."""
+    pipe.hsetnx(keys.run(run), keys.RunField.STARTED, str(time.time()))
+    mine = RunStatus(worker=worker_name())
+    pipe.hset(keys.run(run), mapping={**mine.fields(), **status.fields()})
+    pipe.expire(keys.run(run), keys.LIVE_TTL)

@@ -1,5 +1,6 @@
-"""A run's plan on a real Redis: what its units read beside their diffs is the same whether
-the run that planned them says it or a run picked up from their plans reads it back."""
+"""A run's plan on a real Redis: written in one round trip, the run active and its units
+waiting; what its units read beside their diffs is the same whether the run that planned
+them says it or a run picked up from their plans reads it back."""
 
 from dataclasses import replace
 
@@ -9,6 +10,8 @@ from agents.diff import Diff
 from app.publishing.publication import UnitReading
 from app.store.live import LiveRuns
 from app.store.plans import readings_of
+from app.store.records import State
+from tests.kits.store import ServerCounts
 from tests.scenarios.reviews import planned
 
 RUN = "run-readings"
@@ -36,3 +39,25 @@ async def test_the_planning_run_and_a_run_picked_up_read_the_same(redis: ArqRedi
         taught.id: UnitReading(guidance="Name tests after behaviour.", learned=("Name tests",)),
     }
     assert await live.readings(RUN, plan.units) == readings
+
+
+async def test_a_plan_is_written_in_one_round_trip_its_run_active_and_its_units_waiting(
+    redis: ArqRedis, counts: ServerCounts
+) -> None:
+    diff = Diff.parse(DIFF)
+    units = diff.units(max_tokens=1)
+    await redis.ping()  # the pool's connection made before anything is counted
+    before = await counts.received()
+
+    plan = await planned(redis, "run-begun", diff, units)
+
+    after = await counts.received()
+    assert after.reads - before.reads - 1 == 1  # one of them is the count's own reading
+    live = LiveRuns(redis, 60.0)
+    status = await live.run_status("run-begun")
+    assert status is not None
+    assert (status.state, status.units) == (State.ACTIVE, 3)
+    assert [u.state for u in await live.units("run-begun", range(plan.units))] == [
+        State.WAITING
+    ] * 3
+    assert await live.plan("run-begun") is not None
