@@ -173,8 +173,12 @@ class Diff:
             return None
         return next((h for h in diff_file.hunks if h.covers(start, end)), None)
 
-    def units(self, max_tokens: int = DEFAULT_UNIT_TOKENS) -> list["ReviewUnit"]:
-        """Split into review units of at most about `max_tokens` diff tokens each.
+    def units(
+        self, max_tokens: int = DEFAULT_UNIT_TOKENS, changes: PullChanges | None = None
+    ) -> list["ReviewUnit"]:
+        """Split into review units of at most about `max_tokens` diff tokens each, each
+        checking citations against `changes` (the pull request's changed lines; None: this
+        diff's own).
 
         Files come riskiest first (:mod:`policies.coverage`), so that a ceiling too small for
         the whole diff is spent on them: the units are reviewed in their order (inside a unit,
@@ -196,7 +200,7 @@ class Diff:
             size += tokens
         # Inside a unit the files read in the diff's order, as a person reads the diff.
         order = {f.path: n for n, f in enumerate(self.files)}
-        changes = self.changes()
+        changes = self.changes() if changes is None else changes
         return [
             ReviewUnit(
                 f"u{i}", Diff(tuple(sorted(b, key=lambda f: order[f.path]))), changes=changes

@@ -23,6 +23,7 @@ from typing import NamedTuple
 from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
 from agents.intent import pull_intent
+from agents.pull_changes import PullChanges
 from app.github.configs import repository_config
 from app.github.models import PullRequest
 from app.publishing import check_runs
@@ -142,18 +143,17 @@ async def plan(
     paths = config.path_filter()
     diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
     reviewed = scope.part(diff)
+    # Evidence of intent may be cited from any file the pull request changes, in another
+    # unit or left out of the review by the config's paths: each unit checks citations
+    # against the whole diff's changed lines, never reading its text.
+    changes = whole.changes()
     (units, head_not_read), policy, (tests, tests_note) = await together(
-        _units(context, pull, reviewed),
+        _units(context, pull, reviewed, changes),
         _policy(context),
         tests_in_actions(github, ref, pull, config),
     )
     if tests is None:  # no test runs: the tester writes none, and reads nothing of them
         units = [replace(unit, conventions=None) for unit in units]
-    # Evidence of intent may be cited from any file the pull request changes, in another
-    # unit or left out of the review by the config's paths: each unit checks citations
-    # against the whole diff's changed lines, never reading its text.
-    changes = whole.changes()
-    units = [replace(unit, changes=changes) for unit in units]
     expected = estimate(units, policy, binary=reviewed.binaries)
     log.info("review of %s: %s", ref.key, expected.describe())
     run_plan = RunPlan(
@@ -180,11 +180,11 @@ async def plan(
 
 
 async def _units(
-    context: RunContext, pull: PullRequest, diff: Diff
+    context: RunContext, pull: PullRequest, diff: Diff, changes: PullChanges
 ) -> tuple[list[ReviewUnit], str | None]:
-    """The review units of `diff`, each with what its agents read beside it, and why the
-    repository at the head was not read whole, if it was not. The files read for them are let
-    go here, not held while the debates run."""
+    """The review units of `diff`, each with what its agents read beside it and checking
+    citations against `changes`, and why the repository at the head was not read whole, if it
+    was not. The files read for them are let go here, not held while the debates run."""
     deps = context.deps
     read, learnings = await together(
         reading_for(
@@ -207,7 +207,7 @@ async def _units(
     )
     units = [
         replace(unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths)))
-        for unit in reading.attach(diff.units(deps.unit_tokens))
+        for unit in reading.attach(diff.units(deps.unit_tokens, changes))
     ]
     return units, read.head_not_read
 

@@ -696,3 +696,16 @@ def test_units_partition_the_reviewable_right_side(text: str, max_tokens: int) -
     for unit in units:
         reparsed = Diff.parse(unit.diff.text)
         assert [right_side(f) for f in reparsed.files] == [right_side(f) for f in unit.diff.files]
+
+
+def test_units_of_part_of_a_pull_request_know_the_rest_of_its_changes() -> None:
+    whole = Diff.parse(many_files(3, lines_each=4))
+    part = Diff(whole.files[:1])
+
+    (unit,) = part.units(changes=whole.changes())
+
+    assert unit.pull_changes == whole.changes()
+    assert unit.elsewhere.splitlines() == [f"{f.path} (lines 1-4)" for f in whole.files[1:]]
+    (alone,) = part.units()
+    assert alone.pull_changes == part.changes()
+    assert alone.elsewhere == ""
