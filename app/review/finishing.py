@@ -1,7 +1,8 @@
 """The publishing step of one review run (:mod:`app.jobs.review`), once its units are
 debated, run holding the pull request's landing lock.
 
-    the pull request's threads, and whose 👎 on each counts →
+    the pull request's threads, and whose 👎 on each counts, and Tiebreak's comments in its
+    conversation →
     what the writers' 👎s taught kept (teaching) →
     the run's findings reconciled with the pull request's latest run and threads, and with
     what its proven findings' tests showed at this head →
@@ -11,10 +12,12 @@ debated, run holding the pull request's landing lock.
 """
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from agents.diff import Diff
 from agents.protocol import Severity
 from agents.review import Review
+from app.github.models import IssueComment
 from app.publishing import check_runs, learnings_text, proof_text
 from app.publishing.publication import (
     Conversation,
@@ -60,7 +63,7 @@ async def publish(
     died)."""
     ref, run_id, config = context.ref, context.run_id, context.config
     shown = debated.at_least(Severity(config.min_severity))
-    spend, threads, read = await _standing(context, live, plan, readings)
+    spend, threads, comments, read = await _standing(context, live, plan, readings)
     await _teach(context, plan, earlier, threads)
     review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads, follow_ups)
     links = context.deps.links
@@ -72,7 +75,7 @@ async def publish(
     transcript = TranscriptRecord.of_run(
         plan, diff, debated, spend, conclusion, learned, conversation.followed
     )
-    await _land(context, result, transcript, reopened, details_url)
+    await _land(context, result, comments, transcript, reopened, details_url)
     await context.deps.pulls.save(
         RunRecord(
             run_id=run_id,
@@ -92,42 +95,56 @@ async def publish(
     return conclusion
 
 
+class _Standing(NamedTuple):
+    """Where a run stands as it publishes."""
+
+    spend: Spend
+    threads: list[PostedThread]
+    """The threads Tiebreak started on the pull request, as people left them."""
+    comments: list[IssueComment]
+    """Tiebreak's comments in the pull request's conversation: its summary is among them."""
+    readings: dict[str, UnitReading]
+    """What the units read beside their diffs."""
+
+
 async def _standing(
     context: RunContext,
     live: LiveRuns,
     plan: RunPlan,
     readings: Mapping[str, UnitReading] | None,
-) -> tuple[Spend, list[PostedThread], dict[str, UnitReading]]:
-    """The run marked completing; what it spent, the threads Tiebreak started on the pull
-    request as they stand, and what the units read beside their diffs (`readings`, or read
+) -> _Standing:
+    """The run marked completing; what it spent, the pull request's threads and comments of
+    Tiebreak's as they stand, and what the units read beside their diffs (`readings`, or read
     back from their plans)."""
-    run_id = context.run_id
+    run_id, github = context.run_id, context.github
     allowance = context.deps.allowance(context.ref.installation_id)
     reading = live.readings(run_id, plan.units) if readings is None else _known(readings)
-    _, spent, remaining, threads, read = await together(
+    _, spent, remaining, (threads, comments), read = await together(
         live.set_run(run_id, RunStatus(state=State.COMPLETING)),
         live.ceiling(run_id, plan.policy.token_ceiling).spent(),
         allowance.remaining(),
-        read_threads(context),
+        together(read_threads(context), github.own_issue_comments(context.ref)),
         reading,
     )
     ceiling, cap = plan.policy.token_ceiling, allowance.cap
     spend = Spend(spent=spent, ceiling=ceiling, daily_remaining=remaining, daily_cap=cap)
-    return spend, threads, read
+    return _Standing(spend, threads, comments, read)
 
 
 async def _land(
     context: RunContext,
     result: RunResult,
+    comments: list[IssueComment],
     transcript: TranscriptRecord,
     reopened: list[PostedThread],
     details_url: str | None,
 ) -> None:
-    """Land `result` on the pull request, keep its transcript and complete its check run."""
+    """Land `result` on the pull request (whose conversation has Tiebreak's `comments`), keep
+    its transcript and complete its check run."""
     github, ref, planned = context.github, context.ref, result.planned
     # The label and the transcript stand whatever GitHub answers the review: landed beside it.
     publication, _, _ = await together(
-        publish_review(github, ref, result),
+        publish_review(github, ref, result, comments),
         set_label(github, ref, planned.label, planned.label_name),
         context.deps.transcripts().save(transcript),
     )

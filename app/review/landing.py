@@ -6,7 +6,7 @@ Shared by the review job, the hearings and the commands that change a finished r
 
 import asyncio
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -18,6 +18,7 @@ from app.bodies import CheckRunAction, CheckRunUpdate, Conclusion, ReviewDraft
 from app.events import PullKey, PullRequestRef
 from app.github.errors import GitHubError
 from app.github.installation_client import InstallationClient
+from app.github.models import IssueComment
 from app.publishing.markers import run_id_of
 from app.publishing.plan import plan
 from app.publishing.publication import (
@@ -72,27 +73,33 @@ class RunResult:
 
 
 async def publish_review(
-    github: InstallationClient, ref: PullRequestRef, result: RunResult
+    github: InstallationClient,
+    ref: PullRequestRef,
+    result: RunResult,
+    comments: Sequence[IssueComment] | None = None,
 ) -> Publication:
     """Land `result` on the pull request once, whatever GitHub answers, and return what was
-    planned: the run's new inline comments as one review, the summary comment edited (or
-    written), replies on the threads of findings that are gone, and on those of the proven
-    findings whose tests ran again a note (edited in place) or, their tests passing, a reply
-    and the thread resolved.
+    landed: the run's new inline comments as one review and, beside it, the summary comment
+    edited (or written); then replies on the threads of findings that are gone, and on those of
+    the proven findings whose tests ran again a note (edited in place) or, their tests
+    passing, a reply and the thread resolved. `comments`: Tiebreak's comments in the
+    conversation, if they were just read (the summary is among them; posting a review adds
+    none).
 
     Idempotent: a run whose review the pull request already has (its hidden marker) is not
     posted again, and a 5xx answer (which may hide a review that was posted) is followed by
     that check before the next try. A 422 — a comment GitHub would not take, which planning
     is meant to rule out — falls back to no inline comments, every finding in the summary, so
-    the outcome is never lost. The summary is edited only if it changed; a reply already
-    given is known from its marker before the run plans replies.
+    the outcome is never lost: the summary, written beside the review, is written again. The
+    summary is edited only if it changed; a reply already given is known from its marker
+    before the run plans replies.
     """
-    # The conversation's comments are read while the review is posted: the summary is among
-    # them, and posting a review adds none.
-    publication, comments = await together(
-        post_inline(github, ref, result), github.own_issue_comments(ref)
+    planned = result.planned
+    publication, _ = await together(
+        post_inline(github, ref, result), write_summary(github, ref, planned.summary, comments)
     )
-    await write_summary(github, ref, publication.summary, comments)
+    if publication.summary != planned.summary:  # refused: every finding in the summary
+        await write_summary(github, ref, publication.summary)
     await answer(github, ref, publication.replies)
     await note(github, ref, publication.notes)
     await resolve(github, ref, publication.resolve)

@@ -50,6 +50,15 @@ def summaries(github: FakeGitHub, number: int = NUMBER) -> list[IssueComment]:
     ]
 
 
+async def until(condition: Callable[[], bool], seconds: float = 20) -> None:
+    """Return once `condition` holds, looked at every 50 ms; fail after `seconds`."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("the condition never held")
+        await asyncio.sleep(0.05)
+
+
 def summary(github: FakeGitHub, number: int = NUMBER) -> str:
     """The body of the pull request's one summary comment."""
     (comment,) = summaries(github, number)

@@ -5,7 +5,6 @@ run's states — after a worker ran the job, with the model scripted.
 """
 
 import asyncio
-from collections.abc import Callable
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -19,7 +18,7 @@ from app.store.keys import review_job_id
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.review import STUBBORN, HeldModel, agreed, run_review
+from tests.kits.review import STUBBORN, HeldModel, agreed, run_review, until
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED
 from tests.scenarios.reviews import (
     BASE,
@@ -71,7 +70,7 @@ async def test_the_diff_is_read_while_the_check_run_is_being_opened(
         assert await asyncio.to_thread(opening.wait, 30)
         # GitHub has not answered the check run yet: the diff is asked for meanwhile, a round
         # trip fewer before the first model call.
-        await _until(diff_read)
+        await until(diff_read)
     result, _ = await review
 
     assert result == "neutral"
@@ -251,14 +250,6 @@ async def test_a_review_superseded_in_the_queue_never_starts(
     assert len(github.reviews(REPO, NUMBER)) == 1
 
 
-async def _until(condition: Callable[[], bool], seconds: float = 20) -> None:
-    deadline = asyncio.get_running_loop().time() + seconds
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("the condition never held")
-        await asyncio.sleep(0.05)
-
-
 async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
@@ -274,7 +265,7 @@ async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
             runs = [c for c in github.check_runs(REPO) if c.head_sha == head]
             return bool(runs) and runs[0].status == "completed"
 
-        await _until(lambda: completed(HEAD) and completed(newer.head_sha))
+        await until(lambda: completed(HEAD) and completed(newer.head_sha))
 
     old, new = github.check_runs(REPO)
     assert old.states[-1] == ("completed", "cancelled")
@@ -335,7 +326,7 @@ async def test_a_stopped_review_completes_its_check_run_as_stopped(
         job_id = review_job_id(REF)
         await Pulls(redis).request_stop(job_id, "octocat")
         await redis.zadd(abort_jobs_ss, {job_id: timestamp_ms()})
-        await _until(lambda: github.check_runs(REPO)[0].status == "completed")
+        await until(lambda: github.check_runs(REPO)[0].status == "completed")
 
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "cancelled")
