@@ -86,8 +86,8 @@ class FirstReads(NamedTuple):
 
     remaining: int
     """The installation's daily allowance left."""
-    diff: str
-    """The pull request's diff, as GitHub gives it."""
+    diff: Diff
+    """The pull request's diff, as GitHub gives it, parsed."""
     scope: RunScope
 
 
@@ -113,10 +113,12 @@ async def opened(run: RunStart, pull: PullRequest) -> tuple[RunContext, Reading 
 
 async def _first_reads(run: RunStart) -> FirstReads:
     allowance = run.deps.allowance(run.ref.installation_id)
-    remaining, diff, scope = await together(
+    remaining, text, scope = await together(
         allowance.remaining(), run.github.diff(run.ref), _scope(run)
     )
-    return FirstReads(remaining, diff, scope)
+    # The diff is parsed and split once, for the whole run (each unit job reads only its own
+    # slice), here: while the check run is still being opened.
+    return FirstReads(remaining, Diff.parse(text, allow_empty=True), scope)
 
 
 async def plan(
@@ -134,12 +136,10 @@ async def plan(
     if not config.enabled:
         await check_run.complete(context, check_runs.disabled(run=context.run_info))
         return "disabled by the repository's config"
-    remaining, text, scope = await (reading or _first_reads(context))
+    remaining, whole, scope = await (reading or _first_reads(context))
     if remaining < MIN_CEILING:
         await check_run.complete(context, await _daily_budget_reached(allowance, context.run_info))
         return "daily budget reached"
-    # The diff is parsed and split once, here; each unit job reads only its own slice.
-    whole = Diff.parse(text, allow_empty=True)
     paths = config.path_filter()
     diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
     reviewed = scope.part(diff)

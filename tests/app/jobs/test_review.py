@@ -334,6 +334,25 @@ async def test_a_stopped_review_completes_its_check_run_as_stopped(
     assert github.reviews(REPO, NUMBER) == []
 
 
+async def test_a_diff_github_gives_malformed_fails_the_check_run_clearly(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    # A hunk that says three lines and holds one: no unified diff.
+    broken = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,3 +1,3 @@\n+x = 1\n"
+    github.add_pull(
+        REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=broken, files=[{"filename": "x.py"}]
+    )
+    llm = ScriptedLLM(by_role())
+
+    result, _ = await run_review(github, key, redis_url, llm)
+
+    assert str(result).startswith("failed: ")
+    (check,) = github.check_runs(REPO)
+    assert check.states == [("in_progress", None), ("completed", "failure")]
+    assert "malformed diff" in check.output["summary"]
+    assert llm.requests == []
+
+
 async def test_a_config_that_cannot_be_fetched_still_gets_a_failed_check_run(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
