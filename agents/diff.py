@@ -7,6 +7,7 @@ units: whole files grouped under a token limit, and a file larger than the limit
 hunk boundaries.
 """
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,6 +21,10 @@ from agents.failures.additions import Additions
 from agents.models.tokens import typical_tokens
 from agents.pull_changes import FileChanges, PullChanges, spans
 from policies.coverage import rank
+
+_TARGET = re.compile(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+"""A hunk's `@@` line: where its RIGHT side starts, and how many lines it has (one if not
+said)."""
 
 DEFAULT_UNIT_TOKENS = 12_000
 """Diff tokens per review unit: enough context for a debate, small enough to stay cheap."""
@@ -35,6 +40,24 @@ class Hunk:
     lines: dict[int, str]
     text: str
 
+    @classmethod
+    def rebuilt(cls, path: str, text: str) -> "Hunk":
+        """The hunk of `path` whose text (its `@@` line first) is `text`, as :meth:`Diff.parse`
+        made it: what a review unit's plan keeps of its hunks, read back without parsing a diff
+        again."""
+        header = text.split("\n", 1)[0]
+        found = _TARGET.match(header)
+        if found is None:
+            raise DiffError(f"a hunk of {path} starts with no @@ line: {header[:80]!r}")
+        start, length = int(found[1]), int(found[2] or 1)
+        lines: dict[int, str] = {}
+        line = start
+        for raw in _body(text):
+            if raw[:1] in ("+", " ") or raw in ("", "\r"):  # added, or kept (even emptied)
+                lines[line] = raw[1:].rstrip("\r")
+                line += 1
+        return cls(path, start, length, lines, text)
+
     def covers(self, start: int, end: int) -> bool:
         """Whether every line of start..end is a RIGHT-side line of this hunk."""
         return all(n in self.lines for n in range(start, end + 1))
@@ -42,11 +65,11 @@ class Hunk:
     def added(self) -> list[int]:
         """The RIGHT-side numbers of the lines the hunk adds or changes."""
         added, line = [], self.target_start
-        for raw in self.text.splitlines()[1:]:
+        for raw in _body(self.text):
             if raw.startswith("+"):
                 added.append(line)
                 line += 1
-            elif raw.startswith(" ") or raw == "":
+            elif raw.startswith(" ") or raw in ("", "\r"):
                 line += 1
         return added
 
@@ -76,20 +99,24 @@ class DiffFile:
     def added_lines(self) -> list[str]:
         """The text of each line the change adds or changes, in order."""
         return [
-            raw[1:]
+            raw[1:].rstrip("\r")
             for hunk in self.hunks
-            for raw in hunk.text.splitlines()[1:]  # after the `@@` line
-            if raw.startswith("+")
+            for raw in _body(hunk.text)
+            if raw[:1] == "+"
         ]
 
     @property
     def changed_lines(self) -> int:
         """Lines added or removed."""
-        return sum(
-            line[:1] in ("+", "-")
-            for hunk in self.hunks
-            for line in hunk.text.splitlines()[1:]  # after the `@@` line
-        )
+        return sum(line[:1] in ("+", "-") for hunk in self.hunks for line in _body(hunk.text))
+
+    @classmethod
+    def rebuilt(
+        cls, path: str, header: str, hunks: Iterable[str], deleted: bool, binary: bool
+    ) -> "DiffFile":
+        """The file of `path` whose header and hunks' texts are these, as :meth:`Diff.parse`
+        made it (see :meth:`Hunk.rebuilt`)."""
+        return cls(path, header, tuple(Hunk.rebuilt(path, h) for h in hunks), deleted, binary)
 
     def with_hunks(self, hunks: Iterable[Hunk]) -> "DiffFile":
         return DiffFile(self.path, self.header, tuple(hunks), self.deleted, self.binary)
@@ -307,6 +334,13 @@ def _file(patched: PatchedFile) -> DiffFile:
         deleted=patched.is_removed_file,
         binary=patched.is_binary_file,
     )
+
+
+def _body(hunk: str) -> list[str]:
+    """A hunk's lines after its `@@` line, each ending at "\n" alone as unidiff reads them: a
+    form feed, a "\r" or another of the characters `str.splitlines` breaks at stays in its
+    line."""
+    return hunk.removesuffix("\n").split("\n")[1:]
 
 
 def _pieces(files: Iterable[DiffFile], max_tokens: int) -> Iterator[DiffFile]:

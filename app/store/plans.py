@@ -5,7 +5,8 @@ The coordinator parses the pull request's diff once, splits it into review units
 - the run's plan (:class:`RunPlan`): small, read by the coordinator alone — a coordinator that
   picks up a dead one's run starts from it;
 - the part of the diff the run covers, packed, for the coordinator to publish against;
-- one :class:`UnitPlan` per unit, packed: its own slice of the diff and what its debate needs.
+- one :class:`UnitPlan` per unit, packed: its own slice of the diff (as parsed: a unit reads it
+  back without parsing it again) and what its debate needs.
 
 A unit job reads its unit's key and nothing else of the plan, so what it reads and parses is
 the size of its unit, whatever the size of the pull request, but for the whole pull request's
@@ -20,7 +21,7 @@ from redis.asyncio import Redis
 
 from agents.conventions import ProjectTests
 from agents.coverage import CostEstimate
-from agents.diff import Diff, ReviewUnit
+from agents.diff import Diff, DiffFile, ReviewUnit
 from agents.pull_changes import PullChanges
 from app.events import PullRequestRef
 from app.publishing.publication import UnitReading
@@ -102,6 +103,34 @@ class RunPlan(BaseModel):
         return len(self.unit_ids)
 
 
+class PlannedFile(BaseModel):
+    """One file of a unit's slice of the diff, as the coordinator parsed it
+    (:meth:`agents.diff.DiffFile.rebuilt`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    header: str
+    hunks: tuple[str, ...]
+    """Each hunk's text, its `@@` line first."""
+    deleted: bool = False
+    binary: bool = False
+
+    @classmethod
+    def of(cls, diff_file: DiffFile) -> "PlannedFile":
+        hunks = tuple(h.text for h in diff_file.hunks)
+        return cls(
+            path=diff_file.path,
+            header=diff_file.header,
+            hunks=hunks,
+            deleted=diff_file.deleted,
+            binary=diff_file.binary,
+        )
+
+    def diff_file(self) -> DiffFile:
+        return DiffFile.rebuilt(self.path, self.header, self.hunks, self.deleted, self.binary)
+
+
 class UnitPlan(BaseModel):
     """Everything one unit's debate needs, on any worker."""
 
@@ -111,8 +140,11 @@ class UnitPlan(BaseModel):
     ref: PullRequestRef
     number: int
     unit_id: str
-    diff: str
-    """The unit's slice of the diff, as split by the coordinator."""
+    files: tuple[PlannedFile, ...] = ()
+    """The unit's slice of the diff, as the coordinator parsed and split it: read back
+    without parsing it again."""
+    diff: str = ""
+    """The unit's slice of the diff as text, in plans written before :attr:`files`."""
     policy: DebatePolicy
     models: Models
     context: str = ""
@@ -137,9 +169,12 @@ class UnitPlan(BaseModel):
     a citation of a file another unit changes is checked against them."""
 
     def review_unit(self) -> ReviewUnit:
+        diff = (
+            Diff(tuple(f.diff_file() for f in self.files)) if self.files else Diff.parse(self.diff)
+        )
         return ReviewUnit(
             self.unit_id,
-            Diff.parse(self.diff),
+            diff,
             self.context,
             self.guidance,
             self.learned,
@@ -161,7 +196,7 @@ def plan_values(plan: RunPlan, diff: Diff, units: list[ReviewUnit]) -> dict[str,
                 ref=plan.ref,
                 number=n,
                 unit_id=unit.id,
-                diff=unit.diff.text,
+                files=tuple(PlannedFile.of(f) for f in unit.diff.files),
                 policy=plan.policy,
                 models=plan.config.models,
                 context=unit.context,

@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from unidiff.patch import PatchSet
 
 from agents.diff import DEFAULT_UNIT_TOKENS, Diff, DiffFile, Hunk
 from agents.errors import DiffError
@@ -709,3 +710,55 @@ def test_units_of_part_of_a_pull_request_know_the_rest_of_its_changes() -> None:
     (alone,) = part.units()
     assert alone.pull_changes == part.changes()
     assert alone.elsewhere == ""
+
+
+AWKWARD_TEXT = st.text(
+    alphabet=st.sampled_from(
+        ["a", "é", " ", "+", "-", "\\", "\t", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\r"]
+    ),
+    max_size=10,
+)
+"""Line text with the characters `str.splitlines` breaks at, which a diff's lines keep."""
+
+
+@st.composite
+def awkward_file(draw: st.DrawFn) -> str:
+    """A modified file whose lines hold line-breaking characters, some lines empty (as an
+    editor that trims trailing spaces leaves them), maybe without a newline at its end."""
+    text = "diff --git a/page.c b/page.c\n--- a/page.c\n+++ b/page.c\n"
+    start = 1
+    for _ in range(draw(st.integers(1, 3))):
+        kinds = draw(st.lists(st.sampled_from([" ", "-", "+", ""]), min_size=1, max_size=8))
+        body = [kind + draw(AWKWARD_TEXT) if kind else "" for kind in kinds]
+        source = sum(kind in (" ", "-", "") for kind in kinds)
+        target = sum(kind in (" ", "+", "") for kind in kinds)
+        text += f"@@ -{start},{source} +{start},{target} @@\n" + "".join(f"{b}\n" for b in body)
+        start += max(source, target) + draw(st.integers(1, 5))
+    if draw(st.booleans()):
+        text += "\\ No newline at end of file\n"
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=awkward_file())
+def test_a_file_rebuilt_from_its_hunks_is_the_file_parsed(text: str) -> None:
+    (parsed,) = Diff.parse(text).files
+    (patched,) = PatchSet(text)
+
+    rebuilt = DiffFile.rebuilt(
+        parsed.path, parsed.header, [h.text for h in parsed.hunks], parsed.deleted, parsed.binary
+    )
+
+    assert rebuilt == parsed
+    # What the hunks add, as unidiff numbers it: a line keeps the characters it breaks at.
+    assert [h.added() for h in parsed.hunks] == [
+        [line.target_line_no for line in hunk if line.is_added] for hunk in patched
+    ]
+    assert parsed.added_lines() == [
+        line.value.rstrip("\r\n") for hunk in patched for line in hunk if line.is_added
+    ]
+
+
+def test_a_hunk_without_its_at_line_is_refused() -> None:
+    with pytest.raises(DiffError, match="no @@ line"):
+        Hunk.rebuilt("a.py", "+x = 1\n")

@@ -8,7 +8,9 @@ from arq.connections import ArqRedis
 
 from agents.diff import Diff
 from app.publishing.publication import UnitReading
+from app.store import keys
 from app.store.live import LiveRuns
+from app.store.packed import pack
 from app.store.plans import readings_of
 from app.store.records import State
 from tests.kits.store import ServerCounts
@@ -61,3 +63,34 @@ async def test_a_plan_is_written_in_one_round_trip_its_run_active_and_its_units_
         State.WAITING
     ] * 3
     assert await live.plan("run-begun") is not None
+
+
+async def test_each_unit_reads_back_its_slice_of_the_diff_as_the_run_cut_it(
+    redis: ArqRedis,
+) -> None:
+    diff = Diff.parse(DIFF)
+    units = diff.units(max_tokens=1)
+    await planned(redis, "run-cut", diff, units)
+    live = LiveRuns(redis, 60.0)
+
+    for n, unit in enumerate(units):
+        plan = await live.unit_plan("run-cut", n)
+        assert plan is not None
+        assert plan.review_unit().diff == unit.diff
+
+
+async def test_a_unit_plan_written_with_its_diff_as_text_reads_the_same(redis: ArqRedis) -> None:
+    diff = Diff.parse(DIFF)
+    units = diff.units(max_tokens=1)
+    await planned(redis, "run-text", diff, units)
+    live = LiveRuns(redis, 60.0)
+    plan = await live.unit_plan("run-text", 0)
+    assert plan is not None
+    # As a worker of an earlier release wrote it: the slice as text, no files.
+    earlier = plan.model_copy(update={"files": (), "diff": units[0].diff.text})
+    await redis.set(keys.unit_plan("run-text", 0), pack(earlier))
+
+    read = await live.unit_plan("run-text", 0)
+
+    assert read is not None
+    assert read.review_unit().diff == units[0].diff
