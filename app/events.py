@@ -104,6 +104,19 @@ class PullRequestRef(PullKey):
         )
 
 
+class QueuedRef(PullRequestRef):
+    """A pull request head as its review is queued, with the base commit the event that asked
+    for it named: the config is read there while GitHub is asked for the pull request, and
+    again at the pull request's own base should that differ. A worker that does not know the
+    field reads the head alone."""
+
+    base_sha: Sha | None = None
+
+    @property
+    def ref(self) -> PullRequestRef:
+        return PullRequestRef(**self.model_dump(exclude={"base_sha"}))
+
+
 class _Account(_Payload):
     login: str
 

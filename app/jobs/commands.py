@@ -117,7 +117,9 @@ class CommandRun:
     async def _review(self, pull: PullRequest) -> bool:
         queue = self.deps.queue
         source = self.request.comment.id if self.request.comment else "button"
-        await queue.enqueue_review(self.pull_key.at(pull.head_sha), rerun=f"asked-{source}")
+        await queue.enqueue_review(
+            self.pull_key.at(pull.head_sha), rerun=f"asked-{source}", base_sha=pull.base_sha
+        )
         return True
 
     async def _stop(self) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 
 from agents.diff import Diff
 from agents.review import Review
-from app.events import PullRequestRef
+from app.events import PullRequestRef, QueuedRef
 from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.job_results import JobResult
 from app.publishing.publication import RunRecord, UnitReading
@@ -49,9 +49,10 @@ async def review_pull_request(
     `trigger` is the pull request event behind an automatic review; None when a person asked.
     `run_id` names a run whose coordinator died, to pick up; a new run takes the job's id.
     """
-    ref = PullRequestRef.model_validate(ref_data)
+    queued = QueuedRef.model_validate(ref_data)
     run = run_id or str(ctx["job_id"])
-    return await ReviewRun(deps_of(ctx), ref, run_id=run, trigger=trigger).run()
+    review = ReviewRun(deps_of(ctx), queued.ref, run, trigger, base_sha=queued.base_sha)
+    return await review.run()
 
 
 class ReviewRun:
@@ -60,12 +61,20 @@ class ReviewRun:
     check run (:mod:`app.review.check_run`) completed whatever happens."""
 
     def __init__(
-        self, deps: WorkerDeps, ref: PullRequestRef, run_id: str, trigger: str | None = None
+        self,
+        deps: WorkerDeps,
+        ref: PullRequestRef,
+        run_id: str,
+        trigger: str | None = None,
+        *,
+        base_sha: str | None = None,
     ) -> None:
         self.deps = deps
         self.ref = ref
         self.run_id = run_id
         self.trigger = trigger
+        self.base_sha = base_sha
+        """The pull request's base commit as the event that queued the run named it."""
         self.units = 0
         self.live = deps.live_runs()
         github = deps.github.installation(ref.installation_id)
@@ -114,7 +123,7 @@ class ReviewRun:
                 await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
 
     async def _start(self) -> str:
-        pull, self.context = await planning.configured(self.context)
+        pull, self.context = await planning.configured(self.context, self.base_sha)
         quiet = planning.declined(self.context, pull, self.trigger)
         if quiet is not None:  # before any check run
             return f"not reviewed: {quiet}"

@@ -57,12 +57,22 @@ class Planned(NamedTuple):
     """Its review units, each with what its agents read beside it."""
 
 
-async def configured(run: RunStart) -> tuple[PullRequest, RunStart]:
+async def configured(run: RunStart, base_sha: str | None = None) -> tuple[PullRequest, RunStart]:
     """The pull request as GitHub has it, and `run` with the repository's config from the base
     commit, over its organisation's defaults (the change under review cannot rewrite its own
-    rules), and the config's problems."""
-    pull = await run.github.pull_request(run.ref)
-    config, problems = await repository_config(run.github, run.ref, pull.base_sha)
+    rules), and the config's problems. `base_sha`: the base commit the event that queued the
+    run named, whose config is read while the pull request is asked for (and read again at the
+    pull request's own base should that differ)."""
+    github, ref = run.github, run.ref
+    if base_sha is None:
+        pull = await github.pull_request(ref)
+        config, problems = await repository_config(github, ref, pull.base_sha)
+    else:
+        pull, (config, problems) = await together(
+            github.pull_request(ref), repository_config(github, ref, base_sha)
+        )
+        if pull.base_sha != base_sha:
+            config, problems = await repository_config(github, ref, pull.base_sha)
     return pull, replace(run, config=config, config_problems=tuple(problems))
 
 

@@ -40,7 +40,14 @@ from redis.asyncio.client import Pipeline
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-from app.events import CommandRequest, CompletedRun, HearingRequest, PullKey, PullRequestRef
+from app.events import (
+    CommandRequest,
+    CompletedRun,
+    HearingRequest,
+    PullKey,
+    PullRequestRef,
+    QueuedRef,
+)
 from app.store import keys
 from app.store.heads import SUPERSEDE
 from app.store.pipelining import AutoPipeline
@@ -135,6 +142,7 @@ class ReviewQueue:
         rerun: str | None = None,
         delivery: str | None = None,
         replaces: str | None = None,
+        base_sha: str | None = None,
     ) -> bool:
         """Queue a review of `ref`; False if that head is already queued, running or done, or
         if `delivery` (the id of the webhook delivery asking for it) was seen already.
@@ -144,13 +152,16 @@ class ReviewQueue:
         for (`/tiebreak review`, "Re-run"): a new job even for a head that was reviewed
         already. The delivery is remembered in the same step (see :class:`Deliveries`), so
         its redelivery queues nothing. `replaces` is the head a push replaced, by which it
-        supersedes the review of that head (see :mod:`app.store.heads`).
+        supersedes the review of that head (see :mod:`app.store.heads`). `base_sha` is the
+        pull request's base commit as the event named it (:class:`QueuedRef`).
         """
         job_id = keys.review_job_id(ref, rerun)
         supersede = [keys.head(ref), keys.current_job(ref), keys.ABORTED]
+        queued = QueuedRef(**ref.model_dump(), base_sha=base_sha)
+        unnamed = {"base_sha"} if base_sha is None else set()
         return await self._enqueue(
             JobName.REVIEW,
-            ref.model_dump(mode="json"),
+            queued.model_dump(mode="json", exclude=unnamed),
             trigger,
             job_id=job_id,
             queue=keys.REVIEW_QUEUE,

@@ -103,16 +103,18 @@ async def run_review(
     *,
     trigger: str | None = None,
     rerun: str | None = None,
+    base_sha: str | None = None,
     **deps_fields: Any,
 ) -> tuple[str | None, None]:
     """Queue a review of `ref` (automatic on `trigger`, else asked for; `rerun` to ask
-    again), run the worker, and return what the review job returned."""
+    again; `base_sha`, the base the event named), run the worker, and return what the review
+    job returned."""
     results = await run_worker(
         github,
         key,
         redis_url,
         llm,
-        lambda queue: queue.enqueue_review(ref, trigger=trigger, rerun=rerun),
+        lambda queue: queue.enqueue_review(ref, trigger=trigger, rerun=rerun, base_sha=base_sha),
         **deps_fields,
     )
     outcome = results.get(review_job_id(ref, rerun))

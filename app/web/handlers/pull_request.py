@@ -19,6 +19,10 @@ async def on_pull_request_changed(delivery: Delivery, deps: HandlerDeps) -> Deli
     bind(repository=ref.full_name, pull_number=ref.number)
     # One round trip: the delivery is remembered as the review is queued.
     enqueued = await deps.queue.enqueue_review(
-        ref, trigger=payload.action, delivery=delivery.id, replaces=payload.before
+        ref,
+        trigger=payload.action,
+        delivery=delivery.id,
+        replaces=payload.before,
+        base_sha=payload.pull_request.base.sha,
     )
     return DeliveryOutcome.ENQUEUED if enqueued else DeliveryOutcome.DUPLICATE

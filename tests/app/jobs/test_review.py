@@ -77,6 +77,38 @@ async def test_the_diff_is_read_while_the_check_run_is_being_opened(
     assert states(github) == [("in_progress", None), ("completed", "neutral")]
 
 
+async def test_the_config_is_read_at_the_event_s_base_while_the_pull_request_is_asked_for(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    def config_read() -> bool:
+        return any(
+            r.query.get("ref") == BASE
+            for r in github.requests_to("GET", rf"/repos/{REPO}/contents/\.github/tiebreak\.yml")
+        )
+
+    with github.holding("GET", rf"/repos/{REPO}/pulls/{NUMBER}") as asking:
+        review = asyncio.create_task(run_review(github, key, redis_url, agreed(), base_sha=BASE))
+        assert await asyncio.to_thread(asking.wait, 30)
+        # GitHub has not answered the pull request yet: its config is read meanwhile.
+        await until(config_read)
+    result, _ = await review
+
+    assert result == "neutral"
+
+
+async def test_a_base_that_moved_since_the_event_reads_the_config_at_the_pull_request_s_base(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.set_file(REPO, BASE, ".github/tiebreak.yml", "enabled: false\n")
+    llm = agreed()
+
+    result, _ = await run_review(github, key, redis_url, llm, base_sha="c" * 40)
+
+    assert result == "disabled by the repository's config"
+    assert llm.requests == []
+    assert states(github)[-1][0] == "completed"
+
+
 async def test_an_unresolved_finding_labels_the_pull_request_and_asks_for_action(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:

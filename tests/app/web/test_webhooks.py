@@ -12,7 +12,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
-from app.events import PullRequestRef
+from app.events import PullRequestRef, QueuedRef
 from app.settings import Settings, SettingsError
 from app.store.embedded import EmbeddedRedis
 from app.store.keys import review_job_id
@@ -335,7 +335,12 @@ def test_the_job_carries_only_the_narrow_reference(client: TestClient, store: St
 
     job = pickle.loads(store.raw(f"arq:job:{review_job_id(REF)}") or b"")
     assert job["f"] == JobName.REVIEW
-    assert job["a"] == (REF.model_dump(mode="json"), "opened")
+    # With the base the event names, where the review reads its config meanwhile.
+    base = OPENED["pull_request"]["base"]["sha"]
+    assert job["a"] == ({**REF.model_dump(mode="json"), "base_sha": base}, "opened")
+    queued = QueuedRef.model_validate(job["a"][0])
+    assert (queued.ref, queued.base_sha) == (REF, base)
+    assert PullRequestRef.model_validate(job["a"][0]) == REF  # as a worker before it reads it
 
 
 @pytest.mark.parametrize(
