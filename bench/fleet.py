@@ -116,14 +116,16 @@ def open_pulls(
 
 
 async def enqueue(redis_url: str, refs: Sequence[PullRequestRef]) -> dict[str, float]:
-    """Queue a review of each pull request, one after another; when each was queued, by head."""
+    """Queue a review of each pull request, one after another, with the base its webhook
+    names (every pull request of :func:`open_pulls` is on `BASE`); when each was queued, by
+    head."""
     pool: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     queued = {}
     try:
         queue = ReviewQueue(pool)
         for ref in refs:
             at = time.monotonic()
-            if not await queue.enqueue_review(ref):
+            if not await queue.enqueue_review(ref, base_sha=BASE):
                 raise BenchmarkFailed(f"the review of {ref.key} was already queued")
             queued[ref.head_sha] = at
     finally:
