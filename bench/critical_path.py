@@ -19,7 +19,11 @@ the redis-server received over the reviews (its `INFO stats`, read before and af
 model call: commands, and reads of a client's socket (a pipeline or a transaction is one).
 
     uv run python -m bench.critical_path [--units 20] [--latency 0.2] [--reviews 3]
-        [--before DIR]
+        [--github-latency 0] [--before DIR]
+
+`--github-latency` makes the fake GitHub wait that long before it answers each request, as
+GitHub's own time and the network's do: the windows before the first call and after the last
+then grow by it once for each request that waits on another (the ratio's goal is for 0).
 
 `--before DIR` runs the same benchmark of another checkout (`git archive main | tar -x -C
 DIR`), in a process of its own on this interpreter and its libraries, before this one's: the
@@ -207,9 +211,12 @@ async def _review_each(
     return reviews
 
 
-def measure(units: int, latency: float, count: int) -> tuple[list[Review], Traffic]:
+def measure(
+    units: int, latency: float, count: int, github_latency: float = 0.0
+) -> tuple[list[Review], Traffic]:
     """Open the pull requests, review them one after another, check what was published;
-    return the reviews and what Redis received meanwhile."""
+    return the reviews and what Redis received meanwhile. `github_latency`: seconds the fake
+    GitHub waits before each answer."""
     files = changed_files(units)
     diff = git_diff(files)
     found = len(Diff.parse(diff).units(UNIT_TOKENS))
@@ -221,6 +228,7 @@ def measure(units: int, latency: float, count: int) -> tuple[list[Review], Traff
         EmbeddedRedis(Path(tmp), persist=False) as store,
         TimedGitHub(key) as github,
     ):
+        github.latency = github_latency
         refs = open_pulls(
             github,
             range(1, count + 1),
@@ -237,7 +245,13 @@ def measure(units: int, latency: float, count: int) -> tuple[list[Review], Traff
     return reviews, traffic
 
 
-def report(reviews: Sequence[Review], traffic: Traffic, units: int, latency: float) -> str:
+def report(
+    reviews: Sequence[Review],
+    traffic: Traffic,
+    units: int,
+    latency: float,
+    github_latency: float = 0.0,
+) -> str:
     columns = (
         "wall",
         "critical path",
@@ -250,7 +264,8 @@ def report(reviews: Sequence[Review], traffic: Traffic, units: int, latency: flo
     lines = [
         f"{len(reviews)} reviews, one after another, of {units} units each (a file each), on "
         f"one worker with {units} unit slots; {CALLS_PER_UNIT} model calls a unit (2 rounds), "
-        f"each a scripted model taking {latency * 1000:g} ms",
+        f"each a scripted model taking {latency * 1000:g} ms"
+        + (f"; GitHub answering after {github_latency * 1000:g} ms" if github_latency else ""),
         "",
         f"{'review':8}" + "".join(f"{c:>14}" for c in columns),
     ]
@@ -293,17 +308,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--units", type=positive, default=20)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument("--reviews", type=positive, default=3, help="reviews, one after another")
+    parser.add_argument(
+        "--github-latency", type=float, default=0.0, help="seconds GitHub takes to answer"
+    )
     parser.add_argument("--before", type=Path, help="another checkout, measured first")
     args = parser.parse_args(argv)
     if args.before is not None:
         own = ["--units", str(args.units), "--latency", str(args.latency)]
         own += ["--reviews", str(args.reviews)]
+        if args.github_latency:
+            own += ["--github-latency", str(args.github_latency)]
         print(f"before ({args.before}):")
         command = [sys.executable, "-m", "bench.critical_path", *own]
         subprocess.run(command, cwd=args.before.resolve(), check=True)
         print("\nafter (this checkout):")
-    reviews, traffic = measure(args.units, args.latency, args.reviews)
-    print(report(reviews, traffic, args.units, args.latency))
+    reviews, traffic = measure(args.units, args.latency, args.reviews, args.github_latency)
+    print(report(reviews, traffic, args.units, args.latency, args.github_latency))
 
 
 if __name__ == "__main__":

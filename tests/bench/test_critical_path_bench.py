@@ -54,3 +54,18 @@ def test_with_before_the_other_checkout_is_measured_first_and_both_printed(
     assert before.startswith(f"before ({this_checkout}):")
     for printed in (before, after):
         assert re.search(r"^wall / LLM critical path \(median\) +\d+\.\d\d", printed, re.MULTILINE)
+
+
+def test_a_github_that_takes_its_time_shows_in_the_windows_around_the_calls(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench.main(["--units", "2", "--latency", "0.02", "--reviews", "1", "--github-latency", "0.05"])
+
+    out = capsys.readouterr().out
+    assert "; GitHub answering after 50 ms" in out
+    (row,) = re.findall(r"^1 +((?:[\d.]+ +){6}[\d.]+)$", out, re.MULTILINE)
+    *_, before, _, _, after = (float(f) for f in row.split())
+    # The pull request, its config, its check run and diff, its files: each waits on the last.
+    assert before >= 4 * 0.05
+    # Its threads, then its review, then its check run completed.
+    assert after >= 3 * 0.05

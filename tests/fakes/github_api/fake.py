@@ -9,6 +9,7 @@ import itertools
 import json
 import re
 import threading
+import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -114,6 +115,9 @@ class FakeGitHub(
         """Every installation token issued, revoked or not."""
         self.app_jwts: list[str] = []
         """Every bearer token sent to exchange for an installation token, valid or not."""
+        self.latency = 0.0
+        """Seconds each request waits before it is answered, as GitHub's own time and the
+        network's would make it (0: answered at once)."""
         self.bodies_checked = True
         """Whether a body GitHub's description refuses (answered 422 either way), or a field
         it ignores, is noted in `problems`. Off only where a test sends such bodies on
@@ -255,6 +259,8 @@ class FakeGitHub(
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], raw: bytes) -> _Answer:
         """Answer one HTTP request (the server's threads call this)."""
+        if self.latency:
+            time.sleep(self.latency)
         split = urlsplit(target)
         with self._lock:
             holds = [h for h in self._holds if h.holds(method, split.path)]
