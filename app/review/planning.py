@@ -4,14 +4,15 @@ plan of a coordinator that died.
 
     pull request, config (base branch only) → does this event get a review? →
     check run (in progress), and meanwhile the daily allowance, the diff and the run's
-    scope → in-scope files →
+    scope, the diff split into units of its in-scope files →
     what the agents read (what the pull request says it does among it), the policy,
     where the tests run → the plan
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run; a newer head, a config that turns Tiebreak off or a spent
 daily allowance completes the check run instead of planning. The diff is parsed and split
-into review units once, here: each unit job reads only its own slice of the plan.
+into review units once, here (:class:`Cut`): each unit job reads only its own slice of the
+plan.
 """
 
 import asyncio
@@ -91,14 +92,41 @@ def picked_up(run: RunStart, plan: RunPlan) -> RunContext:
     return picked.with_check_run(plan.check_run_id)
 
 
+class Cut(NamedTuple):
+    """A pull request's diff, parsed and split once for the whole run: each unit job reads
+    only its own slice."""
+
+    whole: Diff
+    """The pull request's diff, as GitHub gives it."""
+    covered: Diff
+    """Its files the config's paths review."""
+    reviewed: Diff
+    """Those of them the run's scope covers."""
+    changes: PullChanges
+    """The whole diff's changed lines: evidence of intent may be cited from any file the
+    pull request changes, in another unit or left out by the config's paths, so each unit
+    checks citations against them, never reading their text."""
+    units: list[ReviewUnit]
+    """`reviewed` in review units, nothing read beside them yet."""
+
+    @classmethod
+    def of(cls, text: str, run: RunStart, scope: RunScope) -> "Cut":
+        whole = Diff.parse(text, allow_empty=True)
+        paths = run.config.path_filter()
+        covered = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
+        reviewed = scope.part(covered)
+        changes = whole.changes()
+        return cls(whole, covered, reviewed, changes, reviewed.units(run.deps.unit_tokens, changes))
+
+
 class FirstReads(NamedTuple):
     """What a plan reads before anything else, none of it from the check run."""
 
     remaining: int
     """The installation's daily allowance left."""
-    diff: Diff
-    """The pull request's diff, as GitHub gives it, parsed."""
     scope: RunScope
+    cut: Cut
+    """The pull request's diff, parsed and split within the config's paths and the scope."""
 
 
 Reading = asyncio.Future[FirstReads]
@@ -126,9 +154,8 @@ async def _first_reads(run: RunStart) -> FirstReads:
     remaining, text, scope = await together(
         allowance.remaining(), run.github.diff(run.ref), _scope(run)
     )
-    # The diff is parsed and split once, for the whole run (each unit job reads only its own
-    # slice), here: while the check run is still being opened.
-    return FirstReads(remaining, Diff.parse(text, allow_empty=True), scope)
+    # Parsed and split while the check run is still being opened.
+    return FirstReads(remaining, scope, Cut.of(text, run, scope))
 
 
 async def plan(
@@ -146,25 +173,18 @@ async def plan(
     if not config.enabled:
         await check_run.complete(context, check_runs.disabled(run=context.run_info))
         return "disabled by the repository's config"
-    remaining, whole, scope = await (reading or _first_reads(context))
+    remaining, scope, cut = await (reading or _first_reads(context))
     if remaining < MIN_CEILING:
         await check_run.complete(context, await _daily_budget_reached(allowance, context.run_info))
         return "daily budget reached"
-    paths = config.path_filter()
-    diff = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
-    reviewed = scope.part(diff)
-    # Evidence of intent may be cited from any file the pull request changes, in another
-    # unit or left out of the review by the config's paths: each unit checks citations
-    # against the whole diff's changed lines, never reading its text.
-    changes = whole.changes()
     (units, head_not_read), policy, (tests, tests_note) = await together(
-        _units(context, pull, reviewed, changes),
+        _units(context, pull, cut),
         _policy(context),
         tests_in_actions(github, ref, pull, config),
     )
     if tests is None:  # no test runs: the tester writes none, and reads nothing of them
         units = [replace(unit, conventions=None) for unit in units]
-    expected = estimate(units, policy, binary=reviewed.binaries)
+    expected = estimate(units, policy, binary=cut.reviewed.binaries)
     log.info("review of %s: %s", ref.key, expected.describe())
     run_plan = RunPlan(
         run_id=context.run_id,
@@ -177,8 +197,8 @@ async def plan(
         policy=policy,
         config=config,
         config_notes=list(context.config_problems),
-        excluded_files=len(whole.files) - len(diff.files),
-        changes=changes,
+        excluded_files=len(cut.whole.files) - len(cut.covered.files),
+        changes=cut.changes,
         tests=tests,
         tests_note=tests_note,
         head_not_read=head_not_read,
@@ -186,15 +206,15 @@ async def plan(
         html_url=pull.html_url,
         started_at=time.time(),
     )
-    return Planned(run_plan, diff, units)
+    return Planned(run_plan, cut.covered, units)
 
 
 async def _units(
-    context: RunContext, pull: PullRequest, diff: Diff, changes: PullChanges
+    context: RunContext, pull: PullRequest, cut: Cut
 ) -> tuple[list[ReviewUnit], str | None]:
-    """The review units of `diff`, each with what its agents read beside it and checking
-    citations against `changes`, and why the repository at the head was not read whole, if it
-    was not. The files read for them are let go here, not held while the debates run."""
+    """The review units of `cut`, each with what its agents read beside it, and why the
+    repository at the head was not read whole, if it was not. The files read for them are
+    let go here, not held while the debates run."""
     deps = context.deps
     read, learnings = await together(
         reading_for(
@@ -202,7 +222,7 @@ async def _units(
             context.ref,
             pull,
             context.config,
-            diff,
+            cut.reviewed,
             deps.parsing,
             deps.reading,
             deps.snapshots,
@@ -217,7 +237,7 @@ async def _units(
     )
     units = [
         replace(unit, learned=tuple(item.shown() for item in learnings.for_paths(unit.diff.paths)))
-        for unit in reading.attach(diff.units(deps.unit_tokens, changes))
+        for unit in reading.attach(cut.units)
     ]
     return units, read.head_not_read
 
