@@ -4,9 +4,9 @@ plan of a coordinator that died.
 
     pull request, config (base branch only) → does this event get a review? →
     check run (in progress), and meanwhile the daily allowance, the diff and the run's
-    scope, the diff split into units of its in-scope files →
-    what the agents read (what the pull request says it does among it), the policy,
-    where the tests run → the plan
+    scope, the diff split into units of its in-scope files, what their agents read (what
+    the pull request says it does among it) and where the tests run →
+    the policy → the plan
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run; a newer head, a config that turns Tiebreak off or a spent
@@ -38,7 +38,7 @@ from app.review.run_context import RunContext, RunStart
 from app.review.teaching import applied, repository_of
 from app.review.together import together
 from app.store.allowance import DailyAllowance
-from app.store.plans import RunPlan
+from app.store.plans import ActionsTesting, RunPlan
 from policies.budget import MIN_CEILING
 from policies.config_file import ConfigProblem
 from policies.debate import DebatePolicy
@@ -119,6 +119,17 @@ class Cut(NamedTuple):
         return cls(whole, covered, reviewed, changes, reviewed.units(run.deps.unit_tokens, changes))
 
 
+class Read(NamedTuple):
+    """What a run's units read beside their diffs, and where its findings' tests run."""
+
+    units: list[ReviewUnit]
+    """The run's units, each with what its agents read beside it."""
+    head_not_read: str | None
+    """Why the repository at the head was not read whole, if it was not."""
+    tests: ActionsTesting | None
+    tests_note: str
+
+
 class FirstReads(NamedTuple):
     """What a plan reads before anything else, none of it from the check run."""
 
@@ -127,6 +138,8 @@ class FirstReads(NamedTuple):
     scope: RunScope
     cut: Cut
     """The pull request's diff, parsed and split within the config's paths and the scope."""
+    read: Read | None
+    """None: the allowance left cannot pay for a call, so nothing was read for the run."""
 
 
 Reading = asyncio.Future[FirstReads]
@@ -135,12 +148,13 @@ Reading = asyncio.Future[FirstReads]
 
 async def opened(run: RunStart, pull: PullRequest) -> tuple[RunContext, Reading | None]:
     """`run` with its check run open (:func:`app.review.check_run.opened`), and the plan's
-    first reads under way meanwhile (against GitHub, a round trip fewer before the first
-    model call) unless the run ends without a plan whatever they say: a newer head, or a
-    config that turns Tiebreak off. :func:`plan` awaits them."""
+    first reads under way meanwhile (against GitHub, whose check runs take it longer to make
+    than a read, round trips fewer before the first model call) unless the run ends without a
+    plan whatever they say: a newer head, or a config that turns Tiebreak off. :func:`plan`
+    awaits them."""
     if pull.head_sha != run.ref.head_sha or not run.config.enabled:
         return await check_run.opened(run), None
-    reading = asyncio.ensure_future(_first_reads(run))
+    reading = asyncio.ensure_future(_first_reads(run, pull))
     try:
         return await check_run.opened(run), reading
     except BaseException:
@@ -149,13 +163,19 @@ async def opened(run: RunStart, pull: PullRequest) -> tuple[RunContext, Reading 
         raise
 
 
-async def _first_reads(run: RunStart) -> FirstReads:
-    allowance = run.deps.allowance(run.ref.installation_id)
-    remaining, text, scope = await together(
-        allowance.remaining(), run.github.diff(run.ref), _scope(run)
+async def _first_reads(run: RunStart, pull: PullRequest) -> FirstReads:
+    """The allowance left, the diff and the scope; the diff parsed and split, and what its
+    units read beside it: none of it waits for the check run."""
+    github, ref = run.github, run.ref
+    allowance = run.deps.allowance(ref.installation_id)
+    remaining, text, scope = await together(allowance.remaining(), github.diff(ref), _scope(run))
+    cut = Cut.of(text, run, scope)
+    if remaining < MIN_CEILING:  # the run ends at once: nothing is read for it
+        return FirstReads(remaining, scope, cut, None)
+    (units, head_not_read), (tests, tests_note) = await together(
+        _units(run, pull, cut), tests_in_actions(github, ref, pull, run.config)
     )
-    # Parsed and split while the check run is still being opened.
-    return FirstReads(remaining, scope, Cut.of(text, run, scope))
+    return FirstReads(remaining, scope, cut, Read(units, head_not_read, tests, tests_note))
 
 
 async def plan(
@@ -164,7 +184,7 @@ async def plan(
     """The run's plan, or how the run ended without one, its check run completed: a newer
     head, a config that turns Tiebreak off or a spent daily allowance. `reading`: its first
     reads, under way since its check run was opened (:func:`opened`)."""
-    github, ref, config = context.github, context.ref, context.config
+    ref, config = context.ref, context.config
     allowance = context.deps.allowance(ref.installation_id)
     if pull.head_sha != ref.head_sha:
         superseded = check_runs.superseded(pull.head_sha, run=context.run_info)
@@ -173,15 +193,14 @@ async def plan(
     if not config.enabled:
         await check_run.complete(context, check_runs.disabled(run=context.run_info))
         return "disabled by the repository's config"
-    remaining, scope, cut = await (reading or _first_reads(context))
-    if remaining < MIN_CEILING:
+    _, scope, cut, read = await (reading or _first_reads(context, pull))
+    if read is None:
         await check_run.complete(context, await _daily_budget_reached(allowance, context.run_info))
         return "daily budget reached"
-    (units, head_not_read), policy, (tests, tests_note) = await together(
-        _units(context, pull, cut),
-        _policy(context),
-        tests_in_actions(github, ref, pull, config),
-    )
+    # Taken once the run has its check run: a budget set for it is not spent on a run that
+    # could not open one.
+    policy = await _policy(context)
+    units, head_not_read, tests, tests_note = read
     if tests is None:  # no test runs: the tester writes none, and reads nothing of them
         units = [replace(unit, conventions=None) for unit in units]
     expected = estimate(units, policy, binary=cut.reviewed.binaries)
@@ -210,7 +229,7 @@ async def plan(
 
 
 async def _units(
-    context: RunContext, pull: PullRequest, cut: Cut
+    context: RunStart, pull: PullRequest, cut: Cut
 ) -> tuple[list[ReviewUnit], str | None]:
     """The review units of `cut`, each with what its agents read beside it, and why the
     repository at the head was not read whole, if it was not. The files read for them are
@@ -242,7 +261,7 @@ async def _units(
     return units, read.head_not_read
 
 
-async def _learnings(context: RunContext) -> Learnings:
+async def _learnings(context: RunStart) -> Learnings:
     """The learnings the run applies: the config's, the repository's and the pull request's
     own."""
     store, config = context.deps.learnings(), context.config.learnings

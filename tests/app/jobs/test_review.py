@@ -5,6 +5,7 @@ run's states — after a worker ran the job, with the model scripted.
 """
 
 import asyncio
+import json
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
@@ -71,6 +72,24 @@ async def test_the_diff_is_read_while_the_check_run_is_being_opened(
         # GitHub has not answered the check run yet: the diff is asked for meanwhile, a round
         # trip fewer before the first model call.
         await until(diff_read)
+    result, _ = await review
+
+    assert result == "neutral"
+    assert states(github) == [("in_progress", None), ("completed", "neutral")]
+
+
+async def test_the_changed_files_are_read_while_the_check_run_is_being_opened(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    def files_read() -> bool:
+        asked = github.requests_to("POST", "/graphql")
+        return any(HEAD in json.dumps(r.body) and PAYMENTS in json.dumps(r.body) for r in asked)
+
+    with github.holding("POST", rf"/repos/{REPO}/check-runs") as opening:
+        review = asyncio.create_task(run_review(github, key, redis_url, agreed()))
+        assert await asyncio.to_thread(opening.wait, 30)
+        # GitHub is still making the check run: the files the agents read are asked for.
+        await until(files_read)
     result, _ = await review
 
     assert result == "neutral"
