@@ -59,28 +59,13 @@ async def test_an_agreed_fix_lands_as_a_committable_suggestion(
     assert github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}/reviews") == []
 
 
-async def test_the_diff_is_read_while_the_check_run_is_being_opened(
+async def test_the_diff_and_the_changed_files_are_read_while_the_check_run_is_being_opened(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     def diff_read() -> bool:
         pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
         return any(r.headers.get("accept") == DIFF_MEDIA_TYPE for r in pulls)
 
-    with github.holding("POST", rf"/repos/{REPO}/check-runs") as opening:
-        review = asyncio.create_task(run_review(github, key, redis_url, agreed()))
-        assert await asyncio.to_thread(opening.wait, 30)
-        # GitHub has not answered the check run yet: the diff is asked for meanwhile, a round
-        # trip fewer before the first model call.
-        await until(diff_read)
-    result, _ = await review
-
-    assert result == "neutral"
-    assert states(github) == [("in_progress", None), ("completed", "neutral")]
-
-
-async def test_the_changed_files_are_read_while_the_check_run_is_being_opened(
-    github: FakeGitHub, key: AppKey, redis_url: str
-) -> None:
     def files_read() -> bool:
         asked = github.requests_to("POST", "/graphql")
         return any(HEAD in json.dumps(r.body) and PAYMENTS in json.dumps(r.body) for r in asked)
@@ -88,8 +73,9 @@ async def test_the_changed_files_are_read_while_the_check_run_is_being_opened(
     with github.holding("POST", rf"/repos/{REPO}/check-runs") as opening:
         review = asyncio.create_task(run_review(github, key, redis_url, agreed()))
         assert await asyncio.to_thread(opening.wait, 30)
-        # GitHub is still making the check run: the files the agents read are asked for.
-        await until(files_read)
+        # GitHub has not answered the check run yet: the diff is asked for meanwhile, then
+        # the files the agents read beside it, round trips fewer before the first model call.
+        await until(lambda: diff_read() and files_read())
     result, _ = await review
 
     assert result == "neutral"
