@@ -119,7 +119,7 @@ class Cut(NamedTuple):
         return cls(whole, covered, reviewed, changes, reviewed.units(run.deps.unit_tokens, changes))
 
 
-class Read(NamedTuple):
+class Gathered(NamedTuple):
     """What a run's units read beside their diffs, and where its findings' tests run."""
 
     units: list[ReviewUnit]
@@ -138,7 +138,7 @@ class FirstReads(NamedTuple):
     scope: RunScope
     cut: Cut
     """The pull request's diff, parsed and split within the config's paths and the scope."""
-    read: Read | None
+    gathered: Gathered | None
     """None: the allowance left cannot pay for a call, so nothing was read for the run."""
 
 
@@ -175,7 +175,7 @@ async def _first_reads(run: RunStart, pull: PullRequest) -> FirstReads:
     (units, head_not_read), (tests, tests_note) = await together(
         _units(run, pull, cut), tests_in_actions(github, ref, pull, run.config)
     )
-    return FirstReads(remaining, scope, cut, Read(units, head_not_read, tests, tests_note))
+    return FirstReads(remaining, scope, cut, Gathered(units, head_not_read, tests, tests_note))
 
 
 async def plan(
@@ -193,14 +193,14 @@ async def plan(
     if not config.enabled:
         await check_run.complete(context, check_runs.disabled(run=context.run_info))
         return "disabled by the repository's config"
-    _, scope, cut, read = await (reading or _first_reads(context, pull))
-    if read is None:
+    _, scope, cut, gathered = await (reading or _first_reads(context, pull))
+    if gathered is None:
         await check_run.complete(context, await _daily_budget_reached(allowance, context.run_info))
         return "daily budget reached"
     # Taken once the run has its check run: a budget set for it is not spent on a run that
     # could not open one.
     policy = await _policy(context)
-    units, head_not_read, tests, tests_note = read
+    units, head_not_read, tests, tests_note = gathered
     if tests is None:  # no test runs: the tester writes none, and reads nothing of them
         units = [replace(unit, conventions=None) for unit in units]
     expected = estimate(units, policy, binary=cut.reviewed.binaries)
