@@ -111,6 +111,7 @@ class Cut(NamedTuple):
 
     @classmethod
     def of(cls, text: str, run: RunStart, scope: RunScope) -> "Cut":
+        """The pull request's diff `text` cut for `run` within `scope`."""
         whole = Diff.parse(text, allow_empty=True)
         paths = run.config.path_filter()
         covered = Diff(tuple(f for f in whole.files if paths.reviews(f.path)))
