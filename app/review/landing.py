@@ -76,15 +76,15 @@ async def publish_review(
     github: InstallationClient,
     ref: PullRequestRef,
     result: RunResult,
-    comments: Sequence[IssueComment] | None = None,
+    comments: Sequence[IssueComment],
 ) -> Publication:
     """Land `result` on the pull request once, whatever GitHub answers, and return what was
     landed: the run's new inline comments as one review and, beside it, the summary comment
     edited (or written); then replies on the threads of findings that are gone, and on those of
     the proven findings whose tests ran again a note (edited in place) or, their tests
     passing, a reply and the thread resolved. `comments`: Tiebreak's comments in the
-    conversation, if they were just read (the summary is among them; posting a review adds
-    none).
+    conversation, read under the landing lock (the summary is among them; posting a review
+    adds none).
 
     Idempotent: a run whose review the pull request already has (its hidden marker) is not
     posted again, and a 5xx answer (which may hide a review that was posted) is followed by
