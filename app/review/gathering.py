@@ -8,9 +8,12 @@ context (and named to the agents as not read), never a reason to fail the review
 read are parsed off the event loop, each within a budget (:mod:`app.parsing`).
 
 A pull request chooses how large its files are, so what a review reads of them is bounded
-(:class:`ReadingLimits`): their sizes are asked for first, in one request without their
-texts, and a file too large, or past what the review may read in all, is not fetched. Its
-changes are reviewed without it, the agents told it was not read.
+(:class:`ReadingLimits`). When its changed files could not together pass what the review may
+read in all, even each as long a text as GitHub gives (:data:`MAX_FILE_BYTES`), their texts
+are asked for at once: one round trip. Otherwise their sizes are asked for first, in one
+request without their texts, and a file too large, or past what the review may read in all,
+is not fetched. Either way the texts are checked again as they come: a file left out has its
+changes reviewed without it, the agents told it was not read.
 
 The repository at the head is read whole too, once per review of code (a pull request of
 docs alone has nothing to search for), as GitHub's archive of the head commit kept in the
@@ -75,6 +78,11 @@ class ReadingLimits:
     files: int = MAX_CONTEXT_FILES
     file_bytes: int = MAX_FILE_BYTES
     review_bytes: int = MAX_REVIEW_BYTES
+
+    def bound(self, files: int) -> bool:
+        """Whether the texts of `files` files cannot together pass `review_bytes`, each as long
+        as GitHub gives one: then they need not be sized before they are fetched."""
+        return files * MAX_FILE_BYTES <= self.review_bytes
 
     def within(self, sizes: Iterable[tuple[File, int]]) -> tuple[list[File], list[File]]:
         """The files to read, in the order given, and those left out: larger than
@@ -281,9 +289,14 @@ async def hold_head(
 async def head_sources(
     github: InstallationClient, ref: PullKey, pull: PullRequest, diff: Diff, limits: ReadingLimits
 ) -> tuple[list[FileAt], list[FileAt]]:
-    """The changed files to read at the head, within `limits` as far as GitHub tells their
-    sizes (a file with no text to give is not asked for), and those too large to."""
+    """The changed files whose texts to ask for at the head, and those too large to read.
+    Files whose texts `limits` bound whatever their sizes are all asked for, without a round
+    trip for their sizes (their texts are checked as they come); of others, those within
+    `limits` as far as GitHub tells their sizes (a file with no text to give is not asked
+    for)."""
     files = [FileAt(pull.head_sha, f.path) for f in changed_files(diff)][: limits.files]
+    if limits.bound(len(files)):
+        return files, []
     sizes = await github.sizes(ref, files)
     known = [(f, size) for f in files if (size := sizes.get(f, 0)) is not None]
     return limits.within(known)

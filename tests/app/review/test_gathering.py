@@ -13,7 +13,7 @@ from agents.models.scripted import ScriptedLLM, by_role
 from app.events import PullKey
 from app.github.models import FileAt, PullRequest
 from app.parsing import Parsing
-from app.review.gathering import ReadingLimits, reading_for
+from app.review.gathering import MAX_FILE_BYTES, ReadingLimits, reading_for
 from app.snapshots.cache import SnapshotCache
 from policies.config import RepoConfig
 from tests.fakes.github_api import AppKey, FakeGitHub, Recorded
@@ -151,12 +151,9 @@ async def test_guidelines_and_changed_files_are_read_in_one_graphql_request(
     (seed,) = llm.requests
     assert "BASE-GUIDELINE" in fenced(seed, "guidance")
     assert fenced(seed, "context").startswith(f"{PAYMENTS} lines 1-")
-    # The changed file's size is asked for first, without its text.
-    sizes, texts = objects_queries(github)
-    assert "text" not in sizes.body["query"]
-    assert sorted(sizes.body["variables"].values()) == sorted(
-        ["Codertocat", "Hello-World", f"{HEAD}:{PAYMENTS}"]
-    )
+    # One file cannot pass what a review reads: its text is asked for without its size first.
+    (texts,) = objects_queries(github)
+    assert "text" in texts.body["query"]
     expressions = [f"{BASE}:AGENTS.md", f"{BASE}:docs/missing.md", f"{HEAD}:{PAYMENTS}"]
     assert sorted(texts.body["variables"].values()) == sorted(
         ["Codertocat", "Hello-World", *expressions]
@@ -171,8 +168,7 @@ async def test_a_failed_graphql_read_still_gives_the_agents_their_context(
     github.set_file(REPO, BASE, ".github/tiebreak.yml", BASE_CONFIG)
     github.set_file(REPO, BASE, "AGENTS.md", "BASE-GUIDELINE use the ledger.\n")
     errors = {"errors": [{"message": "Something went wrong while executing your query."}]}
-    # Both the sizes' request and the texts'.
-    github.fail_next("POST", r"/graphql", 200, body=errors, times=2)
+    github.fail_next("POST", r"/graphql", 200, body=errors)
     llm = ScriptedLLM(by_role(tester=[{"findings": []}]))
 
     await run_review(github, key, redis_url, llm)
@@ -181,7 +177,7 @@ async def test_a_failed_graphql_read_still_gives_the_agents_their_context(
     assert "BASE-GUIDELINE" in fenced(seed, "guidance")
     context = fenced(seed, "context")
     assert context.startswith(f"{PAYMENTS} lines 1-{len(PAYMENTS_AFTER.splitlines())}: ")
-    assert [query.response for query in objects_queries(github)] == [errors, errors]
+    assert [query.response for query in objects_queries(github)] == [errors]
     assert github.requests_to("GET", rf"/repos/{REPO}/contents/{PAYMENTS}")
 
 
@@ -230,11 +226,33 @@ async def test_a_file_too_large_to_read_whole_is_not_fetched_and_the_agents_are_
     # GitHub would cut its text, at 512,000 bytes.
     change_too(github, {"app/big.py": python(600_000), "app/small.py": python(600)})
     llm = ScriptedLLM(by_role(tester=[{"findings": []}] * 3))
+    # Three files as long as GitHub gives could pass it: their sizes are asked for first.
+    limits = ReadingLimits(review_bytes=3 * MAX_FILE_BYTES - 1)
 
-    await run_review(github, key, redis_url, llm)
+    await run_review(github, key, redis_url, llm, reading=limits)
 
+    sizes, _ = objects_queries(github)
+    assert "text" not in sizes.body["query"]
     assert texts_asked_for(github) == {PAYMENTS, "app/small.py"}
     assert not_read(llm) == {"app/big.py"}
+
+
+async def test_files_that_cannot_pass_what_a_review_reads_are_fetched_in_one_round_trip(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    # GitHub cuts the large file's text at 512,000 bytes and says so.
+    change_too(github, {"app/big.py": python(600_000), "app/small.py": python(600)})
+    llm = ScriptedLLM(by_role(tester=[{"findings": []}] * 3))
+    limits = ReadingLimits(review_bytes=3 * MAX_FILE_BYTES)
+
+    await run_review(github, key, redis_url, llm, reading=limits)
+
+    (texts,) = objects_queries(github)
+    assert "byteSize" in texts.body["query"]
+    assert texts_asked_for(github) == {PAYMENTS, "app/small.py", "app/big.py"}
+    # The cut text is no file's whole text: left out, and the agents told.
+    assert not_read(llm) == {"app/big.py"}
+    assert any("value_10 = 10" in fenced(r, "context") for r in llm.requests)
 
 
 async def test_what_a_review_reads_stays_within_its_limit_and_the_rest_is_named(
@@ -251,9 +269,9 @@ async def test_what_a_review_reads_stays_within_its_limit_and_the_rest_is_named(
     assert not_read(llm) == {"app/c.py", "app/d.py"}
 
 
-class SizesAfterArchive(FakeInstallation):
-    """GitHub answering the changed files' sizes only once the repository's archive has been
-    asked for (its 404 then: the review goes on without it)."""
+class FilesAfterArchive(FakeInstallation):
+    """GitHub answering for the changed files (their sizes, their texts) only once the
+    repository's archive has been asked for (its 404 then: the review goes on without it)."""
 
     def __init__(self, pull: PullRequest) -> None:
         super().__init__(pull, diff=DIFF)
@@ -262,6 +280,10 @@ class SizesAfterArchive(FakeInstallation):
     async def sizes(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, int | None]:
         await self.archive_asked.wait()
         return await super().sizes(ref, files)
+
+    async def texts(self, ref: PullKey, files: Iterable[FileAt]) -> dict[FileAt, str | None]:
+        await self.archive_asked.wait()
+        return await super().texts(ref, files)
 
     @asynccontextmanager
     async def tarball(self, ref: PullKey, sha: str) -> AsyncIterator[AsyncIterator[bytes]]:
@@ -293,10 +315,10 @@ async def test_the_repository_at_the_head_is_asked_for_without_waiting_for_the_c
             "html_url": "https://x",
         }
     )
-    github = SizesAfterArchive(pull)
+    github = FilesAfterArchive(pull)
     github.files[FileAt(HEAD, PAYMENTS)] = PAYMENTS_AFTER
     parsing = Parsing(file_seconds=60.0, memory_mb=8_192)
-    # Before the download waited for the sizes' answer: this review would never end.
+    # Were the download to wait for the changed files' answer, this review would never end.
     try:
         async with asyncio.timeout(30):
             read = await reading_for(
