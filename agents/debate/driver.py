@@ -10,7 +10,7 @@ is taken up again, by any process, once the results are in
 """
 
 import asyncio
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
@@ -71,9 +71,14 @@ class LocalTrials:
         return await self.verifier.reproduce(run.reproduction)
 
 
+Asking = Callable[[LLMRequest], None]
+"""Told of each call a debate makes live, before the call is reserved on its ceiling."""
+
+
 class Driver:
     """Performs the needs of one machine with `llm` under `ceiling`, its calls answered from
-    `replay` first, its tests run by `tests`."""
+    `replay` first, its tests run by `tests`; `asking` is told of each live call before it is
+    reserved (where the reservation is written, what it shows can be written with it)."""
 
     def __init__(
         self,
@@ -82,11 +87,13 @@ class Driver:
         *,
         replay: Replay | None = None,
         tests: TrialRunner | None = None,
+        asking: Asking | None = None,
     ) -> None:
         self.llm = llm
         self.ceiling = ceiling
         self.replay = replay
         self.tests = tests
+        self.asking = asking
 
     async def drive(self, steps: Steps[R]) -> R | Waiting:
         """Perform `steps`' needs until it returns, or until its tests must be waited for."""
@@ -118,6 +125,8 @@ class Driver:
             self.ceiling.settle(0, usage.billed)
             return CallEnd(response=entry.response, unavailable=entry.unavailable)
         reserved = request.estimated_tokens()
+        if self.asking is not None:
+            self.asking(request)
         try:
             settle = await self.ceiling.take(reserved)
         except OutOfTokens as exc:

@@ -12,7 +12,7 @@ ends with exactly one consensus type.
 from collections.abc import Collection
 from typing import TypeVar
 
-from agents.debate.driver import Driver, LocalTrials, Waiting
+from agents.debate.driver import Asking, Driver, LocalTrials, Waiting
 from agents.debate.hearing import PersonReply, Verdict
 from agents.debate.journal import Journal, Replay
 from agents.debate.machine import DebateMachine
@@ -42,6 +42,7 @@ class Debate:
         proving: Proving | None = None,
         models: Models | None = None,
         summary: SummaryConfig | None = None,
+        asking: Asking | None = None,
     ) -> None:
         self.llm = llm
         self.policy = policy or DebatePolicy()
@@ -54,6 +55,8 @@ class Debate:
         own for the others)."""
         self.summary = summary
         """What each unit's walkthrough, asked of its first report, holds (None: no walkthrough)."""
+        self.asking = asking
+        """Told of each call made live, before it is reserved on the ceiling."""
 
     async def run(self, unit: ReviewUnit, *, journal: Journal | None = None) -> Outcome:
         """Debate `unit`. With a `journal`, the calls it holds (a crashed attempt's) are
@@ -117,7 +120,7 @@ class Debate:
         tests: LocalTrials | RecordedTrials | None,
     ) -> R | Waiting:
         replay = None if journal is None else await Replay.open(journal)
-        driver = Driver(self.llm, self.ceiling, replay=replay, tests=tests)
+        driver = Driver(self.llm, self.ceiling, replay=replay, tests=tests, asking=self.asking)
         return await driver.drive(steps)
 
 

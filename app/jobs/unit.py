@@ -30,7 +30,6 @@ from app.jobs.deps import WorkerDeps, deps_of
 from app.jobs.job_results import JobResult
 from app.review.actions_trials import ActionsTrials
 from app.review.failures import logged_reason, public_reason
-from app.review.together import together
 from app.store.ceiling_line import RunPools
 from app.store.live import worker_name
 from app.store.plans import UnitPlan
@@ -134,7 +133,21 @@ class UnitRun:
         ceiling = TokenCeiling(plan.policy.token_ceiling, allowance)
         llm = Tracked(self.deps.counted_llm, writes)
         llm.tokens, llm.calls = tokens, calls
-        debate = Debate(llm, plan.policy, ceiling=ceiling, models=plan.models, summary=plan.summary)
+
+        def asking(request: LLMRequest) -> None:
+            # Shown active by the reservation that lets the call start, in the same write.
+            active = {request.role: State.ACTIVE}
+            status = UnitStatus(number=self.number, round=request.round, agents=active)
+            allowance.show(writes.shown(status))
+
+        debate = Debate(
+            llm,
+            plan.policy,
+            ceiling=ceiling,
+            models=plan.models,
+            summary=plan.summary,
+            asking=asking,
+        )
         if plan.tests is None:
             return await debate.run(plan.review_unit(), journal=writes.journal)
         # The unit's findings' tests run in the repository's Actions.
@@ -181,11 +194,12 @@ def resume_id(digests: Sequence[str]) -> str:
 
 
 class Tracked:
-    """A model client that keeps a unit's agents' states, round and tokens in Redis.
+    """A model client that keeps a unit's agents' states and tokens in Redis.
 
-    An agent is shown active as its call starts; what the call changed is staged, to be
-    written with the journal entry the engine appends after every call (answered or refused
-    by the API), in the same transaction."""
+    An agent is shown active by its call's reservation (the debate tells the unit of each call
+    before reserving it); what the call changed is staged, to be written with the journal
+    entry the engine appends after every call (answered or refused by the API), in the same
+    transaction."""
 
     def __init__(self, llm: LLMClient, writes: UnitWrites) -> None:
         self.llm = llm
@@ -197,11 +211,7 @@ class Tracked:
         number, role = self.writes.number, request.role
         waiting = UnitStatus(number=number, agents={role: State.WAITING})
         try:
-            # Shown active as the call starts, the write alongside the call (which takes far
-            # longer): the units of a review answered at once all start their next calls at
-            # once, and each one's write would otherwise hold up the others' calls.
-            asking = UnitStatus(number=number, round=request.round, agents={role: State.ACTIVE})
-            _, response = await together(self.writes.set(asking), self.llm.complete(request))
+            response = await self.llm.complete(request)
         except LLMUnavailable:
             self.writes.stage(waiting)
             raise

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from app.store.allowance import LEAVE, Held, Ledger, Pool, RunCeiling, TokenCounter, settlement
+from app.store.records import HashFields
 from app.store.redis_typing import reply
 from policies.budget import Settle
 from policies.errors import AllowanceExhausted, CeilingReached, OutOfTokens
@@ -74,6 +75,11 @@ local function reserve()
     leave()
     redis.call('HSET', held, holder, entry)
     redis.call('EXPIRE', held, ARGV[3])
+    local shown = 2 * n + 5
+    if #ARGV > shown + 1 then
+        redis.call('HSET', ARGV[shown], unpack(ARGV, shown + 2))
+        redis.call('EXPIRE', ARGV[shown], ARGV[shown + 1])
+    end
     return 1
 end
 for i = 2, n do
@@ -131,14 +137,26 @@ return reserve()
 """
 """Reserves ARGV[1] tokens for `holder` on the run's counter KEYS[1] and the other counters
 (KEYS[2..n], each capped by ARGV[2i] and living ARGV[2i+1] seconds), listing the reservation
-in KEYS[n+1] (1); or lists the call in the line KEYS[n+2] to wait (0); or, changing nothing
-but the line, refuses: -i when counter i cannot cover the call, the run's even with nothing
-under way. `entry` (JSON) is the call's tokens, rank and lease; `wake` the prefix of the
-waiting calls' wake-up lists, each pushed when the call leaves the line or an entry lapses. A
-call that fits with no other call in line is reserved without reading the lists: what most
-calls cost stays a few commands, however many calls are under way."""
+in KEYS[n+1] (1), and then sets the fields that follow `wake` (a hash, its time to live,
+then its fields and values: what the call shows, its agent asking) when there are any; or
+lists the call in the line KEYS[n+2] to wait (0); or, changing nothing but the line, refuses:
+-i when counter i cannot cover the call, the run's even with nothing under way. `entry`
+(JSON) is the call's tokens, rank and lease; `wake` the prefix of the waiting calls' wake-up
+lists, each pushed when the call leaves the line or an entry lapses. A call that fits with no
+other call in line is reserved without reading the lists: what most calls cost stays a few
+commands, however many calls are under way."""
 
 RESERVED, WAIT = 1, 0
+
+
+class Shown(NamedTuple):
+    """What a call shows once its reservation is granted, written by the script that grants
+    it: `fields` set on the hash `key` (a unit's status: the agent asking), which then lives
+    `ttl` seconds. Not before: a call waiting in line, or refused, shows nothing new."""
+
+    key: str
+    fields: HashFields
+    ttl: int
 
 
 class PlaceInLine(NamedTuple):
@@ -177,14 +195,20 @@ class RunPools:
         """Tells this job's calls from those of another job at the same attempt (a unit
         taken up again once its tests ran), whose reservations may still be listed."""
         self._calls = itertools.count()
+        self._shown: Shown | None = None
+
+    def show(self, shown: Shown) -> None:
+        """Have the next reservation, once granted, write `shown` with it."""
+        self._shown = shown
 
     async def reserve(self, tokens: int) -> Settle:
         """Reserve `tokens` on every pool once the run's ceiling has room for them, in turn;
-        raise what refused them (:class:`CeilingReached`: the run's ceiling is spent)."""
-        place = self.place
+        raise what refused them (:class:`CeilingReached`: the run's ceiling is spent). What
+        :meth:`show` was given is written as the reservation is granted."""
+        place, shown, self._shown = self.place, self._shown, None
         holder = f"{place.rank}:{place.attempt}:{self._job}:{next(self._calls):06d}"
         counters = [self.ceiling.counter(), *(p.counter() for p in self.others)]
-        script_keys, args = take_call(counters, tokens, holder, place)
+        script_keys, args = take_call(counters, tokens, holder, place, shown)
         redis = self.ceiling.redis
         try:
             answer = await self.ledger.evaluate(TAKE, script_keys, args)
@@ -215,12 +239,19 @@ class RunPools:
 
 
 def take_call(
-    counters: Sequence[TokenCounter], tokens: int, holder: str, place: PlaceInLine
+    counters: Sequence[TokenCounter],
+    tokens: int,
+    holder: str,
+    place: PlaceInLine,
+    shown: Shown | None = None,
 ) -> tuple[list[str], list[int | str]]:
-    """The keys and arguments of :data:`TAKE` for `holder`'s call of `tokens`."""
+    """The keys and arguments of :data:`TAKE` for `holder`'s call of `tokens`, which shows
+    `shown` once it is reserved."""
     if tokens <= 0:
         raise ValueError(f"a reservation needs a positive number of tokens, got {tokens}")
     entry = {"tokens": tokens, "rank": place.rank, "beat": place.beat, "attempt": place.attempt}
     args: list[int | str] = [tokens, *(n for c in counters for n in (c.cap, c.ttl))]
     args += [holder, json.dumps(entry), place.wake]
+    if shown is not None and shown.fields:
+        args += [shown.key, shown.ttl, *(str(x) for pair in shown.fields.items() for x in pair)]
     return [*(c.key for c in counters), place.held, place.line], args

@@ -7,7 +7,8 @@ about a tenth of a millisecond.
                for a fresh attempt (one that replays its journal writes them at once)
     each call  what the last call left staged (its journal entry, its reservation settled,
                the unit's status) and this call's reservation (one script, on every pool at
-               once), in one transaction; the agent shown active, written as the call starts
+               once), in one transaction; the agent shown active by the script as it grants
+               the reservation (not while the call waits in line, nor when it is refused)
     end        what was staged, its status, its outcome (the first attempt's kept) and the
                coordinator's wake-up in one transaction
 
@@ -16,7 +17,7 @@ call, a reservation settled) is staged and rides with the attempt's next write, 
 comes first: the next agent's status, the next reservation, or the end. So a reservation given
 back is given back before the next one is checked, and the journal holds every answered call
 before the next call starts (a worker that dies in between asks that call again). Nothing
-staged waits on a model call: what shows an agent active is written as its call starts.
+staged waits on a model call, and an agent is shown active before its call starts.
 """
 
 import contextlib
@@ -32,7 +33,7 @@ from agents.debate.journal import JournalEntry
 from agents.outcome import Outcome
 from app.store import keys
 from app.store.allowance import RESERVE, Held, Scripts, TokenCounter, queue_adjust, reserve_call
-from app.store.ceiling_line import PlaceInLine
+from app.store.ceiling_line import PlaceInLine, Shown
 from app.store.live import LiveRuns, RedisJournal
 from app.store.packed import unpack
 from app.store.plans import UnitPlan
@@ -146,6 +147,11 @@ class UnitWrites:
 
     # -- each call --------------------------------------------------------------------
 
+    def shown(self, status: UnitStatus) -> Shown:
+        """`status` as a reservation shows it once granted (:class:`Shown`)."""
+        fields = {**status.fields(), keys.UnitField.UPDATED: time.time()}
+        return Shown(keys.unit(self.run, self.number), fields, keys.LIVE_TTL)
+
     def stage(self, status: UnitStatus) -> None:
         """The fields set on `status`, written with the attempt's next write."""
         self._status.update(status.fields())
@@ -215,8 +221,9 @@ class UnitWrites:
     async def write(
         self, queue: Queue | None = None, status: UnitStatus | None = None
     ) -> list[Any]:
-        """One transaction: what was staged, then `queue`'s commands and the fields set on
-        `status`; return the replies of `queue`'s commands and those after them."""
+        """One transaction: what was staged and the fields set on `status`, then `queue`'s
+        commands (a status a script of theirs sets stands over the staged one); return the
+        replies of `queue`'s commands."""
         fields = {**self._status, **(status.fields() if status else {})}
         adjusts, later = self._adjusts, self._later
         # Cleared before the write: should it fail, a settled reservation stays counted, as
@@ -228,11 +235,11 @@ class UnitWrites:
                 queue_adjust(pipe, counters, tokens, held)
             for staged_queue in later:
                 staged_queue(pipe)
-            staged = len(pipe.command_stack)
-            if queue is not None:
-                queue(pipe)
             if fields:
                 pipe.hset(unit, mapping={**fields, keys.UnitField.UPDATED: time.time()})
                 pipe.expire(unit, keys.LIVE_TTL)
+            staged = len(pipe.command_stack)
+            if queue is not None:
+                queue(pipe)
             replies: list[Any] = await pipe.execute()
         return replies[staged:]

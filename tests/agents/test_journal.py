@@ -7,6 +7,7 @@ import pytest
 from agents.debate.engine import Debate
 from agents.debate.journal import MemoryJournal
 from agents.errors import LLMUnavailable
+from agents.models.llm import LLMRequest
 from agents.models.scripted import ScriptedLLM, by_role
 from agents.outcome import Outcome
 from policies.budget import Settle, TokenCeiling
@@ -136,3 +137,38 @@ async def test_a_refusal_in_the_journal_is_replayed_as_a_refusal() -> None:
     assert dumped(resumed) == dumped(whole)
     (refused,) = [t for t in resumed.transcript.turns if t.error]
     assert refused.error == "the model was unavailable: overloaded"
+
+
+class Ordered:
+    """A shared allowance that notes each reservation among the calls the debate announces."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    async def reserve(self, tokens: int) -> Settle | None:
+        self.events.append("reserved")
+
+        async def settle(used: int) -> None:
+            pass
+
+        return settle
+
+
+async def test_each_live_call_is_announced_before_its_reservation_never_a_replayed_one() -> None:
+    _, whole_llm = await uninterrupted()
+    journal, llm = MemoryJournal(), script()
+    with pytest.raises(WorkerDied):
+        await Debate(DiesAt(llm, 4)).run(payments_unit(), journal=journal)
+    answered_before = len(llm.requests)
+    shared, asked = Ordered(), []
+
+    def asking(request: LLMRequest) -> None:
+        asked.append(request)
+        shared.events.append("asked")
+
+    ceiling = TokenCeiling(10**9, shared)
+    await Debate(llm, ceiling=ceiling, asking=asking).run(payments_unit(), journal=journal)
+
+    live = llm.requests[answered_before:]
+    assert asked == live == whole_llm.requests[answered_before:]
+    assert shared.events == ["asked", "reserved"] * len(live)

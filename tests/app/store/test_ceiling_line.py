@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 from arq.connections import ArqRedis
 
+from agents.models.llm import Role
 from app.store import keys
 from app.store.allowance import DailyAllowance, RunCeiling
 from app.store.ceiling_line import RunPools
 from app.store.live import LiveRuns
+from app.store.records import State, UnitStatus
 from app.store.redis_typing import reply
 from app.store.unit_writes import UnitWrites
 from policies.budget import Settle, TokenCeiling
@@ -41,8 +43,8 @@ class Unit:
         self.writes = UnitWrites(LiveRuns(redis, 60.0), RUN, n, 1)
         run = RunCeiling(redis, keys.spent(RUN), CEILING, ttl=keys.LIVE_TTL)
         others = () if day is None else (day,)
-        pools = RunPools(self.writes, run, *others, place=self.writes.place(), poll=poll)
-        self.ceiling = TokenCeiling(CEILING, pools)
+        self.pools = RunPools(self.writes, run, *others, place=self.writes.place(), poll=poll)
+        self.ceiling = TokenCeiling(CEILING, self.pools)
 
     async def take(self, tokens: int) -> Settle:
         return await self.ceiling.take(tokens)
@@ -126,6 +128,38 @@ async def test_a_day_that_cannot_cover_a_call_ends_it_at_once_while_the_run_coul
     with pytest.raises(AllowanceExhausted):
         await unit(redis, 1, day=day).take(500)  # the run would wait; the day cannot cover it
     assert not await reply(redis.hlen(keys.line(RUN)))
+
+
+async def shown_tester(redis: ArqRedis, n: int) -> State | None:
+    """How unit n's status shows its tester."""
+    (status,) = await LiveRuns(redis, 60.0).units(RUN, [n])
+    return status.agents.get(Role.TESTER)
+
+
+async def test_a_call_shows_its_agent_active_once_granted_never_while_in_line_or_refused(
+    redis: ArqRedis,
+) -> None:
+    for n in (0, 1, 2):
+        await beat(redis, n)
+    holder, waiting, refused = unit(redis, 0), unit(redis, 1), unit(redis, 2)
+    asking = UnitStatus(number=1, round=2, agents={Role.TESTER: State.ACTIVE})
+    settle = await holder.take(900)
+    waiting.pools.show(waiting.writes.shown(asking))
+    waiter = asyncio.create_task(waiting.take(600))
+    await in_line(redis, 1)
+    refused.pools.show(refused.writes.shown(asking.model_copy(update={"number": 2})))
+    with pytest.raises(CeilingReached):
+        await refused.take(2000)
+
+    assert await shown_tester(redis, 1) is None  # waiting in line: nothing shown yet
+    assert await shown_tester(redis, 2) is None
+    await holder.settle(settle, 100)
+    await waiter
+
+    (status,) = await LiveRuns(redis, 60.0).units(RUN, [1])
+    assert (status.agents, status.round) == ({Role.TESTER: State.ACTIVE}, 2)
+    assert 0 < await reply(redis.ttl(keys.unit(RUN, 1))) <= keys.LIVE_TTL
+    assert await shown_tester(redis, 2) is None
 
 
 async def test_the_riskier_unit_is_served_first_when_both_wait(redis: ArqRedis) -> None:
