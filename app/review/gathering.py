@@ -177,9 +177,19 @@ async def _searched(
     its other files and for how its tests are laid out."""
     root, head_not_read = await _head(held, github, ref, pull, snapshots)
     related, conventions = await together(
-        _related(parsing, root, diff), asyncio.to_thread(conventions_in, root, command, diff.paths)
+        _related(parsing, root, diff), _conventions(root, command, diff.paths)
     )
     return _Searched(root, head_not_read, related, conventions)
+
+
+async def _conventions(
+    root: Path | None, command: str | None, paths: Sequence[str]
+) -> ProjectTests | None:
+    """How the repository's tests are laid out: its tree listed off the event loop, when there
+    is one to list."""
+    if root is None or command is None:  # nothing to list: no thread for it
+        return conventions_in(None, command, paths)
+    return await asyncio.to_thread(conventions_in, root, command, paths)
 
 
 async def _changed(
