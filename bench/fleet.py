@@ -166,7 +166,12 @@ class Call:
 
 class PacedModel:
     """A scripted model whose every call takes `latency` seconds, as a remote model's would;
-    it notes each call's unit and times."""
+    it notes each call's unit and times.
+
+    Each call is answered in a task of its own, on the model's time: it ends when its answer
+    is ready, `latency` after it was asked, not when the worker's event loop next gets to the
+    coroutine that asked (busy with other units, it may get there later). That lag is the
+    worker's, counted between calls, however the worker awaits its calls."""
 
     def __init__(self, script: Script, latency: float) -> None:
         self.script = ScriptedLLM(script)
@@ -174,8 +179,10 @@ class PacedModel:
         self.calls: list[Call] = []
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        start = time.monotonic()
-        await asyncio.sleep(self.latency)
+        return await asyncio.ensure_future(self._answer(request, time.monotonic()))
+
+    async def _answer(self, request: LLMRequest, start: float) -> LLMResponse:
+        await asyncio.sleep(max(0.0, start + self.latency - time.monotonic()))
         response = await self.script.complete(request)
         self.calls.append(Call(unit_path(request), start, time.monotonic()))
         return response

@@ -1,13 +1,20 @@
 """The critical-path benchmark reviews a many-unit pull request, checks it was published once
 after every unit's whole debate, and prints its figures (the ratio's goal is not judged)."""
 
+import asyncio
 import re
+import time
 from pathlib import Path
 
 import pytest
 
+from agents.debate.machine import DebateMachine
+from agents.debate.needs import AskModel
 from agents.diff import Diff
+from agents.models.llm import LLMRequest
 from bench import critical_path as bench
+from bench.fleet import PacedModel
+from policies.debate import DebatePolicy
 from tests.scenarios.debates import git_diff
 
 
@@ -69,3 +76,26 @@ def test_a_github_that_takes_its_time_shows_in_the_windows_around_the_calls(
     assert before >= 4 * 0.05
     # Its threads, then its review, then its check run completed.
     assert after >= 3 * 0.05
+
+
+async def test_a_call_ends_when_the_model_answers_not_when_a_busy_loop_reads_it() -> None:
+    model = PacedModel(bench.two_rounds, 0.05)
+    request = first_request()
+
+    async def asked_then_busy() -> None:
+        await model.complete(request)
+        time.sleep(0.1)  # noqa: ASYNC251 - the loop kept busy by what the answer started
+
+    await asyncio.gather(asked_then_busy(), model.complete(request))
+
+    # Asked together, answered together: the loop's lag after the first is not the second's.
+    assert len(model.calls) == 2
+    assert all(0.05 <= c.end - c.start < 0.05 + 0.1 for c in model.calls)
+
+
+def first_request() -> LLMRequest:
+    """The tester's first request on a unit of the benchmark's pull request."""
+    (unit,) = Diff.parse(git_diff(bench.changed_files(1))).units(bench.UNIT_TOKENS)
+    need = next(DebateMachine(DebatePolicy(), unit).run())
+    assert isinstance(need, AskModel)
+    return need.request
