@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.store.embedded import free_port
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.fakes.loopback import free_port
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.scenarios.debates import PAYMENTS, PAYMENTS_AFTER, PAYMENTS_BEFORE, git_diff
 from tests.scenarios.webhooks import SECRET, payload, signed

@@ -40,10 +40,11 @@ from agents.models.llm import LLMRequest
 from agents.models.scripted import Reply, ScriptedLLM
 from app.jobs.worker import Workers
 from app.settings import Settings
-from app.store.embedded import EmbeddedRedis, free_port
+from app.store.embedded import EmbeddedRedis
 from app.web.server import create_app
 from bench.fleet import TimedGitHub, enqueue, open_pulls
 from tests.fakes.github_api import new_app_key
+from tests.fakes.loopback import free_port
 from tests.scenarios.debates import git_diff
 from tests.scenarios.reviews import worker_setup
 

@@ -15,10 +15,10 @@ import uvicorn
 from fastapi import FastAPI, Response
 
 from app.settings import Settings
-from app.store.embedded import free_port
 from app.telemetry import logs
 from app.web import webhooks
 from app.web.server import create_app
+from tests.fakes.loopback import free_port
 
 HOST = "127.0.0.1"
 PATH = webhooks.PATH

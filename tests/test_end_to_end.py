@@ -24,12 +24,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from app.store.embedded import free_port, recorded_url, redis_dir
+from app.store.embedded import recorded_url, redis_dir
 from app.store.learnings import LearningStore, Repository
 from app.telemetry.redaction import REDACTED
 from policies.config import parse_config
 from policies.learnings import LearnedRule, Learning, LearningSource
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.fakes.loopback import free_port
 from tests.fakes.messages_api import FakeMessagesAPI
 from tests.scenarios.debates import (
     LOG_FIX,
@@ -353,7 +354,7 @@ def test_status_in_another_terminal_finds_the_servers_own_redis(tiebreak: Tiebre
     assert "live run" in status.stdout
     (line,) = [json.loads(line) for line in tiebreak.log_lines() if "own Redis" in line]
     assert re.fullmatch(
-        r"tiebreak serve's own Redis is at redis://127\.0\.0\.1:\d+/0 \(written to .+\)",
+        r"tiebreak serve's own Redis is at unix:///\S+/redis\.sock \(written to .+\)",
         line["message"],
     )
 

@@ -31,6 +31,15 @@ class Response:
     """Sent after `content-type` and `content-length`, in this order."""
 
 
+def free_port() -> int:
+    """A port nothing listens on at this moment on 127.0.0.1, for a server to be started there
+    (another process may take it first)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 Respond = Callable[[str, str, Mapping[str, str], bytes], Response]
 """Answers one request, given its method, target (path and query), lower-cased headers and body.
 The server's threads call it, several at a time."""

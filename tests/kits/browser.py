@@ -21,9 +21,10 @@ from redis.asyncio import Redis
 
 from app.links import links_for
 from app.settings import Settings
-from app.store.embedded import EmbeddedRedis, free_port
+from app.store.embedded import EmbeddedRedis
 from app.store.transcripts import TranscriptRecord, TranscriptStore
 from app.web.server import create_app
+from tests.fakes.loopback import free_port
 
 CHROMIUM_ARGS = [
     # As root in a container, without a GPU, on a machine with no way out: nothing to fetch.

@@ -75,7 +75,10 @@ class Store:
 
     def _url(self) -> str:
         kwargs = self._redis.connection_pool.connection_kwargs
-        return f"redis://{kwargs['host']}:{kwargs['port']}/{kwargs.get('db', 0)}"
+        db = kwargs.get("db", 0)
+        if "path" in kwargs:  # a Unix socket's
+            return f"unix://{kwargs['path']}?db={db}"
+        return f"redis://{kwargs['host']}:{kwargs['port']}/{db}"
 
 
 @dataclass(frozen=True, slots=True)

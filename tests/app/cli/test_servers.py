@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from app.store.embedded import free_port
 from tests.fakes.github_api import AppKey
+from tests.fakes.loopback import free_port
 from tests.kits.command import Done, run_tiebreak
 
 

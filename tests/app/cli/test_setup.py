@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from dotenv import dotenv_values
 
-from app.store.embedded import free_port
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.loopback import free_port
 from tests.kits.setup_flow import APP_ID, CONVERSIONS, PUBLIC_URL, Browser, parse_form
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")

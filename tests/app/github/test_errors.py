@@ -9,8 +9,8 @@ import pytest
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from app.github.errors import TOKEN_REFUSALS, GitHubError, TokenRefused
-from app.store.embedded import free_port
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
+from tests.fakes.loopback import free_port
 
 REPO, NUMBER, INSTALLATION, APP_ID = "octo/shop", 7, 3, 42
 REF = PullRequestRef(

@@ -23,8 +23,8 @@ from app.settings import Settings
 from app.setup.manifest import load_manifest
 from app.setup.page import create_registration_app
 from app.setup.registration import FLOW_LIFETIME, Registration, SetupOptions
-from app.store.embedded import free_port
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.loopback import free_port
 from tests.kits.setup_flow import (
     APP_ID,
     CONVERSIONS,

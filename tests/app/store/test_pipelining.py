@@ -12,11 +12,11 @@ from redis.exceptions import ConnectionError, ResponseError
 from app.events import CommentRef, HearingRequest, PullRequestRef
 from app.store import keys
 from app.store.deliveries import Deliveries
-from app.store.embedded import free_port
 from app.store.keys import hearing_job_id, review_job_id
 from app.store.pipelining import AutoPipeline, Stage
 from app.store.queue import ReviewQueue
 from app.store.redis_typing import reply
+from tests.fakes.loopback import free_port
 from tests.kits.store import ServerCounts
 
 AT_ONCE = 16

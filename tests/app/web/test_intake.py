@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.store.embedded import free_port
+from tests.fakes.loopback import free_port
 from tests.scenarios.webhooks import SECRET, payload, signed
 
 TIEBREAK = Path(sys.executable).with_name("tiebreak")
