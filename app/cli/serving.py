@@ -20,7 +20,7 @@ from app.jobs.deps import WorkerSetup
 from app.jobs.worker import Workers, run_until_signalled
 from app.settings import MissingSettings, Settings, SettingsError, env_file, get_settings
 from app.store.connection import STORE_ERRORS, answering, without_credentials
-from app.store.embedded import EmbeddedRedis, redis_dir
+from app.store.embedded import EmbeddedRedis, EmbeddedRedisError, redis_dir
 from app.telemetry import logs
 from app.web import webhooks
 from app.web.server import create_app
@@ -87,7 +87,15 @@ def answering_redis(redis_url: str) -> str:
 
 
 def _embedded(stack: contextlib.ExitStack, settings: Settings) -> str:
-    redis = stack.enter_context(EmbeddedRedis(redis_dir(settings.tiebreak_data_dir)))
+    """Start `tiebreak serve`'s own Redis, stopped when `stack` closes; exit 2 saying why
+    when it cannot start (another `tiebreak serve` on its directory, no redis-server)."""
+    where = redis_dir(settings.tiebreak_data_dir)
+    try:
+        redis = stack.enter_context(EmbeddedRedis(where))
+    except EmbeddedRedisError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot start its own Redis in {where}: {exc.strerror or exc}")
     log.info("tiebreak serve's own Redis is at %s (written to %s)", redis.url, redis.address_file)
     return redis.url
 

@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
+from app.store.embedded import EmbeddedRedis, redis_dir
 from tests.fakes.github_api import AppKey
 from tests.fakes.loopback import free_port
 from tests.kits.command import Done, run_tiebreak
@@ -67,5 +69,25 @@ def test_a_server_on_a_port_already_taken_says_so_in_one_line(
     assert (done.returncode, done.stderr) == (
         2,
         f"tiebreak: cannot listen on 127.0.0.1:{taken_port}: Address already in use\n",
+    )
+    assert done.stdout == ""
+
+
+def test_a_second_serve_on_the_same_data_directory_says_so_and_leaves_the_first_s_redis(
+    key: AppKey, tmp_path: Path
+) -> None:
+    env = environment(key, tmp_path)
+    with EmbeddedRedis(redis_dir(tmp_path), persist=False) as first:  # the first serve's
+        with redis.Redis.from_url(first.url) as client:
+            client.set("queued", "a review")
+
+        done = tiebreak("serve", "--port", str(free_port()), env=env)
+
+        with redis.Redis.from_url(first.url) as client:
+            assert client.get("queued") == b"a review"
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"tiebreak: another `tiebreak serve` runs its Redis in {tmp_path / 'redis'}: "
+        "stop it first\n",
     )
     assert done.stdout == ""
