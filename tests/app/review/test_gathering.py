@@ -247,8 +247,7 @@ async def test_files_that_cannot_pass_what_a_review_reads_are_fetched_in_one_rou
 
     await run_review(github, key, redis_url, llm, reading=limits)
 
-    (texts,) = objects_queries(github)
-    assert "byteSize" in texts.body["query"]
+    assert len(objects_queries(github)) == 1  # no request for their sizes
     assert texts_asked_for(github) == {PAYMENTS, "app/small.py", "app/big.py"}
     # The cut text is no file's whole text: left out, and the agents told.
     assert not_read(llm) == {"app/big.py"}
