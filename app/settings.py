@@ -18,6 +18,7 @@ from pydantic import (
     AnyHttpUrl,
     Field,
     SecretStr,
+    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -352,6 +353,19 @@ def env_file() -> Path | None:
     """The dotenv file Tiebreak's commands read, and `tiebreak setup` writes."""
     name = os.environ.get(ENV_FILE_VARIABLE, ENV_FILE)
     return Path(name) if name else None
+
+
+def settings_problem(error: ValidationError) -> str:
+    """What is wrong with the settings, as a person fixes it: each variable named, with what
+    is wrong with it (never its value, which may be a secret)."""
+    said = []
+    for problem in error.errors(include_url=False, include_input=False):
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        named = [str(part).upper() for part in problem["loc"] if isinstance(part, str)]
+        if named and named[0] not in message:
+            message = f"{named[0]}: {message}"
+        said.append(message)
+    return "; ".join(said)
 
 
 @functools.cache

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from app.cli.exits import fail
 from app.cli.server_redis import server_redis
-from app.settings import Settings, get_settings
+from app.settings import Settings, get_settings, settings_problem
 from app.store.connection import STORE_ERRORS
 from app.store.learnings import LearningStore
 from policies.config import parse_config
@@ -79,7 +79,7 @@ def _settings() -> Settings:
     try:
         return get_settings()
     except ValidationError as exc:
-        fail(str(exc).splitlines()[0])
+        fail(settings_problem(exc))
 
 
 async def _read(url: str, repo: str) -> Kept:

@@ -37,12 +37,12 @@ def connect(
 
     from agents.models.claude import RoleModels
     from agents.models.providers import model_fault
-    from app.settings import get_settings
+    from app.settings import get_settings, settings_problem
 
     try:
         settings = get_settings()
     except ValidationError as exc:
-        fail(str(exc).splitlines()[0])
+        fail(settings_problem(exc))
     if missing := settings.model_missing():
         fail(f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set{hint}")
     chosen = {"tester": tester, "coder": coder, "arbiter": arbiter}

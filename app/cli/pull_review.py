@@ -32,7 +32,7 @@ from app.cli.remote import RemotePull, Token, fetch, find_token, refusal
 from app.github.errors import GitHubError
 from app.github.personal import PersonalClient
 from app.review.gathering import HeadNotRead, ReadingLimits, hold_head, reads_head
-from app.settings import get_settings
+from app.settings import get_settings, settings_problem
 from app.snapshots.cache import SnapshotCache, snapshots_for
 from policies.config import CONFIG_PATH
 
@@ -56,7 +56,7 @@ def connect(text: str, *, post: bool) -> AskedPull:
     try:
         settings = get_settings()
     except ValidationError as exc:
-        fail(str(exc).splitlines()[0])
+        fail(settings_problem(exc))
     api_url = str(settings.github_api_url)
     try:
         address = parse_address(text, api_url)

@@ -48,7 +48,7 @@ def setup(public_url: str | None, org: str | None, github_url: str, port: int, f
 
     from pydantic import ValidationError
 
-    from app.settings import env_file, get_settings
+    from app.settings import env_file, get_settings, settings_problem
     from app.setup.manifest import api_url_for, base_url, install_url, is_private
     from app.setup.manifest import load_manifest as load_app_manifest
     from app.setup.page import CALLBACK_PATH, listen
@@ -58,7 +58,7 @@ def setup(public_url: str | None, org: str | None, github_url: str, port: int, f
     try:
         settings = get_settings()
     except ValidationError as exc:
-        _fail(str(exc).splitlines()[0])
+        _fail(settings_problem(exc))
     path = env_file()
     if path is None:
         _fail("TIEBREAK_ENV_FILE is empty: there is no file to write the App's credentials to")

@@ -18,7 +18,14 @@ from pydantic import ValidationError
 from app.cli.exits import fail
 from app.jobs.deps import WorkerSetup
 from app.jobs.worker import Workers, run_until_signalled
-from app.settings import MissingSettings, Settings, SettingsError, env_file, get_settings
+from app.settings import (
+    MissingSettings,
+    Settings,
+    SettingsError,
+    env_file,
+    get_settings,
+    settings_problem,
+)
 from app.store.connection import STORE_ERRORS, answering, without_credentials
 from app.store.embedded import EmbeddedRedis, EmbeddedRedisError, redis_dir
 from app.telemetry import logs
@@ -145,7 +152,9 @@ def settings_for(*, web: bool = False, worker: bool = False) -> Settings:
     except MissingSettings as exc:
         where = f"the environment or {env_file()}" if env_file() else "the environment"
         fail(f"{exc}; set them in {where} (`tiebreak setup` writes the App's)")
-    except (ValidationError, SettingsError) as exc:
+    except ValidationError as exc:
+        fail(settings_problem(exc))
+    except SettingsError as exc:
         fail(str(exc).splitlines()[0])
     logs.configure(settings)
     return settings

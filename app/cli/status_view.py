@@ -22,7 +22,7 @@ from app.cli.exits import fail
 from app.cli.printable import printable
 from app.cli.server_redis import server_redis
 from app.events import PullRequestRef
-from app.settings import get_settings
+from app.settings import get_settings, settings_problem
 from app.store.connection import STORE_ERRORS
 from app.store.live import LiveRuns
 from app.store.records import STARTED, UnitStatus
@@ -226,7 +226,7 @@ def show(once: bool, every: float) -> None:
     try:
         settings = get_settings()
     except ValidationError as exc:
-        fail(str(exc).splitlines()[0])
+        fail(settings_problem(exc))
     redis_url = server_redis(settings)
     clear = not once and sys.stdout.isatty()
     # Ctrl-C is how the view ends: quietly, and successfully.

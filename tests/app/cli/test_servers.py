@@ -91,3 +91,19 @@ def test_a_second_serve_on_the_same_data_directory_says_so_and_leaves_the_first_
         "stop it first\n",
     )
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["serve", "worker", "status"])
+def test_settings_set_wrong_are_each_named_in_one_line_never_their_values(
+    command: str, key: AppKey, tmp_path: Path
+) -> None:
+    env = environment(key, tmp_path, GITHUB_APP_ID="forty-two", GITHUB_WEBHOOK_SECRET="   ")
+
+    done = tiebreak(command, env=env)
+
+    assert (done.returncode, done.stderr) == (
+        2,
+        "tiebreak: GITHUB_APP_ID: Input should be a valid integer, unable to parse string as "
+        "an integer; GITHUB_WEBHOOK_SECRET is empty\n",
+    )
+    assert done.stdout == ""
