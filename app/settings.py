@@ -33,6 +33,19 @@ if TYPE_CHECKING:
     from agents.models.claude import ClaudeLLM, RoleModels
 
 
+MIN_SECRET_CHARS = 16
+"""The fewest characters a secret of Tiebreak's own may have (the webhook secret, the links'
+key, the metrics token): a shorter one can be guessed from outside. It also keeps the log
+redaction of a secret (:mod:`app.telemetry.redaction`) from hitting ordinary words."""
+
+_GUESSED = {
+    "github_webhook_secret": "forge GitHub's deliveries",
+    "tiebreak_link_secret": "sign links to the transcripts",
+    "tiebreak_metrics_token": "read the metrics",
+}
+"""What a guessed secret lets anyone do, by setting."""
+
+
 class SettingsError(TiebreakError):
     """A required setting is missing or unusable."""
 
@@ -62,7 +75,8 @@ class LogLevel(StrEnum):
 class Settings(BaseSettings):
     """Process-wide settings. Secrets are `SecretStr` so they never print."""
 
-    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+    # A refused value is never shown, wherever the error is printed: it may be a secret.
+    model_config = SettingsConfigDict(extra="ignore", frozen=True, hide_input_in_errors=True)
 
     github_app_id: int | None = None
     """The GitHub App's id (`GITHUB_APP_ID`)."""
@@ -258,11 +272,20 @@ class Settings(BaseSettings):
 
     @field_validator("github_webhook_secret", "tiebreak_link_secret", "tiebreak_metrics_token")
     @classmethod
-    def _secret_is_not_blank(
+    def _secret_is_long_enough(
         cls, value: SecretStr | None, info: ValidationInfo
     ) -> SecretStr | None:
-        if value is not None and not value.get_secret_value().strip():
-            raise ValueError(f"{str(info.field_name).upper()} is empty")
+        if value is None:
+            return value
+        name, secret = str(info.field_name), value.get_secret_value()
+        if not secret.strip():
+            raise ValueError(f"{name.upper()} is empty")
+        if len(secret) < MIN_SECRET_CHARS:
+            raise ValueError(
+                f"{name.upper()} has {len(secret)} characters: one shorter than "
+                f"{MIN_SECRET_CHARS} can be guessed, and with it anyone can {_GUESSED[name]}; "
+                "use a random one (`openssl rand -hex 32` prints one)"
+            )
         return value
 
     def link_key(self) -> bytes | None:

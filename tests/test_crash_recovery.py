@@ -106,7 +106,7 @@ def start_worker(
         "REDIS_URL": redis_url,
         "GITHUB_APP_ID": str(APP_ID),
         "GITHUB_PRIVATE_KEY": pem,
-        "GITHUB_WEBHOOK_SECRET": "unused-here",
+        "GITHUB_WEBHOOK_SECRET": "a-webhook-secret-unused-here",
         "GITHUB_API_URL": github.base_url,
         "ANTHROPIC_API_KEY": "sk-crash",
         "ANTHROPIC_BASE_URL": messages.base_url,

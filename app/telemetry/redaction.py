@@ -27,8 +27,11 @@ from collections.abc import Callable, Iterable
 REDACTED = "[REDACTED]"
 
 MIN_PIECE = 8
-"""A line of a multi-line secret (a PEM body line) shorter than this is not looked for on its
-own: the whole secret and its longer lines still are."""
+"""A known value shorter than this is not looked for: as a line of a multi-line secret (a PEM
+body line), the whole secret and its longer lines still are; alone, it is no secret any
+service would take (an API key, an AWS key, a token), and looked for it would hit ordinary
+words of every line. Tiebreak's own secrets are refused shorter than 16 characters
+(:data:`app.settings.MIN_SECRET_CHARS`)."""
 
 # Characters of a token or header value: RFC 6750's b64token (and `%`, URL-encoded), never a
 # quote or a backslash, so a match inside a JSON string ends before the string does.
@@ -132,7 +135,7 @@ class Redactor:
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         variants: set[str] = set()
         for secret in secrets:
-            if not secret.strip():
+            if len(secret.strip()) < MIN_PIECE:
                 continue
             lines = (line.strip() for line in secret.splitlines())
             pieces = [secret] + [

@@ -10,6 +10,7 @@ from app.settings import Settings
 
 KEY = b"k" * 32
 DAY = 24 * 3600
+WEBHOOK_SECRET = "a-webhook-secret-for-links"
 RUN = "review:octo/shop#7@3f2c9a1"
 
 
@@ -95,12 +96,12 @@ def test_a_link_needs_a_key() -> None:
 
 def test_the_key_derives_from_the_webhook_secret_unless_a_link_secret_is_set() -> None:
     derived = links_for(
-        Settings(github_webhook_secret="s3cret", public_url="https://tiebreak.example.com")
+        Settings(github_webhook_secret=WEBHOOK_SECRET, public_url="https://tiebreak.example.com")
     )
     chosen = links_for(
         Settings(
-            github_webhook_secret="s3cret",
-            tiebreak_link_secret="links",
+            github_webhook_secret=WEBHOOK_SECRET,
+            tiebreak_link_secret="a-key-for-links-only",
             public_url="https://tiebreak.example.com",
         )
     )
@@ -111,7 +112,7 @@ def test_the_key_derives_from_the_webhook_secret_unless_a_link_secret_is_set() -
     assert derived.valid(RUN, token)
     assert not chosen.valid(RUN, token)
     # The derived key is not the webhook secret itself.
-    assert not TranscriptLinks(b"s3cret", "https://x", DAY).valid(RUN, token)
+    assert not TranscriptLinks(WEBHOOK_SECRET.encode(), "https://x", DAY).valid(RUN, token)
 
 
 def test_no_links_without_a_key_or_when_no_transcript_is_kept() -> None:
@@ -119,7 +120,7 @@ def test_no_links_without_a_key_or_when_no_transcript_is_kept() -> None:
     assert (
         links_for(
             Settings(
-                github_webhook_secret="s3cret",
+                github_webhook_secret=WEBHOOK_SECRET,
                 public_url="https://tiebreak.example.com",
                 tiebreak_transcript_retention=0,
             )
@@ -129,8 +130,8 @@ def test_no_links_without_a_key_or_when_no_transcript_is_kept() -> None:
 
 
 def test_a_server_without_a_public_url_checks_links_but_makes_none() -> None:
-    made = links_for(Settings(github_webhook_secret="s3cret", public_url="https://x.example"))
-    checking = links_for(Settings(github_webhook_secret="s3cret"))
+    made = links_for(Settings(github_webhook_secret=WEBHOOK_SECRET, public_url="https://x.example"))
+    checking = links_for(Settings(github_webhook_secret=WEBHOOK_SECRET))
 
     assert made is not None
     assert checking is not None
@@ -139,7 +140,9 @@ def test_a_server_without_a_public_url_checks_links_but_makes_none() -> None:
 
 
 def test_links_live_as_long_as_transcripts_are_kept() -> None:
-    made = links_for(Settings(github_webhook_secret="s3cret", tiebreak_transcript_retention=3))
+    made = links_for(
+        Settings(github_webhook_secret=WEBHOOK_SECRET, tiebreak_transcript_retention=3)
+    )
 
     assert made is not None
     assert made.ttl == 3 * DAY

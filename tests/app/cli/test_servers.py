@@ -21,7 +21,7 @@ def environment(key: AppKey, data_dir: Path, **more: str) -> dict[str, str]:
         "PATH": os.environ.get("PATH", ""),
         "GITHUB_APP_ID": "42",
         "GITHUB_PRIVATE_KEY": key.private_pem,
-        "GITHUB_WEBHOOK_SECRET": "a-webhook-secret",
+        "GITHUB_WEBHOOK_SECRET": "a-webhook-secret-for-servers",
         "GITHUB_API_URL": f"http://127.0.0.1:{free_port()}",
         "ANTHROPIC_API_KEY": "sk-servers",
         "TIEBREAK_DATA_DIR": str(data_dir),
@@ -107,3 +107,20 @@ def test_settings_set_wrong_are_each_named_in_one_line_never_their_values(
         "an integer; GITHUB_WEBHOOK_SECRET is empty\n",
     )
     assert done.stdout == ""
+
+
+def test_a_webhook_secret_short_enough_to_guess_is_refused_by_its_length_alone(
+    key: AppKey, tmp_path: Path
+) -> None:
+    env = environment(key, tmp_path, GITHUB_WEBHOOK_SECRET="hunter2hunter")
+
+    done = tiebreak("serve", env=env)
+
+    assert (done.returncode, done.stderr) == (
+        2,
+        "tiebreak: GITHUB_WEBHOOK_SECRET has 13 characters: one shorter than 16 can be guessed, "
+        "and with it anyone can forge GitHub's deliveries; use a random one (`openssl rand -hex "
+        "32` prints one)\n",
+    )
+    assert "hunter2" not in done.stdout + done.stderr
+    assert not (tmp_path / "redis").exists()  # refused before its Redis was started

@@ -101,7 +101,7 @@ def test_the_commands_read_the_file_and_the_environment_wins(
             {
                 "GITHUB_APP_ID": "4242",
                 "GITHUB_PRIVATE_KEY": key.private_pem,
-                "GITHUB_WEBHOOK_SECRET": "from-the-file",
+                "GITHUB_WEBHOOK_SECRET": "a-secret-from-the-file",
             }
         )
     )

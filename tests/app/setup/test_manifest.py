@@ -41,7 +41,10 @@ def test_the_app_subscribes_to_exactly_the_events_it_handles() -> None:
 
 
 def test_the_webhook_goes_to_the_servers_endpoint() -> None:
-    app = create_app(Settings(github_webhook_secret=SecretStr("s")), "redis://127.0.0.1:1")
+    app = create_app(
+        Settings(github_webhook_secret=SecretStr("a-webhook-secret-unused-here")),
+        "redis://127.0.0.1:1",
+    )
     scope = {"type": "http", "method": "POST", "path": load_manifest().webhook_path}
 
     assert any(route.matches(scope)[0] is Match.FULL for route in app.routes)

@@ -444,6 +444,14 @@ def test_a_redactor_without_secrets_still_knows_the_shapes() -> None:
     assert Redactor()(f"minted {TOKEN}") == f"minted {REDACTED}"
 
 
+def test_a_known_value_too_short_to_be_a_secret_leaves_ordinary_words_alone() -> None:
+    redact = Redactor(["a", "review", "sk-12345", WEBHOOK_SECRET])
+
+    line = f"a review of octo/shop#7 with sk-12345 signed by {WEBHOOK_SECRET}"
+
+    assert redact(line) == f"a review of octo/shop#7 with {REDACTED} signed by {REDACTED}"
+
+
 def test_configure_leaves_one_root_handler_that_every_logger_reaches(
     root: logging.Logger, key: AppKey
 ) -> None:
