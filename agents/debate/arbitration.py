@@ -87,7 +87,7 @@ class Arbitration:
         state = self.state
         threads = [t for t, _ in batch]
         blocks = [
-            *briefs.unit_briefs(state.unit),
+            *state.briefs,
             briefs.arbitration_brief(
                 batch,
                 state.policy.protected_paths,

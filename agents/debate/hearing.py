@@ -102,7 +102,7 @@ class Hearing:
             raise NotHeard(f"{finding_id} is not an open finding")
         names = state.panel.names
         tester = thread.raised_by if thread.raised_by in names else names[0]
-        blocks = [*briefs.unit_briefs(state.unit), reply_brief(thread, reply)]
+        blocks = [*state.briefs, reply_brief(thread, reply)]
         given: list[Evaluation] = []
         try:
             # No pairwise edge pays for it: the debate's edges are spent or closed. The

@@ -124,7 +124,7 @@ class ProofSteps:
                     Role.TESTER,
                     ToolName.EVALUATE_ANSWERS,
                     [
-                        *briefs.unit_briefs(state.unit),
+                        *state.briefs,
                         briefs.retest_brief(asked, tests=state.proofs.about),
                     ],
                     edges=[state.edge(tester)],

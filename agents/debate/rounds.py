@@ -128,7 +128,7 @@ class Rounds:
         state = self.state
         terms = state.proofs.terms
         blocks = [
-            *briefs.unit_briefs(state.unit),
+            *state.briefs,
             briefs.seed_brief(turn.allowance(), terms.command if terms else None),
         ]
         if state.summary is not None and state.wants_walkthrough():
@@ -227,7 +227,7 @@ class Rounds:
     def _answer_ask(self, pending: list[Thread]) -> Ask:
         state = self.state
         blocks = [
-            *briefs.unit_briefs(state.unit),
+            *state.briefs,
             briefs.answer_brief(
                 pending,
                 state.settled_unseen,
@@ -316,7 +316,7 @@ class Rounds:
         return Ask(
             Role.TESTER,
             ToolName.EVALUATE_ANSWERS,
-            [*briefs.unit_briefs(state.unit), brief],
+            [*state.briefs, brief],
             edges=[state.edge(tester)],
             round=state.round,
             subject=tuple(t.id for t in pending),

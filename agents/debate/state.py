@@ -8,7 +8,9 @@ made from it (:mod:`agents.debate.ending`).
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from agents.debate.briefs import unit_briefs
 from agents.debate.claims import same_finding
 from agents.debate.input_checks import InputChecks
 from agents.debate.intent_rules import Intents
@@ -17,6 +19,7 @@ from agents.debate.threads import Thread
 from agents.debate.turns import Turns
 from agents.diff import Diff, ReviewUnit
 from agents.failures.additions import Additions
+from agents.models.llm import PromptBlock
 from agents.outcome import SYSTEM_SPEAKER, Message, MessageKind, StopReason
 from agents.patches import changed_lines
 from agents.protocol import Citation, Finding, Patch, UnitWalkthrough, shown
@@ -119,6 +122,12 @@ class DebateState:
     @property
     def diff(self) -> Diff:
         return self.unit.diff
+
+    @cached_property
+    def briefs(self) -> tuple[PromptBlock, ...]:
+        """What every call of the debate reads first (:func:`agents.debate.briefs.unit_briefs`),
+        the same on each: made once."""
+        return tuple(unit_briefs(self.unit))
 
     def edge(self, tester: str) -> PairwiseBudget:
         """The budget between the coder and `tester`."""
