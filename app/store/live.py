@@ -41,6 +41,13 @@ from app.store.plans import (
 from app.store.records import ENDED, RunStatus, State, UnitStatus
 from app.store.redis_typing import reply, text
 
+EXPIRE_ALL = """
+for _, key in ipairs(KEYS) do
+    redis.call('expire', key, ARGV[1])
+end
+"""
+"""Each key given expires ARGV[1] seconds from now (a key that is not there: nothing)."""
+
 
 def worker_name() -> str:
     """This process, as states and heartbeats name it."""
@@ -174,12 +181,13 @@ class LiveRuns:
         return None if raw is None else State(text(raw))
 
     async def finish(self, run: str, state: State, units: int) -> None:
-        """Mark a run ended and let its keys expire soon."""
-        await self.set_run(run, RunStatus(state=state))
+        """Mark a run ended and let its keys expire soon, in one transaction: its keys in one
+        command, however many its units have."""
+        ending = keys.run_keys(run, units)
         async with self.redis.pipeline(transaction=True) as pipe:
+            _queue_run(pipe, run, RunStatus(state=state))
             pipe.zrem(keys.LIVE, run)
-            for key in keys.run_keys(run, units):
-                pipe.expire(key, keys.FINISHED_TTL)
+            pipe.eval(EXPIRE_ALL, len(ending), *ending, str(keys.FINISHED_TTL))
             await pipe.execute()
 
     # -- units ------------------------------------------------------------------------

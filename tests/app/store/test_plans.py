@@ -1,6 +1,7 @@
 """A run's plan on a real Redis: written in one round trip, the run active and its units
-waiting; what its units read beside their diffs is the same whether the run that planned
-them says it or a run picked up from their plans reads it back."""
+waiting, and the run ended in one round trip, its keys left to expire soon; what its units
+read beside their diffs is the same whether the run that planned them says it or a run
+picked up from their plans reads it back."""
 
 from dataclasses import replace
 
@@ -12,7 +13,7 @@ from app.store import keys
 from app.store.live import LiveRuns
 from app.store.packed import pack
 from app.store.plans import readings_of
-from app.store.records import State
+from app.store.records import State, UnitStatus
 from tests.kits.store import ServerCounts
 from tests.scenarios.reviews import planned
 
@@ -94,3 +95,27 @@ async def test_a_unit_plan_written_with_its_diff_as_text_reads_the_same(redis: A
 
     assert read is not None
     assert read.review_unit().diff == units[0].diff
+
+
+async def test_a_finished_run_leaves_the_live_runs_and_its_keys_expire_soon_in_one_round_trip(
+    redis: ArqRedis, counts: ServerCounts
+) -> None:
+    diff = Diff.parse(DIFF)
+    plan = await planned(redis, "run-ended", diff, diff.units(max_tokens=1))
+    live = LiveRuns(redis, 60.0)
+    await live.set_unit("run-ended", UnitStatus(number=1, state=State.COMPLETE))
+    kept = [key for key in keys.run_keys("run-ended", plan.units) if await redis.exists(key)]
+    assert "run-ended" in await live.live_runs()
+    before = await counts.received()
+
+    await live.finish("run-ended", State.COMPLETE, plan.units)
+
+    after = await counts.received()
+    assert after.reads - before.reads - 1 == 1  # one of them is the count's own reading
+    assert "run-ended" not in await live.live_runs()
+    status = await live.run_status("run-ended")
+    assert status is not None
+    assert status.state is State.COMPLETE
+    assert len(kept) > plan.units  # the run's own keys and each unit's
+    for key in kept:
+        assert 0 < await redis.ttl(key) <= keys.FINISHED_TTL, key
