@@ -43,7 +43,8 @@ _GUESSED = {
     "tiebreak_link_secret": "sign links to the transcripts",
     "tiebreak_metrics_token": "read the metrics",
 }
-"""What a guessed secret lets anyone do, by setting."""
+"""What a guessed secret lets anyone do, by setting: the settings held to
+:data:`MIN_SECRET_CHARS`."""
 
 
 class SettingsError(TiebreakError):
@@ -270,7 +271,7 @@ class Settings(BaseSettings):
             raise ValueError("must divide 60 (the janitor runs at fixed seconds of each minute)")
         return value
 
-    @field_validator("github_webhook_secret", "tiebreak_link_secret", "tiebreak_metrics_token")
+    @field_validator(*_GUESSED)
     @classmethod
     def _secret_is_long_enough(
         cls, value: SecretStr | None, info: ValidationInfo
