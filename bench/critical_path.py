@@ -13,11 +13,14 @@ fake GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
 
 Wall time is from queueing the review to the fake GitHub answering the request that completed
 its check run. The LLM critical path is the largest, over units, of the sum of that unit's
-model call durations as the model saw them. `--reviews` reviews run one after another; each
-must complete with one check run and one review, and make 5 model calls a unit, or the run
-exits non-zero. The ratio is a figure: missing its goal does not fail the run. Beside it, what
-the redis-server received over the reviews (its `INFO stats`, read before and after them), per
-model call: commands, and reads of a client's socket (a pipeline or a transaction is one).
+model call durations as the model saw them. `--reviews` warm reviews run one after another,
+after one more that warms the worker up and is not counted: the worker starts with it, so it
+waits for the worker's own start (a first review's time is `bench.first_review`'s). Each
+review, the first too, must complete with one check run and one review, and make 5 model
+calls a unit, or the run exits non-zero. The ratio is a figure: missing its goal does not fail
+the run. Beside it, what the redis-server received over the warm reviews (its `INFO stats`,
+read before and after them), per model call: commands, and reads of a client's socket (a
+pipeline or a transaction is one).
 
     uv run python -m bench.critical_path [--units 20] [--latency 0.2] [--reviews 3]
         [--github-latency 0] [--before DIR]
@@ -188,36 +191,47 @@ async def _review_each(
     refs: Sequence[PullRequestRef],
     units: int,
     latency: float,
-) -> list[Review]:
-    """Review each pull request in turn on one worker with a slot for every unit."""
+) -> tuple[list[Review], Traffic]:
+    """Review each pull request in turn on one worker with a slot for every unit, the first
+    as the worker starts; return the other reviews, and what Redis received during them."""
     model = PacedModel(two_rounds, latency)
     deps = worker_setup(github, key, model, unit_concurrency=units, unit_tokens=UNIT_TOKENS)
-    reviews = []
+    first, *warm = refs
     async with background_worker(deps, redis_url):
-        for ref in refs:
-            done = len(model.calls)
-            queued = (await enqueue(redis_url, [ref]))[ref.head_sha]
-            try:
-                async with asyncio.timeout(TIMEOUT):
-                    await github.until_completed([ref.head_sha])
-            except TimeoutError:
-                raise BenchmarkFailed(f"review #{ref.number} did not complete") from None
-            calls = model.calls[done:]
-            if len(calls) != units * CALLS_PER_UNIT:
-                raise BenchmarkFailed(
-                    f"review #{ref.number} made {len(calls)} model calls, not "
-                    f"{CALLS_PER_UNIT} for each of {units} units"
-                )
-            reviews.append(Review(queued, github.completed[ref.head_sha], calls))
-    return reviews
+        await _review(github, model, redis_url, first, units)
+        before = await asyncio.to_thread(Traffic.of, redis_url)
+        reviews = [await _review(github, model, redis_url, ref, units) for ref in warm]
+        traffic = await asyncio.to_thread(Traffic.of, redis_url) - before
+    return reviews, traffic
+
+
+async def _review(
+    github: TimedGitHub, model: PacedModel, redis_url: str, ref: PullRequestRef, units: int
+) -> Review:
+    """Queue the review of `ref` and wait until its check run has completed."""
+    done = len(model.calls)
+    queued = (await enqueue(redis_url, [ref]))[ref.head_sha]
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            await github.until_completed([ref.head_sha])
+    except TimeoutError:
+        raise BenchmarkFailed(f"review #{ref.number} did not complete") from None
+    calls = model.calls[done:]
+    if len(calls) != units * CALLS_PER_UNIT:
+        raise BenchmarkFailed(
+            f"review #{ref.number} made {len(calls)} model calls, not "
+            f"{CALLS_PER_UNIT} for each of {units} units"
+        )
+    return Review(queued, github.completed[ref.head_sha], calls)
 
 
 def measure(
     units: int, latency: float, count: int, github_latency: float = 0.0
 ) -> tuple[list[Review], Traffic]:
-    """Open the pull requests, review them one after another, check what was published;
-    return the reviews and what Redis received meanwhile. `github_latency`: seconds the fake
-    GitHub waits before each answer."""
+    """Open `count` pull requests and one more, review them one after another (the one more
+    first, as the worker starts), check what was published; return the `count` warm reviews
+    and what Redis received during them. `github_latency`: seconds the fake GitHub waits
+    before each answer."""
     files = changed_files(units)
     diff = git_diff(files)
     found = len(Diff.parse(diff).units(UNIT_TOKENS))
@@ -232,14 +246,12 @@ def measure(
         github.latency = github_latency
         refs = open_pulls(
             github,
-            range(1, count + 1),
+            range(1, count + 2),
             diff,
             base_files={path: before for path, (before, _) in files.items()},
             head_files={path: after for path, (_, after) in files.items()},
         )
-        before = Traffic.of(store.url)
-        reviews = asyncio.run(_review_each(github, key, store.url, refs, units, latency))
-        traffic = Traffic.of(store.url) - before
+        reviews, traffic = asyncio.run(_review_each(github, key, store.url, refs, units, latency))
         problems = publication_problems(github, refs, CONCLUSION)
     if problems:
         raise BenchmarkFailed("; ".join(problems))
@@ -263,8 +275,9 @@ def report(
         "after calls",
     )
     lines = [
-        f"{len(reviews)} reviews, one after another, of {units} units each (a file each), on "
-        f"one worker with {units} unit slots; {CALLS_PER_UNIT} model calls a unit (2 rounds), "
+        f"{len(reviews)} warm reviews, one after another (after one as the worker started, not "
+        f"counted), of {units} units each (a file each), on one worker with {units} unit slots; "
+        f"{CALLS_PER_UNIT} model calls a unit (2 rounds), "
         f"each a scripted model taking {latency * 1000:g} ms"
         + (f"; GitHub answering after {github_latency * 1000:g} ms" if github_latency else ""),
         "",
@@ -295,11 +308,13 @@ def report(
         "the first model call; unit starts: first unit's first call → last unit's first call; "
         "calls span: first call → last call's end; after calls: last "
         "call's end → check run completed; Redis: what its server received over the reviews, "
-        "everything of the App's included (queue, coordinators, units), over their model calls; "
+        "everything of the App's included (queue, coordinators, units), over the warm "
+        "reviews' model calls; "
         "a read is one round trip",
         "",
-        f"verified: each review completed once (one check run, completed {CONCLUSION}, and one "
-        f"review) after {CALLS_PER_UNIT} model calls on each of its {units} units",
+        f"verified: each review, the first too, completed once (one check run, completed "
+        f"{CONCLUSION}, and one review) after {CALLS_PER_UNIT} model calls on each of its {units} "
+        "units",
     ]
     return "\n".join(lines)
 
@@ -308,7 +323,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--units", type=positive, default=20)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
-    parser.add_argument("--reviews", type=positive, default=3, help="reviews, one after another")
+    parser.add_argument(
+        "--reviews", type=positive, default=3, help="warm reviews, one after another"
+    )
     parser.add_argument(
         "--github-latency", type=float, default=0.0, help="seconds GitHub takes to answer"
     )
