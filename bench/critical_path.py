@@ -31,7 +31,8 @@ then grow by it once for each request that waits on another (the ratio's goal is
 
 `--before DIR` runs the same benchmark of another checkout (`git archive main | tar -x -C
 DIR`), in a process of its own on this interpreter and its libraries, before this one's: the
-two taking turns, each printed.
+two taking turns, each printed. A checkout whose benchmark has no review to warm the worker up
+prints its first review, the worker's start in it, among the others, and in its median.
 """
 
 import argparse
