@@ -14,8 +14,8 @@ fake GitHub (a real HTTP server on 127.0.0.1, in a thread of this process).
 Wall time is from queueing the review to the fake GitHub answering the request that completed
 its check run. The LLM critical path is the largest, over units, of the sum of that unit's
 model call durations as the model saw them. `--reviews` warm reviews run one after another,
-after one more that warms the worker up and is not counted: the worker starts with it, so it
-waits for the worker's own start (a first review's time is `bench.first_review`'s). Each
+after one more that the worker starts with: printed first, its time holds the worker's own
+start, so it is left out of the median (a first review's time is `bench.first_review`'s). Each
 review, the first too, must complete with one check run and one review, and make 5 model
 calls a unit, or the run exits non-zero. The ratio is a figure: missing its goal does not fail
 the run. Beside it, what the redis-server received over the warm reviews (its `INFO stats`,
@@ -169,6 +169,16 @@ class Review:
 
 
 @dataclass(frozen=True, slots=True)
+class Measured:
+    """A run's reviews: the first, as the worker started, and the warm ones after it; and what
+    Redis received during the warm ones."""
+
+    first: Review
+    reviews: list[Review]
+    traffic: "Traffic"
+
+
+@dataclass(frozen=True, slots=True)
 class Traffic:
     """What the redis-server received: commands processed, and reads of clients' sockets."""
 
@@ -192,18 +202,18 @@ async def _review_each(
     refs: Sequence[PullRequestRef],
     units: int,
     latency: float,
-) -> tuple[list[Review], Traffic]:
+) -> Measured:
     """Review each pull request in turn on one worker with a slot for every unit, the first
-    as the worker starts; return the other reviews, and what Redis received during them."""
+    as the worker starts."""
     model = PacedModel(two_rounds, latency)
     deps = worker_setup(github, key, model, unit_concurrency=units, unit_tokens=UNIT_TOKENS)
     first, *warm = refs
     async with background_worker(deps, redis_url):
-        await _review(github, model, redis_url, first, units)
+        started = await _review(github, model, redis_url, first, units)
         before = await asyncio.to_thread(Traffic.of, redis_url)
         reviews = [await _review(github, model, redis_url, ref, units) for ref in warm]
         traffic = await asyncio.to_thread(Traffic.of, redis_url) - before
-    return reviews, traffic
+    return Measured(started, reviews, traffic)
 
 
 async def _review(
@@ -226,13 +236,10 @@ async def _review(
     return Review(queued, github.completed[ref.head_sha], calls)
 
 
-def measure(
-    units: int, latency: float, count: int, github_latency: float = 0.0
-) -> tuple[list[Review], Traffic]:
+def measure(units: int, latency: float, count: int, github_latency: float = 0.0) -> Measured:
     """Open `count` pull requests and one more, review them one after another (the one more
-    first, as the worker starts), check what was published; return the `count` warm reviews
-    and what Redis received during them. `github_latency`: seconds the fake GitHub waits
-    before each answer."""
+    first, as the worker starts), check what was published. `github_latency`: seconds the
+    fake GitHub waits before each answer."""
     files = changed_files(units)
     diff = git_diff(files)
     found = len(Diff.parse(diff).units(UNIT_TOKENS))
@@ -252,20 +259,14 @@ def measure(
             base_files={path: before for path, (before, _) in files.items()},
             head_files={path: after for path, (_, after) in files.items()},
         )
-        reviews, traffic = asyncio.run(_review_each(github, key, store.url, refs, units, latency))
+        measured = asyncio.run(_review_each(github, key, store.url, refs, units, latency))
         problems = publication_problems(github, refs, CONCLUSION)
     if problems:
         raise BenchmarkFailed("; ".join(problems))
-    return reviews, traffic
+    return measured
 
 
-def report(
-    reviews: Sequence[Review],
-    traffic: Traffic,
-    units: int,
-    latency: float,
-    github_latency: float = 0.0,
-) -> str:
+def report(measured: Measured, units: int, latency: float, github_latency: float = 0.0) -> str:
     columns = (
         "wall",
         "critical path",
@@ -275,16 +276,17 @@ def report(
         "calls span",
         "after calls",
     )
+    reviews, traffic = measured.reviews, measured.traffic
     lines = [
-        f"{len(reviews)} warm reviews, one after another (after one as the worker started, not "
-        f"counted), of {units} units each (a file each), on one worker with {units} unit slots; "
-        f"{CALLS_PER_UNIT} model calls a unit (2 rounds), "
+        f"{_count(len(reviews), 'warm review')}, one after another, after the first (as the "
+        f"worker started, not counted), of {units} units each (a file each), on one worker with "
+        f"{units} unit slots; {CALLS_PER_UNIT} model calls a unit (2 rounds), "
         f"each a scripted model taking {latency * 1000:g} ms"
         + (f"; GitHub answering after {github_latency * 1000:g} ms" if github_latency else ""),
         "",
         f"{'review':8}" + "".join(f"{c:>14}" for c in columns),
     ]
-    for n, review in enumerate(reviews, 1):
+    for n, review in [("first", measured.first), *enumerate(reviews, 1)]:
         figures = (
             review.wall,
             review.critical_path,
@@ -320,6 +322,10 @@ def report(
     return "\n".join(lines)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--units", type=positive, default=20)
@@ -341,8 +347,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         command = [sys.executable, "-m", "bench.critical_path", *own]
         subprocess.run(command, cwd=args.before.resolve(), check=True)
         print("\nafter (this checkout):")
-    reviews, traffic = measure(args.units, args.latency, args.reviews, args.github_latency)
-    print(report(reviews, traffic, args.units, args.latency, args.github_latency))
+    measured = measure(args.units, args.latency, args.reviews, args.github_latency)
+    print(report(measured, args.units, args.latency, args.github_latency))
 
 
 if __name__ == "__main__":
