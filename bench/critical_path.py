@@ -169,16 +169,6 @@ class Review:
 
 
 @dataclass(frozen=True, slots=True)
-class Measured:
-    """A run's reviews: the first, as the worker started, and the warm ones after it; and what
-    Redis received during the warm ones."""
-
-    first: Review
-    reviews: list[Review]
-    traffic: "Traffic"
-
-
-@dataclass(frozen=True, slots=True)
 class Traffic:
     """What the redis-server received: commands processed, and reads of clients' sockets."""
 
@@ -193,6 +183,16 @@ class Traffic:
 
     def __sub__(self, earlier: "Traffic") -> "Traffic":
         return Traffic(self.commands - earlier.commands, self.reads - earlier.reads)
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """A run's reviews: the first, as the worker started, and the warm ones after it; and what
+    Redis received during the warm ones."""
+
+    first: Review
+    reviews: list[Review]
+    traffic: Traffic
 
 
 async def _review_each(
