@@ -11,8 +11,8 @@ from dataclasses import replace
 from datetime import datetime
 
 from app.bodies import LIMIT, Annotation, AnnotationLevel, Conclusion
+from app.publishing import check_run_text
 from app.publishing import markdown as md
-from app.publishing import text
 from app.publishing.markers import SUMMARY_MARKER
 from app.publishing.publication import (
     ANNOTATIONS_PER_REQUEST,
@@ -30,7 +30,9 @@ def failed(reason: str, *, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.FAILURE,
         title="Tiebreak could not finish this review",
-        summary=text.failure(reason, run_id=run.run_id, sha=run.head_sha, details_url=details),
+        summary=check_run_text.failure(
+            reason, run_id=run.run_id, sha=run.head_sha, details_url=details
+        ),
     )
 
 
@@ -43,7 +45,7 @@ def superseded(newer_sha: str, *, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.CANCELLED,
         title=f"Superseded by a newer push ({newer})" if newer else "Superseded by a newer push",
-        summary=text.superseded(run_id=run.run_id, sha=run.head_sha, newer=newer),
+        summary=check_run_text.superseded(run_id=run.run_id, sha=run.head_sha, newer=newer),
     )
 
 
@@ -52,7 +54,7 @@ def stopped(login: str, *, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.CANCELLED,
         title=f"Stopped by @{login}"[:255],
-        summary=text.stopped(login, run_id=run.run_id, sha=run.head_sha),
+        summary=check_run_text.stopped(login, run_id=run.run_id, sha=run.head_sha),
     )
 
 
@@ -61,7 +63,7 @@ def timed_out(minutes: int, *, run_id: str, head_sha: str) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.TIMED_OUT,
         title="The review did not finish",
-        summary=text.timed_out(minutes, run_id=run_id, sha=head_sha),
+        summary=check_run_text.timed_out(minutes, run_id=run_id, sha=head_sha),
     )
 
 
@@ -70,14 +72,14 @@ def resolved(login: str, summary: str) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.SUCCESS,
         title=f"Resolved by @{login}"[:255],
-        summary=text.resolved(login, summary)[:LIMIT],
+        summary=check_run_text.resolved(login, summary)[:LIMIT],
     )
 
 
 def resolved_summary(login: str, publication: Publication) -> str:
     """The summary comment of a finished run whose open findings a person accepted."""
     _, body = publication.summary.split("\n", 1)
-    return f"{SUMMARY_MARKER}\n{text.resolved(login, body)}"[:LIMIT]
+    return f"{SUMMARY_MARKER}\n{check_run_text.resolved(login, body)}"[:LIMIT]
 
 
 def disabled(*, run: RunInfo) -> CheckRunResult:
@@ -85,7 +87,7 @@ def disabled(*, run: RunInfo) -> CheckRunResult:
     return CheckRunResult(
         conclusion=Conclusion.SKIPPED,
         title="Tiebreak is turned off for this repository",
-        summary=text.disabled(run_id=run.run_id),
+        summary=check_run_text.disabled(run_id=run.run_id),
     )
 
 
@@ -97,7 +99,7 @@ def daily_budget_reached(
     return CheckRunResult(
         conclusion=Conclusion.NEUTRAL,
         title="Daily budget reached",
-        summary=text.daily_budget_reached(
+        summary=check_run_text.daily_budget_reached(
             spent=spent, cap=cap, resets_at=resets_at, run_id=run.run_id, sha=run.head_sha
         ),
     )

@@ -5,7 +5,6 @@ Every piece of model- or author-written text goes through :mod:`app.publishing.m
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
@@ -22,7 +21,7 @@ from app.publishing.finding_text import (
     stands,
     vote,
 )
-from app.publishing.markdown import cell, code, inline, prose
+from app.publishing.markdown import cell, code, inline
 from app.publishing.markers import ANSWERED_MARKER, REOPENED_MARKER, marker
 from app.publishing.publication import Conversation, GoneFinding
 
@@ -310,70 +309,6 @@ def spend(*, spent: int, ceiling: int, daily_remaining: int, daily_cap: int) -> 
 def every_finding(entries: Sequence[FindingEntry]) -> list[str]:
     """A check run's text: every finding in full."""
     return ["## Every finding\n\n", *map(section, entries)] if entries else []
-
-
-def failure(reason: str, *, run_id: str, sha: str, details_url: str | None) -> str:
-    link = f"\n\n[What the run did]({details_url})" if details_url else ""
-    return (
-        f"{marker(run_id)}\n"
-        f"Tiebreak could not finish its review of {code(sha[:7])}.\n\n"
-        f"**What went wrong**\n{prose(reason or 'no reason was recorded')}\n\n"
-        f"To try again, comment `/tiebreak review` on this pull request.{link}"
-    )
-
-
-def superseded(*, run_id: str, sha: str, newer: str | None) -> str:
-    commit = f"A newer commit, {code(newer)}," if newer else "A newer commit"
-    return (
-        f"{marker(run_id)}\n"
-        f"{commit} was pushed while Tiebreak was reviewing {code(sha[:7])}, so this review "
-        "stopped. The newer commit gets a review of its own."
-    )
-
-
-def stopped(login: str, *, run_id: str, sha: str) -> str:
-    return (
-        f"{marker(run_id)}\n"
-        f"{prose('@' + login)} stopped Tiebreak's review of {code(sha[:7])} with "
-        "`/tiebreak stop`. Comment `/tiebreak review` to review it again."
-    )
-
-
-def timed_out(minutes: int, *, run_id: str, sha: str) -> str:
-    return (
-        f"{marker(run_id)}\n"
-        f"Tiebreak's review of {code(sha[:7])} was still not finished {minutes} minutes after "
-        "it started, so its worker most likely stopped or was restarted mid-review. Nothing was "
-        "posted for it. Comment `/tiebreak review` to review this commit again."
-    )
-
-
-def resolved(login: str, summary: str) -> str:
-    """A finished run's summary with a person's acceptance recorded on top of it."""
-    return (
-        f"**Resolved by {prose('@' + login)}**: the open findings below were accepted as they "
-        f"are.\n\n{summary}"
-    )
-
-
-def disabled(*, run_id: str) -> str:
-    return (
-        f"{marker(run_id)}\n"
-        "This repository's `.github/tiebreak.yml` (as of the pull request's base commit) sets "
-        "`enabled: false`, so Tiebreak did not review this pull request."
-    )
-
-
-def daily_budget_reached(
-    *, spent: int, cap: int, resets_at: datetime, run_id: str, sha: str
-) -> str:
-    return (
-        f"{marker(run_id)}\n"
-        f"This installation's reviews have spent {spent:,} of their {cap:,} billed tokens for "
-        f"today, so Tiebreak did not review {code(sha[:7])} and called no model. The allowance "
-        f"resets at {resets_at:%Y-%m-%d %H:%M} UTC; after that, comment `/tiebreak review` or "
-        "push a commit for a review."
-    )
 
 
 def truncation_note(details_url: str | None) -> Callable[[int], str]:
