@@ -1,7 +1,8 @@
 """What the check run says of a run that did not publish a review — it failed, a newer commit
 superseded it, a person stopped it, it timed out, the config turns Tiebreak off, the day's
-tokens are spent — and of a run whose open findings a person accepted
-(:mod:`app.publishing.check_runs` makes the check runs).
+tokens are spent — and what a person's `/tiebreak resolve` puts on top of a finished run's
+summary, in its check run and its summary comment (:mod:`app.publishing.check_runs` makes
+both).
 """
 
 from datetime import datetime
