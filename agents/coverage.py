@@ -20,6 +20,7 @@ from agents.debate.prompts import SYSTEM, role_brief
 from agents.diff import ReviewUnit
 from agents.models.llm import CACHE_READ_PRICE, CACHE_WRITE_PRICE, LLMRequest, Role
 from agents.protocol import TESTED_TOOLS, TOOLS, ToolName
+from agents.wording import counted
 from policies.debate import DebatePolicy
 
 TYPICAL_ROUNDS = 2
@@ -65,11 +66,11 @@ class CostEstimate(BaseModel):
 
     def describe(self) -> str:
         """One line for a person about to start the review."""
-        files = _count(self.files + len(self.binary), "file")
+        files = counted(self.files + len(self.binary), "file")
         if self.binary:
             files += f" ({len(self.binary)} binary, not reviewed)"
         line = (
-            f"{_count(len(self.units), 'unit')} of {files} · about "
+            f"{counted(len(self.units), 'unit')} of {files} · about "
             f"{self.tokens:,} billed tokens expected against a ceiling of {self.ceiling:,}"
         )
         covered = self.covered
@@ -124,7 +125,3 @@ def _unit(unit: ReviewUnit, policy: DebatePolicy, tests: bool) -> UnitEstimate:
         first_call=first,
         tokens=testers * first + later_calls * later,
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

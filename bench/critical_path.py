@@ -52,6 +52,7 @@ import redis
 from agents.diff import Diff
 from agents.models.llm import LLMRequest
 from agents.protocol import ToolName
+from agents.wording import counted
 from app.events import PullRequestRef
 from app.store.embedded import EmbeddedRedis
 from bench.fleet import (
@@ -278,7 +279,7 @@ def report(measured: Measured, units: int, latency: float, github_latency: float
     )
     reviews, traffic = measured.reviews, measured.traffic
     lines = [
-        f"{_count(len(reviews), 'warm review')}, one after another, after the first (as the "
+        f"{counted(len(reviews), 'warm review')}, one after another, after the first (as the "
         f"worker started, not counted), of {units} units each (a file each), on one worker with "
         f"{units} unit slots; {CALLS_PER_UNIT} model calls a unit (2 rounds), "
         f"each a scripted model taking {latency * 1000:g} ms"
@@ -320,10 +321,6 @@ def report(measured: Measured, units: int, latency: float, github_latency: float
         "units",
     ]
     return "\n".join(lines)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def main(argv: Sequence[str] | None = None) -> None:

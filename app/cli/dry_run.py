@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.coverage import CostEstimate
 from agents.diff import Diff, DiffFile, ReviewUnit
+from agents.wording import counted
 from app.cli.printable import json_text, printable
 
 DRY_RUN = "Dry run: no model is called, nothing is billed."
@@ -68,10 +69,10 @@ def plan_text(plan: DryRunPlan) -> str:
     """The plan as the terminal shows it."""
     lines = [click.style(DRY_RUN, bold=True), ""]
     for unit in plan.units:
-        head = f"Unit {unit.id} · {_count(len(unit.files), 'file')} · about {unit.tokens:,} "
+        head = f"Unit {unit.id} · {counted(len(unit.files), 'file')} · about {unit.tokens:,} "
         head += "billed tokens" + ("" if unit.reached else " · the ceiling may not reach it")
         lines.append(click.style(head, bold=True))
-        lines += [f"  {_plain(p)}: {_count(n, 'line')} changed" for p, n in unit.files.items()]
+        lines += [f"  {_plain(p)}: {counted(n, 'line')} changed" for p, n in unit.files.items()]
         if unit.reads:
             lines += ["  Reads beside the diff:", *(f"    {_plain(r)}" for r in unit.reads)]
         else:
@@ -124,7 +125,3 @@ def _why(file: DiffFile) -> str:
 
 def _plain(text: str) -> str:
     return printable(text, one_line=True)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -15,6 +15,7 @@ from typing import Self
 
 import click
 
+from agents.wording import counted
 from app.cli.exits import fail
 from app.evaluation.case_runner import spend_cap, stored_run
 from app.evaluation.cases import Case
@@ -55,11 +56,11 @@ class Plan:
     def __str__(self) -> str:
         kept = self.cases * self.configs - len(self.to_do)
         cap = "--budget" if self.budget else "each review's token ceiling"
-        runs = _count(len(self.to_do), "run") + (
+        runs = counted(len(self.to_do), "run") + (
             f", {kept} kept from an earlier run" if kept else ""
         )
         return (
-            f"{_count(self.cases, 'case')} under {_count(self.configs, 'configuration')}: "
+            f"{counted(self.cases, 'case')} under {counted(self.configs, 'configuration')}: "
             f"{runs} to do, billing at most {self.at_most:,} tokens ({cap})"
         )
 
@@ -116,7 +117,3 @@ class EvalProgress:
             self._bar.update(1, shown)
         else:
             click.echo(f"tiebreak: {self.done}/{self.total} · {shown}", err=True)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

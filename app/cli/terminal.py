@@ -13,6 +13,7 @@ from agents.outcome import Consensus, FindingOutcome, Resolution
 from agents.review import Review, Unreviewed
 from agents.verification import Evidence
 from agents.walkthrough import Walkthrough, walkthrough
+from agents.wording import counted
 from app.cli.printable import json_text, printable
 from app.publishing import proof_text
 from app.publishing.finding_text import STANDS, stands
@@ -57,7 +58,7 @@ class CallProgress:
 
     def spent(self) -> str:
         """What the calls so far cost, as the last line of each call says it."""
-        return f"{_count(self.calls, 'call')} · {self.tokens:,} billed tokens"
+        return f"{counted(self.calls, 'call')} · {self.tokens:,} billed tokens"
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         try:
@@ -232,10 +233,10 @@ def _totals(review: Review) -> str:
     for result in review.findings:
         counts[_TALLY[_verdict(result)]] += 1
     summary = ", ".join(f"{n} {words}" for words, n in counts.items() if n)
-    findings = _count(len(review.findings), "finding") + (f" ({summary})" if summary else "")
+    findings = counted(len(review.findings), "finding") + (f" ({summary})" if summary else "")
     line = (
-        f"{findings} · {_count(len(review.units), 'unit')} · {_count(review.rounds, 'round')} · "
-        f"{_count(review.calls, 'call')}, {review.failures()} · "
+        f"{findings} · {counted(len(review.units), 'unit')} · {counted(review.rounds, 'round')} · "
+        f"{counted(review.calls, 'call')}, {review.failures()} · "
         f"{review.billed:,} billed tokens ({by_role or 'none'})"
     )
     tested = [f.verification for f in review.findings if f.verification is not None]
@@ -248,9 +249,9 @@ def _totals(review: Review) -> str:
             more += f", {set_aside} {proof_text.NOT_RELEVANT}"
         changes = sum(1 for f in review.findings if f.behaviour_change)
         if changes:
-            more += f", {_count(changes, 'intended behaviour change')}"
+            more += f", {counted(changes, 'intended behaviour change')}"
         line += (
-            f"\nTests: {_count(len(tested), 'finding')} tested, {reproduced} reproduced"
+            f"\nTests: {counted(len(tested), 'finding')} tested, {reproduced} reproduced"
             f"{more} · {review.verification_seconds:.1f} s of test runs · about "
             f"{review.test_tokens:,} output tokens writing tests"
         )
@@ -267,7 +268,3 @@ def _colour(result: FindingOutcome) -> str:
     """The colour of a consensus and resolution: a finding that stands is open, but the
     testers agree on it."""
     return "magenta" if stands(result) else _RESOLUTION_COLOUR[result.resolution]
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from agents.outcome import FindingOutcome, Message, Resolution
 from agents.review import Review
+from agents.wording import counted
 from app.bodies import LIMIT
 from app.publishing import intent_text, proof_text
 from app.publishing.finding_text import (
@@ -143,14 +144,14 @@ def totals(review: Review) -> str:
     split = ", ".join(f"{n} {label}" for label, n in counts.items() if n)
     by_role = " · ".join(f"{role} {n:,}" for role, n in review.billed_by_role().items())
     text = (
-        f"**{_count(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
-        f"{_count(len(review.debated), 'unit')} · {_count(review.rounds, 'round')} · "
-        f"{_count(review.calls, 'call')} ({review.failures()}) · "
+        f"**{counted(len(review.findings), 'finding')}**{f' ({split})' if split else ''} · "
+        f"{counted(len(review.debated), 'unit')} · {counted(review.rounds, 'round')} · "
+        f"{counted(review.calls, 'call')} ({review.failures()}) · "
         f"{review.billed:,} billed tokens ({by_role or 'none'})"
     )
     dropped = sum(u.dropped_findings for u in review.debated)
     if dropped:
-        text += f" · {_count(dropped, 'finding')} over the proposal budget dropped"
+        text += f" · {counted(dropped, 'finding')} over the proposal budget dropped"
     return text + "\n\n"
 
 
@@ -231,12 +232,12 @@ def not_inline(entries: Sequence[FindingEntry], max_inline: int) -> list[str]:
 def scope(conversation: Conversation, sha: str) -> list[str]:
     """What this run reviewed, when it was not simply everything for the first time."""
     if conversation.since is not None:
-        files = _count(conversation.reviewed_files, "file")
+        files = counted(conversation.reviewed_files, "file")
         text = (
             f"_Reviewed {code(sha[:7])}: the {files} changed since {code(conversation.since[:7])}"
         )
         if conversation.carried:
-            text += f"; {_count(conversation.carried, 'earlier finding')} on unchanged code stand"
+            text += f"; {counted(conversation.carried, 'earlier finding')} on unchanged code stand"
         text += "._"
     elif conversation.why_full:
         text = (
@@ -246,7 +247,7 @@ def scope(conversation: Conversation, sha: str) -> list[str]:
         return []
     if conversation.dismissed:
         text += (
-            f" _{_count(conversation.dismissed, 'finding')} not raised again: a writer or "
+            f" _{counted(conversation.dismissed, 'finding')} not raised again: a writer or "
             "Tiebreak resolved its thread, or a writer marked it 👎._"
         )
     return [text + "\n\n"]
@@ -274,7 +275,7 @@ def review_intro(comments: int, *, run_id: str, sha: str) -> str:
     """The body of a run's review: its inline comments are the news; the summary has the rest."""
     return (
         f"{marker(run_id)}\n"
-        f"**Tiebreak** · {_count(comments, 'new finding')} on {code(sha[:7])}. Every finding on "
+        f"**Tiebreak** · {counted(comments, 'new finding')} on {code(sha[:7])}. Every finding on "
         "this pull request is in Tiebreak's summary comment, kept up to date.\n"
     )
 
@@ -333,7 +334,3 @@ def _footer(entry: FindingEntry) -> str:
 def _rounds(result: FindingOutcome) -> str:
     verb = "left open" if result.resolution is Resolution.OPEN else "closed"
     return f"{verb} in round {result.closed_in_round}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
