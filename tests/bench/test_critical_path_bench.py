@@ -13,7 +13,7 @@ from agents.debate.needs import AskModel
 from agents.diff import Diff
 from agents.models.llm import LLMRequest
 from bench import critical_path as bench
-from bench.fleet import PacedModel
+from bench.fleet import Call, PacedModel
 from policies.debate import DebatePolicy
 from tests.scenarios.debates import git_diff
 
@@ -42,21 +42,29 @@ def test_the_benchmark_prints_the_ratio_after_checking_the_review(
     ) in out
 
 
-def test_the_first_review_waits_for_the_workers_start_and_is_left_out_of_the_median(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    bench.main(["--units", "2", "--latency", "0.02", "--reviews", "1"])
+def test_the_first_review_is_printed_apart_and_left_out_of_the_median() -> None:
+    def review(before: float, calls: float) -> bench.Review:
+        # Two units, each with one call of `calls` seconds; the check run completes at once.
+        unit_calls = [Call(unit, before, before + calls) for unit in ("a.py", "b.py")]
+        return bench.Review(0.0, before + calls, unit_calls)
 
-    out = capsys.readouterr().out
-    assert out.startswith("1 warm review, one after another, after the first")
-    first, warm = (
-        [float(f) for f in figures.split()]
-        for figures in re.findall(r"^(?:first|1) +((?:[\d.]+ +){6}[\d.]+)$", out, re.MULTILINE)
+    # The first review waited 0.8 s for the worker to start; the warm ones waited 0.05 and 0.07.
+    measured = bench.Measured(
+        first=review(0.8, 0.1),
+        reviews=[review(0.05, 1.0), review(0.07, 1.0)],
+        traffic=bench.Traffic(commands=80, reads=40),
     )
-    # Before its first call, the first review waited for the worker to start.
-    assert first[3] > 2 * warm[3]
-    (median,) = re.findall(r"^wall / LLM critical path \(median\) +(\d+\.\d\d)", out, re.MULTILINE)
-    assert float(median) == pytest.approx(warm[2], abs=0.006)
+
+    out = bench.report(measured, units=2, latency=0.2)
+
+    assert out.startswith("2 warm reviews, one after another, after the first (as the worker")
+    rows = dict(re.findall(r"^(\w+) +((?:[\d.]+ +){6}[\d.]+)$", out, re.MULTILINE))
+    assert [float(f) for f in rows["first"].split()][:4] == [0.9, 0.1, 9.0, 0.8]
+    # The median of the warm reviews' 1.05 and 1.07, the first's 9.00 left out of it.
+    assert re.search(r"^wall / LLM critical path \(median\) +1\.06   goal", out, re.MULTILINE)
+    # Redis's traffic is the warm reviews' over their 4 calls.
+    assert re.search(r"^Redis commands per model call +20\.0$", out, re.MULTILINE)
+    assert re.search(r"^Redis reads per model call +10\.0$", out, re.MULTILINE)
 
 
 def test_each_file_of_the_pull_request_is_a_unit_of_its_own() -> None:
