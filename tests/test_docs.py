@@ -95,9 +95,10 @@ def shell_blocks(section: str) -> list[list[str]]:
 def test_the_readme_s_install_gives_a_tiebreak_that_reviews_a_diff_outside_the_clone(
     tmp_path: Path,
 ) -> None:
-    """The front page's first commands, run as written in the clone (offline, from the cache
-    `uv sync` filled, into a tool directory of the test's own), put a `tiebreak` on the PATH
-    that works in any directory: a diff piped to it there is planned (`--dry-run`, no key)."""
+    """The front page's first commands, run as written in the clone (into a tool directory of
+    the test's own; the install resolves against the package index, as a user's does, within
+    the lock's pins), put a `tiebreak` on the PATH that works in any directory: a diff piped to
+    it there is planned (`--dry-run`, no key)."""
     install, review = shell_blocks("Review a pull request in 60 seconds")
     assert any("uv tool install" in line for line in install)
     assert any("tiebreak review -" in line for line in review)
@@ -106,7 +107,6 @@ def test_the_readme_s_install_gives_a_tiebreak_that_reviews_a_diff_outside_the_c
         **os.environ,
         "UV_TOOL_DIR": str(tmp_path / "tools"),
         "UV_TOOL_BIN_DIR": str(bin_dir),
-        "UV_OFFLINE": "1",
         "UV_PYTHON": sys.executable,
         "UV_PYTHON_DOWNLOADS": "never",
     }
