@@ -123,11 +123,12 @@ class ReviewRun:
                 await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
 
     async def _start(self) -> str:
-        pull, self.context = await planning.configured(self.context, self.base_sha)
+        pull, self.context, diffing = await planning.configured(self.context, self.base_sha)
         quiet = planning.declined(self.context, pull, self.trigger)
         if quiet is not None:  # before any check run
+            await planning.dropped(diffing)
             return f"not reviewed: {quiet}"
-        context, reading = await planning.opened(self.context, pull)
+        context, reading = await planning.opened(self.context, pull, diffing)
         self.context = context
         planned = await planning.plan(context, pull, reading)
         if isinstance(planned, str):  # ended before a plan, its check run completed

@@ -2,15 +2,16 @@
 later steps read (:class:`app.review.run_context.RunContext`), made here or picked up from the
 plan of a coordinator that died.
 
-    pull request, config (base branch only) → does this event get a review? →
-    check run (in progress), and meanwhile the daily allowance, the diff and the run's
+    pull request, config (base branch only), and meanwhile the diff → does this event get
+    a review? → check run (in progress), and meanwhile the daily allowance and the run's
     scope, the diff split into units of its in-scope files, what their agents read (what
     the pull request says it does among it) and where the tests run →
     the policy → the plan
 
 An automatic review the config does not want (that event, that author, a draft) ends
-quietly, before any check run; a newer head, a config that turns Tiebreak off or a spent
-daily allowance completes the check run instead of planning. The diff is parsed and split
+quietly, before any check run (the diff asked for meanwhile is let go); a newer head, a config
+that turns Tiebreak off or a spent daily allowance completes the check run instead of
+planning. The diff is parsed and split
 into review units once, here (:class:`Cut`): each unit job reads only its own slice of the
 plan.
 """
@@ -18,8 +19,9 @@ plan.
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from dataclasses import replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
@@ -58,23 +60,53 @@ class Planned(NamedTuple):
     """Its review units, each with what its agents read beside it."""
 
 
-async def configured(run: RunStart, base_sha: str | None = None) -> tuple[PullRequest, RunStart]:
+Diffing = asyncio.Future[str]
+"""The pull request's diff, asked for beside the pull request itself."""
+
+
+class Configured(NamedTuple):
+    """What a run reads first: the pull request, the repository's config, and the diff."""
+
+    pull: PullRequest
+    """The pull request as GitHub has it."""
+    run: RunStart
+    """The run, with the repository's config and the config's problems."""
+    diffing: Diffing
+    """The pull request's diff, under way: :func:`opened` hands it to the plan's first reads,
+    or lets it go (:func:`dropped`) for a run that will not plan."""
+
+
+async def configured(run: RunStart, base_sha: str | None = None) -> Configured:
     """The pull request as GitHub has it, and `run` with the repository's config from the base
     commit, over its organisation's defaults (the change under review cannot rewrite its own
-    rules), and the config's problems. `base_sha`: the base commit the event that queued the
-    run named, whose config is read while the pull request is asked for (and read again at the
+    rules), and the config's problems; the diff is asked for meanwhile, a round trip fewer
+    before the first model call. `base_sha`: the base commit the event that queued the run
+    named, whose config is read while the pull request is asked for (and read again at the
     pull request's own base should that differ)."""
     github, ref = run.github, run.ref
-    if base_sha is None:
-        pull = await github.pull_request(ref)
-        config, problems = await repository_config(github, ref, pull.base_sha)
-    else:
-        pull, (config, problems) = await together(
-            github.pull_request(ref), repository_config(github, ref, base_sha)
-        )
-        if pull.base_sha != base_sha:
+    diffing = asyncio.ensure_future(github.diff(ref))
+    try:
+        if base_sha is None:
+            pull = await github.pull_request(ref)
             config, problems = await repository_config(github, ref, pull.base_sha)
-    return pull, replace(run, config=config, config_problems=tuple(problems))
+        else:
+            pull, (config, problems) = await together(
+                github.pull_request(ref), repository_config(github, ref, base_sha)
+            )
+            if pull.base_sha != base_sha:
+                config, problems = await repository_config(github, ref, pull.base_sha)
+    except BaseException:
+        await dropped(diffing)
+        raise
+    return Configured(pull, replace(run, config=config, config_problems=tuple(problems)), diffing)
+
+
+async def dropped(*reads: "asyncio.Future[Any]") -> None:
+    """Let go of reads under way that the run no longer needs: stopped, whatever they came to
+    (a diff's failure is no failure of a run that declined it)."""
+    for read in reads:
+        read.cancel()
+    await asyncio.gather(*reads, return_exceptions=True)
 
 
 def declined(run: RunStart, pull: PullRequest, trigger: str | None) -> str | None:
@@ -147,29 +179,35 @@ Reading = asyncio.Future[FirstReads]
 """The plan's first reads, under way."""
 
 
-async def opened(run: RunStart, pull: PullRequest) -> tuple[RunContext, Reading | None]:
+async def opened(
+    run: RunStart, pull: PullRequest, diffing: Diffing
+) -> tuple[RunContext, Reading | None]:
     """`run` with its check run open (:func:`app.review.check_run.opened`), and the plan's
     first reads under way meanwhile (against GitHub, whose check runs take it longer to make
     than a read, round trips fewer before the first model call) unless the run ends without a
-    plan whatever they say: a newer head, or a config that turns Tiebreak off. :func:`plan`
-    awaits them."""
+    plan whatever they say: a newer head, or a config that turns Tiebreak off (its diff is let
+    go). :func:`plan` awaits them. `diffing`: the diff, asked for with the pull request."""
     if pull.head_sha != run.ref.head_sha or not run.config.enabled:
+        await dropped(diffing)
         return await check_run.opened(run), None
-    reading = asyncio.ensure_future(_first_reads(run, pull))
+    reading = asyncio.ensure_future(_first_reads(run, pull, diffing))
     try:
         return await check_run.opened(run), reading
     except BaseException:
-        reading.cancel()
-        await asyncio.gather(reading, return_exceptions=True)
+        await dropped(reading, diffing)
         raise
 
 
-async def _first_reads(run: RunStart, pull: PullRequest) -> FirstReads:
-    """The allowance left, the diff and the scope; the diff parsed and split, and what its
-    units read beside it: none of it waits for the check run."""
+async def _first_reads(
+    run: RunStart, pull: PullRequest, diffing: Awaitable[str] | None = None
+) -> FirstReads:
+    """The allowance left, the diff (`diffing`, or asked for now) and the scope; the diff
+    parsed and split, and what its units read beside it: none of it waits for the check
+    run."""
     github, ref = run.github, run.ref
     allowance = run.deps.allowance(ref.installation_id)
-    remaining, text, scope = await together(allowance.remaining(), github.diff(ref), _scope(run))
+    diff = github.diff(ref) if diffing is None else diffing
+    remaining, text, scope = await together(allowance.remaining(), diff, _scope(run))
     cut = Cut.of(text, run, scope)
     if remaining < MIN_CEILING:  # the run ends at once: nothing is read for it
         return FirstReads(remaining, scope, cut, None)

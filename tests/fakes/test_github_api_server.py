@@ -19,6 +19,7 @@ from tests.fakes.github_api_kit import (
     APP_ID,
     BASE,
     DIFF,
+    DIFF_MEDIA,
     HEAD,
     INSTALLATION,
     NAME,
@@ -45,6 +46,22 @@ async def test_a_failure_can_be_injected_for_the_next_matching_requests(
     third = await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
 
     assert third.status_code == 200
+
+
+async def test_a_failure_can_be_injected_for_one_media_type_of_a_path(
+    fake: FakeGitHub, github: GitHub[AppInstallationAuthStrategy]
+) -> None:
+    fake.fail_next("GET", rf"/repos/{REPO}/pulls/\d+", 502, accept=DIFF_MEDIA)
+
+    pull = await github.rest.pulls.async_get(OWNER, NAME, NUMBER)
+    with pytest.raises(RequestFailed) as exc:
+        await github.rest.pulls.async_get(OWNER, NAME, NUMBER, headers={"Accept": DIFF_MEDIA})
+    diff = await github.rest.pulls.async_get(OWNER, NAME, NUMBER, headers={"Accept": DIFF_MEDIA})
+
+    # The pull request as JSON was not the diff: answered; the diff failed once.
+    assert payload(pull)["number"] == NUMBER
+    assert failure(exc)[0] == 502
+    assert diff.text == DIFF
 
 
 async def test_a_secondary_rate_limit_reaches_githubkit_with_its_retry_after(

@@ -39,6 +39,8 @@ GONE = REF.model_copy(update={"number": 4, "head_sha": "d" * 40})
 """The pull request from the fork that was deleted; its head branch is named `main`."""
 CONFIG = f"verify:\n  command: python3 {{test}}\n  workflow: {WORKFLOW}\n  timeout_minutes: 1\n"
 NOT_RUN = "Findings' tests were not run"
+GITHUB_JSON = "application/vnd.github+json"
+"""What githubkit asks GitHub for by default: a pull request as JSON, not its diff."""
 PROVEN = {
     **UNDEFINED,
     "reproduction": {"path": "test_refund.py", "content": "import app.payments\n"},
@@ -127,8 +129,11 @@ async def test_a_fork_named_as_the_repository_but_another_one_is_a_fork(
     answer = _pull_answer(github, GONE.number)
     namesake = {**answer["base"]["repo"], "id": answer["base"]["repo"]["id"] + 1}
     answer["head"]["repo"] = namesake
-    # The review reads the pull request once, before its diff (the same path).
-    github.fail_next("GET", rf"/repos/{REPO}/pulls/{GONE.number}", 200, body=answer)
+    # The review reads the pull request once as JSON (its diff, read beside it on the same
+    # path, is another media type).
+    github.fail_next(
+        "GET", rf"/repos/{REPO}/pulls/{GONE.number}", 200, body=answer, accept=GITHUB_JSON
+    )
 
     await review_from_webhook(github, key, redis_url, client, opened(GONE, head_repo=namesake))
 

@@ -101,6 +101,51 @@ async def test_the_config_is_read_at_the_event_s_base_while_the_pull_request_is_
     assert result == "neutral"
 
 
+async def test_the_diff_is_asked_for_while_the_pull_request_and_its_config_are_read(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    def diff_read() -> bool:
+        pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
+        return any(r.headers.get("accept") == DIFF_MEDIA_TYPE for r in pulls)
+
+    with github.holding("GET", rf"/repos/{REPO}/contents/\.github/tiebreak\.yml") as reading:
+        review = asyncio.create_task(run_review(github, key, redis_url, agreed(), base_sha=BASE))
+        assert await asyncio.to_thread(reading.wait, 30)
+        # GitHub has not answered the config yet: the diff is read meanwhile, not after it.
+        await until(diff_read)
+    result, _ = await review
+
+    assert result == "neutral"
+    # Asked for once: the plan reads the diff that came with the pull request.
+    pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
+    assert [r.headers.get("accept") == DIFF_MEDIA_TYPE for r in pulls].count(True) == 1
+
+
+async def test_an_event_the_config_declines_lets_the_diff_read_beside_it_go(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF, draft=True)
+    github.fail_next("GET", rf"/repos/{REPO}/pulls/{NUMBER}", 502, accept=DIFF_MEDIA_TYPE)
+    llm = agreed()
+
+    def diff_failed() -> bool:
+        pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
+        return any(r.headers.get("accept") == DIFF_MEDIA_TYPE and r.status == 502 for r in pulls)
+
+    with github.holding("GET", rf"/repos/{REPO}/contents/\.github/tiebreak\.yml"):
+        review = asyncio.create_task(
+            run_review(github, key, redis_url, llm, base_sha=BASE, trigger="opened")
+        )
+        # The diff asked for beside the config fails before the config declines the draft.
+        await until(diff_failed)
+    result, _ = await review
+
+    # No failure of a run that declined it: the draft is left quietly.
+    assert result == "not reviewed: drafts are reviewed once they are ready"
+    assert github.check_runs(REPO) == []
+    assert llm.requests == []
+
+
 async def test_a_base_that_moved_since_the_event_reads_the_config_at_the_pull_request_s_base(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:

@@ -281,7 +281,7 @@ class FakeGitHub(
                 malformed = True
         request = _Request(method, split.path, query, dict(headers), body)
         with self._lock:
-            fault = self._take_fault(method, split.path)
+            fault = self._take_fault(method, split.path, headers.get("accept"))
             if fault is None:
                 answer = self._answer(request, malformed)
             else:
@@ -310,8 +310,10 @@ class FakeGitHub(
         headers_out = [("x-github-media-type", "github.v3; format=json"), *answer.headers.items()]
         return Response(answer.status, answer.content_type, answer.payload(), headers_out)
 
-    def _take_fault(self, method: str, path: str) -> _Fault | None:
+    def _take_fault(self, method: str, path: str, accept: str | None) -> _Fault | None:
         for fault in self._faults:
+            if fault.accept is not None and fault.accept != accept:
+                continue
             if fault.every:
                 if method not in fault.methods or not fault.pattern.fullmatch(path):
                     continue

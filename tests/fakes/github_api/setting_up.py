@@ -418,9 +418,11 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
         times: int = 1,
         *,
         processed: bool = False,
+        accept: str | None = None,
     ) -> None:
         """Answer the next `times` requests whose method and path (without the query, as
-        sent) match with this error instead, before authentication or validation.
+        sent) match, and whose Accept header is `accept` if given (a pull request's diff, not
+        the pull request), with this error instead, before authentication or validation.
 
         `body` defaults to GitHub's shape for the status. With `processed`, the request
         first takes effect as usual and only the answer is replaced: a write that succeeded
@@ -439,5 +441,6 @@ class _Setup(_PullRequests, _Comments, _Auth, _GitStore):
                     dict(headers or {}),
                     times,
                     processed,
+                    accept=accept,
                 )
             )

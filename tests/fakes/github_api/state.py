@@ -127,6 +127,8 @@ class _Fault:
     methods: frozenset[str] = frozenset()
     """A lasting fault's methods (`method` is unused then)."""
     seen: int = 0
+    accept: str | None = None
+    """Only requests whose Accept header is this (a diff's media type, say); None: any."""
 
 
 @dataclass(frozen=True, slots=True)
