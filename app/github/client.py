@@ -44,6 +44,7 @@ from app.github.models import (
 from app.github.pool import ConnectionPool
 from app.github.retry import CappedRetry, CountedFailures
 from app.github.review_threads import resolve_thread, review_threads
+from app.github.tokens import InstallationAuth, InstallationTokens
 from app.telemetry.metrics import Metrics
 
 CHECK_RUN_NAME = "Tiebreak"
@@ -88,15 +89,18 @@ class GitHubApp:
             timeout=timeout,
             auto_retry=CountedFailures(self.metrics, decide),
             http_cache=False,
-            # Tokens are cached per App client, not in githubkit's module-wide default.
+            # The App's JWT is cached per App client, not in githubkit's module-wide default.
             cache_strategy=MemCacheStrategy(),
             async_transport=self._pool,
         )
         self.identity = AppIdentity(self._github)
         """The App's bot user, the author of everything it posts: looked up once."""
+        self.tokens = InstallationTokens(self._github)
+        """Its installations' access tokens, each asked for once at a time (and retried,
+        and counted, as the App's calls are)."""
 
     def installation(self, installation_id: int) -> "Installation":
-        client = self._github.with_auth(self._auth.as_installation(installation_id))
+        client = self._github.with_auth(InstallationAuth(self.tokens, installation_id))
         return Installation(client, self.identity, retry_backoff=self.retry_backoff)
 
     def keep_alive(self) -> None:

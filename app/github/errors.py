@@ -4,13 +4,13 @@ Nothing outside :mod:`app.github` sees githubkit's exceptions: each call of the 
 them into a :class:`GitHubError` that says what GitHub answered (its status, and its own
 message) or that no answer came, so callers decide by `status` alone.
 
-An installation's call first needs its access token, which githubkit asks for inside its
-httpx auth flow (`POST /app/installations/{id}/access_tokens`). GitHub's refusal there does
-not reach the caller as the `RequestFailed` it is: httpx's send raises it from the flow, and
-githubkit wraps whatever the send raises as a `RequestError`, as it does a connection that
-failed. Its `exc` (and `__cause__`) is the refusal, read here as :class:`TokenRefused`: the
-installation removed or suspended, or the App's key wrong. "GitHub could not be reached" is
-said of a request that got no answer, and of nothing else.
+An installation's call first needs its access token, which is asked for inside the call's
+httpx auth flow (`POST /app/installations/{id}/access_tokens`, :mod:`app.github.tokens`).
+GitHub's refusal there does not reach the caller as the `RequestFailed` it is: httpx's send
+raises it from the flow, and githubkit wraps whatever the send raises as a `RequestError`, as
+it does a connection that failed. Its `exc` (and `__cause__`) is the refusal, read here as
+:class:`TokenRefused`: the installation removed or suspended, or the App's key wrong. "GitHub
+could not be reached" is said of a request that got no answer, and of nothing else.
 """
 
 import functools

@@ -65,8 +65,10 @@ class CountedFailures:
     say whether to try again.
 
     githubkit hands every failure of a request to its retry decision — an error status, a
-    timeout, a failed connection, including the installation-token request its auth makes
-    first — whether or not the call is retried: the one place that sees them all.
+    timeout, a failed connection — whether or not the call is retried: the one place that
+    sees them all. An installation's token is asked for by the App's own client
+    (:mod:`app.github.tokens`), which counts (and retries) that request's failures; the calls
+    that waited for it fail with it, and are not counted again.
     """
 
     def __init__(self, metrics: Metrics, decide: RetryDecisionFunc | None) -> None:
@@ -74,18 +76,22 @@ class CountedFailures:
         self.decide = decide
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
-        self.metrics.inc(GITHUB_API_ERRORS, status=failure_status(exc))
+        if not _for_a_token(exc):
+            self.metrics.inc(GITHUB_API_ERRORS, status=failure_status(exc))
         return RetryOption(False) if self.decide is None else self.decide(exc, retry_count)
+
+
+def _for_a_token(exc: GitHubException) -> bool:
+    """Whether `exc` is a call's failure to get its installation's token: what the token's
+    own request raised (a refusal, a failed connection), raised from the call's auth flow
+    and wrapped by its send."""
+    return isinstance(exc, RequestError) and isinstance(exc.exc, GitHubException)
 
 
 def failure_status(exc: BaseException) -> str:
     """The status GitHub answered; `transport` for a timeout or a failed connection."""
     if isinstance(exc, RequestFailed):
         return str(exc.response.status_code)
-    if isinstance(exc, RequestError):
-        # A failed installation-token request reaches here wrapped by the client's send.
-        if isinstance(exc.exc, GitHubException):
-            return failure_status(exc.exc)
-        if isinstance(exc.exc, httpx.TransportError):
-            return "transport"
+    if isinstance(exc, RequestError) and isinstance(exc.exc, httpx.TransportError):
+        return "transport"
     return "other"

@@ -23,7 +23,7 @@ CALLED = {
         "async_list_workflow_run_artifacts",
         "async_list_workflow_runs",
     ),
-    "apps": ("async_get_authenticated",),
+    "apps": ("async_create_installation_access_token", "async_get_authenticated"),
     "checks": ("async_create", "async_get", "async_update"),
     "git": ("async_get_blob", "async_get_tree"),
     "issues": (
@@ -58,22 +58,11 @@ CALLED = {
 }
 """The REST endpoints the gateway calls, by githubkit's group and method names."""
 
-TOKEN_MODELS = ("AppInstallationsInstallationIdAccessTokensPostBody", "InstallationToken")
-"""The models githubkit's App authentication imports as it mints an installation's token."""
-LATEST = "githubkit_schemas.latest.models"
-"""Where githubkit's authentication imports them from."""
-
 
 def import_models(rest: Any) -> int:
     """Import the models the endpoints of :data:`CALLED` name, from `rest` (a client's
-    `rest` namespace), and those of an installation's token; how many. A name githubkit no
-    longer has is left to the call."""
-    try:
-        latest = importlib.import_module(LATEST)
-    except ImportError as exc:
-        log.warning("githubkit's models were not imported ahead: %s", exc)
-        return 0
-    imported = sum(getattr(latest, name, None) is not None for name in TOKEN_MODELS)
+    `rest` namespace); how many. A name githubkit no longer has is left to the call."""
+    imported = 0
     for group, methods in CALLED.items():
         client = getattr(rest, group)
         for method in methods:

@@ -1,6 +1,7 @@
 """What an installation's call raises when GitHub refuses its access token, over real
-githubkit against the fake GitHub: githubkit asks for the token inside its auth flow and
-wraps the refusal as it wraps a connection that failed; the gateway tells them apart."""
+githubkit against the fake GitHub: the token is asked for inside the call's auth flow and
+githubkit wraps the refusal as it wraps a connection that failed; the gateway tells them
+apart."""
 
 from collections.abc import Iterator
 

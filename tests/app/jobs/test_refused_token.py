@@ -2,8 +2,8 @@
 the fake GitHub, whose `POST /app/installations/{id}/access_tokens` answers 404 (the
 installation removed), 403 (suspended) or 401 (the App's key refused). The check run, when
 Tiebreak can still post it, and the job's result say so, not that GitHub could not be reached:
-githubkit asks for the token inside its auth flow and wraps GitHub's refusal there as a
-failure to send."""
+the token is asked for inside the call's auth flow, and githubkit wraps GitHub's refusal there
+as a failure to send."""
 
 import pytest
 

@@ -318,6 +318,9 @@ async def test_a_ruling_asked_for_later_counts_as_a_requested_arbitration(
         # Retried twice, then the review goes on: each failed attempt counts.
         ("GET", r"/repos/.*/contents/\.github/tiebreak\.yml", 502, 2, QUICK, "neutral"),
         ("POST", r"/repos/.*/check-runs", 403, 1, None, "failed"),
+        # The installation's token, which the calls sent at once all wait for: each of its
+        # failed requests counts once, however many calls it failed.
+        ("POST", r"/app/installations/\d+/access_tokens", 502, 2, QUICK, "neutral"),
     ],
 )
 async def test_github_api_errors_are_counted_by_status_for_every_failed_attempt(

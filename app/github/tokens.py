@@ -1,0 +1,121 @@
+"""An installation's access token, asked for once however many calls need it at the same time.
+
+githubkit's installation auth asks GitHub for a token whenever a request finds none in its
+cache, so the calls a job sends at once as it starts (the pull request, its config at the base
+and its organisation's, and its diff) each asked for one: four tokens where one does, for every
+installation each time its token expires. :class:`InstallationTokens` asks GitHub once (`POST
+/app/installations/{id}/access_tokens`, with the App's JWT), the calls that need the token
+meanwhile waiting for that answer, and keeps the token until a minute before it expires, as
+githubkit did; :class:`InstallationAuth` is the auth strategy githubkit runs for each request
+of an installation's client, handing it that token.
+
+A token GitHub refuses (the installation removed or suspended, the App's key wrong) fails the
+request that needed it as githubkit's own flow failed it: its `RequestFailed`, raised inside
+the request's auth flow, which :mod:`app.github.errors` reads as a refused token. Each call
+waiting for that answer gets the refusal; the next call asks again.
+"""
+
+import asyncio
+import functools
+import time
+from collections.abc import AsyncGenerator, Callable, Generator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from githubkit.auth.base import BaseAuthStrategy
+from pydantic import BaseModel
+
+from app.github.answers import read
+
+if TYPE_CHECKING:
+    from githubkit import GitHub, GitHubCore
+
+MARGIN = 60.0
+"""Seconds before its expiry that a token is no longer handed out (githubkit's own margin):
+a call that takes it then still has a minute to be answered."""
+
+
+class _Token(BaseModel):
+    """GitHub's answer to a request for an installation's token: the fields read."""
+
+    token: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    token: str
+    until: float
+    """When it is no longer handed out, on :attr:`InstallationTokens.clock`."""
+
+
+class InstallationTokens:
+    """The App's installation tokens in this process: one request to GitHub at a time for
+    each installation's, kept until :data:`MARGIN` seconds before it expires."""
+
+    def __init__(self, app: "GitHub[Any]", clock: Callable[[], float] = time.monotonic) -> None:
+        self._app = app
+        """The App's own client, which signs its requests with the App's JWT."""
+        self.clock = clock
+        self._held: dict[int, _Held] = {}
+        self._asking: dict[int, asyncio.Future[str]] = {}
+
+    async def token(self, installation_id: int) -> str:
+        """The installation's token: the one held, or the answer to the one request for it
+        under way (made now if none is)."""
+        held = self._held.get(installation_id)
+        if held is not None and self.clock() < held.until:
+            return held.token
+        asking = self._asking.get(installation_id)
+        # A request made on another event loop (a process that ran one, then another) is
+        # not awaited here.
+        if asking is None or asking.get_loop() is not asyncio.get_running_loop():
+            asking = asyncio.ensure_future(self._ask(installation_id))
+            self._asking[installation_id] = asking
+            asking.add_done_callback(functools.partial(self._answered, installation_id))
+        # A caller cancelled leaves the request to the others waiting for it.
+        return await asyncio.shield(asking)
+
+    async def _ask(self, installation_id: int) -> str:
+        response = await self._app.rest.apps.async_create_installation_access_token(installation_id)
+        answer = read(_Token, response)
+        left = (answer.expires_at - datetime.now(UTC)).total_seconds()
+        self._held[installation_id] = _Held(answer.token, self.clock() + left - MARGIN)
+        return answer.token
+
+    def _answered(self, installation_id: int, asking: "asyncio.Future[str]") -> None:
+        if self._asking.get(installation_id) is asking:
+            del self._asking[installation_id]
+        if not asking.cancelled():
+            asking.exception()  # each caller waiting got it; none left waiting is no loss
+
+
+@dataclass(frozen=True)
+class InstallationAuth(BaseAuthStrategy):
+    """githubkit's auth strategy for an installation's calls: each request carries the
+    installation's token from `tokens`."""
+
+    tokens: InstallationTokens
+    installation_id: int
+
+    def get_auth_flow(self, github: "GitHubCore[Any]") -> httpx.Auth:
+        return _TokenFlow(self.tokens, self.installation_id)
+
+
+class _TokenFlow(httpx.Auth):
+    def __init__(self, tokens: InstallationTokens, installation_id: int) -> None:
+        self._tokens = tokens
+        self._installation_id = installation_id
+
+    async def async_auth_flow(
+        self, request: httpx.Request
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        token = await self._tokens.token(self._installation_id)
+        request.headers["Authorization"] = f"token {token}"
+        yield request
+
+    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
+        raise RuntimeError("an installation's calls are made on an event loop")
+        yield request  # pragma: no cover - a generator, as httpx expects

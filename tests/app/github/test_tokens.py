@@ -1,0 +1,108 @@
+"""An installation's access token, over real githubkit against the fake GitHub: asked for once
+however many calls need it at the same time, kept until a minute before it expires."""
+
+import asyncio
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+import pytest
+
+from app.events import PullRequestRef
+from app.github.client import GitHubApp
+from app.github.errors import TokenRefused
+from app.github.tokens import MARGIN
+from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.fakes.github_api.constants import TOKEN_EXPIRES_AT
+
+REPO, NUMBER, INSTALLATION, APP_ID = "octo/shop", 7, 3, 42
+REF = PullRequestRef(
+    installation_id=INSTALLATION, owner="octo", repo="shop", number=NUMBER, head_sha="a" * 40
+)
+TOKENS = rf"/app/installations/{INSTALLATION}/access_tokens"
+
+
+@pytest.fixture
+def github(key: AppKey) -> Iterator[FakeGitHub]:
+    with FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as fake:
+        fake.add_installation(INSTALLATION, repos=[REPO])
+        fake.add_pull(REPO, NUMBER, head_sha="a" * 40, base_sha="b" * 40, diff="")
+        yield fake
+
+
+@pytest.fixture
+def app(github: FakeGitHub, key: AppKey) -> GitHubApp:
+    return GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False)
+
+
+def asked(github: FakeGitHub) -> int:
+    """How many times GitHub was asked for the installation's token."""
+    return len(github.requests_to("POST", TOKENS))
+
+
+async def test_calls_sent_at_once_ask_for_one_token(github: FakeGitHub, app: GitHubApp) -> None:
+    installation = app.installation(INSTALLATION)
+
+    # A job's first calls: the pull request and its diff, and another job's, at once.
+    pull, diff, again = await asyncio.gather(
+        installation.pull_request(REF),
+        installation.diff(REF),
+        app.installation(INSTALLATION).pull_request(REF),
+    )
+
+    assert (pull.number, diff, again.number) == (NUMBER, "", NUMBER)
+    assert asked(github) == 1
+
+
+async def test_a_token_is_asked_for_again_a_minute_before_it_expires(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    now = 0.0
+    app.tokens.clock = lambda: now
+    installation = app.installation(INSTALLATION)
+    await installation.pull_request(REF)
+    # What is left of the token as GitHub gave it, on the clock above (a few seconds' leeway
+    # for the time this test takes).
+    expires = datetime.strptime(TOKEN_EXPIRES_AT, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    left = (expires - datetime.now(UTC)).total_seconds()
+
+    now = left - MARGIN - 5
+    await installation.pull_request(REF)
+    assert asked(github) == 1
+
+    now = left - MARGIN + 5
+    await installation.pull_request(REF)
+    assert asked(github) == 2
+
+
+async def test_a_refused_token_fails_each_call_waiting_for_it_and_the_next_asks_again(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    github.fail_next("POST", TOKENS, 404)
+    installation = app.installation(INSTALLATION)
+
+    failed = await asyncio.gather(
+        installation.pull_request(REF), installation.diff(REF), return_exceptions=True
+    )
+
+    assert all(isinstance(f, TokenRefused) and f.answered == 404 for f in failed), failed
+    assert asked(github) == 1
+    pull = await installation.pull_request(REF)
+    assert pull.number == NUMBER
+    assert asked(github) == 2
+
+
+async def test_a_call_cancelled_while_the_token_is_asked_for_leaves_it_to_the_others(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    installation = app.installation(INSTALLATION)
+
+    with github.holding("POST", TOKENS) as asking:
+        first = asyncio.create_task(installation.pull_request(REF))
+        second = asyncio.create_task(installation.diff(REF))
+        assert await asyncio.to_thread(asking.wait, 30)
+        first.cancel()
+    diff = await second
+
+    assert diff == ""
+    assert first.cancelled()
+    assert asked(github) == 1
