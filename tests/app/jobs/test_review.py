@@ -38,6 +38,12 @@ def states(github: FakeGitHub) -> list[tuple[str, str | None]]:
     return check.states
 
 
+def diff_reads(github: FakeGitHub) -> list[int]:
+    """GitHub's status to each request for the pull request's diff so far."""
+    pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
+    return [r.status for r in pulls if r.headers.get("accept") == DIFF_MEDIA_TYPE]
+
+
 async def test_an_agreed_fix_lands_as_a_committable_suggestion(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
@@ -62,10 +68,6 @@ async def test_an_agreed_fix_lands_as_a_committable_suggestion(
 async def test_the_diff_and_the_changed_files_are_read_while_the_check_run_is_being_opened(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    def diff_read() -> bool:
-        pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
-        return any(r.headers.get("accept") == DIFF_MEDIA_TYPE for r in pulls)
-
     def files_read() -> bool:
         asked = github.requests_to("POST", "/graphql")
         return any(HEAD in json.dumps(r.body) and PAYMENTS in json.dumps(r.body) for r in asked)
@@ -75,7 +77,7 @@ async def test_the_diff_and_the_changed_files_are_read_while_the_check_run_is_be
         assert await asyncio.to_thread(opening.wait, 30)
         # GitHub has not answered the check run yet: the diff is asked for meanwhile, then
         # the files the agents read beside it, round trips fewer before the first model call.
-        await until(lambda: diff_read() and files_read())
+        await until(lambda: bool(diff_reads(github)) and files_read())
     result, _ = await review
 
     assert result == "neutral"
@@ -104,21 +106,16 @@ async def test_the_config_is_read_at_the_event_s_base_while_the_pull_request_is_
 async def test_the_diff_is_asked_for_while_the_pull_request_and_its_config_are_read(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
-    def diff_read() -> bool:
-        pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
-        return any(r.headers.get("accept") == DIFF_MEDIA_TYPE for r in pulls)
-
     with github.holding("GET", rf"/repos/{REPO}/contents/\.github/tiebreak\.yml") as reading:
         review = asyncio.create_task(run_review(github, key, redis_url, agreed(), base_sha=BASE))
         assert await asyncio.to_thread(reading.wait, 30)
         # GitHub has not answered the config yet: the diff is read meanwhile, not after it.
-        await until(diff_read)
+        await until(lambda: bool(diff_reads(github)))
     result, _ = await review
 
     assert result == "neutral"
     # Asked for once: the plan reads the diff that came with the pull request.
-    pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
-    assert [r.headers.get("accept") == DIFF_MEDIA_TYPE for r in pulls].count(True) == 1
+    assert diff_reads(github) == [200]
 
 
 async def test_an_event_the_config_declines_lets_the_diff_read_beside_it_go(
@@ -128,16 +125,12 @@ async def test_an_event_the_config_declines_lets_the_diff_read_beside_it_go(
     github.fail_next("GET", rf"/repos/{REPO}/pulls/{NUMBER}", 502, accept=DIFF_MEDIA_TYPE)
     llm = agreed()
 
-    def diff_failed() -> bool:
-        pulls = github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}")
-        return any(r.headers.get("accept") == DIFF_MEDIA_TYPE and r.status == 502 for r in pulls)
-
     with github.holding("GET", rf"/repos/{REPO}/contents/\.github/tiebreak\.yml"):
         review = asyncio.create_task(
             run_review(github, key, redis_url, llm, base_sha=BASE, trigger="opened")
         )
         # The diff asked for beside the config fails before the config declines the draft.
-        await until(diff_failed)
+        await until(lambda: diff_reads(github) == [502])
     result, _ = await review
 
     # No failure of a run that declined it: the draft is left quietly.
