@@ -7,7 +7,8 @@ installation each time its token expires. :class:`InstallationTokens` asks GitHu
 /app/installations/{id}/access_tokens`, with the App's JWT), the calls that need the token
 meanwhile waiting for that answer, and keeps the token until a minute before it expires, as
 githubkit did; :class:`InstallationAuth` is the auth strategy githubkit runs for each request
-of an installation's client, handing it that token.
+of an installation's client, handing it that token (a request sent to another host than the
+API's, none: httpx drops it from a redirect to one).
 
 A token GitHub refuses (the installation removed or suspended, the App's key wrong) fails the
 request that needed it as githubkit's own flow failed it: its `RequestFailed`, raised inside
@@ -101,19 +102,22 @@ class InstallationAuth(BaseAuthStrategy):
     installation_id: int
 
     def get_auth_flow(self, github: "GitHubCore[Any]") -> httpx.Auth:
-        return _TokenFlow(self.tokens, self.installation_id)
+        return _TokenFlow(self.tokens, self.installation_id, github.config.base_url)
 
 
 class _TokenFlow(httpx.Auth):
-    def __init__(self, tokens: InstallationTokens, installation_id: int) -> None:
+    def __init__(self, tokens: InstallationTokens, installation_id: int, api: httpx.URL) -> None:
         self._tokens = tokens
         self._installation_id = installation_id
+        self._api = (api.scheme, api.netloc)
 
     async def async_auth_flow(
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        token = await self._tokens.token(self._installation_id)
-        request.headers["Authorization"] = f"token {token}"
+        # The token is GitHub's API's alone: a request sent elsewhere goes without it.
+        if (request.url.scheme, request.url.netloc) == self._api:
+            token = await self._tokens.token(self._installation_id)
+            request.headers["Authorization"] = f"token {token}"
         yield request
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:

@@ -5,12 +5,14 @@ import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import httpx
 import pytest
+from githubkit import GitHub
 
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from app.github.errors import TokenRefused
-from app.github.tokens import MARGIN
+from app.github.tokens import MARGIN, InstallationAuth
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.github_api.constants import TOKEN_EXPIRES_AT
 
@@ -105,4 +107,22 @@ async def test_a_call_cancelled_while_the_token_is_asked_for_leaves_it_to_the_ot
 
     assert diff == ""
     assert first.cancelled()
+    assert asked(github) == 1
+
+
+async def test_a_request_to_another_host_goes_without_the_token(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    client = GitHub("unused", base_url=f"{github.base_url}/")
+    flow = InstallationAuth(app.tokens, INSTALLATION).get_auth_flow(client)
+    api, elsewhere = (
+        httpx.Request("GET", f"{github.base_url}/repos/{REPO}"),
+        httpx.Request("GET", "https://codeload.example/octo/shop/tar.gz/main"),
+    )
+
+    for request in (api, elsewhere):
+        assert await anext(flow.async_auth_flow(request)) is request
+
+    assert api.headers["authorization"].startswith("token ")
+    assert "authorization" not in elsewhere.headers
     assert asked(github) == 1
