@@ -11,9 +11,8 @@ plan of a coordinator that died.
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run (the diff asked for meanwhile is let go); a newer head, a config
 that turns Tiebreak off or a spent daily allowance completes the check run instead of
-planning. The diff is parsed and split
-into review units once, here (:class:`Cut`): each unit job reads only its own slice of the
-plan.
+planning. The diff is parsed and split into review units once, here (:class:`Cut`): each unit
+job reads only its own slice of the plan.
 """
 
 import asyncio
