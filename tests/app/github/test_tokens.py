@@ -121,7 +121,9 @@ async def test_a_request_to_another_host_goes_without_the_token(
     )
 
     for request in (api, elsewhere):
-        assert await anext(flow.async_auth_flow(request)) is request
+        sending = flow.async_auth_flow(request)
+        assert await anext(sending) is request
+        await sending.aclose()
 
     assert api.headers["authorization"].startswith("token ")
     assert "authorization" not in elsewhere.headers
