@@ -2,33 +2,20 @@
 however many calls need it at the same time, kept until a minute before it expires."""
 
 import asyncio
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import httpx
 import pytest
 from githubkit import GitHub
 
-from app.events import PullRequestRef
 from app.github.client import GitHubApp
 from app.github.errors import TokenRefused
 from app.github.tokens import MARGIN, InstallationAuth
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.github_api.constants import TOKEN_EXPIRES_AT
+from tests.scenarios.reviews import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO
 
-REPO, NUMBER, INSTALLATION, APP_ID = "octo/shop", 7, 3, 42
-REF = PullRequestRef(
-    installation_id=INSTALLATION, owner="octo", repo="shop", number=NUMBER, head_sha="a" * 40
-)
 TOKENS = rf"/app/installations/{INSTALLATION}/access_tokens"
-
-
-@pytest.fixture
-def github(key: AppKey) -> Iterator[FakeGitHub]:
-    with FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as fake:
-        fake.add_installation(INSTALLATION, repos=[REPO])
-        fake.add_pull(REPO, NUMBER, head_sha="a" * 40, base_sha="b" * 40, diff="")
-        yield fake
 
 
 @pytest.fixture
@@ -51,7 +38,7 @@ async def test_calls_sent_at_once_ask_for_one_token(github: FakeGitHub, app: Git
         app.installation(INSTALLATION).pull_request(REF),
     )
 
-    assert (pull.number, diff, again.number) == (NUMBER, "", NUMBER)
+    assert (pull.number, diff, again.number) == (NUMBER, DIFF, NUMBER)
     assert asked(github) == 1
 
 
@@ -105,7 +92,7 @@ async def test_a_call_cancelled_while_the_token_is_asked_for_leaves_it_to_the_ot
         first.cancel()
     diff = await second
 
-    assert diff == ""
+    assert diff == DIFF
     assert first.cancelled()
     assert asked(github) == 1
 
