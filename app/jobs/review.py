@@ -30,6 +30,7 @@ from app.review.failures import logged_reason
 from app.review.fanout import Fanout
 from app.review.following import Following
 from app.review.run_context import RunContext, RunStart
+from app.review.together import dropped
 from app.store.plans import RunPlan, readings_of
 from app.store.pulls import StoredRun
 from app.store.records import ENDED, State
@@ -126,7 +127,7 @@ class ReviewRun:
         pull, self.context, diffing = await planning.configured(self.context, self.base_sha)
         quiet = planning.declined(self.context, pull, self.trigger)
         if quiet is not None:  # before any check run
-            await planning.dropped(diffing)
+            await dropped(diffing)
             return f"not reviewed: {quiet}"
         context, reading = await planning.opened(self.context, pull, diffing)
         self.context = context

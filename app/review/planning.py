@@ -20,7 +20,7 @@ import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from agents.coverage import estimate
 from agents.diff import Diff, ReviewUnit
@@ -37,7 +37,7 @@ from app.review.gathering import reading_for
 from app.review.rescoping import scope_since
 from app.review.run_context import RunContext, RunStart
 from app.review.teaching import applied, repository_of
-from app.review.together import together
+from app.review.together import dropped, together
 from app.store.allowance import DailyAllowance
 from app.store.plans import ActionsTesting, RunPlan
 from policies.budget import MIN_CEILING
@@ -72,7 +72,7 @@ class Configured(NamedTuple):
     """The run, with the repository's config and the config's problems."""
     diffing: Diffing
     """The pull request's diff, under way: :func:`opened` hands it to the plan's first reads,
-    or lets it go (:func:`dropped`) for a run that will not plan."""
+    or lets it go (:func:`app.review.together.dropped`) for a run that will not plan."""
 
 
 async def configured(run: RunStart, base_sha: str | None = None) -> Configured:
@@ -98,14 +98,6 @@ async def configured(run: RunStart, base_sha: str | None = None) -> Configured:
         await dropped(diffing)
         raise
     return Configured(pull, replace(run, config=config, config_problems=tuple(problems)), diffing)
-
-
-async def dropped(*reads: "asyncio.Future[Any]") -> None:
-    """Let go of reads under way that the run no longer needs: stopped, whatever they came to
-    (a diff's failure is no failure of a run that declined it)."""
-    for read in reads:
-        read.cancel()
-    await asyncio.gather(*reads, return_exceptions=True)
 
 
 def declined(run: RunStart, pull: PullRequest, trigger: str | None) -> str | None:

@@ -2,7 +2,8 @@
 
 `asyncio.gather` leaves the others running when one raises; a `TaskGroup` wraps what was
 raised in an `ExceptionGroup`, which the jobs' catch-alls would report as something else. Here
-the first error is raised as it is, once the others are cancelled and have ended.
+the first error is raised as it is, once the others are cancelled and have ended, as
+:func:`dropped` lets go of any calls under way that a step no longer needs.
 """
 
 import asyncio
@@ -42,7 +43,13 @@ async def together(*calls: Awaitable[Any]) -> tuple[Any, ...]:
     try:
         return tuple(await asyncio.gather(*tasks))
     except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await dropped(*tasks)
         raise
+
+
+async def dropped(*calls: "asyncio.Future[Any]") -> None:
+    """Let go of calls under way that are no longer needed: cancelled, and awaited to their
+    end whatever they came to (a failure of theirs is no one's)."""
+    for call in calls:
+        call.cancel()
+    await asyncio.gather(*calls, return_exceptions=True)
