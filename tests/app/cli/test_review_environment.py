@@ -30,16 +30,24 @@ README_COMMAND = "python -m pytest -x -q {test}"
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 SHOP = "shop/cart.py"
 TIEBREAK_CHECKOUT = Path(__file__).resolve().parents[3]
+REVIEW_IMPORTS = "import app.cli.reviewing, agents.models.claude"
+"""What `tiebreak review` imports before it asks the model anything."""
 
 
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`tiebreak` as `uv tool install .` installs it, found on the PATH as uv links it: one
-    installation for the whole run, which its workers share (the first review run from it
-    writes its bytecode, once)."""
+    installation for the whole run, which its workers share, with the bytecode a review's
+    modules write as they are first imported (a person's first review writes it; here each
+    test would otherwise time the writing as its own, some 3 s)."""
 
     def install(directory: Path) -> None:
         command = tool_install(directory / "tool")
+        subprocess.run(
+            [directory / "tool" / "bin" / "python", "-c", REVIEW_IMPORTS],
+            env={"PATH": SYSTEM_PATH},
+            check=True,
+        )
         (directory / "local-bin").mkdir()
         (directory / "local-bin" / "tiebreak").symlink_to(command)
 
