@@ -31,7 +31,8 @@ SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 SHOP = "shop/cart.py"
 TIEBREAK_CHECKOUT = Path(__file__).resolve().parents[3]
 REVIEW_IMPORTS = "import app.cli.reviewing, agents.models.claude"
-"""What `tiebreak review` imports before it asks the model anything."""
+"""Most of what `tiebreak review` imports before its first model call: its command's module
+and the model's SDK."""
 
 
 @pytest.fixture(scope="session")
