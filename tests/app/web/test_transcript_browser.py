@@ -44,6 +44,8 @@ async def open_page(browser: Browser, url: str) -> Watched:
 
 
 async def test_the_transcript_shows_the_debate(redis_url: str, tmp_path: Path) -> None:
+    """Slow at times (2–9 s in a suite run, under 2 s alone): a Chromium and a uvicorn server
+    start, on cores the suite's other worker keeps busy."""
     assert CHROMIUM is not None
     path = await keep(redis_url, await sample_record())
     with web_server(redis_url) as base:
