@@ -14,12 +14,20 @@ A token GitHub refuses (the installation removed or suspended, the App's key wro
 request that needed it as githubkit's own flow failed it: its `RequestFailed`, raised inside
 the request's auth flow, which :mod:`app.github.errors` reads as a refused token. Each call
 waiting for that answer gets the refusal; the next call asks again.
+
+GitHub may answer a call that carried the token 401 (bad credentials). A token a few seconds
+old may not have reached all of GitHub's servers yet (octokit's auth-app waits for it the same
+way, octokit/auth-app.js#65): the call is sent again after 1 s, then after 2 s more, while the
+token is younger than :data:`FRESH`. A token older than that was revoked, or expired early by
+GitHub's clock (this machine's is behind it): it is let go, the call gets the 401, and the
+next call a new token, rather than the same refusal until the token was due to expire.
 """
 
 import asyncio
 import functools
+import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -36,6 +44,11 @@ if TYPE_CHECKING:
 MARGIN = 60.0
 """Seconds before its expiry that a token is no longer handed out (githubkit's own margin):
 a call that takes it then still has a minute to be answered."""
+FRESH = 5.0
+"""Seconds after GitHub gives a token during which a 401 to a call that carried it is taken
+for the token not having reached all of GitHub yet: the call is sent again."""
+
+log = logging.getLogger(__name__)
 
 
 class _Token(BaseModel):
@@ -46,10 +59,14 @@ class _Token(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
-class _Held:
+class HeldToken:
+    """An installation's token as this process holds it."""
+
     token: str
+    given: float
+    """When GitHub gave it, on :attr:`InstallationTokens.clock`."""
     until: float
-    """When it is no longer handed out, on :attr:`InstallationTokens.clock`."""
+    """When it is no longer handed out, on the same clock."""
 
 
 class InstallationTokens:
@@ -60,15 +77,17 @@ class InstallationTokens:
         self._app = app
         """The App's own client, which signs its requests with the App's JWT."""
         self.clock = clock
-        self._held: dict[int, _Held] = {}
-        self._asking: dict[int, asyncio.Future[str]] = {}
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        """How a call refused a fresh token waits before it is sent again."""
+        self._held: dict[int, HeldToken] = {}
+        self._asking: dict[int, asyncio.Future[HeldToken]] = {}
 
-    async def token(self, installation_id: int) -> str:
+    async def token(self, installation_id: int) -> HeldToken:
         """The installation's token: the one held, or the answer to the one request for it
         under way (made now if none is)."""
         held = self._held.get(installation_id)
         if held is not None and self.clock() < held.until:
-            return held.token
+            return held
         asking = self._asking.get(installation_id)
         # A request made on another event loop (a process that ran one, then another) is
         # not awaited here.
@@ -79,14 +98,25 @@ class InstallationTokens:
         # A caller cancelled leaves the request to the others waiting for it.
         return await asyncio.shield(asking)
 
-    async def _ask(self, installation_id: int) -> str:
+    def age(self, held: HeldToken) -> float:
+        """Seconds since GitHub gave `held`."""
+        return self.clock() - held.given
+
+    def let_go(self, installation_id: int, held: HeldToken) -> None:
+        """No longer hand out `held` (GitHub refused it): the next call asks for a new token.
+        A newer token held meanwhile stays."""
+        if self._held.get(installation_id) is held:
+            del self._held[installation_id]
+
+    async def _ask(self, installation_id: int) -> HeldToken:
         response = await self._app.rest.apps.async_create_installation_access_token(installation_id)
         answer = read(_Token, response)
         left = (answer.expires_at - datetime.now(UTC)).total_seconds()
-        self._held[installation_id] = _Held(answer.token, self.clock() + left - MARGIN)
-        return answer.token
+        now = self.clock()
+        held = self._held[installation_id] = HeldToken(answer.token, now, now + left - MARGIN)
+        return held
 
-    def _answered(self, installation_id: int, asking: "asyncio.Future[str]") -> None:
+    def _answered(self, installation_id: int, asking: "asyncio.Future[HeldToken]") -> None:
         if self._asking.get(installation_id) is asking:
             del self._asking[installation_id]
         if not asking.cancelled():
@@ -115,10 +145,26 @@ class _TokenFlow(httpx.Auth):
         self, request: httpx.Request
     ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         # The token is GitHub's API's alone: a request sent elsewhere goes without it.
-        if (request.url.scheme, request.url.netloc) == self._api:
-            token = await self._tokens.token(self._installation_id)
-            request.headers["Authorization"] = f"token {token}"
-        yield request
+        if (request.url.scheme, request.url.netloc) != self._api:
+            yield request
+            return
+        tokens, installation = self._tokens, self._installation_id
+        held = await tokens.token(installation)
+        request.headers["Authorization"] = f"token {held.token}"
+        response = yield request
+        wait = 1.0
+        while response.status_code == 401 and tokens.age(held) + wait < FRESH:
+            log.warning(
+                "GitHub answered 401 to %s %s with installation %d's token, given %.1f s ago: "
+                "sent again in %g s (a new token takes a few seconds to reach all of GitHub)",
+                request.method, request.url.path, installation, tokens.age(held), wait,
+            )  # fmt: skip
+            await response.aread()  # httpx's connection is free again for the next send
+            await tokens.sleep(wait)
+            response = yield request
+            wait += 1.0
+        if response.status_code == 401:
+            tokens.let_go(installation, held)
 
     def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response]:
         raise RuntimeError("an installation's calls are made on an event loop")

@@ -9,13 +9,14 @@ import pytest
 from githubkit import GitHub
 
 from app.github.client import GitHubApp
-from app.github.errors import TokenRefused
-from app.github.tokens import MARGIN, InstallationAuth
+from app.github.errors import GitHubError, TokenRefused
+from app.github.tokens import FRESH, MARGIN, InstallationAuth
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.github_api.constants import TOKEN_EXPIRES_AT
 from tests.scenarios.reviews import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO
 
 TOKENS = rf"/app/installations/{INSTALLATION}/access_tokens"
+PULL = rf"/repos/{REPO}/pulls/{NUMBER}"
 
 
 @pytest.fixture
@@ -77,6 +78,70 @@ async def test_a_refused_token_fails_each_call_waiting_for_it_and_the_next_asks_
     assert asked(github) == 1
     pull = await installation.pull_request(REF)
     assert pull.number == NUMBER
+    assert asked(github) == 2
+
+
+class Clock:
+    """The tokens' clock, which their waits move on."""
+
+    def __init__(self, app: GitHubApp) -> None:
+        self.now = 0.0
+        self.waited: list[float] = []
+        app.tokens.clock = lambda: self.now
+        app.tokens.sleep = self.sleep
+
+    async def sleep(self, seconds: float) -> None:
+        self.waited.append(seconds)
+        self.now += seconds
+
+
+async def test_a_call_refused_the_token_just_given_is_sent_again_with_it(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    clock = Clock(app)
+    # The token has not reached the server that answers first.
+    github.fail_next("GET", PULL, 401)
+
+    pull = await app.installation(INSTALLATION).pull_request(REF)
+
+    assert pull.number == NUMBER
+    assert clock.waited == [1.0]
+    assert len(github.requests_to("GET", PULL)) == 2
+    assert asked(github) == 1
+
+
+async def test_a_fresh_token_refused_until_it_is_no_longer_fresh_fails_the_call_and_is_let_go(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    clock = Clock(app)
+    github.fail_next("GET", PULL, 401, times=3)
+    installation = app.installation(INSTALLATION)
+
+    with pytest.raises(GitHubError) as refused:
+        await installation.pull_request(REF)
+
+    assert refused.value.status == 401
+    # Sent at 0, 1 and 3 s: a fourth, 3 s later still, would find the token no longer fresh.
+    assert clock.waited == [1.0, 2.0]
+    assert (await installation.pull_request(REF)).number == NUMBER
+    assert asked(github) == 2
+
+
+async def test_an_older_token_refused_fails_the_call_at_once_and_the_next_asks_for_another(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    clock = Clock(app)
+    installation = app.installation(INSTALLATION)
+    await installation.pull_request(REF)
+    clock.now = FRESH + 10  # revoked since, or this machine's clock behind GitHub's
+    github.fail_next("GET", PULL, 401)
+
+    with pytest.raises(GitHubError) as refused:
+        await installation.pull_request(REF)
+
+    assert refused.value.status == 401
+    assert clock.waited == []
+    assert (await installation.pull_request(REF)).number == NUMBER
     assert asked(github) == 2
 
 
