@@ -9,8 +9,9 @@ httpx auth flow (`POST /app/installations/{id}/access_tokens`, :mod:`app.github.
 GitHub's refusal there does not reach the caller as the `RequestFailed` it is: httpx's send
 raises it from the flow, and githubkit wraps whatever the send raises as a `RequestError`, as
 it does a connection that failed. Its `exc` (and `__cause__`) is the refusal, read here as
-:class:`TokenRefused`: the installation removed or suspended, or the App's key wrong. "GitHub
-could not be reached" is said of a request that got no answer, and of nothing else.
+:class:`TokenRefused`: the installation removed or suspended, the App's key wrong, or this
+machine's clock off GitHub's. "GitHub could not be reached" is said of a request that got no
+answer, and of nothing else.
 """
 
 import functools
@@ -45,6 +46,14 @@ TOKEN_REFUSALS = {
     404: "the App is no longer installed (the installation was removed)",
 }
 """What GitHub means by refusing an installation its access token, by status."""
+CLOCK_OFF = (
+    "this machine's clock is off GitHub's (ahead by more than a minute or behind by more than "
+    "nine), and the App's JWT is dated by it"
+)
+"""What GitHub means by a 401 whose message names the App's JWT's times (:data:`CLOCK_CLAIMS`):
+the key is right, the time it was signed at is not."""
+CLOCK_CLAIMS = ("'Issued at' claim", "'Expiration time' claim")
+"""What GitHub's message names for a JWT issued in its future, or expired by its clock."""
 
 
 class GitHubError(TiebreakError):
@@ -118,8 +127,10 @@ def _auth_flow_failure(exc: RequestFailed) -> GitHubError:
         return _answered(exc)
     status = response.status_code
     limited = isinstance(exc, RateLimitExceeded)
-    cause = None if limited else TOKEN_REFUSALS.get(status)
     said = _message(response.text)
+    cause = None if limited else TOKEN_REFUSALS.get(status)
+    if status == 401 and any(claim in said for claim in CLOCK_CLAIMS):
+        cause = CLOCK_OFF
     return TokenRefused(
         f"GitHub answered {status} to the request for installation {token['installation']}'s "
         f"access token (POST {request.url.path})"

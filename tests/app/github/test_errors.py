@@ -4,12 +4,14 @@ githubkit wraps the refusal as it wraps a connection that failed; the gateway te
 apart."""
 
 from collections.abc import Iterator
+from datetime import datetime, timedelta, tzinfo
 
+import githubkit.auth.app
 import pytest
 
 from app.events import PullRequestRef
 from app.github.client import GitHubApp
-from app.github.errors import TOKEN_REFUSALS, GitHubError, TokenRefused
+from app.github.errors import CLOCK_OFF, TOKEN_REFUSALS, GitHubError, TokenRefused
 from tests.fakes.github_api import AppKey, FakeGitHub, new_app_key
 from tests.fakes.loopback import free_port
 
@@ -70,6 +72,30 @@ async def test_a_key_github_does_not_have_is_refused_as_the_key(github: FakeGitH
     assert isinstance(refused, TokenRefused)
     assert refused.cause == TOKEN_REFUSALS[401]
     assert "A JSON web token could not be decoded" in str(refused)
+
+
+@pytest.mark.parametrize("minutes", [5, -15], ids=["ahead", "behind"])
+async def test_a_clock_off_github_s_is_said_to_be_the_clock_not_the_key(
+    monkeypatch: pytest.MonkeyPatch, minutes: int
+) -> None:
+    """githubkit dates the App's JWT by this machine's clock: ahead of GitHub's by more than
+    the minute it backdates it, or behind by more than the nine it is valid for, and GitHub
+    refuses it with 401, as it refuses a wrong key, but says which claim it refused."""
+
+    class Off(datetime):
+        @classmethod
+        def now(cls, tz: tzinfo | None = None) -> "Off":
+            return super().now(tz) + timedelta(minutes=minutes)
+
+    monkeypatch.setattr(githubkit.auth.app, "datetime", Off)
+    key = new_app_key()  # a JWT githubkit signed with the module's key may still be cached
+    with FakeGitHub(app_id=APP_ID, public_key_pem=key.public_pem) as github:
+        github.add_installation(INSTALLATION, repos=[REPO])
+        refused = await refusal(github.base_url, key)
+
+    assert isinstance(refused, TokenRefused)
+    assert (refused.answered, refused.cause) == (401, CLOCK_OFF)
+    assert "claim" in str(refused)
 
 
 @pytest.mark.parametrize(

@@ -139,6 +139,12 @@ class _Auth(_Base):
                 "'Expiration time' claim ('exp') must be a numeric value representing the "
                 "future time at which the assertion expires",
             ) from exc
+        except jwt.ImmatureSignatureError as exc:  # issued in the future, by GitHub's clock
+            raise _error(
+                401,
+                "'Issued at' claim ('iat') must be an Integer representing the time that the "
+                "assertion was issued",
+            ) from exc
         except jwt.InvalidTokenError as exc:
             raise _error(401, "A JSON web token could not be decoded") from exc
         if claims["exp"] > time.time() + JWT_MAX_LIFETIME + CLOCK_SKEW:
