@@ -136,6 +136,8 @@ class InstallationAuth(BaseAuthStrategy):
 
 
 class _TokenFlow(httpx.Auth):
+    requires_request_body = True  # read before the first send: a request sent again is whole
+
     def __init__(self, tokens: InstallationTokens, installation_id: int, api: httpx.URL) -> None:
         self._tokens = tokens
         self._installation_id = installation_id

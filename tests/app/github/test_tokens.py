@@ -110,6 +110,17 @@ async def test_a_call_refused_the_token_just_given_is_sent_again_with_it(
     assert asked(github) == 1
 
 
+async def test_a_write_refused_the_token_just_given_is_sent_again_whole(
+    github: FakeGitHub, app: GitHubApp
+) -> None:
+    Clock(app)
+    github.fail_next("POST", rf"/repos/{REPO}/issues/{NUMBER}/comments", 401)
+
+    await app.installation(INSTALLATION).comment(REF, "The summary.")
+
+    assert [c.body for c in github.issue_comments(REPO, NUMBER)] == ["The summary."]
+
+
 async def test_a_fresh_token_refused_until_it_is_no_longer_fresh_fails_the_call_and_is_let_go(
     github: FakeGitHub, app: GitHubApp
 ) -> None:
