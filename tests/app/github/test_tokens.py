@@ -1,5 +1,6 @@
 """An installation's access token, over real githubkit against the fake GitHub: asked for once
-however many calls need it at the same time, kept until a minute before it expires."""
+however many calls need it at the same time, kept until a minute before it expires; a call
+GitHub refuses with it while it is seconds old sent again, an older one it refuses let go."""
 
 import asyncio
 from datetime import UTC, datetime
@@ -113,7 +114,7 @@ async def test_a_call_refused_the_token_just_given_is_sent_again_with_it(
 async def test_a_write_refused_the_token_just_given_is_sent_again_whole(
     github: FakeGitHub, app: GitHubApp
 ) -> None:
-    Clock(app)
+    Clock(app)  # the wait on the tokens' clock, not the test's
     github.fail_next("POST", rf"/repos/{REPO}/issues/{NUMBER}/comments", 401)
 
     await app.installation(INSTALLATION).comment(REF, "The summary.")
