@@ -14,6 +14,7 @@ from app.github.errors import GitHubError, TokenRefused
 from app.github.tokens import FRESH, MARGIN, InstallationAuth
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.fakes.github_api.constants import TOKEN_EXPIRES_AT
+from tests.fakes.messages_api import ManualClock
 from tests.scenarios.reviews import APP_ID, DIFF, INSTALLATION, NUMBER, REF, REPO
 
 TOKENS = rf"/app/installations/{INSTALLATION}/access_tokens"
@@ -82,31 +83,31 @@ async def test_a_refused_token_fails_each_call_waiting_for_it_and_the_next_asks_
     assert asked(github) == 2
 
 
-class Clock:
-    """The tokens' clock, which their waits move on."""
+class Waits:
+    """The tokens' waits, noted and moving their clock (which the test may move too)."""
 
     def __init__(self, app: GitHubApp) -> None:
-        self.now = 0.0
+        self.clock = ManualClock()
         self.waited: list[float] = []
-        app.tokens.clock = lambda: self.now
+        app.tokens.clock = self.clock
         app.tokens.sleep = self.sleep
 
     async def sleep(self, seconds: float) -> None:
         self.waited.append(seconds)
-        self.now += seconds
+        self.clock.advance(seconds)
 
 
 async def test_a_call_refused_the_token_just_given_is_sent_again_with_it(
     github: FakeGitHub, app: GitHubApp
 ) -> None:
-    clock = Clock(app)
+    waits = Waits(app)
     # The token has not reached the server that answers first.
     github.fail_next("GET", PULL, 401)
 
     pull = await app.installation(INSTALLATION).pull_request(REF)
 
     assert pull.number == NUMBER
-    assert clock.waited == [1.0]
+    assert waits.waited == [1.0]
     assert len(github.requests_to("GET", PULL)) == 2
     assert asked(github) == 1
 
@@ -114,7 +115,7 @@ async def test_a_call_refused_the_token_just_given_is_sent_again_with_it(
 async def test_a_write_refused_the_token_just_given_is_sent_again_whole(
     github: FakeGitHub, app: GitHubApp
 ) -> None:
-    Clock(app)  # the wait on the tokens' clock, not the test's
+    Waits(app)  # the wait on the tokens' clock, not the test's
     github.fail_next("POST", rf"/repos/{REPO}/issues/{NUMBER}/comments", 401)
 
     await app.installation(INSTALLATION).comment(REF, "The summary.")
@@ -125,7 +126,7 @@ async def test_a_write_refused_the_token_just_given_is_sent_again_whole(
 async def test_a_fresh_token_refused_until_it_is_no_longer_fresh_fails_the_call_and_is_let_go(
     github: FakeGitHub, app: GitHubApp
 ) -> None:
-    clock = Clock(app)
+    waits = Waits(app)
     github.fail_next("GET", PULL, 401, times=3)
     installation = app.installation(INSTALLATION)
 
@@ -134,7 +135,7 @@ async def test_a_fresh_token_refused_until_it_is_no_longer_fresh_fails_the_call_
 
     assert refused.value.status == 401
     # Sent at 0, 1 and 3 s: a fourth, 3 s later still, would find the token no longer fresh.
-    assert clock.waited == [1.0, 2.0]
+    assert waits.waited == [1.0, 2.0]
     assert (await installation.pull_request(REF)).number == NUMBER
     assert asked(github) == 2
 
@@ -142,17 +143,17 @@ async def test_a_fresh_token_refused_until_it_is_no_longer_fresh_fails_the_call_
 async def test_an_older_token_refused_fails_the_call_at_once_and_the_next_asks_for_another(
     github: FakeGitHub, app: GitHubApp
 ) -> None:
-    clock = Clock(app)
+    waits = Waits(app)
     installation = app.installation(INSTALLATION)
     await installation.pull_request(REF)
-    clock.now = FRESH + 10  # revoked since, or this machine's clock behind GitHub's
+    waits.clock.advance(FRESH + 10)  # revoked since, or this machine's clock behind GitHub's
     github.fail_next("GET", PULL, 401)
 
     with pytest.raises(GitHubError) as refused:
         await installation.pull_request(REF)
 
     assert refused.value.status == 401
-    assert clock.waited == []
+    assert waits.waited == []
     assert (await installation.pull_request(REF)).number == NUMBER
     assert asked(github) == 2
 
