@@ -28,7 +28,10 @@ def listening_ports(pid: int) -> set[int]:
     """The TCP ports process `pid` listens on (IPv4 and IPv6), from /proc."""
     inodes = set()
     for fd in Path(f"/proc/{pid}/fd").iterdir():
-        target = os.readlink(fd)
+        try:
+            target = os.readlink(fd)
+        except FileNotFoundError:  # closed since it was listed: listening on nothing
+            continue
         if target.startswith("socket:["):
             inodes.add(target[len("socket:[") : -1])
     ports = set()
