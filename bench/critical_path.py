@@ -22,7 +22,7 @@ the run. Beside it, what the redis-server received over the warm reviews (its `I
 read before and after them), per model call: commands, and reads of a client's socket (a
 pipeline or a transaction is one).
 
-    uv run python -m bench.critical_path [--units 20] [--latency 0.2] [--reviews 3]
+    uv run python -m bench.critical_path [--units 20] [--latency 0.2] [--reviews 6]
         [--github-latency 0] [--before DIR]
 
 `--github-latency` makes the fake GitHub wait that long before it answers each request, as
@@ -328,7 +328,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--units", type=positive, default=20)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call")
     parser.add_argument(
-        "--reviews", type=positive, default=3, help="warm reviews, one after another"
+        "--reviews", type=positive, default=6, help="warm reviews, one after another"
     )
     parser.add_argument(
         "--github-latency", type=float, default=0.0, help="seconds GitHub takes to answer"
