@@ -48,8 +48,7 @@ async def test_calls_sent_at_once_ask_for_one_token(github: FakeGitHub, app: Git
 async def test_a_token_is_asked_for_again_a_minute_before_it_expires(
     github: FakeGitHub, app: GitHubApp
 ) -> None:
-    now = 0.0
-    app.tokens.clock = lambda: now
+    clock = app.tokens.clock = ManualClock()
     installation = app.installation(INSTALLATION)
     await installation.pull_request(REF)
     # What is left of the token as GitHub gave it, on the clock above (a few seconds' leeway
@@ -57,11 +56,11 @@ async def test_a_token_is_asked_for_again_a_minute_before_it_expires(
     expires = datetime.strptime(TOKEN_EXPIRES_AT, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     left = (expires - datetime.now(UTC)).total_seconds()
 
-    now = left - MARGIN - 5
+    clock.now = left - MARGIN - 5
     await installation.pull_request(REF)
     assert asked(github) == 1
 
-    now = left - MARGIN + 5
+    clock.now = left - MARGIN + 5
     await installation.pull_request(REF)
     assert asked(github) == 2
 
