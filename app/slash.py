@@ -33,6 +33,9 @@ _CLOSING_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
 # CommonMark's line endings, and no others: `str.splitlines` also breaks at U+2028, U+0085,
 # form feeds..., which GitHub shows inside the line (and so inside its quote or code block).
 _LINE_ENDING = re.compile(r"\r\n|\r|\n")
+_NUMBER = re.compile(rf"[0-9]{{1,{MAX_BUDGET_DIGITS}}}")
+"""A budget's or a learning's number: ASCII digits only (`str.isdigit` also takes "²", which
+`int` refuses)."""
 
 
 class CommandName(StrEnum):
@@ -150,7 +153,7 @@ def _command(rest: str) -> Parsed:
     argument = argument.strip()
     if name in (CommandName.BUDGET, CommandName.FORGET):
         digits = argument.replace(",", "").replace("_", "").removeprefix("#")
-        if not digits.isdigit() or len(digits) > MAX_BUDGET_DIGITS or int(digits) == 0:
+        if not _NUMBER.fullmatch(digits) or int(digits) == 0:
             return _unrecognised(rest)
         return Command(name, int(digits))
     if name is CommandName.RESOLVE:
