@@ -32,7 +32,10 @@ REVIEW, APPLY, STOP, HELP = (Command(CommandName(n)) for n in ("review", "apply"
         ("/tiebreak budget ²", [Unrecognised("budget ²")]),
         ("/tiebreak budget 5²", [Unrecognised("budget 5²")]),
         ("/tiebreak forget ①", [Unrecognised("forget ①")]),
-        ("/tiebreak budget ５０００", [Unrecognised("budget ５０００")]),
+        (
+            "/tiebreak budget \uff15\uff10\uff10\uff10",
+            [Unrecognised("budget \uff15\uff10\uff10\uff10")],
+        ),
         ("/tiebreak review now please", [Unrecognised("review now please")]),
         ("/tiebreak help", [HELP]),
         ("/tiebreak learnings", [Command(CommandName.LEARNINGS)]),
