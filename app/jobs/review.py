@@ -35,6 +35,7 @@ from app.store.plans import RunPlan, readings_of
 from app.store.pulls import StoredRun
 from app.store.records import ENDED, State
 from app.telemetry.logs import log_context
+from policies.config import Trigger
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +89,8 @@ class ReviewRun:
         with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
             if await superseding.before_start(self.context):
                 return JobResult.completed("superseded before it started")
+            if await self._reviewed_before_ready():
+                return JobResult.completed("not reviewed: its head was reviewed already")
             live = self.live
             if await live.run_state(self.run_id) in ENDED:
                 return JobResult.completed("this run has ended already")
@@ -191,6 +194,14 @@ class ReviewRun:
                 fresh=fresh,
                 readings=readings,
             )
+
+    async def _reviewed_before_ready(self) -> bool:
+        """Whether this is the review of a draft marked ready whose head was reviewed before
+        (it was ready then, turned into a draft and back): its head's own job did the work."""
+        if self.trigger != Trigger.READY_FOR_REVIEW:
+            return False
+        latest = await self.deps.pulls.latest(self.ref)
+        return latest is not None and latest.ref.head_sha == self.ref.head_sha
 
     async def _latest(self) -> RunRecord | None:
         """The pull request's latest run other than this one."""

@@ -14,6 +14,7 @@ from datetime import date
 from enum import StrEnum
 
 from app.events import HearingRequest, PullKey, PullRequestRef
+from policies.config import Trigger
 
 DAY = 24 * 3600
 """Seconds in a day: the unit of the TTLs below and of the transcripts' retention."""
@@ -61,9 +62,15 @@ ABORTED = "arq:abort"
 # -- job ids: arq keeps one job per id, so an id says what may run only once ------------------
 
 
-def review_job_id(ref: PullRequestRef, rerun: str | None = None) -> str:
-    """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again. A review's job id
-    is its run's id too, and its check run's `external_id` (:func:`reviewed_head`)."""
+def review_job_id(
+    ref: PullRequestRef, rerun: str | None = None, *, trigger: str | None = None
+) -> str:
+    """`review:owner/repo#7@sha`, with `:rerun` for a review asked for again, and `:ready` for
+    the review of a draft marked ready (`trigger`): the head's own job may have declined it as
+    a draft, and keeps its id as long as arq keeps its result. A review's job id is its run's id
+    too, and its check run's `external_id` (:func:`reviewed_head`)."""
+    if rerun is None and trigger == Trigger.READY_FOR_REVIEW:
+        rerun = "ready"
     return f"review:{ref.key}@{ref.head_sha}" + (f":{rerun}" if rerun else "")
 
 

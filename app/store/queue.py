@@ -1,7 +1,9 @@
 """The review queue on arq: one job per pull request head, newer pushes superseding older.
 
 A job is keyed by repository, pull number and head sha, so a redelivered or repeated event
-never starts a second review of the same head. Redis also remembers each pull request's
+never starts a second review of the same head; a draft marked ready is keyed apart (its
+head's job may have declined the draft), and its review ends at once if that head was
+reviewed already. Redis also remembers each pull request's
 latest head: a push from it records the new one and asks arq to abort the job of the head it
 replaces (:mod:`app.store.heads` tells which push supersedes which, whatever order they are
 heard in), and a review checks it before it starts and before it publishes, so a superseded
@@ -148,14 +150,15 @@ class ReviewQueue:
         if `delivery` (the id of the webhook delivery asking for it) was seen already.
 
         `trigger` is the pull request event that asks for an automatic review; the
-        repository's config decides whether it gets one. `rerun` names a review a person asked
+        repository's config decides whether it gets one (a draft marked ready gets a job of
+        its own: its head's may have declined it). `rerun` names a review a person asked
         for (`/tiebreak review`, "Re-run"): a new job even for a head that was reviewed
         already. The delivery is remembered in the same step (see :class:`Deliveries`), so
         its redelivery queues nothing. `replaces` is the head a push replaced, by which it
         supersedes the review of that head (see :mod:`app.store.heads`). `base_sha` is the
         pull request's base commit as the event named it (:class:`QueuedRef`).
         """
-        job_id = keys.review_job_id(ref, rerun)
+        job_id = keys.review_job_id(ref, rerun, trigger=trigger)
         supersede = [keys.head(ref), keys.current_job(ref), keys.ABORTED]
         queued = QueuedRef(**ref.model_dump(), base_sha=base_sha)
         unnamed = {"base_sha"} if base_sha is None else set()

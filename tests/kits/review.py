@@ -117,7 +117,7 @@ async def run_review(
         lambda queue: queue.enqueue_review(ref, trigger=trigger, rerun=rerun, base_sha=base_sha),
         **deps_fields,
     )
-    outcome = results.get(review_job_id(ref, rerun))
+    outcome = results.get(review_job_id(ref, rerun, trigger=trigger))
     return (None if outcome is None else str(outcome)), None
 
 

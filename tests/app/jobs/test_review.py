@@ -139,6 +139,40 @@ async def test_an_event_the_config_declines_lets_the_diff_read_beside_it_go(
     assert llm.requests == []
 
 
+async def test_a_draft_marked_ready_at_the_head_it_was_declined_at_gets_its_review(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF, draft=True)
+    declined, _ = await run_review(github, key, redis_url, agreed(), trigger="opened")
+    assert declined == "not reviewed: drafts are reviewed once they are ready"
+
+    # Marked ready without a push, well within the hour arq keeps the opened job's result.
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+    result, _ = await run_review(github, key, redis_url, agreed(), trigger="ready_for_review")
+
+    assert result == "neutral"
+    (check,) = github.check_runs(REPO)
+    assert (check.head_sha, check.states[-1]) == (HEAD, ("completed", "neutral"))
+    (review,) = github.reviews(REPO, NUMBER)
+    assert review.commit_id == HEAD
+
+
+async def test_a_head_reviewed_before_it_was_turned_into_a_draft_is_not_reviewed_again(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    first, _ = await run_review(github, key, redis_url, agreed(), trigger="opened")
+    assert first == "neutral"
+
+    # Turned into a draft and marked ready again, at the same head.
+    llm = agreed()
+    result, _ = await run_review(github, key, redis_url, llm, trigger="ready_for_review")
+
+    assert result == "not reviewed: its head was reviewed already"
+    assert llm.requests == []
+    assert len(github.check_runs(REPO)) == 1
+    assert len(github.reviews(REPO, NUMBER)) == 1
+
+
 async def test_a_base_that_moved_since_the_event_reads_the_config_at_the_pull_request_s_base(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:

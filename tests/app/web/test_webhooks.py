@@ -165,6 +165,25 @@ def test_a_draft_is_queued_with_its_event_for_the_config_to_decide(
     assert queued_jobs(store) == [review_job_id(REF)]
 
 
+def test_a_draft_marked_ready_is_queued_beside_its_head_s_own_review(
+    client: TestClient, store: Store
+) -> None:
+    draft = json.loads(json.dumps(OPENED))
+    draft["pull_request"]["draft"] = True
+    ready = json.loads(json.dumps(OPENED))
+    ready["action"] = "ready_for_review"
+
+    post(client, "pull_request", draft)
+    response = post(client, "pull_request", ready)
+
+    # The opened job may decline the draft and holds its id meanwhile: made ready, the same
+    # head gets a review of its own (which ends at once if that head was reviewed).
+    assert response.status_code == 202
+    assert response.json()["outcome"] == "enqueued"
+    assert review_job_id(REF, trigger="ready_for_review") == f"{review_job_id(REF)}:ready"
+    assert review_job_id(REF, trigger="ready_for_review") in queued_jobs(store)
+
+
 @pytest.mark.parametrize(
     ("event", "name"),
     [
