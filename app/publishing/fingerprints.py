@@ -10,12 +10,17 @@ finding keeps its fingerprint when lines above it move, and loses it when the co
 about changes.
 
 An inline comment carries its finding's fingerprint in a hidden marker on its last line, so
-what Tiebreak has posted can be read back from the pull request itself.
+what Tiebreak has posted can be read back from the pull request itself. A fix may be
+suggested on another file than its finding's, its comment then sitting on the patch's lines:
+that comment's marker names the finding's file too, percent-encoded so that no path can end
+the hidden comment or break its line, and its thread is still the finding's. A marker naming
+no file (as every marker did before) is of a finding on the file its comment is on.
 """
 
 import hashlib
 import re
 from typing import Annotated, Self
+from urllib.parse import quote, unquote
 
 from pydantic import BaseModel, ConfigDict, StringConstraints
 
@@ -28,7 +33,10 @@ CONTEXT_LINES = 2
 
 _CODE_HASH = r"[0-9a-f]{16}"
 _GIST = r"[a-z0-9_]{1,40}(?:\+[a-z0-9_]{1,40}){0,11}"
-_MARKER = re.compile(rf"<!-- tiebreak:finding:({_CODE_HASH}):({_GIST})? -->")
+_PATH = r"[A-Za-z0-9_.~/%-]{1,12000}"
+"""A file's path as `quote` writes it: no `<`, `>`, space or line break (a path of 1,000
+characters of four UTF-8 bytes each at most)."""
+_MARKER = re.compile(rf"<!-- tiebreak:finding:({_CODE_HASH}):({_GIST})?(?::({_PATH}))? -->")
 
 
 class Fingerprint(BaseModel):
@@ -57,19 +65,27 @@ class Fingerprint(BaseModel):
             self.gist, other.gist
         )
 
-    def marker(self) -> str:
-        """The hidden line an inline comment ends with."""
-        return f"<!-- tiebreak:finding:{self.code}:{'+'.join(self.gist)} -->"
+    def marker(self, on: str) -> str:
+        """The hidden line an inline comment on the file `on` ends with, naming the finding's
+        file where that is another."""
+        elsewhere = "" if on == self.path else f":{quote(self.path, safe='/')}"
+        return f"<!-- tiebreak:finding:{self.code}:{'+'.join(self.gist)}{elsewhere} -->"
 
     @classmethod
     def from_comment(cls, path: str, body: str) -> Self | None:
-        """The fingerprint a comment on `path` carries in its last line, if it has one.
+        """The fingerprint a comment on `path` carries in its last line, if it has one: of a
+        finding on the file its marker names, else on `path`.
 
         Only the last line counts: the comment's earlier lines quote model text and code.
         """
         match = _MARKER.fullmatch(body.rstrip("\n").rsplit("\n", 1)[-1])
         if match is None:
             return None
+        if match[3] is not None:
+            try:
+                path = unquote(match[3], errors="strict")
+            except UnicodeDecodeError:
+                return None  # not a path Tiebreak wrote
         return cls(path=path, code=match[1], gist=tuple(match[2].split("+")) if match[2] else ())
 
 

@@ -208,7 +208,8 @@ def _outside(diff: Diff, path: str, start: int, end: int) -> str | None:
 
 
 def _comment(entry: text.FindingEntry, diff: Diff) -> ReviewComment:
-    """An inline comment, ending with its finding's fingerprint for later runs to find."""
+    """An inline comment, ending with its finding's fingerprint for later runs to find (on
+    a fix's file, naming the finding's own)."""
     path, start, end = entry.anchor
     multiline = start < end
     fingerprint = Fingerprint.of(entry.result.finding, diff)
@@ -217,7 +218,7 @@ def _comment(entry: text.FindingEntry, diff: Diff) -> ReviewComment:
         line=end,
         start_line=start if multiline else None,
         start_side="RIGHT" if multiline else None,
-        body=f"{text.comment_body(entry)}\n\n{fingerprint.marker()}",
+        body=f"{text.comment_body(entry)}\n\n{fingerprint.marker(path)}",
     )
 
 

@@ -297,7 +297,9 @@ def raw_html_tags(body: str) -> list[str]:
             "<!-- tiebreak:summary -->",
         )
         and not re.fullmatch(r"<!-- tiebreak:run:[\w.:/#@+-]+ -->", tag)
-        and not re.fullmatch(r"<!-- tiebreak:finding:[0-9a-f]{16}:[a-z0-9_+]* -->", tag)
+        and not re.fullmatch(
+            r"<!-- tiebreak:finding:[0-9a-f]{16}:[a-z0-9_+]*(?::[A-Za-z0-9_.~/%-]+)? -->", tag
+        )
     ]
 
 

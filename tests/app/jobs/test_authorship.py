@@ -89,7 +89,7 @@ async def test_another_apps_inline_comment_carrying_a_findings_fingerprint_is_no
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:
     found = Finding.model_validate(UNDEFINED)
-    fingerprint = Fingerprint.of(found, Diff.parse(DIFF)).marker()
+    fingerprint = Fingerprint.of(found, Diff.parse(DIFF)).marker(PAYMENTS)
     github.add_review_comment(
         REPO,
         NUMBER,

@@ -1,6 +1,7 @@
 """Fingerprints: the same finding is recognised across pushes and rephrasings, and only then."""
 
 import pytest
+from markdown_it import MarkdownIt
 
 from agents.debate.claims import gist, same_gist
 from agents.diff import Diff
@@ -69,9 +70,67 @@ def test_gists_ignore_case_stop_words_and_word_endings() -> None:
 
 def test_the_marker_is_read_back_from_the_last_line_only() -> None:
     fingerprint = on(ORDERS_V1, 6)
-    body = f"**🟠 Major** · unresolved\n\nSome text.\n\n{fingerprint.marker()}"
+    body = f"**🟠 Major** · unresolved\n\nSome text.\n\n{fingerprint.marker(ORDERS)}"
     assert Fingerprint.from_comment(ORDERS, body) == fingerprint
     assert Fingerprint.from_comment(ORDERS, body + "\n\nA person's edit.") is None
-    quoted = f"{fingerprint.marker()}\n\nA suggestion quoting a marker, then the footer."
+    quoted = f"{fingerprint.marker(ORDERS)}\n\nA suggestion quoting a marker, then the footer."
     assert Fingerprint.from_comment(ORDERS, quoted) is None
     assert Fingerprint.from_comment(ORDERS, "<!-- tiebreak:finding:nothex:a -->") is None
+
+
+def test_a_comment_on_its_finding_s_file_keeps_the_marker_it_always_had() -> None:
+    """Markers already on pull requests name no file: they are of a finding on the file the
+    comment is on, as a comment on its finding's file is still marked."""
+    fingerprint = on(ORDERS_V1, 6)
+    marker = f"<!-- tiebreak:finding:{fingerprint.code}:{'+'.join(fingerprint.gist)} -->"
+
+    assert fingerprint.marker(ORDERS) == marker
+    assert Fingerprint.from_comment(ORDERS, f"Some text.\n\n{marker}") == fingerprint
+    assert Fingerprint.from_comment(ORDERS, "<!-- tiebreak:finding:0123456789abcdef: -->") == (
+        Fingerprint(path=ORDERS, code="0123456789abcdef", gist=())
+    )
+
+
+def test_a_comment_on_another_file_is_read_back_as_its_finding_s() -> None:
+    """A fix suggested on another file than its finding's: its thread is still the finding's."""
+    fingerprint = on(ORDERS_V1, 6)
+    body = f"A fix, on its patch's lines.\n\n{fingerprint.marker('app/caller.py')}"
+
+    read = Fingerprint.from_comment("app/caller.py", body)
+
+    assert read == fingerprint
+    assert read is not None
+    assert read.same_finding(on(ORDERS_V1, 6))
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["app/a -->\n<b>x</b>.py", "app/ünï côdé/%41.py", "app/--!>.py", "app/a:b+c.py"],
+    ids=["ends the comment", "not ASCII", "ends it loosely", "the marker's separators"],
+)
+def test_a_finding_s_file_stays_inside_the_hidden_line_whatever_its_name(path: str) -> None:
+    fingerprint = on(ORDERS_V1, 6).model_copy(update={"path": path})
+
+    marker = fingerprint.marker("app/caller.py")
+
+    assert "\n" not in marker
+    assert marker.startswith("<!-- tiebreak:finding:")
+    assert marker.endswith(" -->")
+    assert marker.count("<") == marker.count(">") == 1
+    assert "--!" not in marker
+    rendered = MarkdownIt("commonmark").render(f"A fix.\n\n{marker}")
+    assert rendered == f"<p>A fix.</p>\n{marker}"  # one HTML comment: nothing shows
+    assert Fingerprint.from_comment("app/caller.py", marker) == fingerprint
+
+
+@pytest.mark.parametrize(
+    "marker",
+    [
+        "<!-- tiebreak:finding:0123456789abcdef:rate:app/%FF.py -->",  # not UTF-8
+        "<!-- tiebreak:finding:0123456789abcdef:rate:app/a b.py -->",  # not as Tiebreak writes
+        "<!-- tiebreak:finding:0123456789abcdef:rate: -->",
+        "<!-- tiebreak:finding:0123456789abcdef:rate:app/a.py:app/b.py -->",
+    ],
+)
+def test_a_marker_naming_a_file_tiebreak_would_not_write_is_no_finding_s(marker: str) -> None:
+    assert Fingerprint.from_comment("app/caller.py", f"Text.\n\n{marker}") is None

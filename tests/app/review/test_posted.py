@@ -32,7 +32,7 @@ def fingerprint(line: int, claim: str) -> Fingerprint:
 
 def thread(github: FakeInstallation, line: int, claim: str) -> int:
     """Tiebreak's inline comment on `line` of the payments file, ending with its fingerprint."""
-    body = f"**🟠 Major** · unresolved\n\n{claim}\n\n{fingerprint(line, claim).marker()}"
+    body = f"**🟠 Major** · unresolved\n\n{claim}\n\n{fingerprint(line, claim).marker(PAYMENTS)}"
     return github.thread(PAYMENTS, line, body)
 
 
@@ -112,6 +112,19 @@ async def test_a_comment_without_a_fingerprint_is_no_thread_of_tiebreak_s() -> N
     github.thread(PAYMENTS, 16, "A comment of the App's that names no finding.")
 
     assert await posted_threads(github, REF) == []
+
+
+async def test_a_thread_on_the_file_a_fix_was_suggested_on_is_its_finding_s() -> None:
+    """A finding's fix suggested on another file sits there: its thread is still the
+    finding's, and a person's 👎 on it is the finding's too."""
+    github = FakeInstallation()
+    found = fingerprint(16, "log is undefined.")
+    disliked = github.thread("app/ledger.py", 3, f"A fix.\n\n{found.marker('app/ledger.py')}")
+    github.dislike(disliked)
+
+    (posted,) = await posted_threads(github, REF)
+
+    assert (posted.comment_id, posted.fingerprint, posted.thumbs_down) == (disliked, found, True)
 
 
 async def test_unknown_resolution_leaves_every_thread_open(

@@ -23,7 +23,7 @@ def posted(github: FakeInstallation, state: ThreadState, resolver: str = "") -> 
     """A thread of Tiebreak's on the payments file, resolved (or not) as `state` says."""
     finding = Finding(path=PAYMENTS, start_line=16, end_line=16, severity="major", claim=CLAIM)
     fingerprint = Fingerprint.of(finding, Diff.parse(DIFF))
-    comment_id = github.thread(PAYMENTS, 16, f"{CLAIM}\n\n{fingerprint.marker()}")
+    comment_id = github.thread(PAYMENTS, 16, f"{CLAIM}\n\n{fingerprint.marker(PAYMENTS)}")
     return PostedThread(
         comment_id=comment_id, fingerprint=fingerprint, state=state, resolver=resolver
     )
