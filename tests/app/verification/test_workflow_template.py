@@ -103,6 +103,19 @@ def test_a_test_that_fails_at_the_head_and_passes_at_the_base(tmp_path: Path) ->
     assert sorted(p.name for p in tmp_path.rglob("*") if "pwned" in p.name) == []
 
 
+def test_output_that_is_not_utf_8_is_kept_with_its_bytes_replaced(tmp_path: Path) -> None:
+    """A test printing raw bytes still gives its result, not a run that uploads none."""
+    printing = "import sys\nsys.stdout.buffer.write(b'price \\xff\\n')\nsys.exit(3)\n"
+    trees = {"head": {"rates.py": RATE_2}, "base": {"rates.py": RATE_1}}
+
+    result = run_template(tmp_path / "work", inputs(printing, path="test_rate.py"), trees)
+
+    assert result is not None
+    for side in ("head", "base"):
+        assert result[side]["exit_code"] == 3
+        assert result[side]["output_tail"] == "price \ufffd\n"
+
+
 def test_a_fix_is_applied_at_the_head_and_the_base_is_not_run(tmp_path: Path) -> None:
     fix = [{"path": "rates.py", "start_line": 2, "end_line": 2, "replacement": "    return 1"}]
     trees = {"head": {"rates.py": RATE_2}, "base": {}}
