@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.verification import Evidence
 from app.verification.preflight import NAME
-from app.verification.workflow import environment_inputs, without_preflight
+from app.verification.workflow import WorkflowResult, environment_inputs, shown, without_preflight
 from tests.kits.workflow import run_step, run_template, steps, template
 from tests.scenarios.polyglot import GO_COMMAND, GO_MOD, needs_go, needs_node
 
@@ -101,6 +102,48 @@ def test_a_test_that_fails_at_the_head_and_passes_at_the_base(tmp_path: Path) ->
     assert "AssertionError" in result["head"]["output_tail"]
     assert result["base"]["exit_code"] == 0
     assert sorted(p.name for p in tmp_path.rglob("*") if "pwned" in p.name) == []
+
+
+def test_output_that_is_not_utf_8_is_kept_with_its_bytes_replaced(tmp_path: Path) -> None:
+    """A test printing raw bytes still gives its result, not a run that uploads none."""
+    printing = "import sys\nsys.stdout.buffer.write(b'price \\xff\\n')\nsys.exit(3)\n"
+    trees = {"head": {"rates.py": RATE_2}, "base": {"rates.py": RATE_1}}
+
+    result = run_template(tmp_path / "work", inputs(printing, path="test_rate.py"), trees)
+
+    assert result is not None
+    for side in ("head", "base"):
+        assert result[side]["exit_code"] == 3
+        assert result[side]["output_tail"] == "price \ufffd\n"
+
+
+REWRITES_BASE = (
+    "import pathlib\n"
+    "base = pathlib.Path(__file__).resolve().parent.parent / 'base' / 'rates.py'\n"
+    "if base.exists():\n"
+    "    base.write_text('def rate():\\n    return 3\\n')\n"
+)
+
+
+@pytest.mark.parametrize("setup", ["", "python3 -c 'import rates'"], ids=["test", "setup"])
+def test_the_heads_code_cannot_change_the_base_its_test_is_compared_with(
+    tmp_path: Path, setup: str
+) -> None:
+    """Code of the pull request's, run by its setup or by its test, that would rewrite the
+    base's tree: the base ran before it, as it is, its tree gone by then, and the finding is
+    proven."""
+    trees = {"head": {"rates.py": REWRITES_BASE + RATE_2}, "base": {"rates.py": RATE_1}}
+    given = {**inputs(TEST, path="test_rate.py"), "setup": setup}
+
+    result = run_template(tmp_path / "work", given, trees)
+
+    assert result is not None
+    assert result["head"]["exit_code"] == 1
+    assert result["base"] == {"exit_code": 0, "output_tail": "", "error": None}
+    ran = shown("test_rate.py", given["command"], False, WorkflowResult.model_validate(result))
+    assert ran.verification is not None
+    assert ran.verification.verdict == Evidence.REPRODUCED
+    assert not (tmp_path / "work/base").exists()
 
 
 def test_a_fix_is_applied_at_the_head_and_the_base_is_not_run(tmp_path: Path) -> None:
@@ -283,17 +326,20 @@ def test_go_s_trivial_test_runs_in_a_package_of_its_own_and_a_missing_go_mod_say
 def test_where_the_project_has_a_folder_of_the_trivial_test_s_name_nothing_is_checked(
     tmp_path: Path,
 ) -> None:
+    """Checked where a fix is, at the head, whose tree stays when the run ends."""
     kept = {"tiebreakenvironment/notes.txt": "the project's\n", "shop/cart.go": "package shop\n"}
-    given = inputs(GO_TEST_FILE, path="shop/rate_test.go", checked=GO_COMMAND)
+    fix = [{"path": "shop/cart.go", "start_line": 1, "end_line": 1, "replacement": "package shop"}]
+    given = inputs(
+        GO_TEST_FILE, path="shop/rate_test.go", patches=json.dumps(fix), checked=GO_COMMAND
+    )
 
-    result = run_template(tmp_path / "work", given, {"head": kept, "base": kept})
+    result = run_template(tmp_path / "work", given, {"head": kept, "base": {}})
 
     assert result is not None
     assert result["environment"] is None
     assert result["head"]["exit_code"] != 0  # the test itself ran, and found no go.mod
-    for side in ("head", "base"):
-        folder = tmp_path / "work" / side / "tiebreakenvironment"
-        assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+    folder = tmp_path / "work/head/tiebreakenvironment"
+    assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
 
 
 @pytest.mark.parametrize(
