@@ -1,15 +1,23 @@
 """The project's own Python, found in its checkout: its virtual environments by `pyvenv.cfg`
-whatever git says of them, the installations they were made from, and what an editable
-install of the checkout means for a run. Real environments, made by uv."""
+whatever git says of them, the installations they were made from (and only such), and what an
+editable install of the checkout means for a run. Real environments, made by uv."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
+import pytest
+
+from agents.verification import UNFIT, Evidence
 from app.verification.environments import ProjectPython
+from app.verification.local import LocalVerifier
+from app.verification.sandbox import Bwrap
 from app.verification.trees import copy_checkout
+from tests.app.verification.conftest import needs_bwrap
+from tests.kits.hostile import var_tmp
 from tests.scenarios.environments import install_editable, with_pytest, without_pytest
-from tests.scenarios.shop import git
+from tests.scenarios.shop import Project, config, git, reproduction
 
 BASE_PREFIX = Path(sys.base_prefix).resolve()
 """The installation the scenarios' environments are made from (Tiebreak's own, here)."""
@@ -138,4 +146,97 @@ def test_an_editable_install_from_outside_the_checkout_is_said_not_to_be_seen(
     assert python.notes == (
         f".venv has helpers installed in editable mode from {elsewhere}, outside the "
         "checkout, which a run does not see: a test importing helpers fails",
+    )
+
+
+def test_an_installation_reached_through_a_link_is_shown_where_the_environment_names_it(
+    tmp_path: Path,
+) -> None:
+    """As uv names its Pythons: by a link of the minor version to the installation."""
+    root = checkout(tmp_path)
+    link = tmp_path / "cpython-3-link"
+    link.symlink_to(BASE_PREFIX, target_is_directory=True)
+    environment = root / ".venv"
+    (environment / "bin").mkdir(parents=True)
+    (environment / "pyvenv.cfg").write_text(f"home = {link / 'bin'}\n")
+
+    python = ProjectPython.of(root)
+
+    assert python.installations == ((BASE_PREFIX, link),)
+    assert python.problem(seen_at_checkout=True) is None
+
+
+def test_an_environment_of_the_systems_python_needs_nothing_more_shown(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    for name, home in ((".venv", "/usr/bin"), ("venv", "/bin")):
+        (root / name / "bin").mkdir(parents=True)
+        (root / name / "pyvenv.cfg").write_text(f"home = {home}\n")
+        (root / name / "bin" / "python").symlink_to(f"{home}/python3")
+
+    python = ProjectPython.of(root)
+
+    assert [where for where, _ in python.installations] == [Path("/usr")]
+    assert python.problem(seen_at_checkout=True) is None
+
+
+@pytest.mark.parametrize(
+    ("named", "why"),
+    [
+        (Path(os.path.expanduser("~")), "is a home directory"),
+        (Path("/var"), "is a top directory of the host"),
+        (None, "holds no installation of Python (its own `bin/python…` and `lib/python…/os.py`)"),
+    ],
+)
+def test_an_environment_naming_what_is_no_installation_is_refused_and_it_is_not_shown(
+    tmp_path: Path, named: Path | None, why: str
+) -> None:
+    """Whatever made the environment: a test must not read what lies there."""
+    root = checkout(tmp_path)
+    keys = tmp_path / "keys"
+    (keys / "bin").mkdir(parents=True)
+    (keys / "id_ed25519").write_text("PRIVATE-KEY-OF-ALICE\n")
+    prefix = named or keys
+    environment = root / "tools"
+    environment.mkdir()
+    (environment / "pyvenv.cfg").write_text(f"home = {prefix / 'bin'}\n")
+
+    python = ProjectPython.of(root)
+
+    assert python.environments == ("tools",)
+    assert python.installations == ()
+    assert all(not where.is_relative_to(prefix) for where, _ in python.shown(tmp_path / "seen"))
+    assert python.problem(seen_at_checkout=True) == (
+        f"tools names {prefix.resolve()} as the Python it was made from (its pyvenv.cfg's home), "
+        f"which {why}: a test is shown only a Python installation from outside the checkout; "
+        "make the environment from one (`uv venv`, `python3 -m venv`)"
+    )
+
+
+@needs_bwrap
+async def test_an_environment_committed_to_the_repository_is_refused_and_shows_nothing(
+    sandbox: Bwrap, project: Project
+) -> None:
+    """The pull request's own `pyvenv.cfg` names a directory of the host: a test the tester
+    writes reads nothing there, nor runs at all."""
+    with var_tmp() as host:
+        key = host / "alice" / "id_ed25519"
+        (host / "alice" / "bin").mkdir(parents=True)
+        key.write_text("PRIVATE-KEY-OF-ALICE\n")
+        (project.checkout / "tools").mkdir()
+        (project.checkout / "tools" / "pyvenv.cfg").write_text(f"home = {host}/alice/bin\n")
+        git(project.checkout, "add", "tools")
+        git(project.checkout, "commit", "-q", "-m", "Tools")
+        reads = reproduction(
+            "tests/test_reads.py",
+            f"def test_it():\n    print(open({str(key)!r}).read())\n    assert False\n",
+        )
+        async with LocalVerifier(project.checkout, project.diff, config(), sandbox) as verifier:
+            result = await verifier.reproduce(reads)
+
+    assert "PRIVATE-KEY-OF-ALICE" not in result.output_tail
+    assert result.verdict is Evidence.BROKEN
+    assert result.reason == (
+        f"{UNFIT}: tools is a virtual environment committed to the repository: tests run in an "
+        "environment made on this machine, never in one the repository brings, which could "
+        "name any directory of the host"
     )
