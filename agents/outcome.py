@@ -138,6 +138,10 @@ class FindingOutcome(BaseModel):
     resolution: Resolution
     patch: Patch | None = None
     """The agreed or forced fix, when the finding ended fixed."""
+    replaces: list[str] | None = None
+    """The text of the lines `patch` replaces, as the diff it was agreed on showed them:
+    `/tiebreak apply` commits it only where the head still reads so. None for a finding not
+    fixed, or recorded before it was kept."""
     warning: str | None = None
     """The arbiter's documented warning, when the code stands with one."""
     trigger: ArbitrationTrigger | None = None
@@ -164,6 +168,8 @@ class FindingOutcome(BaseModel):
             raise ValueError(f"a {self.consensus} finding cannot end {self.resolution}")
         if (self.patch is not None) != (self.resolution is Resolution.FIXED):
             raise ValueError("exactly the fixed findings carry a patch")
+        if self.replaces is not None and self.patch is None:
+            raise ValueError("only a finding with a patch records the lines it replaces")
         if (self.warning is not None) != (self.resolution is Resolution.WARNING):
             raise ValueError("exactly the findings accepted with a warning carry one")
         if (self.intended is not None) != (self.resolution is Resolution.INTENDED):

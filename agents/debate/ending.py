@@ -5,6 +5,7 @@ record keeps of its open disputes: of a test's relevance, of a change's intent."
 from agents.debate.state import CODER, DebateState
 from agents.debate.threads import Thread
 from agents.outcome import FindingOutcome, Outcome, Transcript
+from agents.patches import current_lines
 
 
 def outcome_of(state: DebateState) -> Outcome:
@@ -35,6 +36,8 @@ def outcome_of(state: DebateState) -> Outcome:
 def _finding(state: DebateState, thread: Thread, tokens: int) -> FindingOutcome:
     proofs = state.proofs
     ended = thread.outcome(tokens, panel=state.panel.is_panel)
+    if ended.patch is not None:  # what it replaces, for whoever applies it at a later head
+        ended = ended.model_copy(update={"replaces": current_lines(state.diff, ended.patch)})
     if thread.id in proofs.tests:  # the latest test, which may not be the first
         ended = ended.model_copy(
             update={

@@ -12,7 +12,10 @@ reconciles what it found with what is already there (:func:`reconcile`):
 - a finding that stands (not withdrawn) whose thread someone else resolved — the pull
   request's author without write access — has its thread reopened;
 - an earlier finding on a file this run did not review stands as it was (carried forward);
-  so does one on a reviewed file whose code, at its lines, did not change;
+  so does one on a reviewed file whose code, at its lines, did not change. A fixed
+  finding's code includes the lines its fix replaces, wherever they are: a fix whose lines
+  are not, in this run's diff, what they were at the same place is not carried, nor is its
+  finding, so no suggestion or commit of it lands on other lines;
 - an earlier finding on a reviewed file that is raised again (the same claim on the same
   file) is replaced by this run's debate of it, posted anew only if its code changed;
 - an earlier finding on a reviewed file that is not raised again and whose code changed is
@@ -35,7 +38,8 @@ from pydantic import BaseModel, ConfigDict
 from agents.debate.claims import same_gist
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Outcome, Resolution, StopReason
-from agents.protocol import UnitWalkthrough
+from agents.patches import current_lines
+from agents.protocol import Patch, UnitWalkthrough
 from agents.review import Review
 from agents.verification import Retest
 from app.publishing.fingerprints import Fingerprint, around
@@ -288,7 +292,9 @@ class _Ledger:
         where = (finding.path, finding.start_line, finding.end_line)
         reviewed = scope.reviews(finding.path)
         raised = reviewed and any(_raised_again(fingerprint, f) for f in self.raised)
-        changed = reviewed and around(carrying.diff, *where) != around(before, *where)
+        changed = (
+            reviewed and around(carrying.diff, *where) != around(before, *where)
+        ) or carrying.moved(result.patch)
         follow = self.follow_ups.get(key)
         if follow is not None and not raised:
             by_test = self.follow(follow, thread)
@@ -344,6 +350,16 @@ class _Carrying:
     before: Diff
     diff: Diff
     scope: RunScope
+
+    def moved(self, patch: Patch | None) -> bool:
+        """Whether the lines `patch` replaces are not, in this run's diff, what the earlier
+        run's showed at the same place: lines above them added or removed, or they changed.
+        Carried with its old line numbers, such a fix would be suggested and committed over
+        other lines; it is not re-anchored where its lines went, just as a finding is not."""
+        if patch is None:
+            return False
+        now = current_lines(self.diff, patch)
+        return not now or now != current_lines(self.before, patch)
 
 
 def _carried_walkthrough(

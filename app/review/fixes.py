@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agents.diff import Diff
 from agents.outcome import FindingOutcome, Resolution
-from agents.patches import PatchesOverlap, StaleLines, apply_patches
+from agents.patches import PatchesOverlap, StaleLines, apply_patches, current_lines
 from agents.protocol import Patch, Severity
 from app.github.errors import BranchMoved, NotWritable
 from app.github.git_data import pushable
@@ -82,16 +82,25 @@ def patched_files(record: RunRecord, files: Mapping[str, str]) -> dict[str, str]
 
     Raise :class:`ApplyRefused` if a patch is on a protected path (by today's rules: a run
     recorded under older ones gets no exception), if its lines at the head are not the lines
-    the review saw, or if two patches of one file overlap.
+    it was agreed to replace (as its finding records them; for a run recorded before they
+    were, as the run's diff shows them), or if two patches of one file overlap.
     """
     diff = Diff.parse(record.diff, allow_empty=True)
     protected = ProtectedPaths(record.policy.protected_paths)
     by_path: dict[str, list[tuple[str, Patch]]] = {}
-    for label, _, patch in _fixed(record):
+    for label, result, patch in _fixed(record):
         if (reason := protected.forbids(patch.path)) is not None:
             raise ApplyRefused(
                 f"The fix for {_label(label)} at {_where(patch)} is refused: "
                 f"{md.inline(reason, 300)}. Tiebreak never commits there."
+            )
+        # The head is checked against the run's diff below; the diff, here, against what the
+        # fix was agreed to replace, which an earlier head's diff may have shown.
+        if result.replaces is not None and current_lines(diff, patch) != result.replaces:
+            raise ApplyRefused(
+                f"The fix for {_label(label)} at {_where(patch)} no longer applies: it was "
+                "agreed on lines that read otherwise there, which a push has moved or changed "
+                "since."
             )
         by_path.setdefault(patch.path, []).append((label, patch))
     changed = {}

@@ -605,6 +605,29 @@ async def test_a_patch_that_no_longer_applies_writes_nothing(
     assert git_writes(github) == []
 
 
+async def test_a_fix_whose_lines_moved_since_it_was_agreed_writes_nothing(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    """A review whose record holds a fix agreed at an earlier head, on lines a push has moved
+    since (a line added above them): the record's diff and the head agree with each other, but
+    not with the lines the fix was agreed to replace, so it is refused, not committed over the
+    line that now stands there."""
+    open_pull(github)
+    agreed = await review_diff(Diff.parse(DIFF), ScriptedLLM(by_role(**agreed_by_role())))
+    pushed = PAYMENTS_AFTER.replace("    log(", "    # refunds are audited\n    log(")
+    github.set_file(REPO, HEAD, PAYMENTS, pushed)
+    later = git_diff({PAYMENTS: (PAYMENTS_BEFORE, pushed), NOTES: (NOTES_BEFORE, NOTES_AFTER)})
+
+    with pytest.raises(ApplyRefused) as refused:
+        await apply(github, key, record(later, review=agreed))
+
+    assert "The fix for F1" in refused.value.reason
+    assert f"{PAYMENTS}:16" in refused.value.reason
+    assert "no longer applies: it was agreed on lines that read otherwise" in refused.value.reason
+    assert git_writes(github) == []
+    assert github.branch_files(REPO, BRANCH) == {**HEAD_FILES, PAYMENTS: pushed}
+
+
 async def test_a_review_without_fixes_has_nothing_to_apply(github: FakeGitHub, key: AppKey) -> None:
     open_pull(github)
     run = record(
