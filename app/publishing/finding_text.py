@@ -8,9 +8,12 @@ transcript carries as data.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Self
 
 from agents.outcome import Consensus, FindingOutcome, Message, MessageKind, Resolution
 from agents.protocol import Severity
+from app.bodies import LIMIT
 from app.publishing.intent_text import evidence
 from app.publishing.markdown import (
     PROSE_LIMIT,
@@ -22,7 +25,7 @@ from app.publishing.markdown import (
     replacement_lines,
     suggestion,
 )
-from app.publishing.proof_text import fix_check, proof
+from app.publishing.proof_text import OUTPUT_LINES, TEST_CHARS, fix_check, proof
 from policies.arbitration import ArbitrationTrigger
 from policies.panel import Tally
 
@@ -58,6 +61,42 @@ _AGREEMENT = {
     Consensus.UNRESOLVED: "no agreement",
 }
 _CODER = (MessageKind.CONCEDE, MessageKind.DISPUTE, MessageKind.INTENDED)
+LEAST_PROSE = 300
+"""Characters of each piece of prose a comment shows however much it is cut: enough to read
+what the piece is about."""
+
+
+@dataclass(frozen=True)
+class Extent:
+    """How much of a finding's longest parts its comment shows: the last lines of each of its
+    test's outputs, the characters of its test and of each piece of prose, and whether its fix
+    is a committable suggestion (see :mod:`app.publishing.comment_text`)."""
+
+    output_lines: int = OUTPUT_LINES
+    test_chars: int = TEST_CHARS
+    prose_chars: int = PROSE_LIMIT
+    suggestion: bool = True
+
+    @classmethod
+    def less(cls, cut: int, *, suggestion: bool) -> Self:
+        """The most shown, less `cut`: lines of the test's output first, then characters of
+        the test, then characters of each piece of prose, down to :data:`LEAST_PROSE`."""
+        output = min(cut, OUTPUT_LINES)
+        test = min(cut - output, TEST_CHARS)
+        prose_cut = min(cut - output - test, PROSE_LIMIT - LEAST_PROSE)
+        return cls(OUTPUT_LINES - output, TEST_CHARS - test, PROSE_LIMIT - prose_cut, suggestion)
+
+    @property
+    def cut(self) -> bool:
+        """Whether it shows less than the most of a test's output, a test or prose."""
+        shown = (self.output_lines, self.test_chars, self.prose_chars)
+        return shown != (OUTPUT_LINES, TEST_CHARS, PROSE_LIMIT)
+
+
+MOST = Extent()
+"""Every part shown as much as any comment shows it."""
+MOST_CUT = OUTPUT_LINES + TEST_CHARS + PROSE_LIMIT - LEAST_PROSE
+"""The largest cut :meth:`Extent.less` takes: the least a comment shows."""
 
 
 def location(path: str, start: int, end: int) -> str:
@@ -120,12 +159,20 @@ def vote(result: FindingOutcome) -> str:
     return f"{head}; {rest}." if rest else f"{head}."
 
 
-def debate(result: FindingOutcome, thread: Sequence[Message], *, committable: bool) -> list[str]:
-    """The finding's claim and evidence, then its debate as it ended: Markdown blocks."""
-    finding = result.finding
-    blocks = [*proof(result), prose(finding.claim)]
+def debate(
+    result: FindingOutcome,
+    thread: Sequence[Message],
+    *,
+    committable: bool,
+    extent: Extent = MOST,
+) -> list[str]:
+    """The finding's claim and evidence, then its debate as it ended, as much of each as
+    `extent` says: Markdown blocks."""
+    finding, limit = result.finding, extent.prose_chars
+    tested = proof(result, test_chars=extent.test_chars, output_lines=extent.output_lines)
+    blocks = [*tested, prose(finding.claim, limit)]
     if finding.evidence.strip():
-        blocks.append("**Evidence**\n" + prose(finding.evidence))
+        blocks.append("**Evidence**\n" + prose(finding.evidence, limit))
     if result.votes:
         raised = f"Raised by {inline(result.raised_by, 100)}. "
         blocks.append(f"**The panel's vote**\n{raised}{vote(result)}")
@@ -135,33 +182,37 @@ def debate(result: FindingOutcome, thread: Sequence[Message], *, committable: bo
     majority = result.consensus is Consensus.MAJORITY
     match result.resolution:
         case Resolution.FIXED:
-            blocks += _labelled("The arbiter's reasoning", reasoning)
-            blocks += _keepers(result, thread, "Outvoted: {} kept it") if majority else []
-            blocks += _fix(result, committable=committable)
+            blocks += _labelled("The arbiter's reasoning", reasoning, limit)
+            blocks += _keepers(result, thread, "Outvoted: {} kept it", limit) if majority else []
+            blocks += _fix(result, committable=committable, suggested=extent.suggestion)
         case Resolution.WARNING:
-            blocks += _labelled("The arbiter's warning", result.warning or "")
-            blocks += _labelled("The arbiter's reasoning", reasoning)
-            overruled = _keepers(result, thread, "Overruled: {} kept it")
-            blocks += overruled or _tester(_last(thread, (MessageKind.REJECT,)), overruled=True)
-            blocks += _labelled("The coder's argument", coder.text if coder else "")
+            blocks += _labelled("The arbiter's warning", result.warning or "", limit)
+            blocks += _labelled("The arbiter's reasoning", reasoning, limit)
+            overruled = _keepers(result, thread, "Overruled: {} kept it", limit)
+            rejection = _last(thread, (MessageKind.REJECT,))
+            blocks += overruled or _tester(rejection, limit, overruled=True)
+            blocks += _labelled("The coder's argument", coder.text if coder else "", limit)
             blocks += fix_check(result)
         case Resolution.OPEN if stands(result):
-            blocks += _keepers(result, thread, "Kept by {}")
-            blocks += [*_coder(coder), *fix_check(result)]
+            blocks += _keepers(result, thread, "Kept by {}", limit)
+            blocks += [*_coder(coder, limit), *fix_check(result)]
             blocks.append(f"**Why it stands**\n{_why_it_stands(result)}")
         case Resolution.OPEN:
-            kept = _keepers(result, thread, "Kept by {}")
-            blocks += kept or _tester(_last(thread, (MessageKind.REJECT,)), overruled=False)
-            blocks += [*_coder(coder), *fix_check(result)]
-            blocks += _labelled("Why it is unresolved", result.note or "no agreement was reached")
+            kept = _keepers(result, thread, "Kept by {}", limit)
+            rejection = _last(thread, (MessageKind.REJECT,))
+            blocks += kept or _tester(rejection, limit, overruled=False)
+            blocks += [*_coder(coder, limit), *fix_check(result)]
+            why = result.note or "no agreement was reached"
+            blocks += _labelled("Why it is unresolved", why, limit)
         case Resolution.INTENDED:
             blocks += evidence(result)
-            blocks += _labelled("The coder's argument", coder.text if coder else "")
-            blocks += _labelled("The arbiter's reasoning", reasoning)
-            blocks += _keepers(result, thread, "Overruled: {} kept it") if majority else []
+            blocks += _labelled("The coder's argument", coder.text if coder else "", limit)
+            blocks += _labelled("The arbiter's reasoning", reasoning, limit)
+            blocks += _keepers(result, thread, "Overruled: {} kept it", limit) if majority else []
         case Resolution.WITHDRAWN:
-            blocks += _labelled("Withdrawn after the coder's argument", coder.text if coder else "")
-            blocks += _keepers(result, thread, "Outvoted: {} kept it") if majority else []
+            argument = coder.text if coder else ""
+            blocks += _labelled("Withdrawn after the coder's argument", argument, limit)
+            blocks += _keepers(result, thread, "Outvoted: {} kept it", limit) if majority else []
     return blocks
 
 
@@ -194,7 +245,9 @@ def _why_it_stands(result: FindingOutcome) -> str:
     )
 
 
-def _keepers(result: FindingOutcome, thread: Sequence[Message], label: str) -> list[str]:
+def _keepers(
+    result: FindingOutcome, thread: Sequence[Message], label: str, limit: int
+) -> list[str]:
     """Each tester that keeps the finding, with its latest rejection (the claim itself, for
     a tester that raised it and never rejected an answer)."""
     blocks = []
@@ -207,7 +260,7 @@ def _keepers(result: FindingOutcome, thread: Sequence[Message], label: str) -> l
         if said is None or not said.text.strip():
             blocks.append(f"**{heading}**\nThe claim above.")
         else:
-            blocks += _labelled(heading, said.text)
+            blocks += _labelled(heading, said.text, limit)
     return blocks
 
 
@@ -223,10 +276,12 @@ def _names(names: Sequence[str]) -> str:
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
-def _fix(result: FindingOutcome, *, committable: bool) -> list[str]:
+def _fix(result: FindingOutcome, *, committable: bool, suggested: bool) -> list[str]:
     patch, finding = result.patch, result.finding
     assert patch is not None
     where = code(location(patch.path, patch.start_line, patch.end_line))
+    if committable and not suggested:
+        return [_too_long(patch.replacement, where), *fix_check(result)]
     if committable:
         moved = (patch.path, patch.start_line, patch.end_line) != (
             finding.path,
@@ -242,24 +297,35 @@ def _fix(result: FindingOutcome, *, committable: bool) -> list[str]:
     return [f"The fix replaces {where} with:", code_block(lines), *fix_check(result)]
 
 
-def _tester(rejection: Message | None, *, overruled: bool) -> list[str]:
+def _too_long(replacement: str, where: str) -> str:
+    """What a comment says in place of a suggestion too long to fit it: a suggestion cut
+    short would commit a broken file."""
+    return (
+        f"**Fix not shown**: the suggested fix for {where} ({len(replacement):,} characters) "
+        f"does not fit in this comment, which GitHub limits to {LIMIT:,} characters, and a "
+        "suggestion cut short would commit a broken file. Comment `/tiebreak apply` to commit "
+        "it with the review's other fixes."
+    )
+
+
+def _tester(rejection: Message | None, limit: int, *, overruled: bool) -> list[str]:
     label = "Overruled: the tester's position" if overruled else "The tester's position"
     if rejection is None or not rejection.text.strip():
         return [f"**{label}**\nThe claim above."]
-    return _labelled(label, rejection.text)
+    return _labelled(label, rejection.text, limit)
 
 
-def _coder(answer: Message | None) -> list[str]:
+def _coder(answer: Message | None, limit: int) -> list[str]:
     if answer is None:
         return ["**The coder's position**\nThe coder did not answer."]
-    blocks = _labelled("The coder's position", answer.text or "(no argument given)")
+    blocks = _labelled("The coder's position", answer.text or "(no argument given)", limit)
     if answer.patch is not None:
         patch = answer.patch
-        lines = replacement_lines(clip(patch.replacement, PROSE_LIMIT))
+        lines = replacement_lines(clip(patch.replacement, limit))
         where = code(location(patch.path, patch.start_line, patch.end_line))
         blocks += [f"Its last patch for {where}, not agreed:", code_block(lines)]
     return blocks
 
 
-def _labelled(label: str, text: str) -> list[str]:
-    return [f"**{label}**\n{prose(text)}"] if text.strip() else []
+def _labelled(label: str, text: str, limit: int) -> list[str]:
+    return [f"**{label}**\n{prose(text, limit)}"] if text.strip() else []

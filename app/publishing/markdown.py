@@ -16,8 +16,9 @@ import re
 from collections.abc import Callable, Sequence
 
 PROSE_LIMIT = 4_000
-"""Characters of one piece of model text shown in a comment: keeps every comment readable
-and, with the longest possible suggestion, under :data:`app.bodies.LIMIT`."""
+"""Characters of one piece of model text shown in a comment: keeps every comment readable. A
+comment that would not fit :data:`app.bodies.LIMIT` shows less of each
+(:mod:`app.publishing.comment_text`)."""
 
 ZWJ = "\u200d"
 

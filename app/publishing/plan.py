@@ -32,6 +32,7 @@ from app.bodies import (
 )
 from app.publishing import finding_text, follow_text, text
 from app.publishing import markdown as md
+from app.publishing.comment_text import comment_body
 from app.publishing.fingerprints import Fingerprint
 from app.publishing.intent_text import behaviour_changes
 from app.publishing.markers import SUMMARY_MARKER
@@ -138,7 +139,7 @@ def _draft(
         commit_id=run.head_sha,
         body=text.review_intro(len(inline), run_id=run.run_id, sha=run.head_sha),
         event=run.event_on_unresolved if unresolved else ReviewEvent.COMMENT,
-        comments=[_comment(e, diff) for e in sorted(inline, key=_by_anchor)],
+        comments=[_comment(e, diff, run) for e in sorted(inline, key=_by_anchor)],
     )
 
 
@@ -207,18 +208,19 @@ def _outside(diff: Diff, path: str, start: int, end: int) -> str | None:
     return None
 
 
-def _comment(entry: text.FindingEntry, diff: Diff) -> ReviewComment:
+def _comment(entry: text.FindingEntry, diff: Diff, run: RunInfo) -> ReviewComment:
     """An inline comment, ending with its finding's fingerprint for later runs to find (on
     a fix's file, naming the finding's own)."""
     path, start, end = entry.anchor
     multiline = start < end
     fingerprint = Fingerprint.of(entry.result.finding, diff)
+    details = str(run.details_url) if run.details_url else None
     return ReviewComment(
         path=path,
         line=end,
         start_line=start if multiline else None,
         start_side="RIGHT" if multiline else None,
-        body=f"{text.comment_body(entry)}\n\n{fingerprint.marker(path)}",
+        body=comment_body(entry, ending=fingerprint.marker(path), details_url=details),
     )
 
 

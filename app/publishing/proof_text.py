@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from agents.outcome import FindingOutcome, Resolution
 from agents.verification import UNFIT, Evidence
+from agents.wording import counted
 from app.publishing.markdown import clip, code, code_block, fence_language, inline
 
 OUTPUT_LINES = 20
@@ -25,7 +26,8 @@ OUTPUT_LINES = 20
 LINE_CHARS = 200
 TEST_CHARS = 24_000
 """Characters of a test shown: any test a finding is likely to carry, whole; a longer one is
-cut at a line, so that a comment with the longest suggestion still fits GitHub's limit."""
+cut at a line. A comment that would not fit GitHub's limit shows less of it
+(:mod:`app.publishing.comment_text`)."""
 
 _HEADLINE = {
     Evidence.REPRODUCED: "**Reproduced**: {test} fails at the head and passes at the base.",
@@ -57,8 +59,11 @@ RULED_RELEVANT = "**Test ruled to test its claim**: {why}."
 NOT_RELEVANT = "ruled not to test its claim"
 
 
-def proof(result: FindingOutcome) -> list[str]:
-    """The blocks that tell what the finding's test showed (none if it had no test run)."""
+def proof(
+    result: FindingOutcome, *, test_chars: int = TEST_CHARS, output_lines: int = OUTPUT_LINES
+) -> list[str]:
+    """The blocks that tell what the finding's test showed (none if it had no test run): at
+    most `test_chars` of its test and `output_lines` of each of its outputs."""
     verification = result.verification
     if verification is None:
         return []
@@ -73,13 +78,14 @@ def proof(result: FindingOutcome) -> list[str]:
             blocks.append(RULED_RELEVANT.format(why=why))
     reproduction = result.finding.reproduction
     if reproduction is not None and reproduction.path == verification.test:
-        shown = _whole(reproduction.content.splitlines())
+        shown = _whole(reproduction.content.splitlines(), test_chars)
         language = fence_language(reproduction.path)
         blocks.append(_details(f"The test, {test}", code_block(shown, language)))
     if verification.verdict in FAILING and verification.relevant is not False:
-        blocks.append(_details("How it fails at the head", output(verification.output_tail)))
+        at_head = output(verification.output_tail, output_lines)
+        blocks.append(_details("How it fails at the head", at_head))
         if verification.verdict is not Evidence.REPRODUCED and verification.base_output_tail:
-            at_base = output(verification.base_output_tail)
+            at_base = output(verification.base_output_tail, output_lines)
             blocks.append(_details("How it fails at the base", at_base))
     return blocks
 
@@ -126,22 +132,25 @@ def environment_note(findings: Sequence[FindingOutcome]) -> str | None:
     return None
 
 
-def _whole(lines: list[str]) -> list[str]:
-    """The test's lines, whole, up to :data:`TEST_CHARS`; then how many more there are."""
+def _whole(lines: list[str], chars: int) -> list[str]:
+    """The test's lines, whole, up to `chars`; then how many more there are."""
     shown: list[str] = []
     used = 0
     for n, line in enumerate(lines):
         used += len(line) + 1
-        if used > TEST_CHARS:
+        if used > chars:
             return [*shown, f"… {len(lines) - n} more lines"]
         shown.append(line)
     return shown
 
 
-def output(tail: str) -> str:
-    """The end of what a test printed, in a code block nothing inside can close."""
+def output(tail: str, most: int = OUTPUT_LINES) -> str:
+    """The end of what a test printed, in a code block nothing inside can close: its last
+    :data:`OUTPUT_LINES`, or the last `most` of those and how many more there are."""
     lines = tail.splitlines()[-OUTPUT_LINES:]
-    return code_block([clip(line, LINE_CHARS) for line in lines] or ["(no output)"])
+    shown = [clip(line, LINE_CHARS) for line in lines[len(lines) - most :]] if most else []
+    cut = [f"… {counted(len(lines) - len(shown), 'line')} cut"] if len(shown) < len(lines) else []
+    return code_block([*cut, *shown] or ["(no output)"])
 
 
 def _details(summary: str, body: str) -> str:

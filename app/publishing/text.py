@@ -1,4 +1,4 @@
-"""A review in Markdown: comment bodies, the findings table, totals and the check run's text.
+"""A review in Markdown: findings in full, the findings table, totals and the check run's text.
 
 Every piece of model- or author-written text goes through :mod:`app.publishing.markdown` first.
 """
@@ -62,19 +62,7 @@ def thread_link(thread: int, pull_url: str | None) -> str:
     return f"[thread]({pull_url}#discussion_r{thread})" if pull_url else "thread"
 
 
-def comment_body(entry: FindingEntry) -> str:
-    """The inline review comment for a finding: its debate and, if fixed, a suggestion."""
-    result = entry.result
-    header = f"**{_heading(result)}** · {resolution(result)} · "
-    blocks = [
-        header + agreement(result),
-        *debate(result, entry.thread, committable=True),
-        _footer(entry),
-    ]
-    return "\n\n".join(blocks)
-
-
-def _heading(result: FindingOutcome) -> str:
+def heading(result: FindingOutcome) -> str:
     """A finding's severity; a behaviour change the pull request means has none."""
     if result.resolution is Resolution.INTENDED:
         return intent_text.HEADING
@@ -86,8 +74,8 @@ def section(entry: FindingEntry) -> str:
     result, finding = entry.result, entry.result.finding
     where = code(location(finding.path, finding.start_line, finding.end_line))
     blocks = [
-        f"#### {entry.label} · {_heading(result)} · {resolution(result)} · {where}",
-        f"_{agreement(result)} · {_rounds(result)} · {result.tokens:,} billed tokens_",
+        f"#### {entry.label} · {heading(result)} · {resolution(result)} · {where}",
+        f"_{agreement(result)} · {rounds(result)} · {result.tokens:,} billed tokens_",
     ]
     if entry.outside:
         blocks.append(f"Not posted inline: {code(location(*entry.anchor))} {entry.outside}.")
@@ -324,13 +312,7 @@ def truncation_note(details_url: str | None) -> Callable[[int], str]:
     return note
 
 
-def _footer(entry: FindingEntry) -> str:
-    result = entry.result
-    return (
-        f"<sub>Tiebreak · {entry.label} · {_rounds(result)} · {result.tokens:,} billed tokens</sub>"
-    )
-
-
-def _rounds(result: FindingOutcome) -> str:
+def rounds(result: FindingOutcome) -> str:
+    """In which round the finding's debate closed, or left it open."""
     verb = "left open" if result.resolution is Resolution.OPEN else "closed"
     return f"{verb} in round {result.closed_in_round}"
