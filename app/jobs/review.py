@@ -78,6 +78,8 @@ class ReviewRun:
         self.base_sha = base_sha
         """The pull request's base commit as the event that queued the run named it."""
         self.units = 0
+        self.fanout: Fanout | None = None
+        """The run's units spread over the fleet, once they are."""
         self.live = deps.live_runs()
         github = deps.github.installation(ref.installation_id)
         self.context = RunStart(deps=deps, github=github, ref=ref, run_id=run_id)
@@ -92,10 +94,15 @@ class ReviewRun:
             if await self._reviewed_before_ready():
                 return JobResult.completed("not reviewed: its head was reviewed already")
             live = self.live
-            if await live.run_state(self.run_id) in ENDED:
+            status = await live.run_status(self.run_id)
+            if status is not None and status.state in ENDED:
                 return JobResult.completed("this run has ended already")
             if await live.run_alive(self.run_id):
                 return JobResult.completed("this run is live on another worker")
+            if status is not None and status.check_run is not None:
+                # A shutdown cut the run short after it opened its check run: that one is
+                # completed, whatever step the run starts again from.
+                self.context = self.context.with_check_run(status.check_run)
             async with live.beating_run(self.run_id):
                 await live.open(self.run_id, ref, self.trigger)
                 return await self._run()
@@ -104,7 +111,7 @@ class ReviewRun:
         ended: State | None = State.FAILED
         try:
             planned = await self.live.plan(self.run_id)
-            if planned is not None:  # picked up from a coordinator that died
+            if planned is not None:  # picked up from a coordinator that died or was shut down
                 plan, diff = planned
                 result = await self._coordinate(self._resume(plan), plan, diff)
             else:
@@ -112,19 +119,39 @@ class ReviewRun:
             ended = State.COMPLETE
             return JobResult.completed(result)
         except asyncio.CancelledError:
-            if isinstance(self.context, RunContext):
-                completed = await asyncio.shield(check_run.cancelled(self.context))
-                # Cancelled by a shutdown, the run stays live: arq or the janitor resume it.
-                ended = State.FAILED if completed else None
+            # Stopped by a person or superseded by a push, the run ends; cancelled by a
+            # shutdown, it stays live whatever step it was at: arq runs its job again (or the
+            # janitor queues another), which picks it up.
+            if not await asyncio.shield(self._stopped()):
+                ended = None
             raise
         except Exception as exc:
             # The job's catch-all: whatever failed, the pull request gets a clear answer.
             log.exception("review of %s failed", self.ref.key)
+            await asyncio.shield(self._stop_units())
             await check_run.report_failure(self.context, exc)
             return JobResult.failed(logged_reason(exc))
         finally:
             if ended is not None:
                 await asyncio.shield(self.live.finish(self.run_id, ended, self.units))
+
+    async def _stopped(self) -> bool:
+        """Whether the job arq cancelled was stopped by a person or superseded by a newer
+        push, rather than by a shutdown: its units are then stopped, and its check run, if it
+        is open, completed as stopped or superseded."""
+        result = await check_run.cancelling(self.context)
+        if result is None:
+            return False
+        await self._stop_units()
+        if isinstance(self.context, RunContext):
+            await check_run.complete(self.context, result)
+        return True
+
+    async def _stop_units(self) -> None:
+        """Failed, stopped or superseded: the units still queued or running are not needed
+        (a shutdown leaves them to run, for the run's next coordinator)."""
+        if self.fanout is not None:
+            await self.fanout.stop()
 
     async def _start(self) -> str:
         pull, self.context, diffing = await planning.configured(self.context, self.base_sha)
@@ -162,20 +189,15 @@ class ReviewRun:
         `readings`, what its units read beside their diffs, if this run planned them."""
         queue = self.deps.queue
         attempts = self.deps.max_unit_attempts
-        fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
-        try:
-            # The units first: they debate while the rest is set up.
-            await fanout.start()
-            # The proven findings of the pull request's latest run, their tests run again at
-            # this head beside the units' debates.
-            following = Following(context, self.live, plan, await self._latest())
-            await following.start()
-            debated = Review(units=await fanout.outcomes(), estimate=plan.estimate)
-            follow_ups = await following.follow_ups()
-        except (Exception, asyncio.CancelledError):
-            # Failed, stopped or superseded: the units still queued or running are not needed.
-            await asyncio.shield(fanout.stop())
-            raise
+        self.fanout = fanout = Fanout(self.live, queue, plan, max_attempts=attempts, fresh=fresh)
+        # The units first: they debate while the rest is set up.
+        await fanout.start()
+        # The proven findings of the pull request's latest run, their tests run again at this
+        # head beside the units' debates.
+        following = Following(context, self.live, plan, await self._latest())
+        await following.start()
+        debated = Review(units=await fanout.outcomes(), estimate=plan.estimate)
+        follow_ups = await following.follow_ups()
         # Landed under the pull request's landing lock: after the replies and commands that
         # changed the earlier run, before those that will read this one.
         async with self._landing() as latest:

@@ -1,7 +1,8 @@
 """The check run of one review run (:mod:`app.jobs.review`): opened in progress, with the
 deadline past which the janitor completes it, and completed with the config's problems beside
 whatever the run came to — published, not reviewed, stopped by a person, superseded by a push
-or failed.
+or failed. A run is opened one check run whatever happens to its job: started again after a
+shutdown, it completes the one it opened before.
 
 What every completion shows besides its result is the run's context
 (:mod:`app.review.run_context`): the repository's config (the run's label and choices, read at
@@ -21,15 +22,22 @@ from app.review.failures import public_reason
 from app.review.landing import complete_check_run, now
 from app.review.run_context import RunContext, RunStart
 from app.store.pulls import OpenCheck
+from app.store.records import RunStatus
 
 log = logging.getLogger(__name__)
 
 
 async def opened(run: RunStart) -> RunContext:
     """`run` with its check run created, in progress (the job is running: it was queued only
-    until now), which the janitor completes if this job never does."""
-    check = NewCheckRun(status="in_progress", started_at=now(), external_id=run.run_id)
-    check_id = await run.github.create_check_run(run.ref, check)
+    until now), or the one it opened before a shutdown cut its job short (`run` is a
+    :class:`RunContext` then); remembered with the run, and until a deadline past which the
+    janitor completes it if this job never does."""
+    if isinstance(run, RunContext):
+        check_id = run.check_run_id
+    else:
+        check = NewCheckRun(status="in_progress", started_at=now(), external_id=run.run_id)
+        check_id = await run.github.create_check_run(run.ref, check)
+    await run.deps.live_runs().set_run(run.run_id, RunStatus(check_run=check_id))
     # A review whose tests run in Actions may wait for them up to their timeout.
     verify = run.config.verify
     waits = verify.timeout_minutes * 60 if verify.in_actions else 0
@@ -53,17 +61,17 @@ async def complete(
     await context.deps.pulls.close_check(_open_check(context, context.check_run_id))
 
 
-async def cancelled(context: RunContext) -> bool:
-    """Complete the check run of a job arq cancelled, if a person stopped it or a newer push
-    superseded it; return whether it did (a shutdown leaves the run to resume)."""
-    stopped_by = await context.deps.pulls.stopped_by(context.run_id)
+async def cancelling(run: RunStart) -> CheckRunResult | None:
+    """What the check run of a job arq cancelled is completed with: stopped, if a person
+    stopped it, or superseded, if a newer push did; None if neither did (a shutdown cancelled
+    it, and leaves the run to resume)."""
+    stopped_by = await run.deps.pulls.stopped_by(run.run_id)
     if stopped_by is not None:
-        await complete(context, check_runs.stopped(stopped_by, run=context.run_info))
-    elif await superseding.aborted_by_push(context):
-        await complete_superseded(context)
-    else:
-        return False
-    return True
+        return check_runs.stopped(stopped_by, run=run.run_info)
+    if await superseding.aborted_by_push(run):
+        newer = await superseding.latest_heard(run)
+        return check_runs.superseded(newer or "", run=run.run_info)
+    return None
 
 
 async def report_failure(run: RunStart, exc: Exception) -> None:
@@ -76,12 +84,9 @@ async def report_failure(run: RunStart, exc: Exception) -> None:
         log.error("could not report the failure on %s: %s", run.ref.key, report)
 
 
-async def complete_superseded(context: RunContext, newer: str | None = None) -> None:
-    """Complete the check run as superseded by `newer`, by default the latest head Redis
-    knows."""
-    if newer is None:
-        newer = await superseding.latest_heard(context)
-    await complete(context, check_runs.superseded(newer or "", run=context.run_info))
+async def complete_superseded(context: RunContext, newer: str) -> None:
+    """Complete the check run as superseded by the head `newer`."""
+    await complete(context, check_runs.superseded(newer, run=context.run_info))
 
 
 def _open_check(run: RunStart, check_id: int) -> OpenCheck:

@@ -16,6 +16,7 @@ from app.snapshots.cache import SnapshotCache
 from app.store.allowance import DailyAllowance
 from app.store.heads import Heads
 from app.store.learnings import LearningStore
+from app.store.live import LiveRuns
 from app.store.pulls import Pulls
 from app.store.transcripts import TranscriptStore
 
@@ -69,6 +70,10 @@ class ReviewDeps(Protocol):
 
     def learnings(self) -> LearningStore:
         """What each repository's people taught Tiebreak."""
+        ...
+
+    def live_runs(self) -> LiveRuns:
+        """The coordination keys of live runs."""
         ...
 
     def transcripts(self) -> TranscriptStore:

@@ -4,13 +4,15 @@ The review job coordinates: it queues one `debate_unit` job per unit (any worker
 then blocks on the run's wake-up list in Redis until every unit has an outcome. A unit that
 failed, or whose heartbeat lapsed (its worker died), gets a fresh attempt — fresh agents,
 resuming from the unit's journal — up to `max_attempts`; a unit that fails every attempt is
-reported as not reviewed, never silently dropped. A unit waiting for its findings' tests
-(`testing`) is neither: it is taken up again if its results are all in and no job did so. A
-fatal model error (a bad key) stops the review at once, as it would stop a debate run in one
-process.
+reported as not reviewed, never silently dropped. So does a unit waiting for a worker whose
+job ended without starting it (aborted, say): none would ever take it up. A unit waiting for
+its findings' tests (`testing`) is neither: it is taken up again if its results are all in and
+no job did so. A fatal model error (a bad key) stops the review at once, as it would stop a
+debate run in one process.
 
 Everything the coordinator knows is in Redis, so a coordinator restarted on another worker
-(the janitor re-queues one whose heartbeat lapsed) picks up the same run where it was.
+(arq runs again a job a shutdown cancelled; the janitor re-queues one whose heartbeat lapsed)
+picks up the same run where it was, its units still queued or running as they were.
 """
 
 import logging
@@ -97,7 +99,8 @@ class Fanout:
             await self.queue.resume_unit(run, unit.number, unit.attempt, after)
 
     async def stop(self) -> None:
-        """Abort the units still running or queued (the review was stopped or superseded)."""
+        """Abort the units still running or queued (the review failed, or was stopped or
+        superseded)."""
         run = self.plan.run_id
         unfinished = [
             u
@@ -106,6 +109,16 @@ class Fanout:
         ]
         for unit in unfinished:
             await self.queue.abort(unit_job_id(run, unit.number, unit.attempt))
+
+    async def _stranded(self, unit: UnitStatus) -> bool:
+        """Whether a unit waiting for a worker waits for nothing: its attempt's job has ended
+        (or is not kept) and the unit is still waiting, read again after the job: a job that
+        started it left it active, complete or failed before it ended."""
+        run = self.plan.run_id
+        if await self.queue.unit_pending(run, unit.number, unit.attempt):
+            return False
+        again = await self.live.unit(run, unit.number)
+        return again.state is State.WAITING and again.attempt == unit.attempt
 
     async def _check(self, unit: UnitStatus) -> Outcome | None:
         """Retry a unit that failed or died; its failed outcome once it is out of attempts."""
@@ -119,6 +132,11 @@ class Fanout:
             reason = unit.error
         elif unit.state in STARTED and not await live.unit_alive(run, unit.number, unit.attempt):
             reason = f"its worker ({unit.worker or 'unknown'}) stopped answering"
+            await live.set_unit(
+                run, UnitStatus(number=unit.number, state=State.FAILED, error=reason)
+            )
+        elif unit.state is State.WAITING and await self._stranded(unit):
+            reason = "its job ended before any worker started it"
             await live.set_unit(
                 run, UnitStatus(number=unit.number, state=State.FAILED, error=reason)
             )

@@ -103,8 +103,11 @@ async def configured(run: RunStart, base_sha: str | None = None) -> Configured:
 def declined(run: RunStart, pull: PullRequest, trigger: str | None) -> str | None:
     """Why the config does not want an automatic review of `pull` for `trigger` (the pull
     request event behind it), or None. A review a person asked for (no trigger) always happens
-    (unless the config turns Tiebreak off)."""
-    return None if trigger is None else run.config.declines(trigger, _facts(pull))
+    (unless the config turns Tiebreak off), and so does one whose check run is open already
+    (started again after a shutdown: it was wanted then)."""
+    if trigger is None or isinstance(run, RunContext):
+        return None
+    return run.config.declines(trigger, _facts(pull))
 
 
 def picked_up(run: RunStart, plan: RunPlan) -> RunContext:

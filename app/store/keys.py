@@ -247,6 +247,7 @@ class RunField(StrEnum):
     REF = "ref"
     TRIGGER = "trigger"
     RESUMES = "resumes"
+    CHECK_RUN = "check_run"
 
 
 def plan(run_id: str) -> str:

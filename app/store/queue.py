@@ -313,6 +313,13 @@ class ReviewQueue:
             self._scripts[script] = self.redis.register_script(script)
         return self._scripts[script]
 
+    async def unit_pending(self, run_id: str, number: int, attempt: int) -> bool:
+        """Whether attempt `attempt` at a unit is queued or running: not once its job has
+        ended, whatever it came to, nor if no such job is kept."""
+        job_id = keys.unit_job_id(run_id, number, attempt)
+        status = await Job(job_id, self.redis, _queue_name=keys.UNIT_QUEUE).status()
+        return status in (JobStatus.queued, JobStatus.deferred, JobStatus.in_progress)
+
     async def resume_pending(self, run_id: str, resume: int) -> bool:
         """Whether the `resume`th coordinator queued for the run has yet to start beating."""
         if resume == 0:

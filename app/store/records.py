@@ -113,6 +113,9 @@ class RunStatus(HashRecord):
     """The event that asked for an automatic review; None for a review a person asked for."""
     resumes: int = Field(0, alias=RunField.RESUMES)
     """How many coordinators were queued to pick the run up from one that died."""
+    check_run: Annotated[int | None, NoneIfEmpty] = Field(None, alias=RunField.CHECK_RUN)
+    """The run's check run, once it is open: a coordinator that starts the run again before
+    its plan was written completes that one rather than opening another."""
 
 
 class UnitStatus(HashRecord):

@@ -59,6 +59,15 @@ async def until(condition: Callable[[], bool], seconds: float = 20) -> None:
         await asyncio.sleep(0.05)
 
 
+async def until_awaited(condition: Callable[[], Awaitable[bool]], seconds: float = 20) -> None:
+    """Return once `condition()`, awaited, holds, looked at every 50 ms; fail after `seconds`."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not await condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("the condition never held")
+        await asyncio.sleep(0.05)
+
+
 def summary(github: FakeGitHub, number: int = NUMBER) -> str:
     """The body of the pull request's one summary comment."""
     (comment,) = summaries(github, number)
@@ -92,6 +101,30 @@ async def run_worker(
     finally:
         await redis.aclose()
     return {r.job_id or "": r.result for r in results}
+
+
+async def run_left(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    llm: LLMClient,
+    *,
+    heartbeat: float,
+    **deps_fields: Any,
+) -> dict[str, object]:
+    """Once the heartbeats of a worker that stopped (as a shutdown stops it, with `heartbeat`)
+    have lapsed, let a new worker run what it left queued: the jobs the shutdown cancelled,
+    which arq runs again. Return each job's result by job id."""
+    await asyncio.sleep(heartbeat + 0.1)
+    return await run_worker(
+        github,
+        key,
+        redis_url,
+        llm,
+        lambda queue: asyncio.sleep(0),
+        heartbeat=heartbeat,
+        **deps_fields,
+    )
 
 
 async def run_review(

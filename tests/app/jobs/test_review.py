@@ -6,20 +6,32 @@ run's states — after a worker ran the job, with the model scripted.
 
 import asyncio
 import json
+import time
 
 import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from arq.constants import abort_jobs_ss
+from arq.jobs import Job, JobStatus
 from arq.utils import timestamp_ms
 
 from agents.errors import LLMFatal
 from agents.models.scripted import ScriptedLLM, by_role
 from app.github.client import DIFF_MEDIA_TYPE
-from app.store.keys import review_job_id
+from app.jobs.deps import WorkerDeps
+from app.jobs.janitor import resume_orphans
+from app.store.keys import OPEN_CHECKS, review_job_id
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.review import STUBBORN, HeldModel, agreed, run_review, until
+from tests.kits.review import (
+    STUBBORN,
+    HeldModel,
+    agreed,
+    run_left,
+    run_review,
+    until,
+    until_awaited,
+)
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, UNDEFINED
 from tests.scenarios.reviews import (
     BASE,
@@ -441,6 +453,72 @@ async def test_a_stopped_review_completes_its_check_run_as_stopped(
     assert check.states[-1] == ("completed", "cancelled")
     assert check.output["title"] == "Stopped by @octocat"
     assert github.reviews(REPO, NUMBER) == []
+
+
+async def test_a_review_a_shutdown_cut_short_as_it_read_its_config_is_done_by_the_next_worker(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    setup = worker_setup(github, key, agreed(), heartbeat=1.0)
+    with github.holding("GET", rf"/repos/{REPO}/contents/\.github/tiebreak\.yml") as reading:
+        async with background_worker(setup, redis_url) as redis:
+            await ReviewQueue(redis).enqueue_review(REF)
+            assert await asyncio.to_thread(reading.wait, 20)
+        # The worker stopped as a deploy stops it, before the review had a check run.
+
+    results = await run_left(github, key, redis_url, agreed(), heartbeat=1.0)
+
+    assert results[review_job_id(REF)] == "neutral"
+    assert states(github) == [("in_progress", None), ("completed", "neutral")]
+    assert len(github.reviews(REPO, NUMBER)) == 1
+
+
+async def test_a_review_stopped_as_it_read_its_config_ends_there_without_a_check_run(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    setup = worker_setup(github, key, agreed(), heartbeat=1.0)
+    job_id = review_job_id(REF)
+    with github.holding("GET", rf"/repos/{REPO}/contents/\.github/tiebreak\.yml") as reading:
+        async with background_worker(setup, redis_url) as redis:
+            await ReviewQueue(redis).enqueue_review(REF)
+            assert await asyncio.to_thread(reading.wait, 20)
+            # `/tiebreak stop`, as the command asks for it.
+            await Pulls(redis).request_stop(job_id, "octocat")
+            await ReviewQueue(redis).abort(job_id)
+
+            async def ended() -> bool:
+                return await Job(job_id, redis).status() is JobStatus.complete
+
+            await until_awaited(ended)
+            await asyncio.sleep(1.1)  # its heartbeat lapses
+            # Ended, it is no orphan for the janitor to pick up again.
+            assert await resume_orphans(WorkerDeps.started(setup, redis), now=time.time()) == 0
+
+    assert github.check_runs(REPO) == []
+    assert github.reviews(REPO, NUMBER) == []
+
+
+async def test_a_review_a_shutdown_cut_short_before_its_plan_completes_the_check_run_it_opened(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    setup = worker_setup(github, key, agreed(), heartbeat=1.0)
+    # The files the agents read beside the diff, asked for as the check run is opened.
+    with github.holding("POST", "/graphql") as reading:
+        async with background_worker(setup, redis_url) as redis:
+            await ReviewQueue(redis).enqueue_review(REF)
+            assert await asyncio.to_thread(reading.wait, 20)
+
+            async def opened() -> bool:
+                return bool(await redis.zcard(OPEN_CHECKS))
+
+            await until_awaited(opened)
+        # The worker stopped as a deploy stops it, its check run open, before its plan.
+
+    results = await run_left(github, key, redis_url, agreed(), heartbeat=1.0)
+
+    assert results[review_job_id(REF)] == "neutral"
+    # The check run it opened, completed: not a second one beside it, timed out later.
+    assert states(github) == [("in_progress", None), ("completed", "neutral")]
+    assert len(github.reviews(REPO, NUMBER)) == 1
 
 
 async def test_a_diff_github_gives_malformed_fails_the_check_run_clearly(

@@ -1,6 +1,7 @@
 """A review coordinates its units through Redis: failed units get fresh attempts, a unit that
-never succeeds is reported, a fatal model error stops the review, and a coordinator whose
-worker stopped is picked up — with its check run — by another."""
+never succeeds is reported, a fatal model error stops the review, a coordinator whose
+worker stopped is picked up — with its check run — by another, and no unit left waiting for a
+job that will never come holds its review up."""
 
 import asyncio
 import time
@@ -12,18 +13,32 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from agents.errors import LLMFatal
 from agents.models.llm import LLMRequest, LLMResponse
 from agents.models.scripted import ScriptedLLM
+from app.events import PullRequestRef
 from app.jobs.deps import WorkerDeps
 from app.jobs.janitor import resume_orphans
-from app.store.keys import review_job_id
+from app.store.keys import review_job_id, unit_job_id
 from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
 from app.store.records import State
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.review import HeldModel, agreed, run_review, run_worker
-from tests.scenarios.debates import PAYMENTS
-from tests.scenarios.reviews import REF, REPO, background_worker, worker_setup
+from tests.kits.review import HeldModel, agreed, run_left, run_review, run_worker, until
+from tests.scenarios.debates import (
+    ORDERS,
+    ORDERS_V1,
+    PAYMENTS,
+    PAYMENTS_AFTER,
+    PAYMENTS_BEFORE,
+    git_diff,
+    report,
+)
+from tests.scenarios.reviews import BASE, REF, REPO, background_worker, worker_setup
 
 RUN = review_job_id(REF)
+TWO_UNITS = 3
+"""The pull request whose two files are a unit each (:func:`two_units`)."""
+TWO = PullRequestRef.model_validate({**REF.model_dump(), "number": TWO_UNITS, "head_sha": "d" * 40})
+ONE_AT_A_TIME = {"heartbeat": 1.0, "unit_concurrency": 1, "unit_tokens": 100}
+"""A worker that debates one unit at a time, a file of TWO a unit."""
 
 
 class FailsFirst:
@@ -132,3 +147,65 @@ async def test_a_run_whose_worker_stopped_is_picked_up_with_its_check_run(
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "neutral")
     assert len(github.reviews(REPO, 2)) == 1
+
+
+def two_units(github: FakeGitHub) -> None:
+    """Open TWO: the payments change and a new orders file."""
+    diff = git_diff({PAYMENTS: (PAYMENTS_BEFORE, PAYMENTS_AFTER), ORDERS: (None, ORDERS_V1)})
+    github.add_pull(REPO, TWO_UNITS, head_sha=TWO.head_sha, base_sha=BASE, diff=diff)
+
+
+def nothing_found() -> ScriptedLLM:
+    """Each unit's tester finds nothing: one call a unit."""
+    return ScriptedLLM(lambda request: report())
+
+
+async def waiting_unit(redis: ArqRedis) -> int:
+    """The number of the unit of TWO waiting for a worker while the other is debated."""
+    units = await LiveRuns(redis, 1.0).units(review_job_id(TWO), [0, 1])
+    (waiting,) = [u.number for u in units if u.state is State.WAITING]
+    return waiting
+
+
+async def test_a_shutdown_leaves_a_unit_still_queued_to_the_review_s_next_worker(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    two_units(github)
+    model = HeldModel(nothing_found())
+    setup = worker_setup(github, key, model, **ONE_AT_A_TIME)
+    async with background_worker(setup, redis_url) as redis:
+        await ReviewQueue(redis).enqueue_review(TWO)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+        queued = await waiting_unit(redis)
+    # The worker stopped as a deploy stops it: one unit mid-call, the other still queued.
+
+    left = run_left(github, key, redis_url, nothing_found(), **ONE_AT_A_TIME)
+    results = await asyncio.wait_for(left, 10)
+
+    assert results[review_job_id(TWO)] == "success"
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "success")
+    # The queued unit's job was left to run, not aborted for a fresh attempt to replace.
+    assert results[unit_job_id(review_job_id(TWO), queued, 1)] == "no_findings"
+
+
+async def test_a_unit_whose_job_ended_before_it_started_gets_a_fresh_attempt(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    two_units(github)
+    model = HeldModel(nothing_found())
+    setup = worker_setup(github, key, model, **ONE_AT_A_TIME)
+    async with background_worker(setup, redis_url) as redis:
+        await ReviewQueue(redis).enqueue_review(TWO)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+        # The queued unit's job is aborted: it ends as a worker takes it, the unit unstarted.
+        waiting = await waiting_unit(redis)
+        await ReviewQueue(redis).abort(unit_job_id(review_job_id(TWO), waiting, 1))
+        model.release()
+
+        await until(lambda: github.check_runs(REPO)[0].status == "completed", 10)
+        (unit,) = await LiveRuns(redis, 1.0).units(review_job_id(TWO), [waiting])
+
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "success")
+    assert (unit.attempt, unit.state) == (2, State.COMPLETE)
