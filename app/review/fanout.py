@@ -70,12 +70,15 @@ class Fanout:
         # would cost a review of n units n² reads); all of them are looked at every half
         # heartbeat, for a worker that died without a signal.
         looking, scan_at = sorted(pending), time.monotonic() + live.heartbeat / 2
+        # The units a run just planned queued are waiting for the jobs :meth:`start` queued:
+        # none is asked whether its job is still there before the first scan.
+        queued_now = self.fresh
         while True:
             done = await live.outcomes(run, looking)
             finished.update(done)
             pending -= done.keys()
             for unit in await live.units(run, [n for n in looking if n in pending]):
-                given_up = await self._check(unit)
+                given_up = await self._check(unit, queued_now=queued_now)
                 if given_up is not None:
                     finished[unit.number] = given_up
                     pending.discard(unit.number)
@@ -86,6 +89,7 @@ class Fanout:
             looking = sorted(pending.intersection(ended))
             if not ended:
                 looking, scan_at = sorted(pending), time.monotonic() + live.heartbeat / 2
+                queued_now = False
         return [finished[n] for n in range(self.plan.units)]
 
     async def _take_up_stalled(self, unit: UnitStatus) -> None:
@@ -120,8 +124,9 @@ class Fanout:
         again = await self.live.unit(run, unit.number)
         return again.state is State.WAITING and again.attempt == unit.attempt
 
-    async def _check(self, unit: UnitStatus) -> Outcome | None:
-        """Retry a unit that failed or died; its failed outcome once it is out of attempts."""
+    async def _check(self, unit: UnitStatus, *, queued_now: bool = False) -> Outcome | None:
+        """Retry a unit that failed or died, or that waits for a job that ended (unless its
+        job was `queued_now`); its failed outcome once it is out of attempts."""
         live, run = self.live, self.plan.run_id
         if unit.state is State.TESTING:
             await self._take_up_stalled(unit)
@@ -135,7 +140,7 @@ class Fanout:
             await live.set_unit(
                 run, UnitStatus(number=unit.number, state=State.FAILED, error=reason)
             )
-        elif unit.state is State.WAITING and await self._stranded(unit):
+        elif unit.state is State.WAITING and not queued_now and await self._stranded(unit):
             reason = "its job ended before any worker started it"
             await live.set_unit(
                 run, UnitStatus(number=unit.number, state=State.FAILED, error=reason)
