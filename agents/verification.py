@@ -17,8 +17,9 @@ finding's :class:`Evidence`:
   another test.
 * `broken` — it did not run as a test: at the head a timeout, a path it may not be written at,
   an error collecting or loading it, or a runner that ran nothing (pytest's exit codes 2 to 5,
-  no tests ran, the runner itself not installed where it runs — the environment's fault, not
-  the code's); or it failed at the head but did not run at the base. No evidence.
+  no tests ran, the test skipped, the runner itself not installed where it runs — the
+  environment's fault, not the code's); or it failed at the head but did not run at the base,
+  or was skipped there. No evidence.
   So is a run in an environment that cannot run tests at all (`environment`: the pre-flight's
   trivial test failed), which proves nothing of the code and binds nothing.
 * `not_run` — verification is off, or the review's runs are spent: no evidence.
@@ -27,9 +28,13 @@ What the change adds is the debate's to know (the unit's diff): a verifier's run
 without it (:meth:`Verification.of`), and the debate judges them again with it
 (:meth:`Verification.judged`), so that the verdict is the same wherever the test ran.
 
+A run's exit code alone never makes a pass: most runners exit 0 having skipped every test
+(`1 skipped`, `OK (skipped=1)`), so what it printed is read first, and a run that shows no
+test ran is no run of the test, at either side (:func:`_not_a_test`).
+
 The same test run again on the head with the coder's patch applied checks the patch: it
-passes (the fix is verified) or still does not (it is no fix); a run that did not happen
-checks nothing.
+passes (the fix is verified) or still does not (it is no fix); a run that did not happen, or
+ran no test, checks nothing.
 
 What a run printed is kept without its terminal escape sequences (a test's colours): it is
 read by agents and kept in JSON and comments, never a terminal (:mod:`agents.failures.escapes`).
@@ -109,20 +114,15 @@ class Run(BaseModel):
 
     @property
     def passed(self) -> bool:
+        """Whether the command exited 0, of its own. Of a test's run, not yet that the test
+        passed: a runner exits 0 having skipped it, which only its output tells
+        (:func:`_not_a_test`)."""
         return self.error is None and self.exit_code == 0
 
     @property
     def failed(self) -> bool:
         """Whether the test ran and failed: an exit code a failing test gives."""
         return self.error is None and self.exit_code in FAILING_EXIT_CODES
-
-    def why_broken(self) -> str:
-        """Why the test did not run, in words (empty if it ran)."""
-        if self.error is not None:
-            return self.error
-        if self.passed or self.failed:
-            return ""
-        return f"it exited with {self.exit_code}, which says it did not run"
 
 
 class Verification(BaseModel):
@@ -217,13 +217,10 @@ class Verification(BaseModel):
         if self.error is not None:
             return Retest.NOT_RUN, f"at the head {self.error}"
         head = Run(exit_code=self.exit_code, output_tail=self.output_tail)
-        at_head = read_output(head.output_tail, self.test)
-        if head.passed and at_head.problem is None:
-            return Retest.PASSES, "it passes at the head"
-        if why := (None if head.passed else _not_a_test(head, at_head)):
+        if why := _not_a_test(head, read_output(head.output_tail, self.test)):
             return Retest.NOT_RUN, f"at the head {why}"
         if head.passed:
-            return Retest.NOT_RUN, f"at the head {at_head.problem}"
+            return Retest.PASSES, "it passes at the head"
         return Retest.FAILS, "it still fails at the head"
 
     @classmethod
@@ -242,16 +239,12 @@ def _evidence(test: str, head: Run, base: Run | None, added: Additions) -> tuple
     if head.error is not None:
         return Evidence.BROKEN, f"at the head {head.error}"
     at_head = read_output(head.output_tail, test)
-    if head.passed:
-        if at_head.problem is not None:  # unittest before Python 3.12 passes running nothing
-            return Evidence.BROKEN, f"at the head {at_head.problem}"
-        return Evidence.NOT_REPRODUCED, "it passes at the head"
     if why := _not_a_test(head, at_head):
         return Evidence.BROKEN, f"at the head {why}"
+    if head.passed:
+        return Evidence.NOT_REPRODUCED, "it passes at the head"
     if base is None:
         return Evidence.BROKEN, "it fails at the head and was not run at the base"
-    if base.passed:
-        return Evidence.REPRODUCED, "it fails at the head and passes at the base"
     if base.error is not None:
         why = base.error
         return Evidence.BROKEN, f"it fails at the head, but at the base {why}: {NO_REGRESSION}"
@@ -260,6 +253,8 @@ def _evidence(test: str, head: Run, base: Run | None, added: Additions) -> tuple
         return Evidence.INTRODUCED, f"the base has {absent}, which the change adds"
     if why := _not_a_test(base, at_base):
         return Evidence.BROKEN, f"it fails at the head, but at the base {why}: {NO_REGRESSION}"
+    if base.passed:
+        return Evidence.REPRODUCED, "it fails at the head and passes at the base"
     return _failing_at_both(head, base, at_head, at_base)
 
 
@@ -267,10 +262,15 @@ NO_REGRESSION = "no regression shown"
 
 
 def _not_a_test(run: Run, reading: OutputReading) -> str | None:
-    """Why `run`, which ran to an exit of its own and did not pass, was no run of the test: the
-    runner ran nothing, or could not load the test file, or said so by its exit code."""
+    """Why `run`, which ran to an exit of its own, was no run of the test, `reading` what it
+    printed: the runner ran nothing or skipped the test, whatever its exit code (0 among
+    them: unittest before Python 3.12 passes running nothing, pytest passes a skipped test),
+    or it did not pass and could not load the test file, or said so by its exit code. None:
+    the test ran, and passed (`run.passed`) or failed."""
     if reading.problem is not None:
         return reading.problem
+    if run.passed:
+        return None
     if (loading := reading.loading) is not None:
         return f"the test could not be loaded ({loading})"
     if not run.failed:
@@ -319,8 +319,8 @@ class FixCheck(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     verified: bool | None
-    """True: the test passes with the patch; False: it ran and does not pass; None: it did
-    not run."""
+    """True: the test passes with the patch; False: it ran and does not pass, or could not be
+    loaded; None: it did not run (the runner ran no test, or skipped it)."""
     exit_code: int | None = None
     output_tail: str = ""
     seconds: float = 0.0
@@ -335,17 +335,18 @@ class FixCheck(BaseModel):
         return cls(verified=None, reason=f"{UNFIT}: {environment}", environment=environment)
 
     @classmethod
-    def of(cls, run: Run) -> "FixCheck":
-        if run.passed:
-            verified, reason = True, "the test passes with the patch"
-        elif run.failed:
-            verified, reason = False, "the test still fails with the patch"
-        elif run.error is None:
-            # It ran, and ended otherwise than passing: a patch that breaks the test's
-            # loading (a syntax error, a name it removed) is no fix either.
-            verified, reason = False, f"with the patch {run.why_broken()}"
+    def of(cls, test: str, run: Run) -> "FixCheck":
+        """What `run`, of the test at `test` (its path in the repository) on the head with
+        the patch, shows of the patch."""
+        # A patch that breaks the test's loading (a syntax error, a name it removed) is no
+        # fix either; only a run that ran no test checks nothing.
+        verified, why = _outcome(test, run)
+        if why is not None:
+            reason = f"with the patch {why}"
+        elif verified:
+            reason = "the test passes with the patch"
         else:
-            verified, reason = None, f"with the patch {run.why_broken()}"
+            reason = "the test still fails with the patch"
         return cls(
             verified=verified,
             exit_code=run.exit_code,
@@ -363,7 +364,8 @@ class OwnTestRun(BaseModel):
     test: str
     """The test's path in the repository."""
     passed: bool | None
-    """True: it passes at the head; False: it ran and does not; None: it did not run."""
+    """True: it passes at the head; False: it ran and does not, or could not be loaded; None:
+    it did not run (the runner ran no test, or skipped it)."""
     exit_code: int | None = None
     output_tail: str = ""
     seconds: float = 0.0
@@ -373,14 +375,13 @@ class OwnTestRun(BaseModel):
 
     @classmethod
     def of(cls, test: str, run: Run) -> "OwnTestRun":
-        if run.passed:
-            passed, reason = True, "it passes at the head"
-        elif run.failed:
-            passed, reason = False, "it fails at the head"
-        elif run.error is None:
-            passed, reason = False, f"at the head {run.why_broken()}"
+        passed, why = _outcome(test, run)
+        if passed is None:
+            reason = f"it did not run at the head: {why}"
+        elif why is not None:
+            reason = f"at the head {why}"
         else:
-            passed, reason = None, f"it did not run at the head: {run.error}"
+            reason = "it passes at the head" if passed else "it fails at the head"
         return cls(
             test=test,
             passed=passed,
@@ -400,6 +401,18 @@ class OwnTestRun(BaseModel):
         return cls(
             test=test, passed=None, reason=f"{UNFIT}: {environment}", environment=environment
         )
+
+
+def _outcome(test: str, run: Run) -> tuple[bool | None, str | None]:
+    """Whether the test at `test` passed in `run`, and why when it did not pass or fail as a
+    test: None when it did not run (the run's own error, a runner that ran no test or skipped
+    it); False when it failed, or its file could not be loaded."""
+    if run.error is not None:
+        return None, run.error
+    reading = read_output(run.output_tail, test)
+    if reading.problem is not None:
+        return None, reading.problem
+    return run.passed, _not_a_test(run, reading)
 
 
 class Verifier(Protocol):

@@ -161,8 +161,9 @@ def reproduction_brief(test_command: str) -> str:
         "sandbox without network. A finding whose test fails at the head and passes at the base "
         "is proven (reproduced), and so is one whose test fails at the base only because the "
         "code it tests is not there yet, a module or name the change adds (introduced); one "
-        "whose test passes at the head is withdrawn. A finding you raise later, when "
-        "evaluating answers, must carry a reproduction."
+        "whose test passes at the head is withdrawn. A test the runner skips, at either, "
+        "proves nothing: never make it skip where the code it tests is not there yet. A "
+        "finding you raise later, when evaluating answers, must carry a reproduction."
     )
 
 

@@ -11,6 +11,7 @@ Pure, and untrusted: the output is the test's, and a test can print anything. Wh
 is bounded, and output nothing recognises reads as no failure at all.
 """
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -84,7 +85,8 @@ class OutputReading:
     runner: str = ""
     failures: tuple[Failure, ...] = ()
     problem: str | None = None
-    """The runner ran no test: none was collected, it was misused, or it is not there."""
+    """The runner ran no test: none was collected, each was skipped, it was misused, or it is
+    not there."""
 
     @property
     def loading(self) -> Failure | None:
@@ -98,3 +100,22 @@ class OutputReading:
             and len(self.failures) == len(other.failures)
             and all(a.same_as(b) for a, b in zip(self.failures, other.failures, strict=True))
         )
+
+
+SKIPPED = "the test was skipped"
+SKIPPING = frozenset({"skipped", "pending"})
+"""The words runners count a skipped test by (mocha's `pending`)."""
+
+
+def none_ran(counts: Mapping[str, int], ran: Collection[str]) -> str | None:
+    """Why no test ran though the runner counted some, as its totals show: `counts`, each by
+    the runner's word for it, none of those that say a test ran (`ran`: passed, failed) —
+    each skipped, or else set aside (deselected, expected to fail, left to do). None when a
+    test ran, or none was counted."""
+    shown = {word: n for word, n in counts.items() if n}
+    if not shown or any(word in ran for word in shown):
+        return None
+    said = ", ".join(f"{n} {word}" for word, n in shown.items())
+    if SKIPPING.intersection(shown):
+        return f"{SKIPPED} ({said})"
+    return f"no test passed or failed ({said})"

@@ -8,12 +8,21 @@ What a build says is missing: a name (`undefined: Discounted`, `undefined: shop.
 provides package example.com/shop/coupons`, `package x is not in GOROOT`, `cannot find
 package "x"`). A package without a test (`[no test files]`), a run that matched none
 (`[no tests to run]`), a missing `go.mod` and a module to download (runs have no network) say
-that no test ran.
+that no test ran; so does `-v`'s report of each test skipped (`--- SKIP: TestX`) and none
+passed, which `go test` exits 0 with (without `-v` it does not tell a skipped test).
 """
 
 import re
 
-from agents.failures.failure import MESSAGE_CHARS, Absence, Failure, Missing, OutputReading, Stage
+from agents.failures.failure import (
+    MESSAGE_CHARS,
+    Absence,
+    Failure,
+    Missing,
+    OutputReading,
+    Stage,
+    none_ran,
+)
 from agents.failures.python import is_test
 
 RUNNER = "go test"
@@ -40,6 +49,8 @@ _NO_PACKAGE = re.compile(
     r"(?:no required module provides package (?P<a>[^\s;]+)|package (?P<b>\S+) is not in "
     r"(?:GOROOT|std)|cannot find package \"(?P<c>[^\"]+)\")"
 )
+_ENDED = re.compile(r"^\s*--- (?P<word>PASS|SKIP): ", re.MULTILINE)
+_WORDS = {"PASS": "passed", "SKIP": "skipped"}
 _PROBLEMS = (
     (re.compile(r"\[no test files\]|no Go files in"), "the package has no test files"),
     (re.compile(r"\[no tests to run\]|testing: warning: no tests to run"), "no tests ran"),
@@ -59,6 +70,9 @@ def read(output: str, test: str) -> OutputReading:
     lines = output.splitlines()
     failures = [*_build_failures(lines, test), *_test_failures(lines, test)]
     problem = None if failures else next((why for p, why in _PROBLEMS if p.search(output)), None)
+    if not failures and problem is None:
+        ended = [_WORDS[found["word"]] for found in _ENDED.finditer(output)]
+        problem = none_ran({word: ended.count(word) for word in _WORDS.values()}, ("passed",))
     return OutputReading(RUNNER, tuple(failures), problem)
 
 

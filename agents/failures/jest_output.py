@@ -7,7 +7,8 @@ not be loaded (`● Test suite failed to run`: a module it cannot find, `Cannot 
 
 What is missing is read as `node --test`'s reader reads it (:func:`agents.failures.node_test.
 missing_in`). No test file matched (`No tests found`) or one that defines no test (`Your test
-suite must contain at least one test.`) says that no test ran.
+suite must contain at least one test.`) says that no test ran, and so do totals that count
+none passed or failed (`Tests:       1 skipped, 1 total`, which jest exits 0 with).
 """
 
 import re
@@ -23,6 +24,7 @@ _MARKS = ReportMarks(
     end=re.compile(r"^(?:Test Suites:|  ● )"),
     no_test="Your test suite must contain at least one test.",
     no_files="No tests found, exiting with code",
+    tests=_TOTALS,
 )
 _SUITE = "Test suite failed to run"
 _MATCHER = re.compile(r"^expect\(\w+\)\.(?P<matcher>[\w.]+)\(")

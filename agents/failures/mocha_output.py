@@ -8,18 +8,20 @@ provide).
 
 What is missing is read as `node --test`'s reader reads it (:func:`agents.failures.node_test.
 missing_in`). No test file matched (`Error: No test files found`), or nothing counted but
-`0 passing` (a file that defines no test, which mocha passes), says that no test ran.
+`0 passing` (a file that defines no test, which mocha passes), says that no test ran; `0
+passing` beside `1 pending` (each test skipped, which mocha passes too) that it was skipped.
 """
 
 import re
 
-from agents.failures.failure import Failure, OutputReading
+from agents.failures.failure import SKIPPED, Failure, OutputReading
 from agents.failures.node_test import ERROR_LINE, js_failure, line_in
 
 RUNNER = "mocha"
 
 _PASSING = re.compile(r"^\s+(?P<count>\d+) passing \([\d.]+m?s\)$", re.MULTILINE)
 _FAILING = re.compile(r"^\s+\d+ failing$")
+_PENDING = re.compile(r"^\s+(?P<count>\d+) pending$", re.MULTILINE)
 _REPORT = re.compile(r"^  \d+\) ")
 _EXCEPTION = "Exception during run: "
 _NO_FILES = "Error: No test files found"
@@ -41,9 +43,14 @@ def read(output: str, test: str) -> OutputReading:
     failures = [_failure(lines[n:end], test) for n, end in zip(reports, ends, strict=False)]
     if failures:
         return OutputReading(RUNNER, tuple(failures))
+    if _NO_FILES in output:
+        return OutputReading(RUNNER, (), "no tests ran")
     passing = _PASSING.search(output)
-    none = _NO_FILES in output or (passing is not None and passing["count"] == "0")
-    return OutputReading(RUNNER, (), "no tests ran" if none else None)
+    if passing is None or passing["count"] != "0":
+        return OutputReading(RUNNER)
+    if pending := _PENDING.search(output):
+        return OutputReading(RUNNER, (), f"{SKIPPED} ({pending['count']} pending)")
+    return OutputReading(RUNNER, (), "no tests ran")
 
 
 def _loading(lines: list[str], test: str) -> Failure | None:

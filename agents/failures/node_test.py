@@ -11,7 +11,8 @@ JavaScript's messages: `Cannot find module '../src/coupons'` (resolved from the 
 folder to its path in the repository, `src/coupons`), `does not provide an export named
 'discounted'`, `discounted is not a function`, `discounted is not defined`. No test at all
 (`# tests 0`), or only the file's own (a file that defines no test passes as one), says that
-no test ran.
+no test ran; so do totals that count none passed or failed, each skipped (`# skipped 1`, or
+the spec reporter's `skipped 1`) or left to do, which Node exits 0 with.
 """
 
 import posixpath
@@ -19,7 +20,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agents.failures.failure import MESSAGE_CHARS, Absence, Failure, Missing, OutputReading, Stage
+from agents.failures.failure import (
+    MESSAGE_CHARS,
+    Absence,
+    Failure,
+    Missing,
+    OutputReading,
+    Stage,
+    none_ran,
+)
 from agents.failures.python import is_test
 
 RUNNER = "node --test"
@@ -27,6 +36,12 @@ RUNNER = "node --test"
 _INFO = "\N{INFORMATION SOURCE}"
 """The spec reporter's mark before its totals."""
 _TOTALS = re.compile(rf"^(?:#|{_INFO}) tests (?P<count>\d+)$", re.MULTILINE)
+_COUNT = re.compile(
+    rf"^(?:#|{_INFO}) (?P<word>pass|fail|cancelled|skipped|todo) (?P<n>\d+)$", re.MULTILINE
+)
+_RAN = ("pass", "fail", "cancelled")
+_TOTAL = re.compile(r"(?P<n>\d+) (?P<word>passed|failed|skipped|todo)\b")
+"""A count of jest's and vitest's totals (`Tests:       1 skipped, 1 total`)."""
 _NOT_OK = re.compile(r"^\s*not ok \d+ - (?P<name>.*)$")
 _SPEC_FAILED = re.compile(r"^\s*✖ (?P<name>.+?) \([\d.]+m?s\)$")
 _KEY = re.compile(r"^\s+(?P<key>error|name|failureType|location): (?P<value>.*)$")
@@ -64,15 +79,15 @@ def read(output: str, test: str) -> OutputReading:
 
 
 def _none_ran(output: str, test: str) -> str | None:
-    """Why no test ran: none counted, or the only one that passed is the file itself (a file
-    that defines no test runs as one test, which passes)."""
+    """Why no test ran: none counted, the only one that passed is the file itself (a file
+    that defines no test runs as one test, which passes), or each was skipped."""
     totals = _TOTALS.search(output)
     if totals is not None and totals["count"] == "0":
         return "no tests ran"
     passed = [m["tap"] or m["spec"] for m in _PASSED.finditer(output)]
     if passed and all(is_test(name, test) for name in passed):
         return "the test file defines no test"
-    return None
+    return none_ran({m["word"]: int(m["n"]) for m in _COUNT.finditer(output)}, _RAN)
 
 
 def _failure_at(lines: list[str], n: int, test: str) -> Failure | None:
@@ -166,6 +181,8 @@ class ReportMarks:
     """A test file that defines no test."""
     no_files: str
     """No test file matched."""
+    tests: re.Pattern[str]
+    """The line of totals that counts the tests: passed, failed, skipped."""
 
 
 def js_failure(
@@ -188,7 +205,8 @@ def read_reports(
     """The failures of a runner that reports each one in a block of its own (jest's and
     vitest's): each line `marks.report` matches opens one, read by `failure` (its block, the
     test, the opening line's match); a block saying `marks.no_test` means the file defines
-    no test, and no report with `marks.no_files` in the output that no test ran."""
+    no test, and no report with `marks.no_files` in the output, or with totals that count
+    no test passed or failed, that no test ran."""
     lines = output.splitlines()
     failures = []
     for n, line in enumerate(lines):
@@ -199,7 +217,11 @@ def read_reports(
             failures.append(failure(block, test, found))
     if failures:
         return OutputReading(runner, tuple(failures))
-    return OutputReading(runner, (), "no tests ran" if marks.no_files in output else None)
+    if marks.no_files in output:
+        return OutputReading(runner, (), "no tests ran")
+    totals = [found[0] for found in marks.tests.finditer(output)]
+    counts = {m["word"]: int(m["n"]) for m in _TOTAL.finditer(totals[-1] if totals else "")}
+    return OutputReading(runner, (), none_ran(counts, ("passed", "failed")))
 
 
 def missing_in(message: str, test: str) -> Missing | None:

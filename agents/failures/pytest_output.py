@@ -1,6 +1,7 @@
 """pytest's output read: each failure's section (a failing test's, a file's that could not be
 collected), else the short summary's lines when the sections are cut off or not printed, and
-why no test ran when pytest says so.
+why no test ran when pytest says so: `no tests ran`, or totals that count no test passed or
+failed (`1 skipped`, which pytest exits 0 with; `1 deselected`, `1 xfailed`).
 
 A section opens with its title between underscores (`___ test_it ___`, `___ ERROR collecting
 tests/test_x.py ___`). In it, the exception's type is the one the long traceback's last
@@ -12,7 +13,7 @@ last location or frame in the test file.
 import re
 
 from agents.failures import python
-from agents.failures.failure import Failure, OutputReading, Stage
+from agents.failures.failure import Failure, OutputReading, Stage, none_ran
 
 RUNNER = "pytest"
 
@@ -24,6 +25,10 @@ _TOTALS = re.compile(
     r"(?:, )?)+ in [\d.]+s",
     re.MULTILINE,
 )
+_COUNT = re.compile(
+    r"(?P<n>\d+) (?P<word>failed|passed|errors?|skipped|xfailed|xpassed|deselected)"
+)
+_RAN = frozenset({"failed", "passed", "error", "errors", "xpassed"})
 _NO_TESTS = re.compile(r"^=*\s*no tests ran in [\d.]+s", re.MULTILINE)
 _NOT_FOUND = re.compile(r"^ERROR: file or directory not found: (?P<path>.+)$", re.MULTILINE)
 _USAGE = re.compile(r"^(?:ERROR: usage: .*|\S+: error: (?P<error>.+))$", re.MULTILINE)
@@ -61,7 +66,10 @@ def _problem(output: str) -> str | None:
         return "pytest failed on its own (INTERNALERROR)"
     if _NO_TESTS.search(output):
         return "no tests ran"
-    return None
+    totals = [found[0] for found in _TOTALS.finditer(output)]
+    if not totals:
+        return None
+    return none_ran({m["word"]: int(m["n"]) for m in _COUNT.finditer(totals[-1])}, _RAN)
 
 
 def _sections(output: str) -> list[tuple[str, list[str]]]:

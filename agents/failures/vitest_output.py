@@ -7,7 +7,8 @@ parse).
 
 What is missing is read as `node --test`'s reader reads it (:func:`agents.failures.node_test.
 missing_in`). No test file matched (`No test files found`) or one that defines no test (`No
-test suite found in file`) says that no test ran.
+test suite found in file`) says that no test ran, and so do totals that count none passed or
+failed (`Tests  1 skipped (1)`, which vitest exits 0 with).
 """
 
 import re
@@ -23,6 +24,7 @@ _MARKS = ReportMarks(
     end=re.compile(r"^(?: FAIL  |⎯{3,})"),
     no_test="No test suite found in file",
     no_files="No test files found, exiting with code",
+    tests=re.compile(r"^\s*Tests\s+.*\(\d+\)$", re.MULTILINE),
 )
 
 

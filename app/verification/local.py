@@ -156,7 +156,7 @@ class LocalVerifier:
         head_tree, _ = await self._prepared()
         run = await self._run(head_tree, reproduction, patches)
         self._spend(run.seconds)
-        return FixCheck.of(run)
+        return FixCheck.of(reproduction.path, run)
 
     async def run_own(self, test: str) -> OwnTestRun:
         """Run the pull request's own `test` at the head, as the head has it: nothing is

@@ -243,7 +243,7 @@ def shown(
     if own:
         return RecordedRun(own=OwnTestRun.of(test, head))
     if fix:
-        return RecordedRun(fix=FixCheck.of(head))
+        return RecordedRun(fix=FixCheck.of(test, head))
     base = result.base.as_run() if result.base is not None and head.failed else None
     return RecordedRun(verification=Verification.of(test, command, head, base))
 

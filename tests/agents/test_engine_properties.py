@@ -392,7 +392,7 @@ class ChaosVerifier:
     async def check_fix(self, reproduction: Reproduction, patches: Sequence[Patch]) -> FixCheck:
         if self.unfit:
             return FixCheck.unfit("No module named pytest")
-        return FixCheck.of(Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
+        return FixCheck.of(reproduction.path, Run(exit_code=self.draw(st.sampled_from([0, 1, 2]))))
 
     async def run_own(self, test: str) -> OwnTestRun:
         if self.unfit:

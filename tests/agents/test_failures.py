@@ -443,3 +443,69 @@ def test_a_passing_jest_vitest_or_mocha_run_reads_as_no_failure(name: str) -> No
     reading = read_output(recorded(name), "test/passing.test.js")
 
     assert reading == OutputReading(name.split("_")[0])
+
+
+SKIPPED_RUNS = {
+    # name: (test, runner, what its totals count)
+    "pytest_skipped": ("tests/test_count.py", "pytest", "1 skipped"),
+    "pytest_module_skipped": ("tests/test_coupons.py", "pytest", "1 skipped"),
+    "unittest_skipped": ("tests/test_u_count.py", "unittest", "1 skipped"),
+    "go_skipped": ("shop/count_test.go", "go test", "1 skipped"),
+    "node_skipped": ("test/skipped.test.js", "node --test", "1 skipped"),
+    "node_spec_skipped": ("test/skipped.test.js", "node --test", "1 skipped"),
+    "jest_skipped": ("test/skipped.test.js", "jest", "1 skipped"),
+    "vitest_skipped": ("test/skipped.test.js", "vitest", "1 skipped"),
+    "mocha_skipped": ("test/skipped.test.js", "mocha", "1 pending"),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "test", "runner", "counted"), [(n, *r) for n, r in SKIPPED_RUNS.items()]
+)
+def test_a_run_that_skipped_its_test_reads_as_no_test_run(
+    name: str, test: str, runner: str, counted: str
+) -> None:
+    """Each runner skips a test that skips itself where the code it tests is not there
+    (`skipif(not hasattr(cart, "count"))`, `pytest.importorskip`, `t.Skip`, `test.skip`,
+    `this.skip()`), and all but pytest's skip at a module's top (5) exit 0, as if it passed:
+    only their totals tell that nothing ran."""
+    assert read_output(recorded(name), test) == OutputReading(
+        runner, (), f"the test was skipped ({counted})"
+    )
+
+
+RULE = "-" * 70
+PASSED_BESIDE_A_SKIP = {
+    "pytest": ".s                                   [100%]\n1 passed, 1 skipped in 0.04s\n",
+    "unittest": f"s.\n{RULE}\nRan 2 tests in 0.000s\n\nOK (skipped=1)\n",
+    "go test": (
+        "=== RUN   TestTotal\n--- PASS: TestTotal (0.00s)\n=== RUN   TestCount\n"
+        "    count_test.go:7: Count is not there yet\n--- SKIP: TestCount (0.00s)\nPASS\n"
+        "ok  \texample.com/shop/shop\t0.004s\n"
+    ),
+    "node --test": "# tests 2\n# suites 0\n# pass 1\n# fail 0\n# cancelled 0\n# skipped 1\n",
+    "jest": "Test Suites: 1 passed, 1 total\nTests:       1 skipped, 1 passed, 2 total\n",
+    "vitest": " Test Files  1 passed (1)\n      Tests  1 passed | 1 skipped (2)\n",
+    "mocha": "  total\n    ✔ counts every price\n\n\n  1 passing (2ms)\n  1 pending\n",
+}
+
+
+@pytest.mark.parametrize(("runner", "output"), PASSED_BESIDE_A_SKIP.items())
+def test_a_run_that_passed_a_test_beside_one_it_skipped_ran(runner: str, output: str) -> None:
+    assert read_output(output, "tests/test_count.py") == OutputReading(runner)
+
+
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        ("x                                   [100%]\n1 xfailed in 0.05s\n", "1 xfailed"),
+        ("\n1 deselected in 0.01s\n", "1 deselected"),
+        (f"x\n{RULE}\nRan 1 test in 0.000s\n\nOK (expected failures=1)\n", "1 expected to fail"),
+    ],
+)
+def test_a_run_whose_every_test_was_set_aside_ran_none(output: str, problem: str) -> None:
+    """A test expected to fail (`xfail`, `expectedFailure`) passes when it fails, and one
+    deselected does not run: neither passed as a test."""
+    reading = read_output(output, "tests/test_count.py")
+
+    assert reading.problem == f"no test passed or failed ({problem})"

@@ -84,7 +84,7 @@ def test_the_whole_debate_is_a_loop_over_what_the_machine_asks() -> None:
     assert isinstance(fix, Trial)
     assert fix.checks_fix
     assert fix.patches[0].replacement == LOG_FIX["replacement"]
-    need = steps.send((FixCheck.of(Run(exit_code=0)),))
+    need = steps.send((FixCheck.of(fix.reproduction.path, Run(exit_code=0)),))
 
     assert isinstance(need, AskModel)
     assert need.request.tool.name == ToolName.EVALUATE_ANSWERS
@@ -291,7 +291,7 @@ class Oracle:
         return Verification.of(reproduction.path, COMMAND, head, base)
 
     async def check_fix(self, reproduction: Any, patches: Any) -> FixCheck:
-        return FixCheck.of(Run(exit_code=self._n(reproduction.path + "fix") % 2))
+        return FixCheck.of(reproduction.path, Run(exit_code=self._n(reproduction.path + "fix") % 2))
 
     async def run_own(self, test: str) -> OwnTestRun:
         return OwnTestRun.of(test, Run(exit_code=self._n(test + "own") % 2))

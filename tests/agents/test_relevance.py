@@ -61,7 +61,7 @@ def shows(evidence: dict[str, Evidence], fixes: dict[str, bool] | None = None) -
     def run(trial: Trial) -> TrialResult:
         if trial.checks_fix:
             passes = (fixes or {}).get(trial.patches[0].replacement, False)
-            return FixCheck.of(Run(exit_code=0 if passes else 1))
+            return FixCheck.of(trial.reproduction.path, Run(exit_code=0 if passes else 1))
         path = trial.reproduction.path
         head, base = runs_showing(path, evidence[path])
         return Verification.of(path, COMMAND, head, base)

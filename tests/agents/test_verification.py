@@ -7,7 +7,7 @@ ran nothing or is not installed) proves nothing, and says why."""
 import pytest
 
 from agents.diff import Diff
-from agents.verification import Evidence, FixCheck, Retest, Run, Verification
+from agents.verification import Evidence, FixCheck, OwnTestRun, Retest, Run, Verification
 from tests.agents.test_failures import recorded
 from tests.scenarios.debates import git_diff
 from tests.scenarios.discounts import CART_WITH_DISCOUNTS, COUPONS
@@ -17,6 +17,10 @@ CHANGE = Diff.parse(
     git_diff({"shop/cart.py": (CART_BASE, CART_WITH_DISCOUNTS), "shop/coupons.py": (None, COUPONS)})
 )
 """The change that adds `discounted` to the cart and creates `shop/coupons.py`."""
+COUNT_CHANGE = Diff.parse(
+    git_diff({"shop/cart.py": (CART_BASE, CART_BASE + "\n\ndef count(prices):\n    return 0\n")})
+)
+"""The change that adds `count` to the cart."""
 PAYMENTS_FEE = Diff.parse(
     git_diff(
         {"app/payments.py": ("def refund(p, a):\n    return p\n", "def fee(a):\n    return a\n")}
@@ -41,6 +45,11 @@ EXITS = {
     "unittest_without_pytest": 1,
     "script_assertion": 1,
     "script_attribute": 1,
+    "pytest_count_assertion": 1,
+    "pytest_skipped": 0,
+    "pytest_module_skipped": 5,
+    "unittest_count_assertion": 1,
+    "unittest_skipped": 0,
 }
 """How each recorded run exited."""
 
@@ -56,6 +65,9 @@ def judged(test: str, head: str, base: str | None, change: Diff = CHANGE) -> Ver
 
 
 NOT_THERE = "the base has no name 'discounted' in shop.cart, which the change adds"
+SKIPPED = "the test was skipped (1 skipped)"
+"""What pytest's and unittest's totals show of a test each skipped."""
+SKIPPED_AT_HEAD = f"at the head {SKIPPED}"
 
 
 @pytest.mark.parametrize(
@@ -259,7 +271,7 @@ def test_judged_without_the_diff_the_runs_prove_no_more_than_their_exit_codes_al
 def test_a_patch_that_leaves_its_test_not_passing_is_no_fix(
     run: Run, verified: bool | None
 ) -> None:
-    assert FixCheck.of(run).verified is verified
+    assert FixCheck.of("tests/test_total.py", run).verified is verified
 
 
 JS_CHANGE = Diff.parse(
@@ -338,6 +350,8 @@ def test_a_js_runner_that_ran_no_test_proves_nothing(name: str, why: str) -> Non
             "'discounted' from 'shop.cart' (/work/shop/shop/cart.py))",
         ),
         ("tests/test_u_total.py", "unittest_no_tests", Retest.NOT_RUN, "at the head no tests ran"),
+        ("tests/test_count.py", "pytest_skipped", Retest.NOT_RUN, SKIPPED_AT_HEAD),
+        ("tests/test_u_count.py", "unittest_skipped", Retest.NOT_RUN, SKIPPED_AT_HEAD),
     ],
 )
 def test_a_proven_findings_test_run_again_at_a_later_head_is_judged_by_the_head_alone(
@@ -345,7 +359,8 @@ def test_a_proven_findings_test_run_again_at_a_later_head_is_judged_by_the_head_
 ) -> None:
     """The base passed when the test proved the finding; again at a later head, a test that
     fails there keeps the finding, one that passes shows it fixed, and one that did not run as
-    a test there (its file gone from the head, a runner that ran nothing) shows nothing."""
+    a test there (its file gone from the head, a runner that ran nothing or skipped it, exiting
+    0) shows nothing."""
     at_head = (
         Run(exit_code=0, output_tail=PASSES["pytest"]) if head == "pytest_passing" else ran(head)
     )
@@ -361,3 +376,72 @@ def test_a_followed_test_the_environment_could_not_run_shows_nothing() -> None:
         Retest.NOT_RUN,
         "the project's environment cannot run its tests: No module named pytest",
     )
+
+
+@pytest.mark.parametrize(
+    ("test", "head", "base"),
+    [
+        ("tests/test_count.py", "pytest_count_assertion", "pytest_skipped"),
+        ("tests/test_coupons.py", "pytest_count_assertion", "pytest_module_skipped"),
+        ("tests/test_u_count.py", "unittest_count_assertion", "unittest_skipped"),
+    ],
+)
+def test_a_test_the_base_skips_shows_no_regression(test: str, head: str, base: str) -> None:
+    """A test that skips itself where the code it tests is not there (`skipif(not
+    hasattr(cart, "count"))`, `pytest.importorskip`, `skipUnless`) exits 0 at the base: it
+    did not pass there, it did not run, and nothing binds the change — not even knowing the
+    change adds what it skipped for."""
+    shown = judged(test, head, base, COUNT_CHANGE)
+
+    assert (shown.verdict, shown.reason) == (
+        Evidence.BROKEN,
+        f"it fails at the head, but at the base {SKIPPED}: no regression shown",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "test", "counted"),
+    [
+        ("pytest_skipped", "tests/test_count.py", "1 skipped"),
+        ("unittest_skipped", "tests/test_u_count.py", "1 skipped"),
+        ("go_skipped", "shop/count_test.go", "1 skipped"),
+        ("node_spec_skipped", "test/skipped.test.js", "1 skipped"),
+        ("jest_skipped", "test/skipped.test.js", "1 skipped"),
+        ("vitest_skipped", "test/skipped.test.js", "1 skipped"),
+        ("mocha_skipped", "test/skipped.test.js", "1 pending"),
+    ],
+)
+def test_a_test_skipped_at_the_head_does_not_withdraw_its_finding(
+    name: str, test: str, counted: str
+) -> None:
+    """Each runner exits 0 having skipped the test: it did not pass at the head, it did not
+    run there."""
+    head = Run(exit_code=0, output_tail=recorded(name), seconds=1.0)
+
+    shown = Verification.of(test, "cmd {test}", head, None)
+
+    assert (shown.verdict, shown.reason) == (
+        Evidence.BROKEN,
+        f"at the head the test was skipped ({counted})",
+    )
+
+
+@pytest.mark.parametrize(
+    ("test", "name"),
+    [("tests/test_count.py", "pytest_skipped"), ("tests/test_u_count.py", "unittest_skipped")],
+)
+def test_a_patch_whose_test_is_skipped_with_it_is_not_checked(test: str, name: str) -> None:
+    checked = FixCheck.of(test, ran(name))
+
+    assert (checked.verified, checked.reason) == (None, f"with the patch {SKIPPED}")
+
+
+@pytest.mark.parametrize(
+    ("test", "name"),
+    [("tests/test_count.py", "pytest_skipped"), ("tests/test_u_count.py", "unittest_skipped")],
+)
+def test_a_pull_requests_own_test_skipped_at_the_head_did_not_run(test: str, name: str) -> None:
+    """A skipped test cited as evidence of intent is no test that passes there."""
+    own = OwnTestRun.of(test, ran(name))
+
+    assert (own.passed, own.reason) == (None, f"it did not run at the head: {SKIPPED}")

@@ -71,7 +71,8 @@ class ScriptedVerifier:
         (patch,) = patches
         self.checked.append((reproduction.path, patch.replacement))
         passes = self.fixes.get(patch.replacement, False)
-        return FixCheck.of(Run(exit_code=0 if passes else 1, output_tail="1 failed", seconds=0.5))
+        ran = Run(exit_code=0 if passes else 1, output_tail="1 failed", seconds=0.5)
+        return FixCheck.of(reproduction.path, ran)
 
     async def run_own(self, test: str) -> OwnTestRun:
         self.ran_own.append(test)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.protocol import Patch
 from agents.verification import Evidence
 from app.verification.local import LocalVerifier
 from app.verification.sandbox import Bwrap
@@ -71,6 +72,37 @@ async def test_what_the_runs_show_of_other_tests(sandbox: Bwrap, project: Projec
     assert "SyntaxError" in broken.output_tail
     assert older.verdict is Evidence.FAILS_AT_BASE, older
     assert older.base_exit_code == 1
+
+
+SKIPPED_WITHOUT_CENTS = reproduction(
+    "tests/test_total_in_cents.py",
+    "import pytest\n\nfrom shop import cart\n\n\n"
+    "@pytest.mark.skipif('in cents' not in cart.total.__doc__, reason='not in cents')\n"
+    "def test_total():\n    assert cart.total([5, 7]) == 12\n",
+)
+"""Skips itself where `total` does not say it counts in cents: at the base."""
+BACK_TO_THE_BASE_DOCSTRING = Patch(
+    path="shop/cart.py", start_line=5, end_line=5, replacement='    """The sum of the prices."""'
+)
+
+
+async def test_a_test_skipped_at_the_base_or_with_a_patch_shows_nothing(
+    sandbox: Bwrap, project: Project
+) -> None:
+    """pytest exits 0 having skipped the test: that is no pass, at the base nor with a
+    patch."""
+    async with LocalVerifier(project.checkout, project.diff, config(), sandbox) as verifier:
+        shown = await verifier.reproduce(SKIPPED_WITHOUT_CENTS)
+        fix = await verifier.check_fix(SKIPPED_WITHOUT_CENTS, [BACK_TO_THE_BASE_DOCSTRING])
+
+    assert (shown.exit_code, shown.base_exit_code) == (1, 0)
+    assert shown.verdict is Evidence.BROKEN, shown
+    assert shown.reason == (
+        "it fails at the head, but at the base the test was skipped (1 skipped): "
+        "no regression shown"
+    )
+    assert (fix.exit_code, fix.verified) == (0, None)
+    assert fix.reason == "with the patch the test was skipped (1 skipped)"
 
 
 @pytest.mark.parametrize(
