@@ -1,4 +1,5 @@
-"""The janitor: a check run whose review died is completed as `timed_out`, and no other.
+"""The janitor: a check run whose review died is completed as `timed_out`, and no other; a run
+whose coordinator is alive is not picked up, though Redis refused one of its heartbeats.
 
 A review is left unfinished the way a dying worker leaves it: the worker stops while the model
 is answering, and nothing completes the check run. The janitor is then run as arq's cron job
@@ -8,16 +9,22 @@ would run it, at a moment past the deadline.
 import asyncio
 import time
 
+import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from agents.models.llm import Role
 from app.bodies import CheckRunUpdate, Conclusion
 from app.github.client import GitHubApp
 from app.jobs.deps import CHECK_DEADLINE, WorkerDeps
-from app.jobs.janitor import complete_overdue
-from app.store.keys import OPEN_CHECKS
+from app.jobs.janitor import complete_overdue, resume_orphans
+from app.jobs.worker import Workers
+from app.store import keys
+from app.store.keys import OPEN_CHECKS, review_job_id
+from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.review import HeldModel, agreed, run_review
+from tests.kits.review import HeldModel, agreed, run_review, until
+from tests.kits.store import RefusedWrites
 from tests.scenarios.reviews import APP_ID, REF, REPO, background_worker, worker_setup
 
 
@@ -88,3 +95,48 @@ async def test_a_check_run_completed_without_its_bookkeeping_is_not_touched(
 
     assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1) == 0
     assert github.check_runs(REPO)[0].states[-1] == ("completed", "neutral")
+
+
+SHORT_HEARTBEAT = 1.0
+"""Seconds a heartbeat lives without renewal in the test of refused renewals: the shortest a
+worker may be given."""
+
+
+async def test_a_review_whose_heartbeats_redis_refused_once_runs_once(
+    github: FakeGitHub, key: AppKey, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = review_job_id(REF)
+    model = HeldModel(agreed())
+    workers = Workers(worker_setup(github, key, model, heartbeat=SHORT_HEARTBEAT), redis_url)
+    # A coordinator's first beat is a SET of its own, a unit's is written with its start.
+    beats = {keys.run_heartbeat(run): {2}, keys.unit_heartbeat(run, 0): {1}}
+    refusing = RefusedWrites(workers.deps.redis, beats)
+    monkeypatch.setattr(workers.deps.redis, "set", refusing)
+    running = asyncio.create_task(workers.run())
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        await ReviewQueue(redis).enqueue_review(REF)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+        await asyncio.wait_for(refusing.all_refused.wait(), 20)
+        # Longer than a heartbeat lives: either would have lapsed, were it not renewed since.
+        await asyncio.sleep(2 * SHORT_HEARTBEAT)
+        deps = WorkerDeps.started(worker_setup(github, key, agreed()), redis)
+        resumed = await resume_orphans(deps, now=time.time())
+        model.release()
+        await until(lambda: github.check_runs(REPO)[0].status == "completed")
+        (unit,) = await LiveRuns(redis, SHORT_HEARTBEAT).units(run, [0])
+    finally:
+        await workers.stop()
+        await running
+        await redis.aclose()
+
+    # No second attempt at the unit: each of the tester's calls was asked once.
+    assert unit.attempt == 1
+    assert [r.tool.name for r in model.llm.calls(Role.TESTER)] == [
+        "report_findings",
+        "evaluate_answers",
+    ]
+    # No second coordinator: the check run was completed once.
+    assert resumed == 0
+    (check,) = github.check_runs(REPO)
+    assert check.states == [("in_progress", None), ("completed", "neutral")]
