@@ -52,6 +52,15 @@ end
 """
 """Each key given expires ARGV[1] seconds from now (a key that is not there: nothing)."""
 
+FORGET = """
+if redis.call('exists', KEYS[1]) == 0 then
+    redis.call('zrem', KEYS[2], ARGV[1])
+end
+"""
+"""Take run ARGV[1] off the live runs (KEYS[2]) unless its hash (KEYS[1]) is there. A run's
+hash is written before the run is listed, and the run is taken off the list as it is finished:
+one listed without its hash expired unfinished, and nothing else would take it off."""
+
 BEATS_PER_LIFE = 4
 """How many times a heartbeat is renewed within its life: after two renewals in a row that
 Redis refused at once, the third still finds it with a quarter of its life to go."""
@@ -149,12 +158,16 @@ class LiveRuns:
         await self.redis.zadd(keys.LIVE, {run: time.time()})
 
     async def orphans(self, started_before: float) -> list[Orphan]:
-        """Live runs started before `started_before` whose coordinator's heartbeat lapsed."""
+        """Live runs started before `started_before` whose coordinator's heartbeat lapsed. A
+        run listed whose keys have expired, nobody having finished it, is taken off the list."""
         found = []
         for raw in await self.redis.zrangebyscore(keys.LIVE, "-inf", started_before):
             run = text(raw)
             status = await self.run_status(run)
-            if status is None or status.ref is None or status.state in ENDED:
+            if status is None:
+                await reply(self.redis.eval(FORGET, 2, keys.run(run), keys.LIVE, run))
+                continue
+            if status.ref is None or status.state in ENDED:
                 continue
             if await self.run_alive(run):
                 continue

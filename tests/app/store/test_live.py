@@ -1,6 +1,8 @@
-"""Live runs on a real Redis: a heartbeat outlives renewals Redis refuses."""
+"""Live runs on a real Redis: a heartbeat outlives renewals Redis refuses, and a run whose keys
+expired without anyone finishing it is taken off the live runs."""
 
 import asyncio
+import time
 
 import pytest
 from arq.connections import ArqRedis
@@ -8,6 +10,7 @@ from arq.connections import ArqRedis
 from app.store import keys
 from app.store.live import LiveRuns
 from tests.kits.store import RefusedWrites
+from tests.scenarios.reviews import REF
 
 RUN = "run-live"
 HEARTBEAT = 1.0
@@ -54,3 +57,18 @@ async def test_a_heartbeat_two_renewals_in_a_row_were_refused_for_is_renewed_bef
     assert dead == 0
     # The renewal after the two refused found the heartbeat with time to spare.
     assert refusing.life_left[beat][0] > live.heartbeat_ms / 8, refusing.life_left
+
+
+async def test_a_listed_run_whose_keys_expired_unfinished_is_taken_off_the_live_runs(
+    redis: ArqRedis,
+) -> None:
+    live = LiveRuns(redis, HEARTBEAT)
+    expired = "run-expired"
+    await live.open(RUN, REF, None)
+    await live.open(expired, REF, None)
+    await redis.delete(keys.run(expired))  # its hash expired: nobody finished the run
+
+    orphans = await live.orphans(started_before=time.time() + 1)
+
+    assert [orphan.run_id for orphan in orphans] == [RUN]  # no heartbeat: its worker died
+    assert await live.live_runs() == [RUN]
