@@ -3,7 +3,8 @@
 A review's coordinator keeps a heartbeat in Redis. A worker that dies mid-review (killed, out
 of memory, its machine gone) stops it; on one worker of the fleet (arq's unique cron job,
 every minute by default) the janitor queues a new coordinator for each run whose heartbeat
-lapsed, which picks the run up from Redis where it was.
+lapsed, which picks the run up from Redis where it was (or ends it, as superseded, if a newer
+push came meanwhile); a run whose keys expired before anyone did is forgotten.
 
 Findings' tests dispatched to repositories' Actions are polled here too, for a webhook that
 never came, and a run past its deadline is settled as not run (:mod:`app.jobs.workflow_results`).

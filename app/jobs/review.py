@@ -7,7 +7,8 @@
 
 An automatic review the config does not want (that event, that author, a draft) ends
 quietly, before any check run. A newer push supersedes the job: it stops before publishing
-and completes its check run as superseded; whether a push is newer is GitHub's to say
+and completes its check run as superseded, as does a run picked up from a coordinator that
+died, superseded meanwhile, which ends there; whether a push is newer is GitHub's to say
 (:mod:`app.review.superseding`). It publishes holding the pull request's landing lock, so a
 reply or a command changing the earlier run lands wholly before it or not at all. Whatever
 goes wrong, the check run is completed with a clear message: this job is one of the two
@@ -89,12 +90,13 @@ class ReviewRun:
     async def run(self) -> JobResult:
         ref = self.ref
         with log_context(run_id=self.run_id, repository=ref.full_name, pull_number=ref.number):
-            if await superseding.before_start(self.context):
+            live = self.live
+            superseded = await superseding.before_start(self.context)
+            status = await live.run_status(self.run_id)
+            if superseded and status is None:  # nothing of it to end: no check run, no live run
                 return JobResult.completed("superseded before it started")
             if await self._reviewed_before_ready():
                 return JobResult.completed("not reviewed: its head was reviewed already")
-            live = self.live
-            status = await live.run_status(self.run_id)
             if status is not None and status.state in ENDED:
                 return JobResult.completed("this run has ended already")
             if await live.run_alive(self.run_id):
@@ -105,15 +107,25 @@ class ReviewRun:
                 self.context = self.context.with_check_run(status.check_run)
             async with live.beating_run(self.run_id):
                 await live.open(self.run_id, ref, self.trigger)
-                return await self._run()
+                return await self._run(superseded=superseded)
 
-    async def _run(self) -> JobResult:
+    async def _run(self, *, superseded: bool) -> JobResult:
+        """Start the run, or pick it up where a coordinator that died left it; end it, and
+        its check run, if a newer push `superseded` it meanwhile."""
         ended: State | None = State.FAILED
         try:
             planned = await self.live.plan(self.run_id)
             if planned is not None:  # picked up from a coordinator that died or was shut down
                 plan, diff = planned
-                result = await self._coordinate(self._resume(plan), plan, diff)
+                context = self._resume(plan)
+                if superseded:
+                    result = await self._end_superseded(context, plan)
+                else:
+                    result = await self._coordinate(context, plan, diff)
+            elif superseded:  # its coordinator stopped before its plan
+                if isinstance(self.context, RunContext):  # after it opened its check run
+                    await self._complete_superseded(self.context)
+                result = "superseded before it started"
             else:
                 result = await self._start()
             ended = State.COMPLETE
@@ -174,6 +186,19 @@ class ReviewRun:
         self.units = plan.units
         log.warning("picking up run %s of %s where its worker left it", self.run_id, self.ref.key)
         return context
+
+    async def _end_superseded(self, context: RunContext, plan: RunPlan) -> str:
+        """End a run picked up after a newer push: the units its coordinator left stopped, its
+        check run completed as superseded (and the run finished, as any run that returns)."""
+        attempts = self.deps.max_unit_attempts
+        await Fanout(self.live, self.deps.queue, plan, max_attempts=attempts).stop()
+        await self._complete_superseded(context)
+        return "superseded before it was picked up"
+
+    async def _complete_superseded(self, context: RunContext) -> None:
+        """Complete the run's check run as superseded by the latest head Redis knows."""
+        newer = await superseding.latest_heard(context)
+        await check_run.complete_superseded(context, newer or "")
 
     async def _coordinate(
         self,

@@ -25,22 +25,27 @@ from app.store import keys
 from app.store.redis_typing import text
 
 SUPERSEDE = """
-local latest = redis.call('get', KEYS[4])
+local latest = redis.call('get', KEYS[5])
 if not latest or latest == ARGV[6] or latest == ARGV[8] then
-    redis.call('set', KEYS[4], ARGV[6], 'EX', ARGV[7])
-    local previous = redis.call('getset', KEYS[5], ARGV[4])
-    redis.call('expire', KEYS[5], ARGV[7])
-    if previous and previous ~= ARGV[4] then
-        redis.call('zadd', KEYS[6], ARGV[3], previous)
+    redis.call('set', KEYS[5], ARGV[6], 'EX', ARGV[7])
+    local previous = redis.call('getset', KEYS[6], ARGV[4])
+    redis.call('expire', KEYS[6], ARGV[7])
+    if previous and previous ~= ARGV[4] and redis.call('exists', ARGV[9] .. previous) == 1 then
+        redis.call('zadd', KEYS[4], ARGV[3], previous)
     end
 end
 """
 """Before a review is queued (the start of :data:`app.store.queue.ENQUEUE`, whose keys and
-arguments come first): unless Redis knows a latest head that the review's head neither is
-nor replaced, the head becomes the pull request's latest and its job the current one, and
-arq is asked to abort the job it replaces (a queued job is dropped, a running one
-cancelled). Keys 4 to 6: the head, the current job, arq's abort set; arguments 6 to 8: the
-head, the keys' time to live, the head it replaced (empty when unknown)."""
+arguments come first, arq's abort set its key 4): unless Redis knows a latest head that the
+review's head neither is nor replaced, the head becomes the pull request's latest and its job
+the current one, and arq is asked to abort the job it replaces (a queued job is dropped, a
+running one cancelled) if that job is still kept (`arq:job:<id>`, from its queueing until it
+ends, queued, running or to be retried). arq takes an id off its abort set only as it starts
+or ends that job, in the same transaction that drops the job's key: an id added for a job that
+ended would stay for good, and cancel at its start a later job of the same id (a head pushed
+again once its review's result expired). Keys 5 and 6: the head, the current job; arguments 6
+to 9: the head, the keys' time to live, the head it replaced (empty when unknown), the prefix
+of a job's key."""
 
 CLAIM = """
 if (redis.call('get', KEYS[1]) or '') ~= ARGV[1] then

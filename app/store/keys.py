@@ -37,10 +37,11 @@ HEAD_TTL = 30 * DAY
 """How long Redis remembers a pull request's latest head and job."""
 
 
-def job(job_id: str) -> str:
+def job(job_id: str = "") -> str:
     """string (arq's): a queued job, its function, arguments and enqueue time, serialized by
     arq's `serialize_job`; it lives until the job ends, and while it lives (or the job's result
-    does) no job is queued under the same id."""
+    does) no job is queued under the same id. With no id, the prefix a script adds an id to
+    (:data:`app.store.heads.SUPERSEDE`)."""
     return f"arq:job:{job_id}"
 
 

@@ -8,11 +8,14 @@ by any worker of the fleet). They meet only here, in the keys under `tiebreak:li
 
 A heartbeat is a key that expires unless its owner keeps renewing it; a worker that dies
 (SIGKILL, out of memory, its machine gone) stops renewing, and whoever watches sees the key
-lapse. Every key expires on its own, so a run nobody finishes leaves nothing behind.
+lapse. The owner renews it several times within its life, so that a renewal Redis refuses (a
+connection lost and made again) is not taken for a death. Every key expires on its own, so a
+run nobody finishes leaves nothing behind.
 """
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import socket
@@ -30,6 +33,7 @@ from app.events import PullRequestRef
 from app.publishing.publication import UnitReading
 from app.store import keys
 from app.store.allowance import RunCeiling
+from app.store.connection import STORE_ERRORS
 from app.store.plans import (
     RunPlan,
     UnitPlan,
@@ -47,6 +51,21 @@ for _, key in ipairs(KEYS) do
 end
 """
 """Each key given expires ARGV[1] seconds from now (a key that is not there: nothing)."""
+
+FORGET = """
+if redis.call('exists', KEYS[1]) == 0 then
+    redis.call('zrem', KEYS[2], ARGV[1])
+end
+"""
+"""Take run ARGV[1] off the live runs (KEYS[2]) unless its hash (KEYS[1]) is there. A run's
+hash is written before the run is listed, and the run is taken off the list as it is finished:
+one listed without its hash expired unfinished, and nothing else would take it off."""
+
+BEATS_PER_LIFE = 4
+"""How many times a heartbeat is renewed within its life: after two renewals in a row that
+Redis refused at once, the third still finds it with a quarter of its life to go."""
+
+log = logging.getLogger(__name__)
 
 
 def worker_name() -> str:
@@ -139,12 +158,16 @@ class LiveRuns:
         await self.redis.zadd(keys.LIVE, {run: time.time()})
 
     async def orphans(self, started_before: float) -> list[Orphan]:
-        """Live runs started before `started_before` whose coordinator's heartbeat lapsed."""
+        """Live runs started before `started_before` whose coordinator's heartbeat lapsed. A
+        run listed whose keys have expired, nobody having finished it, is taken off the list."""
         found = []
         for raw in await self.redis.zrangebyscore(keys.LIVE, "-inf", started_before):
             run = text(raw)
             status = await self.run_status(run)
-            if status is None or status.ref is None or status.state in ENDED:
+            if status is None:
+                await reply(self.redis.eval(FORGET, 2, keys.run(run), keys.LIVE, run))
+                continue
+            if status.ref is None or status.state in ENDED:
                 continue
             if await self.run_alive(run):
                 continue
@@ -299,16 +322,23 @@ class LiveRuns:
 
     @contextlib.asynccontextmanager
     async def _beating(self, key: str, value: str, *, beaten: bool = False) -> AsyncIterator[None]:
-        """Renew `key` every third of the heartbeat's life while the block runs. The key is
-        left to expire afterwards: a watcher never mistakes a finishing owner for a dead one."""
-        life = self.heartbeat_ms
+        """Renew `key` :data:`BEATS_PER_LIFE` times in the heartbeat's life while the block
+        runs. A renewal Redis refuses, or does not answer in time for the next, is logged and
+        the next is tried as planned: the owner is alive, and taken for dead, its work would
+        be started again beside it. The key is left to expire afterwards: a watcher never
+        mistakes a finishing owner for a dead one."""
+        life, every = self.heartbeat_ms, self.heartbeat / BEATS_PER_LIFE
         if not beaten:
             await self.redis.set(key, value, px=life)
 
         async def beat() -> None:
             while True:
-                await asyncio.sleep(self.heartbeat / 3)
-                await self.redis.set(key, value, px=life)
+                await asyncio.sleep(every)
+                try:
+                    async with asyncio.timeout(every):
+                        await self.redis.set(key, value, px=life)
+                except STORE_ERRORS as exc:
+                    log.warning("heartbeat %s not renewed (next in %.1f s): %s", key, every, exc)
 
         beating = asyncio.create_task(beat())
         try:

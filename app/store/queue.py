@@ -18,9 +18,10 @@ tells why it is remembered).
 What the script relies on in arq 0.28 (`ArqRedis.enqueue_job` in `arq/connections.py`, a job
 due now), each checked against the installed arq by `tests/app/store/test_arq.py`:
 
-* the keys (:mod:`app.store.keys` spells them): the job under `arq:job:<id>`, its id in the
-  queue's zset scored by the time (ms) it is due, its result under `arq:result:<id>`, and
-  `arq:abort`, the zset of ids a worker cancels;
+* the keys (:mod:`app.store.keys` spells them): the job under `arq:job:<id>`, kept until the
+  job ends, its id in the queue's zset scored by the time (ms) it is due, its result under
+  `arq:result:<id>`, and `arq:abort`, the zset of ids a worker cancels, an id taken off it
+  only as its job starts or ends;
 * the job's value: `arq.jobs.serialize_job(function, args, {}, None, now_ms)` with the pool's
   `job_serializer`, kept for the pool's `expires_extra_ms` (public attributes of `ArqRedis`),
   which arq's `Job.info()` and `Worker.run_job` read back;
@@ -93,21 +94,28 @@ if redis.call('exists', KEYS[1], KEYS[2]) > 0 then
 end
 redis.call('psetex', KEYS[1], ARGV[1], ARGV[2])
 redis.call('zadd', KEYS[3], ARGV[3], ARGV[4])
+redis.call('zrem', KEYS[4], ARGV[4])
 redis.call('publish', ARGV[5], '')
 return 1
 """
 """arq's `enqueue_job`, atomic: unless a job or a result is kept under the id, keep the job
-and put it in its queue, ready now; then wake the queue's workers."""
+and put it in its queue, ready now, off arq's abort set; then wake the queue's workers (keys:
+the job's job and result keys, its queue, the abort set; arguments: the time to live, the
+job's data, the time, its id, the wake-up channel). With no job kept under its id, no job of
+that id is queued or running: an abort of the id was meant for an earlier job (arq keeps one
+it was never asked to start, such as one an older Tiebreak left), and must not cancel this
+one as it starts."""
 
 ENQUEUE_EACH = """
-local queue = KEYS[#KEYS]
+local queue, aborted = KEYS[#KEYS], KEYS[#KEYS - 1]
 local added = {}
-for i = 1, (#KEYS - 1) / 2 do
+for i = 1, (#KEYS - 2) / 2 do
     if redis.call('exists', KEYS[2 * i - 1], KEYS[2 * i]) > 0 then
         added[i] = 0
     else
         redis.call('psetex', KEYS[2 * i - 1], ARGV[1], ARGV[2 * i + 2])
         redis.call('zadd', queue, ARGV[2], ARGV[2 * i + 3])
+        redis.call('zrem', aborted, ARGV[2 * i + 3])
         added[i] = 1
     end
 end
@@ -115,8 +123,17 @@ redis.call('publish', ARGV[3], '')
 return added
 """
 """:data:`ENQUEUE` for many jobs of one queue (keys: each job's job and result keys, then the
-queue; arguments: the time to live, the time, the wake-up channel, then each job's data and
-id), waking the queue's workers once."""
+abort set, then the queue; arguments: the time to live, the time, the wake-up channel, then
+each job's data and id), waking the queue's workers once."""
+
+ABORT = """
+if redis.call('exists', KEYS[1]) == 1 then
+    redis.call('zadd', KEYS[2], ARGV[1], ARGV[2])
+end
+"""
+"""Ask arq to abort job ARGV[2] (at the time ARGV[1], in ms) if it is still kept (keys: its job
+key, the abort set): queued, running or to be retried. The id of a job that ended would stay
+in the set for good (:data:`app.store.heads.SUPERSEDE` says why)."""
 
 ONCE = """
 if not redis.call('set', KEYS[#KEYS], '1', 'NX', 'EX', ARGV[#ARGV]) then
@@ -159,7 +176,7 @@ class ReviewQueue:
         pull request's base commit as the event named it (:class:`QueuedRef`).
         """
         job_id = keys.review_job_id(ref, rerun, trigger=trigger)
-        supersede = [keys.head(ref), keys.current_job(ref), keys.ABORTED]
+        supersede = [keys.head(ref), keys.current_job(ref)]
         queued = QueuedRef(**ref.model_dump(), base_sha=base_sha)
         unnamed = {"base_sha"} if base_sha is None else set()
         return await self._enqueue(
@@ -168,7 +185,7 @@ class ReviewQueue:
             trigger,
             job_id=job_id,
             queue=keys.REVIEW_QUEUE,
-            supersede=(supersede, [ref.head_sha, keys.HEAD_TTL, replaces or ""]),
+            supersede=(supersede, [ref.head_sha, keys.HEAD_TTL, replaces or "", keys.job()]),
             delivery=delivery,
         )
 
@@ -207,6 +224,7 @@ class ReviewQueue:
         added = await self._script(ENQUEUE_EACH)(
             keys=[
                 *(key for job_id, _ in jobs for key in (keys.job(job_id), keys.result(job_id))),
+                keys.ABORTED,
                 keys.UNIT_QUEUE,
             ],
             args=[
@@ -283,7 +301,7 @@ class ReviewQueue:
             extra_keys = [*extra_keys, keys.delivery(delivery)]
             extra_args = [*extra_args, keys.DELIVERY_TTL]
         sha = self._script(script).sha
-        script_keys = [keys.job(job_id), keys.result(job_id), queue, *extra_keys]
+        script_keys = [keys.job(job_id), keys.result(job_id), queue, keys.ABORTED, *extra_keys]
         script_args = [
             self.redis.expires_extra_ms,
             job,
@@ -346,7 +364,9 @@ class ReviewQueue:
         await self.redis.ping()
 
     async def abort(self, job_id: str) -> None:
-        await self.redis.zadd(keys.ABORTED, {job_id: timestamp_ms()})
+        """Have arq cancel job `job_id` if it is queued or running (one that ended: nothing)."""
+        aborting = [keys.job(job_id), keys.ABORTED]
+        await self._script(ABORT)(keys=aborting, args=[timestamp_ms(), job_id])
         # Every worker looks for aborted jobs when it looks at its queue.
         await ring(self.redis, *QUEUES.values())
 

@@ -1,6 +1,6 @@
 """A typed look into Redis, for the app tests' assertions about what a delivery or a job
-left behind, the redis-server's own counts of what it received, and a prompt worker to run
-jobs on."""
+left behind, the redis-server's own counts of what it received, a prompt worker to run
+jobs on, and writes Redis refuses."""
 
 import asyncio
 import contextlib
@@ -12,6 +12,7 @@ import redis
 from arq.connections import ArqRedis, RedisSettings
 from arq.worker import Function
 from redis.asyncio import Redis as AsyncRedis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from app.store.keys import wakeups
 from app.store.wakeups import PromptWorker
@@ -140,3 +141,31 @@ async def prompt_worker(
         worker.wake()
         await running
         await worker.close()
+
+
+class RefusedWrites:
+    """`SET` on one client, refused as a connection lost would be (redis-py's
+    `ConnectionError`) at the calls numbered in `refused` (from 1) of each key given, made
+    outside a transaction. What the key had left to live as each call let through after the
+    first refusal was made is noted (ms; negative: it had lapsed). Install it as the client's
+    `set`."""
+
+    def __init__(self, redis: AsyncRedis, refused: dict[str, set[int]]) -> None:
+        self._set = redis.set
+        self._pttl = redis.pttl
+        self.refused = refused
+        self.calls = dict.fromkeys(refused, 0)
+        self.life_left: dict[str, list[int]] = {key: [] for key in refused}
+        self.all_refused = asyncio.Event()
+
+    async def __call__(self, name: Any, *args: Any, **kwargs: Any) -> Any:
+        key = name.decode() if isinstance(name, bytes) else str(name)
+        if key in self.refused:
+            self.calls[key] += 1
+            if self.calls[key] in self.refused[key]:
+                if all(self.calls[k] >= max(n) for k, n in self.refused.items()):
+                    self.all_refused.set()
+                raise RedisConnectionError("Connection closed by server.")
+            if self.calls[key] > min(self.refused[key]):
+                self.life_left[key].append(await self._pttl(key))
+        return await self._set(name, *args, **kwargs)

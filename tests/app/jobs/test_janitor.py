@@ -1,4 +1,5 @@
-"""The janitor: a check run whose review died is completed as `timed_out`, and no other.
+"""The janitor: a check run whose review died is completed as `timed_out`, and no other; a run
+whose coordinator died is picked up, once, unless its coordinator is alive after all.
 
 A review is left unfinished the way a dying worker leaves it: the worker stops while the model
 is answering, and nothing completes the check run. The janitor is then run as arq's cron job
@@ -8,17 +9,36 @@ would run it, at a moment past the deadline.
 import asyncio
 import time
 
+import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
+from agents.models.llm import Role
 from app.bodies import CheckRunUpdate, Conclusion
 from app.github.client import GitHubApp
-from app.jobs.deps import CHECK_DEADLINE, WorkerDeps
-from app.jobs.janitor import complete_overdue
-from app.store.keys import OPEN_CHECKS
+from app.jobs.deps import CHECK_DEADLINE, HEARTBEAT, WorkerDeps
+from app.jobs.janitor import complete_overdue, resume_orphans
+from app.jobs.worker import Workers
+from app.store import keys
+from app.store.keys import OPEN_CHECKS, review_job_id
+from app.store.live import LiveRuns
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
-from tests.kits.review import HeldModel, agreed, run_review
-from tests.scenarios.reviews import APP_ID, REF, REPO, background_worker, worker_setup
+from tests.kits.review import HeldModel, agreed, run_review, run_worker, until
+from tests.kits.store import RefusedWrites
+from tests.scenarios.reviews import (
+    APP_ID,
+    BASE,
+    DIFF,
+    HEAD,
+    NUMBER,
+    REF,
+    REPO,
+    background_worker,
+    worker_setup,
+)
+
+NEWER = "d" * 40
+"""The head a push moves the pull request to, from HEAD."""
 
 
 async def abandoned_review(github: FakeGitHub, key: AppKey, redis_url: str) -> None:
@@ -88,3 +108,89 @@ async def test_a_check_run_completed_without_its_bookkeeping_is_not_touched(
 
     assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1) == 0
     assert github.check_runs(REPO)[0].states[-1] == ("completed", "neutral")
+
+
+async def test_a_run_superseded_while_its_coordinator_was_down_ends_as_superseded(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await abandoned_review(github, key, redis_url)
+    run = review_job_id(REF)
+    github.add_pull(REPO, NUMBER, head_sha=NEWER, base_sha=BASE, diff=DIFF)
+
+    async def push_and_sweep(queue: ReviewQueue) -> int:
+        await queue.enqueue_review(REF.model_copy(update={"head_sha": NEWER}), replaces=HEAD)
+        await queue.redis.delete(keys.run_heartbeat(run))  # it lapsed: its worker is gone
+        return await resume_orphans(janitor(github, key, queue.redis), now=past_a_heartbeat())
+
+    results = await run_worker(github, key, redis_url, agreed(), push_and_sweep)
+
+    assert results[keys.resume_job_id(run, 1)] == "superseded before it was picked up"
+    old, new = github.check_runs(REPO)
+    assert old.states[-1] == ("completed", "cancelled")
+    assert old.output["title"] == "Superseded by a newer push (ddddddd)"
+    assert new.states[-1] == ("completed", "neutral")
+    # Ended: no sweep resumes it again, nor times its check run out.
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        deps = janitor(github, key, redis)
+        assert await resume_orphans(deps, now=past_a_heartbeat()) == 0
+        assert await complete_overdue(deps, now=time.time() + CHECK_DEADLINE + 1) == 0
+        assert run not in await deps.live_runs().live_runs()
+    finally:
+        await redis.aclose()
+    assert github.check_runs(REPO)[0].states[-1] == ("completed", "cancelled")
+
+
+SHORT_HEARTBEAT = 1.0
+"""Seconds a heartbeat lives without renewal in the test of refused renewals: the shortest a
+worker may be given."""
+
+
+async def test_a_review_whose_heartbeats_redis_refused_once_runs_once(
+    github: FakeGitHub, key: AppKey, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = review_job_id(REF)
+    model = HeldModel(agreed())
+    workers = Workers(worker_setup(github, key, model, heartbeat=SHORT_HEARTBEAT), redis_url)
+    # A coordinator's first beat is a SET of its own, a unit's is written with its start.
+    beats = {keys.run_heartbeat(run): {2}, keys.unit_heartbeat(run, 0): {1}}
+    refusing = RefusedWrites(workers.deps.redis, beats)
+    monkeypatch.setattr(workers.deps.redis, "set", refusing)
+    running = asyncio.create_task(workers.run())
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        await ReviewQueue(redis).enqueue_review(REF)
+        await asyncio.wait_for(model.first_call.wait(), 20)
+        await asyncio.wait_for(refusing.all_refused.wait(), 20)
+        # Longer than a heartbeat lives: either would have lapsed, were it not renewed since.
+        await asyncio.sleep(2 * SHORT_HEARTBEAT)
+        deps = WorkerDeps.started(worker_setup(github, key, agreed()), redis)
+        resumed = await resume_orphans(deps, now=time.time())
+        model.release()
+        await until(lambda: github.check_runs(REPO)[0].status == "completed")
+        (unit,) = await LiveRuns(redis, SHORT_HEARTBEAT).units(run, [0])
+    finally:
+        await workers.stop()
+        await running
+        await redis.aclose()
+
+    # No second attempt at the unit: each of the tester's calls was asked once.
+    assert unit.attempt == 1
+    assert [r.tool.name for r in model.llm.calls(Role.TESTER)] == [
+        "report_findings",
+        "evaluate_answers",
+    ]
+    # No second coordinator: the check run was completed once.
+    assert resumed == 0
+    (check,) = github.check_runs(REPO)
+    assert check.states == [("in_progress", None), ("completed", "neutral")]
+
+
+def janitor(github: FakeGitHub, key: AppKey, redis: ArqRedis) -> WorkerDeps:
+    """What the janitor's sweep is given on a worker."""
+    return WorkerDeps.started(worker_setup(github, key, agreed()), redis)
+
+
+def past_a_heartbeat() -> float:
+    """A moment when a run started now has a lapsed heartbeat, unless it was renewed."""
+    return time.time() + HEARTBEAT + 1

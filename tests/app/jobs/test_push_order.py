@@ -3,7 +3,7 @@
 GitHub does not promise to deliver webhooks in the order their events happened, and the
 deliveries a web server handles at the same moment may reach Redis in either order. Whatever
 the order, the pull request's current head is reviewed once, and an older head never stops
-its review.
+its review; a head pushed again, once its review is forgotten, is reviewed again.
 """
 
 import asyncio
@@ -17,6 +17,7 @@ import pytest
 from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 
+from app.store import keys
 from app.store.deliveries import Installations
 from app.store.keys import review_job_id
 from app.store.queue import ReviewQueue
@@ -174,3 +175,30 @@ async def test_a_review_whose_head_github_cannot_confirm_at_first_goes_on(
 
     (newest,) = check_runs_by_head(github)[NEWER]
     assert newest.states[-1] == ("completed", "neutral")
+
+
+async def test_a_head_pushed_again_once_its_review_is_forgotten_is_reviewed_again(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await run_worker(github, key, redis_url, agreed(), lambda q: deliver(q, pushed(HEAD)))
+    github.add_pull(REPO, NUMBER, head_sha=OLDER, base_sha=BASE, diff=DIFF)
+    await run_worker(github, key, redis_url, agreed(), lambda q: deliver(q, pushed(OLDER, HEAD)))
+    github.add_pull(REPO, NUMBER, head_sha=HEAD, base_sha=BASE, diff=DIFF)
+
+    async def force_pushed_back(queue: ReviewQueue) -> None:
+        # An hour on, arq no longer keeps the results of the first review's jobs (nor Redis
+        # its run's keys, kept minutes once it ended): the head's job id is free again.
+        first = review_job_id(REF)
+        results = [keys.result(first), keys.result(keys.unit_job_id(first, 0, 1))]
+        run_keys = [*keys.run_keys(first, units=1), keys.run_heartbeat(first)]
+        await queue.redis.delete(*results, *run_keys)
+        await deliver(queue, pushed(HEAD, before=OLDER))
+        # Neither push asked arq to abort a review that had ended.
+        assert await queue.redis.zcard(keys.ABORTED) == 0
+
+    results = await run_worker(github, key, redis_url, agreed(), force_pushed_back)
+
+    assert results[review_job_id(REF)] == "neutral"
+    reviewed = check_runs_by_head(github)
+    assert [run.states[-1] for run in reviewed[HEAD]] == [("completed", "neutral")] * 2
+    assert [run.states[-1] for run in reviewed[OLDER]] == [("completed", "neutral")]

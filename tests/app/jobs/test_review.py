@@ -371,6 +371,28 @@ async def test_a_review_superseded_in_the_queue_never_starts(
     assert len(github.reviews(REPO, NUMBER)) == 1
 
 
+async def test_a_review_found_superseded_as_it_starts_ends_quietly(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    newer = REF.model_copy(update={"head_sha": "c" * 40})
+    github.add_pull(REPO, NUMBER, head_sha=newer.head_sha, base_sha=BASE, diff=DIFF)
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    try:
+        # The push was heard first: the older head's delivery, heard late, aborts nothing,
+        # and its review is queued all the same.
+        await ReviewQueue(redis).enqueue_review(newer, replaces=HEAD)
+        await ReviewQueue(redis).enqueue_review(REF)
+    finally:
+        await redis.aclose()
+
+    result, _ = await run_review(github, key, redis_url, agreed())
+
+    # GitHub says its head is no longer the pull request's: no check run, nothing to end.
+    assert result == "superseded before it started"
+    assert [c.head_sha for c in github.check_runs(REPO)] == ["c" * 40]
+    assert len(github.reviews(REPO, NUMBER)) == 1
+
+
 async def test_a_push_during_a_review_cancels_it_and_completes_its_check_run(
     github: FakeGitHub, key: AppKey, redis_url: str
 ) -> None:

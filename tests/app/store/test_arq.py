@@ -12,6 +12,7 @@ import pytest
 from arq import Worker, constants, func
 from arq.connections import ArqRedis, RedisSettings
 from arq.jobs import Job, JobStatus
+from arq.utils import timestamp_ms
 
 from app.events import CommandCall, CommandRequest, CommentRef, HearingRequest, PullKey
 from app.store import keys
@@ -178,6 +179,7 @@ async def test_a_job_the_prompt_worker_claims_is_in_progress_to_arq_until_it_end
         job = Job(keys.unit_job_id(RUN, 0, 1), redis, _queue_name=keys.UNIT_QUEUE)
 
         assert await job.status() is JobStatus.in_progress
+        assert await redis.exists(keys.job(job.job_id))  # kept while it runs
         finish.set()
         assert await job.result(timeout=PROMPT) == "agreed"
 
@@ -185,6 +187,7 @@ async def test_a_job_the_prompt_worker_claims_is_in_progress_to_arq_until_it_end
     assert result is not None
     assert result.success
     assert await redis.zscore(keys.UNIT_QUEUE, job.job_id) is None
+    assert not await redis.exists(keys.job(job.job_id))  # dropped as it ended
 
 
 async def test_a_running_job_tiebreak_aborts_is_cancelled_by_arq(
@@ -207,3 +210,38 @@ async def test_a_running_job_tiebreak_aborts_is_cancelled_by_arq(
 
         with pytest.raises(asyncio.CancelledError):
             await Job(keys.review_job_id(REF), redis).result(timeout=PROMPT)
+
+
+async def reviewed(ctx: dict[Any, Any], *args: Any) -> str:
+    return "reviewed"
+
+
+async def test_a_job_queued_under_an_id_left_in_arqs_abort_set_runs(
+    redis: ArqRedis, redis_url: str
+) -> None:
+    job_id = keys.review_job_id(REF)
+    # Asked for after the id's last job ended (as an older Tiebreak's pushes did): arq takes
+    # an id off only as it starts or ends the id's job.
+    await redis.zadd(keys.ABORTED, {job_id: timestamp_ms()})
+
+    function = func(reviewed, name=JobName.REVIEW)
+    async with prompt_worker(redis_url, redis, [function], keys.REVIEW_QUEUE):
+        assert await ReviewQueue(redis).enqueue_review(REF)
+
+        assert await Job(job_id, redis).result(timeout=PROMPT) == "reviewed"
+
+
+async def test_tiebreak_asks_arq_to_abort_no_job_that_has_ended(
+    redis: ArqRedis, redis_url: str
+) -> None:
+    queue = ReviewQueue(redis)
+    function = func(reviewed, name=JobName.REVIEW)
+    async with prompt_worker(redis_url, redis, [function], keys.REVIEW_QUEUE):
+        assert await queue.enqueue_review(REF)
+        assert await Job(keys.review_job_id(REF), redis).result(timeout=PROMPT) == "reviewed"
+
+    await queue.abort(keys.review_job_id(REF))
+    newer = REF.model_copy(update={"head_sha": "c" * 40})
+    assert await queue.enqueue_review(newer, replaces=REF.head_sha)  # supersedes it
+
+    assert await redis.zcard(keys.ABORTED) == 0
