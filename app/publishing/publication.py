@@ -6,13 +6,12 @@ those of one run. :class:`RunInfo` says which run is published and under which o
 repository's choices; :class:`RunRecord` is what is remembered of it.
 """
 
-from dataclasses import replace
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, StringConstraints
 
-from agents.diff import Diff, ReviewUnit
+from agents.diff import Diff, DiffFile, ReviewUnit
 from agents.outcome import FindingOutcome
 from agents.pull_changes import PullChanges
 from agents.review import Review
@@ -237,6 +236,39 @@ class UnitReading(BaseModel):
     """What the pull request said it does when the run read it."""
 
 
+class UnitFile(_Frozen):
+    """One file of a unit's slice of its run's diff, as a record keeps it: the file's path,
+    and which of its hunks the unit holds when the file, too large for one unit, was cut at
+    hunk boundaries (:meth:`agents.diff.Diff.units`)."""
+
+    path: str
+    hunks: tuple[int, int] | None = None
+    """The unit's hunks of the file, from the first up to the second (not included), by
+    their order in the file's diff; None: all of them."""
+
+    @classmethod
+    def of(cls, part: DiffFile, whole: Diff) -> Self:
+        """`part`, a unit's piece of one of the files of `whole`."""
+        full = whole.file(part.path)
+        if full is None or not part.hunks or len(part.hunks) == len(full.hunks):
+            return cls(path=part.path)
+        first = full.hunks.index(part.hunks[0])
+        return cls(path=part.path, hunks=(first, first + len(part.hunks)))
+
+    def part_of(self, whole: Diff) -> DiffFile | None:
+        """This file's piece of `whole`; None when `whole` has none of it."""
+        full = whole.file(self.path)
+        if full is None or self.hunks is None:
+            return full
+        hunks = full.hunks[self.hunks[0] : self.hunks[1]]
+        return full.with_hunks(hunks) if hunks else None
+
+
+def unit_files(unit: ReviewUnit, whole: Diff) -> tuple[UnitFile, ...]:
+    """Where `unit`'s slice lies in `whole`, the diff it was cut from."""
+    return tuple(UnitFile.of(f, whole) for f in unit.diff.files)
+
+
 class RunRecord(BaseModel):
     """One finished review run of a pull request head."""
 
@@ -264,22 +296,42 @@ class RunRecord(BaseModel):
     """What each unit's agents read beside the diff, by unit id (none for a unit that read
     nothing more)."""
 
+    unit_files: dict[str, tuple[UnitFile, ...]] = {}
+    """Each unit's slice of `diff`, by unit id, and the slices of the carried units with
+    findings (as the runs that debated them cut them): a rescoped run's units are cut from
+    the files it reviewed alone, and at the worker's unit size, so its diff split again
+    would give other units. Empty for a run recorded before they were kept (see
+    :meth:`unit_slices`)."""
+
+    def unit_slices(self) -> dict[str, tuple[UnitFile, ...]]:
+        """Each unit's slice of `diff`, by unit id: as kept, or for a run recorded before
+        they were, its diff split again as a first review splits it (a rescoped run's units
+        may have been other)."""
+        return self.unit_files or self._split(Diff.parse(self.diff, allow_empty=True))
+
     def review_units(self) -> dict[str, ReviewUnit]:
         """The run's review units by id, each with what its agents read beside the diff."""
-        units = Diff.parse(self.diff, allow_empty=True).units()
+        diff = Diff.parse(self.diff, allow_empty=True)
+        changes = self.changes or diff.changes()
         none = UnitReading()
-        read = ((unit, self.readings.get(unit.id, none)) for unit in units)
-        return {
-            unit.id: replace(
-                unit,
+        units = {}
+        for unit_id, files in (self.unit_files or self._split(diff)).items():
+            parts = (f.part_of(diff) for f in files)
+            r = self.readings.get(unit_id, none)
+            units[unit_id] = ReviewUnit(
+                unit_id,
+                Diff(tuple(p for p in parts if p is not None)),
                 context=r.context,
                 guidance=r.guidance,
                 learned=r.learned,
                 intent=r.intent,
-                changes=self.changes or unit.changes,
+                changes=changes,
             )
-            for unit, r in read
-        }
+        return units
+
+    @staticmethod
+    def _split(diff: Diff) -> dict[str, tuple[UnitFile, ...]]:
+        return {unit.id: unit_files(unit, diff) for unit in diff.units()}
 
     def run_info(self) -> RunInfo:
         return RunInfo.of(

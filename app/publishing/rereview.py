@@ -48,6 +48,8 @@ from app.publishing.publication import (
     FollowUp,
     GoneFinding,
     RunRecord,
+    UnitFile,
+    UnitReading,
     finding_key,
 )
 
@@ -162,6 +164,11 @@ class Standing:
     followed: list[FollowedThread] = field(default_factory=list)
     """The earlier proven findings whose tests ran again at this head, as this run leaves
     them."""
+    unit_files: dict[str, tuple[UnitFile, ...]] = field(default_factory=dict)
+    """The slices of the diff of the carried units with findings, by their ids here, as
+    the runs that debated them cut them: their files did not change since."""
+    readings: dict[str, UnitReading] = field(default_factory=dict)
+    """What the carried units with findings read beside their diffs, by their ids here."""
 
 
 def reconcile(
@@ -192,6 +199,8 @@ def reconcile(
         carried=sum(len(u.findings) for u in carried) - ledger.kept_by_test,
         reopen=list(ledger.reopen.values()),
         followed=ledger.followed,
+        unit_files=ledger.unit_files,
+        readings=ledger.readings,
     )
 
 
@@ -217,6 +226,10 @@ class _Ledger:
         self.decided: list[Fingerprint] = []
         """The followed findings their tests decide at this head (failing or passing), on the
         earlier run's code: a finding this run raises again is merged into its own."""
+        self.unit_files: dict[str, tuple[UnitFile, ...]] = {}
+        """The carried units' slices of the diff, for those with findings."""
+        self.readings: dict[str, UnitReading] = {}
+        """What the carried units with findings read beside their diffs."""
 
     def thread_of(self, fingerprint: Fingerprint) -> PostedThread | None:
         return next((t for t in self.threads if t.fingerprint.same_finding(fingerprint)), None)
@@ -252,6 +265,7 @@ class _Ledger:
         """The earlier run's units carried forward (with what still stands of them), and its
         unresolved findings no longer found. Call after :meth:`this_run` for every unit."""
         carrying = _Carrying(earlier, Diff.parse(earlier.diff, allow_empty=True), diff, scope)
+        slices = earlier.unit_slices()
         units: list[Outcome] = []
         gone: list[GoneFinding] = []
         for unit in earlier.review.units:
@@ -277,6 +291,11 @@ class _Ledger:
                     "walkthrough": walkthrough,
                 }
                 units.append(unit.model_copy(update=update))
+            # What a later command's arbiter, or the tester hearing a reply, reads of it.
+            if kept and unit.unit_id in slices:
+                self.unit_files[unit_id] = slices[unit.unit_id]
+            if kept and unit.unit_id in earlier.readings:
+                self.readings[unit_id] = earlier.readings[unit.unit_id]
         return units, gone
 
     def fate(

@@ -25,9 +25,10 @@ from app.publishing.publication import (
     RunInfo,
     RunRecord,
     Spend,
+    UnitFile,
     UnitReading,
 )
-from app.publishing.rereview import PostedThread, reconcile
+from app.publishing.rereview import PostedThread, Standing, reconcile
 from app.review import check_run
 from app.review.collaborators import Permissions
 from app.review.landing import RunResult, publish_review, set_label
@@ -65,7 +66,8 @@ async def publish(
     shown = debated.at_least(Severity(config.min_severity))
     spend, threads, comments, read = await _standing(context, live, plan, readings)
     await _teach(context, plan, earlier, threads)
-    review, conversation, reopened = _reconcile(plan, shown, diff, earlier, threads, follow_ups)
+    standing, conversation = _reconcile(plan, shown, diff, earlier, threads, follow_ups)
+    review = standing.review
     links = context.deps.links
     details_url = links.url(run_id) if links else None
     run = _run_shown(context, plan, debated, shown, spend, read, details_url)
@@ -75,7 +77,7 @@ async def publish(
     transcript = TranscriptRecord.of_run(
         plan, diff, debated, spend, conclusion, learned, conversation.followed
     )
-    await _land(context, result, comments, transcript, reopened, details_url)
+    await _land(context, result, comments, transcript, standing.reopen, details_url)
     await context.deps.pulls.save(
         RunRecord(
             run_id=run_id,
@@ -89,10 +91,19 @@ async def publish(
             config=config,
             details_url=details_url,
             conversation=conversation,
-            readings=read,
+            readings={**standing.readings, **read},
+            unit_files=_unit_files(plan, standing),
         )
     )
     return conclusion
+
+
+def _unit_files(plan: RunPlan, standing: Standing) -> dict[str, tuple[UnitFile, ...]]:
+    """Each of the run's units' slice of its diff, carried units' too; none when its plan,
+    written before they were kept, has not this run's own."""
+    if len(plan.unit_files) != plan.units:
+        return {}
+    return {**standing.unit_files, **dict(zip(plan.unit_ids, plan.unit_files, strict=True))}
 
 
 class _Standing(NamedTuple):
@@ -222,10 +233,10 @@ def _reconcile(
     earlier: RunRecord | None,
     threads: list[PostedThread],
     follow_ups: Sequence[FollowUp],
-) -> tuple[Review, Conversation, list[PostedThread]]:
-    """The pull request's standing findings after this run, what its conversation already
-    has of them (see :mod:`app.publishing.rereview`), its `threads` as people left them, and
-    the threads of standing findings to reopen (see :mod:`app.review.resolutions`).
+) -> tuple[Standing, Conversation]:
+    """The pull request's standing findings after this run (and the threads of those to
+    reopen, see :mod:`app.review.resolutions`) and what its conversation already has of them
+    (see :mod:`app.publishing.rereview`), its `threads` as people left them.
     `earlier` is the latest run as it stands now, not as planning read it: a ruling or a reply
     heard meanwhile may have changed it, and a run picked up from a dead coordinator has no
     plan-time copy."""
@@ -242,4 +253,4 @@ def _reconcile(
         dismissed=standing.dismissed,
         followed=standing.followed,
     )
-    return standing.review, conversation, standing.reopen
+    return standing, conversation

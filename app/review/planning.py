@@ -29,7 +29,7 @@ from agents.pull_changes import PullChanges
 from app.github.configs import repository_config
 from app.github.models import PullRequest
 from app.publishing import check_runs
-from app.publishing.publication import CheckRunResult, RunInfo, RunRecord
+from app.publishing.publication import CheckRunResult, RunInfo, RunRecord, unit_files
 from app.publishing.rereview import RunScope
 from app.review import check_run
 from app.review.actions_gate import tests_in_actions
@@ -245,6 +245,7 @@ async def plan(
         scope=scope,
         unit_ids=tuple(u.id for u in units),
         unit_paths=tuple(u.diff.paths for u in units),
+        unit_files=tuple(unit_files(u, cut.covered) for u in units),
         estimate=expected,
         policy=policy,
         config=config,

@@ -24,7 +24,7 @@ from agents.coverage import CostEstimate
 from agents.diff import Diff, DiffFile, ReviewUnit
 from agents.pull_changes import PullChanges
 from app.events import PullRequestRef
-from app.publishing.publication import UnitReading
+from app.publishing.publication import UnitFile, UnitReading
 from app.publishing.rereview import RunScope
 from app.store import keys
 from app.store.packed import pack, pack_text, unpack, unpack_text
@@ -72,6 +72,9 @@ class RunPlan(BaseModel):
     """Each unit's id, by unit number."""
     unit_paths: tuple[tuple[str, ...], ...] = ()
     """Each unit's files, by unit number: a unit not reviewed names them."""
+    unit_files: tuple[tuple[UnitFile, ...], ...] = ()
+    """Each unit's slice of the diff, by unit number, for the run's record; none in plans
+    written before it was kept."""
     estimate: CostEstimate | None = None
     """What the run was expected to cost, made before its first call."""
     policy: DebatePolicy

@@ -4,8 +4,8 @@ import asyncio
 
 from arq.connections import RedisSettings, create_pool
 
-from agents.models.llm import Role
-from agents.models.scripted import ScriptedLLM, by_role
+from agents.models.llm import LLMRequest, Role
+from agents.models.scripted import Reply, ScriptedLLM, by_role
 from agents.outcome import Resolution
 from app.events import CommandCall, CommandRequest, CommentRef
 from app.settings import Settings
@@ -15,6 +15,7 @@ from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.hearing import HeldModel, finished, latest_run
+from tests.kits.rescoped import CORE, EXTRA, rescoped_review, shown
 from tests.kits.review import (
     STUBBORN,
     Asked,
@@ -25,7 +26,7 @@ from tests.kits.review import (
     summaries,
     summary,
 )
-from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER
+from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER, rulings, warn
 from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
 
 PULL = REF.model_copy()
@@ -254,6 +255,26 @@ async def test_arbitrate_sends_the_open_findings_to_the_arbiter_and_lands_its_ru
     assert f"```suggestion\n{LOG_LINE}\n```" in suggestion.body
     (check,) = github.check_runs(REPO)
     assert check.states[-1] == ("completed", "neutral")
+    assert github.issue_labels(REPO, NUMBER) == []
+    assert github.reactions(REPO, comment.comment_id) == ["eyes", "rocket"]
+
+
+async def test_arbitrate_after_a_push_shows_the_arbiter_each_findings_own_unit(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await rescoped_review(github, key, redis_url)
+
+    def arbiter(request: LLMRequest) -> Reply:
+        return rulings(*(warn(f, "Customers' text must never run.") for f in request.subject))
+
+    llm = ScriptedLLM(by_role(arbiter=[arbiter, arbiter]))
+    comment = asked(github, ("arbitrate", None), association="OWNER")
+
+    await run_worker(github, key, redis_url, llm, comment.enqueue)
+
+    # The pushed file's finding, debated again in the later run's `u1`, and the other file's,
+    # carried in the first run's unit: each ruled on with the diff its debate read.
+    assert sorted(sorted(shown(r)) for r in llm.requests) == [[CORE], [EXTRA]]
     assert github.issue_labels(REPO, NUMBER) == []
     assert github.reactions(REPO, comment.comment_id) == ["eyes", "rocket"]
 

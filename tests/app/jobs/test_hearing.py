@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from agents.models.llm import LLMRequest, Role
 from agents.models.scripted import Reply, ScriptedLLM, by_role
 from agents.outcome import Resolution
+from app.events import CommentRef, HearingRequest
 from app.settings import Settings
 from app.store.keys import hearing_job_id, review_job_id
 from app.store.queue import ReviewQueue
@@ -39,6 +40,7 @@ from tests.kits.hearing import (
     unresolved_review,
     untrusted,
 )
+from tests.kits.rescoped import CORE, EXTRA, rescoped_review, shown, thread_of
 from tests.kits.review import STUBBORN, asked, run_worker, summary
 from tests.scenarios.debates import accept, evaluations, reject, rulings, warn
 from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
@@ -124,6 +126,29 @@ async def test_an_unconvincing_reply_is_answered_and_the_arbiter_weighs_it(
     ruled = github.reviews(REPO, NUMBER)[-1].comments[0].body
     assert f'The author argues "{UNCONVINCING}"' in ruled
     assert github.issue_labels(REPO, NUMBER) == []
+
+
+@pytest.mark.parametrize("path", [EXTRA, CORE], ids=["debated again", "carried"])
+async def test_a_reply_after_a_push_is_weighed_with_its_findings_own_unit(
+    github: FakeGitHub, key: AppKey, redis_url: str, path: str
+) -> None:
+    await rescoped_review(github, key, redis_url)
+    thread = thread_of(github, path)
+    reply = github.add_review_comment(
+        REPO, NUMBER, path, 2, CONVINCING, author=AUTHOR, in_reply_to=thread
+    )
+    comment = CommentRef(id=reply, kind="review", thread_id=thread)
+    request = HearingRequest(pull=REF, login=AUTHOR, comment=comment, text=CONVINCING)
+    llm = accepting()
+
+    await run_worker(github, key, redis_url, llm, lambda queue: queue.enqueue_hearing(request))
+
+    # The later run debated the pushed file alone; the other file's finding is carried in the
+    # first run's unit: the tester weighs either with the diff its debate read.
+    (heard,) = llm.calls(Role.TESTER)
+    assert shown(heard) == {path}
+    (answer,) = tiebreaks_replies(github, thread)
+    assert answer.body.startswith("Withdrawn: the tester accepts your reply")
 
 
 def _disputes(request: LLMRequest) -> list[dict[str, Any]]:
