@@ -3,8 +3,8 @@
 The latest review run (its check run, the findings that stand after it and the diff they are
 on) is what `/tiebreak resolve`, `arbitrate` and `apply` act on, and what the next run
 reconciles its findings with; it is kept compressed, for it holds the pull request's diff. A
-budget set with `/tiebreak budget` waits for the next run; a stop request marks the job it
-stops.
+budget set with `/tiebreak budget` waits for the next run; a stop request marks the run it
+stops, whichever job runs it.
 
 Several jobs change the latest run: a review saves its own, a reply or a command changes the
 findings of the one it read. Each lands its change holding the pull request's landing lock
@@ -129,8 +129,10 @@ class Pulls:
         return None if raw is None else int(raw)
 
     async def request_stop(self, job_id: str, login: str) -> None:
-        await self.redis.set(keys.stop(job_id), login, ex=keys.STOP_TTL)
+        """Mark the run review job `job_id` runs as stopped by `login`: the job that picks it
+        up, if its own died, sees it as well."""
+        await self.redis.set(keys.stop(keys.run_of(job_id)), login, ex=keys.STOP_TTL)
 
-    async def stopped_by(self, job_id: str) -> str | None:
-        raw = await self.redis.get(keys.stop(job_id))
+    async def stopped_by(self, run_id: str) -> str | None:
+        raw = await self.redis.get(keys.stop(run_id))
         return None if raw is None else str(raw.decode())
