@@ -10,8 +10,9 @@ Findings' tests dispatched to repositories' Actions are polled here too, for a w
 never came, and a run past its deadline is settled as not run (:mod:`app.jobs.workflow_results`).
 
 As a last resort, a review opens its check run in Redis with a deadline and closes it when it
-completes it; the janitor claims the check runs past their deadline and completes those GitHub
-still shows unfinished as `timed_out`, saying why.
+completes it; the janitor claims the check runs past their deadline, one at a time, completes
+those GitHub still shows unfinished as `timed_out`, saying why, and closes each once it is
+completed: a sweep cut short (its job's timeout, a shutdown) leaves the rest to the next.
 """
 
 import logging
@@ -31,7 +32,8 @@ from app.store.pulls import OpenCheck
 from app.telemetry.logs import log_context
 
 RETRY_LATER = 300
-"""Seconds before the janitor tries again at a check run GitHub would not let it complete."""
+"""Seconds a sweep's claim on a check run lasts: after them, a check run it did not complete
+(GitHub would not let it, or the sweep was cut short) is tried again."""
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +70,14 @@ async def resume_orphans(deps: WorkerDeps, *, now: float) -> int:
 async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
     """Complete every check run past its deadline that is still unfinished; return how many."""
     completed = 0
-    for check in await deps.pulls.claim_overdue_checks(now):
+    while (check := await deps.pulls.claim_overdue_check(now, now + RETRY_LATER)) is not None:
         with _about(check.run_id, check.ref):
             try:
                 completed += await _complete(deps, check)
-            except GitHubError as exc:
+            except GitHubError as exc:  # tried again once the claim lapses
                 log.warning("could not complete check run %s: %s", check.check_run_id, exc)
-                await deps.pulls.open_check(check, now + RETRY_LATER)
+            else:
+                await deps.pulls.close_check(check)
     return completed
 
 

@@ -11,7 +11,9 @@ heard of, which came first, or was heard out of order; a pull request opened or 
 review asked for on another head) supersedes nothing: its review is queued all the same, and
 when it starts, GitHub says whether its head is still the pull request's
 (:mod:`app.jobs.review`). A review GitHub says is of the current head, while Redis knows
-another, claims the latest head for its own, so that the next push continues from it.
+another, claims the latest head for its own, so that the next push continues from it. A run
+picked up by a new coordinator, its own having died, keeps its place: the new coordinator's
+job becomes the current one, which a push aborts and `/tiebreak stop` stops.
 
 The pull request's `updated_at` cannot order pushes either: it counts whole seconds, and moves
 on every edit.
@@ -46,6 +48,18 @@ ended would stay for good, and cancel at its start a later job of the same id (a
 again once its review's result expired). Keys 5 and 6: the head, the current job; arguments 6
 to 9: the head, the keys' time to live, the head it replaced (empty when unknown), the prefix
 of a job's key."""
+
+RESUME = """
+local current = redis.call('get', KEYS[5])
+if current == ARGV[6] or (current and string.sub(current, 1, #ARGV[7]) == ARGV[7]) then
+    redis.call('set', KEYS[5], ARGV[4], 'EX', ARGV[8])
+end
+"""
+"""Before a coordinator picking up a run is queued (the start of :data:`app.store.queue.ENQUEUE`,
+whose keys and arguments come first, argument 4 its job id): if the pull request's current job
+is one of the run's (its first, or a coordinator queued before to pick it up), the new
+coordinator's job becomes the current one. Key 5: the current job; arguments 6 to 8: the run,
+what its resumed coordinators' job ids start with, the key's time to live."""
 
 CLAIM = """
 if (redis.call('get', KEYS[1]) or '') ~= ARGV[1] then

@@ -100,7 +100,23 @@ def reviewed_head(run_id: str, installation_id: int) -> PullRequestRef | None:
 
 def resume_job_id(run_id: str, resume: int) -> str:
     """`<run>:resume-2`: the `resume`th coordinator queued to pick up run `run_id`."""
-    return f"{run_id}:resume-{resume}"
+    return f"{resumed_jobs(run_id)}{resume}"
+
+
+def resumed_jobs(run_id: str) -> str:
+    """`<run>:resume-`: what the id of every coordinator queued to pick up run `run_id`
+    starts with."""
+    return f"{run_id}:resume-"
+
+
+_RESUME_JOB_ID = re.compile(r"(?P<run>.+):resume-[0-9]+")
+
+
+def run_of(job_id: str) -> str:
+    """The run review job `job_id` runs: the run a resumed coordinator picks up
+    (:func:`resume_job_id`), else the run of the job's own id."""
+    resumed = _RESUME_JOB_ID.fullmatch(job_id)
+    return job_id if resumed is None else resumed["run"]
 
 
 def commands_job_id(pull: PullKey, source: str) -> str:
@@ -147,7 +163,8 @@ def head(pull: PullKey) -> str:
 
 
 def current_job(pull: PullKey) -> str:
-    """string: the id of the review job of the pull request's latest head."""
+    """string: the id of the review job of the pull request's latest head: once its run was
+    resumed, the job of the coordinator queued last to pick it up."""
     return f"tiebreak:job:{pull.key}"
 
 
@@ -185,7 +202,7 @@ RUN_TTL = 14 * DAY
 """How long the latest run of a pull request, and a budget set for the next, are kept."""
 
 STOP_TTL = 3600
-"""How long a request to stop a review job waits for the job to see it."""
+"""How long a request to stop a review run waits for its job to see it."""
 
 OPEN_CHECKS = "tiebreak:checks:open"
 """zset: check runs in progress (JSON), scored by the time past which the janitor completes
@@ -216,9 +233,9 @@ def budget(pull: PullKey) -> str:
     return f"tiebreak:budget:{pull.key}"
 
 
-def stop(job_id: str) -> str:
-    """string: who asked to stop the review job `job_id`."""
-    return f"tiebreak:stop:{job_id}"
+def stop(run_id: str) -> str:
+    """string: who asked to stop the review run `run_id`, whichever job runs it."""
+    return f"tiebreak:stop:{run_id}"
 
 
 # -- live review runs (app.store.live) ----------------------------------------------------------

@@ -3,8 +3,8 @@
 The latest review run (its check run, the findings that stand after it and the diff they are
 on) is what `/tiebreak resolve`, `arbitrate` and `apply` act on, and what the next run
 reconciles its findings with; it is kept compressed, for it holds the pull request's diff. A
-budget set with `/tiebreak budget` waits for the next run; a stop request marks the job it
-stops.
+budget set with `/tiebreak budget` waits for the next run; a stop request marks the run it
+stops, whichever job runs it.
 
 Several jobs change the latest run: a review saves its own, a reply or a command changes the
 findings of the one it read. Each lands its change holding the pull request's landing lock
@@ -42,6 +42,17 @@ return 1
 """Compare and set (key: the latest run; arguments: the SHA-1 of the run that was read, the
 new run, its time to live): the new run is saved only if the one read is still there."""
 
+CLAIM_OVERDUE = """
+local due = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)
+if #due == 0 then
+    return false
+end
+redis.call('zadd', KEYS[1], 'XX', ARGV[2], due[1])
+return due[1]
+"""
+"""Claim one check run past its deadline (key: the open check runs; arguments: now, the new
+deadline): its deadline is pushed to the new one, so that no one else claims it before then."""
+
 
 @dataclass(frozen=True, slots=True)
 class StoredRun:
@@ -69,6 +80,7 @@ class Pulls:
     def __init__(self, redis: ArqRedis) -> None:
         self.redis = redis
         self._replace: AsyncScript | None = None
+        self._claim_overdue: AsyncScript | None = None
 
     async def open_check(self, check: OpenCheck, deadline: float) -> None:
         """Remember a check run until it is completed; the janitor completes it past
@@ -78,14 +90,15 @@ class Pulls:
     async def close_check(self, check: OpenCheck) -> None:
         await self.redis.zrem(keys.OPEN_CHECKS, check.model_dump_json())
 
-    async def claim_overdue_checks(self, now: float) -> list[OpenCheck]:
-        """The check runs past their deadline, each claimed by one caller only."""
-        overdue = await self.redis.zrangebyscore(keys.OPEN_CHECKS, "-inf", now)
-        claimed = []
-        for raw in overdue:
-            if await self.redis.zrem(keys.OPEN_CHECKS, raw):
-                claimed.append(OpenCheck.model_validate_json(raw))
-        return claimed
+    async def claim_overdue_check(self, now: float, until: float) -> OpenCheck | None:
+        """A check run past its deadline at `now`, claimed by this caller alone until `until`
+        (a Unix time), when it is overdue again unless it was closed; None if none is overdue.
+        Claimed one at a time, and closed only once completed, a check run is left for the
+        next caller by one cut short before it reached it."""
+        if self._claim_overdue is None:
+            self._claim_overdue = self.redis.register_script(CLAIM_OVERDUE)
+        raw = await self._claim_overdue(keys=[keys.OPEN_CHECKS], args=[now, until])
+        return None if raw is None else OpenCheck.model_validate_json(raw)
 
     async def save(self, record: RunRecord) -> None:
         await self.redis.set(keys.latest_run(record.ref), pack(record), ex=keys.RUN_TTL)
@@ -129,8 +142,10 @@ class Pulls:
         return None if raw is None else int(raw)
 
     async def request_stop(self, job_id: str, login: str) -> None:
-        await self.redis.set(keys.stop(job_id), login, ex=keys.STOP_TTL)
+        """Mark the run review job `job_id` runs as stopped by `login`: the job that picks it
+        up, if its own died, sees it as well."""
+        await self.redis.set(keys.stop(keys.run_of(job_id)), login, ex=keys.STOP_TTL)
 
-    async def stopped_by(self, job_id: str) -> str | None:
-        raw = await self.redis.get(keys.stop(job_id))
+    async def stopped_by(self, run_id: str) -> str | None:
+        raw = await self.redis.get(keys.stop(run_id))
         return None if raw is None else str(raw.decode())

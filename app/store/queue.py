@@ -52,7 +52,7 @@ from app.events import (
     QueuedRef,
 )
 from app.store import keys
-from app.store.heads import SUPERSEDE
+from app.store.heads import RESUME, SUPERSEDE
 from app.store.pipelining import AutoPipeline
 from app.store.redis_typing import text
 from app.store.wakeups import ring
@@ -185,7 +185,7 @@ class ReviewQueue:
             trigger,
             job_id=job_id,
             queue=keys.REVIEW_QUEUE,
-            supersede=(supersede, [ref.head_sha, keys.HEAD_TTL, replaces or "", keys.job()]),
+            first=(SUPERSEDE, supersede, [ref.head_sha, keys.HEAD_TTL, replaces or "", keys.job()]),
             delivery=delivery,
         )
 
@@ -270,7 +270,9 @@ class ReviewQueue:
     async def resume_review(
         self, ref: PullRequestRef, trigger: str | None, run_id: str, resume: int
     ) -> bool:
-        """Queue a coordinator to pick up run `run_id`, whose own died (its `resume`th)."""
+        """Queue a coordinator to pick up run `run_id`, whose own died (its `resume`th); if
+        the run's job was the pull request's current one, this one is now (see
+        :data:`RESUME`)."""
         return await self._enqueue(
             JobName.REVIEW,
             ref.model_dump(mode="json"),
@@ -278,6 +280,11 @@ class ReviewQueue:
             run_id,
             job_id=keys.resume_job_id(run_id, resume),
             queue=keys.REVIEW_QUEUE,
+            first=(
+                RESUME,
+                [keys.current_job(ref)],
+                [run_id, keys.resumed_jobs(run_id), keys.HEAD_TTL],
+            ),
         )
 
     async def _enqueue(
@@ -286,16 +293,17 @@ class ReviewQueue:
         *args: Any,
         job_id: str,
         queue: str,
-        supersede: tuple[list[str], list[str | int]] | None = None,
+        first: tuple[str, list[str], list[str | int]] | None = None,
         delivery: str | None = None,
     ) -> bool:
         """Queue `function(*args)` as arq does, under `job_id`; False if a job or a result is
-        kept under that id, or `delivery` was remembered already. `supersede` has the keys
-        and arguments of :data:`SUPERSEDE`."""
+        kept under that id, or `delivery` was remembered already. `first` is a script run
+        before, in the same step (:data:`SUPERSEDE`, :data:`RESUME`), with its keys and
+        arguments."""
         now = timestamp_ms()
         job = serialize_job(function, args, {}, None, now, serializer=self.redis.job_serializer)
-        extra_keys, extra_args = supersede or ([], [])
-        script = SUPERSEDE + ENQUEUE if supersede else ENQUEUE
+        before, extra_keys, extra_args = first or ("", [], [])
+        script = before + ENQUEUE
         if delivery is not None:
             script = ONCE + script
             extra_keys = [*extra_keys, keys.delivery(delivery)]
@@ -346,7 +354,8 @@ class ReviewQueue:
         return status in (JobStatus.deferred, JobStatus.queued)
 
     async def current_job(self, pull: PullKey) -> str | None:
-        """The id of the latest review job queued for the pull request."""
+        """The id of the latest review job queued for the pull request (a coordinator queued
+        to pick its run up, once one was)."""
         job_id = await self.redis.get(keys.current_job(pull))
         return None if job_id is None else str(job_id.decode())
 

@@ -1,19 +1,24 @@
 """Slash commands on a real worker against the fake GitHub: what the commenter sees."""
 
 import asyncio
+import time
 
-from arq.connections import RedisSettings, create_pool
+from arq.connections import ArqRedis, RedisSettings, create_pool
+from arq.jobs import Job, JobStatus
 
 from agents.models.llm import LLMRequest, Role
 from agents.models.scripted import Reply, ScriptedLLM, by_role
 from agents.outcome import Resolution
 from app.events import CommandCall, CommandRequest, CommentRef
+from app.jobs.deps import WorkerDeps
+from app.jobs.janitor import resume_orphans
 from app.settings import Settings
 from app.store.allowance import DailyAllowance
-from app.store.keys import commands_job_id, review_job_id
+from app.store.keys import commands_job_id, in_progress, resume_job_id, review_job_id
 from app.store.pulls import Pulls
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
+from tests.kits import review
 from tests.kits.hearing import HeldModel, finished, latest_run
 from tests.kits.rescoped import CORE, EXTRA, rescoped_review, shown
 from tests.kits.review import (
@@ -25,6 +30,7 @@ from tests.kits.review import (
     run_worker,
     summaries,
     summary,
+    until_awaited,
 )
 from tests.scenarios.debates import LOG_LINE, PAYMENTS, PAYMENTS_AFTER, rulings, warn
 from tests.scenarios.reviews import BASE, DIFF, NUMBER, REF, REPO, background_worker, worker_setup
@@ -178,6 +184,44 @@ async def test_stop_with_nothing_running_says_so(
     await run_command(github, key, redis_url, ("stop", None))
 
     assert replies(github) == ["No review of this pull request is running."]
+
+
+async def ended(redis: ArqRedis, job_id: str) -> bool:
+    return await Job(job_id, redis).status() is JobStatus.complete
+
+
+async def test_stop_stops_a_review_the_janitor_resumed(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    run = review_job_id(REF)
+    dying = review.HeldModel(agreed())
+    async with background_worker(worker_setup(github, key, dying, heartbeat=1.0), redis_url) as r:
+        await ReviewQueue(r).enqueue_review(REF)
+        await asyncio.wait_for(dying.first_call.wait(), 20)
+    # Its worker died mid-debate, as a killed one does: its job is left in progress.
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    await redis.psetex(in_progress(run), 60_000, b"1")
+    await redis.aclose()
+    await asyncio.sleep(1.1)  # its heartbeat lapses
+    model = review.HeldModel(agreed())
+    setup = worker_setup(github, key, model, heartbeat=1.0)
+    comment = asked(github, ("stop", None), association="OWNER")
+    async with background_worker(setup, redis_url) as redis:
+        assert await resume_orphans(WorkerDeps.started(setup, redis), now=time.time()) == 1
+        await asyncio.wait_for(model.first_call.wait(), 20)  # the resumed run debates
+
+        await comment.enqueue(ReviewQueue(redis))
+        await until_awaited(
+            lambda: ended(redis, commands_job_id(REF, f"comment-{comment.comment_id}"))
+        )
+        model.release()
+        await until_awaited(lambda: ended(redis, resume_job_id(run, 1)))
+
+    assert github.reactions(REPO, comment.comment_id) == ["eyes", "rocket"]
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "cancelled")
+    assert check.output["title"] == "Stopped by @octocat"
+    assert github.reviews(REPO, NUMBER) == []
 
 
 async def test_apply_commits_the_agreed_fix_to_the_head_branch(

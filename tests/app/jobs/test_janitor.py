@@ -13,14 +13,15 @@ import pytest
 from arq.connections import ArqRedis, RedisSettings, create_pool
 
 from agents.models.llm import Role
-from app.bodies import CheckRunUpdate, Conclusion
+from app.bodies import CheckRunUpdate, Conclusion, NewCheckRun
 from app.github.client import GitHubApp
 from app.jobs.deps import CHECK_DEADLINE, HEARTBEAT, WorkerDeps
-from app.jobs.janitor import complete_overdue, resume_orphans
+from app.jobs.janitor import RETRY_LATER, complete_overdue, resume_orphans
 from app.jobs.worker import Workers
 from app.store import keys
 from app.store.keys import OPEN_CHECKS, review_job_id
 from app.store.live import LiveRuns
+from app.store.pulls import OpenCheck, Pulls
 from app.store.queue import ReviewQueue
 from tests.fakes.github_api import AppKey, FakeGitHub
 from tests.kits.review import HeldModel, agreed, run_review, run_worker, until
@@ -47,6 +48,25 @@ async def abandoned_review(github: FakeGitHub, key: AppKey, redis_url: str) -> N
     async with background_worker(worker_setup(github, key, model), redis_url) as redis:
         await ReviewQueue(redis).enqueue_review(REF)
         await asyncio.wait_for(model.first_call.wait(), 20)
+
+
+async def overdue_checks(github: FakeGitHub, key: AppKey, redis_url: str, count: int) -> float:
+    """Open `count` check runs whose reviews died, as their reviews opened them; return a moment
+    past their deadline."""
+    app = GitHubApp(APP_ID, key.private_pem, github.base_url, retry=False)
+    installation = app.installation(REF.installation_id)
+    redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
+    deadline = time.time() + CHECK_DEADLINE
+    try:
+        for n in range(count):
+            check_id = await installation.create_check_run(
+                REF, NewCheckRun(status="in_progress", external_id=f"review:{n}")
+            )
+            check = OpenCheck(ref=REF, check_run_id=check_id, run_id=f"review:{n}")
+            await Pulls(redis).open_check(check, deadline)
+    finally:
+        await redis.aclose()
+    return deadline + 1
 
 
 async def sweep(github: FakeGitHub, key: AppKey, redis_url: str, at: float) -> int:
@@ -194,3 +214,34 @@ def janitor(github: FakeGitHub, key: AppKey, redis: ArqRedis) -> WorkerDeps:
 def past_a_heartbeat() -> float:
     """A moment when a run started now has a lapsed heartbeat, unless it was renewed."""
     return time.time() + HEARTBEAT + 1
+
+
+async def test_a_sweep_cut_short_leaves_the_check_runs_it_did_not_complete_to_the_next(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    at = await overdue_checks(github, key, redis_url, 3)
+    with github.holding("GET", rf"/repos/{REPO}/check-runs/\d+") as asked:
+        cut_short = asyncio.create_task(sweep(github, key, redis_url, at))
+        assert await asyncio.to_thread(asked.wait, 10)
+        # GitHub is slow: the sweep runs out of time on the first check run.
+        cut_short.cancel()
+        await asyncio.gather(cut_short, return_exceptions=True)
+
+    # The next sweep completes the two the first never reached; the one it was completing
+    # is left to a sweep once the first's claim on it lapsed.
+    assert await sweep(github, key, redis_url, at) == 2
+    assert await sweep(github, key, redis_url, at + RETRY_LATER + 1) == 1
+    assert [c.states[-1] for c in github.check_runs(REPO)] == [("completed", "timed_out")] * 3
+    assert await sweep(github, key, redis_url, at + 2 * RETRY_LATER) == 0
+
+
+async def test_two_sweeps_at_once_complete_each_check_run_once(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    at = await overdue_checks(github, key, redis_url, 4)
+
+    swept = await asyncio.gather(*(sweep(github, key, redis_url, at) for _ in range(2)))
+
+    assert sum(swept) == 4
+    for check in github.check_runs(REPO):
+        assert check.states == [("in_progress", None), ("completed", "timed_out")]

@@ -3,7 +3,7 @@ head it reviews: read back whole, or not at all."""
 
 import pytest
 
-from app.store.keys import review_job_id, reviewed_head
+from app.store.keys import resume_job_id, review_job_id, reviewed_head, run_of
 from tests.scenarios.reviews import INSTALLATION, REF
 
 NAMED = REF.model_copy(update={"repository_id": None})
@@ -40,3 +40,12 @@ def test_the_id_of_a_run_in_another_installation_names_it_there() -> None:
 )
 def test_an_id_of_any_other_shape_names_nothing(external_id: str) -> None:
     assert reviewed_head(external_id, INSTALLATION) is None
+
+
+@pytest.mark.parametrize("rerun", [None, "asked-1234", "ready"])
+def test_a_review_job_runs_its_own_run_or_the_one_it_picked_up(rerun: str | None) -> None:
+    run = review_job_id(REF, rerun)
+
+    assert run_of(run) == run
+    assert run_of(resume_job_id(run, 1)) == run
+    assert run_of(resume_job_id(run, 12)) == run
