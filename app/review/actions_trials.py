@@ -18,6 +18,18 @@ test something else, and a repository's copy of the workflow may predate the tem
 refusal of such a path. The diff alone would not tell: it names the changed files, not the
 others or the symlinks on the way to them; one GraphQL request per test does.
 
+A proven finding's test a later review follows (`follow`) may find its path taken at the
+new head by the pull request itself: its author committed the test the review showed, where
+it showed it. When the file there is the test, line by line whatever its line endings, it is
+run there as it is, as the pull request's own test is (`own_test`: nothing written, no base
+checked out; the head alone decides a followed finding), and its result is the finding's
+test's. When it is another text (the author changed the test, or another file took the
+path), the file is the pull request's own, and the run is `not_run`, saying so: the
+finding's test is never written over it, and written beside it under another name it could
+clash with it (a Go package's names declared twice) or go unfound by a runner that finds
+tests by their names, and tell nothing of the finding. A finding's first run is never
+written over a file: its path must be free.
+
 A test of the pull request's own that the coder cites as evidence of intent
 (:class:`agents.debate.needs.OwnTest`) is dispatched with `own_test`: the workflow runs it at
 the head as it is there, writing nothing and checking out no base. It must be a file at the
@@ -30,7 +42,7 @@ its test runs there unchecked, as it did before the pre-flight.
 import logging
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Protocol
 
@@ -52,6 +64,11 @@ log = logging.getLogger(__name__)
 OWN_TEST_CONTENT = "(the pull request's own test: run as it is at the head, not written)"
 """What a run of the pull request's own test sends as the test's content, which is not
 written."""
+DIFFERS = (
+    "{path} at the head is the pull request's own file now, and differs from the finding's "
+    "test: the finding's test is not run over it"
+)
+"""Why a followed test is not run at a head where another text holds its path."""
 REFUSED = {
     403: "the App may not run workflows in this repository (it needs actions: write)",
     404: "the workflow {workflow} is not on the repository's {branch} branch",
@@ -114,7 +131,11 @@ class ActionsTrials:
         plan, tests, fix = self.plan, self.tests, asked.fix
         if await self.runs.dispatched(plan.run_id, plan.number, digest) is not None:
             return None
-        if problem := await self._problem(asked):
+        if self.follow and (there := await self._text_at_head(reproduction.path)) is not None:
+            if not _same_test(there, reproduction.content):
+                return asked.not_run(DIFFERS.format(path=reproduction.path))
+            asked = replace(asked, committed=True)
+        elif problem := await self._problem(asked):
             return asked.not_run(problem)
         token = secrets.token_hex(16)
         inputs = dispatch_inputs(
@@ -125,7 +146,7 @@ class ActionsTrials:
             command=tests.command,
             setup=tests.setup,
             patches=patches,
-            own_test=asked.own,
+            own_test=asked.own or asked.committed,
         )
         if isinstance(inputs, str):
             return asked.not_run(inputs)
@@ -172,6 +193,14 @@ class ActionsTrials:
         kinds = await self.github.kinds(self.plan.ref, [head])
         return None if kinds.get(head) is PathKind.FILE else f"{path} is not a file at the head"
 
+    async def _text_at_head(self, path: str) -> str | None:
+        """The text of the file at `path` at the head, if a test may be written there and a
+        text is there (a file's, not binary nor too large for GitHub to give)."""
+        if reproduction_problem(path):
+            return None
+        head = FileAt(self.plan.ref.head_sha, path)
+        return (await self.github.texts(self.plan.ref, [head])).get(head)
+
     async def _occupied(self, path: str) -> str | None:
         """Why the test may not be written at `path` in the workflow's checkouts of the head
         and the base (something is there already, or a parent is a file or a symlink), or
@@ -217,6 +246,16 @@ class ActionsTrials:
         )
 
 
+def _same_test(there: str, test: str) -> bool:
+    """Whether the text `there` is the test `test`, line by line: whatever their line endings
+    (CRLF, CR or LF) and however many line ends close them."""
+
+    def lines(text: str) -> str:
+        return text.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
+
+    return lines(there) == lines(test)
+
+
 @dataclass(frozen=True)
 class _Asked:
     """What one dispatch runs: a reviewer's test (with a fix's patches), or the pull
@@ -225,6 +264,9 @@ class _Asked:
     reproduction: Reproduction
     patches: tuple[Patch, ...] = ()
     own: bool = False
+    committed: bool = False
+    """A followed test the pull request committed as it is, where it is: run at the head as
+    the file there is (as its own test is), its result the finding's test's."""
 
     @classmethod
     def of(cls, run: Run) -> "_Asked":

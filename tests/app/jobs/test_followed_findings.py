@@ -20,7 +20,14 @@ from app.settings import Settings
 from app.store.queue import ReviewQueue
 from app.web.server import create_app
 from tests.fakes.github_api import AppKey, FakeGitHub, ReviewComment
-from tests.kits.actions import CONFIG, PROVEN, TEST_PATH, pushed, review_in_actions
+from tests.kits.actions import (
+    CONFIG,
+    PROVEN,
+    REFUND_TEST,
+    TEST_PATH,
+    pushed,
+    review_in_actions,
+)
 from tests.kits.review import resolved_in_thread, run_worker, summary
 from tests.scenarios.debates import (
     PAYMENTS_AFTER,
@@ -290,12 +297,40 @@ async def test_a_proven_finding_whose_test_cannot_run_at_the_new_head_is_left_to
     gone, note = replies(github)
     assert note.body.startswith(
         f"Could not run at <code>{SECOND[:7]}</code>: <code>test&#95;refund.py</code>, which "
-        "proved this finding, did not run there as a test (test_refund.py exists already "
-        "at the head: a reproduction is a new file)."
+        "proved this finding, did not run there as a test (test_refund.py at the head is the "
+        "pull request's own file now, and differs from the finding's test: the finding's "
+        "test is not run over it)."
     )
     assert gone.body.startswith(f"No longer found at <code>{SECOND[:7]}</code>")
     assert not github.thread_resolved(REPO, NUMBER, thread(github).id)
     assert "0 still failing · 0 fixed and verified · 1 not run" in summary(github)
+
+
+@pytest.mark.parametrize(
+    ("payments", "said"), [(STILL_BROKEN, "Still fails at"), (FIXED, "Fixed at")]
+)
+async def test_a_proven_finding_whose_test_the_author_committed_is_decided_by_it_as_committed(
+    github: FakeGitHub,
+    key: AppKey,
+    redis_url: str,
+    client: TestClient,
+    payments: str,
+    said: str,
+) -> None:
+    """The push commits the finding's test as the review showed it, where it showed it (with
+    Windows line endings): that file is run at the new head, and decides the finding."""
+    llm = await proven_and_open(github, key, redis_url, client)
+
+    committed = {TEST_PATH: REFUND_TEST.replace("\n", "\r\n")}
+    push = pushed(github, SECOND, HEAD, payments, committed)
+    await review_in_actions(github, key, redis_url, llm, client, delivery=push)
+
+    assert heads_tested(github, TEST_PATH) == [HEAD, SECOND]
+    assert replies(github)[-1].body.startswith(f"{said} <code>{SECOND[:7]}</code>")
+    fixed = payments == FIXED
+    assert github.thread_resolved(REPO, NUMBER, thread(github).id) is fixed
+    shown = "0 still failing · 1 fixed and verified" if fixed else "1 still failing"
+    assert shown in summary(github)
 
 
 async def test_a_proven_finding_raised_again_is_decided_by_its_followed_test(

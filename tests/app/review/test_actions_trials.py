@@ -56,6 +56,8 @@ def actions_trials(
     actions: Dispatches,
     max_runs: int = 5,
     github: FakeInstallation | None = None,
+    *,
+    follow: bool = False,
 ) -> ActionsTrials:
     tests = ActionsTesting(
         workflow="tiebreak-verify.yml",
@@ -78,7 +80,7 @@ def actions_trials(
     )
     github = github or FakeInstallation()
     github.actions = actions
-    return ActionsTrials(github, WorkflowRuns(redis), plan, attempt=1)
+    return ActionsTrials(github, WorkflowRuns(redis), plan, attempt=1, follow=follow)
 
 
 async def started(trials: ActionsTrials, test: Reproduction, *patches: Patch) -> TrialResult | None:
@@ -178,6 +180,59 @@ async def test_a_test_whose_path_is_not_free_is_not_run_nor_counted(
     assert actions.inputs == []
     # The refused test did not use up the review's one run.
     assert await started(actions_trials(redis, Dispatches(), max_runs=1), TEST) is None
+
+
+@pytest.mark.parametrize(
+    "committed", [TEST.content, "assert False\r\n", "assert False", "assert False\n\n"]
+)
+async def test_a_followed_test_the_pull_request_committed_as_it_is_runs_there_as_it_is(
+    redis: ArqRedis, committed: str
+) -> None:
+    """The author committed the finding's test the review showed, at its path (byte for byte,
+    or with other line endings): at a later push, the test runs at the head as it is there."""
+    github = FakeInstallation()
+    github.files[FileAt(REF.head_sha, TEST.path)] = committed
+    actions = Dispatches()
+
+    following = actions_trials(redis, actions, github=github, follow=True)
+
+    assert await started(following, TEST) is None  # dispatched: its result is waited for
+    (inputs,) = actions.inputs
+    assert inputs["own_test"] == "true"  # nothing written over the pull request's file
+    assert (inputs["test_path"], inputs["head"]) == (TEST.path, REF.head_sha)
+    assert inputs["command"] == "python -m pytest tests/test_bug.py"
+
+
+async def test_a_followed_test_whose_path_holds_another_file_at_the_head_is_not_run(
+    redis: ArqRedis,
+) -> None:
+    github = FakeInstallation()
+    github.files[FileAt(REF.head_sha, TEST.path)] = "assert 1 + 1 == 2\n"
+    actions = Dispatches()
+
+    shown = await shows(actions_trials(redis, actions, github=github, follow=True), TEST)
+
+    assert shown.verdict is Evidence.NOT_RUN
+    assert shown.reason == (
+        "tests/test_bug.py at the head is the pull request's own file now, and differs from "
+        "the finding's test: the finding's test is not run over it"
+    )
+    assert actions.inputs == []
+
+
+async def test_a_first_run_is_refused_a_path_the_head_holds_even_with_the_test_itself(
+    redis: ArqRedis,
+) -> None:
+    github = FakeInstallation()
+    github.files[FileAt(REF.head_sha, TEST.path)] = TEST.content
+    actions = Dispatches()
+
+    shown = await shows(actions_trials(redis, actions, github=github), TEST)
+
+    assert (
+        shown.reason == "tests/test_bug.py exists already at the head: a reproduction is a new file"
+    )
+    assert actions.inputs == []
 
 
 async def test_a_test_whose_path_github_says_nothing_of_is_not_run(redis: ArqRedis) -> None:
