@@ -157,6 +157,17 @@ class CheckRun(Read):
     status: str
 
 
+class _ListedCheckRun(CheckRun):
+    id: int
+    external_id: str | None = None
+
+
+class CheckRuns(Read):
+    """A page of the check runs on a commit."""
+
+    check_runs: list[_ListedCheckRun]
+
+
 class Permission(Read):
     permission: str | None = None
 

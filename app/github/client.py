@@ -31,6 +31,7 @@ from app.github.git_data import GitData
 from app.github.identity import AppIdentity, Authorship
 from app.github.models import (
     Author,
+    CheckRunState,
     Comparison,
     FileAt,
     IssueComment,
@@ -77,6 +78,7 @@ class GitHubApp:
         metrics: Metrics | None = None,
     ) -> None:
         signing.read_keys_once()
+        self._app_id = app_id
         self._auth = AppAuthStrategy(app_id, private_key)
         self.retry_backoff = retry_backoff
         self.metrics = Metrics() if metrics is None else metrics
@@ -101,7 +103,9 @@ class GitHubApp:
 
     def installation(self, installation_id: int) -> "Installation":
         client = self._github.with_auth(InstallationAuth(self.tokens, installation_id))
-        return Installation(client, self.identity, retry_backoff=self.retry_backoff)
+        return Installation(
+            client, self.identity, retry_backoff=self.retry_backoff, app_id=self._app_id
+        )
 
     def keep_alive(self) -> None:
         """Keep connections to GitHub open between calls (on the running event loop), until
@@ -129,11 +133,18 @@ class Installation:
     """
 
     def __init__(
-        self, github: GitHub[Any], identity: Authorship, *, retry_backoff: float = 1.0
+        self,
+        github: GitHub[Any],
+        identity: Authorship,
+        *,
+        retry_backoff: float = 1.0,
+        app_id: int | None = None,
     ) -> None:
         self._github = github
         self._rest = github.rest
         self._identity = identity
+        self._app_id = app_id
+        """The App whose check runs are Tiebreak's; None for a person's calls, who has none."""
         self.git = GitData(github)
         """The Git Data API, for committing fixes."""
         self.actions = Actions(github, identity)
@@ -226,6 +237,34 @@ class Installation:
         """`queued`, `in_progress` or `completed`."""
         response = await self._rest.checks.async_get(ref.owner, ref.repo, check_id)
         return read(answers.CheckRun, response).status
+
+    @translating
+    async def run_check_runs(self, ref: PullRequestRef, run_id: str) -> list[CheckRunState]:
+        """Tiebreak's check runs on the pull request's head whose `external_id` is `run_id`:
+        every one that run created, whether or not it learnt its id, oldest first."""
+        if self._app_id is None:
+            return []
+        found: list[CheckRunState] = []
+        for page in range(1, MAX_PAGES + 1):
+            response = await self._rest.checks.async_list_for_ref(
+                ref.owner,
+                ref.repo,
+                ref.head_sha,
+                check_name=CHECK_RUN_NAME,
+                filter_="all",  # not only the latest of the name: every one a run created
+                app_id=self._app_id,
+                per_page=100,
+                page=page,
+            )
+            batch = read(answers.CheckRuns, response).check_runs
+            found += [
+                CheckRunState(id=run.id, status=run.status)
+                for run in batch
+                if run.external_id == run_id
+            ]
+            if len(batch) < 100:
+                break
+        return sorted(found, key=lambda run: run.id)
 
     @translating
     async def create_review(self, ref: PullKey, review: ReviewDraft) -> int:

@@ -14,6 +14,7 @@ from app.bodies import CheckRunUpdate, NewCheckRun, ReviewDraft
 from app.events import CommentRef, PullKey, PullRequestRef
 from app.github.models import (
     Author,
+    CheckRunState,
     Comparison,
     Dispatch,
     FileAt,
@@ -134,6 +135,10 @@ class InstallationClient(Protocol):
     ) -> None: ...
 
     async def check_run_status(self, ref: PullKey, check_id: int) -> str: ...
+
+    async def run_check_runs(self, ref: PullRequestRef, run_id: str) -> list[CheckRunState]:
+        """The App's check runs on the head whose `external_id` is `run_id`, oldest first."""
+        ...
 
     async def create_review(self, ref: PullKey, review: ReviewDraft) -> int: ...
 

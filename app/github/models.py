@@ -118,6 +118,16 @@ class ThreadResolution(BaseModel):
     """GitHub names the App's own bot user as its resolver."""
 
 
+class CheckRunState(BaseModel):
+    """One of Tiebreak's check runs as GitHub lists it: its id and whether it is done."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    status: str
+    """`queued`, `in_progress` or `completed`."""
+
+
 class RegisteredApp(Read):
     """The App GitHub registered from a manifest: the part of its answer Tiebreak keeps."""
 

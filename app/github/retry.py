@@ -1,6 +1,6 @@
-"""How Tiebreak's GitHub client retries: githubkit's policy, with a cap on the waits and one
-exception, creating a review, which only the caller can retry safely. The same hook counts
-every failed attempt."""
+"""How Tiebreak's GitHub client retries: githubkit's policy, with a cap on the waits and two
+exceptions, creating a review and creating a check run, which only the caller can retry
+safely. The same hook counts every failed attempt."""
 
 import re
 from datetime import timedelta
@@ -20,14 +20,16 @@ from app.telemetry.metrics import GITHUB_API_ERRORS, Metrics
 MAX_RETRY_WAIT = timedelta(seconds=60)
 """A longer wait (a rate-limit reset an hour away) is not waited for: the call fails."""
 
-_REVIEWS_PATH = re.compile(r"/pulls/\d+/reviews$")
+_CREATES_ONCE = re.compile(r"/pulls/\d+/reviews$|/check-runs$")
+"""The paths of the creations a 5xx answer does not retry: a review, a check run."""
 
 
 class CappedRetry:
     """githubkit's retries for rate limits and 5xx, minus waits longer than a cap.
 
-    A 5xx answer to creating a review is not retried here: GitHub may have posted it anyway,
-    and only the caller can check (by the run's marker) before posting again.
+    A 5xx answer to creating a review or a check run is not retried here: GitHub may have
+    made it anyway, and only the caller can check (by the run's marker, or the check run's
+    `external_id`) before making another.
     `backoff` scales the waits between retries of a server error (tests shorten them).
     """
 
@@ -37,7 +39,7 @@ class CappedRetry:
         self._chain = RetryChainDecision(RetryRateLimit(max_retry=2), RetryServerError(3))
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
-        if _creates_a_review(exc) and _status(exc) >= 500:
+        if _creates_once(exc) and _status(exc) >= 500:
             return RetryOption(False)
         option = self._chain(exc, retry_count)
         if option.do_retry and option.retry_after and option.retry_after > self.max_wait:
@@ -47,12 +49,12 @@ class CappedRetry:
         return option
 
 
-def _creates_a_review(exc: GitHubException) -> bool:
+def _creates_once(exc: GitHubException) -> bool:
     request = getattr(exc, "request", None)
     return (
         request is not None
         and request.method == "POST"
-        and _REVIEWS_PATH.search(request.url.path) is not None
+        and _CREATES_ONCE.search(request.url.path) is not None
     )
 
 

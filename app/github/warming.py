@@ -24,7 +24,7 @@ CALLED = {
         "async_list_workflow_runs",
     ),
     "apps": ("async_create_installation_access_token", "async_get_authenticated"),
-    "checks": ("async_create", "async_get", "async_update"),
+    "checks": ("async_create", "async_get", "async_list_for_ref", "async_update"),
     "git": ("async_get_blob", "async_get_tree"),
     "issues": (
         "async_add_labels",

@@ -12,7 +12,10 @@ never came, and a run past its deadline is settled as not run (:mod:`app.jobs.wo
 As a last resort, a review opens its check run in Redis with a deadline and closes it when it
 completes it; the janitor claims the check runs past their deadline, one at a time, completes
 those GitHub still shows unfinished as `timed_out`, saying why, and closes each once it is
-completed: a sweep cut short (its job's timeout, a shutdown) leaves the rest to the next.
+completed: a sweep cut short (its job's timeout, a shutdown) leaves the rest to the next. A
+check run whose review never learnt its id (remembered as being created, before it was asked
+for) is looked up among the head's by the run's id, its `external_id`, and each of them still
+unfinished is completed so.
 """
 
 import logging
@@ -75,7 +78,7 @@ async def complete_overdue(deps: WorkerDeps, *, now: float) -> int:
             try:
                 completed += await _complete(deps, check)
             except GitHubError as exc:  # tried again once the claim lapses
-                log.warning("could not complete check run %s: %s", check.check_run_id, exc)
+                log.warning("could not complete the check runs of %s: %s", check.run_id, exc)
             else:
                 await deps.pulls.close_check(check)
     return completed
@@ -85,12 +88,20 @@ def _about(run_id: str, ref: PullKey) -> AbstractContextManager[None]:
     return log_context(run_id=run_id, repository=ref.full_name, pull_number=ref.number)
 
 
-async def _complete(deps: WorkerDeps, check: OpenCheck) -> bool:
+async def _complete(deps: WorkerDeps, check: OpenCheck) -> int:
+    """Complete the overdue check run, or each of its run's if its id was never learnt, that
+    GitHub still shows unfinished; return how many."""
     github: InstallationClient = deps.github.installation(check.ref.installation_id)
-    if await github.check_run_status(check.ref, check.check_run_id) == "completed":
-        return False  # completed by its review after all; only the bookkeeping was lost
+    if check.check_run_id is None:
+        created = await github.run_check_runs(check.ref, check.run_id)
+        unfinished = [found.id for found in created if found.status != "completed"]
+    elif await github.check_run_status(check.ref, check.check_run_id) != "completed":
+        unfinished = [check.check_run_id]
+    else:
+        unfinished = []  # completed by its review after all; only the bookkeeping was lost
     minutes = deps.check_deadline // 60
     result = check_runs.timed_out(minutes, run_id=check.run_id, head_sha=check.ref.head_sha)
-    await complete_check_run(github, check.ref, check.check_run_id, result)
-    log.warning("completed check run %s of %s as timed out", check.check_run_id, check.ref.key)
-    return True
+    for check_id in unfinished:
+        await complete_check_run(github, check.ref, check_id, result)
+        log.warning("completed check run %s of %s as timed out", check_id, check.ref.key)
+    return len(unfinished)

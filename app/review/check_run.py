@@ -2,7 +2,9 @@
 deadline past which the janitor completes it, and completed with the config's problems beside
 whatever the run came to — published, not reviewed, stopped by a person, superseded by a push
 or failed. A run is opened one check run whatever happens to its job: started again after a
-shutdown, it completes the one it opened before.
+shutdown, it completes the one it opened before. Its creation is remembered before it is asked
+for: one whose answer never came (a shutdown, a 5xx) is found again by the run's id, its
+`external_id`, by the run's next attempt or, past the deadline, by the janitor.
 
 What every completion shows besides its result is the run's context
 (:mod:`app.review.run_context`): the repository's config (the run's label and choices, read at
@@ -30,20 +32,43 @@ log = logging.getLogger(__name__)
 async def opened(run: RunStart) -> RunContext:
     """`run` with its check run created, in progress (the job is running: it was queued only
     until now), or the one it opened before a shutdown cut its job short (`run` is a
-    :class:`RunContext` then); remembered with the run, and until a deadline past which the
-    janitor completes it if this job never does."""
-    if isinstance(run, RunContext):
-        check_id = run.check_run_id
-    else:
-        check = NewCheckRun(status="in_progress", started_at=now(), external_id=run.run_id)
-        check_id = await run.github.create_check_run(run.ref, check)
-    await run.deps.live_runs().set_run(run.run_id, RunStatus(check_run=check_id))
+    :class:`RunContext` then, or its creation's answer never came); remembered with the run,
+    and until a deadline past which the janitor completes it if this job never does."""
     # A review whose tests run in Actions may wait for them up to their timeout.
     verify = run.config.verify
     waits = verify.timeout_minutes * 60 if verify.in_actions else 0
     deadline = time.time() + run.deps.check_deadline + waits
+    if isinstance(run, RunContext):
+        check_id = run.check_run_id
+    else:
+        check_id = await _created(run, deadline)
+    await run.deps.live_runs().set_run(run.run_id, RunStatus(check_run=check_id))
     await run.deps.pulls.open_check(_open_check(run, check_id), deadline)
     return run.with_check_run(check_id)
+
+
+async def _created(run: RunStart, deadline: float) -> int:
+    """The run's new check run; or the one an earlier attempt, or a call GitHub answered 5xx,
+    created without the run learning its id, still in progress, rather than a second."""
+    if await run.deps.pulls.creating_check(_open_check(run, None), deadline):
+        earlier = await _unfinished(run)
+        if earlier is not None:
+            return earlier
+    check = NewCheckRun(status="in_progress", started_at=now(), external_id=run.run_id)
+    try:
+        return await run.github.create_check_run(run.ref, check)
+    except GitHubError as exc:
+        created = await _unfinished(run) if (exc.status or 0) >= 500 else None
+        if created is None:
+            raise
+        return created
+
+
+async def _unfinished(run: RunStart) -> int | None:
+    """The newest of the run's check runs on GitHub still in progress, if any."""
+    created = await run.github.run_check_runs(run.ref, run.run_id)
+    unfinished = [found.id for found in created if found.status != "completed"]
+    return unfinished[-1] if unfinished else None
 
 
 async def complete(
@@ -89,5 +114,5 @@ async def complete_superseded(context: RunContext, newer: str) -> None:
     await complete(context, check_runs.superseded(newer, run=context.run_info))
 
 
-def _open_check(run: RunStart, check_id: int) -> OpenCheck:
+def _open_check(run: RunStart, check_id: int | None) -> OpenCheck:
     return OpenCheck(ref=run.ref, check_run_id=check_id, run_id=run.run_id)

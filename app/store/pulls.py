@@ -64,13 +64,21 @@ class StoredRun:
 
 
 class OpenCheck(BaseModel):
-    """A check run a review opened and has not completed yet."""
+    """A check run a review opened and has not completed yet; without its id, one the review
+    is creating: GitHub may have created it though the review never learnt its id (a shutdown
+    or a 5xx cut the call short), and only the run's id, the check run's `external_id`, finds
+    it again."""
 
     model_config = ConfigDict(frozen=True)
 
     ref: PullRequestRef
-    check_run_id: int
+    check_run_id: int | None
     run_id: str
+
+    @property
+    def creating(self) -> "OpenCheck":
+        """The run's check run while it is being created, its id unknown."""
+        return self.model_copy(update={"check_run_id": None})
 
 
 class Pulls:
@@ -82,13 +90,32 @@ class Pulls:
         self._replace: AsyncScript | None = None
         self._claim_overdue: AsyncScript | None = None
 
+    async def creating_check(self, check: OpenCheck, deadline: float) -> bool:
+        """Remember, before it is asked for, that the run's check run is being created, until
+        :meth:`open_check` records its id; past `deadline` (a Unix time) the janitor looks
+        the run's check runs up and completes them. True if an earlier attempt of the run was
+        creating it already and never recorded it: GitHub may have created one."""
+        member = check.creating.model_dump_json()
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zscore(keys.OPEN_CHECKS, member)
+            pipe.zadd(keys.OPEN_CHECKS, {member: deadline})
+            earlier, _ = await pipe.execute()
+        return earlier is not None
+
     async def open_check(self, check: OpenCheck, deadline: float) -> None:
         """Remember a check run until it is completed; the janitor completes it past
-        `deadline` (a Unix time) if nothing else has."""
-        await self.redis.zadd(keys.OPEN_CHECKS, {check.model_dump_json(): deadline})
+        `deadline` (a Unix time) if nothing else has. Its id known, it is no longer being
+        created."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(keys.OPEN_CHECKS, {check.model_dump_json(): deadline})
+            if check.check_run_id is not None:
+                pipe.zrem(keys.OPEN_CHECKS, check.creating.model_dump_json())
+            await pipe.execute()
 
     async def close_check(self, check: OpenCheck) -> None:
-        await self.redis.zrem(keys.OPEN_CHECKS, check.model_dump_json())
+        """Forget a check run its review completed, and that it was being created."""
+        members = {check.model_dump_json(), check.creating.model_dump_json()}
+        await self.redis.zrem(keys.OPEN_CHECKS, *members)
 
     async def claim_overdue_check(self, now: float, until: float) -> OpenCheck | None:
         """A check run past its deadline at `now`, claimed by this caller alone until `until`

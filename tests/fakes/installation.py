@@ -21,6 +21,7 @@ from app.github.errors import GitHubError
 from app.github.installation_client import ActionsClient
 from app.github.models import (
     Author,
+    CheckRunState,
     Comparison,
     Dispatch,
     FileAt,
@@ -220,6 +221,14 @@ class FakeInstallation:
         if check_id not in self.check_runs:
             raise self._missing("check run")
         return next(c.status for c in reversed(self.check_runs[check_id]) if c.status)
+
+    async def run_check_runs(self, ref: PullRequestRef, run_id: str) -> list[CheckRunState]:
+        self._call("run_check_runs")
+        return [
+            CheckRunState(id=check_id, status=next(c.status for c in reversed(sent) if c.status))
+            for check_id, sent in self.check_runs.items()
+            if isinstance(sent[0], NewCheckRun) and sent[0].external_id == run_id
+        ]
 
     async def create_review(self, ref: PullKey, review: ReviewDraft) -> int:
         self._call("create_review")

@@ -97,6 +97,24 @@ async def test_a_check_run_is_in_progress_until_completed(github: InstallationCl
     assert await github.check_run_status(REF, check_id) == "completed"
 
 
+async def test_a_run_s_check_runs_are_found_by_its_id_done_or_not(
+    github: InstallationClient,
+) -> None:
+    first = await github.create_check_run(REF, NewCheckRun(status="in_progress", external_id="r1"))
+    await github.create_check_run(REF, NewCheckRun(status="in_progress", external_id="r2"))
+    second = await github.create_check_run(REF, NewCheckRun(status="in_progress", external_id="r1"))
+    await github.update_check_run(
+        REF, first, CheckRunUpdate(status="completed", conclusion=Conclusion.NEUTRAL)
+    )
+
+    found = await github.run_check_runs(REF, "r1")
+
+    assert [(run.id, run.status) for run in found] == [
+        (first, "completed"),
+        (second, "in_progress"),
+    ]
+
+
 async def test_labels_and_permissions_need_nothing_set_up(github: InstallationClient) -> None:
     await github.ensure_label(REF, "Unresolved", "d93f0b", "Tiebreak could not settle it")
     await github.ensure_label(REF, "Unresolved", "d93f0b", "Tiebreak could not settle it")

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 
 from agents.diff import Diff
-from app.bodies import ReviewComment, ReviewDraft, ReviewEvent
+from app.bodies import NewCheckRun, ReviewComment, ReviewDraft, ReviewEvent
 from app.events import PullRequestRef
 from app.github.client import GitHubApp, Installation
 from app.github.errors import GitHubError, TokenRefused
@@ -163,6 +163,21 @@ async def test_server_errors_are_retried(github: FakeGitHub, key: AppKey) -> Non
 
     assert pull.number == NUMBER
     assert len(github.requests_to("GET", rf"/repos/{REPO}/pulls/{NUMBER}$")) == 2
+
+
+async def test_a_check_run_github_created_despite_a_502_is_not_created_again(
+    github: FakeGitHub, key: AppKey
+) -> None:
+    github.fail_next("POST", rf"/repos/{REPO}/check-runs", 502, processed=True)
+
+    with pytest.raises(GitHubError) as refused:
+        await installation(github, key, retry=True).create_check_run(
+            REF, NewCheckRun(status="in_progress", external_id="run-1")
+        )
+
+    assert refused.value.status == 502
+    (check,) = github.check_runs(REPO)
+    assert (check.status, check.external_id) == ("in_progress", "run-1")
 
 
 async def test_a_short_secondary_rate_limit_is_waited_out(github: FakeGitHub, key: AppKey) -> None:

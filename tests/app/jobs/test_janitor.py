@@ -69,6 +69,19 @@ async def overdue_checks(github: FakeGitHub, key: AppKey, redis_url: str, count:
     return deadline + 1
 
 
+async def check_run_created_as_a_shutdown_came(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    """Start a review and stop its worker as it asks for its check run: GitHub creates the
+    check run, in progress, and the review never learns its id."""
+    setup = worker_setup(github, key, agreed())
+    with github.holding("POST", rf"/repos/{REPO}/check-runs") as creating:
+        async with background_worker(setup, redis_url) as redis:
+            await ReviewQueue(redis).enqueue_review(REF)
+            assert await asyncio.to_thread(creating.wait, 20)
+    await until(lambda: bool(github.check_runs(REPO)))
+
+
 async def sweep(github: FakeGitHub, key: AppKey, redis_url: str, at: float) -> int:
     redis: ArqRedis = await create_pool(RedisSettings.from_dsn(redis_url))
     deps = WorkerDeps.started(worker_setup(github, key, agreed()), redis)
@@ -96,6 +109,22 @@ async def test_a_check_run_whose_worker_died_is_completed_as_timed_out(
     assert check.states[-1] == ("completed", "timed_out")
     assert "/tiebreak review" in check.output["summary"]
     # Claimed once: a second sweep, on any worker, finds nothing.
+    assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 2) == 0
+
+
+async def test_a_check_run_whose_id_its_review_never_learnt_is_found_and_timed_out(
+    github: FakeGitHub, key: AppKey, redis_url: str
+) -> None:
+    await check_run_created_as_a_shutdown_came(github, key, redis_url)
+    (check,) = github.check_runs(REPO)
+    assert check.status == "in_progress"
+
+    assert await sweep(github, key, redis_url, at=time.time()) == 0
+    completed = await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 1)
+
+    assert completed == 1
+    (check,) = github.check_runs(REPO)
+    assert check.states[-1] == ("completed", "timed_out")
     assert await sweep(github, key, redis_url, at=time.time() + CHECK_DEADLINE + 2) == 0
 
 

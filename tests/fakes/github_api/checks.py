@@ -1,7 +1,7 @@
 """The fake GitHub's check runs: created on a commit it knows, updated with the statuses and
 conclusions an App may set (a refused update changing nothing), the output's annotations
 checked and appended and its actions checked, and every create or update kept in the
-run's history.
+run's history; listed for a commit, newest first, filtered as GitHub's query asks.
 """
 
 import copy
@@ -43,6 +43,37 @@ class _CheckRuns(_Base):
 
     def _get_check_run(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
         return _Answer(200, self._check_run_json(repo, self._check_run(repo, params["id"])))
+
+    def _list_check_runs(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
+        docs = f"{_CHECKS_DOCS}#list-check-runs-for-a-git-reference"
+        ref = params["ref"]
+        sha = repo.branches.get(ref.removeprefix("heads/"), ref)
+        if sha not in repo.commits:
+            raise _error(422, f"No commit found for SHA: {ref}", docs)
+        query = request.query
+        if query.get("filter", "latest") not in ("latest", "all"):
+            raise _invalid("filter must be one of latest, all.", docs)
+        # Every check run here is the one App's: its installations' tokens made them.
+        app_id = query.get("app_id")
+        runs = sorted(
+            (
+                run
+                for run in repo.check_runs.values()
+                if run.head_sha == sha
+                and query.get("check_name") in (None, run.name)
+                and query.get("status") in (None, run.status)
+                and app_id in (None, self.app_id)
+            ),
+            key=lambda run: -run.id,
+        )
+        if query.get("filter", "latest") == "latest":
+            # Unverified on GitHub: the latest is taken as the newest run of each name.
+            newest = {run.name: run for run in reversed(runs)}
+            runs = [run for run in runs if newest[run.name] is run]
+        page = self._page(request, [self._check_run_json(repo, run) for run in runs])
+        return _Answer(
+            200, {"total_count": len(runs), "check_runs": page.body}, headers=page.headers
+        )
 
     def _create_check_run(self, request: _Request, repo: _Repo, params: dict[str, str]) -> _Answer:
         docs = f"{_CHECKS_DOCS}#create-a-check-run"

@@ -148,6 +148,7 @@ class FakeGitHub(
             ("POST", re.compile(rf"{_REPO}/check-runs"), "_create_check_run"),
             ("GET", re.compile(rf"{_REPO}/check-runs/(?P<id>\d+)"), "_get_check_run"),
             ("PATCH", re.compile(rf"{_REPO}/check-runs/(?P<id>\d+)"), "_update_check_run"),
+            ("GET", re.compile(rf"{_REPO}/commits/(?P<ref>.+)/check-runs"), "_list_check_runs"),
             ("GET", re.compile(rf"{_REPO}/labels"), "_list_labels"),
             ("POST", re.compile(rf"{_REPO}/labels"), "_create_label"),
             ("GET", re.compile(rf"{_REPO}/labels/(?P<name>[^/]+)"), "_get_label"),
