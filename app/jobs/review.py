@@ -124,7 +124,7 @@ class ReviewRun:
                     result = await self._coordinate(context, plan, diff)
             elif superseded:  # its coordinator stopped before its plan
                 if isinstance(self.context, RunContext):  # after it opened its check run
-                    await self._complete_superseded(self.context)
+                    await check_run.complete_superseded(self.context)
                 result = "superseded before it started"
             else:
                 result = await self._start()
@@ -192,13 +192,8 @@ class ReviewRun:
         check run completed as superseded (and the run finished, as any run that returns)."""
         attempts = self.deps.max_unit_attempts
         await Fanout(self.live, self.deps.queue, plan, max_attempts=attempts).stop()
-        await self._complete_superseded(context)
+        await check_run.complete_superseded(context)
         return "superseded before it was picked up"
-
-    async def _complete_superseded(self, context: RunContext) -> None:
-        """Complete the run's check run as superseded by the latest head Redis knows."""
-        newer = await superseding.latest_heard(context)
-        await check_run.complete_superseded(context, newer or "")
 
     async def _coordinate(
         self,

@@ -307,7 +307,7 @@ class RunRecord(BaseModel):
         """Each unit's slice of `diff`, by unit id: as kept, or for a run recorded before
         they were, its diff split again as a first review splits it (a rescoped run's units
         may have been other)."""
-        return self.unit_files or self._split(Diff.parse(self.diff, allow_empty=True))
+        return self._slices(Diff.parse(self.diff, allow_empty=True))
 
     def review_units(self) -> dict[str, ReviewUnit]:
         """The run's review units by id, each with what its agents read beside the diff."""
@@ -315,7 +315,7 @@ class RunRecord(BaseModel):
         changes = self.changes or diff.changes()
         none = UnitReading()
         units = {}
-        for unit_id, files in (self.unit_files or self._split(diff)).items():
+        for unit_id, files in self._slices(diff).items():
             parts = (f.part_of(diff) for f in files)
             r = self.readings.get(unit_id, none)
             units[unit_id] = ReviewUnit(
@@ -329,9 +329,9 @@ class RunRecord(BaseModel):
             )
         return units
 
-    @staticmethod
-    def _split(diff: Diff) -> dict[str, tuple[UnitFile, ...]]:
-        return {unit.id: unit_files(unit, diff) for unit in diff.units()}
+    def _slices(self, diff: Diff) -> dict[str, tuple[UnitFile, ...]]:
+        """:meth:`unit_slices`, of `diff`, the record's own parsed."""
+        return self.unit_files or {unit.id: unit_files(unit, diff) for unit in diff.units()}
 
     def run_info(self) -> RunInfo:
         return RunInfo.of(

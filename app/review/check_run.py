@@ -23,6 +23,7 @@ from app.review import superseding
 from app.review.failures import public_reason
 from app.review.landing import complete_check_run, now
 from app.review.run_context import RunContext, RunStart
+from app.review.together import together
 from app.store.pulls import OpenCheck
 from app.store.records import RunStatus
 
@@ -42,8 +43,10 @@ async def opened(run: RunStart) -> RunContext:
         check_id = run.check_run_id
     else:
         check_id = await _created(run, deadline)
-    await run.deps.live_runs().set_run(run.run_id, RunStatus(check_run=check_id))
-    await run.deps.pulls.open_check(_open_check(run, check_id), deadline)
+    await together(
+        run.deps.live_runs().set_run(run.run_id, RunStatus(check_run=check_id)),
+        run.deps.pulls.open_check(_open_check(run, check_id), deadline),
+    )
     return run.with_check_run(check_id)
 
 
@@ -94,8 +97,7 @@ async def cancelling(run: RunStart) -> CheckRunResult | None:
     if stopped_by is not None:
         return check_runs.stopped(stopped_by, run=run.run_info)
     if await superseding.aborted_by_push(run):
-        newer = await superseding.latest_heard(run)
-        return check_runs.superseded(newer or "", run=run.run_info)
+        return await _superseded(run)
     return None
 
 
@@ -109,9 +111,18 @@ async def report_failure(run: RunStart, exc: Exception) -> None:
         log.error("could not report the failure on %s: %s", run.ref.key, report)
 
 
-async def complete_superseded(context: RunContext, newer: str) -> None:
-    """Complete the check run as superseded by the head `newer`."""
-    await complete(context, check_runs.superseded(newer, run=context.run_info))
+async def complete_superseded(context: RunContext, newer: str | None = None) -> None:
+    """Complete the check run as superseded by the head `newer`, by default the latest head
+    Redis knows."""
+    await complete(context, await _superseded(context, newer))
+
+
+async def _superseded(run: RunStart, newer: str | None = None) -> CheckRunResult:
+    """What the check run of a run a push superseded is completed with: superseded by
+    `newer`, by default the latest head Redis knows."""
+    if newer is None:
+        newer = await superseding.latest_heard(run)
+    return check_runs.superseded(newer or "", run=run.run_info)
 
 
 def _open_check(run: RunStart, check_id: int | None) -> OpenCheck:
